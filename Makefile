@@ -1,0 +1,94 @@
+# ember -- build everything with `make`, test with `make test`.
+#
+# Warning set (fixed): -Wall -Wextra -Wshadow -Wstrict-prototypes
+# -Wmissing-prototypes -Wno-unused-parameter, and -Werror in CI via WERROR=1.
+# `make test-sanitize` builds the library and tests with ASan+UBSan into
+# build-san/ and runs the suite.  Dependencies are Debian packages; when a
+# header is missing, scripts/install-deps.sh installs them (as root, or with
+# sudo).
+
+PREFIX ?= /usr/local
+CC ?= cc
+BUILD ?= build
+OPT ?= -O2 -g
+WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+SAN ?=
+CFLAGS_ALL = -std=gnu11 $(OPT) $(WARN) $(SAN) -fPIC -pthread -D_GNU_SOURCE \
+	-Iinclude -Iengine -Ischeduler -Iexecutor -Imllib $(CFLAGS)
+LIBS = -luv -lmsgpackc -lopenblas -lz -lsodium -lpthread -ldl -lm
+LDFLAGS_ALL = $(SAN) $(LDFLAGS)
+
+LIB_SRC = $(wildcard engine/*.c scheduler/*.c executor/*.c mllib/*.c)
+LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC = $(wildcard tests/*.c tests/unit/*.c tests/api/*.c)
+TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
+EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+DEPS_STAMP = $(BUILD)/.deps-ok
+
+.PHONY: all deps lib examples benches test test-sanitize install clean run-example
+
+all: lib examples benches $(BUILD)/tests/run_tests
+
+# Install Debian packages once if any header is missing.
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP):
+	@mkdir -p $(BUILD)
+	@for h in uv.h msgpack.h cblas.h zlib.h sodium.h; do \
+	  if ! echo "#include <$$h>" | $(CC) -E -x c - >/dev/null 2>&1; then \
+	    echo "missing $$h: installing dependencies"; sh scripts/install-deps.sh || exit 1; break; \
+	  fi; done
+	@touch $@
+
+lib: $(BUILD)/libember.a $(BUILD)/libember.so
+
+$(BUILD)/%.o: %.c $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/libember.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libember.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
+
+examples: $(EXAMPLES)
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libember.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Iinclude $< -o $@ $(BUILD)/libember.a $(LDFLAGS_ALL) $(LIBS)
+
+benches: $(BENCHES)
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libember.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $< -o $@ $(BUILD)/libember.a $(LDFLAGS_ALL) $(LIBS)
+
+$(BUILD)/tests/run_tests: $(TEST_OBJ) $(BUILD)/libember.a
+	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libember.a $(LDFLAGS_ALL) $(LIBS)
+
+# The test command README gives and CI runs.
+test: $(BUILD)/tests/run_tests $(EXAMPLES)
+	cd $(CURDIR) && $(BUILD)/tests/run_tests $(T)
+
+test-sanitize:
+	$(MAKE) BUILD=build-san OPT="-O1 -g -fno-omit-frame-pointer" \
+	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" test
+
+# Build, then run the main example on local[*] (README's first command).
+run-example: all
+	$(BUILD)/examples/wordcount tests/data/words.txt 10
+
+install: lib
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/ember.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(BUILD)/libember.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libember.so $(DESTDIR)$(PREFIX)/lib/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(LIBS)|' ember.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ember.pc
+
+clean:
+	rm -rf build build-san
+
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

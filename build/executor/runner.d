@@ -1,0 +1,24 @@
+build/executor/runner.o: executor/runner.c engine/err.h engine/fnref.h \
+ executor/pipe.h executor/agg.h engine/buf.h include/ember.h \
+ engine/blockstore.h executor/runner.h engine/taskresult.h \
+ engine/taskdesc.h engine/buf.h engine/fnref.h engine/recfmt.h \
+ executor/shuffle.h executor/text_reader.h engine/textfile.h \
+ engine/vars.h engine/taskresult.h
+engine/err.h:
+engine/fnref.h:
+executor/pipe.h:
+executor/agg.h:
+engine/buf.h:
+include/ember.h:
+engine/blockstore.h:
+executor/runner.h:
+engine/taskresult.h:
+engine/taskdesc.h:
+engine/buf.h:
+engine/fnref.h:
+engine/recfmt.h:
+executor/shuffle.h:
+executor/text_reader.h:
+engine/textfile.h:
+engine/vars.h:
+engine/taskresult.h:

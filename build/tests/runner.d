@@ -1,0 +1,2 @@
+build/tests/runner.o: tests/runner.c tests/test.h
+tests/test.h:

@@ -1,0 +1,36 @@
+/*
+ * blockstore.h -- the cache of persisted partitions on an executor.
+ *
+ * Blocks are keyed by (namespace, rdd id, partition); the namespace keeps
+ * two contexts in one process apart.  A block is a batch of encoded records,
+ * in memory or in a file under the store's directory (EM_DISK_ONLY, or
+ * EM_MEMORY_AND_DISK past the memory limit).  Readers hold a reference, so
+ * removing a block while a task reads it is safe.  Thread-safe.
+ */
+#ifndef EM_BLOCKSTORE_H
+#define EM_BLOCKSTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct blockstore blockstore;
+typedef struct block {
+    const uint8_t *p; /* the records */
+    size_t len;
+} block;
+
+/* dir: where disk blocks go (not owned, must outlive the store). */
+blockstore *bs_new(const char *dir, size_t mem_limit);
+void bs_free(blockstore *s);
+/* Store a block (takes ownership of the malloc'd bytes in every case).
+ * Replaces nothing: if the key exists the new bytes are dropped.  0 or < 0. */
+int bs_put(blockstore *s, uint64_t ns, int rdd, int part, int level, uint8_t *bytes, size_t len);
+/* A referenced block, or NULL when absent.  Release with bs_release. */
+block *bs_get(blockstore *s, uint64_t ns, int rdd, int part);
+void bs_release(blockstore *s, block *b);
+/* Remove all blocks of an rdd (rdd < 0: of the namespace). */
+void bs_remove(blockstore *s, uint64_t ns, int rdd);
+/* Blocks held, for tests. */
+int bs_count(blockstore *s, uint64_t ns, int rdd);
+
+#endif

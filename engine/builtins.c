@@ -1,0 +1,141 @@
+/*
+ * builtins.c -- ember's own task functions (see builtins.h) and the table
+ * that names them on the wire.  They use only the public API, like user
+ * functions, plus the value encodings of recfmt.h.
+ */
+#include <string.h>
+
+#include "builtins.h"
+#include "err.h"
+#include "fnref.h"
+#include "recfmt.h"
+
+/* Scratch space for building one output value: on the stack when small
+ * (the common case, no allocation per record), else on the heap. */
+typedef struct scratch {
+    ebuf b;
+    uint8_t small[4096];
+} scratch;
+
+static uint8_t *scratch_get(scratch *s, size_t n) {
+    if (n <= sizeof s->small) return s->small;
+    ebuf_reset(&s->b);
+    return ebuf_reserve(&s->b, n) ? NULL : s->b.p;
+}
+
+int bi_keys(const em_rec *in, em_emitter *out, const void *arg) {
+    if (!in->key) return em_fail("keys: the record is not a pair");
+    return em_emit(out, in->key, in->klen);
+}
+
+int bi_values(const em_rec *in, em_emitter *out, const void *arg) { return em_emit(out, in->val, in->vlen); }
+
+/* cogroup: (k, v) -> (k, tag v) */
+int bi_tag(const em_rec *in, em_emitter *out, const void *arg) {
+    scratch s = {EBUF_INIT, {0}};
+    if (!in->key) return em_fail("cogroup/join: the record is not a pair");
+    uint8_t *p = scratch_get(&s, in->vlen + 1);
+    if (!p) return EM_ENOMEM;
+    p[0] = *(const uint8_t *)arg;
+    if (in->vlen) memcpy(p + 1, in->val, in->vlen);
+    int rc = em_emit_pair(out, in->key, in->klen, p, in->vlen + 1);
+    ebuf_free(&s.b);
+    return rc;
+}
+
+/* flat_map_values over a cogroup value: the joined tuples. */
+static int emit_tuple(em_emitter *out, const void *x, size_t xl, int xp, const void *y, size_t yl, int yp) {
+    ebuf b = EBUF_INIT;
+    if (tuple_pack(&b, x, xl, xp, y, yl, yp)) return EM_ENOMEM;
+    int rc = em_emit(out, b.p, b.len);
+    ebuf_free(&b);
+    return rc;
+}
+
+int bi_join(const em_rec *in, em_emitter *out, const void *arg) {
+    uint8_t kind = *(const uint8_t *)arg;
+    const void *la, *lb, *x, *y;
+    size_t lalen, lblen, xl, yl, pa = 0, pb;
+    int rc, ra, rb;
+    if (em_cogroup_unpack(in->val, in->vlen, &la, &lalen, &lb, &lblen)) return em_fail("join: malformed cogroup value");
+    int left = kind == 1 || kind == 3, right = kind == 2 || kind == 3;
+    if (!lalen && !lblen) return 0;
+    if (!lblen) { /* only a */
+        if (!left) return 0;
+        while ((ra = em_list_next(la, lalen, &pa, &x, &xl)) == 1) {
+            if ((rc = emit_tuple(out, x, xl, 1, NULL, 0, 0))) return rc;
+        }
+        return ra;
+    }
+    if (!lalen) { /* only b */
+        if (!right) return 0;
+        pb = 0;
+        while ((rb = em_list_next(lb, lblen, &pb, &y, &yl)) == 1) {
+            if ((rc = emit_tuple(out, NULL, 0, 0, y, yl, 1))) return rc;
+        }
+        return rb;
+    }
+    while ((ra = em_list_next(la, lalen, &pa, &x, &xl)) == 1) {
+        pb = 0;
+        while ((rb = em_list_next(lb, lblen, &pb, &y, &yl)) == 1) {
+            if ((rc = emit_tuple(out, x, xl, 1, y, yl, 1))) return rc;
+        }
+        if (rb < 0) return rb;
+    }
+    return ra;
+}
+
+/* distinct: the whole record becomes the key. */
+int bi_to_key(const em_rec *in, em_emitter *out, const void *arg) {
+    scratch s = {EBUF_INIT, {0}};
+    size_t n = rec_encoded_size(in);
+    uint8_t *p = scratch_get(&s, n);
+    if (!p) return EM_ENOMEM;
+    rec_put(p, in);
+    int rc = em_emit_pair(out, p, n, "", 0);
+    ebuf_free(&s.b);
+    return rc;
+}
+
+int bi_from_key(const em_rec *in, em_emitter *out, const void *arg) {
+    em_rec r;
+    if (!in->key || rec_get(in->key, (const uint8_t *)in->key + in->klen, &r) != in->klen)
+        return em_fail("distinct: malformed key");
+    return em_emit_rec(out, &r);
+}
+
+int bi_keep_first(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
+    return em_emit(out, a->val, a->vlen);
+}
+
+int bi_one(const em_rec *in, em_emitter *out, const void *arg) { return em_emit_i64(out, 1); }
+
+int bi_sum_i64(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
+    if (a->vlen != 8 || b->vlen != 8) return em_fail("sum: values are not int64");
+    return em_emit_i64(out, em_i64_dec(a->val) + em_i64_dec(b->val));
+}
+
+int bi_key_eq(const em_rec *in, const void *arg) {
+    const uint8_t *a = arg;
+    uint64_t n = 0;
+    size_t m = varint_get(a, a + VARINT_MAX + 1, &n);
+    return m && in->key && in->klen == n && (!n || !memcmp(in->key, a + m, n));
+}
+
+/* tree_aggregate: key a partial by its partition index modulo arg. */
+int bi_tree_key(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t mod;
+    memcpy(&mod, arg, 8);
+    uint8_t k[8];
+    em_i64_enc((int64_t)em_task_partition() % mod, k);
+    return em_emit_pair(out, k, 8, in->val, in->vlen);
+}
+
+
+/* The table: append only, so indexes stay stable across versions. */
+void *const em__builtins[] = {
+    (void *)bi_keys,      (void *)bi_values,    (void *)bi_tag,     (void *)bi_join,       (void *)bi_to_key,
+    (void *)bi_from_key,  (void *)bi_keep_first, (void *)bi_one,    (void *)bi_sum_i64,    (void *)bi_key_eq,
+    (void *)bi_tree_key,
+};
+const int em__nbuiltins = (int)(sizeof em__builtins / sizeof em__builtins[0]);

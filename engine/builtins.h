@@ -1,0 +1,23 @@
+/*
+ * builtins.h -- ember's own functions that run as "user" functions inside
+ * tasks (the pieces of join, distinct, count_by_key, keys, values, ...).
+ * They are named on the wire by their index in em__builtins (fnref.h).
+ */
+#ifndef EM_BUILTINS_H
+#define EM_BUILTINS_H
+
+#include "ember.h"
+
+int bi_keys(const em_rec *in, em_emitter *out, const void *arg);
+int bi_values(const em_rec *in, em_emitter *out, const void *arg);
+int bi_tag(const em_rec *in, em_emitter *out, const void *arg);       /* arg: 1 tag byte */
+int bi_join(const em_rec *in, em_emitter *out, const void *arg);      /* arg: 1 byte: 0 inner, 1 left, 2 right, 3 full */
+int bi_to_key(const em_rec *in, em_emitter *out, const void *arg);    /* record -> (encoded record, "") */
+int bi_from_key(const em_rec *in, em_emitter *out, const void *arg);  /* inverse of bi_to_key */
+int bi_keep_first(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg);
+int bi_one(const em_rec *in, em_emitter *out, const void *arg);       /* value -> int64 1 */
+int bi_sum_i64(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg);
+int bi_key_eq(const em_rec *in, const void *arg);                     /* arg: the key */
+int bi_tree_key(const em_rec *in, em_emitter *out, const void *arg);  /* arg: int64 modulus */
+
+#endif

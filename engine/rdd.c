@@ -1,0 +1,634 @@
+/*
+ * rdd.c -- declaring RDDs: sources and transformations.  Each call checks
+ * its arguments, names the user functions (fnref), copies argument blobs,
+ * and adds a node to the context's graph.  Nothing runs here, except where
+ * Spark also runs a job at declaration: sort_by_key samples keys to build
+ * its range partitioner, zip_with_index counts partitions.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blockstore.h"
+#include "builtins.h"
+#include "conf.h"
+#include "ctx.h"
+#include "err.h"
+#include "rdd.h"
+#include "recfmt.h"
+#include "shuffle.h"
+#include "taskresult.h"
+
+/* ----------------------------------------------------------- the graph */
+
+em_rdd *rdd_new(em_ctx *ctx, enum rdd_kind kind, int nparts, const char *opname) {
+    em_rdd *r;
+    if (ctx->nrdds == ctx->caprdds) {
+        int cap = ctx->caprdds ? ctx->caprdds * 2 : 64;
+        em_rdd **a = realloc(ctx->rdds, sizeof *a * (size_t)cap);
+        if (!a) goto nomem;
+        ctx->rdds = a;
+        ctx->caprdds = cap;
+    }
+    if (!(r = calloc(1, sizeof *r))) goto nomem;
+    r->ctx = ctx;
+    r->id = ctx->nrdds;
+    r->kind = kind;
+    r->nparts = nparts;
+    r->opname = opname;
+    ctx->rdds[ctx->nrdds++] = r;
+    return r;
+nomem:
+    em__seterr(EM_ENOMEM, "%s: out of memory", opname);
+    return NULL;
+}
+
+void rdd_free(em_rdd *r) {
+    free(r->name);
+    fnref_clear(&r->fn);
+    free(r->arg);
+    free(r->zip_starts);
+    free(r->data);
+    free(r->offs);
+    if (r->splits) text_splits_free(r->splits, r->nparts);
+    free(r->groups);
+    ebuf_free(&r->bounds);
+    agg_clear(&r->agg);
+}
+
+static int copy_blob(const void *p, size_t n, uint8_t **out) {
+    *out = NULL;
+    if (!n) return 0;
+    if (!p) return em__seterr(EM_EINVAL, "NULL argument blob with nonzero length");
+    if (!(*out = malloc(n))) return em__seterr(EM_ENOMEM, "out of memory copying a %zu-byte argument", n);
+    memcpy(*out, p, n);
+    return 0;
+}
+
+em_rdd *rdd_op(em_rdd *parent, uint8_t op, const char *opname, void *fn, const void *arg, size_t arglen) {
+    fnref f;
+    uint8_t *a;
+    if (!parent) {
+        em__seterr(EM_EINVAL, "%s: NULL RDD", opname);
+        return NULL;
+    }
+    if (!fn && op != OP_SAMPLE && op != OP_ZIP_INDEX && op != OP_GLOM) {
+        em__seterr(EM_EINVAL, "%s: NULL function", opname);
+        return NULL;
+    }
+    if (fnref_make(fn, &f)) {
+        em__preferr(EM_EFNREF, "%s", opname);
+        return NULL;
+    }
+    if (copy_blob(arg, arglen, &a)) {
+        fnref_clear(&f);
+        return NULL;
+    }
+    em_rdd *r = rdd_new(parent->ctx, RDD_OP, parent->nparts, opname);
+    if (!r) {
+        fnref_clear(&f);
+        free(a);
+        return NULL;
+    }
+    r->parent = parent;
+    r->op = op;
+    r->fn = f;
+    r->arg = a;
+    r->arglen = arglen;
+    return r;
+}
+
+int agg_make(aggdesc *a, void *create, void *merge_value, void *merge_comb, const void *arg, size_t arglen,
+             const void *zero, size_t zlen, int has_zero) {
+    uint8_t *ab = NULL, *zb = NULL;
+    memset(a, 0, sizeof *a);
+    if (fnref_make(create, &a->create) || fnref_make(merge_value, &a->merge_value) ||
+        fnref_make(merge_comb, &a->merge_comb) || copy_blob(arg, arglen, &ab) ||
+        (has_zero && copy_blob(zero, zlen, &zb))) {
+        agg_clear(a);
+        return EM_EFNREF;
+    }
+    a->arg.p = ab;
+    a->arg.len = arglen;
+    a->zero.p = zb;
+    a->zero.len = has_zero ? zlen : 0;
+    a->has_zero = (uint8_t)has_zero;
+    return 0;
+}
+
+void agg_clear(aggdesc *a) {
+    fnref_clear(&a->create);
+    fnref_clear(&a->merge_value);
+    fnref_clear(&a->merge_comb);
+    free((void *)a->arg.p);
+    free((void *)a->zero.p);
+    memset(a, 0, sizeof *a);
+}
+
+static int shuffle_parts(em_rdd *parent, int partitions) {
+    if (partitions > 0) return partitions;
+    int64_t p = conf_i64(parent->ctx->conf, "ember.default.parallelism");
+    if (p > 0) return (int)p;
+    return parent->nparts > 0 ? parent->nparts : 1;
+}
+
+em_rdd *rdd_shuffled(em_rdd *parent, const char *opname, int nparts, uint8_t mode, uint8_t partitioner,
+                     const aggdesc *agg, uint8_t combine) {
+    em_rdd *r = rdd_new(parent->ctx, RDD_SHUFFLED, nparts, opname);
+    if (!r) return NULL;
+    r->parent = parent;
+    r->shuffle_id = parent->ctx->next_shuffle++;
+    r->mode = mode;
+    r->partitioner = partitioner;
+    r->combine = combine;
+    if (agg) r->agg = *agg; /* takes ownership */
+    r->hash_partitioned = partitioner == PT_HASH;
+    return r;
+}
+
+/* ------------------------------------------------------------- sources */
+
+em_rdd *em_parallelize(em_ctx *ctx, const em_rec *recs, size_t n, int partitions) {
+    ebuf b = EBUF_INIT;
+    if (!ctx || (!recs && n)) {
+        em__seterr(EM_EINVAL, "em_parallelize: NULL context or records");
+        return NULL;
+    }
+    if (partitions <= 0) partitions = ctx_default_parallelism(ctx);
+    size_t *offs = calloc((size_t)partitions + 1, sizeof *offs);
+    if (!offs) goto nomem;
+    for (int p = 0; p < partitions; p++) {
+        size_t lo = n * (size_t)p / (size_t)partitions, hi = n * (size_t)(p + 1) / (size_t)partitions;
+        offs[p] = b.len;
+        for (size_t i = lo; i < hi; i++) {
+            if ((recs[i].vlen && !recs[i].val) || (recs[i].klen && !recs[i].key)) {
+                free(offs);
+                ebuf_free(&b);
+                em__seterr(EM_EINVAL, "em_parallelize: record %zu has a NULL pointer", i);
+                return NULL;
+            }
+            if (rec_append(&b, &recs[i])) goto nomem;
+        }
+    }
+    offs[partitions] = b.len;
+    em_rdd *r = rdd_new(ctx, RDD_RECS, partitions, "parallelize");
+    if (!r) {
+        free(offs);
+        ebuf_free(&b);
+        return NULL;
+    }
+    r->data = ebuf_steal(&b, &r->datalen);
+    r->offs = offs;
+    return r;
+nomem:
+    free(offs);
+    ebuf_free(&b);
+    em__seterr(EM_ENOMEM, "em_parallelize: out of memory");
+    return NULL;
+}
+
+em_rdd *em_parallelize_i64(em_ctx *ctx, const int64_t *v, size_t n, int partitions) {
+    uint8_t *enc = malloc(8 * (n ? n : 1));
+    em_rec *recs = calloc(n ? n : 1, sizeof *recs);
+    em_rdd *r = NULL;
+    if (!ctx || (!v && n)) em__seterr(EM_EINVAL, "em_parallelize_i64: NULL context or values");
+    else if (!enc || !recs) em__seterr(EM_ENOMEM, "em_parallelize_i64: out of memory");
+    else {
+        for (size_t i = 0; i < n; i++) {
+            em_i64_enc(v[i], enc + 8 * i);
+            recs[i].val = enc + 8 * i;
+            recs[i].vlen = 8;
+        }
+        r = em_parallelize(ctx, recs, n, partitions);
+    }
+    free(enc);
+    free(recs);
+    return r;
+}
+
+em_rdd *em_parallelize_str(em_ctx *ctx, const char *const *s, size_t n, int partitions) {
+    em_rec *recs = calloc(n ? n : 1, sizeof *recs);
+    em_rdd *r = NULL;
+    if (!ctx || (!s && n)) em__seterr(EM_EINVAL, "em_parallelize_str: NULL context or strings");
+    else if (!recs) em__seterr(EM_ENOMEM, "em_parallelize_str: out of memory");
+    else {
+        size_t i;
+        for (i = 0; i < n && s[i]; i++) {
+            recs[i].val = s[i];
+            recs[i].vlen = strlen(s[i]);
+        }
+        if (i < n) em__seterr(EM_EINVAL, "em_parallelize_str: string %zu is NULL", i);
+        else r = em_parallelize(ctx, recs, n, partitions);
+    }
+    free(recs);
+    return r;
+}
+
+em_rdd *em_range(em_ctx *ctx, int64_t start, int64_t end, int64_t step, int partitions) {
+    if (!ctx || step == 0) {
+        em__seterr(EM_EINVAL, "em_range: %s", ctx ? "step must not be 0" : "NULL context");
+        return NULL;
+    }
+    if (partitions <= 0) partitions = ctx_default_parallelism(ctx);
+    em_rdd *r = rdd_new(ctx, RDD_RANGE, partitions, "range");
+    if (r) {
+        r->start = start;
+        r->end = end;
+        r->step = step;
+    }
+    return r;
+}
+
+em_rdd *em_text_file(em_ctx *ctx, const char *path, int min_partitions) {
+    text_split *s;
+    int n;
+    if (!ctx || !path) {
+        em__seterr(EM_EINVAL, "em_text_file: NULL %s", ctx ? "path" : "context");
+        return NULL;
+    }
+    if (min_partitions <= 0) min_partitions = ctx_default_parallelism(ctx);
+    if (text_plan(path, min_partitions, (uint64_t)conf_i64(ctx->conf, "ember.files.maxPartitionBytes"), &s, &n))
+        return NULL;
+    em_rdd *r = rdd_new(ctx, RDD_TEXT, n, "text_file");
+    if (!r) {
+        text_splits_free(s, n);
+        return NULL;
+    }
+    r->splits = s;
+    r->name = strdup(path);
+    return r;
+}
+
+/* ------------------------------------------------------------ narrow */
+
+em_rdd *em_map(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen) {
+    return rdd_op(rdd, OP_MAP, "map", (void *)fn, arg, arglen);
+}
+em_rdd *em_filter(em_rdd *rdd, em_pred_fn fn, const void *arg, size_t arglen) {
+    em_rdd *r = rdd_op(rdd, OP_FILTER, "filter", (void *)fn, arg, arglen);
+    if (r) r->hash_partitioned = rdd->hash_partitioned;
+    return r;
+}
+em_rdd *em_flat_map(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen) {
+    return rdd_op(rdd, OP_FLAT_MAP, "flat_map", (void *)fn, arg, arglen);
+}
+em_rdd *em_map_partitions(em_rdd *rdd, em_part_fn fn, const void *arg, size_t arglen) {
+    return rdd_op(rdd, OP_MAP_PARTITIONS, "map_partitions", (void *)fn, arg, arglen);
+}
+em_rdd *em_map_values(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen) {
+    em_rdd *r = rdd_op(rdd, OP_MAP_VALUES, "map_values", (void *)fn, arg, arglen);
+    if (r) r->hash_partitioned = rdd->hash_partitioned;
+    return r;
+}
+em_rdd *em_flat_map_values(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen) {
+    em_rdd *r = rdd_op(rdd, OP_FLAT_MAP_VALUES, "flat_map_values", (void *)fn, arg, arglen);
+    if (r) r->hash_partitioned = rdd->hash_partitioned;
+    return r;
+}
+em_rdd *em_key_by(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen) {
+    return rdd_op(rdd, OP_KEY_BY, "key_by", (void *)fn, arg, arglen);
+}
+em_rdd *em_keys(em_rdd *rdd) { return rdd_op(rdd, OP_MAP, "keys", (void *)bi_keys, NULL, 0); }
+em_rdd *em_values(em_rdd *rdd) { return rdd_op(rdd, OP_MAP, "values", (void *)bi_values, NULL, 0); }
+
+em_rdd *em_union(em_rdd *a, em_rdd *b) {
+    if (!a || !b || a->ctx != b->ctx) {
+        em__seterr(EM_EINVAL, "em_union: %s", a && b ? "RDDs of different contexts" : "NULL RDD");
+        return NULL;
+    }
+    em_rdd *r = rdd_new(a->ctx, RDD_UNION, a->nparts + b->nparts, "union");
+    if (r) {
+        r->parent = a;
+        r->parent2 = b;
+    }
+    return r;
+}
+
+em_rdd *em_glom(em_rdd *rdd) { return rdd_op(rdd, OP_GLOM, "glom", NULL, NULL, 0); }
+
+em_rdd *em_sample(em_rdd *rdd, int with_replacement, double fraction, uint64_t seed) {
+    if (!(fraction >= 0) || (!with_replacement && fraction > 1)) {
+        em__seterr(EM_EINVAL, "em_sample: fraction %g out of range", fraction);
+        return NULL;
+    }
+    em_rdd *r = rdd_op(rdd, OP_SAMPLE, "sample", NULL, NULL, 0);
+    if (r) {
+        r->with_repl = with_replacement;
+        r->fraction = fraction;
+        r->seed = seed;
+    }
+    return r;
+}
+
+em_rdd *em_coalesce(em_rdd *rdd, int n) {
+    if (ctx_check(rdd, "em_coalesce") || n < 1) {
+        if (rdd) em__seterr(EM_EINVAL, "em_coalesce: partition count %d < 1", n);
+        return NULL;
+    }
+    if (n > rdd->nparts) n = rdd->nparts;
+    int *g = malloc(sizeof *g * (size_t)(n + 1));
+    if (!g) {
+        em__seterr(EM_ENOMEM, "em_coalesce: out of memory");
+        return NULL;
+    }
+    for (int i = 0; i <= n; i++) g[i] = (int)((int64_t)rdd->nparts * i / n);
+    em_rdd *r = rdd_new(rdd->ctx, RDD_COALESCE, n, "coalesce");
+    if (!r) {
+        free(g);
+        return NULL;
+    }
+    r->parent = rdd;
+    r->groups = g;
+    return r;
+}
+
+static int zip_count(void *c, int idx, task_result *res) {
+    int64_t *counts = c;
+    if (res->len != sizeof(int64_t)) return em__seterr(EM_EPROTO, "count: bad task result");
+    memcpy(&counts[idx], res->data, sizeof(int64_t));
+    return 0;
+}
+
+em_rdd *em_zip_with_index(em_rdd *rdd) {
+    plan_sink s;
+    if (ctx_check(rdd, "em_zip_with_index")) return NULL;
+    int64_t *counts = calloc((size_t)rdd->nparts + 1, sizeof *counts);
+    if (!counts) {
+        em__seterr(EM_ENOMEM, "em_zip_with_index: out of memory");
+        return NULL;
+    }
+    memset(&s, 0, sizeof s);
+    s.kind = SK_COUNT;
+    if (ctx_run(rdd, &s, NULL, 0, zip_count, counts)) {
+        free(counts);
+        return NULL;
+    }
+    int64_t sum = 0; /* counts -> first index of each partition */
+    for (int i = 0; i < rdd->nparts; i++) {
+        int64_t c = counts[i];
+        counts[i] = sum;
+        sum += c;
+    }
+    em_rdd *r = rdd_op(rdd, OP_ZIP_INDEX, "zip_with_index", NULL, NULL, 0);
+    if (!r) free(counts);
+    else r->zip_starts = counts;
+    return r;
+}
+
+/* --------------------------------------------------------------- wide */
+
+static em_rdd *by_key(em_rdd *rdd, const char *opname, int partitions, void *create, void *mv, void *mc,
+                      const void *arg, size_t arglen, const void *zero, size_t zlen, int has_zero) {
+    aggdesc a;
+    if (!rdd || !mv || !mc) {
+        em__seterr(EM_EINVAL, "%s: NULL %s", opname, rdd ? "function" : "RDD");
+        return NULL;
+    }
+    if (has_zero && !zero && zlen) {
+        em__seterr(EM_EINVAL, "%s: NULL zero value", opname);
+        return NULL;
+    }
+    if (agg_make(&a, create, mv, mc, arg, arglen, zero, zlen, has_zero)) {
+        em__preferr(EM_EFNREF, "%s", opname);
+        return NULL;
+    }
+    em_rdd *r = rdd_shuffled(rdd, opname, shuffle_parts(rdd, partitions), SR_AGG, PT_HASH, &a, 1);
+    if (!r) agg_clear(&a);
+    return r;
+}
+
+em_rdd *em_reduce_by_key(em_rdd *rdd, em_comb_fn fn, const void *arg, size_t arglen, int partitions) {
+    return by_key(rdd, "reduce_by_key", partitions, NULL, (void *)fn, (void *)fn, arg, arglen, NULL, 0, 0);
+}
+
+em_rdd *em_aggregate_by_key(em_rdd *rdd, const void *zero, size_t zlen, em_comb_fn seq, em_comb_fn comb,
+                            const void *arg, size_t arglen, int partitions) {
+    return by_key(rdd, "aggregate_by_key", partitions, NULL, (void *)seq, (void *)comb, arg, arglen, zero, zlen, 1);
+}
+
+em_rdd *em_combine_by_key(em_rdd *rdd, em_map_fn create, em_comb_fn merge_value, em_comb_fn merge_comb,
+                          const void *arg, size_t arglen, int partitions) {
+    if (!create) {
+        em__seterr(EM_EINVAL, "combine_by_key: NULL create function");
+        return NULL;
+    }
+    return by_key(rdd, "combine_by_key", partitions, (void *)create, (void *)merge_value, (void *)merge_comb, arg,
+                  arglen, NULL, 0, 0);
+}
+
+em_rdd *em_fold_by_key(em_rdd *rdd, const void *zero, size_t zlen, em_comb_fn fn, const void *arg, size_t arglen,
+                       int partitions) {
+    return by_key(rdd, "fold_by_key", partitions, NULL, (void *)fn, (void *)fn, arg, arglen, zero, zlen, 1);
+}
+
+em_rdd *em_group_by_key(em_rdd *rdd, int partitions) {
+    if (ctx_check(rdd, "em_group_by_key")) return NULL;
+    return rdd_shuffled(rdd, "group_by_key", shuffle_parts(rdd, partitions), SR_GROUP, PT_HASH, NULL, 0);
+}
+
+em_rdd *em_partition_by(em_rdd *rdd, int partitions) {
+    if (ctx_check(rdd, "em_partition_by")) return NULL;
+    return rdd_shuffled(rdd, "partition_by", shuffle_parts(rdd, partitions), SR_PASS, PT_HASH, NULL, 0);
+}
+
+em_rdd *em_repartition(em_rdd *rdd, int partitions) {
+    if (ctx_check(rdd, "em_repartition")) return NULL;
+    em_rdd *r = rdd_shuffled(rdd, "repartition", shuffle_parts(rdd, partitions), SR_PASS, PT_ROUNDROBIN, NULL, 0);
+    if (r) r->hash_partitioned = 0;
+    return r;
+}
+
+em_rdd *em_cogroup(em_rdd *a, em_rdd *b, int partitions) {
+    static const uint8_t t0 = 0, t1 = 1;
+    if (!a || !b || a->ctx != b->ctx) {
+        em__seterr(EM_EINVAL, "em_cogroup: %s", a && b ? "RDDs of different contexts" : "NULL RDD");
+        return NULL;
+    }
+    if (partitions <= 0) {
+        partitions = shuffle_parts(a, 0);
+        if (conf_i64(a->ctx->conf, "ember.default.parallelism") <= 0 && b->nparts > partitions)
+            partitions = b->nparts;
+    }
+    em_rdd *ta = rdd_op(a, OP_MAP, "cogroup_tag", (void *)bi_tag, &t0, 1);
+    em_rdd *tb = ta ? rdd_op(b, OP_MAP, "cogroup_tag", (void *)bi_tag, &t1, 1) : NULL;
+    em_rdd *u = tb ? em_union(ta, tb) : NULL;
+    return u ? rdd_shuffled(u, "cogroup", partitions, SR_COGROUP, PT_HASH, NULL, 0) : NULL;
+}
+
+static em_rdd *join_kind(em_rdd *a, em_rdd *b, int partitions, uint8_t kind, const char *opname) {
+    em_rdd *cg = em_cogroup(a, b, partitions);
+    em_rdd *r = cg ? rdd_op(cg, OP_FLAT_MAP_VALUES, opname, (void *)bi_join, &kind, 1) : NULL;
+    if (r) r->hash_partitioned = 1;
+    return r;
+}
+
+em_rdd *em_join(em_rdd *a, em_rdd *b, int partitions) { return join_kind(a, b, partitions, 0, "join"); }
+em_rdd *em_left_outer_join(em_rdd *a, em_rdd *b, int partitions) {
+    return join_kind(a, b, partitions, 1, "left_outer_join");
+}
+em_rdd *em_right_outer_join(em_rdd *a, em_rdd *b, int partitions) {
+    return join_kind(a, b, partitions, 2, "right_outer_join");
+}
+em_rdd *em_full_outer_join(em_rdd *a, em_rdd *b, int partitions) {
+    return join_kind(a, b, partitions, 3, "full_outer_join");
+}
+
+em_rdd *em_distinct(em_rdd *rdd, int partitions) {
+    em_rdd *k = rdd_op(rdd, OP_MAP, "distinct", (void *)bi_to_key, NULL, 0);
+    em_rdd *r = k ? em_reduce_by_key(k, bi_keep_first, NULL, 0, partitions) : NULL;
+    return r ? rdd_op(r, OP_MAP, "distinct", (void *)bi_from_key, NULL, 0) : NULL;
+}
+
+/* sort_by_key: sample keys of every partition (Spark: 20 per output
+ * partition, 3x oversampled), weight each sample by its partition's size,
+ * and cut the weighted key order into equal ranges. */
+typedef struct cand {
+    const uint8_t *k;
+    size_t len;
+    double w;
+} cand;
+
+typedef struct sample_acc {
+    ebuf raw;        /* the tasks' results, concatenated */
+    size_t *starts;  /* where each partition's result starts */
+    size_t *lens;
+} sample_acc;
+
+static int sample_result(void *c, int idx, task_result *res) {
+    sample_acc *s = c;
+    s->starts[idx] = s->raw.len;
+    s->lens[idx] = res->len;
+    return ebuf_append(&s->raw, res->data, res->len) ? EM_ENOMEM : 0;
+}
+
+static int cand_cmp(const void *a, const void *b) {
+    const cand *x = a, *y = b;
+    return bytes_cmp(x->k, x->len, y->k, y->len);
+}
+
+static int range_bounds(em_rdd *rdd, int nparts, ebuf *bounds) {
+    plan_sink s;
+    sample_acc acc = {EBUF_INIT, NULL, NULL};
+    cand *c = NULL;
+    size_t nc = 0, capc = 0;
+    int rc;
+    double total = 0;
+    if (nparts <= 1 || rdd->nparts == 0) return 0;
+    memset(&s, 0, sizeof s);
+    s.kind = SK_KEYSAMPLE;
+    double sample_size = fmin(20.0 * nparts, 1e6);
+    s.n = (uint64_t)ceil(3.0 * sample_size / rdd->nparts);
+    s.seed = 0x5EED0001;
+    acc.starts = calloc((size_t)rdd->nparts, sizeof(size_t));
+    acc.lens = calloc((size_t)rdd->nparts, sizeof(size_t));
+    if (!acc.starts || !acc.lens) rc = em__seterr(EM_ENOMEM, "sort_by_key: out of memory");
+    else rc = ctx_run(rdd, &s, NULL, 0, sample_result, &acc);
+    for (int p = 0; !rc && p < rdd->nparts; p++) {
+        const uint8_t *r = acc.raw.p + acc.starts[p];
+        int64_t count;
+        size_t pos = 0, n = 0, len = acc.lens[p];
+        if (len < 8) continue;
+        memcpy(&count, r, 8);
+        const void *item;
+        size_t ilen;
+        while (em_list_next(r + 8, len - 8, &pos, &item, &ilen) == 1) n++;
+        if (!n) continue;
+        double w = (double)count / (double)n;
+        pos = 0;
+        while (em_list_next(r + 8, len - 8, &pos, &item, &ilen) == 1) {
+            if (nc == capc) {
+                capc = capc ? capc * 2 : 1024;
+                cand *nc2 = realloc(c, sizeof *c * capc);
+                if (!nc2) {
+                    rc = em__seterr(EM_ENOMEM, "sort_by_key: out of memory");
+                    break;
+                }
+                c = nc2;
+            }
+            c[nc++] = (cand){item, ilen, w};
+            total += w;
+        }
+    }
+    if (!rc && nc) {
+        qsort(c, nc, sizeof *c, cand_cmp);
+        double step = total / nparts, cum = 0, target = step;
+        int nb = 0;
+        const uint8_t *prev = NULL;
+        size_t prevlen = 0;
+        for (size_t i = 0; i < nc && nb < nparts - 1; i++) {
+            cum += c[i].w;
+            if (cum >= target) {
+                if (!prev || bytes_cmp(c[i].k, c[i].len, prev, prevlen) > 0) {
+                    if (list_append(bounds, c[i].k, c[i].len)) {
+                        rc = em__seterr(EM_ENOMEM, "sort_by_key: out of memory");
+                        break;
+                    }
+                    prev = c[i].k;
+                    prevlen = c[i].len;
+                    nb++;
+                }
+                target += step;
+            }
+        }
+    }
+    free(c);
+    free(acc.starts);
+    free(acc.lens);
+    ebuf_free(&acc.raw);
+    return rc;
+}
+
+em_rdd *em_sort_by_key(em_rdd *rdd, int ascending, int partitions) {
+    ebuf bounds = EBUF_INIT;
+    if (ctx_check(rdd, "em_sort_by_key")) return NULL;
+    int n = shuffle_parts(rdd, partitions);
+    if (range_bounds(rdd, n, &bounds)) {
+        ebuf_free(&bounds);
+        em__preferr(EM_EJOB, "sort_by_key: sampling keys");
+        return NULL;
+    }
+    em_rdd *r = rdd_shuffled(rdd, "sort_by_key", n, SR_SORT, PT_RANGE, NULL, 0);
+    if (!r) {
+        ebuf_free(&bounds);
+        return NULL;
+    }
+    r->bounds = bounds;
+    r->descending = (uint8_t)!ascending;
+    r->hash_partitioned = 0;
+    return r;
+}
+
+/* --------------------------------------------------------- persistence */
+
+em_rdd *em_persist(em_rdd *rdd, int level) {
+    if (ctx_check(rdd, "em_persist")) return NULL;
+    if (level < EM_MEMORY_ONLY || level > EM_DISK_ONLY) {
+        em__seterr(EM_EINVAL, "em_persist: unknown storage level %d", level);
+        return NULL;
+    }
+    rdd->persist_level = level;
+    return rdd;
+}
+
+em_rdd *em_cache(em_rdd *rdd) { return em_persist(rdd, EM_MEMORY_ONLY); }
+
+int em_unpersist(em_rdd *rdd) {
+    if (ctx_check(rdd, "em_unpersist")) return EM_EINVAL;
+    rdd->persist_level = 0;
+    bs_remove(rdd->ctx->store, rdd->ctx->uid, rdd->id);
+    return 0;
+}
+
+/* ------------------------------------------------------------- naming */
+
+int em_num_partitions(em_rdd *rdd) { return rdd ? rdd->nparts : EM_EINVAL; }
+
+em_rdd *em_set_name(em_rdd *rdd, const char *name) {
+    if (ctx_check(rdd, "em_set_name") || !name) return rdd;
+    char *n = strdup(name);
+    if (n) {
+        free(rdd->name);
+        rdd->name = n;
+    }
+    return rdd;
+}

@@ -1,0 +1,93 @@
+/*
+ * rdd.h -- the lineage graph: what an RDD is made of.  Internal.
+ *
+ * An RDD is immutable once declared.  Narrow RDDs name their parent(s) and
+ * the operator that maps a parent partition (or several, for coalesce, or
+ * one of two, for union) to theirs.  A shuffled RDD names its parent through
+ * a shuffle dependency: the parent's records are partitioned (and, for the
+ * aggregating operations, combined) by map tasks, and its partitions read
+ * them back in a given mode.  The graph knows nothing of stages or tasks;
+ * scheduler/ derives those from it.
+ */
+#ifndef EM_RDD_H
+#define EM_RDD_H
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "ember.h"
+#include "taskdesc.h"
+#include "textfile.h"
+
+enum rdd_kind {
+    RDD_RECS = 1,  /* parallelize: data + per-partition offsets */
+    RDD_RANGE,
+    RDD_TEXT,
+    RDD_OP,        /* one narrow operator over parent (op_kind) */
+    RDD_UNION,     /* parent then parent2 */
+    RDD_COALESCE,  /* partition i = parent partitions [groups[i], groups[i+1]) */
+    RDD_SHUFFLED,  /* shuffle dependency on parent */
+};
+
+struct em_rdd {
+    em_ctx *ctx;
+    int id;
+    enum rdd_kind kind;
+    int nparts;
+    char *name;
+    const char *opname;         /* "map", "reduce_by_key", ... for the lineage */
+    em_rdd *parent, *parent2;
+
+    /* RDD_OP */
+    uint8_t op;
+    fnref fn;
+    uint8_t *arg;
+    size_t arglen;
+    double fraction;
+    uint64_t seed;
+    int with_repl;
+    int64_t *zip_starts;        /* OP_ZIP_INDEX: first index of each partition */
+
+    /* Sources */
+    uint8_t *data;              /* RDD_RECS: batch-encoded records */
+    size_t datalen;
+    size_t *offs;               /* RDD_RECS: nparts + 1 offsets into data */
+    int64_t start, end, step;   /* RDD_RANGE */
+    text_split *splits;         /* RDD_TEXT: nparts splits */
+
+    /* RDD_COALESCE */
+    int *groups;
+
+    /* RDD_SHUFFLED */
+    uint32_t shuffle_id;
+    uint8_t mode;               /* enum sr_mode */
+    uint8_t partitioner;        /* enum partitioner_kind */
+    uint8_t combine;            /* map-side combine */
+    uint8_t descending;
+    ebuf bounds;                /* PT_RANGE bounds (list) */
+    aggdesc agg;                /* owns its fnrefs and blobs */
+
+    /* Hash-partitioned by key into nparts (known partitioner): lets lookup
+     * scan one partition.  Kept by filter, map_values and friends. */
+    int hash_partitioned;
+
+    int persist_level;          /* 0: not persisted */
+};
+
+/* Register a new RDD of ctx (zeroed, id assigned).  NULL on ENOMEM. */
+em_rdd *rdd_new(em_ctx *ctx, enum rdd_kind kind, int nparts, const char *opname);
+/* A narrow operator over parent; arg copied; fn named. NULL on failure. */
+em_rdd *rdd_op(em_rdd *parent, uint8_t op, const char *opname, void *fn, const void *arg,
+               size_t arglen);
+/* A shuffled RDD over parent.  agg: NULL for none (its fnrefs are copied). */
+em_rdd *rdd_shuffled(em_rdd *parent, const char *opname, int nparts, uint8_t mode,
+                     uint8_t partitioner, const aggdesc *agg, uint8_t combine);
+/* Free what an RDD owns (the context frees the struct). */
+void rdd_free(em_rdd *r);
+/* Fill an aggdesc: names the functions, copies arg and zero into owned
+ * blobs.  0 or < 0 (message set). */
+int agg_make(aggdesc *a, void *create, void *merge_value, void *merge_comb, const void *arg,
+             size_t arglen, const void *zero, size_t zlen, int has_zero);
+void agg_clear(aggdesc *a);
+
+#endif

@@ -1,0 +1,125 @@
+/*
+ * record.c -- the public record helpers: order-preserving number encodings,
+ * tuples, lists and cogroup values (formats in recfmt.h), and the hash used
+ * for partitioning.
+ */
+#include <string.h>
+
+#include "ember.h"
+#include "recfmt.h"
+
+void em_i64_enc(int64_t v, void *out8) {
+    uint64_t u = (uint64_t)v ^ 0x8000000000000000ull; /* sign flip: byte order = numeric */
+    uint8_t *p = out8;
+    for (int i = 7; i >= 0; i--) { p[i] = (uint8_t)u; u >>= 8; }
+}
+
+int64_t em_i64_dec(const void *p8) {
+    const uint8_t *p = p8;
+    uint64_t u = 0;
+    for (int i = 0; i < 8; i++) u = u << 8 | p[i];
+    return (int64_t)(u ^ 0x8000000000000000ull);
+}
+
+void em_f64_enc(double v, void *out8) {
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    /* Negative numbers: flip all bits; positive: flip the sign bit. */
+    u = (u & 0x8000000000000000ull) ? ~u : u ^ 0x8000000000000000ull;
+    uint8_t *p = out8;
+    for (int i = 7; i >= 0; i--) { p[i] = (uint8_t)u; u >>= 8; }
+}
+
+double em_f64_dec(const void *p8) {
+    const uint8_t *p = p8;
+    uint64_t u = 0;
+    for (int i = 0; i < 8; i++) u = u << 8 | p[i];
+    u = (u & 0x8000000000000000ull) ? u ^ 0x8000000000000000ull : ~u;
+    double v;
+    memcpy(&v, &u, 8);
+    return v;
+}
+
+int tuple_pack(ebuf *b, const void *a, size_t alen, int a_present, const void *bv, size_t blen,
+               int b_present) {
+    uint8_t flags = (uint8_t)((a_present ? 1 : 0) | (b_present ? 2 : 0));
+    if (ebuf_append(b, &flags, 1) || ebuf_put_varint(b, a_present ? alen : 0)) return EM_ENOMEM;
+    if (a_present && ebuf_append(b, a, alen)) return EM_ENOMEM;
+    if (b_present && ebuf_append(b, bv, blen)) return EM_ENOMEM;
+    return 0;
+}
+
+int em_tuple_unpack(const void *v, size_t vlen, em_tuple *out) {
+    const uint8_t *p = v, *end = p + vlen;
+    uint64_t alen;
+    size_t n;
+    if (!v || !out || vlen < 2 || p[0] > 3) return EM_ECORRUPT;
+    if (!(n = varint_get(p + 1, end, &alen)) || alen > (uint64_t)(end - p - 1 - n)) return EM_ECORRUPT;
+    out->a_present = p[0] & 1;
+    out->b_present = (p[0] >> 1) & 1;
+    out->a = p + 1 + n;
+    out->alen = (size_t)alen;
+    out->b = p + 1 + n + alen;
+    out->blen = (size_t)(end - (p + 1 + n + alen));
+    if (!out->a_present && alen) return EM_ECORRUPT;
+    if (!out->b_present && out->blen) return EM_ECORRUPT;
+    return 0;
+}
+
+int em_list_next(const void *list, size_t len, size_t *pos, const void **item, size_t *ilen) {
+    const uint8_t *p = list, *end = p + len;
+    uint64_t n;
+    size_t m;
+    if (!pos || *pos > len) return EM_EINVAL;
+    if (*pos == len) return 0;
+    if (!(m = varint_get(p + *pos, end, &n)) || n > (uint64_t)(len - *pos - m)) return EM_ECORRUPT;
+    if (item) *item = p + *pos + m;
+    if (ilen) *ilen = (size_t)n;
+    *pos += m + (size_t)n;
+    return 1;
+}
+
+int em_list_next_rec(const void *list, size_t len, size_t *pos, em_rec *rec) {
+    const void *item;
+    size_t ilen;
+    int rc = em_list_next(list, len, pos, &item, &ilen);
+    if (rc != 1) return rc;
+    if (rec_get(item, (const uint8_t *)item + ilen, rec) != ilen) return EM_ECORRUPT;
+    return 1;
+}
+
+int em_cogroup_unpack(const void *v, size_t vlen, const void **la, size_t *lalen, const void **lb,
+                      size_t *lblen) {
+    const uint8_t *p = v;
+    uint64_t n;
+    size_t m;
+    if (!v || !(m = varint_get(p, p + vlen, &n)) || n > vlen - m) return EM_ECORRUPT;
+    if (la) *la = p + m;
+    if (lalen) *lalen = (size_t)n;
+    if (lb) *lb = p + m + n;
+    if (lblen) *lblen = vlen - m - (size_t)n;
+    return 0;
+}
+
+/* A 64-bit multiply-xorshift hash over 8-byte words (wyhash-like mixing);
+ * fast for short keys, which dominate shuffles. */
+static inline uint64_t mix(uint64_t a, uint64_t b) {
+    __uint128_t r = (__uint128_t)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+uint64_t em_hash(const void *data, size_t n) {
+    const uint8_t *p = data;
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n, w;
+    const uint64_t k1 = 0xA0761D6478BD642Full, k2 = 0xE7037ED1A0B428DBull;
+    while (n >= 8) {
+        memcpy(&w, p, 8);
+        h = mix(h ^ w ^ k1, k2);
+        p += 8;
+        n -= 8;
+    }
+    w = 0;
+    if (n) memcpy(&w, p, n);
+    h = mix(h ^ w ^ k2, k1 ^ (uint64_t)n);
+    return mix(h, k1);
+}

@@ -1,0 +1,405 @@
+/*
+ * taskdesc.c -- msgpack encoding of task descriptions (see taskdesc.h).
+ *
+ * Layout: every structure is a fixed-length msgpack array, so decoding is a
+ * walk by position with a type check at each step.  A description is
+ *   ["emt1", task_id, stage_id, attempt, partition, bin32 hash,
+ *    [mem_budget, block_bytes, max_record, level], sink, node]
+ * Decoding validates types and lengths; anything unexpected is EM_EPROTO,
+ * never a crash.  Strings are copied into the arena (NUL-terminated); bins
+ * are views into the encoded bytes, which the decoded description owns.
+ */
+#include <msgpack.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember.h"
+#include "err.h"
+#include "taskdesc.h"
+
+#define MAGIC "emt1"
+#define NODE_FIELDS 28
+#define SINK_FIELDS 16
+#define AGG_FIELDS 7
+
+/* ------------------------------------------------------------- encoding */
+
+static int write_cb(void *data, const char *buf, size_t len) {
+    return ebuf_append((ebuf *)data, buf, len) ? -1 : 0;
+}
+
+static void pack_str(msgpack_packer *pk, const char *s) {
+    if (!s) {
+        msgpack_pack_nil(pk);
+        return;
+    }
+    size_t n = strlen(s);
+    msgpack_pack_str(pk, n);
+    msgpack_pack_str_body(pk, s, n);
+}
+
+static void pack_blob(msgpack_packer *pk, blob b) {
+    msgpack_pack_bin(pk, b.len);
+    if (b.len) msgpack_pack_bin_body(pk, b.p, b.len);
+}
+
+static void pack_fn(msgpack_packer *pk, const fnref *f) {
+    msgpack_pack_array(pk, 3);
+    msgpack_pack_uint8(pk, f->kind);
+    msgpack_pack_uint64(pk, f->off);
+    pack_str(pk, f->kind == FN_SYMBOL ? f->sym : NULL);
+}
+
+static void pack_agg(msgpack_packer *pk, const aggdesc *a) {
+    msgpack_pack_array(pk, AGG_FIELDS);
+    pack_fn(pk, &a->create);
+    pack_fn(pk, &a->merge_value);
+    pack_fn(pk, &a->merge_comb);
+    pack_blob(pk, a->arg);
+    pack_blob(pk, a->zero);
+    msgpack_pack_uint8(pk, a->has_zero);
+    msgpack_pack_uint8(pk, a->rec_values);
+}
+
+static void pack_node(msgpack_packer *pk, const plan_node *n) {
+    msgpack_pack_array(pk, NODE_FIELDS);
+    msgpack_pack_uint8(pk, n->type);
+    msgpack_pack_uint8(pk, n->op);
+    msgpack_pack_int32(pk, n->rdd_id);
+    msgpack_pack_int32(pk, n->partition);
+    pack_fn(pk, &n->fn);
+    pack_blob(pk, n->arg);
+    msgpack_pack_double(pk, n->fraction);
+    msgpack_pack_uint64(pk, n->seed);
+    msgpack_pack_uint8(pk, n->with_repl);
+    msgpack_pack_int64(pk, n->start);
+    msgpack_pack_int64(pk, n->end);
+    msgpack_pack_int64(pk, n->step);
+    pack_blob(pk, n->data);
+    pack_str(pk, n->path);
+    msgpack_pack_uint64(pk, n->off);
+    msgpack_pack_uint64(pk, n->len);
+    msgpack_pack_uint8(pk, n->gz);
+    msgpack_pack_uint32(pk, n->shuffle_id);
+    msgpack_pack_int32(pk, n->nmaps);
+    if (n->type == PN_SHUFFLE) {
+        msgpack_pack_array(pk, (size_t)n->nmaps);
+        for (int i = 0; i < n->nmaps; i++) pack_str(pk, n->dirs[i]);
+    } else {
+        msgpack_pack_nil(pk);
+    }
+    msgpack_pack_uint8(pk, n->mode);
+    msgpack_pack_uint8(pk, n->combined);
+    msgpack_pack_uint8(pk, n->descending);
+    pack_agg(pk, &n->agg);
+    msgpack_pack_uint8(pk, n->level);
+    msgpack_pack_uint64(pk, n->cache_key);
+    msgpack_pack_uint8(pk, n->has_zero);
+    msgpack_pack_array(pk, (size_t)n->nchild);
+    for (int i = 0; i < n->nchild; i++) pack_node(pk, n->child[i]);
+}
+
+static void pack_sink(msgpack_packer *pk, const plan_sink *s) {
+    msgpack_pack_array(pk, SINK_FIELDS);
+    msgpack_pack_uint8(pk, s->kind);
+    pack_fn(pk, &s->fn);
+    pack_blob(pk, s->arg);
+    pack_blob(pk, s->zero);
+    msgpack_pack_uint8(pk, s->has_zero);
+    msgpack_pack_uint64(pk, s->n);
+    msgpack_pack_uint64(pk, s->seed);
+    msgpack_pack_uint8(pk, s->descending);
+    pack_str(pk, s->path);
+    msgpack_pack_uint32(pk, s->shuffle_id);
+    msgpack_pack_int32(pk, s->nparts);
+    msgpack_pack_uint8(pk, s->partitioner);
+    msgpack_pack_uint8(pk, s->combine);
+    pack_blob(pk, s->bounds);
+    pack_agg(pk, &s->agg);
+    msgpack_pack_nil(pk); /* reserved */
+}
+
+int taskdesc_encode(const task_desc *t, ebuf *out) {
+    msgpack_packer pk;
+    size_t start = out->len;
+    msgpack_packer_init(&pk, out, write_cb);
+    msgpack_pack_array(&pk, 9);
+    pack_str(&pk, MAGIC);
+    msgpack_pack_uint64(&pk, t->task_id);
+    msgpack_pack_uint32(&pk, t->stage_id);
+    msgpack_pack_uint32(&pk, t->attempt);
+    msgpack_pack_int32(&pk, t->partition);
+    msgpack_pack_bin(&pk, 32);
+    msgpack_pack_bin_body(&pk, t->binhash, 32);
+    msgpack_pack_array(&pk, 4);
+    msgpack_pack_uint64(&pk, t->mem_budget);
+    msgpack_pack_uint64(&pk, t->block_bytes);
+    msgpack_pack_uint64(&pk, t->max_record);
+    msgpack_pack_uint8(&pk, t->level);
+    pack_sink(&pk, &t->sink);
+    pack_node(&pk, t->root);
+    /* The packer reports allocation failure only through the callback; a
+     * short buffer means one of its appends failed. */
+    if (out->len == start) return EM_ENOMEM;
+    return 0;
+}
+
+/* ------------------------------------------------------------- decoding */
+
+/* A bump arena: chunks chained through their first word. */
+typedef struct arena {
+    struct chunk { struct chunk *next; size_t used, cap; } *head;
+} arena;
+
+static void *arena_alloc(arena *a, size_t n) {
+    n = (n + 15) & ~(size_t)15;
+    if (!a->head || a->head->cap - a->head->used < n) {
+        size_t cap = n > 4000 ? n : 4000;
+        struct chunk *c = malloc(sizeof *c + 16 + cap);
+        if (!c) return NULL;
+        c->next = a->head;
+        c->used = 0;
+        c->cap = cap;
+        a->head = c;
+    }
+    void *p = (char *)(a->head + 1) + 16 + a->head->used;
+    a->head->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+static void arena_free(arena *a) {
+    while (a && a->head) {
+        struct chunk *c = a->head;
+        a->head = c->next;
+        free(c);
+    }
+}
+
+typedef struct dec {
+    arena *ar;
+    const char *what; /* first error */
+} dec;
+
+#define FAIL(d, msg) ((d)->what ? 0 : ((d)->what = (msg), 0))
+
+static const msgpack_object *arr(dec *d, const msgpack_object *o, uint32_t n, const char *what) {
+    if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size != n) {
+        FAIL(d, what);
+        return NULL;
+    }
+    return o->via.array.ptr;
+}
+
+static uint64_t get_u(dec *d, const msgpack_object *o) {
+    if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) return o->via.u64;
+    FAIL(d, "expected an unsigned integer");
+    return 0;
+}
+
+static int64_t get_i(dec *d, const msgpack_object *o) {
+    if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) return (int64_t)o->via.u64;
+    if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) return o->via.i64;
+    FAIL(d, "expected an integer");
+    return 0;
+}
+
+static double get_f(dec *d, const msgpack_object *o) {
+    if (o->type == MSGPACK_OBJECT_FLOAT64 || o->type == MSGPACK_OBJECT_FLOAT32) return o->via.f64;
+    FAIL(d, "expected a float");
+    return 0;
+}
+
+static blob get_blob(dec *d, const msgpack_object *o) {
+    blob b = {NULL, 0};
+    if (o->type == MSGPACK_OBJECT_BIN) {
+        b.p = (const uint8_t *)o->via.bin.ptr;
+        b.len = o->via.bin.size;
+    } else {
+        FAIL(d, "expected bytes");
+    }
+    return b;
+}
+
+static const char *get_str(dec *d, const msgpack_object *o) {
+    if (o->type == MSGPACK_OBJECT_NIL) return NULL;
+    if (o->type != MSGPACK_OBJECT_STR) {
+        FAIL(d, "expected a string");
+        return NULL;
+    }
+    char *s = arena_alloc(d->ar, o->via.str.size + 1);
+    if (!s) {
+        FAIL(d, "out of memory");
+        return NULL;
+    }
+    memcpy(s, o->via.str.ptr, o->via.str.size);
+    s[o->via.str.size] = 0;
+    return s;
+}
+
+static void get_fn(dec *d, const msgpack_object *o, fnref *f) {
+    const msgpack_object *a = arr(d, o, 3, "malformed function reference");
+    if (!a) return;
+    f->kind = (uint8_t)get_u(d, &a[0]);
+    f->off = get_u(d, &a[1]);
+    f->sym = get_str(d, &a[2]);
+    if (f->kind > FN_BUILTIN || (f->kind == FN_SYMBOL && !f->sym)) FAIL(d, "bad function reference");
+}
+
+static void get_agg(dec *d, const msgpack_object *o, aggdesc *g) {
+    const msgpack_object *a = arr(d, o, AGG_FIELDS, "malformed aggregator");
+    if (!a) return;
+    get_fn(d, &a[0], &g->create);
+    get_fn(d, &a[1], &g->merge_value);
+    get_fn(d, &a[2], &g->merge_comb);
+    g->arg = get_blob(d, &a[3]);
+    g->zero = get_blob(d, &a[4]);
+    g->has_zero = (uint8_t)get_u(d, &a[5]);
+    g->rec_values = (uint8_t)get_u(d, &a[6]);
+}
+
+static plan_node *get_node(dec *d, const msgpack_object *o, int depth) {
+    if (depth > 200) {
+        FAIL(d, "plan nested too deeply");
+        return NULL;
+    }
+    const msgpack_object *a = arr(d, o, NODE_FIELDS, "malformed plan node");
+    plan_node *n = a ? arena_alloc(d->ar, sizeof *n) : NULL;
+    if (!n) return NULL;
+    n->type = (uint8_t)get_u(d, &a[0]);
+    n->op = (uint8_t)get_u(d, &a[1]);
+    n->rdd_id = (int32_t)get_i(d, &a[2]);
+    n->partition = (int32_t)get_i(d, &a[3]);
+    get_fn(d, &a[4], &n->fn);
+    n->arg = get_blob(d, &a[5]);
+    n->fraction = get_f(d, &a[6]);
+    n->seed = get_u(d, &a[7]);
+    n->with_repl = (uint8_t)get_u(d, &a[8]);
+    n->start = get_i(d, &a[9]);
+    n->end = get_i(d, &a[10]);
+    n->step = get_i(d, &a[11]);
+    n->data = get_blob(d, &a[12]);
+    n->path = get_str(d, &a[13]);
+    n->off = get_u(d, &a[14]);
+    n->len = get_u(d, &a[15]);
+    n->gz = (uint8_t)get_u(d, &a[16]);
+    n->shuffle_id = (uint32_t)get_u(d, &a[17]);
+    n->nmaps = (int32_t)get_i(d, &a[18]);
+    if (n->type == PN_SHUFFLE) {
+        if (n->nmaps < 0 || a[19].type != MSGPACK_OBJECT_ARRAY || a[19].via.array.size != (uint32_t)n->nmaps) {
+            FAIL(d, "malformed shuffle locations");
+            return NULL;
+        }
+        const char **dirs = arena_alloc(d->ar, sizeof(char *) * (size_t)(n->nmaps + 1));
+        if (!dirs) return NULL;
+        for (int i = 0; i < n->nmaps; i++) dirs[i] = get_str(d, &a[19].via.array.ptr[i]);
+        n->dirs = dirs;
+    }
+    n->mode = (uint8_t)get_u(d, &a[20]);
+    n->combined = (uint8_t)get_u(d, &a[21]);
+    n->descending = (uint8_t)get_u(d, &a[22]);
+    get_agg(d, &a[23], &n->agg);
+    n->level = (uint8_t)get_u(d, &a[24]);
+    n->cache_key = get_u(d, &a[25]);
+    n->has_zero = (uint8_t)get_u(d, &a[26]);
+    if (a[27].type != MSGPACK_OBJECT_ARRAY) {
+        FAIL(d, "malformed plan children");
+        return NULL;
+    }
+    n->nchild = (int32_t)a[27].via.array.size;
+    if (n->nchild) {
+        n->child = arena_alloc(d->ar, sizeof(plan_node *) * (size_t)n->nchild);
+        if (!n->child) return NULL;
+        for (int i = 0; i < n->nchild; i++)
+            if (!(n->child[i] = get_node(d, &a[27].via.array.ptr[i], depth + 1))) return NULL;
+    }
+    if (n->type < PN_RECS || n->type > PN_CACHED) FAIL(d, "unknown plan node type");
+    if ((n->type == PN_OP || n->type == PN_CACHED) && n->nchild != 1) FAIL(d, "operator without input");
+    if (n->type == PN_TEXT && !n->path) FAIL(d, "text source without path");
+    return d->what ? NULL : n;
+}
+
+static void get_sink(dec *d, const msgpack_object *o, plan_sink *s) {
+    const msgpack_object *a = arr(d, o, SINK_FIELDS, "malformed sink");
+    if (!a) return;
+    s->kind = (uint8_t)get_u(d, &a[0]);
+    get_fn(d, &a[1], &s->fn);
+    s->arg = get_blob(d, &a[2]);
+    s->zero = get_blob(d, &a[3]);
+    s->has_zero = (uint8_t)get_u(d, &a[4]);
+    s->n = get_u(d, &a[5]);
+    s->seed = get_u(d, &a[6]);
+    s->descending = (uint8_t)get_u(d, &a[7]);
+    s->path = get_str(d, &a[8]);
+    s->shuffle_id = (uint32_t)get_u(d, &a[9]);
+    s->nparts = (int32_t)get_i(d, &a[10]);
+    s->partitioner = (uint8_t)get_u(d, &a[11]);
+    s->combine = (uint8_t)get_u(d, &a[12]);
+    s->bounds = get_blob(d, &a[13]);
+    get_agg(d, &a[14], &s->agg);
+    if (s->kind < SK_COLLECT || s->kind > SK_KEYSAMPLE) FAIL(d, "unknown sink kind");
+    if (s->kind == SK_SHUFFLE && s->nparts < 1) FAIL(d, "shuffle sink without partitions");
+    if (s->kind == SK_SAVE && !s->path) FAIL(d, "save sink without path");
+}
+
+int taskdesc_decode(uint8_t *bytes, size_t len, task_desc **out) {
+    msgpack_unpacked u;
+    size_t off = 0;
+    arena *ar = calloc(1, sizeof *ar);
+    task_desc *t = NULL;
+    dec d = {ar, NULL};
+    *out = NULL;
+    if (!ar) {
+        free(bytes);
+        return em__seterr(EM_ENOMEM, "task description: out of memory");
+    }
+    msgpack_unpacked_init(&u);
+    if (msgpack_unpack_next(&u, (const char *)bytes, len, &off) != MSGPACK_UNPACK_SUCCESS || off != len) {
+        d.what = "not one msgpack message";
+    } else if ((t = arena_alloc(ar, sizeof *t)) == NULL) {
+        d.what = "out of memory";
+    } else {
+        const msgpack_object *a = arr(&d, &u.data, 9, "not a task description");
+        if (a) {
+            const char *magic = get_str(&d, &a[0]);
+            if (!magic || strcmp(magic, MAGIC)) FAIL(&d, "bad magic");
+            t->task_id = get_u(&d, &a[1]);
+            t->stage_id = (uint32_t)get_u(&d, &a[2]);
+            t->attempt = (uint32_t)get_u(&d, &a[3]);
+            t->partition = (int32_t)get_i(&d, &a[4]);
+            blob h = get_blob(&d, &a[5]);
+            if (h.len == 32) memcpy(t->binhash, h.p, 32);
+            else FAIL(&d, "bad binary hash");
+            const msgpack_object *st = arr(&d, &a[6], 4, "malformed task settings");
+            if (st) {
+                t->mem_budget = get_u(&d, &st[0]);
+                t->block_bytes = get_u(&d, &st[1]);
+                t->max_record = get_u(&d, &st[2]);
+                t->level = (uint8_t)get_u(&d, &st[3]);
+            }
+            get_sink(&d, &a[7], &t->sink);
+            if (!d.what) t->root = get_node(&d, &a[8], 0);
+        }
+    }
+    /* Bins point into `bytes`, which t owns from here; the msgpack zone
+     * holds only the object tree we are done with. */
+    msgpack_unpacked_destroy(&u);
+    if (d.what || !t) {
+        arena_free(ar);
+        free(ar);
+        free(bytes);
+        return em__seterr(EM_EPROTO, "task description: %s", d.what ? d.what : "out of memory");
+    }
+    t->arena = ar;
+    t->bytes = bytes;
+    *out = t;
+    return 0;
+}
+
+void taskdesc_free(task_desc *t) {
+    if (!t || !t->arena) return;
+    arena *ar = t->arena;
+    free(t->bytes);
+    arena_free(ar); /* t lives in the arena */
+    free(ar);
+}

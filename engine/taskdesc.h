@@ -1,0 +1,134 @@
+/*
+ * taskdesc.h -- the task description: what one task computes, as the
+ * scheduler builds it and as an executor receives it, and its msgpack
+ * encoding.  Local executor threads receive exactly the bytes a remote
+ * executor would.
+ *
+ * A task computes one partition: a tree of plan nodes (sources at the
+ * leaves, narrow operators above them, CONCAT where several parent
+ * partitions feed one, CACHED where a persisted RDD may be read or stored),
+ * whose records flow into one sink (the action's per-partition part, or a
+ * shuffle write).  User functions travel as fnrefs, their captured
+ * arguments as blobs copied into the description.
+ *
+ * Built by the scheduler with borrowed pointers (blobs, strings, children
+ * point into the RDD graph); decoded descriptions own everything through
+ * their arena and the encoded bytes they were given.
+ */
+#ifndef EM_TASKDESC_H
+#define EM_TASKDESC_H
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "fnref.h"
+
+typedef struct blob {
+    const uint8_t *p;
+    size_t len;
+} blob;
+
+enum pn_type { PN_RECS = 1, PN_RANGE, PN_TEXT, PN_SHUFFLE, PN_OP, PN_CONCAT, PN_CACHED };
+
+enum op_kind {
+    OP_MAP = 1,
+    OP_FILTER,
+    OP_FLAT_MAP,
+    OP_MAP_VALUES,
+    OP_FLAT_MAP_VALUES,
+    OP_KEY_BY,
+    OP_MAP_PARTITIONS,
+    OP_GLOM,
+    OP_SAMPLE,
+    OP_ZIP_INDEX,
+    OP_FOLD,       /* fold the partition with fn (from the zero in data, when has_zero);
+                      emit the encoded acc, nothing for an empty partition without zero */
+};
+
+/* Aggregation: create(v) (FN_NONE: the value itself, or merge_value(zero, v)
+ * when has_zero), merge_value(c, v), merge_comb(c1, c2). */
+typedef struct aggdesc {
+    fnref create, merge_value, merge_comb;
+    blob arg, zero;
+    uint8_t has_zero;
+    uint8_t rec_values; /* values are encoded records (tree_aggregate partials) */
+} aggdesc;
+
+typedef struct plan_node {
+    uint8_t type, op;
+    int32_t rdd_id, partition;
+    fnref fn;           /* PN_OP */
+    blob arg;           /* PN_OP */
+    double fraction;    /* OP_SAMPLE */
+    uint64_t seed;      /* OP_SAMPLE */
+    uint8_t with_repl;  /* OP_SAMPLE */
+    uint8_t has_zero;   /* OP_FOLD: data holds the zero; else the first record starts */
+    int64_t start, end, step; /* PN_RANGE; OP_ZIP_INDEX: start = first index */
+    blob data;          /* PN_RECS: batch-encoded records */
+    const char *path;   /* PN_TEXT */
+    uint64_t off, len;  /* PN_TEXT */
+    uint8_t gz;         /* PN_TEXT */
+    uint32_t shuffle_id;     /* PN_SHUFFLE */
+    int32_t nmaps;           /* PN_SHUFFLE */
+    const char *const *dirs; /* PN_SHUFFLE: nmaps entries, NULL = no output */
+    uint8_t mode, combined, descending; /* PN_SHUFFLE: enum sr_mode ... */
+    aggdesc agg;             /* PN_SHUFFLE */
+    uint8_t level;           /* PN_CACHED: storage level */
+    uint64_t cache_key;      /* PN_CACHED: the context's cache namespace */
+    int32_t nchild;
+    struct plan_node **child;
+} plan_node;
+
+enum sink_kind {
+    SK_COLLECT = 1, /* result: the records, batch-encoded */
+    SK_COUNT,       /* result: int64 count (8 bytes, native) */
+    SK_FOLD,        /* fold with zero (fn, arg, zero): result: the acc record, or nothing if empty and !has_zero */
+    SK_FOREACH,     /* fn(rec) for each */
+    SK_FOREACH_PART,/* fn(partition, iter) */
+    SK_TAKE,        /* first n records */
+    SK_SAVE,        /* lines to path/part-NNNNN (path: the attempt directory) */
+    SK_SHUFFLE,     /* shuffle write; result: sw_result segment sizes */
+    SK_TOPN,        /* n smallest (descending: largest) records by rec_cmp */
+    SK_KEYSAMPLE,   /* result: int64 count, then up to n sampled keys (reservoir, seed) */
+};
+
+enum partitioner_kind { PT_HASH = 1, PT_RANGE, PT_ROUNDROBIN };
+
+typedef struct plan_sink {
+    uint8_t kind;
+    fnref fn;
+    blob arg, zero;
+    uint8_t has_zero;
+    uint64_t n, seed;
+    uint8_t descending;
+    const char *path;
+    uint32_t shuffle_id;
+    int32_t nparts;
+    uint8_t partitioner, combine;
+    blob bounds;      /* PT_RANGE: nparts-1 keys as a list (em_list_next) */
+    aggdesc agg;      /* combine */
+} plan_sink;
+
+typedef struct task_desc {
+    uint64_t task_id;
+    uint32_t stage_id, attempt;
+    int32_t partition;
+    uint8_t binhash[32];
+    /* Settings the executor applies to this task (from the driver's conf). */
+    uint64_t mem_budget, block_bytes, max_record;
+    uint8_t level;
+    plan_sink sink;
+    plan_node *root;
+    /* Decoded descriptions only: */
+    void *arena;
+    uint8_t *bytes;
+} task_desc;
+
+/* Append the encoding of t to out.  0 or EM_ENOMEM. */
+int taskdesc_encode(const task_desc *t, ebuf *out);
+/* Decode; takes ownership of bytes (malloc'd) in every case.  0, or
+ * EM_EPROTO with a message saying what is malformed. */
+int taskdesc_decode(uint8_t *bytes, size_t len, task_desc **out);
+void taskdesc_free(task_desc *t);
+
+#endif

@@ -1,0 +1,35 @@
+/*
+ * taskresult.h -- what a finished task attempt reports to the scheduler.
+ * Internal; shared by executor/ (which fills it) and scheduler/ (which reads
+ * it), so it lives with the other wire-level types.
+ */
+#ifndef EM_TASKRESULT_H
+#define EM_TASKRESULT_H
+
+#include <stdint.h>
+
+typedef struct acc_update {
+    uint32_t id, type;
+    int64_t i;
+    double f;
+} acc_update;
+
+typedef struct task_result {
+    uint64_t task_id;
+    int status;            /* 0, or the negative code the task failed with */
+    char errmsg[512];      /* the task's own message when status < 0 */
+    uint8_t *data;         /* the sink's output, malloc'd (owner: reader) */
+    size_t len;
+    acc_update *accs;      /* malloc'd */
+    int naccs;
+    int32_t fetch_map;     /* status EM_EFETCH: the map output found bad */
+    uint32_t fetch_shuffle;/* ... and its shuffle */
+    char loc[256];         /* shuffle map tasks: where the output lives */
+    uint64_t input_bytes, shuffle_bytes, shuffle_records;
+    int64_t spills;
+    int64_t cache_hits;
+} task_result;
+
+void task_result_clear(task_result *r); /* frees data and accs */
+
+#endif

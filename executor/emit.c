@@ -1,0 +1,176 @@
+/*
+ * emit.c -- the emitter user functions write to, the partition iterator,
+ * and the adapters that let the shuffle code call user combiners.
+ *
+ * em_emit is the per-record hot path: it builds a view and calls the next
+ * epipe directly, or appends to a buffer for combiners; nothing is allocated.
+ */
+#include <string.h>
+
+#include "err.h"
+#include "fnref.h"
+#include "pipe.h"
+#include "recfmt.h"
+
+void emitter_init(em_emitter *e, enum emit_mode mode, epipe *to, size_t max_record) {
+    memset(e, 0, sizeof *e);
+    e->mode = mode;
+    e->to = to;
+    e->max_record = max_record;
+}
+
+static int too_big(size_t n, size_t max) {
+    return em__seterr(EM_ETOOBIG, "a function emitted a record of %zu bytes, over ember.record.maxBytes (%zu)",
+                      n, max);
+}
+
+int em_emit_rec(em_emitter *out, const em_rec *r) {
+    em_rec o;
+    if (!out || !r || (r->klen && !r->key) || (r->vlen && !r->val))
+        return em__seterr(EM_EINVAL, "em_emit: NULL emitter or record");
+    if (r->klen + r->vlen > out->max_record) return too_big(r->klen + r->vlen, out->max_record);
+    out->count++;
+    switch (out->mode) {
+    case EMIT_PUSH:
+        if (!r->key) {
+            o = *r; /* never hand out a NULL value pointer */
+            if (!o.val) o.val = "";
+            return out->to->push(out->to, &o);
+        }
+        return out->to->push(out->to, r);
+    case EMIT_REKEY:
+        if (r->key) return em__seterr(EM_EUSER, "map_values functions emit plain records, not pairs");
+        o.key = out->in->key;
+        o.klen = out->in->klen;
+        o.val = r->val ? r->val : "";
+        o.vlen = r->vlen;
+        return out->to->push(out->to, &o);
+    case EMIT_KEYBY:
+        if (r->key) return em__seterr(EM_EUSER, "key_by functions emit the key as a plain record");
+        if (out->count > 1) return em__seterr(EM_EUSER, "key_by function emitted more than one key");
+        o.key = r->val ? r->val : "";
+        o.klen = r->vlen;
+        o.val = out->in->val;
+        o.vlen = out->in->vlen;
+        return out->to->push(out->to, &o);
+    case EMIT_VALUE:
+        if (r->key) return em__seterr(EM_EUSER, "combine functions of *_by_key emit plain values, not pairs");
+        if (out->count > 1) return em__seterr(EM_EUSER, "a combine function emitted more than one value");
+        return ebuf_append(out->buf, r->val, r->vlen) ? EM_ENOMEM : 0;
+    case EMIT_RECORD:
+        if (out->count > 1) return em__seterr(EM_EUSER, "a combine function emitted more than one record");
+        return rec_append(out->buf, r);
+    }
+    return EM_EINVAL;
+}
+
+int em_emit(em_emitter *out, const void *data, size_t len) {
+    em_rec r = {NULL, 0, data, len};
+    return em_emit_rec(out, &r);
+}
+
+int em_emit_pair(em_emitter *out, const void *key, size_t klen, const void *val, size_t vlen) {
+    em_rec r = {key ? key : "", klen, val, vlen};
+    return em_emit_rec(out, &r);
+}
+
+int em_emit_i64(em_emitter *out, int64_t v) {
+    uint8_t b[8];
+    em_i64_enc(v, b);
+    return em_emit(out, b, 8);
+}
+
+int em_emit_f64(em_emitter *out, double v) {
+    uint8_t b[8];
+    em_f64_enc(v, b);
+    return em_emit(out, b, 8);
+}
+
+int em_emit_pair_i64(em_emitter *out, const void *key, size_t klen, int64_t v) {
+    uint8_t b[8];
+    em_i64_enc(v, b);
+    return em_emit_pair(out, key, klen, b, 8);
+}
+
+int em_iter_next(em_iter *it, em_rec *rec) {
+    if (!it || !rec) return em__seterr(EM_EINVAL, "em_iter_next: NULL argument");
+    if (it->p >= it->end) return 0;
+    size_t n = rec_get(it->p, it->end, rec);
+    if (!n) return em__seterr(EM_ECORRUPT, "partition iterator: malformed record");
+    it->p += n;
+    return 1;
+}
+
+/* ----------------------------------------------------- combiner adapters */
+
+static int call_comb(agg_run *a, em_comb_fn fn, const em_rec *x, const em_rec *y, ebuf *out) {
+    em_emitter e;
+    em_rec dx, dy;
+    emitter_init(&e, a->rec_values ? EMIT_RECORD : EMIT_VALUE, NULL, a->max_record);
+    e.buf = out;
+    if (a->rec_values) { /* values are whole encoded records: decode them */
+        if (rec_get(x->val, (const uint8_t *)x->val + x->vlen, &dx) != x->vlen ||
+            rec_get(y->val, (const uint8_t *)y->val + y->vlen, &dy) != y->vlen)
+            return em__seterr(EM_ECORRUPT, "aggregate: malformed partial record");
+        x = &dx;
+        y = &dy;
+    }
+    int rc = fn(x, y, &e, a->arg);
+    if (rc < 0) return rc;
+    if (e.count != 1) return em__seterr(EM_EUSER, "a combine function emitted %lld values (must be 1)", (long long)e.count);
+    return 0;
+}
+
+static int ag_create(void *ctx, const em_rec *v, ebuf *out) {
+    agg_run *a = ctx;
+    if (a->create) {
+        em_emitter e;
+        emitter_init(&e, EMIT_VALUE, NULL, a->max_record);
+        e.buf = out;
+        int rc = a->create(v, &e, a->arg);
+        if (rc < 0) return rc;
+        if (e.count != 1) return em__seterr(EM_EUSER, "create_combiner emitted %lld values (must be 1)", (long long)e.count);
+        return 0;
+    }
+    if (a->has_zero) return call_comb(a, a->merge_value, &a->zero, v, out);
+    return ebuf_append(out, v->val, v->vlen) ? EM_ENOMEM : 0;
+}
+
+static int ag_merge_value(void *ctx, const em_rec *c, const em_rec *v, ebuf *out) {
+    agg_run *a = ctx;
+    return call_comb(a, a->merge_value, c, v, out);
+}
+
+static int ag_merge_comb(void *ctx, const em_rec *c1, const em_rec *c2, ebuf *out) {
+    agg_run *a = ctx;
+    return call_comb(a, a->merge_comb, c1, c2, out);
+}
+
+int agg_run_init(agg_run *a, const aggdesc *d, size_t max_record, agg_spec *spec) {
+    memset(a, 0, sizeof *a);
+    a->max_record = max_record;
+    if (d->create.kind && !(a->create = (em_map_fn)fnref_resolve(&d->create))) return EM_EFNREF;
+    if (!(a->merge_value = (em_comb_fn)fnref_resolve(&d->merge_value))) return EM_EFNREF;
+    if (!(a->merge_comb = (em_comb_fn)fnref_resolve(&d->merge_comb))) return EM_EFNREF;
+    a->arg = d->arg.len ? d->arg.p : NULL;
+    a->has_zero = d->has_zero;
+    a->rec_values = d->rec_values;
+    a->zero.val = d->zero.p ? d->zero.p : (const uint8_t *)"";
+    a->zero.vlen = d->zero.len;
+    spec->create = ag_create;
+    spec->merge_value = ag_merge_value;
+    spec->merge_comb = ag_merge_comb;
+    spec->ctx = a;
+    return 0;
+}
+
+int runner_call_comb(em_comb_fn fn, const void *arg, const em_rec *a, const em_rec *b, size_t max_record,
+                     ebuf *out) {
+    em_emitter e;
+    emitter_init(&e, EMIT_RECORD, NULL, max_record);
+    e.buf = out;
+    int rc = fn(a, b, &e, arg);
+    if (rc < 0) return rc;
+    if (e.count != 1) return em__seterr(EM_EUSER, "a combine function emitted %lld records (must be 1)", (long long)e.count);
+    return 0;
+}

@@ -1,0 +1,132 @@
+/*
+ * extsort.h -- sorting more records than fit in memory, for the reduce side
+ * of sorting shuffles (SR_SORT, SR_GROUP, SR_COGROUP) and for merging the
+ * spilled runs of an aggregation (SR_AGG).
+ *
+ * Three pieces:
+ *   es_runfile  sorted runs written one after another as blockfile runs into
+ *               one temporary file, which is unlinked as soon as it is
+ *               created: it disappears when closed, whatever happens.
+ *   es_merger   a k-way merge (binary heap) of the runs of a runfile and an
+ *               in-memory sorted sequence, yielding records in key order.
+ *   extsort     records are copied into an arena with an index entry each;
+ *               past the memory budget the index is sorted and the records
+ *               are spilled as a run; es_next then yields everything in
+ *               order, merging when anything was spilled.
+ * All merging is a single pass over all runs, as in Spark: each open run
+ * costs one block of buffers.
+ */
+#ifndef EM_EXTSORT_H
+#define EM_EXTSORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agg.h"
+#include "blockfile.h"
+#include "buf.h"
+#include "ember.h"
+
+/* ----------------------------------------------------------------- runfile */
+
+typedef struct es_run { uint64_t off, len; } es_run;
+
+typedef struct es_runfile {
+    int fd;            /* -1 until the first run begins */
+    char path[512];    /* the (already unlinked) file, for messages */
+    const char *dir;   /* borrowed */
+    int level;
+    size_t block_bytes;
+    bf_writer w;
+    uint64_t run_start;
+    es_run *runs;
+    size_t nruns, cap;
+} es_runfile;
+
+/* Never fails; the file is created by the first es_runfile_begin. */
+void es_runfile_init(es_runfile *f, const char *dir, int level, size_t block_bytes);
+/* Start a run (creating the file the first time).  0, or EM_EIO with a
+ * message naming the directory. */
+int es_runfile_begin(es_runfile *f);
+/* Append a record to the current run.  0, EM_ENOMEM or EM_EIO. */
+int es_runfile_add(es_runfile *f, const em_rec *r);
+/* Finish the current run.  0, EM_ENOMEM or EM_EIO. */
+int es_runfile_end(es_runfile *f);
+/* Close (and so delete) the file. */
+void es_runfile_free(es_runfile *f);
+
+/* ------------------------------------------------------------------ merger */
+
+/* Sets *r to the i-th record of an in-memory sorted sequence. */
+typedef void (*es_mem_get)(void *ctx, size_t i, em_rec *r);
+
+typedef struct es_src {
+    bf_reader rd;      /* runs only */
+    em_rec cur;
+    size_t memi;       /* in-memory source: next index */
+    int is_mem;
+} es_src;
+
+typedef struct es_merger {
+    es_src *src;
+    uint32_t *heap;
+    size_t nsrc, nheap;
+    int descending;
+    int top_used;      /* the heap top was returned: advance it first */
+    es_mem_get get;
+    void *gctx;
+    size_t nmem;
+} es_merger;
+
+/* Merge the runs of f (each sorted in the given direction) with nmem
+ * in-memory records returned by get(gctx, i) (also sorted).  Reads the
+ * first record of every run: 0, or < 0 (EM_ECORRUPT, EM_EIO, EM_ENOMEM);
+ * call es_merger_free in both cases. */
+int es_merger_open(es_merger *m, es_runfile *f, es_mem_get get, void *gctx, size_t nmem, int descending);
+/* 1 with *r set (views valid until the next call), 0 at the end, or < 0. */
+int es_merger_next(es_merger *m, em_rec *r);
+void es_merger_free(es_merger *m);
+
+/* Pull (key, combiner) pairs from m in key order, combine the combiners of
+ * equal keys with agg->merge_comb, and pass one pair per key to sink.
+ * Returns 0 (also when sink returned EM_STOP) or < 0 from the merge, the
+ * aggregation or the sink. */
+int es_merge_combine(es_merger *m, const agg_spec *agg, rec_sink_fn sink, void *sctx);
+
+/* ----------------------------------------------------------------- extsort */
+
+typedef struct es_ent {
+    uint64_t prefix;   /* first 8 key bytes, big-endian, zero padded */
+    uint64_t roff;     /* encoded record in the arena */
+    uint32_t klen;
+    uint32_t kskip;    /* key bytes start at roff + kskip */
+} es_ent;
+
+typedef struct extsort {
+    ebuf arena;
+    es_ent *idx;
+    size_t n, cap;
+    size_t budget;
+    int descending;
+    es_runfile runs;
+    es_merger merger;
+    int merging;       /* es_finish opened the merger */
+    size_t next;       /* in-memory iteration position */
+    int64_t spills;
+} extsort;
+
+/* Sort by key (rec_key_cmp: plain records by value), ascending or not,
+ * spilling to spill_dir past budget bytes.  Never fails. */
+void es_init(extsort *s, const char *spill_dir, size_t budget, int descending, int level, size_t block_bytes);
+/* Copy a record in.  0, or EM_ENOMEM / EM_EIO / EM_ETOOBIG. */
+int es_add(extsort *s, const em_rec *r);
+/* No more records: sort, and open the merge if anything was spilled.
+ * 0 or < 0. */
+int es_finish(extsort *s);
+/* After es_finish: 1 with *r (valid until the next call), 0 at the end,
+ * or < 0. */
+int es_next(extsort *s, em_rec *r);
+/* Free memory and delete spill files. */
+void es_free(extsort *s);
+
+#endif

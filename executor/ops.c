@@ -1,0 +1,250 @@
+/*
+ * ops.c -- pipes for the narrow operators (map, filter, flat_map,
+ * map_values, key_by, sample, zip_with_index, map_partitions, glom) and the
+ * tee that stores a persisted partition while passing it on.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "fnref.h"
+#include "pipe.h"
+#include "recfmt.h"
+
+static int push_map(epipe *p, const em_rec *r) {
+    p->em.in = r;
+    p->em.count = 0;
+    int rc = ((em_map_fn)p->fn)(r, &p->em, p->arg);
+    if (rc < 0) return rc;
+    if (p->em.count != 1 && rc != EM_STOP)
+        return em__seterr(EM_EUSER, "map function emitted %lld records (map must emit exactly one; use flat_map)",
+                          (long long)p->em.count);
+    return rc;
+}
+
+static int push_flat_map(epipe *p, const em_rec *r) {
+    p->em.in = r;
+    p->em.count = 0;
+    return ((em_map_fn)p->fn)(r, &p->em, p->arg);
+}
+
+static int push_filter(epipe *p, const em_rec *r) {
+    int k = ((em_pred_fn)p->fn)(r, p->arg);
+    if (k < 0) return k;
+    return k ? p->next->push(p->next, r) : 0;
+}
+
+static int push_map_values(epipe *p, const em_rec *r) {
+    if (!r->key) return em__seterr(EM_EUSER, "map_values/flat_map_values need pair records, got a plain record");
+    em_rec v = {NULL, 0, r->val, r->vlen};
+    p->em.in = r;
+    p->em.count = 0;
+    int rc = ((em_map_fn)p->fn)(&v, &p->em, p->arg);
+    if (rc < 0) return rc;
+    if (p->node->op == OP_MAP_VALUES && p->em.count != 1 && rc != EM_STOP)
+        return em__seterr(EM_EUSER, "map_values function emitted %lld records (must emit exactly one)",
+                          (long long)p->em.count);
+    return rc;
+}
+
+static int push_key_by(epipe *p, const em_rec *r) {
+    p->em.in = r;
+    p->em.count = 0;
+    int rc = ((em_map_fn)p->fn)(r, &p->em, p->arg);
+    if (rc < 0) return rc;
+    if (p->em.count != 1 && rc != EM_STOP)
+        return em__seterr(EM_EUSER, "key_by function emitted %lld keys (must emit exactly one)", (long long)p->em.count);
+    return rc;
+}
+
+/* Poisson(lambda) by inversion; lambda is a sampling fraction (small). */
+static int poisson(uint64_t *s, double lambda) {
+    double l = exp(-lambda), pr = 1.0;
+    int k = 0;
+    do {
+        k++;
+        pr *= rng_double(s);
+    } while (pr > l && k < 1000);
+    return k - 1;
+}
+
+static int push_sample(epipe *p, const em_rec *r) {
+    const plan_node *n = p->node;
+    if (!n->with_repl) return rng_double(&p->rng) < n->fraction ? p->next->push(p->next, r) : 0;
+    for (int k = poisson(&p->rng, n->fraction); k > 0; k--) {
+        int rc = p->next->push(p->next, r);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int push_zip_index(epipe *p, const em_rec *r) {
+    uint8_t b[8];
+    if (r->key) return em__seterr(EM_EUSER, "zip_with_index takes plain records, got a pair");
+    em_i64_enc(p->node->start + p->n++, b);
+    em_rec o = {r->val, r->vlen, b, 8};
+    return p->next->push(p->next, &o);
+}
+
+/* OP_FOLD: buf holds the accumulator (an encoded record, from the zero). */
+static int push_fold(epipe *p, const em_rec *r) {
+    em_rec acc;
+    if (!p->n) { /* no zero: the first record is the accumulator */
+        p->n = 1;
+        return rec_append(&p->buf, r);
+    }
+    if (rec_get(p->buf.p, p->buf.p + p->buf.len, &acc) != p->buf.len)
+        return em__seterr(EM_ECORRUPT, "aggregate: bad accumulator");
+    ebuf_reset(&p->buf2);
+    p->em.buf = &p->buf2;
+    p->em.count = 0;
+    int rc = ((em_comb_fn)p->fn)(&acc, r, &p->em, p->arg);
+    if (rc < 0) return rc;
+    if (p->em.count != 1)
+        return em__seterr(EM_EUSER, "an aggregate function emitted %lld records (must be 1)", (long long)p->em.count);
+    ebuf t = p->buf;
+    p->buf = p->buf2;
+    p->buf2 = t;
+    return 0;
+}
+
+static int end_fold(epipe *p) {
+    if (!p->n) return 0; /* empty partition, no zero: no partial */
+    em_rec o = {NULL, 0, p->buf.p, p->buf.len};
+    int rc = p->next->push(p->next, &o);
+    return rc < 0 ? rc : 0;
+}
+
+/* map_partitions, glom, and the cache tee collect their input. */
+static int push_collect(epipe *p, const em_rec *r) { return rec_append(&p->buf, r); }
+
+static int push_glom(epipe *p, const em_rec *r) {
+    if (ebuf_put_varint(&p->buf, rec_encoded_size(r))) return EM_ENOMEM;
+    return rec_append(&p->buf, r);
+}
+
+static int end_map_partitions(epipe *p) {
+    em_iter it;
+    iter_init(&it, p->buf.p, p->buf.len);
+    int rc = ((em_part_fn)p->fn)(p->node->partition, &it, &p->em, p->arg);
+    return rc < 0 ? rc : 0;
+}
+
+static int end_glom(epipe *p) {
+    em_rec o = {NULL, 0, p->buf.p ? p->buf.p : (const uint8_t *)"", p->buf.len};
+    int rc = p->next->push(p->next, &o);
+    return rc < 0 ? rc : 0;
+}
+
+static int end_none(epipe *p) { return 0; }
+
+void pipe_free(epipe *p) {
+    if (!p) return;
+    if (p->free) p->free(p);
+    ebuf_free(&p->buf);
+    ebuf_free(&p->buf2);
+    free(p);
+}
+
+epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
+    epipe *p = calloc(1, sizeof *p);
+    if (!p) {
+        em__seterr(EM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    p->run = run;
+    p->node = n;
+    p->next = next;
+    p->end = end_none;
+    p->arg = n->arg.len ? n->arg.p : NULL;
+    emitter_init(&p->em, EMIT_PUSH, next, run->max_record);
+    if (n->op != OP_SAMPLE && n->op != OP_ZIP_INDEX && n->op != OP_GLOM) {
+        if (!(p->fn = fnref_resolve(&n->fn))) {
+            free(p);
+            return NULL;
+        }
+    }
+    switch (n->op) {
+    case OP_MAP: p->push = push_map; break;
+    case OP_FLAT_MAP: p->push = push_flat_map; break;
+    case OP_FILTER: p->push = push_filter; break;
+    case OP_MAP_VALUES:
+    case OP_FLAT_MAP_VALUES:
+        p->push = push_map_values;
+        p->em.mode = EMIT_REKEY;
+        break;
+    case OP_KEY_BY:
+        p->push = push_key_by;
+        p->em.mode = EMIT_KEYBY;
+        break;
+    case OP_SAMPLE:
+        p->push = push_sample;
+        p->rng = n->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(n->partition + 1));
+        break;
+    case OP_ZIP_INDEX: p->push = push_zip_index; break;
+    case OP_MAP_PARTITIONS:
+        p->push = push_collect;
+        p->end = end_map_partitions;
+        break;
+    case OP_GLOM:
+        p->push = push_glom;
+        p->end = end_glom;
+        break;
+    case OP_FOLD:
+        p->push = push_fold;
+        p->end = end_fold;
+        p->em.mode = EMIT_RECORD;
+        p->n = n->has_zero;
+        if (n->has_zero && ebuf_append(&p->buf, n->data.p, n->data.len)) {
+            free(p);
+            em__seterr(EM_ENOMEM, "out of memory");
+            return NULL;
+        }
+        break;
+    default:
+        free(p);
+        em__seterr(EM_EPROTO, "unknown operator %d", n->op);
+        return NULL;
+    }
+    return p;
+}
+
+/* The cache tee: keeps every record, and passes records on until the
+ * consumer stops (a persisted partition is always computed whole). */
+static int push_tee(epipe *p, const em_rec *r) {
+    if (rec_append(&p->buf, r)) return EM_ENOMEM;
+    if (p->stopped) return 0;
+    int rc = p->next->push(p->next, r);
+    if (rc == EM_STOP) {
+        p->stopped = 1;
+        return 0;
+    }
+    return rc;
+}
+
+static int end_tee(epipe *p) {
+    size_t len;
+    uint8_t *bytes = ebuf_steal(&p->buf, &len);
+    if (!bytes) {
+        bytes = malloc(1);
+        len = 0;
+        if (!bytes) return EM_ENOMEM;
+    }
+    return bs_put(p->run->env->store, p->node->cache_key, p->node->rdd_id, p->node->partition, p->node->level,
+                  bytes, len);
+}
+
+epipe *cache_tee_new(task_run *run, const plan_node *n, epipe *next) {
+    epipe *p = calloc(1, sizeof *p);
+    if (!p) {
+        em__seterr(EM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    p->run = run;
+    p->node = n;
+    p->next = next;
+    p->push = push_tee;
+    p->end = end_tee;
+    return p;
+}

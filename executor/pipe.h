@@ -1,0 +1,110 @@
+/*
+ * epipe.h -- the push pipeline inside a task.  Internal to executor/.
+ *
+ * A task's narrow operators form a chain of pipes ending in a sink.  Sources
+ * push each record into the first epipe; each epipe calls its user function,
+ * whose emitter pushes straight into the next epipe: no record is
+ * materialized between map and filter, and nothing is allocated per record.
+ * Pipes that need a whole partition (map_partitions, glom, a cache tee)
+ * collect records in their buffer and act in end().
+ *
+ * push returns 0, EM_STOP (downstream wants no more: the source stops), or
+ * a negative code with the message set.  end is called once per epipe after
+ * its input is exhausted (or stopped); it does not end the next epipe.
+ */
+#ifndef EM_PIPE_H
+#define EM_PIPE_H
+
+#include "agg.h"
+#include "blockstore.h"
+#include "buf.h"
+#include "ember.h"
+#include "runner.h"
+#include "taskdesc.h"
+
+typedef struct epipe epipe;
+typedef struct task_run task_run;
+
+enum emit_mode {
+    EMIT_PUSH,   /* records go to `to` */
+    EMIT_REKEY,  /* plain records become (in->key, record) */
+    EMIT_KEYBY,  /* a plain record becomes the key of (record, in->val) */
+    EMIT_VALUE,  /* one plain value into buf (by-key combiners) */
+    EMIT_RECORD, /* one record, encoded, into buf (fold, reduce) */
+};
+
+struct em_emitter {
+    enum emit_mode mode;
+    epipe *to;
+    const em_rec *in;
+    ebuf *buf;
+    int64_t count;
+    size_t max_record;
+};
+
+struct em_iter {
+    const uint8_t *p, *end;
+};
+
+struct epipe {
+    int (*push)(epipe *p, const em_rec *r);
+    int (*end)(epipe *p);
+    void (*free)(epipe *p);
+    epipe *next;
+    task_run *run;
+    const plan_node *node;
+    const plan_sink *sink;
+    void *fn;
+    const void *arg;
+    em_emitter em;
+    ebuf buf, buf2;
+    uint64_t rng;
+    int64_t n;
+    int stopped;
+    void *state; /* sink-specific */
+};
+
+/* Per-task state shared by the pipes. */
+struct task_run {
+    exec_env *env;
+    task_desc *t;
+    task_result *res;
+    size_t max_record;
+};
+
+void emitter_init(em_emitter *e, enum emit_mode mode, epipe *to, size_t max_record);
+/* Fill an agg_spec whose callbacks run the aggdesc's user functions. */
+typedef struct agg_run {
+    em_map_fn create;
+    em_comb_fn merge_value, merge_comb;
+    const void *arg;
+    em_rec zero;
+    int has_zero;
+    int rec_values;
+    size_t max_record;
+} agg_run;
+int agg_run_init(agg_run *a, const aggdesc *d, size_t max_record, agg_spec *spec);
+
+/* Narrow operator pipes (ops.c) and sinks (sinks.c).  NULL + message on
+ * failure (e.g. an unresolvable function). */
+epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next);
+epipe *sink_pipe_new(task_run *run, const plan_sink *s);
+epipe *cache_tee_new(task_run *run, const plan_node *n, epipe *next);
+void pipe_free(epipe *p);
+
+/* Records of an encoded batch as an iterator. */
+static inline void iter_init(em_iter *it, const uint8_t *p, size_t len) {
+    it->p = p;
+    it->end = p + len;
+}
+
+/* splitmix64: the per-task random stream of sample and key sampling. */
+static inline uint64_t rng_next(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static inline double rng_double(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0p-53; }
+
+#endif

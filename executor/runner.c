@@ -1,0 +1,199 @@
+/*
+ * runner.c -- runs one task (see runner.h): decodes the description, checks
+ * the binary hash, builds pipes for the plan tree and drives its sources,
+ * then reports the sink's output, accumulator updates and counters.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "fnref.h"
+#include "pipe.h"
+#include "recfmt.h"
+#include "shuffle.h"
+#include "taskdesc.h"
+#include "text_reader.h"
+#include "vars.h"
+
+static int to_pipe(void *c, const em_rec *r) {
+    epipe *p = c;
+    return p->push(p, r);
+}
+
+static int drive(task_run *run, const plan_node *n, epipe *down);
+
+static int drive_batch(const uint8_t *p, size_t len, epipe *down) {
+    const uint8_t *end = p + len;
+    em_rec r;
+    while (p < end) {
+        size_t k = rec_get(p, end, &r);
+        if (!k) return em__seterr(EM_ECORRUPT, "malformed record in a batch");
+        int rc = down->push(down, &r);
+        if (rc) return rc;
+        p += k;
+    }
+    return 0;
+}
+
+static int drive_range(const plan_node *n, epipe *down) {
+    uint8_t b[8];
+    em_rec r = {NULL, 0, b, 8};
+    if (n->step > 0) {
+        for (int64_t v = n->start; v < n->end; v += n->step) {
+            em_i64_enc(v, b);
+            int rc = down->push(down, &r);
+            if (rc) return rc;
+            if (v > INT64_MAX - n->step) break;
+        }
+    } else if (n->step < 0) {
+        for (int64_t v = n->start; v > n->end; v += n->step) {
+            em_i64_enc(v, b);
+            int rc = down->push(down, &r);
+            if (rc) return rc;
+            if (v < INT64_MIN - n->step) break;
+        }
+    }
+    return 0;
+}
+
+static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
+    agg_run ar;
+    agg_spec spec;
+    sr_opts o;
+    sr_stats st;
+    memset(&o, 0, sizeof o);
+    memset(&st, 0, sizeof st);
+    st.failed_map = -1;
+    if (n->mode == SR_AGG) {
+        int rc = agg_run_init(&ar, &n->agg, run->max_record, &spec);
+        if (rc) return rc;
+        o.agg = &spec;
+    }
+    o.shuffle_id = n->shuffle_id;
+    o.reduce_id = n->partition;
+    o.nmaps = n->nmaps;
+    o.dirs = n->dirs;
+    o.mode = (enum sr_mode)n->mode;
+    o.map_side_combined = n->combined;
+    o.descending = n->descending;
+    o.mem_budget = run->t->mem_budget;
+    o.spill_dir = run->env->local_dir;
+    o.level = run->t->level;
+    o.block_bytes = run->t->block_bytes;
+    int rc = shuffle_read(&o, to_pipe, down, &st);
+    run->res->spills += st.spills;
+    if (rc == EM_EFETCH) {
+        run->res->fetch_map = st.failed_map;
+        run->res->fetch_shuffle = n->shuffle_id;
+    }
+    return rc;
+}
+
+static int drive_cached(task_run *run, const plan_node *n, epipe *down) {
+    blockstore *bs = run->env->store;
+    block *b = bs_get(bs, n->cache_key, n->rdd_id, n->partition);
+    if (b) {
+        run->res->cache_hits++;
+        int rc = drive_batch(b->p, b->len, down);
+        bs_release(bs, b);
+        return rc;
+    }
+    epipe *tee = cache_tee_new(run, n, down);
+    if (!tee) return EM_ENOMEM;
+    int rc = drive(run, n->child[0], tee);
+    if (rc >= 0) {
+        int rc2 = tee->end(tee);
+        if (rc2 < 0) rc = rc2;
+        else if (tee->stopped) rc = EM_STOP;
+    }
+    pipe_free(tee);
+    return rc;
+}
+
+/* Push the records of node n's partition into down.  Returns 0, EM_STOP or
+ * a negative code. */
+static int drive(task_run *run, const plan_node *n, epipe *down) {
+    switch (n->type) {
+    case PN_RECS: return drive_batch(n->data.p, n->data.len, down);
+    case PN_RANGE: return drive_range(n, down);
+    case PN_TEXT: {
+        text_split s = {(char *)n->path, n->off, n->len, n->gz};
+        uint64_t bytes = 0;
+        int rc = text_read_split(&s, run->max_record, to_pipe, down, &bytes);
+        run->res->input_bytes += bytes;
+        return rc;
+    }
+    case PN_SHUFFLE: return drive_shuffle(run, n, down);
+    case PN_OP: {
+        epipe *p = op_pipe_new(run, n, down);
+        if (!p) return EM_EFNREF;
+        int rc = drive(run, n->child[0], p);
+        if (rc >= 0) {
+            int rc2 = p->end(p);
+            if (rc2 < 0) rc = rc2;
+        }
+        pipe_free(p);
+        return rc;
+    }
+    case PN_CONCAT:
+        for (int i = 0; i < n->nchild; i++) {
+            int rc = drive(run, n->child[i], down);
+            if (rc) return rc;
+        }
+        return 0;
+    case PN_CACHED: return drive_cached(run, n, down);
+    }
+    return em__seterr(EM_EPROTO, "unknown plan node %d", n->type);
+}
+
+void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res) {
+    task_desc *t = NULL;
+    task_run run;
+    epipe *sink = NULL;
+    int rc;
+
+    memset(res, 0, sizeof *res);
+    res->fetch_map = -1;
+    if ((rc = taskdesc_decode(desc, len, &t)) != 0) goto done;
+    res->task_id = t->task_id;
+    if (memcmp(t->binhash, fnref_binary_hash(), 32) != 0) {
+        rc = em__seterr(EM_EPROTO, "task %llu was built for another binary (hash mismatch)",
+                        (unsigned long long)t->task_id);
+        goto done;
+    }
+    run.env = env;
+    run.t = t;
+    run.res = res;
+    run.max_record = t->max_record ? (size_t)t->max_record : (size_t)64 << 20;
+    vars_task_begin(t->partition);
+    if (!(sink = sink_pipe_new(&run, &t->sink))) {
+        rc = EM_EIO;
+        if (strcmp(em_errmsg(), "no error") == 0) em__seterr(rc, "cannot start the task's sink");
+    } else {
+        rc = drive(&run, t->root, sink);
+        if (rc >= 0) rc = sink->end(sink);
+    }
+    pipe_free(sink);
+    vars_task_end(&res->accs, &res->naccs);
+done:
+    if (rc < 0) {
+        res->status = rc;
+        em__geterr(res->errmsg, sizeof res->errmsg);
+        free(res->data);
+        res->data = NULL;
+        res->len = 0;
+        free(res->accs); /* a failed attempt's additions do not count */
+        res->accs = NULL;
+        res->naccs = 0;
+    }
+    taskdesc_free(t);
+}
+
+void task_result_clear(task_result *r) {
+    free(r->data);
+    free(r->accs);
+    r->data = NULL;
+    r->accs = NULL;
+    r->len = 0;
+    r->naccs = 0;
+}

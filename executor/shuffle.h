@@ -1,0 +1,103 @@
+/*
+ * shuffle.h -- writing map outputs and reading them on the reduce side.
+ *
+ * Files.  Map task m of shuffle s writes <dir>/shuffle_<s>_<m>.data, one run
+ * of blocks (blockfile.h) per reduce partition back to back, and
+ * <dir>/shuffle_<s>_<m>.index, (nparts + 1) u64le offsets into the data file
+ * (segment r is [idx[r], idx[r+1])).  Both are written under temporary names
+ * and renamed into place by sw_commit (data first, index last), so a reader
+ * that finds the index finds a complete output.
+ *
+ * Memory.  A writer holds at most about mem_budget bytes: with map-side
+ * combining, when the combine table outgrows it, its contents are written out
+ * (the reduce side combines again, so partial combining is correct); without,
+ * records are buffered per partition and flushed to a temporary spill file as
+ * compressed blocks, which sw_commit copies into the data file in partition
+ * order.  A reader aggregates or sorts within mem_budget and spills sorted
+ * runs to spill_dir past it, merging them at the end.
+ */
+#ifndef EM_SHUFFLE_H
+#define EM_SHUFFLE_H
+
+#include <stdint.h>
+
+#include "agg.h"
+#include "ember.h"
+
+typedef struct shuffle_writer shuffle_writer;
+
+typedef struct sw_opts {
+    const char *dir;
+    uint32_t shuffle_id, map_id, attempt;
+    int nparts;
+    /* Reduce partition of a record, in [0, nparts). */
+    int (*partition)(void *pctx, const em_rec *r);
+    void *pctx;
+    const agg_spec *combine; /* map-side combine, or NULL */
+    size_t mem_budget;
+    int level;
+    size_t block_bytes;
+} sw_opts;
+
+typedef struct sw_result {
+    uint64_t *seg_bytes;   /* nparts sizes, malloc'd: caller frees */
+    uint64_t bytes;        /* data file size */
+    uint64_t records;      /* records written (after combining) */
+    int64_t spills;
+} sw_result;
+
+/* NULL on failure (message set).  opts is copied; the agg_spec and pctx it
+ * points to must outlive the writer. */
+shuffle_writer *sw_open(const sw_opts *opts);
+/* 0 or < 0 (user combine failure, I/O). */
+int sw_add(shuffle_writer *w, const em_rec *r);
+/* Write everything, rename into place, free the writer.  0 or < 0 (then
+ * nothing is left on disk). */
+int sw_commit(shuffle_writer *w, sw_result *res);
+/* Drop a writer and its temporary files. */
+void sw_abort(shuffle_writer *w);
+
+/* Path of a map output file (ext "data" or "index") into buf. */
+void shuffle_path(char *buf, size_t len, const char *dir, uint32_t shuffle_id, uint32_t map_id,
+                  const char *ext);
+
+enum sr_mode {
+    SR_PASS,    /* records as they come, map 0's segment first */
+    SR_AGG,     /* one record per key: combined with agg (unordered) */
+    SR_SORT,    /* ordered by key (rec_key_cmp), ascending or descending */
+    SR_GROUP,   /* (key, list of values) per key, keys in ascending order */
+    SR_COGROUP, /* values carry a tag byte 0 or 1 first; emits (key, cogroup
+                   value) per key with the tag stripped, keys ascending */
+};
+
+typedef struct sr_opts {
+    uint32_t shuffle_id;
+    int reduce_id;
+    int nmaps;
+    const char *const *dirs; /* nmaps directories holding the map outputs;
+                                NULL entry: that map wrote nothing */
+    enum sr_mode mode;
+    const agg_spec *agg;     /* SR_AGG */
+    int map_side_combined;   /* SR_AGG: inputs are combiners (use merge_comb),
+                                else values (create / merge_value) */
+    int descending;          /* SR_SORT */
+    size_t mem_budget;
+    const char *spill_dir;
+    int level;
+    size_t block_bytes;
+} sr_opts;
+
+typedef struct sr_stats {
+    uint64_t bytes_read, records_read;
+    int64_t spills;
+    int failed_map;          /* on EM_EFETCH: the map whose output is bad */
+} sr_stats;
+
+/* Read reduce partition reduce_id of every map output and pass the result to
+ * sink.  Returns 0 (also when sink stopped early with EM_STOP), EM_EFETCH
+ * when a map output is missing or corrupt (stats->failed_map names it; the
+ * message names the file), or another < 0 code from agg or sink.  Removes
+ * its spill files in every case. */
+int shuffle_read(const sr_opts *opts, rec_sink_fn sink, void *sctx, sr_stats *stats);
+
+#endif

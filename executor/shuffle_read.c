@@ -1,0 +1,323 @@
+/*
+ * shuffle_read.c -- the reduce side of a shuffle: fetch one reduce
+ * partition's segment from every map output and pass the records to a sink
+ * as the mode asks (see shuffle.h).
+ *
+ * Fetching is the same for every mode: for each map, read the two offsets
+ * of the segment from the index file, check them against the data file's
+ * size, and decode the run of blocks.  Any problem with a map's files is a
+ * fetch failure (EM_EFETCH naming the file, stats->failed_map naming the
+ * map), which tells the scheduler to recompute that map's output rather than
+ * to retry this task as is.
+ *
+ * The modes differ in what consumes the fetched records:
+ *   SR_PASS     the sink itself, map by map.
+ *   SR_AGG      an aggmap; past the budget its entries are sorted by key and
+ *               spilled as a run, and at the end the runs and the table are
+ *               merged, combining equal keys (extsort.h).
+ *   SR_SORT, SR_GROUP, SR_COGROUP
+ *               an external sorter; its ordered output is grouped by key for
+ *               the last two.
+ * Spill files are unlinked when created, so they vanish however this ends.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "aggmap.h"
+#include "blockfile.h"
+#include "err.h"
+#include "extsort.h"
+#include "recfmt.h"
+#include "shuffle.h"
+
+#define SR_PATH 1024
+
+typedef int (*consume_fn)(void *ctx, const em_rec *r);
+
+static int fetch_fail(sr_stats *st, int map) {
+    st->failed_map = map;
+    return EM_EFETCH;
+}
+
+/* Read map m's segment of the reduce partition into fn.  0, a fetch
+ * failure, or whatever fn returned (EM_STOP or < 0). */
+static int read_segment(const sr_opts *o, int m, consume_fn fn, void *ctx, sr_stats *st) {
+    char ipath[SR_PATH], dpath[SR_PATH];
+    uint8_t b[16];
+    struct stat sb;
+    shuffle_path(ipath, sizeof ipath, o->dirs[m], o->shuffle_id, (uint32_t)m, "index");
+    shuffle_path(dpath, sizeof dpath, o->dirs[m], o->shuffle_id, (uint32_t)m, "data");
+
+    int fd = open(ipath, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        em__seterr(EM_EFETCH, "shuffle index %s: %s", ipath, strerror(errno));
+        return fetch_fail(st, m);
+    }
+    ssize_t k;
+    do k = pread(fd, b, sizeof b, (off_t)8 * o->reduce_id);
+    while (k < 0 && errno == EINTR);
+    close(fd);
+    if (k != (ssize_t)sizeof b) {
+        em__seterr(EM_EFETCH, "shuffle index %s: %s reading reduce partition %d", ipath,
+                   k < 0 ? strerror(errno) : "too short", o->reduce_id);
+        return fetch_fail(st, m);
+    }
+    uint64_t start = get_u64le(b), end = get_u64le(b + 8);
+
+    if ((fd = open(dpath, O_RDONLY | O_CLOEXEC)) < 0) {
+        em__seterr(EM_EFETCH, "shuffle data %s: %s", dpath, strerror(errno));
+        return fetch_fail(st, m);
+    }
+    if (fstat(fd, &sb)) {
+        em__seterr(EM_EFETCH, "shuffle data %s: %s", dpath, strerror(errno));
+        close(fd);
+        return fetch_fail(st, m);
+    }
+    if (start > end || end > (uint64_t)sb.st_size) {
+        em__seterr(EM_EFETCH, "shuffle data %s: segment [%llu, %llu) of reduce partition %d is outside the file (%lld bytes)",
+                   dpath, (unsigned long long)start, (unsigned long long)end, o->reduce_id,
+                   (long long)sb.st_size);
+        close(fd);
+        return fetch_fail(st, m);
+    }
+    bf_reader rd;
+    em_rec r;
+    int rc;
+    bf_reader_init(&rd, fd, dpath, start, end - start);
+    for (;;) {
+        if ((rc = bf_next(&rd, &r)) <= 0) {
+            /* A bad block is the map output's fault (the message names the
+             * file and offset); running out of memory is not. */
+            if (rc < 0 && rc != EM_ENOMEM) rc = fetch_fail(st, m);
+            break;
+        }
+        st->records_read++;
+        if ((rc = fn(ctx, &r))) break;
+    }
+    st->bytes_read += rd.off - start;
+    bf_reader_free(&rd);
+    close(fd);
+    return rc;
+}
+
+/* Feed every map's segment to fn, skipping maps that wrote nothing. */
+static int read_all(const sr_opts *o, consume_fn fn, void *ctx, sr_stats *st) {
+    for (int m = 0; m < o->nmaps; m++) {
+        if (!o->dirs[m]) continue;
+        int rc = read_segment(o, m, fn, ctx, st);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ pass */
+
+typedef struct pass_ctx {
+    rec_sink_fn sink;
+    void *sctx;
+} pass_ctx;
+
+static int pass_rec(void *ctx, const em_rec *r) {
+    pass_ctx *p = ctx;
+    return p->sink(p->sctx, r);
+}
+
+/* ------------------------------------------------------------------- agg */
+
+typedef struct agg_ctx {
+    const sr_opts *o;
+    aggmap map;
+    ebuf out;
+    es_runfile runs;
+    int64_t spills;
+} agg_ctx;
+
+/* Sort the table by key and write it as one run of (key, combiner). */
+static int agg_spill(agg_ctx *a) {
+    em_rec r;
+    int rc;
+    aggmap_sort(&a->map);
+    if ((rc = es_runfile_begin(&a->runs))) return rc;
+    for (size_t i = 0; i < aggmap_count(&a->map); i++) {
+        aggmap_get(&a->map, i, &r);
+        if ((rc = es_runfile_add(&a->runs, &r))) return rc;
+    }
+    if ((rc = es_runfile_end(&a->runs))) return rc;
+    aggmap_clear(&a->map);
+    a->spills++;
+    return 0;
+}
+
+static int agg_rec(void *ctx, const em_rec *r) {
+    agg_ctx *a = ctx;
+    const agg_spec *g = a->o->agg;
+    size_t i;
+    int rc;
+    if (!r->key) return em__seterr(EM_EINVAL, "shuffle %u: aggregation needs pair records", a->o->shuffle_id);
+    if ((rc = aggmap_upsert(&a->map, r->key, r->klen, &i)) < 0) return rc;
+    em_rec v = {NULL, 0, r->val, r->vlen}, c;
+    if (!rc && a->o->map_side_combined) {
+        rc = aggmap_set_comb(&a->map, i, r->val, r->vlen); /* a combiner already */
+    } else {
+        ebuf_reset(&a->out);
+        if (rc) {
+            aggmap_get(&a->map, i, &c);
+            c.key = NULL;
+            c.klen = 0;
+            rc = a->o->map_side_combined ? g->merge_comb(g->ctx, &c, &v, &a->out)
+                                         : g->merge_value(g->ctx, &c, &v, &a->out);
+        } else {
+            rc = g->create(g->ctx, &v, &a->out);
+        }
+        if (rc < 0) return rc;
+        rc = aggmap_set_comb(&a->map, i, a->out.p, a->out.len);
+    }
+    if (rc) return rc;
+    return aggmap_mem(&a->map) > a->o->mem_budget ? agg_spill(a) : 0;
+}
+
+static void agg_mem_get(void *ctx, size_t i, em_rec *r) { aggmap_get(ctx, i, r); }
+
+static int read_agg(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats *st) {
+    const agg_spec *g = o->agg;
+    if (!g || !g->merge_comb || (!o->map_side_combined && (!g->create || !g->merge_value)))
+        return em__seterr(EM_EINVAL, "shuffle_read: aggregation without the functions it needs");
+    agg_ctx a = {.o = o};
+    aggmap_init(&a.map);
+    es_runfile_init(&a.runs, o->spill_dir, o->level, o->block_bytes);
+    int rc = read_all(o, agg_rec, &a, st);
+    em_rec r;
+    if (!rc && !a.runs.nruns) {
+        for (size_t i = 0; i < aggmap_count(&a.map) && !rc; i++) {
+            aggmap_get(&a.map, i, &r);
+            rc = sink(sctx, &r);
+        }
+    } else if (!rc) {
+        es_merger mg;
+        aggmap_sort(&a.map);
+        rc = es_merger_open(&mg, &a.runs, agg_mem_get, &a.map, aggmap_count(&a.map), 0);
+        if (!rc) rc = es_merge_combine(&mg, g, sink, sctx);
+        es_merger_free(&mg);
+    }
+    st->spills += a.spills;
+    aggmap_free(&a.map);
+    ebuf_free(&a.out);
+    es_runfile_free(&a.runs);
+    return rc;
+}
+
+/* ---------------------------------------------------- sort, group, cogroup */
+
+typedef struct sort_ctx {
+    const sr_opts *o;
+    extsort es;
+} sort_ctx;
+
+static int sort_rec(void *ctx, const em_rec *r) {
+    sort_ctx *s = ctx;
+    if (s->o->mode != SR_SORT) {
+        if (!r->key) return em__seterr(EM_EINVAL, "shuffle %u: grouping needs pair records", s->o->shuffle_id);
+        if (s->o->mode == SR_COGROUP && (!r->vlen || *(const uint8_t *)r->val > 1))
+            return em__seterr(EM_ECORRUPT, "shuffle %u: cogroup value without a side tag", s->o->shuffle_id);
+    }
+    return es_add(&s->es, r);
+}
+
+static const void *nz(const ebuf *b) { return b->p ? (const void *)b->p : (const void *)""; }
+
+/* Pass one (key, list) or (key, cogroup value) to sink. */
+static int emit_group(const sr_opts *o, const ebuf *key, const ebuf *la, const ebuf *lb, ebuf *out,
+                      rec_sink_fn sink, void *sctx) {
+    em_rec r = {nz(key), key->len, nz(la), la->len};
+    if (o->mode == SR_COGROUP) {
+        ebuf_reset(out);
+        if (ebuf_put_varint(out, la->len) || ebuf_append(out, la->p, la->len) || ebuf_append(out, lb->p, lb->len))
+            return em__seterr(EM_ENOMEM, "cogroup: out of memory");
+        r.val = out->p;
+        r.vlen = out->len;
+    }
+    return sink(sctx, &r);
+}
+
+/* Walk the sorted records, collecting each key's values into lists. */
+static int emit_groups(const sr_opts *o, extsort *es, rec_sink_fn sink, void *sctx) {
+    ebuf key = EBUF_INIT, la = EBUF_INIT, lb = EBUF_INIT, out = EBUF_INIT;
+    em_rec r;
+    int rc, have = 0;
+    while ((rc = es_next(es, &r)) == 1) {
+        if (!have || bytes_cmp(key.p, key.len, r.key, r.klen)) {
+            if (have && (rc = emit_group(o, &key, &la, &lb, &out, sink, sctx))) break;
+            ebuf_reset(&key);
+            ebuf_reset(&la);
+            ebuf_reset(&lb);
+            if (ebuf_append(&key, r.key, r.klen)) {
+                rc = em__seterr(EM_ENOMEM, "group: out of memory");
+                break;
+            }
+            have = 1;
+        }
+        if (o->mode == SR_COGROUP) {
+            const uint8_t *v = r.val;
+            rc = list_append(v[0] ? &lb : &la, v + 1, r.vlen - 1);
+        } else {
+            rc = list_append(&la, r.val, r.vlen);
+        }
+        if (rc) {
+            rc = em__seterr(EM_ENOMEM, "group: out of memory");
+            break;
+        }
+    }
+    if (!rc && have) rc = emit_group(o, &key, &la, &lb, &out, sink, sctx);
+    ebuf_free(&key);
+    ebuf_free(&la);
+    ebuf_free(&lb);
+    ebuf_free(&out);
+    return rc;
+}
+
+static int read_sorted(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats *st) {
+    sort_ctx s = {.o = o};
+    em_rec r;
+    es_init(&s.es, o->spill_dir, o->mem_budget, o->mode == SR_SORT && o->descending, o->level, o->block_bytes);
+    int rc = read_all(o, sort_rec, &s, st);
+    if (!rc) rc = es_finish(&s.es);
+    if (!rc && o->mode == SR_SORT) {
+        while ((rc = es_next(&s.es, &r)) == 1)
+            if ((rc = sink(sctx, &r))) break;
+    } else if (!rc) {
+        rc = emit_groups(o, &s.es, sink, sctx);
+    }
+    st->spills += s.es.spills;
+    es_free(&s.es);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ entry */
+
+int shuffle_read(const sr_opts *opts, rec_sink_fn sink, void *sctx, sr_stats *stats) {
+    sr_stats local;
+    int rc;
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    stats->failed_map = -1;
+    if (!opts || !sink || opts->nmaps < 0 || (opts->nmaps && !opts->dirs) || opts->reduce_id < 0)
+        return em__seterr(EM_EINVAL, "shuffle_read: invalid options");
+    sr_opts o = *opts;
+    if (!o.mem_budget) o.mem_budget = (size_t)64 << 20;
+    switch (o.mode) {
+    case SR_PASS: {
+        pass_ctx p = {sink, sctx};
+        rc = read_all(&o, pass_rec, &p, stats);
+        break;
+    }
+    case SR_AGG: rc = read_agg(&o, sink, sctx, stats); break;
+    case SR_SORT:
+    case SR_GROUP:
+    case SR_COGROUP: rc = read_sorted(&o, sink, sctx, stats); break;
+    default: rc = em__seterr(EM_EINVAL, "shuffle_read: unknown mode %d", (int)o.mode);
+    }
+    return rc == EM_STOP ? 0 : rc;
+}

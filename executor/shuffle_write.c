@@ -1,0 +1,351 @@
+/*
+ * shuffle_write.c -- the map side of a shuffle: partition a task's output
+ * records, optionally combine them, and write one data file with one run of
+ * blocks per reduce partition plus an index of offsets (format and commit
+ * protocol in shuffle.h).
+ *
+ * Records are appended to a per-partition raw buffer in the batch encoding;
+ * when a buffer reaches block_bytes it is compressed into a block kept in
+ * memory.  Most map outputs fit in the budget once compressed, and then
+ * sw_commit writes each partition's blocks straight into the data file.
+ * When the buffered bytes outgrow the budget every partition's pending bytes
+ * are compressed and written to a spill file, remembering the extents per
+ * partition; sw_commit copies those extents (copy_file_range, no
+ * recompression) before the partition's in-memory blocks, so each segment is
+ * still one run in arrival order.
+ *
+ * With map-side combining, records first go through an aggmap; when it
+ * outgrows its half of the budget its entries are written out as above and
+ * the table starts over.  The reduce side combines again, so combining
+ * partially is correct.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "aggmap.h"
+#include "blockfile.h"
+#include "err.h"
+#include "extsort.h"
+#include "recfmt.h"
+#include "shuffle.h"
+
+#define SW_PATH 1024
+
+typedef struct sw_part {
+    ebuf raw;      /* encoded records not yet compressed */
+    ebuf z;        /* compressed blocks not yet written */
+    es_run *ext;   /* extents of this partition in the spill file */
+    size_t next, cap;
+} sw_part;
+
+struct shuffle_writer {
+    sw_opts o;
+    char dir[SW_PATH];
+    char data_tmp[SW_PATH], index_tmp[SW_PATH], spill_path[SW_PATH];
+    int spill_fd;
+    uint64_t spill_off;
+    sw_part *parts;
+    size_t buffered;    /* raw + compressed bytes held in parts */
+    size_t buf_budget;  /* past it, parts spill */
+    aggmap comb;
+    size_t comb_budget; /* past it, the combine table is written out */
+    ebuf scratch;
+    uint64_t records;
+    int64_t spills;
+};
+
+static unsigned tmp_seq; /* distinguishes writers of one process */
+
+void shuffle_path(char *buf, size_t len, const char *dir, uint32_t shuffle_id, uint32_t map_id,
+                  const char *ext) {
+    /* An overlong dir gives an empty path, which then fails to open
+     * rather than naming some other file. */
+    int n = snprintf(buf, len, "%s/shuffle_%u_%u.%s", dir, shuffle_id, map_id, ext);
+    if (len && (n < 0 || (size_t)n >= len)) buf[0] = 0;
+}
+
+shuffle_writer *sw_open(const sw_opts *opts) {
+    if (!opts || !opts->dir || opts->nparts <= 0 || !opts->partition || strlen(opts->dir) > SW_PATH - 100) {
+        em__seterr(EM_EINVAL, "sw_open: invalid options");
+        return NULL;
+    }
+    if (opts->combine && (!opts->combine->create || !opts->combine->merge_value)) {
+        em__seterr(EM_EINVAL, "sw_open: combine needs create and merge_value");
+        return NULL;
+    }
+    shuffle_writer *w = calloc(1, sizeof *w);
+    if (w) w->parts = calloc((size_t)opts->nparts, sizeof *w->parts);
+    if (!w || !w->parts) {
+        free(w);
+        em__seterr(EM_ENOMEM, "sw_open: out of memory");
+        return NULL;
+    }
+    w->o = *opts;
+    snprintf(w->dir, sizeof w->dir, "%s", opts->dir);
+    w->o.dir = w->dir;
+    if (!w->o.block_bytes) w->o.block_bytes = 65536;
+    if (w->o.block_bytes > BF_MAX_RAW) w->o.block_bytes = BF_MAX_RAW;
+    size_t budget = w->o.mem_budget ? w->o.mem_budget : (size_t)64 << 20;
+    /* With combining, the table and the partition buffers share the budget. */
+    w->comb_budget = budget / 2;
+    w->buf_budget = opts->combine ? budget / 2 : budget;
+    w->spill_fd = -1;
+    aggmap_init(&w->comb);
+    unsigned seq = __atomic_fetch_add(&tmp_seq, 1, __ATOMIC_RELAXED);
+    char base[SW_PATH];
+    shuffle_path(base, sizeof base, w->dir, opts->shuffle_id, opts->map_id, "data");
+    /* Unique per attempt, process and writer: concurrent attempts of one
+     * map task never write the same temporary file. */
+    int n = snprintf(w->data_tmp, sizeof w->data_tmp, "%s.tmp-%u-%d-%u", base, opts->attempt, (int)getpid(), seq);
+    shuffle_path(base, sizeof base, w->dir, opts->shuffle_id, opts->map_id, "index");
+    n |= snprintf(w->index_tmp, sizeof w->index_tmp, "%s.tmp-%u-%d-%u", base, opts->attempt, (int)getpid(), seq);
+    EM_ASSERT(n > 0); /* lengths are bounded by the dir check above */
+    return w;
+}
+
+/* Compress partition p's raw records into a block in memory. */
+static int compress_part(shuffle_writer *w, sw_part *p) {
+    if (!p->raw.len) return 0;
+    size_t before = p->z.len;
+    int rc = bf_compress_block(&p->z, p->raw.p, p->raw.len, w->o.level);
+    if (rc) return rc;
+    w->buffered = w->buffered - p->raw.len + (p->z.len - before);
+    ebuf_reset(&p->raw);
+    return 0;
+}
+
+static int add_extent(sw_part *p, uint64_t off, uint64_t len) {
+    if (p->next && p->ext[p->next - 1].off + p->ext[p->next - 1].len == off) {
+        p->ext[p->next - 1].len += len; /* contiguous with the last one */
+        return 0;
+    }
+    if (p->next == p->cap) {
+        size_t nc = p->cap ? p->cap * 2 : 4;
+        es_run *ne = realloc(p->ext, nc * sizeof *ne);
+        if (!ne) return EM_ENOMEM;
+        p->ext = ne;
+        p->cap = nc;
+    }
+    p->ext[p->next].off = off;
+    p->ext[p->next].len = len;
+    p->next++;
+    return 0;
+}
+
+/* Write every partition's pending bytes, compressed, to the spill file. */
+static int spill_parts(shuffle_writer *w) {
+    int rc;
+    if (w->spill_fd < 0) {
+        char base[SW_PATH];
+        shuffle_path(base, sizeof base, w->dir, w->o.shuffle_id, w->o.map_id, "spill");
+        if (snprintf(w->spill_path, sizeof w->spill_path, "%s-%u-%d-XXXXXX", base, w->o.attempt,
+                     (int)getpid()) >= (int)sizeof w->spill_path)
+            return em__seterr(EM_EINVAL, "shuffle spill: path too long in %s", w->dir);
+        w->spill_fd = mkostemp(w->spill_path, O_CLOEXEC);
+        if (w->spill_fd < 0) return em__seterr(EM_EIO, "shuffle spill %s: %s", w->spill_path, strerror(errno));
+        unlink(w->spill_path); /* gone when closed, whatever happens */
+    }
+    for (int i = 0; i < w->o.nparts; i++) {
+        sw_part *p = &w->parts[i];
+        if ((rc = compress_part(w, p))) return rc;
+        if (!p->z.len) continue;
+        if ((rc = bf_pwrite_all(w->spill_fd, w->spill_path, p->z.p, p->z.len, w->spill_off))) return rc;
+        if (add_extent(p, w->spill_off, p->z.len)) return em__seterr(EM_ENOMEM, "shuffle spill: out of memory");
+        w->spill_off += p->z.len;
+        w->buffered -= p->z.len;
+        ebuf_free(&p->z); /* a big partition's blocks need not stay reserved */
+    }
+    w->spills++;
+    return 0;
+}
+
+static int part_add(shuffle_writer *w, int pi, const em_rec *r) {
+    if (pi < 0 || pi >= w->o.nparts)
+        return em__seterr(EM_EINVAL, "shuffle %u: partitioner returned %d, not in [0, %d)", w->o.shuffle_id, pi,
+                          w->o.nparts);
+    sw_part *p = &w->parts[pi];
+    size_t n = rec_encoded_size(r);
+    int rc;
+    if (n > BF_MAX_RAW)
+        return em__seterr(EM_ETOOBIG, "shuffle %u: record of %zu bytes exceeds the %zu byte block limit",
+                          w->o.shuffle_id, n, BF_MAX_RAW);
+    if (p->raw.len + n > BF_MAX_RAW && (rc = compress_part(w, p))) return rc;
+    if (ebuf_reserve(&p->raw, n)) return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
+    p->raw.len += rec_put(p->raw.p + p->raw.len, r);
+    w->buffered += n;
+    w->records++;
+    if (p->raw.len >= w->o.block_bytes && (rc = compress_part(w, p))) return rc;
+    if (w->buffered > w->buf_budget) return spill_parts(w);
+    return 0;
+}
+
+/* Write the combine table's entries to the partitions and empty it. */
+static int dump_comb(shuffle_writer *w) {
+    em_rec r;
+    int rc;
+    for (size_t i = 0; i < aggmap_count(&w->comb); i++) {
+        aggmap_get(&w->comb, i, &r);
+        if ((rc = part_add(w, w->o.partition(w->o.pctx, &r), &r))) return rc;
+    }
+    aggmap_clear(&w->comb);
+    return 0;
+}
+
+int sw_add(shuffle_writer *w, const em_rec *r) {
+    if (!w->o.combine) return part_add(w, w->o.partition(w->o.pctx, r), r);
+    const agg_spec *a = w->o.combine;
+    size_t i;
+    int rc;
+    if (!r->key) return em__seterr(EM_EINVAL, "shuffle %u: map-side combine needs pair records", w->o.shuffle_id);
+    if ((rc = aggmap_upsert(&w->comb, r->key, r->klen, &i)) < 0) return rc;
+    em_rec v = {NULL, 0, r->val, r->vlen}, c;
+    ebuf_reset(&w->scratch);
+    if (rc) {
+        aggmap_get(&w->comb, i, &c);
+        c.key = NULL;
+        c.klen = 0;
+        rc = a->merge_value(a->ctx, &c, &v, &w->scratch);
+    } else {
+        rc = a->create(a->ctx, &v, &w->scratch);
+    }
+    if (rc < 0) return rc;
+    if ((rc = aggmap_set_comb(&w->comb, i, w->scratch.p, w->scratch.len))) return rc;
+    return aggmap_mem(&w->comb) > w->comb_budget ? dump_comb(w) : 0;
+}
+
+/* Copy len bytes from the spill file to the data file, in the kernel when
+ * the filesystem allows. */
+static int copy_extent(shuffle_writer *w, int to, uint64_t from_off, uint64_t to_off, uint64_t len) {
+    while (len) {
+        loff_t in = (loff_t)from_off, out = (loff_t)to_off;
+        ssize_t k = copy_file_range(w->spill_fd, &in, to, &out, (size_t)len, 0);
+        if (k > 0) {
+            from_off += (uint64_t)k;
+            to_off += (uint64_t)k;
+            len -= (uint64_t)k;
+            continue;
+        }
+        if (k < 0 && errno == EINTR) continue;
+        if (k == 0 || (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP))
+            return em__seterr(EM_EIO, "shuffle write %s: copying spilled blocks: %s", w->data_tmp,
+                              k == 0 ? "spill file truncated" : strerror(errno));
+        break; /* fall back to reading and writing */
+    }
+    while (len) {
+        size_t chunk = len < ((size_t)1 << 20) ? (size_t)len : (size_t)1 << 20;
+        ebuf_reset(&w->scratch);
+        if (ebuf_reserve(&w->scratch, chunk)) return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
+        ssize_t k = pread(w->spill_fd, w->scratch.p, chunk, (off_t)from_off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0)
+            return em__seterr(EM_EIO, "shuffle spill %s: %s", w->spill_path,
+                              k == 0 ? "file truncated" : strerror(errno));
+        int rc = bf_pwrite_all(to, w->data_tmp, w->scratch.p, (size_t)k, to_off);
+        if (rc) return rc;
+        from_off += (uint64_t)k;
+        to_off += (uint64_t)k;
+        len -= (uint64_t)k;
+    }
+    return 0;
+}
+
+/* Write the data and index files under their temporary names. */
+static int write_files(shuffle_writer *w, uint64_t *seg) {
+    int n = w->o.nparts, rc = 0;
+    uint8_t *idx = malloc(((size_t)n + 1) * 8);
+    if (!idx) return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
+    int fd = open(w->data_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        free(idx);
+        return em__seterr(EM_EIO, "shuffle write %s: %s", w->data_tmp, strerror(errno));
+    }
+    uint64_t off = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        sw_part *p = &w->parts[i];
+        put_u64le(idx + 8 * (size_t)i, off);
+        uint64_t start = off;
+        for (size_t e = 0; e < p->next && !rc; e++) {
+            rc = copy_extent(w, fd, p->ext[e].off, off, p->ext[e].len);
+            off += p->ext[e].len;
+        }
+        if (rc || (rc = compress_part(w, p))) break;
+        if (p->z.len && !(rc = bf_pwrite_all(fd, w->data_tmp, p->z.p, p->z.len, off))) off += p->z.len;
+        if (seg) seg[i] = off - start;
+        ebuf_free(&p->z);
+    }
+    put_u64le(idx + 8 * (size_t)n, off);
+    if (close(fd) && !rc) rc = em__seterr(EM_EIO, "shuffle write %s: %s", w->data_tmp, strerror(errno));
+    if (!rc) {
+        fd = open(w->index_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            rc = em__seterr(EM_EIO, "shuffle write %s: %s", w->index_tmp, strerror(errno));
+        } else {
+            rc = bf_pwrite_all(fd, w->index_tmp, idx, ((size_t)n + 1) * 8, 0);
+            if (close(fd) && !rc) rc = em__seterr(EM_EIO, "shuffle write %s: %s", w->index_tmp, strerror(errno));
+        }
+    }
+    free(idx);
+    return rc;
+}
+
+static void sw_free(shuffle_writer *w) {
+    for (int i = 0; i < w->o.nparts; i++) {
+        ebuf_free(&w->parts[i].raw);
+        ebuf_free(&w->parts[i].z);
+        free(w->parts[i].ext);
+    }
+    free(w->parts);
+    if (w->spill_fd >= 0) close(w->spill_fd);
+    aggmap_free(&w->comb);
+    ebuf_free(&w->scratch);
+    free(w);
+}
+
+int sw_commit(shuffle_writer *w, sw_result *res) {
+    uint64_t *seg = NULL;
+    char final[SW_PATH];
+    int rc = 0;
+    if (res && !(seg = calloc((size_t)w->o.nparts, sizeof *seg))) rc = em__seterr(EM_ENOMEM, "sw_commit: out of memory");
+    if (!rc && w->o.combine) rc = dump_comb(w);
+    if (!rc) rc = write_files(w, seg);
+    if (!rc) {
+        /* Data first, index last: a reader that sees the index sees data. */
+        shuffle_path(final, sizeof final, w->dir, w->o.shuffle_id, w->o.map_id, "data");
+        if (rename(w->data_tmp, final)) {
+            rc = em__seterr(EM_EIO, "shuffle commit %s: %s", final, strerror(errno));
+        } else {
+            char ifinal[SW_PATH];
+            shuffle_path(ifinal, sizeof ifinal, w->dir, w->o.shuffle_id, w->o.map_id, "index");
+            if (rename(w->index_tmp, ifinal)) {
+                rc = em__seterr(EM_EIO, "shuffle commit %s: %s", ifinal, strerror(errno));
+                unlink(final);
+            }
+        }
+    }
+    if (rc) {
+        unlink(w->data_tmp);
+        unlink(w->index_tmp);
+        free(seg);
+    } else if (res) {
+        res->seg_bytes = seg;
+        res->bytes = 0;
+        for (int i = 0; i < w->o.nparts; i++) res->bytes += seg[i];
+        res->records = w->records;
+        res->spills = w->spills;
+    }
+    sw_free(w);
+    return rc;
+}
+
+void sw_abort(shuffle_writer *w) {
+    if (!w) return;
+    /* Only sw_commit creates the temporary data and index files, and it
+     * removes them itself on failure; the spill file was unlinked when it
+     * was created and goes away with its descriptor. */
+    sw_free(w);
+}

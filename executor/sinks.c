@@ -1,0 +1,411 @@
+/*
+ * sinks.c -- the last epipe of a task: the per-partition part of an action
+ * (collect, count, fold, foreach, take, save, top-n, key sampling) or a
+ * shuffle write.  Each sink's end() leaves its output in the task result.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "fnref.h"
+#include "pipe.h"
+#include "recfmt.h"
+#include "shuffle.h"
+
+static void give_result(epipe *p, ebuf *b) {
+    p->run->res->data = ebuf_steal(b, &p->run->res->len);
+}
+
+/* ---------------------------------------------------------- collect/take */
+
+static int push_collect(epipe *p, const em_rec *r) { return rec_append(&p->buf, r); }
+
+static int push_take(epipe *p, const em_rec *r) {
+    if ((uint64_t)p->n >= p->sink->n) return EM_STOP;
+    if (rec_append(&p->buf, r)) return EM_ENOMEM;
+    return (uint64_t)++p->n >= p->sink->n ? EM_STOP : 0;
+}
+
+static int end_buf(epipe *p) {
+    give_result(p, &p->buf);
+    return 0;
+}
+
+/* ----------------------------------------------------------------- count */
+
+static int push_count(epipe *p, const em_rec *r) {
+    p->n++;
+    return 0;
+}
+
+static int end_count(epipe *p) {
+    if (ebuf_append(&p->buf, &p->n, sizeof p->n)) return EM_ENOMEM;
+    give_result(p, &p->buf);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ fold */
+/* buf holds the accumulator as an encoded record; p->n says whether there
+ * is one yet (reduce has no zero). */
+
+static int push_fold(epipe *p, const em_rec *r) {
+    if (!p->n) {
+        p->n = 1;
+        return rec_append(&p->buf, r);
+    }
+    em_rec acc;
+    if (!rec_get(p->buf.p, p->buf.p + p->buf.len, &acc)) return em__seterr(EM_ECORRUPT, "fold: bad accumulator");
+    ebuf_reset(&p->buf2);
+    p->em.buf = &p->buf2;
+    p->em.count = 0;
+    int rc = ((em_comb_fn)p->fn)(&acc, r, &p->em, p->arg);
+    if (rc < 0) return rc;
+    if (p->em.count != 1) return em__seterr(EM_EUSER, "a fold/reduce function emitted %lld records (must be 1)", (long long)p->em.count);
+    ebuf t = p->buf;
+    p->buf = p->buf2;
+    p->buf2 = t;
+    return 0;
+}
+
+/* ------------------------------------------------------ foreach (+part) */
+
+static int push_foreach(epipe *p, const em_rec *r) {
+    int rc = ((em_foreach_fn)p->fn)(r, p->arg);
+    return rc < 0 ? rc : 0;
+}
+
+static int end_foreach_part(epipe *p) {
+    em_iter it;
+    iter_init(&it, p->buf.p, p->buf.len);
+    int rc = ((em_foreach_part_fn)p->fn)(p->run->t->partition, &it, p->arg);
+    return rc < 0 ? rc : 0;
+}
+
+/* ------------------------------------------------------------------ save */
+
+typedef struct save_state {
+    FILE *f;
+    char path[4096];
+} save_state;
+
+static int push_save(epipe *p, const em_rec *r) {
+    save_state *s = p->state;
+    if (r->key) {
+        if (fwrite(r->key, 1, r->klen, s->f) != r->klen || fputc('\t', s->f) == EOF) goto fail;
+    }
+    if (fwrite(r->val, 1, r->vlen, s->f) != r->vlen || fputc('\n', s->f) == EOF) goto fail;
+    return 0;
+fail:
+    return em__seterr(EM_EIO, "save_as_text_file: writing %s: %s", s->path, strerror(errno));
+}
+
+static int end_save(epipe *p) {
+    save_state *s = p->state;
+    int bad = fflush(s->f) != 0 || fsync(fileno(s->f)) != 0;
+    bad |= fclose(s->f) != 0;
+    s->f = NULL;
+    if (bad) return em__seterr(EM_EIO, "save_as_text_file: closing %s: %s", s->path, strerror(errno));
+    if (ebuf_append(&p->buf, s->path, strlen(s->path) + 1)) return EM_ENOMEM;
+    give_result(p, &p->buf);
+    return 0;
+}
+
+static void free_save(epipe *p) {
+    save_state *s = p->state;
+    if (s && s->f) { /* the task failed: leave nothing behind */
+        fclose(s->f);
+        unlink(s->path);
+    }
+    free(s);
+}
+
+static int open_save(epipe *p) {
+    save_state *s = calloc(1, sizeof *s);
+    char dir[3800];
+    if (!(p->state = s)) return EM_ENOMEM;
+    snprintf(dir, sizeof dir, "%s/_attempt_%llu", p->sink->path, (unsigned long long)p->run->t->task_id);
+    if (mkdir(dir, 0755) && errno != EEXIST)
+        return em__seterr(EM_EIO, "save_as_text_file: cannot create %s: %s", dir, strerror(errno));
+    snprintf(s->path, sizeof s->path, "%s/part-%05d", dir, (int)p->run->t->partition);
+    if (!(s->f = fopen(s->path, "w")))
+        return em__seterr(EM_EIO, "save_as_text_file: cannot create %s: %s", s->path, strerror(errno));
+    return 0;
+}
+
+/* --------------------------------------------------------------- shuffle */
+
+typedef struct shuffle_state {
+    shuffle_writer *w;
+    agg_run ar;
+    agg_spec spec;
+    int nparts;
+    uint8_t partitioner;
+    /* PT_RANGE bounds: views into the sink's bounds list */
+    const uint8_t **bk;
+    size_t *bl;
+    int nb;
+    int descending;
+    uint64_t rr;  /* PT_ROUNDROBIN position */
+} shuffle_state;
+
+static int part_of(void *pctx, const em_rec *r) {
+    shuffle_state *s = pctx;
+    const void *k = r->key ? r->key : r->val;
+    size_t kl = r->key ? r->klen : r->vlen;
+    switch (s->partitioner) {
+    case PT_ROUNDROBIN: return (int)(s->rr++ % (uint64_t)s->nparts);
+    case PT_RANGE: {
+        int lo = 0, hi = s->nb; /* first bound >= key */
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (bytes_cmp(s->bk[mid], s->bl[mid], k, kl) < 0) lo = mid + 1;
+            else hi = mid;
+        }
+        return s->descending ? s->nparts - 1 - lo : lo;
+    }
+    default: return (int)(em_hash(k, kl) % (uint64_t)s->nparts);
+    }
+}
+
+static int push_shuffle(epipe *p, const em_rec *r) {
+    shuffle_state *s = p->state;
+    return sw_add(s->w, r);
+}
+
+static int end_shuffle(epipe *p) {
+    shuffle_state *s = p->state;
+    sw_result sr;
+    memset(&sr, 0, sizeof sr);
+    int rc = sw_commit(s->w, &sr);
+    s->w = NULL;
+    if (rc < 0) return rc;
+    task_result *res = p->run->res;
+    res->shuffle_bytes = sr.bytes;
+    res->shuffle_records = sr.records;
+    res->spills += sr.spills;
+    snprintf(res->loc, sizeof res->loc, "%s", p->run->env->local_dir);
+    rc = ebuf_append(&p->buf, sr.seg_bytes, sizeof(uint64_t) * (size_t)s->nparts) ? EM_ENOMEM : 0;
+    free(sr.seg_bytes);
+    if (!rc) give_result(p, &p->buf);
+    return rc;
+}
+
+static void free_shuffle(epipe *p) {
+    shuffle_state *s = p->state;
+    if (s) {
+        if (s->w) sw_abort(s->w);
+        free(s->bk);
+        free(s->bl);
+        free(s);
+    }
+}
+
+static int open_shuffle(epipe *p) {
+    const plan_sink *k = p->sink;
+    task_run *run = p->run;
+    shuffle_state *s = calloc(1, sizeof *s);
+    if (!(p->state = s)) return EM_ENOMEM;
+    s->nparts = k->nparts;
+    s->partitioner = k->partitioner;
+    s->descending = k->descending;
+    s->rr = (uint64_t)run->t->partition * 7919u; /* spread round-robin starts */
+    if (k->partitioner == PT_RANGE) {
+        size_t pos = 0, n = 0;
+        const void *item;
+        size_t ilen;
+        int rc;
+        while ((rc = em_list_next(k->bounds.p, k->bounds.len, &pos, &item, &ilen)) == 1) n++;
+        if (rc < 0) return em__seterr(EM_EPROTO, "malformed range bounds");
+        s->bk = malloc(sizeof *s->bk * (n + 1));
+        s->bl = malloc(sizeof *s->bl * (n + 1));
+        if (!s->bk || !s->bl) return EM_ENOMEM;
+        pos = 0;
+        while (em_list_next(k->bounds.p, k->bounds.len, &pos, &item, &ilen) == 1) {
+            s->bk[s->nb] = item;
+            s->bl[s->nb++] = ilen;
+        }
+    }
+    sw_opts o;
+    memset(&o, 0, sizeof o);
+    o.dir = run->env->local_dir;
+    o.shuffle_id = k->shuffle_id;
+    o.map_id = (uint32_t)run->t->partition;
+    o.attempt = (uint32_t)run->t->task_id;
+    o.nparts = k->nparts;
+    o.partition = part_of;
+    o.pctx = s;
+    if (k->combine) {
+        int rc = agg_run_init(&s->ar, &k->agg, run->max_record, &s->spec);
+        if (rc) return rc;
+        o.combine = &s->spec;
+    }
+    o.mem_budget = run->t->mem_budget;
+    o.level = run->t->level;
+    o.block_bytes = run->t->block_bytes;
+    if (!(s->w = sw_open(&o))) return EM_EIO;
+    return 0;
+}
+
+/* ----------------------------------------------------------------- top-n */
+/* Keep every record until there are 4n (at least 4096), then sort and keep
+ * the best n: amortized O(log n) per record with bounded memory. */
+
+typedef struct topn_ent { const uint8_t *p; size_t len; em_rec r; } topn_ent;
+static __thread int topn_desc;
+
+static int topn_cmp(const void *a, const void *b) {
+    int c = rec_cmp(&((const topn_ent *)a)->r, &((const topn_ent *)b)->r);
+    return topn_desc ? -c : c;
+}
+
+static int topn_compact(epipe *p, int final) {
+    size_t cnt = 0, pos = 0;
+    em_rec r;
+    for (size_t n; pos < p->buf.len && (n = rec_get(p->buf.p + pos, p->buf.p + p->buf.len, &r)); pos += n) cnt++;
+    topn_ent *e = malloc(sizeof *e * (cnt + 1));
+    if (!e) return EM_ENOMEM;
+    pos = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        size_t n = rec_get(p->buf.p + pos, p->buf.p + p->buf.len, &e[i].r);
+        e[i].p = p->buf.p + pos;
+        e[i].len = n;
+        pos += n;
+    }
+    topn_desc = p->sink->descending;
+    qsort(e, cnt, sizeof *e, topn_cmp);
+    size_t keep = cnt < p->sink->n ? cnt : (size_t)p->sink->n;
+    ebuf_reset(&p->buf2);
+    for (size_t i = 0; i < keep; i++)
+        if (ebuf_append(&p->buf2, e[i].p, e[i].len)) {
+            free(e);
+            return EM_ENOMEM;
+        }
+    free(e);
+    ebuf t = p->buf;
+    p->buf = p->buf2;
+    p->buf2 = t;
+    p->n = (int64_t)keep;
+    (void)final;
+    return 0;
+}
+
+static int push_topn(epipe *p, const em_rec *r) {
+    if (!p->sink->n) return EM_STOP;
+    if (rec_append(&p->buf, r)) return EM_ENOMEM;
+    uint64_t lim = p->sink->n * 4 > 4096 ? p->sink->n * 4 : 4096;
+    if ((uint64_t)++p->n >= lim) return topn_compact(p, 0);
+    return 0;
+}
+
+static int end_topn(epipe *p) {
+    int rc = topn_compact(p, 1);
+    if (!rc) give_result(p, &p->buf);
+    return rc;
+}
+
+/* ------------------------------------------------------------ key sample */
+/* Reservoir sample of n keys (Algorithm R); result: int64 count, then the
+ * keys as a list.  Keys are kept as list items in buf2 with offsets. */
+
+typedef struct ksample { ebuf *keys; size_t cap; } ksample;
+
+static int push_keysample(epipe *p, const em_rec *r) {
+    ksample *s = p->state;
+    const void *k = r->key ? r->key : r->val;
+    size_t kl = r->key ? r->klen : r->vlen;
+    uint64_t seen = (uint64_t)p->n++;
+    size_t slot;
+    if (seen < s->cap) slot = (size_t)seen;
+    else if ((slot = (size_t)(rng_next(&p->rng) % (seen + 1))) >= s->cap) return 0;
+    ebuf *e = &s->keys[slot];
+    ebuf_reset(e);
+    return ebuf_append(e, k, kl) ? EM_ENOMEM : 0;
+}
+
+static int end_keysample(epipe *p) {
+    ksample *s = p->state;
+    if (ebuf_append(&p->buf, &p->n, sizeof p->n)) return EM_ENOMEM;
+    size_t have = (uint64_t)p->n < s->cap ? (size_t)p->n : s->cap;
+    for (size_t i = 0; i < have; i++)
+        if (list_append(&p->buf, s->keys[i].p ? s->keys[i].p : (const uint8_t *)"", s->keys[i].len)) return EM_ENOMEM;
+    give_result(p, &p->buf);
+    return 0;
+}
+
+static void free_keysample(epipe *p) {
+    ksample *s = p->state;
+    if (!s) return;
+    for (size_t i = 0; i < s->cap; i++) ebuf_free(&s->keys[i]);
+    free(s->keys);
+    free(s);
+}
+
+/* ------------------------------------------------------------------ make */
+
+epipe *sink_pipe_new(task_run *run, const plan_sink *k) {
+    epipe *p = calloc(1, sizeof *p);
+    int rc = 0;
+    if (!p) {
+        em__seterr(EM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    p->run = run;
+    p->sink = k;
+    p->arg = k->arg.len ? k->arg.p : NULL;
+    emitter_init(&p->em, EMIT_RECORD, NULL, run->max_record);
+    if ((k->kind == SK_FOLD || k->kind == SK_FOREACH || k->kind == SK_FOREACH_PART) &&
+        !(p->fn = fnref_resolve(&k->fn))) {
+        free(p);
+        return NULL;
+    }
+    switch (k->kind) {
+    case SK_COLLECT: p->push = push_collect; p->end = end_buf; break;
+    case SK_TAKE: p->push = push_take; p->end = end_buf; break;
+    case SK_COUNT: p->push = push_count; p->end = end_count; break;
+    case SK_FOLD:
+        p->push = push_fold;
+        p->end = end_buf;
+        if (k->has_zero) {
+            p->n = 1;
+            rc = ebuf_append(&p->buf, k->zero.p, k->zero.len) ? EM_ENOMEM : 0; /* zero is an encoded record */
+        }
+        break;
+    case SK_FOREACH: p->push = push_foreach; p->end = end_buf; break;
+    case SK_FOREACH_PART: p->push = push_collect; p->end = end_foreach_part; break;
+    case SK_SAVE:
+        p->push = push_save;
+        p->end = end_save;
+        p->free = free_save;
+        rc = open_save(p);
+        break;
+    case SK_SHUFFLE:
+        p->push = push_shuffle;
+        p->end = end_shuffle;
+        p->free = free_shuffle;
+        rc = open_shuffle(p);
+        break;
+    case SK_TOPN: p->push = push_topn; p->end = end_topn; break;
+    case SK_KEYSAMPLE: {
+        ksample *s = calloc(1, sizeof *s);
+        p->state = s;
+        p->push = push_keysample;
+        p->end = end_keysample;
+        p->free = free_keysample;
+        p->rng = k->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(run->t->partition + 1));
+        if (!s || !(s->keys = calloc(k->n ? k->n : 1, sizeof(ebuf)))) rc = EM_ENOMEM;
+        else s->cap = (size_t)k->n;
+        break;
+    }
+    default: rc = em__seterr(EM_EPROTO, "unknown sink %d", k->kind);
+    }
+    if (rc) {
+        if (rc == EM_ENOMEM) em__seterr(rc, "out of memory");
+        pipe_free(p);
+        return NULL;
+    }
+    return p;
+}

@@ -1,0 +1,27 @@
+/*
+ * text_reader.h -- reading the lines of one text split (engine/textfile.h).
+ *
+ * Plain files are mapped with mmap(2) (read(2) fallback) and scanned with
+ * memchr; gzip files are inflated with zlib (inflate with windowBits 15+32,
+ * concatenated members supported) in large chunks.  Each line is passed to
+ * sink as a plain record without its "\n" or "\r\n"; a final line without a
+ * terminator is a line.
+ */
+#ifndef EM_TEXT_READER_H
+#define EM_TEXT_READER_H
+
+#include <stdint.h>
+
+#include "agg.h"
+#include "textfile.h"
+
+/* Returns 0 (also when sink returned EM_STOP), EM_ENOENT / EM_EIO for a
+ * missing or unreadable file ("text_file: <path>: <strerror>"), EM_ECORRUPT
+ * for a truncated or corrupt gzip file ("text_file: <path>: truncated gzip
+ * input at compressed offset N" / "corrupt gzip input at compressed offset
+ * N: <zlib msg>"), EM_ETOOBIG for a line longer than max_line bytes, or
+ * the sink's negative code.  *bytes_read gets the bytes read from disk. */
+int text_read_split(const text_split *s, size_t max_line, rec_sink_fn sink, void *sctx,
+                    uint64_t *bytes_read);
+
+#endif

@@ -1,0 +1,485 @@
+/*
+ * dag.c -- the DAG scheduler (see dag.h).
+ *
+ * Map stages are kept per shuffle for the life of the context, so a later
+ * job finds their outputs registered and skips them.  A job's result stage
+ * is built per job.  Per stage and task the state is: pending, running or
+ * done; the job loop waits for one result at a time and reacts to it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dag.h"
+#include "err.h"
+#include "fnref.h"
+#include "progress.h"
+#include "taskbuild.h"
+#include "vars.h"
+
+enum { T_PENDING = 0, T_RUNNING = 1, T_DONE = 2 };
+
+typedef struct stage {
+    uint32_t id;
+    em_rdd *rdd;       /* the RDD whose partitions the tasks compute */
+    em_rdd *shuffled;  /* map stages: the shuffled RDD reading the output */
+    int nparents;
+    struct stage **parents;
+    int ntasks;
+    /* Per job: */
+    uint8_t *state;
+    int *attempts;
+    int done, running;
+    int waiting;       /* waits for parents */
+    int counted;       /* counted in stats for this job */
+    int fetch_failures;
+} stage;
+
+typedef struct inflight {
+    stage *s;
+    int idx;
+} inflight;
+
+struct dag {
+    backend *be;
+    mapout mo;
+    em_stats *stats;
+    uint64_t ns;
+    stage **maps; /* by shuffle id */
+    int nmaps;
+    uint32_t next_stage;
+    uint64_t next_task;
+    progress prog;
+    /* Current job */
+    const job_spec *job;
+    stage *result;
+    inflight *fl;
+    uint64_t fl_base;
+    size_t fl_cap;
+    stage **waitq;
+    int nwait, capwait;
+    int failed;
+};
+
+dag *dag_new(backend *be, em_stats *stats, uint64_t cache_ns) {
+    dag *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    d->be = be;
+    d->stats = stats;
+    d->ns = cache_ns;
+    d->next_task = 1;
+    return d;
+}
+
+static void stage_free(stage *s) {
+    if (!s) return;
+    free(s->parents);
+    free(s->state);
+    free(s->attempts);
+    free(s);
+}
+
+void dag_free(dag *d) {
+    if (!d) return;
+    for (int i = 0; i < d->nmaps; i++) stage_free(d->maps[i]);
+    free(d->maps);
+    mo_free(&d->mo);
+    free(d->fl);
+    free(d->waitq);
+    free(d);
+}
+
+mapout *dag_mapout(dag *d) { return &d->mo; }
+
+/* ------------------------------------------------------- stage building */
+
+typedef struct visit {
+    uint8_t *seen;
+    int cap;
+} visit;
+
+static int visit_once(visit *v, int id) {
+    if (id >= v->cap) {
+        int cap = id * 2 + 64;
+        uint8_t *s = realloc(v->seen, (size_t)cap);
+        if (!s) return -1;
+        memset(s + v->cap, 0, (size_t)(cap - v->cap));
+        v->seen = s;
+        v->cap = cap;
+    }
+    if (v->seen[id]) return 0;
+    v->seen[id] = 1;
+    return 1;
+}
+
+static stage *map_stage(dag *d, em_rdd *shuffled);
+
+/* Add the map stages of the shuffles reachable from r through narrow
+ * dependencies to s->parents. */
+static int find_parents(dag *d, stage *s, em_rdd *r, visit *v) {
+    int k = visit_once(v, r->id);
+    if (k <= 0) return k;
+    if (r->kind == RDD_SHUFFLED) {
+        stage *p = map_stage(d, r);
+        if (!p) return -1;
+        for (int i = 0; i < s->nparents; i++)
+            if (s->parents[i] == p) return 0;
+        stage **ps = realloc(s->parents, sizeof *ps * (size_t)(s->nparents + 1));
+        if (!ps) return -1;
+        s->parents = ps;
+        s->parents[s->nparents++] = p;
+        return 0;
+    }
+    if (r->parent && find_parents(d, s, r->parent, v) < 0) return -1;
+    if (r->parent2 && find_parents(d, s, r->parent2, v) < 0) return -1;
+    return 0;
+}
+
+static stage *stage_new(dag *d, em_rdd *rdd, em_rdd *shuffled, int ntasks) {
+    stage *s = calloc(1, sizeof *s);
+    visit v = {NULL, 0};
+    if (!s) return NULL;
+    s->id = d->next_stage++;
+    s->rdd = rdd;
+    s->shuffled = shuffled;
+    s->ntasks = ntasks;
+    s->state = calloc((size_t)ntasks + 1, 1);
+    s->attempts = calloc((size_t)ntasks + 1, sizeof(int));
+    if (!s->state || !s->attempts || find_parents(d, s, rdd, &v) < 0) {
+        free(v.seen);
+        stage_free(s);
+        return NULL;
+    }
+    free(v.seen);
+    return s;
+}
+
+static stage *map_stage(dag *d, em_rdd *shuffled) {
+    uint32_t id = shuffled->shuffle_id;
+    if ((int)id < d->nmaps && d->maps[id]) return d->maps[id];
+    if ((int)id >= d->nmaps) {
+        int n = (int)id * 2 + 8;
+        stage **m = realloc(d->maps, sizeof *m * (size_t)n);
+        if (!m) return NULL;
+        memset(m + d->nmaps, 0, sizeof *m * (size_t)(n - d->nmaps));
+        d->maps = m;
+        d->nmaps = n;
+    }
+    stage *s = stage_new(d, shuffled->parent, shuffled, shuffled->parent->nparts);
+    if (!s) return NULL;
+    if (!mo_get(&d->mo, id, s->ntasks, shuffled->nparts)) {
+        stage_free(s);
+        return NULL;
+    }
+    d->maps[id] = s;
+    return s;
+}
+
+static int count_rec(em_rdd *r, visit *v) {
+    int n = 0;
+    if (visit_once(v, r->id) <= 0) return 0;
+    if (r->kind == RDD_SHUFFLED) n++;
+    if (r->parent) n += count_rec(r->parent, v);
+    if (r->parent2) n += count_rec(r->parent2, v);
+    return n;
+}
+
+int dag_count_stages(em_rdd *rdd) {
+    visit v = {NULL, 0};
+    int n = 1 + count_rec(rdd, &v);
+    free(v.seen);
+    return n;
+}
+
+/* ------------------------------------------------------------- running */
+
+static int stage_complete(dag *d, stage *s) {
+    if (!s->shuffled) return s->done == s->ntasks;
+    shuffle_out *so = mo_find(&d->mo, s->shuffled->shuffle_id);
+    return so && so->navail == so->nmaps;
+}
+
+static int launch(dag *d, stage *s, int idx) {
+    const job_spec *j = d->job;
+    task_desc t;
+    plan_sink ms;
+    ebuf out = EBUF_INIT;
+    int part = s->shuffled ? idx : (j->parts ? j->parts[idx] : idx);
+
+    memset(&t, 0, sizeof t);
+    t.task_id = d->next_task++;
+    t.stage_id = s->id;
+    t.attempt = (uint32_t)s->attempts[idx];
+    t.partition = part;
+    memcpy(t.binhash, fnref_binary_hash(), 32);
+    t.mem_budget = j->mem_budget;
+    t.block_bytes = j->block_bytes;
+    t.max_record = j->max_record;
+    t.level = j->level;
+    if (s->shuffled) {
+        em_rdd *r = s->shuffled;
+        memset(&ms, 0, sizeof ms);
+        ms.kind = SK_SHUFFLE;
+        ms.shuffle_id = r->shuffle_id;
+        ms.nparts = r->nparts;
+        ms.partitioner = r->partitioner;
+        ms.descending = r->descending;
+        ms.combine = r->combine;
+        ms.bounds.p = r->bounds.p;
+        ms.bounds.len = r->bounds.len;
+        ms.agg = r->agg;
+        t.sink = ms;
+    } else {
+        t.sink = *j->sink;
+    }
+    int rc = taskbuild_encode(&t, s->rdd, part, &d->mo, d->ns, &out);
+    if (rc) {
+        ebuf_free(&out);
+        return rc;
+    }
+    /* Record the task before submitting: its result may come at once. */
+    uint64_t slot = t.task_id - d->fl_base;
+    if (slot >= d->fl_cap) {
+        size_t cap = d->fl_cap ? d->fl_cap * 2 : 256;
+        while (cap <= slot) cap *= 2;
+        inflight *fl = realloc(d->fl, sizeof *fl * cap);
+        if (!fl) {
+            ebuf_free(&out);
+            return em__seterr(EM_ENOMEM, "scheduler: out of memory");
+        }
+        memset(fl + d->fl_cap, 0, sizeof *fl * (cap - d->fl_cap));
+        d->fl = fl;
+        d->fl_cap = cap;
+    }
+    d->fl[slot].s = s;
+    d->fl[slot].idx = idx;
+    s->state[idx] = T_RUNNING;
+    s->running++;
+    size_t len;
+    uint8_t *bytes = ebuf_steal(&out, &len);
+    rc = d->be->submit(d->be, t.task_id, bytes, len);
+    if (rc) {
+        s->state[idx] = T_PENDING;
+        s->running--;
+        d->fl[slot].s = NULL;
+    }
+    return rc;
+}
+
+static int submit_stage(dag *d, stage *s);
+
+static int launch_pending(dag *d, stage *s) {
+    int any = 0;
+    for (int i = 0; i < s->ntasks; i++)
+        if (s->state[i] == T_PENDING) {
+            int rc = launch(d, s, i);
+            if (rc) return rc;
+            any = 1;
+        }
+    if (any && !s->counted) {
+        s->counted = 1;
+        d->stats->stages_run++;
+    }
+    return 0;
+}
+
+/* Run the stage's pending tasks now if its parents are complete, else
+ * submit the missing parents and wait for them. */
+static int submit_stage(dag *d, stage *s) {
+    int missing = 0;
+    for (int i = 0; i < s->nparents; i++) {
+        stage *p = s->parents[i];
+        if (!stage_complete(d, p)) {
+            missing = 1;
+            int rc = submit_stage(d, p);
+            if (rc) return rc;
+        } else if (!p->counted) {
+            p->counted = 1; /* outputs reused: the stage is skipped */
+            d->stats->stages_skipped++;
+        }
+    }
+    if (!missing) return launch_pending(d, s);
+    if (!s->waiting) {
+        if (d->nwait == d->capwait) {
+            int cap = d->capwait ? d->capwait * 2 : 8;
+            stage **w = realloc(d->waitq, sizeof *w * (size_t)cap);
+            if (!w) return em__seterr(EM_ENOMEM, "scheduler: out of memory");
+            d->waitq = w;
+            d->capwait = cap;
+        }
+        d->waitq[d->nwait++] = s;
+        s->waiting = 1;
+    }
+    return 0;
+}
+
+static int resubmit_waiting(dag *d) {
+    for (int i = 0; i < d->nwait; i++) {
+        stage *s = d->waitq[i];
+        int ready = 1;
+        for (int k = 0; k < s->nparents; k++)
+            if (!stage_complete(d, s->parents[k])) ready = 0;
+        if (!ready) continue;
+        s->waiting = 0;
+        d->waitq[i--] = d->waitq[--d->nwait];
+        int rc = launch_pending(d, s);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* Prepare a map stage for this job: outputs the tracker lacks are pending. */
+static void reset_stage(dag *d, stage *s, visit *v) {
+    if (visit_once(v, (int)s->id) <= 0) return;
+    shuffle_out *so = s->shuffled ? mo_find(&d->mo, s->shuffled->shuffle_id) : NULL;
+    s->done = s->running = 0;
+    s->waiting = s->counted = s->fetch_failures = 0;
+    for (int i = 0; i < s->ntasks; i++) {
+        int have = so && so->m[i].have;
+        s->state[i] = have ? T_DONE : T_PENDING;
+        s->attempts[i] = 0;
+        s->done += have;
+    }
+    for (int i = 0; i < s->nparents; i++) reset_stage(d, s->parents[i], v);
+}
+
+static int fail_job(dag *d, stage *s, int idx, const task_result *res) {
+    int part = s->shuffled ? idx : (d->job->parts ? d->job->parts[idx] : idx);
+    d->failed = em__seterr(EM_EJOB, "Task %d in stage %u failed %d times; most recent failure: %s", part, s->id,
+                           s->attempts[idx], res->errmsg[0] ? res->errmsg : em_strerror(res->status));
+    return d->failed;
+}
+
+static void account(dag *d, stage *s, const task_result *res) {
+    em_stats *st = d->stats;
+    st->tasks_run++;
+    if (s->shuffled) st->map_tasks_run++;
+    if (res->status) st->tasks_failed++;
+    st->shuffle_bytes_written += (int64_t)res->shuffle_bytes;
+    st->shuffle_records_written += (int64_t)res->shuffle_records;
+    st->spills += res->spills;
+    st->input_bytes += (int64_t)res->input_bytes;
+    st->cache_hits += res->cache_hits;
+}
+
+static int handle(dag *d, task_result *res) {
+    uint64_t slot = res->task_id - d->fl_base;
+    if (res->task_id < d->fl_base || slot >= d->fl_cap || !d->fl[slot].s) return 0; /* stale */
+    stage *s = d->fl[slot].s;
+    int idx = d->fl[slot].idx;
+    d->fl[slot].s = NULL;
+    s->running--;
+    account(d, s, res);
+    if (s->state[idx] == T_DONE) return 0; /* a late duplicate */
+
+    if (res->status == 0) {
+        if (d->failed) return 0;
+        vars_merge(res->accs, res->naccs);
+        s->state[idx] = T_DONE;
+        s->done++;
+        if (s->shuffled) {
+            shuffle_out *so = mo_find(&d->mo, s->shuffled->shuffle_id);
+            uint64_t *segs = NULL;
+            if (res->len == sizeof(uint64_t) * (size_t)s->shuffled->nparts) {
+                segs = (uint64_t *)res->data;
+                res->data = NULL;
+            }
+            if (mo_set(so, idx, res->loc, segs)) return d->failed = em__seterr(EM_ENOMEM, "scheduler: out of memory");
+            if (stage_complete(d, s)) return resubmit_waiting(d);
+            return 0;
+        }
+        int rc = d->job->on_result(d->job->cctx, idx, res);
+        if (rc < 0) d->failed = rc;
+        return rc;
+    }
+    if (d->failed) return 0;
+    s->state[idx] = T_PENDING;
+    if (res->status == EM_EFETCH && res->fetch_map >= 0 && (int)res->fetch_shuffle < d->nmaps &&
+        d->maps[res->fetch_shuffle]) {
+        /* The map output is gone or corrupt: forget it, rerun that map task,
+         * then this one. */
+        stage *p = d->maps[res->fetch_shuffle];
+        shuffle_out *so = mo_find(&d->mo, res->fetch_shuffle);
+        if (++s->fetch_failures > d->job->max_failures) return fail_job(d, s, idx, res);
+        if (so && res->fetch_map < so->nmaps) {
+            mo_unset(so, res->fetch_map);
+            if (p->state[res->fetch_map] == T_DONE) {
+                p->state[res->fetch_map] = T_PENDING;
+                p->done--;
+            }
+        }
+        return submit_stage(d, s);
+    }
+    if (++s->attempts[idx] >= d->job->max_failures) return fail_job(d, s, idx, res);
+    return launch(d, s, idx);
+}
+
+static int running_total(dag *d) {
+    int n = d->result->running;
+    for (int i = 0; i < d->nmaps; i++)
+        if (d->maps[i]) n += d->maps[i]->running;
+    return n;
+}
+
+int dag_run_job(dag *d, const job_spec *j) {
+    int ntasks = j->parts ? j->nparts : j->rdd->nparts;
+    stage *rs = stage_new(d, j->rdd, NULL, ntasks);
+    visit v = {NULL, 0};
+    int rc = 0;
+    if (!rs) return em__seterr(EM_ENOMEM, "scheduler: out of memory");
+    d->job = j;
+    d->result = rs;
+    d->failed = 0;
+    d->nwait = 0;
+    d->fl_base = d->next_task;
+    if (d->fl_cap) memset(d->fl, 0, sizeof *d->fl * d->fl_cap);
+    d->stats->jobs++;
+    progress_init(&d->prog, j->progress);
+    reset_stage(d, rs, &v);
+    free(v.seen);
+
+    if (ntasks > 0) rc = submit_stage(d, rs);
+    if (rc) d->failed = rc;
+    while (!d->failed && rs->done < rs->ntasks) {
+        task_result res;
+        if (running_total(d) == 0) {
+            d->failed = em__seterr(EM_ESTATE, "scheduler: no task is running and the job is not done");
+            break;
+        }
+        d->be->wait(d->be, &res);
+        handle(d, &res);
+        task_result_clear(&res);
+        if (j->progress) {
+            stage *cur = d->nwait ? NULL : rs;
+            for (int i = 0; i < d->nmaps && !cur; i++)
+                if (d->maps[i] && d->maps[i]->running) cur = d->maps[i];
+            if (cur) progress_update(&d->prog, (int)cur->id, cur->done, cur->running, cur->ntasks, 0);
+        }
+    }
+    /* Let nothing of this job outlive it. */
+    while (running_total(d) > 0) {
+        task_result res;
+        d->be->wait(d->be, &res);
+        uint64_t slot = res.task_id - d->fl_base;
+        if (res.task_id >= d->fl_base && slot < d->fl_cap && d->fl[slot].s) {
+            stage *s = d->fl[slot].s;
+            d->fl[slot].s = NULL;
+            s->running--;
+            account(d, s, &res);
+            /* A map output that succeeded is still good for later jobs. */
+            if (res.status == 0 && s->shuffled && s->state[d->fl[slot].idx] != T_DONE &&
+                res.len == sizeof(uint64_t) * (size_t)s->shuffled->nparts) {
+                s->state[d->fl[slot].idx] = T_DONE;
+                mo_set(mo_find(&d->mo, s->shuffled->shuffle_id), d->fl[slot].idx, res.loc, (uint64_t *)res.data);
+                res.data = NULL;
+            }
+        }
+        task_result_clear(&res);
+    }
+    progress_clear(&d->prog);
+    rc = d->failed;
+    stage_free(rs);
+    d->result = NULL;
+    d->job = NULL;
+    return rc;
+}

@@ -1,0 +1,49 @@
+/*
+ * dag.h -- the DAG scheduler.
+ *
+ * On an action it walks the lineage from the final RDD, cuts stages at
+ * shuffle dependencies, submits parent stages whose outputs are missing
+ * first (stages whose outputs the map-output tracker still holds are
+ * skipped), and runs one task per partition through the backend.  Failed
+ * tasks are retried up to max_failures attempts; a shuffle fetch failure
+ * forgets the bad map output, reruns just that map task, then the reader.
+ * It deals in tasks and results, never in threads or sockets.
+ */
+#ifndef EM_DAG_H
+#define EM_DAG_H
+
+#include "backend.h"
+#include "ember.h"
+#include "mapout.h"
+#include "rdd.h"
+#include "taskdesc.h"
+
+typedef struct dag dag;
+
+typedef struct job_spec {
+    em_rdd *rdd;
+    const plan_sink *sink;        /* the action's per-partition part */
+    const int *parts;             /* partitions to compute; NULL: all */
+    int nparts;
+    /* Called once per partition with its first successful result; may take
+     * res->data (set it NULL).  A negative return fails the job. */
+    int (*on_result)(void *cctx, int idx, task_result *res);
+    void *cctx;
+    /* Settings for this job's tasks. */
+    uint64_t mem_budget, block_bytes, max_record;
+    uint8_t level;
+    int max_failures;
+    int progress;                 /* draw the console progress line */
+} job_spec;
+
+dag *dag_new(backend *be, em_stats *stats, uint64_t cache_ns);
+void dag_free(dag *d);
+/* Run a job to completion.  0, or < 0 with em_errmsg() naming the failing
+ * task and its own message.  No task of the job is running on return. */
+int dag_run_job(dag *d, const job_spec *j);
+mapout *dag_mapout(dag *d);
+
+/* Count the stages of rdd's lineage: for tests and the lineage printer. */
+int dag_count_stages(em_rdd *rdd);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * mapout.c -- the map-output tracker (see mapout.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mapout.h"
+
+shuffle_out *mo_find(mapout *mo, uint32_t id) {
+    for (int i = 0; i < mo->n; i++)
+        if (mo->s[i]->id == id) return mo->s[i];
+    return NULL;
+}
+
+shuffle_out *mo_get(mapout *mo, uint32_t id, int nmaps, int nparts) {
+    shuffle_out *so = mo_find(mo, id);
+    if (so) return so;
+    if (mo->n == mo->cap) {
+        int cap = mo->cap ? mo->cap * 2 : 16;
+        shuffle_out **s = realloc(mo->s, sizeof *s * (size_t)cap);
+        if (!s) return NULL;
+        mo->s = s;
+        mo->cap = cap;
+    }
+    if (!(so = calloc(1, sizeof *so)) || !(so->m = calloc((size_t)nmaps + 1, sizeof *so->m))) {
+        free(so);
+        return NULL;
+    }
+    so->id = id;
+    so->nmaps = nmaps;
+    so->nparts = nparts;
+    mo->s[mo->n++] = so;
+    return so;
+}
+
+int mo_set(shuffle_out *so, int map, const char *loc, uint64_t *segs) {
+    map_status *m = &so->m[map];
+    char *l = strdup(loc ? loc : "");
+    if (!l) {
+        free(segs);
+        return -2;
+    }
+    if (!m->have) so->navail++;
+    free(m->loc);
+    free(m->seg);
+    m->loc = l;
+    m->seg = segs;
+    m->have = 1;
+    return 0;
+}
+
+void mo_unset(shuffle_out *so, int map) {
+    map_status *m = &so->m[map];
+    if (m->have) so->navail--;
+    free(m->loc);
+    free(m->seg);
+    memset(m, 0, sizeof *m);
+}
+
+void mo_free(mapout *mo) {
+    for (int i = 0; i < mo->n; i++) {
+        shuffle_out *so = mo->s[i];
+        for (int j = 0; j < so->nmaps; j++) {
+            free(so->m[j].loc);
+            free(so->m[j].seg);
+        }
+        free(so->m);
+        free(so);
+    }
+    free(mo->s);
+    memset(mo, 0, sizeof *mo);
+}

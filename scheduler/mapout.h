@@ -1,0 +1,38 @@
+/*
+ * mapout.h -- the map-output tracker: for each shuffle, which map outputs
+ * exist, where they live, and how large each segment is.  The DAG scheduler
+ * registers outputs as map tasks succeed and forgets them on fetch failure;
+ * a shuffle whose every map output is registered lets a later job skip its
+ * map stage.
+ */
+#ifndef EM_MAPOUT_H
+#define EM_MAPOUT_H
+
+#include <stdint.h>
+
+typedef struct map_status {
+    int have;
+    char *loc;          /* where the output lives (a directory locally) */
+    uint64_t *seg;      /* nparts segment sizes */
+} map_status;
+
+typedef struct shuffle_out {
+    uint32_t id;
+    int nmaps, nparts, navail;
+    map_status *m;
+} shuffle_out;
+
+typedef struct mapout {
+    shuffle_out **s;
+    int n, cap;
+} mapout;
+
+/* Find or create the record of a shuffle.  NULL on ENOMEM. */
+shuffle_out *mo_get(mapout *mo, uint32_t id, int nmaps, int nparts);
+shuffle_out *mo_find(mapout *mo, uint32_t id);
+/* Register map output `map` (copies loc; takes the malloc'd segs). */
+int mo_set(shuffle_out *so, int map, const char *loc, uint64_t *segs);
+void mo_unset(shuffle_out *so, int map);
+void mo_free(mapout *mo);
+
+#endif

@@ -1,0 +1,15 @@
+#!/bin/sh
+# Install ember's build dependencies from Debian's packages.
+set -e
+PKGS="build-essential pkg-config libuv1-dev libmsgpack-dev libopenblas-dev zlib1g-dev libsodium-dev"
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+missing=""
+for p in $PKGS; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "installing:$missing"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
+fi

@@ -1,0 +1,97 @@
+/*
+ * runner.c -- runs the registered tests, each in a forked child with a
+ * time limit, and prints "N passed, N failed" last.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test.h"
+
+#define MAX_TESTS 1024
+static struct { const char *name; test_fn fn; } tests[MAX_TESTS];
+static int ntests;
+int test_failed;
+static char tmpdir[256];
+
+void test_register(const char *name, test_fn fn) {
+    if (ntests < MAX_TESTS) { tests[ntests].name = name; tests[ntests].fn = fn; ntests++; }
+}
+
+const char *test_tmpdir(void) {
+    if (!tmpdir[0]) {
+        snprintf(tmpdir, sizeof tmpdir, "/tmp/ember-test-%d-XXXXXX", (int)getpid());
+        if (!mkdtemp(tmpdir)) { perror("mkdtemp"); abort(); }
+    }
+    return tmpdir;
+}
+
+const char *test_master(void) {
+    const char *m = getenv("EMBER_TEST_MASTER");
+    return m && *m ? m : "local[4]";
+}
+
+static void rm_tmpdir(void) {
+    if (tmpdir[0]) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        if (system(cmd) != 0) fprintf(stderr, "  could not remove %s\n", tmpdir);
+        tmpdir[0] = 0;
+    }
+}
+
+static int selected(const char *name, int argc, char **argv) {
+    if (argc < 2) return 1;
+    for (int i = 1; i < argc; i++)
+        if (strstr(name, argv[i])) return 1;
+    return 0;
+}
+
+static int cmp_tests(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int main(int argc, char **argv) {
+    int passed = 0, failed = 0, nofork = getenv("EMBER_TEST_NOFORK") != NULL;
+    unsigned limit = getenv("EMBER_TEST_TIMEOUT") ? (unsigned)atoi(getenv("EMBER_TEST_TIMEOUT")) : 300;
+    qsort(tests, (size_t)ntests, sizeof tests[0], cmp_tests);
+    for (int i = 0; i < ntests; i++) {
+        if (!selected(tests[i].name, argc, argv)) continue;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        int ok;
+        fflush(stdout);
+        if (nofork) {
+            test_failed = 0;
+            tests[i].fn();
+            rm_tmpdir();
+            ok = !test_failed;
+        } else {
+            pid_t pid = fork();
+            if (pid == 0) {
+                alarm(limit);
+                test_failed = 0;
+                tests[i].fn();
+                rm_tmpdir();
+                fflush(stdout);
+                fflush(stderr);
+                _exit(test_failed ? 1 : 0);
+            }
+            int st = 0;
+            waitpid(pid, &st, 0);
+            ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+            if (WIFSIGNALED(st))
+                fprintf(stderr, "  killed by signal %d (%s)\n", WTERMSIG(st), strsignal(WTERMSIG(st)));
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+        printf("%s %s (%.0f ms)\n", ok ? "ok  " : "FAIL", tests[i].name, ms);
+        if (ok) passed++; else failed++;
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

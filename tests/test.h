@@ -1,0 +1,79 @@
+/*
+ * test.h -- the test harness.  A test is
+ *     TEST(name) { CHECK(x == 1); CHECK_EQ_I64(a, b); ... }
+ * registered by a constructor; tests/runner.c runs each in a forked child
+ * (so a crash fails one test, not the run) and prints "N passed, N failed"
+ * as its last line.  `tests/run_tests NAME...` runs tests whose name
+ * contains one of the arguments.  EMBER_TEST_NOFORK=1 runs in-process.
+ *
+ * CHECK records a failure with file and line and returns from the test;
+ * a test passes when it returns with no failed CHECK.
+ */
+#ifndef EM_TEST_H
+#define EM_TEST_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef void (*test_fn)(void);
+void test_register(const char *name, test_fn fn);
+extern int test_failed; /* set by CHECK in the running test */
+
+#define TEST(name)                                                                 \
+    static void test_##name(void);                                                 \
+    __attribute__((constructor)) static void test_reg_##name(void) {              \
+        test_register(#name, test_##name);                                         \
+    }                                                                              \
+    static void test_##name(void)
+
+#define CHECK(c)                                                                   \
+    do {                                                                           \
+        if (!(c)) {                                                                \
+            fprintf(stderr, "  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
+            test_failed = 1;                                                       \
+            return;                                                                \
+        }                                                                          \
+    } while (0)
+
+#define CHECK_EQ_I64(a, b)                                                         \
+    do {                                                                           \
+        int64_t a_ = (int64_t)(a), b_ = (int64_t)(b);                              \
+        if (a_ != b_) {                                                            \
+            fprintf(stderr, "  %s:%d: %s == %s failed: %" PRId64 " != %" PRId64 "\n", \
+                    __FILE__, __LINE__, #a, #b, a_, b_);                           \
+            test_failed = 1;                                                       \
+            return;                                                                \
+        }                                                                          \
+    } while (0)
+
+/* An ember call that must return 0; prints em_errmsg() otherwise. */
+#define CHECK_OK(call)                                                             \
+    do {                                                                           \
+        int rc_ = (call);                                                          \
+        if (rc_ != 0) {                                                            \
+            fprintf(stderr, "  %s:%d: %s returned %d: %s\n", __FILE__, __LINE__,   \
+                    #call, rc_, em_errmsg());                                      \
+            test_failed = 1;                                                       \
+            return;                                                                \
+        }                                                                          \
+    } while (0)
+
+#define CHECK_STR_CONTAINS(hay, needle)                                            \
+    do {                                                                           \
+        const char *h_ = (hay), *n_ = (needle);                                    \
+        if (!h_ || !strstr(h_, n_)) {                                              \
+            fprintf(stderr, "  %s:%d: \"%s\" does not contain \"%s\"\n", __FILE__,  \
+                    __LINE__, h_ ? h_ : "(null)", n_);                             \
+            test_failed = 1;                                                       \
+            return;                                                                \
+        }                                                                          \
+    } while (0)
+
+/* A fresh temporary directory for this test (removed by the runner after the
+ * test); returns its path. */
+const char *test_tmpdir(void);
+/* The master URL API tests should use: $EMBER_TEST_MASTER or "local[4]". */
+const char *test_master(void);
+
+#endif

@@ -1,0 +1,764 @@
+/*
+ * test_shuffle.c -- shuffle write + read in every mode, with expected
+ * results computed independently here; spills under tiny budgets; fetch
+ * failures; early stop; and that no temporary or spill file is left.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../test.h"
+#include "err.h"
+#include "recfmt.h"
+#include "shuffle.h"
+
+/* ------------------------------------------------------------ helpers */
+
+/* int64 sums: the aggregation the tests use. */
+static int sum_create(void *ctx, const em_rec *v, ebuf *out) {
+    if (v->vlen != 8) return em_fail("bad value length %zu", v->vlen);
+    return ebuf_append(out, v->val, 8);
+}
+static int sum_merge(void *ctx, const em_rec *c, const em_rec *v, ebuf *out) {
+    if (c->vlen != 8 || v->vlen != 8) return em_fail("bad lengths");
+    uint8_t b[8];
+    em_i64_enc(em_i64_dec(c->val) + em_i64_dec(v->val), b);
+    return ebuf_append(out, b, 8);
+}
+static const agg_spec SUM = {sum_create, sum_merge, sum_merge, NULL};
+
+static int part_hash(void *pctx, const em_rec *r) {
+    int n = *(const int *)pctx;
+    return (int)(em_hash(r->key, r->klen) % (uint64_t)n);
+}
+
+/* The records of a map task: (key, value) int64 pairs from gen. */
+typedef void (*gen_fn)(uint32_t map, size_t i, int64_t *k, int64_t *v);
+
+typedef struct wcfg {
+    const char *dir;
+    uint32_t shuffle_id;
+    int nmaps, nparts;
+    size_t nrec;          /* records per map */
+    gen_fn gen;
+    const agg_spec *combine;
+    size_t mem_budget;
+    size_t block_bytes;
+    sw_result res;        /* of the last map */
+    uint64_t records;     /* written, all maps */
+    int64_t spills;
+} wcfg;
+
+static int write_maps(wcfg *c) {
+    c->records = 0;
+    c->spills = 0;
+    for (int m = 0; m < c->nmaps; m++) {
+        sw_opts o = {c->dir, c->shuffle_id, (uint32_t)m, 0, c->nparts, part_hash, &c->nparts, c->combine,
+                     c->mem_budget ? c->mem_budget : 1 << 20, 1, c->block_bytes ? c->block_bytes : 4096};
+        shuffle_writer *w = sw_open(&o);
+        if (!w) return -1;
+        for (size_t i = 0; i < c->nrec; i++) {
+            int64_t k, v;
+            uint8_t kb[8], vb[8];
+            c->gen((uint32_t)m, i, &k, &v);
+            em_i64_enc(k, kb);
+            em_i64_enc(v, vb);
+            em_rec r = {kb, 8, vb, 8};
+            int rc = sw_add(w, &r);
+            if (rc) {
+                sw_abort(w);
+                return rc;
+            }
+        }
+        free(c->res.seg_bytes);
+        int rc = sw_commit(w, &c->res);
+        if (rc) return rc;
+        c->records += c->res.records;
+        c->spills += c->res.spills;
+    }
+    return 0;
+}
+
+/* A sink collecting records into a batch-encoded buffer. */
+typedef struct collect {
+    ebuf buf;
+    size_t n, stop_after;
+} collect;
+
+static int collect_sink(void *ctx, const em_rec *r) {
+    collect *c = ctx;
+    if (rec_append(&c->buf, r)) return EM_ENOMEM;
+    c->n++;
+    return c->stop_after && c->n >= c->stop_after ? EM_STOP : 0;
+}
+
+static int collect_next(const collect *c, size_t *pos, em_rec *r) {
+    if (*pos >= c->buf.len) return 0;
+    size_t n = rec_get(c->buf.p + *pos, c->buf.p + c->buf.len, r);
+    *pos += n;
+    return n > 0;
+}
+
+static const char *dirs_of(const char *dir, int nmaps, const char **dirs) {
+    for (int m = 0; m < nmaps; m++) dirs[m] = dir;
+    return dir;
+}
+
+static sr_opts ropts(const char *const *dirs, uint32_t sid, int reduce, int nmaps, enum sr_mode mode,
+                     const char *spill_dir, size_t budget) {
+    sr_opts o = {sid, reduce, nmaps, dirs, mode, &SUM, 0, 0, budget, spill_dir, 1, 4096};
+    return o;
+}
+
+/* A fresh subdirectory of the test's temporary directory. */
+static const char *subdir(const char *name) {
+    static char bufs[4][512];
+    static int next;
+    char *b = bufs[next++ % 4];
+    snprintf(b, 512, "%s/%s", test_tmpdir(), name);
+    mkdir(b, 0755);
+    return b;
+}
+
+/* Whether dir holds only committed map outputs (no temporary or spill
+ * files); with allow_outputs == 0 it must be empty. */
+static int dir_clean(const char *dir, int allow_outputs) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int ok = 1;
+    if (!d) return 0;
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, "..")) continue;
+        size_t l = strlen(n);
+        int output = !strncmp(n, "shuffle_", 8) && !strchr(n, '-') &&
+                     ((l > 5 && !strcmp(n + l - 5, ".data")) || (l > 6 && !strcmp(n + l - 6, ".index")));
+        if (!allow_outputs || !output) {
+            fprintf(stderr, "  leftover file %s/%s\n", dir, n);
+            ok = 0;
+        }
+    }
+    closedir(d);
+    return ok;
+}
+
+static int64_t key_of(const em_rec *r) { return em_i64_dec(r->key); }
+static int64_t val_of(const em_rec *r) { return em_i64_dec(r->val); }
+
+/* ----------------------------------------------------------- generators */
+
+#define NKEYS 500
+static void gen_small(uint32_t m, size_t i, int64_t *k, int64_t *v) {
+    *k = (int64_t)((i * 7 + m * 13) % NKEYS) - 100; /* negative keys too */
+    *v = (int64_t)(i % 10) + m;
+}
+
+/* Unique keys: a bijection of (map, i) scrambled by an odd multiplier. */
+static void gen_unique(uint32_t m, size_t i, int64_t *k, int64_t *v) {
+    uint64_t x = ((uint64_t)m << 32 | i) * 0x9E3779B97F4A7C15ull;
+    *k = (int64_t)x;
+    *v = (int64_t)(m * 1000000 + i);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+TEST(shuffle_pass_exact_order) {
+    const char *dir = subdir("out"), *dirs[3];
+    dirs_of(dir, 3, dirs);
+    wcfg c = {dir, 1, 3, 4, 5000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    CHECK_OK(write_maps(&c));
+    CHECK_EQ_I64(c.records, 15000);
+    uint64_t total = 0;
+    for (int r = 0; r < 4; r++) {
+        collect col = {EBUF_INIT, 0, 0};
+        sr_stats st;
+        sr_opts o = ropts(dirs, 1, r, 3, SR_PASS, dir, 1 << 20);
+        CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+        CHECK_EQ_I64(st.records_read, col.n);
+        CHECK(st.bytes_read > 0);
+        /* Expected: map 0's records of partition r in order, then map 1's... */
+        size_t pos = 0;
+        em_rec got;
+        for (uint32_t m = 0; m < 3; m++)
+            for (size_t i = 0; i < 5000; i++) {
+                int64_t k, v;
+                uint8_t kb[8];
+                gen_small(m, i, &k, &v);
+                em_i64_enc(k, kb);
+                if ((int)(em_hash(kb, 8) % 4) != r) continue;
+                CHECK(collect_next(&col, &pos, &got));
+                CHECK_EQ_I64(key_of(&got), k);
+                CHECK_EQ_I64(val_of(&got), v);
+            }
+        CHECK(!collect_next(&col, &pos, &got));
+        total += col.n;
+        ebuf_free(&col.buf);
+    }
+    CHECK_EQ_I64(total, 15000);
+    free(c.res.seg_bytes);
+    CHECK(dir_clean(dir, 1));
+}
+
+/* Sums per key expected from gen over nmaps x nrec records. */
+static void expected_sums(gen_fn gen, int nmaps, size_t nrec, int64_t *sum, int *seen) {
+    memset(sum, 0, NKEYS * sizeof *sum);
+    memset(seen, 0, NKEYS * sizeof *seen);
+    for (int m = 0; m < nmaps; m++)
+        for (size_t i = 0; i < nrec; i++) {
+            int64_t k, v;
+            gen((uint32_t)m, i, &k, &v);
+            sum[k + 100] += v;
+            seen[k + 100] = 1;
+        }
+}
+
+TEST(shuffle_agg_exact_sums) {
+    const char *dir = subdir("out"), *dirs[4];
+    dirs_of(dir, 4, dirs);
+    wcfg c = {dir, 2, 4, 3, 20000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    CHECK_OK(write_maps(&c));
+    int64_t sum[NKEYS];
+    int seen[NKEYS];
+    expected_sums(gen_small, 4, 20000, sum, seen);
+    int nkeys = 0;
+    for (int r = 0; r < 3; r++) {
+        collect col = {EBUF_INIT, 0, 0};
+        sr_stats st;
+        sr_opts o = ropts(dirs, 2, r, 4, SR_AGG, dir, 1 << 20);
+        CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+        CHECK_EQ_I64(st.spills, 0);
+        size_t pos = 0;
+        em_rec rec;
+        while (collect_next(&col, &pos, &rec)) {
+            int64_t k = key_of(&rec) + 100;
+            CHECK(k >= 0 && k < NKEYS && seen[k] == 1);
+            seen[k] = 2; /* each key once */
+            CHECK_EQ_I64(val_of(&rec), sum[k]);
+            nkeys++;
+        }
+        ebuf_free(&col.buf);
+    }
+    CHECK_EQ_I64(nkeys, NKEYS);
+    free(c.res.seg_bytes);
+}
+
+/* Keys that repeat locally: 50 keys per stretch of 5000 records, 500 in
+ * all, so a small combine table combines well within a stretch. */
+static void gen_local(uint32_t m, size_t i, int64_t *k, int64_t *v) {
+    *k = (int64_t)(i % 50 + 50 * ((i / 5000 + m) % 10)) - 100;
+    *v = (int64_t)(i % 10) + m;
+}
+
+/* Map-side combining with a tiny budget: the table is flushed several
+ * times per map, so more records than keys are written, yet the reduce
+ * side's sums are exact. */
+TEST(shuffle_map_side_combine_flushes) {
+    const char *dir = subdir("out"), *dirs[3];
+    dirs_of(dir, 3, dirs);
+    wcfg c = {dir, 3, 3, 4, 50000, gen_local, &SUM, 8192, 0, {0}, 0, 0};
+    CHECK_OK(write_maps(&c));
+    CHECK(c.records > 3 * NKEYS);       /* each map sees every key: partial */
+    CHECK(c.records < 3 * 50000 / 10);  /* but it combined */
+    int64_t sum[NKEYS];
+    int seen[NKEYS], nkeys = 0;
+    uint64_t nread = 0;
+    expected_sums(gen_local, 3, 50000, sum, seen);
+    for (int r = 0; r < 4; r++) {
+        collect col = {EBUF_INIT, 0, 0};
+        sr_stats st;
+        sr_opts o = ropts(dirs, 3, r, 3, SR_AGG, dir, 1 << 20);
+        o.map_side_combined = 1;
+        CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+        nread += st.records_read;
+        size_t pos = 0;
+        em_rec rec;
+        while (collect_next(&col, &pos, &rec)) {
+            int64_t k = key_of(&rec) + 100;
+            CHECK(seen[k] == 1);
+            seen[k] = 2;
+            CHECK_EQ_I64(val_of(&rec), sum[k]);
+            nkeys++;
+        }
+        ebuf_free(&col.buf);
+    }
+    CHECK_EQ_I64(nkeys, NKEYS);
+    CHECK_EQ_I64(nread, c.records);
+    /* A generous budget combines each map completely. */
+    wcfg c2 = {dir, 4, 3, 4, 50000, gen_local, &SUM, 1 << 20, 0, {0}, 0, 0};
+    CHECK_OK(write_maps(&c2));
+    CHECK_EQ_I64(c2.records, 3 * NKEYS);
+    free(c.res.seg_bytes);
+    free(c2.res.seg_bytes);
+    CHECK(dir_clean(dir, 1));
+}
+
+/* 200k records, 5000 keys, 64 KiB budget on the reduce side. */
+#define BIGN 200000
+#define BIGK 5000
+static void gen_bigagg(uint32_t m, size_t i, int64_t *k, int64_t *v) {
+    *k = (int64_t)((i * 2654435761u + m) % BIGK);
+    *v = (int64_t)(i & 1023) - 300;
+}
+
+TEST(shuffle_agg_reduce_spills) {
+    const char *dir = subdir("out"), *spill = subdir("spill"), *dirs[2];
+    dirs_of(dir, 2, dirs);
+    wcfg c = {dir, 5, 2, 1, BIGN / 2, gen_bigagg, NULL, 1 << 20, 0, {0}, 0, 0};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    static int64_t sum[BIGK];
+    static int seen[BIGK];
+    for (uint32_t m = 0; m < 2; m++)
+        for (size_t i = 0; i < BIGN / 2; i++) {
+            int64_t k, v;
+            gen_bigagg(m, i, &k, &v);
+            sum[k] += v;
+        }
+    for (int mc = 0; mc < 1; mc++) {
+        collect col = {EBUF_INIT, 0, 0};
+        sr_stats st;
+        sr_opts o = ropts(dirs, 5, 0, 2, SR_AGG, spill, 64 << 10);
+        CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+        CHECK(st.spills > 1);
+        CHECK_EQ_I64(st.records_read, BIGN);
+        CHECK_EQ_I64(col.n, BIGK);
+        size_t pos = 0;
+        em_rec rec;
+        int64_t prev = -1;
+        while (collect_next(&col, &pos, &rec)) {
+            int64_t k = key_of(&rec);
+            CHECK(k >= 0 && k < BIGK && !seen[k]);
+            CHECK(k > prev); /* merged output comes in key order */
+            prev = k;
+            seen[k] = 1;
+            CHECK_EQ_I64(val_of(&rec), sum[k]);
+        }
+        ebuf_free(&col.buf);
+    }
+    CHECK(dir_clean(spill, 0));
+    CHECK(dir_clean(dir, 1));
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Global sort of 200k unique keys in 64 KiB: several runs, merged. */
+static void sort_case(int descending, int budget_kib) {
+    const char *dir = subdir("out"), *spill = subdir("spill"), *dirs[4];
+    dirs_of(dir, 4, dirs);
+    wcfg c = {dir, 6, 4, 1, BIGN / 4, gen_unique, NULL, 1 << 20, 0, {0}, 0, 0};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    int64_t *keys = malloc(BIGN * sizeof *keys);
+    size_t n = 0;
+    for (uint32_t m = 0; m < 4; m++)
+        for (size_t i = 0; i < BIGN / 4; i++) {
+            int64_t k, v;
+            gen_unique(m, i, &k, &v);
+            keys[n++] = k;
+        }
+    qsort(keys, n, sizeof *keys, cmp_i64);
+    collect col = {EBUF_INIT, 0, 0};
+    sr_stats st;
+    sr_opts o = ropts(dirs, 6, 0, 4, SR_SORT, spill, (size_t)budget_kib << 10);
+    o.descending = descending;
+    CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+    if (budget_kib < 1024) CHECK(st.spills > 1);
+    else CHECK_EQ_I64(st.spills, 0);
+    CHECK_EQ_I64(col.n, BIGN);
+    size_t pos = 0, i = 0;
+    em_rec rec;
+    while (collect_next(&col, &pos, &rec)) {
+        int64_t want = keys[descending ? BIGN - 1 - i : i], k = key_of(&rec);
+        CHECK_EQ_I64(k, want);
+        /* The value travels with its key: recover (map, i) from it. */
+        int64_t v = val_of(&rec), gk, gv;
+        gen_unique((uint32_t)(v / 1000000), (size_t)(v % 1000000), &gk, &gv);
+        CHECK_EQ_I64(gk, k);
+        i++;
+    }
+    CHECK_EQ_I64(i, BIGN);
+    ebuf_free(&col.buf);
+    free(keys);
+    CHECK(dir_clean(spill, 0));
+    CHECK(dir_clean(dir, 1));
+}
+
+TEST(shuffle_sort_spills_ascending) { sort_case(0, 64); }
+TEST(shuffle_sort_spills_descending) { sort_case(1, 64); }
+TEST(shuffle_sort_in_memory) { sort_case(0, 64 << 10); }
+
+/* Group: each key's values as a list; keys ascending.  Done with a small
+ * budget so grouping runs over merged spills. */
+TEST(shuffle_group) {
+    const char *dir = subdir("out"), *spill = subdir("spill"), *dirs[3];
+    dirs_of(dir, 3, dirs);
+    wcfg c = {dir, 7, 3, 2, 20000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    /* Expected: count and sum of values per key (values are small, so
+     * count + sum + sum of squares pins the multiset down well). */
+    static int64_t cnt[NKEYS], sum[NKEYS], sq[NKEYS];
+    for (uint32_t m = 0; m < 3; m++)
+        for (size_t i = 0; i < 20000; i++) {
+            int64_t k, v;
+            gen_small(m, i, &k, &v);
+            cnt[k + 100]++;
+            sum[k + 100] += v;
+            sq[k + 100] += v * v;
+        }
+    int nkeys = 0;
+    int64_t spills = 0;
+    for (int r = 0; r < 2; r++) {
+        collect col = {EBUF_INIT, 0, 0};
+        sr_stats st;
+        sr_opts o = ropts(dirs, 7, r, 3, SR_GROUP, spill, 32 << 10);
+        CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+        spills += st.spills;
+        size_t pos = 0;
+        em_rec rec;
+        int64_t prev = INT64_MIN;
+        while (collect_next(&col, &pos, &rec)) {
+            int64_t k = key_of(&rec);
+            CHECK(k > prev);
+            prev = k;
+            size_t lp = 0, ilen;
+            const void *item;
+            int64_t n = 0, s = 0, q = 0;
+            int rc;
+            while ((rc = em_list_next(rec.val, rec.vlen, &lp, &item, &ilen)) == 1) {
+                CHECK_EQ_I64(ilen, 8);
+                int64_t v = em_i64_dec(item);
+                n++;
+                s += v;
+                q += v * v;
+            }
+            CHECK_EQ_I64(rc, 0);
+            CHECK_EQ_I64(n, cnt[k + 100]);
+            CHECK_EQ_I64(s, sum[k + 100]);
+            CHECK_EQ_I64(q, sq[k + 100]);
+            nkeys++;
+        }
+        ebuf_free(&col.buf);
+    }
+    CHECK_EQ_I64(nkeys, NKEYS);
+    CHECK(spills > 1);
+    CHECK(dir_clean(spill, 0));
+}
+
+/* Cogroup: map 0 is side A, map 1 side B (values tagged by the writer). */
+TEST(shuffle_cogroup) {
+    const char *dir = subdir("out"), *spill = subdir("spill"), *dirs[2];
+    dirs_of(dir, 2, dirs);
+    int nparts = 2;
+    /* Side A: keys 0..99 each with values k and k+1; side B: keys 50..149
+     * with value 1000+k; keys 50..99 are in both. */
+    for (uint32_t m = 0; m < 2; m++) {
+        sw_opts o = {dir, 8, m, 0, nparts, part_hash, &nparts, NULL, 1 << 20, 1, 4096};
+        shuffle_writer *w = sw_open(&o);
+        CHECK(w);
+        for (int64_t k = 0; k < 100; k++) {
+            for (int j = 0; j < (m ? 1 : 2); j++) {
+                uint8_t kb[8], vb[9];
+                em_i64_enc(m ? k + 50 : k, kb);
+                vb[0] = (uint8_t)m;
+                em_i64_enc(m ? 1000 + k + 50 : k + j, vb + 1);
+                em_rec r = {kb, 8, vb, 9};
+                CHECK_OK(sw_add(w, &r));
+            }
+        }
+        CHECK_OK(sw_commit(w, NULL));
+    }
+    int nkeys = 0;
+    for (int r = 0; r < nparts; r++) {
+        collect col = {EBUF_INIT, 0, 0};
+        sr_stats st;
+        sr_opts o = ropts(dirs, 8, r, 2, SR_COGROUP, spill, 1 << 20);
+        CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+        size_t pos = 0;
+        em_rec rec;
+        int64_t prev = -1;
+        while (collect_next(&col, &pos, &rec)) {
+            int64_t k = key_of(&rec);
+            CHECK(k > prev && k < 150);
+            prev = k;
+            const void *la, *lb, *item;
+            size_t lalen, lblen, ilen, p = 0;
+            CHECK_OK(em_cogroup_unpack(rec.val, rec.vlen, &la, &lalen, &lb, &lblen));
+            int64_t na = 0, sa = 0, nb = 0, sb = 0;
+            while (em_list_next(la, lalen, &p, &item, &ilen) == 1) {
+                CHECK_EQ_I64(ilen, 8);
+                na++;
+                sa += em_i64_dec(item);
+            }
+            p = 0;
+            while (em_list_next(lb, lblen, &p, &item, &ilen) == 1) {
+                CHECK_EQ_I64(ilen, 8);
+                nb++;
+                sb += em_i64_dec(item);
+            }
+            CHECK_EQ_I64(na, k < 100 ? 2 : 0);
+            CHECK_EQ_I64(sa, k < 100 ? 2 * k + 1 : 0);
+            CHECK_EQ_I64(nb, k >= 50 ? 1 : 0);
+            CHECK_EQ_I64(sb, k >= 50 ? 1000 + k : 0);
+            nkeys++;
+        }
+        ebuf_free(&col.buf);
+    }
+    CHECK_EQ_I64(nkeys, 150);
+    CHECK(dir_clean(spill, 0));
+}
+
+/* Writer-side spills: a budget smaller than the map output makes the
+ * writer spill compressed blocks and copy them into the data file. */
+TEST(shuffle_writer_spills) {
+    const char *dir = subdir("out"), *dirs[2];
+    dirs_of(dir, 2, dirs);
+    wcfg c = {dir, 9, 2, 5, 50000, gen_small, NULL, 16 << 10, 1024, {0}, 0, 0};
+    CHECK_OK(write_maps(&c));
+    CHECK(c.spills > 1);
+    uint64_t segsum = 0;
+    for (int p = 0; p < 5; p++) segsum += c.res.seg_bytes[p];
+    CHECK_EQ_I64(segsum, c.res.bytes);
+    char path[600];
+    struct stat sb;
+    shuffle_path(path, sizeof path, dir, 9, 1, "data");
+    CHECK(stat(path, &sb) == 0);
+    CHECK_EQ_I64(sb.st_size, c.res.bytes);
+    free(c.res.seg_bytes);
+    /* Reading in PASS mode gives each map's records of a partition in the
+     * order they were added, spilled or not. */
+    size_t total = 0;
+    for (int r = 0; r < 5; r++) {
+        collect col = {EBUF_INIT, 0, 0};
+        sr_stats st;
+        sr_opts o = ropts(dirs, 9, r, 2, SR_PASS, dir, 1 << 20);
+        CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+        size_t pos = 0;
+        em_rec got;
+        for (uint32_t m = 0; m < 2; m++)
+            for (size_t i = 0; i < 50000; i++) {
+                int64_t k, v;
+                uint8_t kb[8];
+                gen_small(m, i, &k, &v);
+                em_i64_enc(k, kb);
+                if ((int)(em_hash(kb, 8) % 5) != r) continue;
+                CHECK(collect_next(&col, &pos, &got));
+                CHECK_EQ_I64(key_of(&got), k);
+                CHECK_EQ_I64(val_of(&got), v);
+            }
+        CHECK(!collect_next(&col, &pos, &got));
+        total += col.n;
+        ebuf_free(&col.buf);
+    }
+    CHECK_EQ_I64(total, 100000);
+    CHECK(dir_clean(dir, 1));
+}
+
+static int part_zero(void *pctx, const em_rec *r) { return 0; }
+
+/* Empty segments, a map with no records, and a NULL dirs entry. */
+TEST(shuffle_empty_segments) {
+    const char *dir = subdir("out");
+    for (uint32_t m = 0; m < 2; m++) {
+        sw_opts o = {dir, 10, m, 0, 8, part_zero, NULL, NULL, 1 << 20, 1, 4096};
+        shuffle_writer *w = sw_open(&o);
+        CHECK(w);
+        for (int i = 0; m == 0 && i < 100; i++) {
+            uint8_t kb[8];
+            em_i64_enc(i, kb);
+            em_rec r = {kb, 8, "", 0};
+            CHECK_OK(sw_add(w, &r));
+        }
+        sw_result res;
+        CHECK_OK(sw_commit(w, &res));
+        for (int p = 1; p < 8; p++) CHECK_EQ_I64(res.seg_bytes[p], 0);
+        CHECK_EQ_I64(res.records, m == 0 ? 100 : 0);
+        free(res.seg_bytes);
+    }
+    const char *dirs[3] = {dir, dir, NULL}; /* map 2 wrote nothing */
+    for (enum sr_mode mode = SR_PASS; mode <= SR_GROUP; mode++) {
+        for (int r = 0; r < 8; r++) {
+            collect col = {EBUF_INIT, 0, 0};
+            sr_stats st;
+            sr_opts o = ropts(dirs, 10, r, 3, mode, dir, 1 << 20);
+            if (mode == SR_AGG) continue; /* values are not int64 here */
+            CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+            CHECK_EQ_I64(col.n, r == 0 ? 100 : 0); /* 100 distinct keys */
+            ebuf_free(&col.buf);
+        }
+    }
+    CHECK(dir_clean(dir, 1));
+}
+
+TEST(shuffle_missing_output_is_fetch_failure) {
+    const char *dir = subdir("out"), *dirs[3];
+    dirs_of(dir, 3, dirs);
+    wcfg c = {dir, 11, 3, 2, 1000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    char path[600];
+    shuffle_path(path, sizeof path, dir, 11, 1, "index");
+    CHECK(unlink(path) == 0);
+    for (enum sr_mode mode = SR_PASS; mode <= SR_SORT; mode++) {
+        collect col = {EBUF_INIT, 0, 0};
+        sr_stats st;
+        sr_opts o = ropts(dirs, 11, 0, 3, mode, dir, 1 << 20);
+        CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
+        CHECK_EQ_I64(st.failed_map, 1);
+        CHECK_STR_CONTAINS(em_errmsg(), path);
+        ebuf_free(&col.buf);
+    }
+    /* Missing data file. */
+    shuffle_path(path, sizeof path, dir, 11, 2, "data");
+    CHECK(unlink(path) == 0);
+    dirs[1] = NULL;
+    collect col = {EBUF_INIT, 0, 0};
+    sr_stats st;
+    sr_opts o = ropts(dirs, 11, 1, 3, SR_PASS, dir, 1 << 20);
+    CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
+    CHECK_EQ_I64(st.failed_map, 2);
+    CHECK_STR_CONTAINS(em_errmsg(), path);
+    ebuf_free(&col.buf);
+}
+
+TEST(shuffle_corrupt_output_is_fetch_failure) {
+    const char *dir = subdir("out"), *dirs[2];
+    dirs_of(dir, 2, dirs);
+    wcfg c = {dir, 12, 2, 1, 5000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    char path[600];
+    collect col = {EBUF_INIT, 0, 0};
+    sr_stats st;
+    sr_opts o = ropts(dirs, 12, 0, 2, SR_SORT, dir, 1 << 20);
+    /* A flipped byte inside map 1's first block. */
+    shuffle_path(path, sizeof path, dir, 12, 1, "data");
+    int fd = open(path, O_RDWR);
+    uint8_t b;
+    CHECK(pread(fd, &b, 1, 40) == 1);
+    b ^= 0xff;
+    CHECK(pwrite(fd, &b, 1, 40) == 1);
+    close(fd);
+    CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
+    CHECK_EQ_I64(st.failed_map, 1);
+    CHECK_STR_CONTAINS(em_errmsg(), path);
+    CHECK_STR_CONTAINS(em_errmsg(), "crc mismatch");
+    /* A short index file. */
+    shuffle_path(path, sizeof path, dir, 12, 0, "index");
+    CHECK(truncate(path, 12) == 0);
+    CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
+    CHECK_EQ_I64(st.failed_map, 0);
+    CHECK_STR_CONTAINS(em_errmsg(), path);
+    /* Offsets past the end of the data file. */
+    fd = open(path, O_WRONLY | O_TRUNC);
+    uint8_t idx[16];
+    put_u64le(idx, 0);
+    put_u64le(idx + 8, 1u << 30);
+    CHECK(write(fd, idx, 16) == 16);
+    close(fd);
+    CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
+    CHECK_EQ_I64(st.failed_map, 0);
+    CHECK_STR_CONTAINS(em_errmsg(), "outside the file");
+    ebuf_free(&col.buf);
+    CHECK(dir_clean(dir, 1));
+}
+
+TEST(shuffle_sink_stop) {
+    const char *dir = subdir("out"), *spill = subdir("spill"), *dirs[2];
+    dirs_of(dir, 2, dirs);
+    wcfg c = {dir, 13, 2, 1, 20000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    for (enum sr_mode mode = SR_PASS; mode <= SR_GROUP; mode++) {
+        for (int small = 0; small < 2; small++) {
+            collect col = {EBUF_INIT, 0, 10};
+            sr_stats st;
+            sr_opts o = ropts(dirs, 13, 0, 2, mode, spill, small ? 16 << 10 : 1 << 20);
+            CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+            CHECK_EQ_I64(col.n, 10);
+            if (mode == SR_PASS) CHECK(st.records_read < 40000);
+            ebuf_free(&col.buf);
+        }
+    }
+    CHECK(dir_clean(spill, 0));
+}
+
+static int fail_sink(void *ctx, const em_rec *r) { return em_fail("sink says no"); }
+
+TEST(shuffle_errors_pass_through) {
+    const char *dir = subdir("out"), *spill = subdir("spill"), *dirs[1];
+    dirs_of(dir, 1, dirs);
+    wcfg c = {dir, 14, 1, 1, 20000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    for (enum sr_mode mode = SR_PASS; mode <= SR_GROUP; mode++) {
+        sr_stats st;
+        sr_opts o = ropts(dirs, 14, 0, 1, mode, spill, 16 << 10);
+        CHECK_EQ_I64(shuffle_read(&o, fail_sink, NULL, &st), EM_EUSER);
+        CHECK_STR_CONTAINS(em_errmsg(), "sink says no");
+    }
+    CHECK(dir_clean(spill, 0));
+}
+
+static int part_bad(void *pctx, const em_rec *r) { return 7; }
+
+TEST(shuffle_abort_leaves_nothing) {
+    const char *dir = subdir("out");
+    int nparts = 3;
+    sw_opts o = {dir, 15, 0, 2, nparts, part_hash, &nparts, NULL, 4096, 1, 1024};
+    shuffle_writer *w = sw_open(&o);
+    CHECK(w);
+    for (int i = 0; i < 10000; i++) {
+        uint8_t kb[8];
+        em_i64_enc(i, kb);
+        em_rec r = {kb, 8, kb, 8};
+        CHECK_OK(sw_add(w, &r));
+    }
+    sw_abort(w);
+    CHECK(dir_clean(dir, 0));
+    /* A bad partition number is an error, not a crash. */
+    o.partition = part_bad;
+    w = sw_open(&o);
+    CHECK(w);
+    em_rec r = {"k", 1, "v", 1};
+    CHECK_EQ_I64(sw_add(w, &r), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "partitioner returned 7");
+    sw_abort(w);
+    CHECK(dir_clean(dir, 0));
+}
+
+/* A record over 1 MB goes through the shuffle intact. */
+TEST(shuffle_big_record) {
+    const char *dir = subdir("out"), *dirs[1] = {dir};
+    int nparts = 2;
+    size_t big = 3u << 20;
+    uint8_t *v = malloc(big);
+    for (size_t i = 0; i < big; i++) v[i] = (uint8_t)(i * 2654435761u >> 13);
+    sw_opts o = {dir, 16, 0, 0, nparts, part_zero, &nparts, NULL, 1 << 20, 1, 4096};
+    shuffle_writer *w = sw_open(&o);
+    CHECK(w);
+    em_rec a = {"a", 1, "x", 1}, b = {"b", 1, v, big};
+    CHECK_OK(sw_add(w, &a));
+    CHECK_OK(sw_add(w, &b));
+    CHECK_OK(sw_add(w, &a));
+    CHECK_OK(sw_commit(w, NULL));
+    collect col = {EBUF_INIT, 0, 0};
+    sr_stats st;
+    sr_opts ro = ropts(dirs, 16, 0, 1, SR_SORT, dir, 1 << 20);
+    CHECK_OK(shuffle_read(&ro, collect_sink, &col, &st));
+    CHECK_EQ_I64(col.n, 3);
+    size_t pos = 0;
+    em_rec r;
+    CHECK(collect_next(&col, &pos, &r) && r.vlen == 1);
+    CHECK(collect_next(&col, &pos, &r) && r.vlen == 1);
+    CHECK(collect_next(&col, &pos, &r) && r.vlen == big && !memcmp(r.val, v, big));
+    ebuf_free(&col.buf);
+    free(v);
+}
