@@ -110,8 +110,24 @@ static inline uint64_t mix(uint64_t a, uint64_t b) {
 
 uint64_t em_hash(const void *data, size_t n) {
     const uint8_t *p = data;
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ n, w;
     const uint64_t k1 = 0xA0761D6478BD642Full, k2 = 0xE7037ED1A0B428DBull;
+    uint64_t a = 0, b = 0;
+    if (n <= 16) { /* words and small keys: one multiply */
+        if (n >= 8) {
+            memcpy(&a, p, 8);
+            memcpy(&b, p + n - 8, 8);
+        } else if (n >= 4) {
+            uint32_t x, y;
+            memcpy(&x, p, 4);
+            memcpy(&y, p + n - 4, 4);
+            a = x;
+            b = y;
+        } else if (n) {
+            a = (uint64_t)p[0] << 16 | (uint64_t)p[n >> 1] << 8 | p[n - 1];
+        }
+        return mix(a ^ k1 ^ n, b ^ k2);
+    }
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n, w;
     while (n >= 8) {
         memcpy(&w, p, 8);
         h = mix(h ^ w ^ k1, k2);

@@ -12,9 +12,11 @@
 /* Small to start with: a tiny memory budget must still leave room for
  * entries, not just for empty slots. */
 #define AM_MIN_SLOTS 64
+#define AM_ARENA_BASE 8
 
 void aggmap_init(aggmap *m) {
     memset(m, 0, sizeof *m);
+    m->hot_i = (size_t)-1;
 }
 
 void aggmap_free(aggmap *m) {
@@ -22,38 +24,72 @@ void aggmap_free(aggmap *m) {
     free(m->ents);
     ebuf_free(&m->arena);
     memset(m, 0, sizeof *m);
+    m->hot_i = (size_t)-1;
 }
 
 void aggmap_clear(aggmap *m) {
     if (m->slots) memset(m->slots, 0, (m->mask + 1) * sizeof *m->slots);
     m->n = 0;
     m->sorted = 0;
+    m->hot_i = (size_t)-1;
     ebuf_reset(&m->arena);
 }
 
-/* Rebuild the slot array with nslots slots from the stored hash bits. */
+/* Rebuild the slot array with nslots slots from the stored hash bits,
+ * renumbering the entries' slots. */
 static int rehash(aggmap *m, size_t nslots) {
-    uint64_t *s = calloc(nslots, sizeof *s);
+    am_slot *s = calloc(nslots, sizeof *s);
     if (!s) return EM_ENOMEM;
     size_t mask = nslots - 1;
-    if (m->slots) {
-        for (size_t i = 0; i <= m->mask; i++) {
-            uint64_t v = m->slots[i];
-            if (!v) continue;
-            size_t j = (size_t)(v >> 32) & mask;
-            while (s[j]) j = (j + 1) & mask;
-            s[j] = v;
-        }
+    for (size_t i = 0; i < m->n; i++) {
+        const am_slot *o = &m->slots[m->ents[i]];
+        size_t j = o->tag & mask;
+        while (s[j].off) j = (j + 1) & mask;
+        s[j] = *o;
+        m->ents[i] = (uint32_t)j;
     }
     free(m->slots);
     m->slots = s;
     m->mask = mask;
+    m->hot_i = (size_t)-1;
     return 0;
+}
+
+/* Short keys (words) compare as two overlapping 8-byte loads. */
+static inline int key_eq(const uint8_t *a, const uint8_t *b, size_t n) {
+    if (n >= 8 && n <= 16) {
+        uint64_t x0, x1, y0, y1;
+        memcpy(&x0, a, 8);
+        memcpy(&y0, b, 8);
+        memcpy(&x1, a + n - 8, 8);
+        memcpy(&y1, b + n - 8, 8);
+        return x0 == y0 && x1 == y1;
+    }
+    return !n || !memcmp(a, b, n);
+}
+
+/* Append [u32 klen][u32 clen][key][comb] to the arena; returns its offset,
+ * or 0 on ENOMEM. */
+static uint64_t put_record(aggmap *m, const void *key, uint32_t klen, const void *c, uint32_t clen) {
+    if (m->arena.len == 0) {
+        if (ebuf_reserve(&m->arena, 4096)) return 0;
+        memset(m->arena.p, 0, AM_ARENA_BASE);
+        m->arena.len = AM_ARENA_BASE;
+    }
+    if (ebuf_reserve(&m->arena, (size_t)klen + 8 + clen)) return 0;
+    uint64_t off = m->arena.len;
+    uint8_t *p = m->arena.p + off;
+    uint32_t len[2] = {klen, clen};
+    memcpy(p, len, 8);
+    if (klen) memcpy(p + 8, key, klen);
+    if (clen) memcpy(p + 8 + klen, c, clen);
+    m->arena.len += (size_t)klen + 8 + clen;
+    return off;
 }
 
 int aggmap_upsert(aggmap *m, const void *key, size_t klen, size_t *idx) {
     EM_ASSERT(!m->sorted);
-    if (klen > UINT32_MAX) return em__seterr(EM_ETOOBIG, "aggregation key of %zu bytes is too long", klen);
+    if (klen > UINT32_MAX - 16) return em__seterr(EM_ETOOBIG, "aggregation key of %zu bytes is too long", klen);
     /* Keep the load under 0.7 so linear probes stay short. */
     if (!m->mask || (m->n + 1) * 10 > (m->mask + 1) * 7) {
         if (rehash(m, m->mask ? (m->mask + 1) * 2 : AM_MIN_SLOTS))
@@ -61,14 +97,17 @@ int aggmap_upsert(aggmap *m, const void *key, size_t klen, size_t *idx) {
     }
     uint64_t h = em_hash(key, klen);
     uint32_t tag = (uint32_t)h;
-    size_t j = (size_t)tag & m->mask;
+    size_t j = (size_t)tag & m->mask; /* as rehash places it */
     for (;;) {
-        uint64_t v = m->slots[j];
-        if (!v) break;
-        if ((uint32_t)(v >> 32) == tag) {
-            const am_ent *e = &m->ents[(uint32_t)v - 1];
-            if (e->klen == klen && (!klen || !memcmp(m->arena.p + e->koff, key, klen))) {
-                *idx = (uint32_t)v - 1;
+        const am_slot *s = &m->slots[j];
+        if (!s->off) break;
+        if (s->tag == tag) {
+            const uint8_t *p = m->arena.p + s->off;
+            uint32_t kl;
+            memcpy(&kl, p, 4);
+            if (kl == klen && key_eq(p + 8, key, klen)) {
+                m->hot_slot = (uint32_t)j;
+                *idx = m->hot_i = s->idx;
                 return 1;
             }
         }
@@ -76,50 +115,69 @@ int aggmap_upsert(aggmap *m, const void *key, size_t klen, size_t *idx) {
     }
     if (m->n == m->cap) {
         size_t nc = m->cap ? m->cap * 2 : 64;
-        am_ent *ne = realloc(m->ents, nc * sizeof *ne);
+        uint32_t *ne = realloc(m->ents, nc * sizeof *ne);
         if (!ne) return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
         m->ents = ne;
         m->cap = nc;
     }
     if (m->n >= UINT32_MAX - 1) return em__seterr(EM_ETOOBIG, "aggregation table: too many keys");
-    size_t koff = m->arena.len;
-    if (ebuf_append(&m->arena, key, klen)) return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
-    am_ent *e = &m->ents[m->n];
-    e->koff = koff;
-    e->klen = (uint32_t)klen;
-    e->coff = m->arena.len;
-    e->clen = 0;
-    m->slots[j] = (uint64_t)tag << 32 | (uint64_t)(m->n + 1);
-    *idx = m->n++;
+    uint64_t off = put_record(m, key, (uint32_t)klen, NULL, 0);
+    if (!off) return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
+    m->slots[j] = (am_slot){tag, (uint32_t)m->n, off};
+    m->ents[m->n] = (uint32_t)j;
+    m->hot_slot = (uint32_t)j;
+    *idx = m->hot_i = m->n++;
     return 0;
 }
 
 int aggmap_set_comb(aggmap *m, size_t i, const void *c, size_t clen) {
-    am_ent *e = &m->ents[i];
-    if (clen == e->clen) {
-        if (clen) memcpy(m->arena.p + e->coff, c, clen);
+    am_slot *s = &m->slots[i == m->hot_i ? m->hot_slot : m->ents[i]];
+    uint8_t *p = m->arena.p + s->off;
+    uint32_t len[2];
+    memcpy(len, p, 8);
+    if (clen == len[1]) {
+        if (clen) memcpy(p + 8 + len[0], c, clen);
         return 0;
     }
-    if (clen > UINT32_MAX) return em__seterr(EM_ETOOBIG, "combiner of %zu bytes is too long", clen);
-    /* The last combiner in the arena can be rewritten where it is, which
-     * keeps a freshly inserted key's first combiner from leaving garbage. */
-    size_t base = (e->coff + e->clen == m->arena.len) ? e->coff : m->arena.len;
-    if (base + clen > m->arena.cap && ebuf_grow(&m->arena, base + clen - m->arena.len))
-        return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
-    if (clen) memcpy(m->arena.p + base, c, clen);
-    m->arena.len = base + clen;
-    e->coff = base;
-    e->clen = (uint32_t)clen;
+    if (clen > UINT32_MAX - 16 - (size_t)len[0]) return em__seterr(EM_ETOOBIG, "combiner of %zu bytes is too long", clen);
+    /* The last record in the arena can be rewritten where it is, which keeps
+     * a freshly inserted key's first combiner from leaving garbage. */
+    if (s->off + 8 + len[0] + len[1] == m->arena.len) {
+        size_t need = (size_t)s->off + 8 + len[0] + clen;
+        if (need > m->arena.len && ebuf_reserve(&m->arena, need - m->arena.len))
+            return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
+        p = m->arena.p + s->off;
+        len[1] = (uint32_t)clen;
+        memcpy(p, len, 8);
+        if (clen) memcpy(p + 8 + len[0], c, clen);
+        m->arena.len = need;
+        return 0;
+    }
+    /* Copy the key out first: the arena may move while growing. */
+    size_t koff = (size_t)s->off + 8;
+    if (ebuf_reserve(&m->arena, (size_t)len[0] + 8 + clen)) return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
+    uint8_t *d = m->arena.p + m->arena.len;
+    uint32_t nl[2] = {len[0], (uint32_t)clen};
+    memcpy(d, nl, 8);
+    memmove(d + 8, m->arena.p + koff, len[0]);
+    if (clen) memcpy(d + 8 + len[0], c, clen);
+    s->off = m->arena.len;
+    m->arena.len += (size_t)len[0] + 8 + clen;
     return 0;
 }
 
 static int ent_cmp(const void *a, const void *b, void *arg) {
-    const am_ent *x = a, *y = b;
-    const uint8_t *base = arg;
-    return bytes_cmp(base + x->koff, x->klen, base + y->koff, y->klen);
+    const aggmap *m = arg;
+    const uint8_t *x = m->arena.p + m->slots[*(const uint32_t *)a].off;
+    const uint8_t *y = m->arena.p + m->slots[*(const uint32_t *)b].off;
+    uint32_t xl, yl;
+    memcpy(&xl, x, 4);
+    memcpy(&yl, y, 4);
+    return bytes_cmp(x + 8, xl, y + 8, yl);
 }
 
 void aggmap_sort(aggmap *m) {
-    if (m->n > 1) qsort_r(m->ents, m->n, sizeof *m->ents, ent_cmp, m->arena.p);
+    if (m->n > 1) qsort_r(m->ents, m->n, sizeof *m->ents, ent_cmp, m);
+    m->hot_i = (size_t)-1;
     m->sorted = 1;
 }

@@ -3,15 +3,17 @@
  * combiner bytes.  The map side uses it to combine before writing
  * (reduce_by_key's map-side combine), the reduce side to aggregate (SR_AGG).
  *
- * Keys and combiners live in one arena; an entry is four integers, so adding
- * a key costs no malloc of its own.  The table is open addressing with linear
- * probing over 64-bit slots holding (low 32 bits of the hash, entry index+1),
- * which lets a probe reject most non-matching slots without touching the
- * entry, and lets the table grow without hashing keys again.
+ * Layout, chosen so that a lookup touches two cache lines, as a hand-written
+ * C hash count does: an open-addressing slot array (16-byte slots holding
+ * 32 hash bits, the entry index and the offset of the entry's record in the
+ * arena), and the arena record itself, which keeps the key and combiner
+ * lengths, the key and the combiner side by side.  A probe rejects most non-matching
+ * slots by the hash bits without touching the arena.  A dense array of slot
+ * numbers gives entries stable indices (insertion order) for iteration.
  *
  * A combiner replaced by one of the same length is overwritten in place
- * (the common case: fixed-width sums and counts); otherwise the new bytes
- * are appended and the old ones become garbage until aggmap_clear, which
+ * (the common case: fixed-width sums and counts); otherwise a new record is
+ * appended and the old one becomes garbage until aggmap_clear, which
  * aggmap_mem counts, so a caller's memory budget sees it.
  *
  * Entry indices are stable until aggmap_sort or aggmap_clear.  After
@@ -23,22 +25,26 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "buf.h"
 #include "ember.h"
 
-typedef struct am_ent {
-    uint64_t koff, coff; /* offsets of key and combiner in the arena */
-    uint32_t klen, clen;
-} am_ent;
+typedef struct am_slot {
+    uint32_t tag;  /* low 32 bits of the key's hash; the slot number is tag & mask */
+    uint32_t idx;  /* entry index */
+    uint64_t off;  /* arena offset of [u32 klen][u32 clen][key][combiner]; 0: empty */
+} am_slot;
 
 typedef struct aggmap {
-    uint64_t *slots;  /* 0: empty; else (uint32 hash) << 32 | (index + 1) */
+    am_slot *slots;
     size_t mask;      /* slot count - 1 (a power of two), or 0 before first use */
-    am_ent *ents;
+    uint32_t *ents;   /* entry index -> slot number */
     size_t n, cap;
-    ebuf arena;
+    ebuf arena;       /* starts with 8 unused bytes, so offset 0 means empty */
     int sorted;       /* slots are stale: only read and clear allowed */
+    size_t hot_i;     /* the entry the last upsert returned ... */
+    uint32_t hot_slot;/* ... and its slot: spares a lookup in ents */
 } aggmap;
 
 void aggmap_init(aggmap *m);
@@ -49,16 +55,20 @@ void aggmap_free(aggmap *m);
  * over 4 GiB) with the table unchanged. */
 int aggmap_upsert(aggmap *m, const void *key, size_t klen, size_t *idx);
 
+static inline const am_slot *aggmap__slot(const aggmap *m, size_t i) {
+    return &m->slots[i == m->hot_i ? m->hot_slot : m->ents[i]];
+}
 /* Entry i as a pair record (key, combiner); views valid until the next
  * upsert, set_comb or clear. */
 static inline void aggmap_get(const aggmap *m, size_t i, em_rec *r) {
-    const am_ent *e = &m->ents[i];
-    r->key = m->arena.p + e->koff;
-    r->klen = e->klen;
-    r->val = m->arena.p + e->coff;
-    r->vlen = e->clen;
+    const uint8_t *p = m->arena.p + aggmap__slot(m, i)->off;
+    uint32_t len[2];
+    memcpy(len, p, 8);
+    r->key = p + 8;
+    r->klen = len[0];
+    r->val = p + 8 + len[0];
+    r->vlen = len[1];
 }
-
 /* Replace entry i's combiner with a copy of c[0, clen) (which must not point
  * into the arena).  0, or EM_ENOMEM / EM_ETOOBIG leaving the entry as it was. */
 int aggmap_set_comb(aggmap *m, size_t i, const void *c, size_t clen);
@@ -67,7 +77,7 @@ static inline size_t aggmap_count(const aggmap *m) { return m->n; }
 
 /* Approximate bytes held: arena bytes used plus entries and slots. */
 static inline size_t aggmap_mem(const aggmap *m) {
-    return m->arena.len + m->n * sizeof(am_ent) + (m->mask ? (m->mask + 1) * sizeof(uint64_t) : 0);
+    return m->arena.len + m->n * sizeof(uint32_t) + (m->mask ? (m->mask + 1) * sizeof(am_slot) : 0);
 }
 
 /* Put entries in ascending key order (bytes_cmp).  Afterwards only

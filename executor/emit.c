@@ -65,12 +65,20 @@ int em_emit_rec(em_emitter *out, const em_rec *r) {
 }
 
 int em_emit(em_emitter *out, const void *data, size_t len) {
+    if (out && out->mode == EMIT_VALUE && len <= out->max_record && out->count == 0 && (data || !len)) {
+        out->count = 1; /* a combiner's one value: straight into the buffer */
+        return ebuf_append(out->buf, data, len) ? EM_ENOMEM : 0;
+    }
     em_rec r = {NULL, 0, data, len};
     return em_emit_rec(out, &r);
 }
 
 int em_emit_pair(em_emitter *out, const void *key, size_t klen, const void *val, size_t vlen) {
-    em_rec r = {key ? key : "", klen, val, vlen};
+    em_rec r = {key ? key : "", klen, val ? val : "", vlen};
+    if (out && out->mode == EMIT_PUSH && key && (val || !vlen) && klen + vlen <= out->max_record) {
+        out->count++; /* the flat_map -> next pipe hot path */
+        return out->to->push(out->to, &r);
+    }
     return em_emit_rec(out, &r);
 }
 
@@ -104,10 +112,8 @@ int em_iter_next(em_iter *it, em_rec *rec) {
 /* ----------------------------------------------------- combiner adapters */
 
 static int call_comb(agg_run *a, em_comb_fn fn, const em_rec *x, const em_rec *y, ebuf *out) {
-    em_emitter e;
+    em_emitter e = {a->rec_values ? EMIT_RECORD : EMIT_VALUE, NULL, NULL, out, 0, a->max_record};
     em_rec dx, dy;
-    emitter_init(&e, a->rec_values ? EMIT_RECORD : EMIT_VALUE, NULL, a->max_record);
-    e.buf = out;
     if (a->rec_values) { /* values are whole encoded records: decode them */
         if (rec_get(x->val, (const uint8_t *)x->val + x->vlen, &dx) != x->vlen ||
             rec_get(y->val, (const uint8_t *)y->val + y->vlen, &dy) != y->vlen)

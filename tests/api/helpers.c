@@ -55,3 +55,100 @@ int64_t batch_sum_i64(em_batch *b) {
     while (em_batch_next(b, &pos, &r) == 1) s += rec_i64(&r);
     return s;
 }
+
+/* ---- added for test_sources/narrow/actions/errors/vars ---- */
+
+em_ctx *open_test_ctx_with(const char *key, const char *value) {
+    em_conf *conf = em_conf_new();
+    if (!conf) return NULL;
+    if (key && em_conf_set(conf, key, value)) {
+        fprintf(stderr, "  em_conf_set(%s): %s\n", key, em_errmsg());
+        em_conf_free(conf);
+        return NULL;
+    }
+    em_ctx *c = em_open(test_master(), conf);
+    if (!c) fprintf(stderr, "  em_open(%s): %s\n", test_master(), em_errmsg());
+    em_conf_free(conf);
+    return c;
+}
+
+int write_file(const char *path, const void *data, size_t len) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    size_t w = len ? fwrite(data, 1, len, f) : 0;
+    return fclose(f) == 0 && w == len ? 0 : -1;
+}
+
+char *read_file_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0, k;
+    char *p = malloc(cap + 1);
+    while (p && (k = fread(p + n, 1, cap - n, f)) > 0) {
+        n += k;
+        if (n == cap) {
+            char *q = realloc(p, cap * 2 + 1);
+            if (!q) {
+                free(p);
+                p = NULL;
+                break;
+            }
+            p = q;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (p) p[n] = 0;
+    if (len) *len = n;
+    return p;
+}
+
+const char *tmp_path(const char *name) {
+    static char bufs[8][1024];
+    static int k;
+    char *b = bufs[k++ % 8];
+    snprintf(b, sizeof bufs[0], "%s/%s", test_tmpdir(), name);
+    return b;
+}
+
+int64_t batch_i64_at(em_batch *b, size_t i) {
+    em_rec r;
+    if (em_batch_get(b, i, &r)) return -999999;
+    return rec_i64(&r);
+}
+
+int batch_eq_i64(em_batch *b, const int64_t *v, size_t n) {
+    if (em_batch_count(b) != n) {
+        fprintf(stderr, "  batch has %zu records, expected %zu\n", em_batch_count(b), n);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (batch_i64_at(b, i) != v[i]) {
+            fprintf(stderr, "  record %zu is %lld, expected %lld\n", i, (long long)batch_i64_at(b, i),
+                    (long long)v[i]);
+            return 0;
+        }
+    return 1;
+}
+
+uint64_t fnv1a(const void *p, size_t n) {
+    const unsigned char *s = p;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ull;
+    return h;
+}
+
+int fn_count_calls(const em_rec *in, em_emitter *out, const void *arg) {
+    em_acc_add_i64(*(const em_acc *)arg, 1);
+    return em_emit_rec(out, in);
+}
+
+int fn_identity(const em_rec *in, em_emitter *out, const void *arg) { return em_emit_rec(out, in); }
+
+int fn_pair_x10(const em_rec *in, em_emitter *out, const void *arg) {
+    uint8_t k[8], v[8];
+    int64_t x = rec_i64(in);
+    em_i64_enc(x, k);
+    em_i64_enc(x * 10, v);
+    return em_emit_pair(out, k, 8, v, 8);
+}

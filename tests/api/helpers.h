@@ -17,4 +17,28 @@ int64_t rec_i64(const em_rec *r);
 /* Sum of all int64 values of a batch of plain records. */
 int64_t batch_sum_i64(em_batch *b);
 
+
+/* ---- added for test_sources/narrow/actions/errors/vars ---- */
+#include <stdint.h>
+/* A context on test_master() with one setting (key may be NULL). */
+em_ctx *open_test_ctx_with(const char *key, const char *value);
+/* Write len bytes to path; 0 or -1. */
+int write_file(const char *path, const void *data, size_t len);
+/* Read a whole file into a malloc'd buffer (NUL-terminated); NULL if absent. */
+char *read_file_all(const char *path, size_t *len);
+/* path = test_tmpdir()/name in a static rotating buffer. */
+const char *tmp_path(const char *name);
+/* The i-th record of a batch as int64 (-999999 if not 8 bytes). */
+int64_t batch_i64_at(em_batch *b, size_t i);
+/* 1 when the batch holds exactly the int64 values v[0..n) in order. */
+int batch_eq_i64(em_batch *b, const int64_t *v, size_t n);
+/* FNV-1a of bytes, and an order-independent checksum helper. */
+uint64_t fnv1a(const void *p, size_t n);
+/* Identity map that adds 1 to the em_acc passed as arg. */
+int fn_count_calls(const em_rec *in, em_emitter *out, const void *arg);
+/* Identity map (emits the record unchanged). */
+int fn_identity(const em_rec *in, em_emitter *out, const void *arg);
+/* i64 v -> pair (i64 v, i64 v * 10). */
+int fn_pair_x10(const em_rec *in, em_emitter *out, const void *arg);
+
 #endif

@@ -1,0 +1,77 @@
+/*
+ * tasks.c -- scheduling overhead: tasks per second for a job of many
+ * trivial tasks, and the latency of count over a 2-partition RDD, beside a
+ * reference measured in the same run (the time to create and join a thread
+ * per task, the cost the pool avoids).
+ *
+ *   tasks [MASTER] [TASKS]     (defaults: local[2], 1000)
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "ember.h"
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void *nothing(void *a) { return a; }
+
+int main(int argc, char **argv) {
+    const char *master = argc > 1 ? argv[1] : "local[2]";
+    int ntasks = argc > 2 ? atoi(argv[2]) : 1000;
+    em_ctx *ctx = em_open(master, NULL);
+    if (!ctx) {
+        fprintf(stderr, "em_open: %s\n", em_errmsg());
+        return 1;
+    }
+    int64_t n;
+    em_rdd *many = em_range(ctx, 0, ntasks, 1, ntasks);
+    em_count(many, &n); /* warm up */
+    double best = 1e9;
+    for (int r = 0; r < 20; r++) {
+        double t0 = now();
+        if (em_count(many, &n) || n != ntasks) {
+            fprintf(stderr, "count: %s\n", em_errmsg());
+            return 1;
+        }
+        double t = now() - t0;
+        if (t < best) best = t;
+    }
+    em_rdd *two = em_range(ctx, 0, 1000, 1, 2);
+    double lat[501];
+    for (int r = 0; r < 501; r++) {
+        double t0 = now();
+        em_count(two, &n);
+        lat[r] = now() - t0;
+    }
+    qsort(lat, 501, sizeof lat[0], cmp);
+    em_stats st;
+    em_get_stats(ctx, &st);
+    em_close(ctx);
+
+    /* Reference: a thread created and joined per task. */
+    double t0 = now();
+    for (int i = 0; i < ntasks; i++) {
+        pthread_t th;
+        pthread_create(&th, NULL, nothing, NULL);
+        pthread_join(th, NULL);
+    }
+    double tref = now() - t0;
+
+    printf("%d-task job on %s      : %8.0f tasks/s (%.2f ms per job, best of 20)\n", ntasks, master,
+           ntasks / best, best * 1e3);
+    printf("thread create+join per task : %8.0f tasks/s (reference)\n", ntasks / tref);
+    printf("count over 2 partitions     : median %.3f ms, p99 %.3f ms\n", lat[250] * 1e3, lat[495] * 1e3);
+    printf("tasks run in total          : %lld\n", (long long)st.tasks_run);
+    return 0;
+}

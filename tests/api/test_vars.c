@@ -1,0 +1,230 @@
+/*
+ * test_vars.c -- persistence (cache, persist levels, unpersist), broadcast
+ * variables and accumulators (including retried tasks), through the
+ * public API only.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../test.h"
+#include "ember.h"
+#include "helpers.h"
+
+/* Run count then collect on a persisted map over 0..999 and check that the
+ * map ran once per record and the second action read the cache. */
+static int check_persisted(em_ctx *c, int level) {
+    em_acc calls = em_acc_i64(c, "calls");
+    em_rdd *m = em_map(em_range(c, 0, 1000, 1, 4), fn_count_calls, &calls, sizeof calls);
+    if (!m || em_persist(m, level) != m) return 0;
+    int64_t n;
+    em_batch *b;
+    em_stats s0, s1;
+    if (em_count(m, &n) || n != 1000) return 0;
+    if (em_acc_value_i64(c, calls) != 1000) return 0;
+    em_get_stats(c, &s0);
+    if (em_collect(m, &b)) return 0;
+    em_get_stats(c, &s1);
+    int ok = em_batch_count(b) == 1000 && batch_sum_i64(b) == 499500 && batch_i64_at(b, 999) == 999;
+    em_batch_free(b);
+    if (!ok) fprintf(stderr, "  level %d: wrong content\n", level);
+    if (s1.cache_hits - s0.cache_hits != 4) {
+        fprintf(stderr, "  level %d: %lld cache hits\n", level, (long long)(s1.cache_hits - s0.cache_hits));
+        ok = 0;
+    }
+    if (em_acc_value_i64(c, calls) != 1000) {
+        fprintf(stderr, "  level %d: %lld calls\n", level, (long long)em_acc_value_i64(c, calls));
+        ok = 0;
+    }
+    /* A downstream transformation also reads the cache. */
+    em_rdd *d = em_map(m, fn_double_i64, NULL, 0);
+    if (!d || em_collect(d, &b)) return 0;
+    ok &= batch_sum_i64(b) == 999000;
+    em_batch_free(b);
+    ok &= em_acc_value_i64(c, calls) == 1000;
+    /* unpersist: recomputed. */
+    if (em_unpersist(m)) return 0;
+    if (em_count(m, &n) || n != 1000) return 0;
+    if (em_acc_value_i64(c, calls) != 2000) {
+        fprintf(stderr, "  level %d after unpersist: %lld calls\n", level, (long long)em_acc_value_i64(c, calls));
+        ok = 0;
+    }
+    return ok;
+}
+
+TEST(api_vars_cache_memory) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    CHECK(check_persisted(c, EM_MEMORY_ONLY));
+    /* em_cache is MEMORY_ONLY and returns its argument. */
+    em_rdd *r = em_range(c, 0, 10, 1, 2);
+    CHECK(em_cache(r) == r);
+    char *l = em_lineage(r);
+    CHECK_STR_CONTAINS(l, "range");
+    CHECK_STR_CONTAINS(l, "Memory");
+    free(l);
+    em_close(c);
+}
+
+TEST(api_vars_persist_disk_levels) {
+    em_ctx *c = open_test_ctx_with("ember.local.dir", test_tmpdir());
+    CHECK(c);
+    CHECK(check_persisted(c, EM_DISK_ONLY));
+    CHECK(check_persisted(c, EM_MEMORY_AND_DISK));
+    CHECK(em_persist(em_range(c, 0, 1, 1, 1), 0) == NULL);
+    CHECK(em_persist(em_range(c, 0, 1, 1, 1), 4) == NULL);
+    em_close(c);
+}
+
+TEST(api_vars_cache_after_partial_take) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_acc calls = em_acc_i64(c, "calls");
+    em_rdd *m = em_cache(em_map(em_range(c, 0, 1000, 1, 4), fn_count_calls, &calls, sizeof calls));
+    CHECK(m);
+    em_batch *b;
+    CHECK_OK(em_take(m, 3, &b)); /* computes (and caches) partition 0 whole */
+    CHECK_EQ_I64(em_batch_count(b), 3);
+    em_batch_free(b);
+    CHECK_EQ_I64(em_acc_value_i64(c, calls), 250);
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    int64_t n;
+    CHECK_OK(em_count(m, &n));
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(n, 1000);
+    CHECK_EQ_I64(s1.cache_hits - s0.cache_hits, 1);
+    CHECK_EQ_I64(em_acc_value_i64(c, calls), 1000);
+    em_close(c);
+}
+
+typedef struct bc_arg {
+    em_bcast table;
+} bc_arg;
+
+/* v -> table[v] (table of int64 in the broadcast). */
+static int fn_bcast_lookup(const em_rec *in, em_emitter *out, const void *arg) {
+    const bc_arg *a = arg;
+    size_t len;
+    const int64_t *t = em_bcast_value(a->table, &len);
+    if (!t) return em_fail("broadcast %llu missing", (unsigned long long)a->table.id);
+    int64_t v = rec_i64(in);
+    if (v < 0 || (size_t)v >= len / sizeof *t) return em_fail("index %lld out of range", (long long)v);
+    return em_emit_i64(out, t[v]);
+}
+
+TEST(api_vars_broadcast) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t table[500];
+    for (int i = 0; i < 500; i++) table[i] = (int64_t)i * i - 3;
+    bc_arg a = {em_broadcast(c, table, sizeof table)};
+    CHECK(a.table.id != 0);
+    table[0] = 12345; /* the broadcast holds a copy */
+    size_t len = 0;
+    const int64_t *t = em_bcast_value(a.table, &len);
+    CHECK(t && len == sizeof table);
+    CHECK_EQ_I64(t[0], -3);
+    em_batch *b;
+    CHECK_OK(em_collect(em_map(em_range(c, 0, 500, 1, 4), fn_bcast_lookup, &a, sizeof a), &b));
+    CHECK_EQ_I64(em_batch_count(b), 500);
+    int64_t want = 0;
+    for (int64_t i = 0; i < 500; i++) want += i * i - 3;
+    CHECK_EQ_I64(batch_sum_i64(b), want);
+    CHECK_EQ_I64(batch_i64_at(b, 10), 97);
+    em_batch_free(b);
+    /* Destroyed: unknown on the driver and in tasks. */
+    em_bcast_destroy(c, a.table);
+    CHECK(em_bcast_value(a.table, &len) == NULL);
+    int rc = em_collect(em_map(em_range(c, 0, 5, 1, 1), fn_bcast_lookup, &a, sizeof a), &b);
+    CHECK_EQ_I64(rc, EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "missing");
+    em_bcast none = {0};
+    CHECK(em_bcast_value(none, &len) == NULL);
+    /* An empty broadcast is valid. */
+    em_bcast e = em_broadcast(c, NULL, 0);
+    CHECK(e.id != 0);
+    CHECK(em_bcast_value(e, &len) != NULL);
+    CHECK_EQ_I64(len, 0);
+    em_close(c);
+}
+
+typedef struct acc_arg {
+    em_acc i, f;
+} acc_arg;
+
+static int fn_acc_both(const em_rec *in, const void *arg) {
+    const acc_arg *a = arg;
+    em_acc_add_i64(a->i, rec_i64(in));
+    em_acc_add_f64(a->f, 0.25);
+    return 1;
+}
+
+TEST(api_vars_accumulators) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    acc_arg a = {em_acc_i64(c, "sum"), em_acc_f64(c, "quarter")};
+    CHECK(a.i.id && a.f.id && a.i.id != a.f.id);
+    CHECK_EQ_I64(em_acc_value_i64(c, a.i), 0);
+    int64_t n;
+    CHECK_OK(em_count(em_filter(em_range(c, 0, 1000, 1, 6), fn_acc_both, &a, sizeof a), &n));
+    CHECK_EQ_I64(n, 1000);
+    CHECK_EQ_I64(em_acc_value_i64(c, a.i), 499500);
+    CHECK(em_acc_value_f64(c, a.f) == 250.0);
+    /* Driver additions count at once. */
+    em_acc_add_i64(a.i, 500);
+    em_acc_add_f64(a.f, -0.5);
+    CHECK_EQ_I64(em_acc_value_i64(c, a.i), 500000);
+    CHECK(em_acc_value_f64(c, a.f) == 249.5);
+    /* A second job adds again. */
+    CHECK_OK(em_count(em_filter(em_range(c, 0, 10, 1, 3), fn_acc_both, &a, sizeof a), &n));
+    CHECK_EQ_I64(em_acc_value_i64(c, a.i), 500045);
+    CHECK(em_acc_value_f64(c, a.f) == 252.0);
+    em_close(c);
+}
+
+typedef struct flaky_arg {
+    em_acc i, f;
+    int64_t fail_at;
+    char marker[512];
+} flaky_arg;
+
+/* Adds to the accumulators for every record; at fail_at, fails unless the
+ * marker file exists (creating it): the first attempt of that task fails
+ * after having added, its retry succeeds. */
+static int fn_flaky(const em_rec *in, em_emitter *out, const void *arg) {
+    const flaky_arg *a = arg;
+    em_acc_add_i64(a->i, 1);
+    em_acc_add_f64(a->f, 0.5);
+    if (rec_i64(in) == a->fail_at && access(a->marker, F_OK) != 0) {
+        int fd = open(a->marker, O_CREAT | O_WRONLY, 0644);
+        if (fd >= 0) close(fd);
+        return em_fail("first attempt fails at %lld", (long long)a->fail_at);
+    }
+    return em_emit_rec(out, in);
+}
+
+TEST(api_vars_accumulator_failed_attempt_not_counted) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    flaky_arg a;
+    memset(&a, 0, sizeof a);
+    a.i = em_acc_i64(c, "records");
+    a.f = em_acc_f64(c, "halves");
+    a.fail_at = 437; /* late in its partition: the failed attempt added plenty */
+    snprintf(a.marker, sizeof a.marker, "%s/marker", test_tmpdir());
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    int64_t n;
+    CHECK_OK(em_count(em_map(em_range(c, 0, 1000, 1, 4), fn_flaky, &a, sizeof a), &n));
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(n, 1000);
+    CHECK(access(a.marker, F_OK) == 0);
+    CHECK_EQ_I64(s1.tasks_failed - s0.tasks_failed, 1);
+    CHECK_EQ_I64(s1.tasks_run - s0.tasks_run, 5);
+    CHECK_EQ_I64(em_acc_value_i64(c, a.i), 1000);
+    CHECK(em_acc_value_f64(c, a.f) == 500.0);
+    em_close(c);
+}

@@ -1,0 +1,781 @@
+/*
+ * test_wide.c -- wide transformations through the public API: the *_by_key
+ * aggregations, grouping, joins and cogroup, distinct, sort_by_key,
+ * partition_by, repartition and unions of shuffled RDDs.  Every expected
+ * result is computed here independently of the engine.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../test.h"
+#include "ember.h"
+#include "helpers.h"
+
+/* ------------------------------------------------------------ helpers */
+
+static int64_t lcg_next(uint64_t *s) {
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (int64_t)(*s >> 17);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_strs(char **s, size_t n) {
+    for (size_t i = 0; s && i < n; i++) free(s[i]);
+    free(s);
+}
+
+/* Pairs (i64 key, i64 index) from an array of keys. */
+static em_rdd *keyed_i64(em_ctx *c, const int64_t *keys, size_t n, int parts) {
+    uint8_t *enc = malloc(16 * n + 1);
+    em_rec *recs = calloc(n + 1, sizeof *recs);
+    for (size_t i = 0; i < n; i++) {
+        em_i64_enc(keys[i], enc + 16 * i);
+        em_i64_enc((int64_t)i, enc + 16 * i + 8);
+        recs[i] = (em_rec){enc + 16 * i, 8, enc + 16 * i + 8, 8};
+    }
+    em_rdd *r = em_parallelize(c, recs, n, parts);
+    free(enc);
+    free(recs);
+    return r;
+}
+
+/* Pairs from "key=value" strings. */
+static em_rdd *kv_strs(em_ctx *c, const char *const *kv, size_t n, int parts) {
+    em_rec *recs = calloc(n + 1, sizeof *recs);
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr(kv[i], '=');
+        recs[i] = (em_rec){kv[i], (size_t)(eq - kv[i]), eq + 1, strlen(eq + 1)};
+    }
+    em_rdd *r = em_parallelize(c, recs, n, parts);
+    free(recs);
+    return r;
+}
+
+static int concat_vals(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
+    uint8_t *buf = malloc(a->vlen + b->vlen + 1);
+    if (!buf) return em_fail("out of memory");
+    memcpy(buf, a->val, a->vlen);
+    memcpy(buf + a->vlen, b->val, b->vlen);
+    int rc = em_emit(out, buf, a->vlen + b->vlen);
+    free(buf);
+    return rc;
+}
+
+static int max_i64(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
+    int64_t x = em_i64_dec(a->val), y = em_i64_dec(b->val);
+    return em_emit_i64(out, x > y ? x : y);
+}
+
+/* Per-partition record counts through glom. */
+static int glom_counts(em_rdd *r, int64_t *counts, int n) {
+    em_batch *b;
+    int rc = em_collect(em_glom(r), &b);
+    if (rc) return rc;
+    if ((int)em_batch_count(b) != n) {
+        em_batch_free(b);
+        return -100;
+    }
+    size_t pos = 0;
+    em_rec g;
+    for (int p = 0; em_batch_next(b, &pos, &g) == 1; p++) {
+        size_t lp = 0;
+        em_rec x;
+        counts[p] = 0;
+        while (em_list_next_rec(g.val, g.vlen, &lp, &x) == 1) counts[p]++;
+    }
+    em_batch_free(b);
+    return 0;
+}
+
+/* ------------------------------------------------------ reduce_by_key */
+
+#define MILLION 1000000
+#define MILLION_RECS 1500000
+
+static int million_pair(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t v = rec_i64(in);
+    uint8_t k[8];
+    em_i64_enc(v % MILLION, k);
+    return em_emit_pair_i64(out, k, 8, v);
+}
+
+/* The expected sum of key k: v = k and, for k < 500000, v = k + 1000000. */
+static int64_t million_sum(int64_t k) { return k < MILLION_RECS - MILLION ? 2 * k + MILLION : k; }
+
+static int million_bad(const em_rec *in, const void *arg) {
+    return em_i64_dec(in->val) != million_sum(em_i64_dec(in->key));
+}
+
+static int million_check(const em_rec *in, em_emitter *out, const void *arg) {
+    return em_emit_i64(out, 3 * em_i64_dec(in->key) + em_i64_dec(in->val));
+}
+
+TEST(wide_reduce_by_key_million_keys) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_rdd *pairs = em_map(em_range(c, 0, MILLION_RECS, 1, 6), million_pair, NULL, 0);
+    em_rdd *sums = em_reduce_by_key(pairs, fn_sum_i64, NULL, 0, 5);
+    CHECK(sums);
+    CHECK_EQ_I64(em_num_partitions(sums), 5);
+    int64_t n = -1;
+    CHECK_OK(em_count(sums, &n));
+    CHECK_EQ_I64(n, MILLION);
+    CHECK_OK(em_count(em_filter(sums, million_bad, NULL, 0), &n));
+    CHECK_EQ_I64(n, 0);
+    em_batch *b;
+    CHECK_OK(em_reduce(em_map(sums, million_check, NULL, 0), fn_sum_i64, NULL, 0, &b));
+    int64_t want = 0;
+    for (int64_t k = 0; k < MILLION; k++) want += 3 * k + million_sum(k);
+    em_rec r;
+    CHECK_OK(em_batch_get(b, 0, &r));
+    CHECK_EQ_I64(rec_i64(&r), want);
+    em_batch_free(b);
+    em_close(c);
+}
+
+/* --------------------------------------------------- aggregate_by_key */
+
+/* 400 records in 4 partitions of 100: key "k<i%10>", value the letter of
+ * the record's partition ('a'..'d'). */
+static em_rdd *letters_by_partition(em_ctx *c) {
+    static char keys[400][8];
+    static char vals[400][2];
+    em_rec recs[400];
+    for (int i = 0; i < 400; i++) {
+        snprintf(keys[i], sizeof keys[i], "k%d", i % 10);
+        vals[i][0] = (char)('a' + i / 100);
+        recs[i] = (em_rec){keys[i], strlen(keys[i]), vals[i], 1};
+    }
+    return em_parallelize(c, recs, 400, 4);
+}
+
+TEST(wide_aggregate_by_key_zero_per_key) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    /* seq extends the accumulator: with a shared zero, keys would see each
+     * other's letters; with the zero applied once per key and map
+     * partition, each key gets "Z" + 10 letters from each partition. */
+    em_rdd *agg = em_aggregate_by_key(letters_by_partition(c), "Z", 1, concat_vals, concat_vals, NULL, 0, 3);
+    em_batch *b;
+    CHECK_OK(em_collect(agg, &b));
+    CHECK_EQ_I64(em_batch_count(b), 10);
+    size_t pos = 0;
+    em_rec r;
+    int seen[10] = {0};
+    while (em_batch_next(b, &pos, &r) == 1) {
+        CHECK(r.klen == 2 && ((const char *)r.key)[0] == 'k');
+        int k = ((const char *)r.key)[1] - '0';
+        CHECK(k >= 0 && k < 10 && !seen[k]);
+        seen[k] = 1;
+        CHECK_EQ_I64(r.vlen, 44);
+        const char *v = r.val;
+        int letters[4] = {0};
+        /* Four blocks "Z" + ten copies of one letter, in any order. */
+        for (int blk = 0; blk < 4; blk++) {
+            CHECK(v[blk * 11] == 'Z');
+            char l = v[blk * 11 + 1];
+            CHECK(l >= 'a' && l <= 'd');
+            for (int j = 1; j <= 10; j++) CHECK(v[blk * 11 + j] == l);
+            letters[l - 'a']++;
+        }
+        for (int l = 0; l < 4; l++) CHECK_EQ_I64(letters[l], 1);
+    }
+    em_batch_free(b);
+    em_close(c);
+}
+
+/* ---------------------------------------------------- combine_by_key */
+
+static int avg_create(const em_rec *v, em_emitter *out, const void *arg) {
+    uint8_t b[16];
+    em_i64_enc(em_i64_dec(v->val), b);
+    em_i64_enc(1, b + 8);
+    return em_emit(out, b, 16);
+}
+static int avg_merge_value(const em_rec *c, const em_rec *v, em_emitter *out, const void *arg) {
+    if (c->vlen != 16 || v->vlen != 8) return em_fail("avg_merge_value: lengths %zu %zu", c->vlen, v->vlen);
+    uint8_t b[16];
+    em_i64_enc(em_i64_dec(c->val) + em_i64_dec(v->val), b);
+    em_i64_enc(em_i64_dec((const uint8_t *)c->val + 8) + 1, b + 8);
+    return em_emit(out, b, 16);
+}
+static int avg_merge_comb(const em_rec *x, const em_rec *y, em_emitter *out, const void *arg) {
+    if (x->vlen != 16 || y->vlen != 16) return em_fail("avg_merge_comb: lengths %zu %zu", x->vlen, y->vlen);
+    uint8_t b[16];
+    em_i64_enc(em_i64_dec(x->val) + em_i64_dec(y->val), b);
+    em_i64_enc(em_i64_dec((const uint8_t *)x->val + 8) + em_i64_dec((const uint8_t *)y->val + 8), b + 8);
+    return em_emit(out, b, 16);
+}
+static int avg_finish(const em_rec *in, em_emitter *out, const void *arg) {
+    return em_emit_f64(out, (double)em_i64_dec(in->val) / (double)em_i64_dec((const uint8_t *)in->val + 8));
+}
+
+TEST(wide_combine_by_key_average) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t m = 7;
+    em_rdd *pairs = em_map(em_range(c, 0, 70000, 1, 6), fn_mod_key, &m, sizeof m);
+    em_rdd *comb = em_combine_by_key(pairs, avg_create, avg_merge_value, avg_merge_comb, NULL, 0, 4);
+    em_batch *b;
+    CHECK_OK(em_collect(comb, &b));
+    CHECK_EQ_I64(em_batch_count(b), 7);
+    size_t pos = 0;
+    em_rec r;
+    int64_t keysum = 0;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        int64_t k = em_i64_dec(r.key);
+        keysum += k;
+        CHECK_EQ_I64(r.vlen, 16);
+        /* values k, k+7, ..., k+7*9999 */
+        CHECK_EQ_I64(em_i64_dec(r.val), 10000 * k + 7 * (int64_t)(9999 * 10000 / 2));
+        CHECK_EQ_I64(em_i64_dec((const uint8_t *)r.val + 8), 10000);
+    }
+    CHECK_EQ_I64(keysum, 21);
+    em_batch_free(b);
+    CHECK_OK(em_collect(em_map_values(comb, avg_finish, NULL, 0), &b));
+    pos = 0;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        double want = (double)em_i64_dec(r.key) + 7 * 9999 / 2.0;
+        CHECK(em_f64_dec(r.val) == want);
+    }
+    em_batch_free(b);
+    em_close(c);
+}
+
+/* ------------------------------------------------------- fold_by_key */
+
+TEST(wide_fold_by_key_sum_and_max) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t m = 10;
+    em_rdd *pairs = em_map(em_range(c, 0, 10000, 1, 7), fn_mod_key, &m, sizeof m);
+    uint8_t zero[8];
+    em_i64_enc(0, zero);
+    em_batch *b;
+    CHECK_OK(em_collect(em_fold_by_key(pairs, zero, 8, fn_sum_i64, NULL, 0, 3), &b));
+    CHECK_EQ_I64(em_batch_count(b), 10);
+    size_t pos = 0;
+    em_rec r;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        int64_t k = em_i64_dec(r.key);
+        CHECK_EQ_I64(em_i64_dec(r.val), 1000 * k + 10 * (999 * 1000 / 2));
+    }
+    em_batch_free(b);
+    em_i64_enc(-5, zero); /* below every value: max is unaffected */
+    CHECK_OK(em_collect(em_fold_by_key(pairs, zero, 8, max_i64, NULL, 0, 2), &b));
+    CHECK_EQ_I64(em_batch_count(b), 10);
+    pos = 0;
+    while (em_batch_next(b, &pos, &r) == 1) CHECK_EQ_I64(em_i64_dec(r.val), em_i64_dec(r.key) + 9990);
+    em_batch_free(b);
+    em_close(c);
+}
+
+/* ------------------------------------------------------ group_by_key */
+
+TEST(wide_group_by_key_lists) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t m = 13;
+    em_rdd *g = em_group_by_key(em_map(em_range(c, 0, 1300, 1, 5), fn_mod_key, &m, sizeof m), 4);
+    CHECK_EQ_I64(em_num_partitions(g), 4);
+    em_batch *b;
+    CHECK_OK(em_collect(g, &b));
+    CHECK_EQ_I64(em_batch_count(b), 13);
+    size_t pos = 0;
+    em_rec r;
+    int seen[13] = {0};
+    while (em_batch_next(b, &pos, &r) == 1) {
+        int64_t k = em_i64_dec(r.key);
+        CHECK(k >= 0 && k < 13 && !seen[k]);
+        seen[k] = 1;
+        size_t lp = 0, il;
+        const void *item;
+        int64_t n = 0, sum = 0;
+        uint8_t hit[100] = {0};
+        int rc;
+        while ((rc = em_list_next(r.val, r.vlen, &lp, &item, &il)) == 1) {
+            CHECK_EQ_I64(il, 8);
+            int64_t v = em_i64_dec(item);
+            CHECK_EQ_I64(v % 13, k);
+            CHECK(!hit[v / 13]); /* each value once */
+            hit[v / 13] = 1;
+            n++;
+            sum += v;
+        }
+        CHECK_EQ_I64(rc, 0);
+        CHECK_EQ_I64(n, 100);
+        CHECK_EQ_I64(sum, 100 * k + 13 * (99 * 100 / 2));
+    }
+    em_batch_free(b);
+    em_close(c);
+}
+
+/* ---------------------------------------------------- joins, cogroup */
+
+static const char *const LEFT[] = {"k1=a1", "k1=a2", "k1=a3", "k2=a4", "k3=a5", "k3=a6"};
+static const char *const RIGHT[] = {"k1=b1", "k1=b2", "k2=b3", "k2=b4", "k4=b5"};
+
+/* The join output as sorted strings "key|a|b", '-' for a missing side. */
+static int join_strings(em_rdd *j, char ***out, size_t *n) {
+    em_batch *b;
+    int rc = em_collect(j, &b);
+    if (rc) return rc;
+    *n = em_batch_count(b);
+    *out = calloc(*n + 1, sizeof **out);
+    size_t pos = 0, i = 0;
+    em_rec r;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        em_tuple t;
+        if (em_tuple_unpack(r.val, r.vlen, &t)) {
+            em_batch_free(b);
+            return -100;
+        }
+        char s[256];
+        snprintf(s, sizeof s, "%.*s|%.*s|%.*s", (int)r.klen, (const char *)r.key,
+                 t.a_present ? (int)t.alen : 1, t.a_present ? (const char *)t.a : "-",
+                 t.b_present ? (int)t.blen : 1, t.b_present ? (const char *)t.b : "-");
+        (*out)[i++] = strdup(s);
+    }
+    em_batch_free(b);
+    qsort(*out, *n, sizeof **out, cmp_str);
+    return 0;
+}
+
+static int same_strings(char **got, size_t n, const char *const *want, size_t wn) {
+    const char **w = malloc(sizeof *w * (wn + 1));
+    memcpy(w, want, sizeof *w * wn);
+    qsort(w, wn, sizeof *w, cmp_str);
+    int ok = n == wn;
+    for (size_t i = 0; ok && i < n; i++)
+        if (strcmp(got[i], w[i])) {
+            fprintf(stderr, "  got \"%s\", want \"%s\"\n", got[i], w[i]);
+            ok = 0;
+        }
+    if (n != wn) fprintf(stderr, "  got %zu strings, want %zu\n", n, wn);
+    free(w);
+    return ok;
+}
+
+#define JOIN_INNER                                                                                   \
+    "k1|a1|b1", "k1|a1|b2", "k1|a2|b1", "k1|a2|b2", "k1|a3|b1", "k1|a3|b2", "k2|a4|b3", "k2|a4|b4"
+#define JOIN_LEFT_ONLY "k3|a5|-", "k3|a6|-"
+#define JOIN_RIGHT_ONLY "k4|-|b5"
+
+TEST(wide_join_duplicate_keys_and_outer) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_rdd *l = kv_strs(c, LEFT, 6, 3), *r = kv_strs(c, RIGHT, 5, 2);
+    char **got;
+    size_t n;
+    static const char *const inner[] = {JOIN_INNER};
+    static const char *const left[] = {JOIN_INNER, JOIN_LEFT_ONLY};
+    static const char *const right[] = {JOIN_INNER, JOIN_RIGHT_ONLY};
+    static const char *const full[] = {JOIN_INNER, JOIN_LEFT_ONLY, JOIN_RIGHT_ONLY};
+
+    em_rdd *j = em_join(l, r, 4);
+    CHECK_EQ_I64(em_num_partitions(j), 4);
+    CHECK_OK(join_strings(j, &got, &n));
+    int ok = same_strings(got, n, inner, 8);
+    free_strs(got, n);
+    CHECK(ok);
+
+    CHECK_OK(join_strings(em_left_outer_join(l, r, 3), &got, &n));
+    ok = same_strings(got, n, left, 10);
+    free_strs(got, n);
+    CHECK(ok);
+
+    CHECK_OK(join_strings(em_right_outer_join(l, r, 2), &got, &n));
+    ok = same_strings(got, n, right, 9);
+    free_strs(got, n);
+    CHECK(ok);
+
+    CHECK_OK(join_strings(em_full_outer_join(l, r, 0), &got, &n));
+    ok = same_strings(got, n, full, 11);
+    free_strs(got, n);
+    CHECK(ok);
+    em_close(c);
+}
+
+/* Every key k < 1000 has 3 values on the left (3k, 3k+1, 3k+2) and 2 on the
+ * right (-2k, -2k-1): the join has 6 tuples per key. */
+static int left_vals(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t k = rec_i64(in);
+    uint8_t kb[8];
+    em_i64_enc(k, kb);
+    for (int i = 0; i < 3; i++) {
+        int rc = em_emit_pair_i64(out, kb, 8, 3 * k + i);
+        if (rc) return rc;
+    }
+    return 0;
+}
+static int right_vals(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t k = rec_i64(in);
+    uint8_t kb[8];
+    em_i64_enc(k, kb);
+    for (int i = 0; i < 2; i++) {
+        int rc = em_emit_pair_i64(out, kb, 8, -2 * k - i);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+TEST(wide_join_cross_product_many_keys) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_rdd *l = em_flat_map(em_range(c, 0, 1000, 1, 4), left_vals, NULL, 0);
+    em_rdd *r = em_flat_map(em_range(c, 500, 1500, 1, 3), right_vals, NULL, 0);
+    em_batch *b;
+    CHECK_OK(em_collect(em_join(l, r, 5), &b));
+    CHECK_EQ_I64(em_batch_count(b), 500 * 6); /* keys 500..999 are in both */
+    static uint8_t seen[1000][6];
+    memset(seen, 0, sizeof seen);
+    size_t pos = 0;
+    em_rec rec;
+    while (em_batch_next(b, &pos, &rec) == 1) {
+        em_tuple t;
+        CHECK_OK(em_tuple_unpack(rec.val, rec.vlen, &t));
+        CHECK(t.a_present && t.b_present && t.alen == 8 && t.blen == 8);
+        int64_t k = em_i64_dec(rec.key), a = em_i64_dec(t.a), bv = em_i64_dec(t.b);
+        CHECK(k >= 500 && k < 1000);
+        CHECK(a >= 3 * k && a < 3 * k + 3);
+        CHECK(bv == -2 * k || bv == -2 * k - 1);
+        int slot = (int)(a - 3 * k) * 2 + (int)(-2 * k - bv);
+        CHECK(!seen[k][slot]);
+        seen[k][slot] = 1;
+    }
+    em_batch_free(b);
+    /* full outer: 500 keys with both sides, 500 left-only keys with 3
+     * values each, 500 right-only keys with 2 values each */
+    int64_t n = 0;
+    CHECK_OK(em_count(em_full_outer_join(l, r, 3), &n));
+    CHECK_EQ_I64(n, 3000 + 1500 + 1000);
+    em_close(c);
+}
+
+/* A cogroup value as "key|a,a,...|b,b,..." with each side's values sorted. */
+static char *cogroup_string(const em_rec *r) {
+    const void *la, *lb;
+    size_t lal, lbl;
+    if (em_cogroup_unpack(r->val, r->vlen, &la, &lal, &lb, &lbl)) return NULL;
+    char out[512];
+    int o = snprintf(out, sizeof out, "%.*s", (int)r->klen, (const char *)r->key);
+    for (int side = 0; side < 2; side++) {
+        char *items[16];
+        int ni = 0;
+        size_t pos = 0, il;
+        const void *it;
+        while (ni < 16 && em_list_next(side ? lb : la, side ? lbl : lal, &pos, &it, &il) == 1)
+            items[ni++] = strndup(it, il);
+        qsort(items, (size_t)ni, sizeof *items, cmp_str);
+        o += snprintf(out + o, sizeof out - (size_t)o, "|");
+        for (int i = 0; i < ni; i++) {
+            o += snprintf(out + o, sizeof out - (size_t)o, "%s%s", i ? "," : "", items[i]);
+            free(items[i]);
+        }
+    }
+    return strdup(out);
+}
+
+TEST(wide_cogroup_both_sides) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_rdd *cg = em_cogroup(kv_strs(c, LEFT, 6, 2), kv_strs(c, RIGHT, 5, 3), 0);
+    CHECK(cg);
+    CHECK_EQ_I64(em_num_partitions(cg), 3);
+    em_batch *b;
+    CHECK_OK(em_collect(cg, &b));
+    size_t n = em_batch_count(b), pos = 0, i = 0;
+    char **got = calloc(n + 1, sizeof *got);
+    em_rec r;
+    int ok = 1;
+    while (em_batch_next(b, &pos, &r) == 1)
+        if (!(got[i++] = cogroup_string(&r))) ok = 0; /* not a cogroup value */
+    em_batch_free(b);
+    static const char *const want[] = {"k1|a1,a2,a3|b1,b2", "k2|a4|b3,b4", "k3|a5,a6|", "k4||b5"};
+    if (ok) {
+        qsort(got, n, sizeof *got, cmp_str);
+        ok = same_strings(got, n, want, 4);
+    }
+    free_strs(got, n);
+    CHECK(ok);
+    em_close(c);
+}
+
+/* ----------------------------------------------------------- distinct */
+
+static int mod1000(const em_rec *in, em_emitter *out, const void *arg) { return em_emit_i64(out, rec_i64(in) % 1000); }
+static int val_mod3(const em_rec *in, em_emitter *out, const void *arg) {
+    return em_emit_i64(out, em_i64_dec(in->val) % 3);
+}
+
+TEST(wide_distinct_plain_and_pairs) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_batch *b;
+    em_rdd *d = em_distinct(em_map(em_range(c, 0, 100000, 1, 8), mod1000, NULL, 0), 5);
+    CHECK_EQ_I64(em_num_partitions(d), 5);
+    CHECK_OK(em_collect(d, &b));
+    CHECK_EQ_I64(em_batch_count(b), 1000);
+    CHECK_EQ_I64(batch_sum_i64(b), 999 * 1000 / 2);
+    size_t pos = 0;
+    em_rec r;
+    uint8_t hit[1000] = {0};
+    while (em_batch_next(b, &pos, &r) == 1) {
+        CHECK(r.key == NULL);
+        int64_t v = rec_i64(&r);
+        CHECK(v >= 0 && v < 1000 && !hit[v]);
+        hit[v] = 1;
+    }
+    em_batch_free(b);
+
+    /* pairs (v % 50, v % 3): 150 distinct pairs over 3000 records */
+    int64_t m = 50;
+    em_rdd *pairs = em_map_values(em_map(em_range(c, 0, 3000, 1, 4), fn_mod_key, &m, sizeof m), val_mod3, NULL, 0);
+    CHECK_OK(em_collect(em_distinct(pairs, 3), &b));
+    CHECK_EQ_I64(em_batch_count(b), 150);
+    uint8_t seen[50][3];
+    memset(seen, 0, sizeof seen);
+    pos = 0;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        CHECK(r.key && r.klen == 8 && r.vlen == 8);
+        int64_t k = em_i64_dec(r.key), v = em_i64_dec(r.val);
+        CHECK(k >= 0 && k < 50 && v >= 0 && v < 3 && !seen[k][v]);
+        seen[k][v] = 1;
+    }
+    em_batch_free(b);
+
+    /* Records with the same bytes but different shapes stay distinct. */
+    em_rec recs[] = {{"a", 1, "b", 1}, {"ab", 2, "", 0}, {"", 0, "ab", 2}, {NULL, 0, "ab", 2},
+                     {"a", 1, "b", 1}, {NULL, 0, "ab", 2}, {"ab", 2, "", 0}};
+    int64_t n = 0;
+    CHECK_OK(em_count(em_distinct(em_parallelize(c, recs, 7, 3), 2), &n));
+    CHECK_EQ_I64(n, 4);
+    em_close(c);
+}
+
+/* -------------------------------------------------------- sort_by_key */
+
+/* Collect a sorted pair RDD and check: the keys in partition order equal
+ * `sorted` (ascending or reversed), and each value (an index into keys)
+ * belongs to its key. */
+static int check_sorted(em_rdd *s, const int64_t *keys, const int64_t *sorted, size_t n, int asc) {
+    em_batch *b;
+    int rc = em_collect(s, &b);
+    if (rc) {
+        fprintf(stderr, "  collect: %s\n", em_errmsg());
+        return 0;
+    }
+    int ok = em_batch_count(b) == n;
+    size_t pos = 0, i = 0;
+    em_rec r;
+    uint8_t *used = calloc(n + 1, 1);
+    while (ok && em_batch_next(b, &pos, &r) == 1) {
+        int64_t k = em_i64_dec(r.key), idx = em_i64_dec(r.val);
+        int64_t want = asc ? sorted[i] : sorted[n - 1 - i];
+        if (k != want || idx < 0 || (size_t)idx >= n || keys[idx] != k || used[idx]) {
+            fprintf(stderr, "  record %zu: key %lld (want %lld), index %lld\n", i, (long long)k, (long long)want,
+                    (long long)idx);
+            ok = 0;
+        } else {
+            used[idx] = 1;
+        }
+        i++;
+    }
+    free(used);
+    em_batch_free(b);
+    return ok;
+}
+
+TEST(wide_sort_by_key_negative_keys) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    size_t n = 20000;
+    int64_t *keys = malloc(sizeof *keys * n), *sorted = malloc(sizeof *sorted * n);
+    uint64_t s = 12345;
+    for (size_t i = 0; i < n; i++) keys[i] = lcg_next(&s) % 2000001 - 1000000;
+    keys[0] = INT64_MIN;
+    keys[1] = INT64_MAX;
+    keys[2] = -1;
+    keys[3] = 0;
+    keys[4] = 1;
+    memcpy(sorted, keys, sizeof *keys * n);
+    qsort(sorted, n, sizeof *sorted, cmp_i64);
+    em_rdd *pairs = keyed_i64(c, keys, n, 5);
+    em_rdd *asc = em_sort_by_key(pairs, 1, 4), *desc = em_sort_by_key(pairs, 0, 4);
+    int ok = asc && desc && em_num_partitions(asc) == 4 && em_num_partitions(desc) == 4 &&
+             check_sorted(asc, keys, sorted, n, 1) && check_sorted(desc, keys, sorted, n, 0);
+    /* One output partition, and more output than input partitions. */
+    ok = ok && check_sorted(em_sort_by_key(pairs, 1, 1), keys, sorted, n, 1) &&
+         check_sorted(em_sort_by_key(pairs, 0, 9), keys, sorted, n, 0);
+    free(keys);
+    free(sorted);
+    CHECK(ok);
+    em_close(c);
+}
+
+TEST(wide_sort_by_key_skewed) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    size_t n = 30000;
+    int64_t *keys = malloc(sizeof *keys * n), *sorted = malloc(sizeof *sorted * n);
+    uint64_t s = 99;
+    for (size_t i = 0; i < n; i++) keys[i] = lcg_next(&s) % 10 ? 42 : lcg_next(&s) % 2001 - 1000;
+    memcpy(sorted, keys, sizeof *keys * n);
+    qsort(sorted, n, sizeof *sorted, cmp_i64);
+    em_rdd *pairs = keyed_i64(c, keys, n, 6);
+    int ok = check_sorted(em_sort_by_key(pairs, 1, 4), keys, sorted, n, 1) &&
+             check_sorted(em_sort_by_key(pairs, 0, 4), keys, sorted, n, 0);
+    /* Every key equal: one partition gets everything, nothing is lost. */
+    for (size_t i = 0; i < n; i++) keys[i] = sorted[i] = 7;
+    em_rdd *same = keyed_i64(c, keys, n, 3);
+    ok = ok && check_sorted(em_sort_by_key(same, 1, 4), keys, sorted, n, 1);
+    free(keys);
+    free(sorted);
+    CHECK(ok);
+    em_close(c);
+}
+
+TEST(wide_sort_by_key_balanced_ranges) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    size_t n = 40000;
+    int64_t *keys = malloc(sizeof *keys * n);
+    for (size_t i = 0; i < n; i++) keys[i] = (int64_t)((i * 7919) % n) - 20000; /* a permutation */
+    em_rdd *pairs = keyed_i64(c, keys, n, 5);
+    free(keys);
+    for (int asc = 0; asc < 2; asc++) {
+        int64_t counts[4] = {0}, total = 0;
+        CHECK_OK(glom_counts(em_sort_by_key(pairs, asc, 4), counts, 4));
+        for (int p = 0; p < 4; p++) {
+            total += counts[p];
+            CHECK(counts[p] >= (int64_t)n * 15 / 100 && counts[p] <= (int64_t)n * 35 / 100);
+        }
+        CHECK_EQ_I64(total, n);
+    }
+    em_close(c);
+}
+
+/* ------------------------------------------- partition_by, repartition */
+
+TEST(wide_partition_by_key_placement) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    enum { N = 2000, K = 37, P = 5 };
+    static char keys[N][12];
+    em_rec recs[N];
+    uint8_t vals[N][8];
+    for (int i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof keys[i], "key%d", i % K);
+        em_i64_enc(i, vals[i]);
+        recs[i] = (em_rec){keys[i], strlen(keys[i]), vals[i], 8};
+    }
+    em_rdd *pb = em_partition_by(em_parallelize(c, recs, N, 3), P);
+    CHECK_EQ_I64(em_num_partitions(pb), P);
+    em_batch *b;
+    CHECK_OK(em_collect(em_glom(pb), &b));
+    CHECK_EQ_I64(em_batch_count(b), P);
+    int where[K], total = 0;
+    for (int k = 0; k < K; k++) where[k] = -1;
+    size_t pos = 0;
+    em_rec g;
+    for (int p = 0; em_batch_next(b, &pos, &g) == 1; p++) {
+        size_t lp = 0;
+        em_rec x;
+        while (em_list_next_rec(g.val, g.vlen, &lp, &x) == 1) {
+            CHECK(x.key && x.klen > 3 && !memcmp(x.key, "key", 3));
+            int k = atoi(strndupa(x.key, x.klen) + 3);
+            CHECK(k >= 0 && k < K);
+            CHECK(where[k] == -1 || where[k] == p); /* one partition per key */
+            where[k] = p;
+            CHECK_EQ_I64(em_i64_dec(x.val) % K, k);
+            total++;
+        }
+    }
+    em_batch_free(b);
+    CHECK_EQ_I64(total, N);
+    /* lookup scans only the key's hash partition: it must find every value */
+    for (int k = 0; k < K; k++) {
+        char key[12];
+        snprintf(key, sizeof key, "key%d", k);
+        CHECK_OK(em_lookup(pb, key, strlen(key), &b));
+        CHECK_EQ_I64(em_batch_count(b), N / K + (k < N % K));
+        em_batch_free(b);
+    }
+    /* A second RDD with the same keys lands its keys in the same places. */
+    em_rdd *pb2 = em_partition_by(em_parallelize(c, recs + 100, N - 100, 7), P);
+    CHECK_OK(em_collect(em_glom(pb2), &b));
+    pos = 0;
+    for (int p = 0; em_batch_next(b, &pos, &g) == 1; p++) {
+        size_t lp = 0;
+        em_rec x;
+        while (em_list_next_rec(g.val, g.vlen, &lp, &x) == 1) CHECK_EQ_I64(where[atoi(strndupa(x.key, x.klen) + 3)], p);
+    }
+    em_batch_free(b);
+    em_close(c);
+}
+
+TEST(wide_repartition_counts) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_rdd *src = em_range(c, 0, 10000, 1, 3);
+    em_rdd *rp = em_repartition(src, 7);
+    CHECK_EQ_I64(em_num_partitions(rp), 7);
+    int64_t n = 0, counts[7];
+    CHECK_OK(em_count(rp, &n));
+    CHECK_EQ_I64(n, 10000);
+    em_batch *b;
+    CHECK_OK(em_reduce(rp, fn_sum_i64, NULL, 0, &b));
+    em_rec r;
+    CHECK_OK(em_batch_get(b, 0, &r));
+    CHECK_EQ_I64(rec_i64(&r), 9999 * 10000 / 2);
+    em_batch_free(b);
+    CHECK_OK(glom_counts(rp, counts, 7));
+    for (int p = 0; p < 7; p++) CHECK(counts[p] >= 1400 && counts[p] <= 1460); /* 10000 / 7 = 1428.6 */
+    /* Fewer partitions, and back to one. */
+    em_rdd *one = em_repartition(rp, 1);
+    CHECK_EQ_I64(em_num_partitions(one), 1);
+    CHECK_OK(em_count(one, &n));
+    CHECK_EQ_I64(n, 10000);
+    em_close(c);
+}
+
+/* ---------------------------------------------------- unions of shuffles */
+
+TEST(wide_union_of_shuffled) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t m10 = 10, m5 = 5;
+    em_rdd *a = em_reduce_by_key(em_map(em_range(c, 0, 1000, 1, 3), fn_mod_key, &m10, 8), fn_sum_i64, NULL, 0, 3);
+    em_rdd *b = em_reduce_by_key(em_map(em_range(c, 0, 500, 1, 2), fn_mod_key, &m5, 8), fn_sum_i64, NULL, 0, 2);
+    em_rdd *u = em_union(a, b);
+    CHECK_EQ_I64(em_num_partitions(u), 5);
+    int64_t n = 0;
+    CHECK_OK(em_count(u, &n));
+    CHECK_EQ_I64(n, 15);
+    em_batch *out;
+    CHECK_OK(em_collect(em_reduce_by_key(u, fn_sum_i64, NULL, 0, 4), &out));
+    CHECK_EQ_I64(em_batch_count(out), 10);
+    size_t pos = 0;
+    em_rec r;
+    while (em_batch_next(out, &pos, &r) == 1) {
+        int64_t k = em_i64_dec(r.key), want = 0;
+        for (int64_t v = k; v < 1000; v += 10) want += v;
+        if (k < 5)
+            for (int64_t v = k; v < 500; v += 5) want += v;
+        CHECK_EQ_I64(em_i64_dec(r.val), want);
+    }
+    em_batch_free(out);
+    /* A union of a shuffled RDD with itself counts it twice. */
+    CHECK_OK(em_count(em_union(a, a), &n));
+    CHECK_EQ_I64(n, 20);
+    em_close(c);
+}
