@@ -8,17 +8,16 @@
 #include "ember.h"
 #include "recfmt.h"
 
+/* Big-endian with the sign bit flipped: byte order = numeric order. */
 void em_i64_enc(int64_t v, void *out8) {
-    uint64_t u = (uint64_t)v ^ 0x8000000000000000ull; /* sign flip: byte order = numeric */
-    uint8_t *p = out8;
-    for (int i = 7; i >= 0; i--) { p[i] = (uint8_t)u; u >>= 8; }
+    uint64_t u = __builtin_bswap64((uint64_t)v ^ 0x8000000000000000ull);
+    memcpy(out8, &u, 8);
 }
 
 int64_t em_i64_dec(const void *p8) {
-    const uint8_t *p = p8;
-    uint64_t u = 0;
-    for (int i = 0; i < 8; i++) u = u << 8 | p[i];
-    return (int64_t)(u ^ 0x8000000000000000ull);
+    uint64_t u;
+    memcpy(&u, p8, 8);
+    return (int64_t)(__builtin_bswap64(u) ^ 0x8000000000000000ull);
 }
 
 void em_f64_enc(double v, void *out8) {
@@ -70,7 +69,7 @@ int em_list_next(const void *list, size_t len, size_t *pos, const void **item, s
     const uint8_t *p = list, *end = p + len;
     uint64_t n;
     size_t m;
-    if (!pos || *pos > len) return EM_EINVAL;
+    if (!pos || (!list && len) || *pos > len) return EM_EINVAL;
     if (*pos == len) return 0;
     if (!(m = varint_get(p + *pos, end, &n)) || n > (uint64_t)(len - *pos - m)) return EM_ECORRUPT;
     if (item) *item = p + *pos + m;

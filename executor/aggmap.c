@@ -65,6 +65,14 @@ static inline int key_eq(const uint8_t *a, const uint8_t *b, size_t n) {
         memcpy(&y1, b + n - 8, 8);
         return x0 == y0 && x1 == y1;
     }
+    if (n >= 4 && n < 8) {
+        uint32_t x0, x1, y0, y1;
+        memcpy(&x0, a, 4);
+        memcpy(&y0, b, 4);
+        memcpy(&x1, a + n - 4, 4);
+        memcpy(&y1, b + n - 4, 4);
+        return x0 == y0 && x1 == y1;
+    }
     return !n || !memcmp(a, b, n);
 }
 
@@ -136,7 +144,8 @@ int aggmap_set_comb(aggmap *m, size_t i, const void *c, size_t clen) {
     uint32_t len[2];
     memcpy(len, p, 8);
     if (clen == len[1]) {
-        if (clen) memcpy(p + 8 + len[0], c, clen);
+        if (clen == 8) memcpy(p + 8 + len[0], c, 8); /* counts and sums: no call */
+        else if (clen) memcpy(p + 8 + len[0], c, clen);
         return 0;
     }
     if (clen > UINT32_MAX - 16 - (size_t)len[0]) return em__seterr(EM_ETOOBIG, "combiner of %zu bytes is too long", clen);

@@ -228,3 +228,96 @@ TEST(api_vars_accumulator_failed_attempt_not_counted) {
     CHECK(em_acc_value_f64(c, a.f) == 500.0);
     em_close(c);
 }
+
+static int fn_key_mod10(const em_rec *in, em_emitter *out, const void *arg) {
+    uint8_t k[8];
+    em_i64_enc(rec_i64(in) % 10, k);
+    return em_emit_pair(out, k, 8, in->val, in->vlen);
+}
+
+TEST(api_vars_retry_in_shuffle_map_stage) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    flaky_arg a;
+    memset(&a, 0, sizeof a);
+    a.i = em_acc_i64(c, "records");
+    a.f = em_acc_f64(c, "halves");
+    a.fail_at = 612;
+    snprintf(a.marker, sizeof a.marker, "%s/marker2", test_tmpdir());
+    em_rdd *m = em_map(em_map(em_range(c, 0, 1000, 1, 4), fn_flaky, &a, sizeof a), fn_key_mod10, NULL, 0);
+    em_rdd *s = em_reduce_by_key(m, fn_sum_i64, NULL, 0, 3);
+    CHECK(s);
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    em_batch *b;
+    CHECK_OK(em_collect(s, &b));
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(em_batch_count(b), 10);
+    size_t pos = 0;
+    em_rec r;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        int64_t k = em_i64_dec(r.key), want = 0;
+        for (int64_t v = k; v < 1000; v += 10) want += v;
+        CHECK_EQ_I64(rec_i64(&r), want); /* the failed attempt's output is not counted */
+    }
+    em_batch_free(b);
+    CHECK_EQ_I64(s1.tasks_failed - s0.tasks_failed, 1);
+    CHECK_EQ_I64(em_acc_value_i64(c, a.i), 1000);
+    CHECK(em_acc_value_f64(c, a.f) == 500.0);
+    em_close(c);
+}
+
+static int fn_always_fail_at(const em_rec *in, em_emitter *out, const void *arg) {
+    const flaky_arg *a = arg;
+    em_acc_add_i64(a->i, 1);
+    if (rec_i64(in) == a->fail_at) return em_fail("always fails");
+    return em_emit_rec(out, in);
+}
+
+TEST(api_vars_failed_job_accumulators_and_cache) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    flaky_arg a;
+    memset(&a, 0, sizeof a);
+    a.i = em_acc_i64(c, "records");
+    a.fail_at = 10; /* in partition 0 of 4 */
+    em_rdd *m = em_cache(em_map(em_range(c, 0, 100, 1, 4), fn_always_fail_at, &a, sizeof a));
+    int64_t n;
+    CHECK_EQ_I64(em_count(m, &n), EM_EJOB);
+    /* Only the successful tasks' additions count: partitions 1..3 may have
+     * finished (25 each) or been cancelled, never partition 0. */
+    int64_t v = em_acc_value_i64(c, a.i);
+    CHECK(v % 25 == 0 && v <= 75);
+    /* Nothing of the failed partition was cached: a fixed RDD over the same
+     * source works and a new run fails again the same way. */
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    CHECK_EQ_I64(em_count(m, &n), EM_EJOB);
+    em_get_stats(c, &s1);
+    CHECK(s1.tasks_failed - s0.tasks_failed >= 4);
+    CHECK_STR_CONTAINS(em_errmsg(), "always fails");
+    em_close(c);
+}
+
+static int count_dir_entries(const char *dir) {
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s')\"", dir);
+    return system(cmd) == 0 ? 0 : 1;
+}
+
+TEST(api_vars_disk_persist_files_removed) {
+    CHECK(mkdir(tmp_path("local"), 0755) == 0);
+    em_ctx *c = open_test_ctx_with("ember.local.dir", tmp_path("local"));
+    CHECK(c);
+    em_rdd *r = em_persist(em_map(em_range(c, 0, 5000, 1, 4), fn_double_i64, NULL, 0), EM_DISK_ONLY);
+    int64_t n;
+    CHECK_OK(em_count(r, &n));
+    CHECK_OK(em_count(r, &n));
+    CHECK_EQ_I64(n, 5000);
+    CHECK_EQ_I64(count_dir_entries(tmp_path("local")), 1); /* the context's scratch directory */
+    CHECK_OK(em_unpersist(r));
+    CHECK_OK(em_count(r, &n));
+    CHECK_EQ_I64(n, 5000);
+    em_close(c);
+    CHECK_EQ_I64(count_dir_entries(tmp_path("local")), 0); /* em_close removed everything */
+}

@@ -1,0 +1,276 @@
+/*
+ * test_sched.c -- the DAG scheduler seen through the public API: shuffle
+ * output reuse across actions, stage counts, retries of a failing task
+ * and recovery from lost shuffle files (fetch failures).
+ */
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../test.h"
+#include "ember.h"
+#include "helpers.h"
+
+static em_ctx *open_conf(const char *k1, const char *v1, const char *k2, const char *v2) {
+    em_conf *conf = em_conf_new();
+    em_ctx *c = NULL;
+    if (conf && (!k1 || !em_conf_set(conf, k1, v1)) && (!k2 || !em_conf_set(conf, k2, v2)))
+        c = em_open(test_master(), conf);
+    if (!c) fprintf(stderr, "  em_open: %s\n", em_errmsg());
+    em_conf_free(conf);
+    return c;
+}
+
+/* Sums per key of v % m over [0, n), checked against a direct loop. */
+static int check_mod_sums(em_batch *b, int64_t n, int64_t m) {
+    size_t pos = 0;
+    em_rec r;
+    int64_t keys = 0;
+    if ((int64_t)em_batch_count(b) != m) return 0;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        int64_t k = em_i64_dec(r.key), want = 0;
+        for (int64_t v = k; v < n; v += m) want += v;
+        if (em_i64_dec(r.val) != want) return 0;
+        keys += k;
+    }
+    return keys == m * (m - 1) / 2;
+}
+
+TEST(sched_second_action_reuses_shuffle) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t m = 100;
+    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 20000, 1, 6), fn_mod_key, &m, sizeof m), fn_sum_i64,
+                                    NULL, 0, 4);
+    em_stats s0, s1, s2;
+    em_get_stats(c, &s0);
+    int64_t n = 0;
+    CHECK_OK(em_count(sums, &n));
+    CHECK_EQ_I64(n, 100);
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(s1.jobs - s0.jobs, 1);
+    CHECK_EQ_I64(s1.stages_run - s0.stages_run, 2);
+    CHECK_EQ_I64(s1.map_tasks_run - s0.map_tasks_run, 6);
+    CHECK_EQ_I64(s1.tasks_run - s0.tasks_run, 6 + 4);
+    CHECK_EQ_I64(s1.stages_skipped, s0.stages_skipped);
+    CHECK(s1.shuffle_records_written > 0);
+
+    em_batch *b;
+    CHECK_OK(em_collect(sums, &b));
+    int ok = check_mod_sums(b, 20000, 100);
+    em_batch_free(b);
+    CHECK(ok);
+    em_get_stats(c, &s2);
+    CHECK_EQ_I64(s2.map_tasks_run, s1.map_tasks_run);        /* no map task again */
+    CHECK_EQ_I64(s2.stages_skipped - s1.stages_skipped, 1);  /* the map stage */
+    CHECK_EQ_I64(s2.stages_run - s1.stages_run, 1);          /* only the result stage */
+    CHECK_EQ_I64(s2.tasks_run - s1.tasks_run, 4);
+    CHECK_EQ_I64(s2.shuffle_records_written, s1.shuffle_records_written);
+
+    /* A new RDD over the same shuffled one reuses it too. */
+    CHECK_OK(em_count(em_filter(em_values(sums), fn_even_i64, NULL, 0), &n));
+    em_stats s3;
+    em_get_stats(c, &s3);
+    CHECK_EQ_I64(s3.map_tasks_run, s1.map_tasks_run);
+    CHECK_EQ_I64(s3.stages_skipped - s2.stages_skipped, 1);
+    em_close(c);
+}
+
+static int swap_kv(const em_rec *in, em_emitter *out, const void *arg) {
+    uint8_t k[8];
+    em_i64_enc(em_i64_dec(in->val) % 7, k);
+    return em_emit_pair(out, k, 8, in->key, in->klen);
+}
+
+TEST(sched_two_shuffles_stage_count) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t m = 50;
+    em_rdd *first = em_reduce_by_key(em_map(em_range(c, 0, 5000, 1, 5), fn_mod_key, &m, sizeof m), fn_sum_i64,
+                                     NULL, 0, 3);
+    em_rdd *second = em_group_by_key(em_map(first, swap_kv, NULL, 0), 2);
+    em_stats s0, s1, s2;
+    em_get_stats(c, &s0);
+    int64_t n = 0;
+    CHECK_OK(em_count(second, &n));
+    CHECK(n >= 1 && n <= 7);
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(s1.jobs - s0.jobs, 1);
+    CHECK_EQ_I64(s1.stages_run - s0.stages_run, 3);
+    CHECK_EQ_I64(s1.map_tasks_run - s0.map_tasks_run, 5 + 3);
+    CHECK_EQ_I64(s1.tasks_run - s0.tasks_run, 5 + 3 + 2);
+    CHECK_EQ_I64(s1.stages_skipped, s0.stages_skipped);
+    /* Grouped keys: every first-level key (0..49) appears once overall. */
+    em_batch *b;
+    CHECK_OK(em_collect(second, &b));
+    size_t pos = 0;
+    em_rec r;
+    int64_t total = 0;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        size_t lp = 0, il;
+        const void *it;
+        while (em_list_next(r.val, r.vlen, &lp, &it, &il) == 1) {
+            int64_t k = em_i64_dec(it), want = 0;
+            for (int64_t v = k; v < 5000; v += 50) want += v;
+            CHECK_EQ_I64(want % 7, em_i64_dec(r.key));
+            total++;
+        }
+    }
+    em_batch_free(b);
+    CHECK_EQ_I64(total, 50);
+    em_get_stats(c, &s2);
+    CHECK_EQ_I64(s2.stages_run - s1.stages_run, 1);
+    CHECK_EQ_I64(s2.map_tasks_run, s1.map_tasks_run);
+    CHECK(s2.stages_skipped > s1.stages_skipped);
+    em_close(c);
+}
+
+/* merge_comb runs only on the reduce side; it fails for key 7. */
+static int comb_create(const em_rec *v, em_emitter *out, const void *arg) { return em_emit(out, v->val, v->vlen); }
+static int comb_fail_on_7(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
+    int64_t x = em_i64_dec(a->val), y = em_i64_dec(b->val);
+    if (x % 10 == 7) return em_fail("merge_comb refuses key %lld", (long long)(x % 10));
+    return em_emit_i64(out, x + y);
+}
+
+TEST(sched_reduce_side_failure_retried) {
+    em_ctx *c = open_conf("ember.task.maxFailures", "3", NULL, NULL);
+    CHECK(c);
+    int64_t m = 10;
+    em_rdd *pairs = em_map(em_range(c, 0, 1000, 1, 4), fn_mod_key, &m, sizeof m);
+    em_rdd *bad = em_combine_by_key(pairs, comb_create, fn_sum_i64, comb_fail_on_7, NULL, 0, 3);
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    em_batch *b = (em_batch *)1;
+    int rc = em_collect(bad, &b);
+    CHECK_EQ_I64(rc, EM_EJOB);
+    CHECK(b == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "merge_comb refuses key 7");
+    CHECK_STR_CONTAINS(em_errmsg(), "failed 3 times");
+    em_get_stats(c, &s1);
+    /* the one reduce task holding key 7 failed maxFailures times; the map
+     * tasks ran once each */
+    CHECK_EQ_I64(s1.tasks_failed - s0.tasks_failed, 3);
+    CHECK_EQ_I64(s1.map_tasks_run - s0.map_tasks_run, 4);
+
+    /* The context stays usable, and the shuffle's map outputs are reused. */
+    em_rdd *good = em_reduce_by_key(pairs, fn_sum_i64, NULL, 0, 3);
+    CHECK_OK(em_collect(good, &b));
+    int ok = check_mod_sums(b, 1000, 10);
+    em_batch_free(b);
+    CHECK(ok);
+    /* The failing RDD fails the same way again, without rerunning maps. */
+    em_stats s2, s3;
+    em_get_stats(c, &s2);
+    CHECK_EQ_I64(em_count(bad, &(int64_t){0}), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "merge_comb refuses key 7");
+    em_get_stats(c, &s3);
+    CHECK_EQ_I64(s3.map_tasks_run, s2.map_tasks_run);
+    CHECK_EQ_I64(s3.tasks_failed - s2.tasks_failed, 3);
+    em_close(c);
+}
+
+/* A map-side user function failure is retried the same way. */
+static int fail_on_500(const em_rec *in, em_emitter *out, const void *arg) {
+    if (rec_i64(in) == 500) return em_fail("bad record %lld", (long long)rec_i64(in));
+    return fn_mod_key(in, out, arg);
+}
+
+TEST(sched_map_side_failure_retried) {
+    em_ctx *c = open_conf("ember.task.maxFailures", "2", NULL, NULL);
+    CHECK(c);
+    int64_t m = 10;
+    em_rdd *r = em_reduce_by_key(em_map(em_range(c, 0, 1000, 1, 4), fail_on_500, &m, sizeof m), fn_sum_i64, NULL,
+                                 0, 3);
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    CHECK_EQ_I64(em_count(r, &(int64_t){0}), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "bad record 500");
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(s1.tasks_failed - s0.tasks_failed, 2);
+    int64_t n = 0;
+    CHECK_OK(em_count(em_range(c, 0, 10, 1, 2), &n));
+    CHECK_EQ_I64(n, 10);
+    em_close(c);
+}
+
+/* Shuffle data files of the context under test_tmpdir(). */
+static size_t shuffle_files(glob_t *g, const char *what) {
+    char pat[512];
+    snprintf(pat, sizeof pat, "%s/ember-*/shuffle_*.%s", test_tmpdir(), what);
+    memset(g, 0, sizeof *g);
+    if (glob(pat, 0, NULL, g)) return 0;
+    return g->gl_pathc;
+}
+
+static void fetch_failure_case(int nreduce, int *ok) {
+    *ok = 0;
+    em_ctx *c = open_conf("ember.local.dir", test_tmpdir(), NULL, NULL);
+    if (!c) return;
+    int64_t m = 1000;
+    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 40000, 1, 4), fn_mod_key, &m, sizeof m), fn_sum_i64,
+                                    NULL, 0, nreduce);
+    int64_t n = 0;
+    em_batch *b;
+    glob_t g;
+    em_stats s0, s1;
+    if (em_count(sums, &n) || n != 1000) {
+        fprintf(stderr, "  count: %lld %s\n", (long long)n, em_errmsg());
+        goto out;
+    }
+    if (shuffle_files(&g, "data") != 4) {
+        fprintf(stderr, "  expected 4 shuffle data files, found %zu\n", (size_t)g.gl_pathc);
+        globfree(&g);
+        goto out;
+    }
+    if (unlink(g.gl_pathv[1])) {
+        perror("unlink");
+        globfree(&g);
+        goto out;
+    }
+    globfree(&g);
+    em_get_stats(c, &s0);
+    if (em_collect(sums, &b)) {
+        fprintf(stderr, "  collect after losing a map output: %s\n", em_errmsg());
+        goto out;
+    }
+    int good = check_mod_sums(b, 40000, 1000);
+    em_batch_free(b);
+    em_get_stats(c, &s1);
+    if (!good) fprintf(stderr, "  wrong sums after recovery\n");
+    else if (s1.map_tasks_run - s0.map_tasks_run < 1)
+        fprintf(stderr, "  no map task re-ran\n");
+    else if (s1.tasks_failed - s0.tasks_failed < 1)
+        fprintf(stderr, "  no reduce task saw the fetch failure\n");
+    else if (shuffle_files(&g, "data") != 4)
+        fprintf(stderr, "  the lost map output was not rewritten\n");
+    else
+        *ok = 1;
+    if (good) globfree(&g);
+    /* The recovered outputs serve later actions without more map tasks. */
+    em_stats s2;
+    if (*ok && (em_count(sums, &n) || n != 1000)) *ok = 0;
+    em_get_stats(c, &s2);
+    if (*ok && s2.map_tasks_run != s1.map_tasks_run) {
+        fprintf(stderr, "  map tasks ran again after recovery\n");
+        *ok = 0;
+    }
+out:
+    em_close(c);
+}
+
+TEST(sched_fetch_failure_recovers) {
+    int ok;
+    fetch_failure_case(4, &ok);
+    CHECK(ok);
+}
+
+/* More reduce tasks than ember.task.maxFailures all read the lost output:
+ * one lost map output must not fail the job. */
+TEST(sched_fetch_failure_many_reducers) {
+    int ok;
+    fetch_failure_case(16, &ok);
+    CHECK(ok);
+}

@@ -1,0 +1,318 @@
+/*
+ * test_shuffle_api.c -- shuffles under a small memory budget (spilling on
+ * both sides), and tree_aggregate / tree_reduce against the plain
+ * aggregate / reduce for every depth and several partitionings.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../test.h"
+#include "ember.h"
+#include "helpers.h"
+
+/* ------------------------------------------------------------- spills */
+
+#define SPILL_N 300000
+#define SPILL_KEYS 50000
+#define SPILL_VLEN 50
+
+/* i -> (i64 key, 50-byte value: i64 i, then filler derived from i). */
+static int spill_pair(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t i = rec_i64(in), mod = *(const int64_t *)arg;
+    uint8_t k[8], v[SPILL_VLEN];
+    em_i64_enc(mod ? i % mod : (i * 7919) % SPILL_N, k);
+    em_i64_enc(i, v);
+    for (int j = 8; j < SPILL_VLEN; j++) v[j] = (uint8_t)(i * 31 + j);
+    return em_emit_pair(out, k, 8, v, SPILL_VLEN);
+}
+
+/* Sum the leading int64s, keep the 50-byte width. */
+static int spill_sum(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
+    if (a->vlen != SPILL_VLEN || b->vlen != SPILL_VLEN) return em_fail("spill_sum: lengths %zu %zu", a->vlen, b->vlen);
+    uint8_t v[SPILL_VLEN];
+    memcpy(v, a->val, SPILL_VLEN);
+    em_i64_enc(em_i64_dec(a->val) + em_i64_dec(b->val), v);
+    return em_emit(out, v, SPILL_VLEN);
+}
+
+static em_ctx *open_small_budget(void) {
+    em_conf *conf = em_conf_new();
+    if (!conf || em_conf_set(conf, "ember.shuffle.memoryBytes", "262144") ||
+        em_conf_set(conf, "ember.local.dir", test_tmpdir())) {
+        em_conf_free(conf);
+        return NULL;
+    }
+    em_ctx *c = em_open(test_master(), conf);
+    em_conf_free(conf);
+    return c;
+}
+
+TEST(wide_spill_reduce_by_key) {
+    em_ctx *c = open_small_budget();
+    CHECK(c);
+    int64_t mod = SPILL_KEYS;
+    em_rdd *pairs = em_map(em_range(c, 0, SPILL_N, 1, 4), spill_pair, &mod, sizeof mod);
+    em_rdd *sums = em_reduce_by_key(pairs, spill_sum, NULL, 0, 3);
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    em_batch *b;
+    CHECK_OK(em_collect(sums, &b));
+    em_get_stats(c, &s1);
+    CHECK(s1.spills > s0.spills);
+    CHECK_EQ_I64(em_batch_count(b), SPILL_KEYS);
+    uint8_t *seen = calloc(SPILL_KEYS, 1);
+    size_t pos = 0;
+    em_rec r;
+    int ok = 1;
+    while (ok && em_batch_next(b, &pos, &r) == 1) {
+        int64_t k = em_i64_dec(r.key), want = 0;
+        for (int64_t i = k; i < SPILL_N; i += SPILL_KEYS) want += i;
+        ok = k >= 0 && k < SPILL_KEYS && !seen[k] && r.vlen == SPILL_VLEN && em_i64_dec(r.val) == want;
+        if (!ok) fprintf(stderr, "  key %lld: %lld, want %lld\n", (long long)k, (long long)em_i64_dec(r.val), (long long)want);
+        else seen[k] = 1;
+    }
+    free(seen);
+    em_batch_free(b);
+    CHECK(ok);
+    em_close(c);
+}
+
+TEST(wide_spill_sort_by_key) {
+    em_ctx *c = open_small_budget();
+    CHECK(c);
+    int64_t mod = 0; /* keys: a permutation of 0..SPILL_N-1 */
+    em_rdd *pairs = em_map(em_range(c, 0, SPILL_N, 1, 4), spill_pair, &mod, sizeof mod);
+    for (int asc = 1; asc >= 0; asc--) {
+        em_stats s0, s1;
+        em_get_stats(c, &s0);
+        em_batch *b;
+        CHECK_OK(em_collect(em_sort_by_key(pairs, asc, 3), &b));
+        em_get_stats(c, &s1);
+        CHECK(s1.spills > s0.spills);
+        CHECK_EQ_I64(em_batch_count(b), SPILL_N);
+        size_t pos = 0;
+        em_rec r;
+        int64_t i = 0;
+        int ok = 1;
+        while (ok && em_batch_next(b, &pos, &r) == 1) {
+            int64_t k = em_i64_dec(r.key), want = asc ? i : SPILL_N - 1 - i;
+            /* the value's index maps to this key, and its filler is intact */
+            int64_t idx = em_i64_dec(r.val);
+            ok = k == want && r.vlen == SPILL_VLEN && (idx * 7919) % SPILL_N == k &&
+                 ((const uint8_t *)r.val)[SPILL_VLEN - 1] == (uint8_t)(idx * 31 + SPILL_VLEN - 1);
+            if (!ok) fprintf(stderr, "  record %lld: key %lld, index %lld\n", (long long)i, (long long)k, (long long)idx);
+            i++;
+        }
+        em_batch_free(b);
+        CHECK(ok);
+    }
+    em_close(c);
+}
+
+/* group_by_key and a join under the same budget: sorted runs spill. */
+TEST(wide_spill_group_and_join) {
+    em_ctx *c = open_small_budget();
+    CHECK(c);
+    int64_t mod = 1000;
+    em_rdd *pairs = em_map(em_range(c, 0, 100000, 1, 4), spill_pair, &mod, sizeof mod);
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    em_batch *b;
+    CHECK_OK(em_collect(em_group_by_key(pairs, 2), &b));
+    em_get_stats(c, &s1);
+    CHECK(s1.spills > s0.spills);
+    CHECK_EQ_I64(em_batch_count(b), 1000);
+    size_t pos = 0;
+    em_rec r;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        size_t lp = 0, il;
+        const void *it;
+        int64_t n = 0, sum = 0;
+        while (em_list_next(r.val, r.vlen, &lp, &it, &il) == 1) {
+            CHECK_EQ_I64(il, SPILL_VLEN);
+            n++;
+            sum += em_i64_dec(it);
+        }
+        int64_t k = em_i64_dec(r.key);
+        CHECK_EQ_I64(n, 100);
+        CHECK_EQ_I64(sum, 100 * k + 1000 * (99 * 100 / 2));
+    }
+    em_batch_free(b);
+    /* each key has 100 values on both sides: 10000 tuples per key */
+    int64_t m10 = 10;
+    em_rdd *small = em_map(em_range(c, 0, 1000, 1, 2), spill_pair, &m10, sizeof m10);
+    int64_t n = 0;
+    CHECK_OK(em_count(em_join(small, small, 3), &n));
+    CHECK_EQ_I64(n, 10 * 100 * 100);
+    em_close(c);
+}
+
+/* ----------------------------------------------------- tree_aggregate */
+
+/* The accumulator: 32 bytes (sum, count, min, max) as encoded int64s. */
+typedef struct acc4 { int64_t sum, count, min, max; } acc4;
+
+static void acc_dec(const em_rec *r, acc4 *a) {
+    const uint8_t *p = r->val;
+    a->sum = em_i64_dec(p);
+    a->count = em_i64_dec(p + 8);
+    a->min = em_i64_dec(p + 16);
+    a->max = em_i64_dec(p + 24);
+}
+static int acc_emit(em_emitter *out, const acc4 *a) {
+    uint8_t b[32];
+    em_i64_enc(a->sum, b);
+    em_i64_enc(a->count, b + 8);
+    em_i64_enc(a->min, b + 16);
+    em_i64_enc(a->max, b + 24);
+    return em_emit(out, b, 32);
+}
+static void acc_zero_rec(uint8_t *buf, em_rec *zero) {
+    acc4 z = {0, 0, INT64_MAX, INT64_MIN};
+    em_i64_enc(z.sum, buf);
+    em_i64_enc(z.count, buf + 8);
+    em_i64_enc(z.min, buf + 16);
+    em_i64_enc(z.max, buf + 24);
+    *zero = (em_rec){NULL, 0, buf, 32};
+}
+
+/* seq: starts from a copy of the accumulator and extends it. */
+static int acc_seq(const em_rec *a, const em_rec *v, em_emitter *out, const void *arg) {
+    if (a->vlen != 32 || v->vlen != 8) return em_fail("acc_seq: lengths %zu %zu", a->vlen, v->vlen);
+    acc4 x;
+    acc_dec(a, &x);
+    int64_t y = em_i64_dec(v->val);
+    x.sum += y;
+    x.count++;
+    if (y < x.min) x.min = y;
+    if (y > x.max) x.max = y;
+    return acc_emit(out, &x);
+}
+static int acc_comb(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
+    if (a->vlen != 32 || b->vlen != 32) return em_fail("acc_comb: lengths %zu %zu", a->vlen, b->vlen);
+    acc4 x, y;
+    acc_dec(a, &x);
+    acc_dec(b, &y);
+    x.sum += y.sum;
+    x.count += y.count;
+    if (y.min < x.min) x.min = y.min;
+    if (y.max > x.max) x.max = y.max;
+    return acc_emit(out, &x);
+}
+
+static int batch_one(em_batch *b, em_rec *r) { return em_batch_count(b) == 1 && em_batch_get(b, 0, r) == 0; }
+
+/* tree_aggregate at every depth equals aggregate on rdd; returns 1 if so. */
+static int tree_matches(em_rdd *rdd, int64_t n, int64_t sum, int64_t min, int64_t max) {
+    uint8_t zb[32];
+    em_rec zero, r, t;
+    acc_zero_rec(zb, &zero);
+    em_batch *plain, *tree;
+    if (em_aggregate(rdd, &zero, acc_seq, acc_comb, NULL, 0, &plain)) {
+        fprintf(stderr, "  aggregate: %s\n", em_errmsg());
+        return 0;
+    }
+    int ok = batch_one(plain, &r) && r.vlen == 32;
+    acc4 a;
+    if (ok) {
+        acc_dec(&r, &a);
+        ok = a.sum == sum && a.count == n && a.min == min && a.max == max;
+        if (!ok) fprintf(stderr, "  aggregate: sum %lld count %lld\n", (long long)a.sum, (long long)a.count);
+    }
+    for (int depth = 1; ok && depth <= 6; depth++) {
+        if (em_tree_aggregate(rdd, &zero, acc_seq, acc_comb, NULL, 0, depth, &tree)) {
+            fprintf(stderr, "  tree_aggregate depth %d: %s\n", depth, em_errmsg());
+            ok = 0;
+            break;
+        }
+        ok = batch_one(tree, &t) && t.vlen == r.vlen && !memcmp(t.val, r.val, r.vlen);
+        if (!ok) fprintf(stderr, "  tree_aggregate depth %d differs from aggregate\n", depth);
+        em_batch_free(tree);
+    }
+    /* depth 0 means the default (2) */
+    if (ok && !em_tree_aggregate(rdd, &zero, acc_seq, acc_comb, NULL, 0, 0, &tree)) {
+        ok = batch_one(tree, &t) && t.vlen == r.vlen && !memcmp(t.val, r.val, r.vlen);
+        em_batch_free(tree);
+    }
+    em_batch_free(plain);
+    return ok;
+}
+
+TEST(wide_tree_aggregate_depths) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    static const int parts[] = {1, 7, 100};
+    for (int i = 0; i < 3; i++) {
+        int64_t n = 5000;
+        em_rdd *r = em_range(c, -1000, -1000 + n, 1, parts[i]);
+        CHECK(tree_matches(r, n, n * (-1000) + n * (n - 1) / 2, -1000, -1000 + n - 1));
+    }
+    /* More partitions than records: most are empty. */
+    int64_t v[5] = {9, -4, 100, 7, 7};
+    CHECK(tree_matches(em_parallelize_i64(c, v, 5, 100), 5, 119, -4, 100));
+    CHECK(tree_matches(em_parallelize_i64(c, v, 5, 7), 5, 119, -4, 100));
+    /* One record, one partition. */
+    CHECK(tree_matches(em_parallelize_i64(c, v + 2, 1, 1), 1, 100, 100, 100));
+    em_close(c);
+}
+
+/* No records at all: both return the zero.  (An RDD of zero partitions
+ * cannot be made through the API -- parallelize and range use the default
+ * parallelism for <= 0, text_file rejects an empty directory, coalesce
+ * needs n >= 1 -- so empty partitions are the smallest case.) */
+TEST(wide_tree_aggregate_empty) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    uint8_t zb[32];
+    em_rec zero, r;
+    acc_zero_rec(zb, &zero);
+    static const int parts[] = {1, 7, 100};
+    for (int i = 0; i < 3; i++) {
+        em_rdd *e = em_parallelize_i64(c, NULL, 0, parts[i]);
+        CHECK(e);
+        CHECK_EQ_I64(em_num_partitions(e), parts[i]);
+        for (int depth = 1; depth <= 6; depth++) {
+            em_batch *b;
+            CHECK_OK(em_tree_aggregate(e, &zero, acc_seq, acc_comb, NULL, 0, depth, &b));
+            CHECK(batch_one(b, &r));
+            CHECK(r.vlen == 32 && !memcmp(r.val, zb, 32));
+            em_batch_free(b);
+            CHECK_EQ_I64(em_tree_reduce(e, fn_sum_i64, NULL, 0, depth, &b), EM_EEMPTY);
+            CHECK(b == NULL);
+        }
+        em_batch *b;
+        CHECK_OK(em_aggregate(e, &zero, acc_seq, acc_comb, NULL, 0, &b));
+        CHECK(batch_one(b, &r) && r.vlen == 32 && !memcmp(r.val, zb, 32));
+        em_batch_free(b);
+    }
+    em_batch *b;
+    CHECK_EQ_I64(em_tree_aggregate(em_range(c, 0, 10, 1, 2), &zero, acc_seq, acc_comb, NULL, 0, -1, &b), EM_EINVAL);
+    em_close(c);
+}
+
+TEST(wide_tree_reduce_depths) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    static const int parts[] = {1, 7, 100};
+    int64_t v[3] = {5, -12, 40};
+    for (int i = 0; i < 3; i++) {
+        em_rdd *rdds[2] = {em_range(c, 1, 3001, 1, parts[i]), em_parallelize_i64(c, v, 3, parts[i])};
+        int64_t want[2] = {3000 * 3001 / 2, 33};
+        for (int k = 0; k < 2; k++) {
+            em_batch *b;
+            em_rec r;
+            CHECK_OK(em_reduce(rdds[k], fn_sum_i64, NULL, 0, &b));
+            CHECK(batch_one(b, &r));
+            CHECK_EQ_I64(rec_i64(&r), want[k]);
+            em_batch_free(b);
+            for (int depth = 1; depth <= 6; depth++) {
+                CHECK_OK(em_tree_reduce(rdds[k], fn_sum_i64, NULL, 0, depth, &b));
+                CHECK(batch_one(b, &r));
+                CHECK_EQ_I64(rec_i64(&r), want[k]);
+                em_batch_free(b);
+            }
+        }
+    }
+    em_close(c);
+}
