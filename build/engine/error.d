@@ -1,3 +1,0 @@
-build/engine/error.o: engine/error.c include/ember.h engine/err.h
-include/ember.h:
-engine/err.h:

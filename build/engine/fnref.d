@@ -1,5 +1,0 @@
-build/engine/fnref.o: engine/fnref.c include/ember.h engine/err.h \
- engine/fnref.h
-include/ember.h:
-engine/err.h:
-engine/fnref.h:

@@ -1,2 +1,0 @@
-build/scheduler/progress.o: scheduler/progress.c scheduler/progress.h
-scheduler/progress.h:
