@@ -54,7 +54,7 @@ $(BUILD)/libember.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/libember.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
+	$(CC) -shared -Wl,-soname,libember.so.0 -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
 
 examples: $(EXAMPLES)
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libember.a

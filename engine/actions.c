@@ -383,7 +383,7 @@ int em_count_by_key(em_rdd *rdd, em_batch **out) {
     CHECK_RDD(rdd, out, "em_count_by_key");
     em_rdd *ones = em_map_values(rdd, bi_one, NULL, 0);
     em_rdd *counts = ones ? em_reduce_by_key(ones, bi_sum_i64, NULL, 0, 0) : NULL;
-    return counts ? em_collect(counts, out) : EM_ENOMEM;
+    return counts ? em_collect(counts, out) : em__lasterr();
 }
 
 typedef struct kv_ent {
@@ -449,7 +449,7 @@ int em_lookup(em_rdd *rdd, const void *key, size_t klen, em_batch **out) {
     em_rdd *f = rdd_op(rdd, OP_FILTER, "lookup", (void *)bi_key_eq, arg.p, arg.len);
     em_rdd *v = f ? em_values(f) : NULL;
     ebuf_free(&arg);
-    if (!v) return EM_ENOMEM;
+    if (!v) return em__lasterr();
     plan_sink s;
     outs o;
     memset(&s, 0, sizeof s);
@@ -462,10 +462,9 @@ int em_lookup(em_rdd *rdd, const void *key, size_t klen, em_batch **out) {
     return rc;
 }
 
-static int topn_sort_desc;
-static int topn_cmp(const void *a, const void *b) {
+static int topn_cmp(const void *a, const void *b, void *desc) {
     int c = rec_cmp(&((const kv_ent *)a)->r, &((const kv_ent *)b)->r);
-    return topn_sort_desc ? -c : c;
+    return *(const int *)desc ? -c : c;
 }
 
 static int topn(em_rdd *rdd, size_t n, int desc, em_batch **out, const char *name) {
@@ -494,8 +493,7 @@ static int topn(em_rdd *rdd, size_t n, int desc, em_batch **out, const char *nam
             pos += k;
         }
     }
-    topn_sort_desc = desc; /* driver-only, one action at a time */
-    qsort(e, m, sizeof *e, topn_cmp);
+    qsort_r(e, m, sizeof *e, topn_cmp, &desc);
     if (m > n) m = n;
     for (size_t i = 0; i < m && !rc; i++) rc = ebuf_append(&b, e[i].p, e[i].len) ? EM_ENOMEM : 0;
     free(e);
@@ -560,7 +558,9 @@ int em_save_as_text_file(em_rdd *rdd, const char *dir) {
     char tmp[4096], marker[4200];
     if (!rdd || !dir || !*dir) return em__seterr(EM_EINVAL, "em_save_as_text_file: NULL argument");
     if (stat(dir, &st) == 0) return em__seterr(EM_EIO, "save_as_text_file: output directory %s already exists", dir);
-    snprintf(tmp, sizeof tmp, "%s.ember-tmp-%d", dir, (int)getpid());
+    int dlen = (int)strlen(dir);
+    while (dlen > 1 && dir[dlen - 1] == '/') dlen--; /* "out/": the temporary is out.ember-tmp-N */
+    snprintf(tmp, sizeof tmp, "%.*s.ember-tmp-%d", dlen, dir, (int)getpid());
     nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS); /* a leftover of a crashed run */
     if (mkdir(tmp, 0755)) return em__seterr(EM_EIO, "save_as_text_file: cannot create %s: %s", tmp, strerror(errno));
     memset(&s, 0, sizeof s);

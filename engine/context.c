@@ -118,8 +118,13 @@ int em_set(em_ctx *ctx, const char *key, const char *value) {
 }
 
 const char *em_get(em_ctx *ctx, const char *key) {
+    static __thread char num[32];
     if (!ctx || !key) return NULL;
     if (!strcmp(key, "ember.master")) return ctx->master;
+    if (!strcmp(key, "ember.default.parallelism")) { /* the effective value */
+        snprintf(num, sizeof num, "%d", ctx_default_parallelism(ctx));
+        return num;
+    }
     return em_conf_get(ctx->conf, key);
 }
 

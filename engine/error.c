@@ -15,6 +15,7 @@
 
 #define ERRMSG_MAX 1024
 static __thread char errmsg[ERRMSG_MAX];
+static __thread int lastcode;
 
 const char *em_strerror(int code) {
     switch (code) {
@@ -32,8 +33,11 @@ const char *em_errmsg(void) { return errmsg[0] ? errmsg : "no error"; }
 
 static void vset(const char *fmt, va_list ap) { vsnprintf(errmsg, sizeof errmsg, fmt, ap); }
 
+int em__lasterr(void) { return lastcode ? lastcode : EM_EINVAL; }
+
 int em__seterr(int code, const char *fmt, ...) {
     va_list ap;
+    lastcode = code;
     va_start(ap, fmt);
     vset(fmt, ap);
     va_end(ap);
@@ -41,14 +45,15 @@ int em__seterr(int code, const char *fmt, ...) {
 }
 
 int em__preferr(int code, const char *fmt, ...) {
-    char old[ERRMSG_MAX], pre[ERRMSG_MAX / 2];
+    char old[ERRMSG_MAX], pre[ERRMSG_MAX];
     memcpy(old, errmsg, sizeof old);
-    old[ERRMSG_MAX / 2 - 8] = 0; /* keep the result within the buffer */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(pre, sizeof pre, fmt, ap);
     va_end(ap);
-    snprintf(errmsg, sizeof errmsg, "%s: %s", pre, old[0] ? old : em_strerror(code));
+    /* Both halves bounded, so the result always fits. */
+    snprintf(errmsg, sizeof errmsg, "%.400s: %.600s", pre, old[0] ? old : em_strerror(code));
+    lastcode = code;
     return code;
 }
 
@@ -59,6 +64,7 @@ void em__geterr(char *buf, size_t len) {
 
 int em_fail(const char *fmt, ...) {
     va_list ap;
+    lastcode = EM_EUSER;
     va_start(ap, fmt);
     vset(fmt, ap);
     va_end(ap);

@@ -4,10 +4,13 @@
  * Layout: every structure is a fixed-length msgpack array, so decoding is a
  * walk by position with a type check at each step.  A description is
  *   ["emt1", task_id, stage_id, attempt, partition, bin32 hash,
- *    [mem_budget, block_bytes, max_record, level], sink, node]
+ *    [mem_budget, block_bytes, max_record, level], sink, [node...]]
+ * with the plan's nodes in pre-order, each ending with its child count.
  * Decoding validates types and lengths; anything unexpected is EM_EPROTO,
- * never a crash.  Strings are copied into the arena (NUL-terminated); bins
- * are views into the encoded bytes, which the decoded description owns.
+ * never a crash.  Strings are copied into the arena (NUL-terminated), and
+ * so are user functions' argument blobs (aligned, as a cast to the user's
+ * struct needs); other bins are views into the encoded bytes, which the
+ * decoded description owns.
  */
 #include <msgpack.h>
 #include <stdlib.h>
@@ -95,8 +98,14 @@ static void pack_node(msgpack_packer *pk, const plan_node *n) {
     msgpack_pack_uint8(pk, n->level);
     msgpack_pack_uint64(pk, n->cache_key);
     msgpack_pack_uint8(pk, n->has_zero);
-    msgpack_pack_array(pk, (size_t)n->nchild);
+    msgpack_pack_uint32(pk, (uint32_t)n->nchild);
     for (int i = 0; i < n->nchild; i++) pack_node(pk, n->child[i]);
+}
+
+static size_t count_nodes(const plan_node *n) {
+    size_t k = 1;
+    for (int i = 0; i < n->nchild; i++) k += count_nodes(n->child[i]);
+    return k;
 }
 
 static void pack_sink(msgpack_packer *pk, const plan_sink *s) {
@@ -137,6 +146,7 @@ int taskdesc_encode(const task_desc *t, ebuf *out) {
     msgpack_pack_uint64(&pk, t->max_record);
     msgpack_pack_uint8(&pk, t->level);
     pack_sink(&pk, &t->sink);
+    msgpack_pack_array(&pk, count_nodes(t->root));
     pack_node(&pk, t->root);
     /* The packer reports allocation failure only through the callback; a
      * short buffer means one of its appends failed. */
@@ -146,23 +156,26 @@ int taskdesc_encode(const task_desc *t, ebuf *out) {
 
 /* ------------------------------------------------------------- decoding */
 
-/* A bump arena: chunks chained through their first word. */
+/* A bump arena: chunks chained through their first word.  Allocations
+ * are 16-byte aligned. */
 typedef struct arena {
     struct chunk { struct chunk *next; size_t used, cap; } *head;
 } arena;
+
+#define ARENA_HDR ((sizeof(struct chunk) + 15) & ~(size_t)15)
 
 static void *arena_alloc(arena *a, size_t n) {
     n = (n + 15) & ~(size_t)15;
     if (!a->head || a->head->cap - a->head->used < n) {
         size_t cap = n > 4000 ? n : 4000;
-        struct chunk *c = malloc(sizeof *c + 16 + cap);
+        struct chunk *c = malloc(ARENA_HDR + cap);
         if (!c) return NULL;
         c->next = a->head;
         c->used = 0;
         c->cap = cap;
         a->head = c;
     }
-    void *p = (char *)(a->head + 1) + 16 + a->head->used;
+    void *p = (char *)a->head + ARENA_HDR + a->head->used;
     a->head->used += n;
     memset(p, 0, n);
     return p;
@@ -221,6 +234,22 @@ static blob get_blob(dec *d, const msgpack_object *o) {
     return b;
 }
 
+/* A user function's argument blob: copied into the arena, so the function
+ * gets an aligned pointer it may cast to its own struct. */
+static blob get_arg(dec *d, const msgpack_object *o) {
+    blob b = get_blob(d, o);
+    if (b.len) {
+        uint8_t *p = arena_alloc(d->ar, b.len);
+        if (!p) {
+            FAIL(d, "out of memory");
+            return (blob){NULL, 0};
+        }
+        memcpy(p, b.p, b.len);
+        b.p = p;
+    }
+    return b;
+}
+
 static const char *get_str(dec *d, const msgpack_object *o) {
     if (o->type == MSGPACK_OBJECT_NIL) return NULL;
     if (o->type != MSGPACK_OBJECT_STR) {
@@ -252,26 +281,41 @@ static void get_agg(dec *d, const msgpack_object *o, aggdesc *g) {
     get_fn(d, &a[0], &g->create);
     get_fn(d, &a[1], &g->merge_value);
     get_fn(d, &a[2], &g->merge_comb);
-    g->arg = get_blob(d, &a[3]);
+    g->arg = get_arg(d, &a[3]);
     g->zero = get_blob(d, &a[4]);
     g->has_zero = (uint8_t)get_u(d, &a[5]);
     g->rec_values = (uint8_t)get_u(d, &a[6]);
 }
 
-static plan_node *get_node(dec *d, const msgpack_object *o, int depth) {
+/* The plan is a flat list of nodes in pre-order, each giving its number of
+ * children: nesting the tree itself would hit msgpack-c's fixed limit of
+ * 32 nested containers at about 15 chained operators. */
+typedef struct node_list {
+    const msgpack_object *o;
+    uint32_t n, next;
+} node_list;
+
+static plan_node *get_node(dec *d, node_list *l, int depth) {
     if (depth > 200) {
         FAIL(d, "plan nested too deeply");
         return NULL;
     }
-    const msgpack_object *a = arr(d, o, NODE_FIELDS, "malformed plan node");
+    if (l->next >= l->n) {
+        FAIL(d, "plan node missing");
+        return NULL;
+    }
+    const msgpack_object *a = arr(d, &l->o[l->next++], NODE_FIELDS, "malformed plan node");
     plan_node *n = a ? arena_alloc(d->ar, sizeof *n) : NULL;
-    if (!n) return NULL;
+    if (!n) {
+        FAIL(d, "out of memory");
+        return NULL;
+    }
     n->type = (uint8_t)get_u(d, &a[0]);
     n->op = (uint8_t)get_u(d, &a[1]);
     n->rdd_id = (int32_t)get_i(d, &a[2]);
     n->partition = (int32_t)get_i(d, &a[3]);
     get_fn(d, &a[4], &n->fn);
-    n->arg = get_blob(d, &a[5]);
+    n->arg = get_arg(d, &a[5]);
     n->fraction = get_f(d, &a[6]);
     n->seed = get_u(d, &a[7]);
     n->with_repl = (uint8_t)get_u(d, &a[8]);
@@ -291,7 +335,10 @@ static plan_node *get_node(dec *d, const msgpack_object *o, int depth) {
             return NULL;
         }
         const char **dirs = arena_alloc(d->ar, sizeof(char *) * (size_t)(n->nmaps + 1));
-        if (!dirs) return NULL;
+        if (!dirs) {
+            FAIL(d, "out of memory");
+            return NULL;
+        }
         for (int i = 0; i < n->nmaps; i++) dirs[i] = get_str(d, &a[19].via.array.ptr[i]);
         n->dirs = dirs;
     }
@@ -302,16 +349,21 @@ static plan_node *get_node(dec *d, const msgpack_object *o, int depth) {
     n->level = (uint8_t)get_u(d, &a[24]);
     n->cache_key = get_u(d, &a[25]);
     n->has_zero = (uint8_t)get_u(d, &a[26]);
-    if (a[27].type != MSGPACK_OBJECT_ARRAY) {
+    uint64_t nchild = get_u(d, &a[27]);
+    if (d->what) return NULL;
+    if (nchild > l->n - l->next) {
         FAIL(d, "malformed plan children");
         return NULL;
     }
-    n->nchild = (int32_t)a[27].via.array.size;
+    n->nchild = (int32_t)nchild;
     if (n->nchild) {
         n->child = arena_alloc(d->ar, sizeof(plan_node *) * (size_t)n->nchild);
-        if (!n->child) return NULL;
+        if (!n->child) {
+            FAIL(d, "out of memory");
+            return NULL;
+        }
         for (int i = 0; i < n->nchild; i++)
-            if (!(n->child[i] = get_node(d, &a[27].via.array.ptr[i], depth + 1))) return NULL;
+            if (!(n->child[i] = get_node(d, l, depth + 1))) return NULL;
     }
     if (n->type < PN_RECS || n->type > PN_CACHED) FAIL(d, "unknown plan node type");
     if ((n->type == PN_OP || n->type == PN_CACHED) && n->nchild != 1) FAIL(d, "operator without input");
@@ -324,7 +376,7 @@ static void get_sink(dec *d, const msgpack_object *o, plan_sink *s) {
     if (!a) return;
     s->kind = (uint8_t)get_u(d, &a[0]);
     get_fn(d, &a[1], &s->fn);
-    s->arg = get_blob(d, &a[2]);
+    s->arg = get_arg(d, &a[2]);
     s->zero = get_blob(d, &a[3]);
     s->has_zero = (uint8_t)get_u(d, &a[4]);
     s->n = get_u(d, &a[5]);
@@ -342,6 +394,52 @@ static void get_sink(dec *d, const msgpack_object *o, plan_sink *s) {
     if (s->kind == SK_SAVE && !s->path) FAIL(d, "save sink without path");
 }
 
+static uint64_t be_len(const uint8_t *p, int n) {
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++) v = v << 8 | p[i];
+    return v;
+}
+
+/* Check that p[0, len) is exactly one msgpack object whose containers
+ * announce no more elements than there are bytes left: msgpack-c allocates
+ * an array's or map's elements when it reads the header, so an unchecked
+ * 5-byte header could ask for 100 GB.  NULL when fine, else the problem. */
+static const char *mp_precheck(const uint8_t *p, size_t len) {
+    size_t pos = 0;
+    uint64_t need = 1; /* objects still to read; each takes >= 1 byte */
+    while (need) {
+        if (need > len - pos) return "not one msgpack message";
+        uint8_t b = p[pos++];
+        uint64_t skip = 0, nlen = 0, elems = 0;
+        need--;
+        if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) skip = 0;
+        else if (b <= 0x8f) elems = 2 * (uint64_t)(b & 0x0f);
+        else if (b <= 0x9f) elems = b & 0x0f;
+        else if (b <= 0xbf) skip = b & 0x1f;
+        else if (b >= 0xc4 && b <= 0xc6) nlen = 1u << (b - 0xc4);         /* bin 8/16/32 */
+        else if (b >= 0xc7 && b <= 0xc9) nlen = 1u << (b - 0xc7), skip = 1; /* ext: + type */
+        else if (b == 0xca || b == 0xcb) skip = b == 0xca ? 4 : 8;
+        else if (b >= 0xcc && b <= 0xd3) skip = 1u << ((b - 0xcc) & 3);  /* (u)int 8..64 */
+        else if (b >= 0xd4 && b <= 0xd8) skip = 1 + (1u << (b - 0xd4));   /* fixext */
+        else if (b >= 0xd9 && b <= 0xdb) nlen = 1u << (b - 0xd9);         /* str 8/16/32 */
+        else if (b >= 0xdc && b <= 0xdf) {                                  /* array/map 16/32 */
+            int n = b & 1 ? 4 : 2;
+            if ((size_t)n > len - pos) return "not one msgpack message";
+            elems = be_len(p + pos, n) * (b >= 0xde ? 2 : 1);
+            pos += (size_t)n;
+        } else return "not one msgpack message"; /* 0xc1 */
+        if (nlen) {
+            if (nlen > len - pos) return "not one msgpack message";
+            skip += be_len(p + pos, (int)nlen);
+            pos += (size_t)nlen;
+        }
+        if (skip > len - pos) return "not one msgpack message";
+        pos += (size_t)skip;
+        need += elems;
+    }
+    return pos == len ? NULL : "not one msgpack message";
+}
+
 int taskdesc_decode(uint8_t *bytes, size_t len, task_desc **out) {
     msgpack_unpacked u;
     size_t off = 0;
@@ -354,7 +452,9 @@ int taskdesc_decode(uint8_t *bytes, size_t len, task_desc **out) {
         return em__seterr(EM_ENOMEM, "task description: out of memory");
     }
     msgpack_unpacked_init(&u);
-    if (msgpack_unpack_next(&u, (const char *)bytes, len, &off) != MSGPACK_UNPACK_SUCCESS || off != len) {
+    if ((d.what = mp_precheck(bytes, len)) != NULL) {
+        /* reported below */
+    } else if (msgpack_unpack_next(&u, (const char *)bytes, len, &off) != MSGPACK_UNPACK_SUCCESS || off != len) {
         d.what = "not one msgpack message";
     } else if ((t = arena_alloc(ar, sizeof *t)) == NULL) {
         d.what = "out of memory";
@@ -378,7 +478,12 @@ int taskdesc_decode(uint8_t *bytes, size_t len, task_desc **out) {
                 t->level = (uint8_t)get_u(&d, &st[3]);
             }
             get_sink(&d, &a[7], &t->sink);
-            if (!d.what) t->root = get_node(&d, &a[8], 0);
+            if (!d.what && a[8].type != MSGPACK_OBJECT_ARRAY) FAIL(&d, "malformed plan");
+            if (!d.what) {
+                node_list l = {a[8].via.array.ptr, a[8].via.array.size, 0};
+                t->root = get_node(&d, &l, 0);
+                if (!d.what && l.next != l.n) FAIL(&d, "malformed plan: nodes left over");
+            }
         }
     }
     /* Bins point into `bytes`, which t owns from here; the msgpack zone

@@ -38,8 +38,9 @@ typedef struct collector {
     int partition;
     acc_update *u;
     int n, cap;
+    int lost;     /* an update could not be recorded (ENOMEM) */
 } collector;
-static __thread collector cur = {0, -1, NULL, 0, 0};
+static __thread collector cur = {0, -1, NULL, 0, 0, 0};
 
 int em_task_partition(void) { return cur.active ? cur.partition : -1; }
 
@@ -47,21 +48,28 @@ void vars_task_begin(int partition) {
     cur.active = 1;
     cur.partition = partition;
     cur.n = 0;
+    cur.lost = 0;
 }
 
-void vars_task_end(acc_update **out, int *n) {
-    *out = NULL;
-    *n = 0;
-    if (cur.n) {
-        *out = malloc(sizeof(acc_update) * (size_t)cur.n);
-        if (*out) {
-            memcpy(*out, cur.u, sizeof(acc_update) * (size_t)cur.n);
-            *n = cur.n;
-        }
-    }
+int vars_task_end(acc_update **out, int *n) {
+    int lost = cur.lost;
+    /* The list itself is the result: the thread keeps no buffer between
+     * tasks (executor threads outlive contexts). */
+    *out = cur.n ? cur.u : NULL;
+    *n = cur.n;
+    if (!cur.n) free(cur.u);
+    cur.u = NULL;
+    cur.n = cur.cap = 0;
     cur.active = 0;
     cur.partition = -1;
-    cur.n = 0;
+    cur.lost = 0;
+    if (lost) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return em__seterr(EM_ENOMEM, "accumulator update lost: out of memory");
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------ broadcast */
@@ -183,7 +191,10 @@ static void acc_add(em_acc a, int64_t i, double f) {
     if (cur.n == cur.cap) {
         int cap = cur.cap ? cur.cap * 2 : 8;
         acc_update *u = realloc(cur.u, sizeof *u * (size_t)cap);
-        if (!u) return; /* the update is lost; nothing better to do here */
+        if (!u) { /* the task fails at its end rather than miscount */
+            cur.lost = 1;
+            return;
+        }
         cur.u = u;
         cur.cap = cap;
     }
@@ -241,9 +252,4 @@ void vars_drop_ns(uint64_t ns) {
         }
     }
     pthread_rwlock_unlock(&lock);
-    if (!cur.active) {
-        free(cur.u);
-        cur.u = NULL;
-        cur.cap = 0;
-    }
 }

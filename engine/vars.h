@@ -20,8 +20,9 @@
 /* Start collecting this thread's accumulator updates for a task computing
  * `partition` (em_task_partition reports it). */
 void vars_task_begin(int partition);
-/* Stop collecting; the updates are moved to *out (malloc'd) / *n. */
-void vars_task_end(acc_update **out, int *n);
+/* Stop collecting; the updates are moved to *out (malloc'd) / *n.  Returns
+ * 0, or EM_ENOMEM if an update could not be recorded (the task must fail). */
+int vars_task_end(acc_update **out, int *n);
 /* Add a successful task's updates to the accumulators. */
 void vars_merge(const acc_update *u, int n);
 /* Forget every broadcast and accumulator of a namespace (context). */

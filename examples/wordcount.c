@@ -96,7 +96,9 @@ int main(int argc, char **argv) {
     em_conf_free(conf); /* the context keeps its own copy */
     if (!ctx) fail();
 
-    em_rdd *lines = em_text_file(ctx, argv[1], 0);
+    /* At least one split per core, more for files past
+     * ember.files.maxPartitionBytes (32 MiB by default). */
+    em_rdd *lines = em_text_file(ctx, argv[1], em_cores(ctx));
     if (!lines) fail();
     em_rdd *words = em_flat_map(lines, split_words, NULL, 0);
     em_rdd *counts = em_reduce_by_key(words, sum_i64, NULL, 0, 0);

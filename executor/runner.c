@@ -174,7 +174,7 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res) {
         if (rc >= 0) rc = sink->end(sink);
     }
     pipe_free(sink);
-    vars_task_end(&res->accs, &res->naccs);
+    if (vars_task_end(&res->accs, &res->naccs) < 0 && rc >= 0) rc = EM_ENOMEM;
 done:
     if (rc < 0) {
         res->status = rc;

@@ -26,6 +26,9 @@ typedef struct stage {
     int nparents;
     struct stage **parents;
     int ntasks;
+    /* Map stages: per map output, the first task id launched after it was
+     * last registered; an older reader's fetch failure is stale. */
+    uint64_t *reg_task;
     /* Per job: */
     uint8_t *state;
     int *attempts;
@@ -76,6 +79,7 @@ static void stage_free(stage *s) {
     free(s->parents);
     free(s->state);
     free(s->attempts);
+    free(s->reg_task);
     free(s);
 }
 
@@ -145,7 +149,8 @@ static stage *stage_new(dag *d, em_rdd *rdd, em_rdd *shuffled, int ntasks) {
     s->ntasks = ntasks;
     s->state = calloc((size_t)ntasks + 1, 1);
     s->attempts = calloc((size_t)ntasks + 1, sizeof(int));
-    if (!s->state || !s->attempts || find_parents(d, s, rdd, &v) < 0) {
+    if (shuffled) s->reg_task = calloc((size_t)ntasks + 1, sizeof(uint64_t));
+    if (!s->state || !s->attempts || (shuffled && !s->reg_task) || find_parents(d, s, rdd, &v) < 0) {
         free(v.seen);
         stage_free(s);
         return NULL;
@@ -343,10 +348,10 @@ static void reset_stage(dag *d, stage *s, visit *v) {
     for (int i = 0; i < s->nparents; i++) reset_stage(d, s->parents[i], v);
 }
 
-static int fail_job(dag *d, stage *s, int idx, const task_result *res) {
+static int fail_job(dag *d, stage *s, int idx, int times, const task_result *res) {
     int part = s->shuffled ? idx : (d->job->parts ? d->job->parts[idx] : idx);
     d->failed = em__seterr(EM_EJOB, "Task %d in stage %u failed %d times; most recent failure: %s", part, s->id,
-                           s->attempts[idx], res->errmsg[0] ? res->errmsg : em_strerror(res->status));
+                           times, res->errmsg[0] ? res->errmsg : em_strerror(res->status));
     return d->failed;
 }
 
@@ -385,6 +390,7 @@ static int handle(dag *d, task_result *res) {
                 res->data = NULL;
             }
             if (mo_set(so, idx, res->loc, segs)) return d->failed = em__seterr(EM_ENOMEM, "scheduler: out of memory");
+            s->reg_task[idx] = d->next_task;
             if (stage_complete(d, s)) return resubmit_waiting(d);
             return 0;
         }
@@ -397,20 +403,24 @@ static int handle(dag *d, task_result *res) {
     if (res->status == EM_EFETCH && res->fetch_map >= 0 && (int)res->fetch_shuffle < d->nmaps &&
         d->maps[res->fetch_shuffle]) {
         /* The map output is gone or corrupt: forget it, rerun that map task,
-         * then this one. */
+         * then this one.  Every reader of a lost output reports it; only the
+         * first report of a registered output counts against the limit, and
+         * a reader launched before the output was registered again just
+         * runs again. */
         stage *p = d->maps[res->fetch_shuffle];
         shuffle_out *so = mo_find(&d->mo, res->fetch_shuffle);
-        if (++s->fetch_failures > d->job->max_failures) return fail_job(d, s, idx, res);
-        if (so && res->fetch_map < so->nmaps) {
-            mo_unset(so, res->fetch_map);
-            if (p->state[res->fetch_map] == T_DONE) {
-                p->state[res->fetch_map] = T_PENDING;
+        int m = res->fetch_map;
+        if (so && m < so->nmaps && m < p->ntasks && so->m[m].have && res->task_id >= p->reg_task[m]) {
+            if (++s->fetch_failures > d->job->max_failures) return fail_job(d, s, idx, s->fetch_failures, res);
+            mo_unset(so, m);
+            if (p->state[m] == T_DONE) {
+                p->state[m] = T_PENDING;
                 p->done--;
             }
         }
         return submit_stage(d, s);
     }
-    if (++s->attempts[idx] >= d->job->max_failures) return fail_job(d, s, idx, res);
+    if (++s->attempts[idx] >= d->job->max_failures) return fail_job(d, s, idx, s->attempts[idx], res);
     return launch(d, s, idx);
 }
 
@@ -466,11 +476,14 @@ int dag_run_job(dag *d, const job_spec *j) {
             d->fl[slot].s = NULL;
             s->running--;
             account(d, s, &res);
-            /* A map output that succeeded is still good for later jobs. */
+            /* A map output that succeeded is still good for later jobs, which
+             * will not rerun its task: its accumulator additions count now. */
             if (res.status == 0 && s->shuffled && s->state[d->fl[slot].idx] != T_DONE &&
                 res.len == sizeof(uint64_t) * (size_t)s->shuffled->nparts) {
+                vars_merge(res.accs, res.naccs);
                 s->state[d->fl[slot].idx] = T_DONE;
-                mo_set(mo_find(&d->mo, s->shuffled->shuffle_id), d->fl[slot].idx, res.loc, (uint64_t *)res.data);
+                if (!mo_set(mo_find(&d->mo, s->shuffled->shuffle_id), d->fl[slot].idx, res.loc, (uint64_t *)res.data))
+                    s->reg_task[d->fl[slot].idx] = d->next_task;
                 res.data = NULL;
             }
         }

@@ -462,3 +462,113 @@ TEST(api_act_save_as_text_file) {
     CHECK_EQ_I64(count_entries(fdir), 3);
     em_close(c);
 }
+
+/* Emits *arg copies of the record, ignoring EM_STOP when arg[1] != 0. */
+static int fn_many(const em_rec *in, em_emitter *out, const void *arg) {
+    const int64_t *a = arg;
+    for (int64_t i = 0; i < a[0]; i++) {
+        int rc = em_emit_i64(out, rec_i64(in) * 1000000 + i);
+        if (rc && !a[1]) return rc;
+    }
+    return 0;
+}
+
+TEST(api_act_take_stops_early) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_batch *b;
+    /* A huge flat_map honouring EM_STOP: take returns at once. */
+    int64_t a[2] = {INT64_C(1) << 40, 0};
+    CHECK_OK(em_take(em_flat_map(em_range(c, 0, 4, 1, 2), fn_many, a, sizeof a), 3, &b));
+    int64_t want[3] = {0, 1, 2};
+    CHECK(batch_eq_i64(b, want, 3));
+    em_batch_free(b);
+    CHECK_OK(em_first(em_flat_map(em_range(c, 5, 9, 1, 2), fn_many, a, sizeof a), &b));
+    CHECK_EQ_I64(batch_i64_at(b, 0), 5000000);
+    em_batch_free(b);
+    /* A function ignoring EM_STOP loses nothing and gets the right answer. */
+    int64_t a2[2] = {1000, 1};
+    CHECK_OK(em_take(em_flat_map(em_range(c, 0, 4, 1, 2), fn_many, a2, sizeof a2), 1500, &b));
+    CHECK_EQ_I64(em_batch_count(b), 1500);
+    CHECK_EQ_I64(batch_i64_at(b, 999), 999);
+    CHECK_EQ_I64(batch_i64_at(b, 1000), 1000000);
+    CHECK_EQ_I64(batch_i64_at(b, 1499), 1000499);
+    em_batch_free(b);
+    /* Through a cached RDD: the whole partition is still cached. */
+    em_rdd *cached = em_cache(em_flat_map(em_range(c, 0, 4, 1, 2), fn_many, a2, sizeof a2));
+    CHECK_OK(em_take(cached, 2, &b));
+    CHECK_EQ_I64(em_batch_count(b), 2);
+    em_batch_free(b);
+    int64_t n;
+    CHECK_OK(em_count(cached, &n));
+    CHECK_EQ_I64(n, 4000);
+    CHECK_OK(em_collect(cached, &b));
+    CHECK_EQ_I64(em_batch_count(b), 4000);
+    CHECK_EQ_I64(batch_i64_at(b, 3999), 3000999);
+    em_batch_free(b);
+    em_close(c);
+}
+
+typedef struct flaky_save {
+    int64_t fail_at;
+    char marker[512];
+} flaky_save;
+
+static int fn_flaky_text(const em_rec *in, em_emitter *out, const void *arg) {
+    const flaky_save *a = arg;
+    if (rec_i64(in) == a->fail_at) {
+        FILE *f = fopen(a->marker, "r");
+        if (!f) {
+            f = fopen(a->marker, "w");
+            if (f) fclose(f);
+            return em_fail("first attempt fails");
+        }
+        fclose(f);
+    }
+    return fn_i64_to_text(in, out, NULL);
+}
+
+TEST(api_act_save_with_retry) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    flaky_save a;
+    a.fail_at = 8;
+    snprintf(a.marker, sizeof a.marker, "%s/marker", test_tmpdir());
+    const char *dir = tmp_path("saved");
+    CHECK_OK(em_save_as_text_file(em_map(em_range(c, 0, 12, 1, 4), fn_flaky_text, &a, sizeof a), dir));
+    CHECK_EQ_I64(count_entries(dir), 5); /* 4 parts + _SUCCESS: no attempt leftovers */
+    char path[1200];
+    snprintf(path, sizeof path, "%s/part-00002", dir);
+    char *t = read_file_all(path, NULL);
+    CHECK(t);
+    CHECK(strcmp(t, "line 6\nline 7\nline 8\n") == 0);
+    free(t);
+    CHECK_EQ_I64(count_entries(test_tmpdir()), 2); /* saved and marker only */
+    /* An empty RDD still writes its (empty) part files and _SUCCESS. */
+    const char *edir = tmp_path("empty-out");
+    CHECK_OK(em_save_as_text_file(em_range(c, 0, 0, 1, 2), edir));
+    CHECK_EQ_I64(count_entries(edir), 3);
+    em_close(c);
+}
+
+TEST(api_act_save_path_forms) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_rdd *r = em_map(em_range(c, 0, 6, 1, 2), fn_i64_to_text, NULL, 0);
+    /* A trailing slash names the same directory. */
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s/", tmp_path("slash"));
+    CHECK_OK(em_save_as_text_file(r, dir));
+    CHECK_EQ_I64(count_entries(tmp_path("slash")), 3);
+    CHECK_EQ_I64(count_entries(test_tmpdir()), 1);
+    int64_t n;
+    CHECK_OK(em_count(em_text_file(c, dir, 1), &n));
+    CHECK_EQ_I64(n, 6);
+    CHECK_EQ_I64(em_save_as_text_file(r, dir), EM_EIO); /* now it exists */
+    /* A missing parent directory: an error, and nothing is created. */
+    int rc = em_save_as_text_file(r, tmp_path("no/such/parent"));
+    CHECK(rc < 0);
+    CHECK_STR_CONTAINS(em_errmsg(), "no/such/parent");
+    CHECK_EQ_I64(count_entries(test_tmpdir()), 1);
+    em_close(c);
+}

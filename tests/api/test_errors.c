@@ -336,7 +336,6 @@ TEST(api_err_lineage) {
     CHECK(em_set_name(w, "words") == w);
     char *l = em_lineage(r);
     CHECK(l);
-    fprintf(stderr, "%s", l);
     CHECK_STR_CONTAINS(l, "(3) reduce_by_key");
     CHECK_STR_CONTAINS(l, " +-");
     CHECK_STR_CONTAINS(l, "flat_map");
@@ -363,5 +362,190 @@ TEST(api_err_lineage) {
     int64_t n;
     CHECK_OK(em_count(r, &n));
     CHECK_EQ_I64(n, 3);
+    em_close(c);
+}
+
+TEST(api_err_master_from_env_and_conf) {
+    const char *saved = getenv("EMBER_MASTER");
+    char *keep = saved ? strdup(saved) : NULL;
+    em_conf *conf = em_conf_new();
+    CHECK(conf);
+    CHECK_OK(em_conf_set(conf, "ember.master", "local[3]"));
+    unsetenv("EMBER_MASTER");
+    em_ctx *c = em_open(NULL, conf); /* NULL: $EMBER_MASTER, then ember.master */
+    int cores = c ? em_cores(c) : -1;
+    em_close(c);
+    setenv("EMBER_MASTER", "local[2]", 1);
+    c = em_open(NULL, conf);
+    int cores_env = c ? em_cores(c) : -1;
+    em_close(c);
+    setenv("EMBER_MASTER", "bogus[1]", 1);
+    c = em_open(NULL, conf);
+    int bogus_failed = c == NULL && strstr(em_errmsg(), "bogus[1]") != NULL;
+    em_close(c);
+    unsetenv("EMBER_MASTER");
+    CHECK_OK(em_conf_set(conf, "ember.master", "nope"));
+    c = em_open(NULL, conf);
+    int nope_failed = c == NULL && strstr(em_errmsg(), "nope") != NULL;
+    em_close(c);
+    if (keep) setenv("EMBER_MASTER", keep, 1);
+    free(keep);
+    em_conf_free(conf);
+    CHECK_EQ_I64(cores, 3);
+    CHECK_EQ_I64(cores_env, 2);
+    CHECK(bogus_failed);
+    CHECK(nope_failed);
+}
+
+TEST(api_err_conf_values) {
+    em_conf *conf = em_conf_new();
+    CHECK(conf);
+    CHECK_OK(em_conf_set(conf, "ember.default.parallelism", "5"));
+    CHECK_OK(em_conf_set(conf, "ember.app.name", "first"));
+    CHECK_OK(em_conf_set(conf, "ember.app.name", "second")); /* replaces */
+    CHECK_STR_CONTAINS(em_conf_get(conf, "ember.app.name"), "second");
+    em_ctx *c = em_open(test_master(), conf);
+    CHECK_OK(em_conf_set(conf, "ember.app.name", "changed after open")); /* the context has a copy */
+    em_conf_free(conf);
+    CHECK(c);
+    CHECK(strcmp(em_get(c, "ember.app.name"), "second") == 0);
+    /* ember.default.parallelism drives sources without a partition count. */
+    int64_t v[20] = {0};
+    CHECK_EQ_I64(em_num_partitions(em_parallelize_i64(c, v, 20, 0)), 5);
+    CHECK_EQ_I64(em_num_partitions(em_range(c, 0, 100, 1, 0)), 5);
+    CHECK_EQ_I64(em_num_partitions(em_range(c, 0, 100, 1, -3)), 5);
+    /* em_set: known keys only, not the master or the local dir. */
+    CHECK_EQ_I64(em_set(c, "ember.nope", "1"), EM_EINVAL);
+    CHECK_EQ_I64(em_set(c, "ember.local.dir", "/"), EM_EINVAL);
+    CHECK_OK(em_set(c, "ember.default.parallelism", "3"));
+    CHECK_EQ_I64(em_num_partitions(em_range(c, 0, 100, 1, 0)), 3);
+    CHECK_STR_CONTAINS(em_get(c, "ember.default.parallelism"), "3");
+    /* A malformed value reads as the default: 4 attempts. */
+    CHECK_OK(em_set(c, "ember.task.maxFailures", "many"));
+    em_stats s0, s1;
+    int64_t n;
+    em_get_stats(c, &s0);
+    CHECK_EQ_I64(em_count(em_map(em_range(c, 0, 20, 1, 4), fn_boom, NULL, 0), &n), EM_EJOB);
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(s1.tasks_failed - s0.tasks_failed, 4);
+    CHECK_STR_CONTAINS(em_errmsg(), "failed 4 times");
+    em_close(c);
+}
+
+/* Emits a pair whose key and value are *arg bytes each. */
+static int fn_sized_pair(const em_rec *in, em_emitter *out, const void *arg) {
+    size_t n = *(const size_t *)arg;
+    char *buf = calloc(1, n ? n : 1);
+    if (!buf) return EM_ENOMEM;
+    int rc = em_emit_pair(out, buf, n, buf, n);
+    free(buf);
+    return rc;
+}
+
+static int fn_sized_part(int p, em_iter *in, em_emitter *out, const void *arg) {
+    em_rec r;
+    while (em_iter_next(in, &r) == 1) {
+        int rc = fn_sized(&r, out, arg);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int fn_grow(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
+    char buf[4000];
+    size_t n = a->vlen + b->vlen;
+    if (n > sizeof buf) n = sizeof buf;
+    memset(buf, 'g', n);
+    return em_emit(out, buf, n);
+}
+
+TEST(api_err_record_max_bytes_everywhere) {
+    em_ctx *c = open_test_ctx_with("ember.record.maxBytes", "1000");
+    CHECK(c);
+    int64_t n;
+    size_t exact = 1000, over = 1001, half = 500, half_over = 501;
+    /* The limit itself is allowed, one byte more is not. */
+    CHECK_OK(em_count(em_map(em_range(c, 0, 4, 1, 2), fn_sized, &exact, sizeof exact), &n));
+    CHECK_EQ_I64(em_count(em_map(em_range(c, 0, 4, 1, 2), fn_sized, &over, sizeof over), &n), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.record.maxBytes");
+    /* A pair counts key and value. */
+    CHECK_OK(em_count(em_map(em_range(c, 0, 4, 1, 2), fn_sized_pair, &half, sizeof half), &n));
+    CHECK_EQ_I64(em_count(em_map(em_range(c, 0, 4, 1, 2), fn_sized_pair, &half_over, sizeof half_over), &n),
+                 EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.record.maxBytes");
+    /* map_partitions and map_values. */
+    CHECK_EQ_I64(em_count(em_map_partitions(em_range(c, 0, 4, 1, 2), fn_sized_part, &over, sizeof over), &n),
+                 EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.record.maxBytes");
+    em_rdd *pairs = em_map(em_range(c, 0, 4, 1, 2), fn_pair_x10, NULL, 0);
+    CHECK_EQ_I64(em_count(em_map_values(pairs, fn_sized, &over, sizeof over), &n), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.record.maxBytes");
+    /* A reduce whose result outgrows the limit fails, naming it. */
+    em_batch *b = NULL;
+    const char *s[] = {"0123456789", "0123456789"};
+    em_rdd *strs = em_parallelize_str(c, s, 2, 2);
+    int rc = em_reduce(em_flat_map(strs, fn_identity, NULL, 0), fn_grow, NULL, 0, &b);
+    CHECK_OK(rc); /* 20 bytes: fine */
+    em_batch_free(b);
+    em_rdd *big = em_map(em_range(c, 0, 300, 1, 3), fn_sized, &(size_t){10}, sizeof(size_t));
+    rc = em_reduce(big, fn_grow, NULL, 0, &b);
+    CHECK(rc < 0);
+    CHECK(b == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.record.maxBytes");
+    /* Still usable. */
+    CHECK_OK(em_count(em_range(c, 0, 4, 1, 2), &n));
+    CHECK_EQ_I64(n, 4);
+    em_close(c);
+}
+
+static int fn_pred_fail(const em_rec *in, const void *arg) {
+    return rec_i64(in) == 3 ? em_fail("predicate failed on %d", 3) : 1;
+}
+static int fn_fe_fail(const em_rec *r, const void *arg) {
+    return rec_i64(r) == 9 ? em_fail("foreach failed on %lld", (long long)rec_i64(r)) : 0;
+}
+static int fn_comb_fail(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
+    return em_fail("comb failed");
+}
+static int fn_long_fail(const em_rec *in, em_emitter *out, const void *arg) {
+    char msg[6000];
+    memset(msg, 'x', sizeof msg - 1);
+    msg[sizeof msg - 1] = 0;
+    memcpy(msg, "START", 5);
+    return em_fail("%s", msg);
+}
+static int fn_bare_fail(const em_rec *in, em_emitter *out, const void *arg) { return -42; }
+
+TEST(api_err_failure_kinds) {
+    em_ctx *c = open_test_ctx_with("ember.task.maxFailures", "1");
+    CHECK(c);
+    int64_t n;
+    em_batch *b = NULL;
+    CHECK_EQ_I64(em_count(em_filter(em_range(c, 0, 10, 1, 2), fn_pred_fail, NULL, 0), &n), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "predicate failed on 3");
+    CHECK_EQ_I64(em_foreach(em_range(c, 0, 10, 1, 2), fn_fe_fail, NULL, 0), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "foreach failed on 9");
+    /* A combine failing in the tasks (two records in a partition) ... */
+    CHECK(em_reduce(em_range(c, 0, 10, 1, 2), fn_comb_fail, NULL, 0, &b) < 0);
+    CHECK(b == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "comb failed");
+    /* ... or only on the driver (one record per partition). */
+    CHECK(em_reduce(em_range(c, 0, 2, 1, 2), fn_comb_fail, NULL, 0, &b) < 0);
+    CHECK(b == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "comb failed");
+    /* A very long message is kept (at least its start), without harm. */
+    CHECK_EQ_I64(em_count(em_map(em_range(c, 0, 10, 1, 2), fn_long_fail, NULL, 0), &n), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "START");
+    /* A bare negative code without em_fail: still a job failure. */
+    CHECK_EQ_I64(em_count(em_map(em_range(c, 0, 10, 1, 2), fn_bare_fail, NULL, 0), &n), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "failed 1 times");
+    /* A reduce_by_key combine failing in the shuffle. */
+    em_rdd *pairs = em_map(em_range(c, 0, 100, 1, 2), fn_pair_x10, NULL, 0);
+    int64_t m = 3;
+    em_rdd *dup = em_map(em_range(c, 0, 100, 1, 2), fn_mod_key, &m, sizeof m);
+    CHECK_EQ_I64(em_count(em_reduce_by_key(dup, fn_comb_fail, NULL, 0, 2), &n), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "comb failed");
+    CHECK_OK(em_count(pairs, &n));
+    CHECK_EQ_I64(n, 100);
     em_close(c);
 }

@@ -127,12 +127,27 @@ TEST(sched_two_shuffles_stage_count) {
     em_close(c);
 }
 
-/* merge_comb runs only on the reduce side; it fails for key 7. */
-static int comb_create(const em_rec *v, em_emitter *out, const void *arg) { return em_emit(out, v->val, v->vlen); }
+/* Combiners (key, sum) as two int64s; merge_comb runs only on the reduce
+ * side, and fails for key 7. */
+static int comb_create(const em_rec *v, em_emitter *out, const void *arg) {
+    uint8_t b[16];
+    em_i64_enc(em_i64_dec(v->val) % 10, b);
+    memcpy(b + 8, v->val, 8);
+    return em_emit(out, b, 16);
+}
+static int comb_add(const em_rec *c, const em_rec *v, em_emitter *out, const void *arg) {
+    uint8_t b[16];
+    memcpy(b, c->val, 8);
+    em_i64_enc(em_i64_dec((const uint8_t *)c->val + 8) + em_i64_dec(v->val), b + 8);
+    return em_emit(out, b, 16);
+}
 static int comb_fail_on_7(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
-    int64_t x = em_i64_dec(a->val), y = em_i64_dec(b->val);
-    if (x % 10 == 7) return em_fail("merge_comb refuses key %lld", (long long)(x % 10));
-    return em_emit_i64(out, x + y);
+    int64_t k = em_i64_dec(a->val);
+    if (k == 7) return em_fail("merge_comb refuses key %lld", (long long)k);
+    uint8_t r[16];
+    memcpy(r, a->val, 8);
+    em_i64_enc(em_i64_dec((const uint8_t *)a->val + 8) + em_i64_dec((const uint8_t *)b->val + 8), r + 8);
+    return em_emit(out, r, 16);
 }
 
 TEST(sched_reduce_side_failure_retried) {
@@ -140,7 +155,7 @@ TEST(sched_reduce_side_failure_retried) {
     CHECK(c);
     int64_t m = 10;
     em_rdd *pairs = em_map(em_range(c, 0, 1000, 1, 4), fn_mod_key, &m, sizeof m);
-    em_rdd *bad = em_combine_by_key(pairs, comb_create, fn_sum_i64, comb_fail_on_7, NULL, 0, 3);
+    em_rdd *bad = em_combine_by_key(pairs, comb_create, comb_add, comb_fail_on_7, NULL, 0, 3);
     em_stats s0, s1;
     em_get_stats(c, &s0);
     em_batch *b = (em_batch *)1;
@@ -273,4 +288,35 @@ TEST(sched_fetch_failure_many_reducers) {
     int ok;
     fetch_failure_case(16, &ok);
     CHECK(ok);
+}
+
+/* A long chain of narrow operators is one task plan: it must reach the
+ * executor intact. */
+static int add_one(const em_rec *in, em_emitter *out, const void *arg) { return em_emit_i64(out, rec_i64(in) + 1); }
+
+TEST(sched_long_narrow_chain) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_rdd *r = em_range(c, 0, 1000, 1, 3);
+    for (int i = 0; i < 60; i++) r = i % 10 == 9 ? em_filter(r, fn_even_i64, NULL, 0) : em_map(r, add_one, NULL, 0);
+    /* maps add 9 between filters: each filter keeps the values of one parity */
+    int64_t want_n = 0, want_sum = 0;
+    for (int64_t v0 = 0; v0 < 1000; v0++) {
+        int64_t v = v0;
+        int keep = 1;
+        for (int i = 0; i < 60 && keep; i++) {
+            if (i % 10 == 9) keep = v % 2 == 0;
+            else v++;
+        }
+        if (keep) {
+            want_n++;
+            want_sum += v;
+        }
+    }
+    em_batch *b;
+    CHECK_OK(em_collect(r, &b));
+    CHECK_EQ_I64(em_batch_count(b), want_n);
+    CHECK_EQ_I64(batch_sum_i64(b), want_sum);
+    em_batch_free(b);
+    em_close(c);
 }

@@ -446,3 +446,80 @@ TEST(api_src_text_file_truncated_gzip) {
     free(t);
     em_close(c);
 }
+
+TEST(api_src_text_file_small_edge_cases) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t n = -1;
+    CHECK(write_file(tmp_path("empty.txt"), "", 0) == 0);
+    em_rdd *e = em_text_file(c, tmp_path("empty.txt"), 4);
+    CHECK(e);
+    CHECK_OK(em_count(e, &n));
+    CHECK_EQ_I64(n, 0);
+    CHECK(write_file(tmp_path("nl.txt"), "\n", 1) == 0);
+    const char *one_empty[] = {""};
+    CHECK(lines_equal(em_text_file(c, tmp_path("nl.txt"), 4), one_empty, 1));
+    CHECK(write_file(tmp_path("crlf.txt"), "\r\n\r\nx\r\n", 7) == 0);
+    const char *crlf[] = {"", "", "x"};
+    CHECK(lines_equal(em_text_file(c, tmp_path("crlf.txt"), 5), crlf, 3));
+    /* Many partitions requested on a small file: each line once. */
+    char buf[2000];
+    size_t len = 0;
+    for (int i = 0; i < 100; i++) len += (size_t)sprintf(buf + len, "%d\n", i * 37);
+    CHECK(write_file(tmp_path("nums.txt"), buf, len) == 0);
+    em_rdd *nums = em_text_file(c, tmp_path("nums.txt"), 64);
+    CHECK(nums);
+    CHECK(em_num_partitions(nums) >= 32);
+    em_batch *b;
+    CHECK_OK(em_collect(nums, &b));
+    CHECK_EQ_I64(em_batch_count(b), 100);
+    for (size_t i = 0; i < 100; i++) {
+        em_rec r;
+        char want[16];
+        CHECK_OK(em_batch_get(b, i, &r));
+        int k = sprintf(want, "%d", (int)i * 37);
+        CHECK(r.vlen == (size_t)k && memcmp(r.val, want, r.vlen) == 0);
+    }
+    em_batch_free(b);
+    /* input_bytes counts what text_file read. */
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    CHECK_OK(em_count(em_text_file(c, tmp_path("nums.txt"), 1), &n));
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(n, 100);
+    CHECK(s1.input_bytes - s0.input_bytes >= (int64_t)len);
+    /* An empty directory: no lines (or refused with a message). */
+    CHECK(mkdir(tmp_path("emptydir"), 0755) == 0);
+    em_rdd *ed = em_text_file(c, tmp_path("emptydir"), 2);
+    if (ed) {
+        CHECK_OK(em_count(ed, &n));
+        CHECK_EQ_I64(n, 0);
+    } else {
+        CHECK_STR_CONTAINS(em_errmsg(), "emptydir");
+    }
+    em_close(c);
+}
+
+TEST(api_src_text_file_corrupt_gzip) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    /* Valid gzip header, garbage deflate data. */
+    unsigned char junk[600];
+    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (unsigned char)(i * 73 + 11);
+    junk[0] = 0x1f, junk[1] = 0x8b, junk[2] = 8, junk[3] = 0;
+    memset(junk + 4, 0, 6);
+    CHECK(write_file(tmp_path("junk.gz"), junk, sizeof junk) == 0);
+    int64_t n;
+    CHECK_EQ_I64(em_count(em_text_file(c, tmp_path("junk.gz"), 1), &n), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "junk.gz");
+    /* Several gzip files through a glob: one partition each. */
+    CHECK(write_gz(tmp_path("g1.gz"), "a\nb\n", 4) == 0);
+    CHECK(write_gz(tmp_path("g2.gz"), "c\n", 2) == 0);
+    CHECK(write_gz(tmp_path("g3.gz"), "", 0) == 0);
+    em_rdd *g = em_text_file(c, tmp_path("g[123].gz"), 1);
+    CHECK(g);
+    CHECK_EQ_I64(em_num_partitions(g), 3);
+    const char *want[] = {"a", "b", "c"};
+    CHECK(lines_equal(g, want, 3));
+    em_close(c);
+}

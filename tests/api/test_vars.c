@@ -321,3 +321,65 @@ TEST(api_vars_disk_persist_files_removed) {
     em_close(c);
     CHECK_EQ_I64(count_dir_entries(tmp_path("local")), 0); /* em_close removed everything */
 }
+
+typedef struct drain_arg {
+    em_acc acc;
+    char failmode[512], failed[512];
+} drain_arg;
+
+/* Partition 0 (first record 0) fails while `failmode` exists, after
+ * creating `failed`; partition 1 (first record 100) waits for `failed` (at
+ * most 2 s) so that it usually finishes after the job has already failed. */
+static int fn_drain(const em_rec *in, em_emitter *out, const void *arg) {
+    const drain_arg *a = arg;
+    int64_t v = rec_i64(in);
+    em_acc_add_i64(a->acc, 1);
+    if (v == 0 && access(a->failmode, F_OK) == 0) {
+        int fd = open(a->failed, O_CREAT | O_WRONLY, 0644);
+        if (fd >= 0) close(fd);
+        return em_fail("partition 0 fails in failmode");
+    }
+    if (v == 100) {
+        for (int i = 0; i < 200 && access(a->failed, F_OK) != 0; i++) usleep(10000);
+        usleep(100000);
+    }
+    uint8_t k[8];
+    em_i64_enc(v % 10, k);
+    return em_emit_pair(out, k, 8, in->val, in->vlen);
+}
+
+/* A map task that succeeds after its job failed (while the job waits for
+ * running tasks) keeps its shuffle output for later jobs; its accumulator
+ * additions must then count too, or they are lost for good. */
+TEST(api_vars_accumulator_map_output_kept_after_failed_job) {
+    em_ctx *c = open_test_ctx_with("ember.task.maxFailures", "1");
+    CHECK(c);
+    drain_arg a;
+    memset(&a, 0, sizeof a);
+    a.acc = em_acc_i64(c, "records");
+    snprintf(a.failmode, sizeof a.failmode, "%s/failmode", test_tmpdir());
+    snprintf(a.failed, sizeof a.failed, "%s/failed", test_tmpdir());
+    CHECK(write_file(a.failmode, "", 0) == 0);
+    em_rdd *s = em_reduce_by_key(em_flat_map(em_range(c, 0, 200, 1, 2), fn_drain, &a, sizeof a), fn_sum_i64, NULL,
+                                 0, 2);
+    CHECK(s);
+    em_batch *b;
+    CHECK_EQ_I64(em_collect(s, &b), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "failmode");
+    /* Partition 0's failed attempt counts nothing; partition 1 ran once. */
+    CHECK(em_acc_value_i64(c, a.acc) == 0 || em_acc_value_i64(c, a.acc) == 100);
+    CHECK(unlink(a.failmode) == 0);
+    CHECK_OK(em_collect(s, &b));
+    CHECK_EQ_I64(em_batch_count(b), 10);
+    size_t pos = 0;
+    em_rec r;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        int64_t k = em_i64_dec(r.key), want = 0;
+        for (int64_t v = k; v < 200; v += 10) want += v;
+        CHECK_EQ_I64(rec_i64(&r), want);
+    }
+    em_batch_free(b);
+    /* Each successful task's additions count once: 100 records each. */
+    CHECK_EQ_I64(em_acc_value_i64(c, a.acc), 200);
+    em_close(c);
+}

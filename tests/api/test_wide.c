@@ -637,7 +637,8 @@ TEST(wide_sort_by_key_skewed) {
     /* Every key equal: one partition gets everything, nothing is lost. */
     for (size_t i = 0; i < n; i++) keys[i] = sorted[i] = 7;
     em_rdd *same = keyed_i64(c, keys, n, 3);
-    ok = ok && check_sorted(em_sort_by_key(same, 1, 4), keys, sorted, n, 1);
+    ok = ok && check_sorted(em_sort_by_key(same, 1, 4), keys, sorted, n, 1) &&
+         check_sorted(em_sort_by_key(same, 0, 4), keys, sorted, n, 0);
     free(keys);
     free(sorted);
     CHECK(ok);
@@ -777,5 +778,26 @@ TEST(wide_union_of_shuffled) {
     /* A union of a shuffled RDD with itself counts it twice. */
     CHECK_OK(em_count(em_union(a, a), &n));
     CHECK_EQ_I64(n, 20);
+    em_close(c);
+}
+
+/* Wide operations over no records at all. */
+TEST(wide_empty_inputs) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_rdd *e = em_parallelize(c, NULL, 0, 3);
+    CHECK(e);
+    em_rdd *outs[] = {em_reduce_by_key(e, fn_sum_i64, NULL, 0, 2), em_group_by_key(e, 0), em_sort_by_key(e, 1, 4),
+                      em_sort_by_key(e, 0, 2), em_join(e, e, 2), em_full_outer_join(e, e, 0), em_cogroup(e, e, 5),
+                      em_distinct(e, 2), em_partition_by(e, 3), em_repartition(e, 2)};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+        int64_t n = -1;
+        CHECK(outs[i]);
+        CHECK_OK(em_count(outs[i], &n));
+        CHECK_EQ_I64(n, 0);
+    }
+    CHECK_EQ_I64(em_num_partitions(outs[1]), 3); /* the parent's count */
+    CHECK_EQ_I64(em_num_partitions(outs[2]), 4);
+    CHECK_EQ_I64(em_num_partitions(outs[6]), 5);
     em_close(c);
 }

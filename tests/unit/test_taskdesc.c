@@ -1,0 +1,660 @@
+/*
+ * test_taskdesc.c -- task descriptions built by hand: every field survives
+ * taskdesc_encode / taskdesc_decode, the encoded bytes run through
+ * runner_run give the expected records, a shuffle map task's output feeds
+ * a reduce task, and malformed bytes (truncated, garbage, wrong magic,
+ * wrong types) give EM_EPROTO with a message, never a crash.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../test.h"
+#include "blockstore.h"
+#include "buf.h"
+#include "fnref.h"
+#include "recfmt.h"
+#include "runner.h"
+#include "shuffle.h"
+#include "taskdesc.h"
+#include "taskresult.h"
+
+/* ------------------------------------------------------ user functions */
+
+static int td_times(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t k = arg ? *(const int64_t *)arg : 1;
+    return em_emit_i64(out, em_i64_dec(in->val) * k);
+}
+
+static int td_keep_odd(const em_rec *in, const void *arg) { return em_i64_dec(in->val) % 2 != 0; }
+
+static int td_fail(const em_rec *in, em_emitter *out, const void *arg) {
+    return em_fail("td_fail saw %lld", (long long)em_i64_dec(in->val));
+}
+
+static int td_pair_mod5(const em_rec *in, em_emitter *out, const void *arg) {
+    uint8_t k[8];
+    em_i64_enc(em_i64_dec(in->val) % 5, k);
+    return em_emit_pair(out, k, 8, in->val, 8);
+}
+
+static int td_sum(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
+    return em_emit_i64(out, em_i64_dec(a->val) + em_i64_dec(b->val));
+}
+
+/* -------------------------------------------------------------- helpers */
+
+typedef struct env_fix {
+    exec_env env;
+    blockstore *bs;
+} env_fix;
+
+static int env_open(env_fix *f) {
+    f->bs = bs_new(test_tmpdir(), 1 << 20);
+    f->env.local_dir = test_tmpdir();
+    f->env.store = f->bs;
+    return f->bs != NULL;
+}
+
+static void base_desc(task_desc *t, plan_node *root, uint8_t sink_kind) {
+    memset(t, 0, sizeof *t);
+    t->task_id = 77;
+    t->stage_id = 3;
+    t->attempt = 1;
+    t->partition = 0;
+    memcpy(t->binhash, fnref_binary_hash(), 32);
+    t->mem_budget = 1 << 20;
+    t->block_bytes = 65536;
+    t->max_record = 1 << 20;
+    t->level = 1;
+    t->sink.kind = sink_kind;
+    t->root = root;
+}
+
+/* Encode t into malloc'd bytes (the runner takes ownership). */
+static uint8_t *encode(const task_desc *t, size_t *len) {
+    ebuf b = EBUF_INIT;
+    if (taskdesc_encode(t, &b)) {
+        ebuf_free(&b);
+        return NULL;
+    }
+    return ebuf_steal(&b, len);
+}
+
+static uint8_t *dup_bytes(const uint8_t *p, size_t n) {
+    uint8_t *d = malloc(n ? n : 1);
+    if (n) memcpy(d, p, n);
+    return d;
+}
+
+/* The int64 values of a batch-encoded result. */
+static int result_i64s(const task_result *res, int64_t *out, int max) {
+    const uint8_t *p = res->data, *end = p + res->len;
+    int n = 0;
+    em_rec r;
+    while (p < end) {
+        size_t k = rec_get(p, end, &r);
+        if (!k || r.vlen != 8 || n == max) return -1;
+        out[n++] = em_i64_dec(r.val);
+        p += k;
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------- round trip */
+
+TEST(sched_taskdesc_roundtrip_fields) {
+    plan_node leaf, text, shuf, op, *kids[3] = {&leaf, &text, &shuf}, concat, *top[1] = {&concat};
+    memset(&leaf, 0, sizeof leaf);
+    leaf.type = PN_RANGE;
+    leaf.rdd_id = 4;
+    leaf.partition = 2;
+    leaf.start = -100;
+    leaf.end = 1LL << 40;
+    leaf.step = -3;
+    memset(&text, 0, sizeof text);
+    text.type = PN_TEXT;
+    text.path = "/data/in.txt.gz";
+    text.off = 1ULL << 33;
+    text.len = 4096;
+    text.gz = 1;
+    memset(&shuf, 0, sizeof shuf);
+    static const char *const dirs[] = {"/a", NULL, "/c"};
+    shuf.type = PN_SHUFFLE;
+    shuf.shuffle_id = 9;
+    shuf.nmaps = 3;
+    shuf.dirs = dirs;
+    shuf.mode = SR_AGG;
+    shuf.combined = 1;
+    shuf.descending = 1;
+    CHECK_OK(fnref_make((void *)td_sum, &shuf.agg.merge_value));
+    CHECK_OK(fnref_make((void *)td_sum, &shuf.agg.merge_comb));
+    shuf.agg.zero = (blob){(const uint8_t *)"zz", 2};
+    shuf.agg.has_zero = 1;
+    shuf.agg.rec_values = 1;
+    memset(&concat, 0, sizeof concat);
+    concat.type = PN_CONCAT;
+    concat.nchild = 3;
+    concat.child = kids;
+    memset(&op, 0, sizeof op);
+    op.type = PN_OP;
+    op.op = OP_SAMPLE;
+    op.fraction = 0.25;
+    op.seed = 0xDEADBEEFCAFEULL;
+    op.with_repl = 1;
+    op.arg = (blob){(const uint8_t *)"argbytes", 8};
+    op.data = (blob){(const uint8_t *)"\x01\x02\x03", 3};
+    op.level = 2;
+    op.cache_key = 12345;
+    op.has_zero = 1;
+    CHECK_OK(fnref_make((void *)td_times, &op.fn));
+    op.nchild = 1;
+    op.child = top;
+
+    task_desc t;
+    base_desc(&t, &op, SK_SHUFFLE);
+    t.task_id = 1ULL << 50;
+    t.partition = 5;
+    t.sink.nparts = 4;
+    t.sink.shuffle_id = 11;
+    t.sink.partitioner = PT_RANGE;
+    t.sink.combine = 1;
+    t.sink.descending = 1;
+    t.sink.n = 99;
+    t.sink.seed = 7;
+    t.sink.path = "/out";
+    t.sink.bounds = (blob){(const uint8_t *)"\x01k", 2};
+    t.sink.arg = (blob){(const uint8_t *)"sa", 2};
+    t.sink.zero = (blob){(const uint8_t *)"sz", 2};
+    t.sink.has_zero = 1;
+    CHECK_OK(fnref_make((void *)td_sum, &t.sink.fn));
+    t.sink.agg.create = op.fn;
+    t.sink.agg.merge_value = shuf.agg.merge_value;
+    t.sink.agg.merge_comb = shuf.agg.merge_comb;
+
+    size_t len;
+    uint8_t *bytes = encode(&t, &len);
+    CHECK(bytes && len > 0);
+    task_desc *d;
+    CHECK_OK(taskdesc_decode(bytes, len, &d));
+    CHECK(d->task_id == t.task_id && d->stage_id == 3 && d->attempt == 1 && d->partition == 5);
+    CHECK(!memcmp(d->binhash, t.binhash, 32));
+    CHECK(d->mem_budget == t.mem_budget && d->block_bytes == 65536 && d->max_record == t.max_record && d->level == 1);
+    const plan_sink *s = &d->sink;
+    CHECK(s->kind == SK_SHUFFLE && s->nparts == 4 && s->shuffle_id == 11 && s->partitioner == PT_RANGE);
+    CHECK(s->combine == 1 && s->descending == 1 && s->n == 99 && s->seed == 7 && s->has_zero == 1);
+    CHECK(s->path && !strcmp(s->path, "/out"));
+    CHECK(s->bounds.len == 2 && !memcmp(s->bounds.p, "\x01k", 2));
+    CHECK(s->arg.len == 2 && !memcmp(s->arg.p, "sa", 2) && s->zero.len == 2 && !memcmp(s->zero.p, "sz", 2));
+    CHECK(s->fn.kind == FN_OFFSET && fnref_resolve(&s->fn) == (void *)td_sum);
+    CHECK(fnref_resolve(&s->agg.create) == (void *)td_times && fnref_resolve(&s->agg.merge_comb) == (void *)td_sum);
+
+    const plan_node *o = d->root;
+    CHECK(o && o->type == PN_OP && o->op == OP_SAMPLE && o->fraction == 0.25 && o->seed == 0xDEADBEEFCAFEULL);
+    CHECK(o->with_repl == 1 && o->level == 2 && o->cache_key == 12345 && o->has_zero == 1);
+    CHECK(o->arg.len == 8 && !memcmp(o->arg.p, "argbytes", 8) && o->data.len == 3 && !memcmp(o->data.p, "\x01\x02\x03", 3));
+    CHECK(fnref_resolve(&o->fn) == (void *)td_times);
+    CHECK(o->nchild == 1 && o->child[0]->type == PN_CONCAT && o->child[0]->nchild == 3);
+    const plan_node *const *k = (const plan_node *const *)o->child[0]->child;
+    CHECK(k[0]->type == PN_RANGE && k[0]->rdd_id == 4 && k[0]->partition == 2);
+    CHECK(k[0]->start == -100 && k[0]->end == 1LL << 40 && k[0]->step == -3 && k[0]->nchild == 0);
+    CHECK(k[1]->type == PN_TEXT && k[1]->path && !strcmp(k[1]->path, "/data/in.txt.gz"));
+    CHECK(k[1]->off == 1ULL << 33 && k[1]->len == 4096 && k[1]->gz == 1);
+    CHECK(k[2]->type == PN_SHUFFLE && k[2]->shuffle_id == 9 && k[2]->nmaps == 3);
+    CHECK(!strcmp(k[2]->dirs[0], "/a") && k[2]->dirs[1] == NULL && !strcmp(k[2]->dirs[2], "/c"));
+    CHECK(k[2]->mode == SR_AGG && k[2]->combined == 1 && k[2]->descending == 1);
+    CHECK(k[2]->agg.has_zero == 1 && k[2]->agg.rec_values == 1 && k[2]->agg.zero.len == 2);
+    CHECK(k[2]->agg.create.kind == FN_NONE && fnref_resolve(&k[2]->agg.merge_value) == (void *)td_sum);
+    taskdesc_free(d);
+}
+
+/* ----------------------------------------------------------- running */
+
+TEST(sched_taskdesc_run_range_map_collect) {
+    env_fix f;
+    CHECK(env_open(&f));
+    plan_node src, map, *kids[1] = {&src};
+    memset(&src, 0, sizeof src);
+    src.type = PN_RANGE;
+    src.start = 10;
+    src.end = 20;
+    src.step = 2;
+    memset(&map, 0, sizeof map);
+    map.type = PN_OP;
+    map.op = OP_MAP;
+    int64_t factor = -3;
+    map.arg = (blob){(const uint8_t *)&factor, sizeof factor};
+    CHECK_OK(fnref_make((void *)td_times, &map.fn));
+    map.nchild = 1;
+    map.child = kids;
+    task_desc t;
+    base_desc(&t, &map, SK_COLLECT);
+
+    size_t len;
+    uint8_t *bytes = encode(&t, &len);
+    CHECK(bytes);
+    task_result res;
+    runner_run(&f.env, bytes, len, &res);
+    CHECK_EQ_I64(res.status, 0);
+    CHECK_EQ_I64(res.task_id, 77);
+    int64_t v[16];
+    CHECK_EQ_I64(result_i64s(&res, v, 16), 5);
+    for (int i = 0; i < 5; i++) CHECK_EQ_I64(v[i], (10 + 2 * i) * -3);
+    task_result_clear(&res);
+
+    /* The same plan into a count sink. */
+    t.sink.kind = SK_COUNT;
+    CHECK((bytes = encode(&t, &len)));
+    runner_run(&f.env, bytes, len, &res);
+    CHECK_EQ_I64(res.status, 0);
+    CHECK_EQ_I64(res.len, 8);
+    int64_t n;
+    memcpy(&n, res.data, 8);
+    CHECK_EQ_I64(n, 5);
+    task_result_clear(&res);
+
+    /* A failing user function: its own message, no data. */
+    CHECK_OK(fnref_make((void *)td_fail, &map.fn));
+    t.sink.kind = SK_COLLECT;
+    CHECK((bytes = encode(&t, &len)));
+    runner_run(&f.env, bytes, len, &res);
+    CHECK_EQ_I64(res.status, EM_EUSER);
+    CHECK_STR_CONTAINS(res.errmsg, "td_fail saw 10");
+    CHECK(res.data == NULL && res.len == 0);
+    task_result_clear(&res);
+    bs_free(f.bs);
+}
+
+TEST(sched_taskdesc_run_recs_filter_count) {
+    env_fix f;
+    CHECK(env_open(&f));
+    ebuf data = EBUF_INIT;
+    uint8_t b[8];
+    for (int64_t i = 0; i < 101; i++) {
+        em_i64_enc(i * 3, b);
+        em_rec r = {NULL, 0, b, 8};
+        CHECK_OK(rec_append(&data, &r));
+    }
+    plan_node src, filt, *kids[1] = {&src};
+    memset(&src, 0, sizeof src);
+    src.type = PN_RECS;
+    src.data = (blob){data.p, data.len};
+    memset(&filt, 0, sizeof filt);
+    filt.type = PN_OP;
+    filt.op = OP_FILTER;
+    CHECK_OK(fnref_make((void *)td_keep_odd, &filt.fn));
+    filt.nchild = 1;
+    filt.child = kids;
+    task_desc t;
+    base_desc(&t, &filt, SK_COUNT);
+    size_t len;
+    uint8_t *bytes = encode(&t, &len);
+    CHECK(bytes);
+
+    /* decode sees the same records */
+    task_desc *d;
+    CHECK_OK(taskdesc_decode(dup_bytes(bytes, len), len, &d));
+    CHECK(d->root->type == PN_OP && d->root->op == OP_FILTER && d->root->child[0]->type == PN_RECS);
+    CHECK(d->root->child[0]->data.len == data.len && !memcmp(d->root->child[0]->data.p, data.p, data.len));
+    CHECK(d->sink.kind == SK_COUNT);
+    taskdesc_free(d);
+
+    task_result res;
+    runner_run(&f.env, bytes, len, &res);
+    CHECK_EQ_I64(res.status, 0);
+    CHECK_EQ_I64(res.len, 8);
+    int64_t n;
+    memcpy(&n, res.data, 8);
+    CHECK_EQ_I64(n, 50); /* 3i is odd for the 50 odd i in [0, 101) */
+    task_result_clear(&res);
+    ebuf_free(&data);
+    bs_free(f.bs);
+}
+
+/* A map task writes a shuffle; two reduce tasks aggregate its partitions. */
+TEST(sched_taskdesc_run_shuffle_map_then_reduce) {
+    env_fix f;
+    CHECK(env_open(&f));
+    plan_node src, map, *kids[1] = {&src};
+    memset(&src, 0, sizeof src);
+    src.type = PN_RANGE;
+    src.start = 0;
+    src.end = 1000;
+    src.step = 1;
+    memset(&map, 0, sizeof map);
+    map.type = PN_OP;
+    map.op = OP_MAP;
+    CHECK_OK(fnref_make((void *)td_pair_mod5, &map.fn));
+    map.nchild = 1;
+    map.child = kids;
+    task_desc t;
+    base_desc(&t, &map, SK_SHUFFLE);
+    t.sink.shuffle_id = 3;
+    t.sink.nparts = 2;
+    t.sink.partitioner = PT_HASH;
+    size_t len;
+    uint8_t *bytes = encode(&t, &len);
+    CHECK(bytes);
+    task_result res;
+    runner_run(&f.env, bytes, len, &res);
+    CHECK_EQ_I64(res.status, 0);
+    CHECK_EQ_I64(res.len, 2 * sizeof(uint64_t)); /* segment sizes */
+    CHECK_EQ_I64(res.shuffle_records, 1000);
+    CHECK_STR_CONTAINS(res.loc, test_tmpdir());
+    task_result_clear(&res);
+
+    int64_t total_keys = 0, total = 0;
+    for (int part = 0; part < 2; part++) {
+        plan_node rd;
+        const char *dirs[1] = {test_tmpdir()};
+        memset(&rd, 0, sizeof rd);
+        rd.type = PN_SHUFFLE;
+        rd.partition = part;
+        rd.shuffle_id = 3;
+        rd.nmaps = 1;
+        rd.dirs = dirs;
+        rd.mode = SR_AGG;
+        CHECK_OK(fnref_make((void *)td_sum, &rd.agg.merge_value));
+        CHECK_OK(fnref_make((void *)td_sum, &rd.agg.merge_comb));
+        task_desc r;
+        base_desc(&r, &rd, SK_COLLECT);
+        r.partition = part;
+        CHECK((bytes = encode(&r, &len)));
+        runner_run(&f.env, bytes, len, &res);
+        CHECK_EQ_I64(res.status, 0);
+        const uint8_t *p = res.data, *end = p + res.len;
+        em_rec rec;
+        for (size_t k; p < end; p += k) {
+            CHECK((k = rec_get(p, end, &rec)));
+            int64_t key = em_i64_dec(rec.key), want = 0;
+            for (int64_t v = key; v < 1000; v += 5) want += v;
+            CHECK_EQ_I64(em_i64_dec(rec.val), want);
+            total_keys++;
+            total += em_i64_dec(rec.val);
+        }
+        task_result_clear(&res);
+    }
+    CHECK_EQ_I64(total_keys, 5);
+    CHECK_EQ_I64(total, 999 * 1000 / 2);
+
+    /* A reduce task pointed at a missing output reports a fetch failure
+     * naming the map. */
+    plan_node rd;
+    const char *dirs[2] = {test_tmpdir(), test_tmpdir()};
+    memset(&rd, 0, sizeof rd);
+    rd.type = PN_SHUFFLE;
+    rd.shuffle_id = 3;
+    rd.nmaps = 2; /* map 1 never ran */
+    rd.dirs = dirs;
+    rd.mode = SR_PASS;
+    task_desc r;
+    base_desc(&r, &rd, SK_COLLECT);
+    CHECK((bytes = encode(&r, &len)));
+    runner_run(&f.env, bytes, len, &res);
+    CHECK_EQ_I64(res.status, EM_EFETCH);
+    CHECK_EQ_I64(res.fetch_map, 1);
+    CHECK_EQ_I64(res.fetch_shuffle, 3);
+    CHECK_STR_CONTAINS(res.errmsg, "shuffle_3_1");
+    task_result_clear(&res);
+    bs_free(f.bs);
+}
+
+/* ------------------------------------------------------------ malformed */
+
+static int run_bad(env_fix *f, const uint8_t *p, size_t n, task_result *res) {
+    runner_run(&f->env, dup_bytes(p, n), n, res);
+    int ok = res->status == EM_EPROTO && res->errmsg[0] && res->data == NULL;
+    if (!ok) fprintf(stderr, "  %zu bytes: status %d (%s)\n", n, res->status, res->errmsg);
+    task_result_clear(res);
+    return ok;
+}
+
+static uint8_t *valid_desc(size_t *len) {
+    static plan_node src, map, *kids[1];
+    memset(&src, 0, sizeof src);
+    src.type = PN_RANGE;
+    src.end = 10;
+    src.step = 1;
+    memset(&map, 0, sizeof map);
+    map.type = PN_OP;
+    map.op = OP_MAP;
+    if (fnref_make((void *)td_times, &map.fn)) return NULL;
+    kids[0] = &src;
+    map.nchild = 1;
+    map.child = kids;
+    task_desc t;
+    base_desc(&t, &map, SK_COLLECT);
+    return encode(&t, len);
+}
+
+TEST(sched_taskdesc_malformed_truncated) {
+    env_fix f;
+    CHECK(env_open(&f));
+    size_t len;
+    uint8_t *good = valid_desc(&len);
+    CHECK(good && len > 50);
+    task_result res;
+    for (size_t n = 0; n < len; n++) CHECK(run_bad(&f, good, n, &res));
+    /* trailing garbage after a whole message is malformed too */
+    uint8_t *longer = malloc(len + 1);
+    memcpy(longer, good, len);
+    longer[len] = 0xc0;
+    CHECK(run_bad(&f, longer, len + 1, &res));
+    free(longer);
+    /* and the whole thing still runs */
+    runner_run(&f.env, dup_bytes(good, len), len, &res);
+    CHECK_EQ_I64(res.status, 0);
+    task_result_clear(&res);
+    free(good);
+    bs_free(f.bs);
+}
+
+TEST(sched_taskdesc_malformed_garbage_and_magic) {
+    env_fix f;
+    CHECK(env_open(&f));
+    task_result res;
+    uint64_t s = 42;
+    uint8_t buf[512];
+    for (int i = 0; i < 2000; i++) {
+        size_t n = (size_t)(i % 97) * 5 + 1;
+        for (size_t j = 0; j < n; j++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            buf[j] = (uint8_t)(s >> 56);
+        }
+        if (i % 3 == 0) buf[0] = 0x99; /* a 9-element array header: looks like a description */
+        CHECK(run_bad(&f, buf, n, &res));
+    }
+    CHECK(run_bad(&f, (const uint8_t *)"", 0, &res));
+
+    size_t len;
+    uint8_t *good = valid_desc(&len);
+    CHECK(good);
+    uint8_t *m = memmem(good, len, "emt1", 4);
+    CHECK(m);
+    m[3] = '2';
+    runner_run(&f.env, dup_bytes(good, len), len, &res);
+    CHECK_EQ_I64(res.status, EM_EPROTO);
+    CHECK_STR_CONTAINS(res.errmsg, "bad magic");
+    task_result_clear(&res);
+    m[3] = '1';
+
+    /* another binary's hash */
+    uint8_t *h = memmem(good, len, fnref_binary_hash(), 32);
+    CHECK(h);
+    h[5] ^= 0xff;
+    runner_run(&f.env, dup_bytes(good, len), len, &res);
+    CHECK_EQ_I64(res.status, EM_EPROTO);
+    CHECK_STR_CONTAINS(res.errmsg, "another binary");
+    task_result_clear(&res);
+    h[5] ^= 0xff;
+
+    /* a wrong type where the task id belongs (uint -> str) */
+    CHECK(good[0] == 0x99 && good[1] == 0xa4);
+    size_t idpos = 6; /* after fixarray, fixstr(4) "emt1" */
+    uint8_t *bad = malloc(len + 1);
+    memcpy(bad, good, len);
+    CHECK(bad[idpos] == 77); /* positive fixint */
+    bad[idpos] = 0xa0;       /* empty fixstr */
+    CHECK(run_bad(&f, bad, len, &res));
+    free(bad);
+    free(good);
+    bs_free(f.bs);
+}
+
+/* Structurally valid descriptions with impossible contents. */
+TEST(sched_taskdesc_malformed_contents) {
+    env_fix f;
+    CHECK(env_open(&f));
+    task_result res;
+    size_t len;
+    uint8_t *bytes;
+    plan_node op, *kids[1] = {NULL};
+    task_desc t;
+
+    /* an operator without input */
+    memset(&op, 0, sizeof op);
+    op.type = PN_OP;
+    op.op = OP_MAP;
+    CHECK_OK(fnref_make((void *)td_times, &op.fn));
+    base_desc(&t, &op, SK_COLLECT);
+    CHECK((bytes = encode(&t, &len)));
+    runner_run(&f.env, bytes, len, &res);
+    CHECK_EQ_I64(res.status, EM_EPROTO);
+    CHECK_STR_CONTAINS(res.errmsg, "operator without input");
+    task_result_clear(&res);
+
+    /* an unknown node type and an unknown sink */
+    plan_node src;
+    memset(&src, 0, sizeof src);
+    src.type = 42;
+    kids[0] = &src;
+    op.nchild = 1;
+    op.child = kids;
+    CHECK((bytes = encode(&t, &len)));
+    runner_run(&f.env, bytes, len, &res);
+    CHECK_EQ_I64(res.status, EM_EPROTO);
+    task_result_clear(&res);
+    src.type = PN_RANGE;
+    t.sink.kind = 200;
+    CHECK((bytes = encode(&t, &len)));
+    runner_run(&f.env, bytes, len, &res);
+    CHECK_EQ_I64(res.status, EM_EPROTO);
+    CHECK_STR_CONTAINS(res.errmsg, "sink");
+    task_result_clear(&res);
+
+    /* a shuffle sink without partitions */
+    t.sink.kind = SK_SHUFFLE;
+    t.sink.nparts = 0;
+    CHECK((bytes = encode(&t, &len)));
+    runner_run(&f.env, bytes, len, &res);
+    CHECK_EQ_I64(res.status, EM_EPROTO);
+    task_result_clear(&res);
+
+    /* a builtin index past the table: refused, not called */
+    t.sink.kind = SK_COLLECT;
+    op.fn.kind = FN_BUILTIN;
+    op.fn.off = 100000;
+    CHECK((bytes = encode(&t, &len)));
+    runner_run(&f.env, bytes, len, &res);
+    CHECK(res.status < 0);
+    CHECK(res.errmsg[0]);
+    task_result_clear(&res);
+
+    /* malformed range bounds in a range-partitioned shuffle sink */
+    op.fn.kind = FN_OFFSET;
+    CHECK_OK(fnref_make((void *)td_times, &op.fn));
+    t.sink.kind = SK_SHUFFLE;
+    t.sink.nparts = 3;
+    t.sink.partitioner = PT_RANGE;
+    t.sink.bounds = (blob){(const uint8_t *)"\x7f", 1}; /* an item longer than the list */
+    CHECK((bytes = encode(&t, &len)));
+    runner_run(&f.env, bytes, len, &res);
+    CHECK(res.status < 0);
+    CHECK(res.errmsg[0]);
+    task_result_clear(&res);
+
+    /* a batch source holding a malformed record */
+    plan_node recs;
+    memset(&recs, 0, sizeof recs);
+    recs.type = PN_RECS;
+    recs.data = (blob){(const uint8_t *)"\xff\xff\xff", 3};
+    kids[0] = &recs;
+    t.sink.kind = SK_COUNT;
+    t.sink.partitioner = 0;
+    t.sink.bounds = (blob){NULL, 0};
+    CHECK((bytes = encode(&t, &len)));
+    runner_run(&f.env, bytes, len, &res);
+    CHECK(res.status < 0);
+    CHECK(res.errmsg[0]);
+    task_result_clear(&res);
+    bs_free(f.bs);
+}
+
+/* Container headers announcing more elements than there are bytes: must
+ * be refused before anything allocates for them. */
+TEST(sched_taskdesc_malformed_huge_headers) {
+    env_fix f;
+    CHECK(env_open(&f));
+    task_result res;
+    static const char *const bad[] = {
+        "\xdd\xff\xff\xff\xff",             /* array32 of 4G elements */
+        "\xdf\xff\xff\xff\xff",             /* map32 */
+        "\x99\xa4" "emt1" "\xdc\xff\xff",   /* array16 inside a description */
+        "\x99\xa4" "emt1" "\xdd\x7f\xff\xff\xff\x01",
+        "\xc6\xff\xff\xff\xff\x00",         /* bin32 longer than the input */
+        "\xdb\x00\x00\x10\x00" "abc",       /* str32 longer than the input */
+        "\xc1",                             /* never used */
+    };
+    static const size_t lens[] = {5, 5, 9, 12, 6, 8, 1};
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) CHECK(run_bad(&f, (const uint8_t *)bad[i], lens[i], &res));
+    bs_free(f.bs);
+}
+
+/* A plan of n chained maps over a range. */
+static int run_chain(env_fix *f, int n, task_result *res) {
+    plan_node *nodes = calloc((size_t)n + 1, sizeof *nodes);
+    plan_node **kids = calloc((size_t)n + 1, sizeof *kids);
+    nodes[0].type = PN_RANGE;
+    nodes[0].end = 100;
+    nodes[0].step = 1;
+    for (int i = 1; i <= n; i++) {
+        nodes[i].type = PN_OP;
+        nodes[i].op = OP_MAP;
+        if (fnref_make((void *)td_times, &nodes[i].fn)) return -1;
+        kids[i] = &nodes[i - 1];
+        nodes[i].nchild = 1;
+        nodes[i].child = &kids[i];
+    }
+    task_desc t;
+    base_desc(&t, &nodes[n], SK_COUNT);
+    size_t len;
+    uint8_t *bytes = encode(&t, &len);
+    free(nodes);
+    free(kids);
+    if (!bytes) return -1;
+    runner_run(&f->env, bytes, len, res);
+    return 0;
+}
+
+/* Deep plans decode (msgpack-c nests at most 32 containers, so the plan is
+ * sent as a flat list); past the decoder's depth limit, a clean error. */
+TEST(sched_taskdesc_deep_plan) {
+    env_fix f;
+    CHECK(env_open(&f));
+    task_result res;
+    static const int depths[] = {1, 15, 16, 40, 150};
+    for (int i = 0; i < 5; i++) {
+        CHECK_OK(run_chain(&f, depths[i], &res));
+        CHECK_EQ_I64(res.status, 0);
+        int64_t n;
+        CHECK_EQ_I64(res.len, 8);
+        memcpy(&n, res.data, 8);
+        CHECK_EQ_I64(n, 100);
+        task_result_clear(&res);
+    }
+    CHECK_OK(run_chain(&f, 1000, &res));
+    CHECK_EQ_I64(res.status, EM_EPROTO);
+    CHECK_STR_CONTAINS(res.errmsg, "nested too deeply");
+    task_result_clear(&res);
+    bs_free(f.bs);
+}
