@@ -134,6 +134,11 @@ void em_get_stats(em_ctx *ctx, em_stats *out) {
     if (ctx && out) *out = ctx->stats;
 }
 
+void ctx_drop_internal(em_ctx *ctx, int first_rdd) {
+    for (int i = first_rdd; i < ctx->nrdds; i++)
+        if (ctx->rdds[i]->kind == RDD_SHUFFLED) dag_forget_shuffle(ctx->dag, ctx->rdds[i]->shuffle_id);
+}
+
 int ctx_default_parallelism(em_ctx *ctx) {
     int64_t p = conf_i64(ctx->conf, "ember.default.parallelism");
     return p > 0 ? (int)p : ctx->cores;

@@ -37,6 +37,9 @@ struct em_ctx {
  * gets each partition's output once.  0 or < 0 (message set). */
 int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
             int (*on_result)(void *c, int idx, struct task_result *res), void *c);
+/* Forget the shuffles of RDDs [first_rdd, ctx->nrdds) -- internal RDDs an
+ * action made for itself -- and remove their files. */
+void ctx_drop_internal(em_ctx *ctx, int first_rdd);
 /* Default partition count for a new shuffle (0 = use parent's). */
 int ctx_default_parallelism(em_ctx *ctx);
 /* Validate an RDD argument: 0 or EM_EINVAL with "<fn>: NULL RDD". */

@@ -12,6 +12,7 @@
 
 #include "err.h"
 #include "local.h"
+#include "shuffle.h"
 
 typedef struct ltask {
     struct ltask *next;
@@ -91,6 +92,11 @@ static int l_wait(backend *b, task_result *out) {
     return 0;
 }
 
+static void l_drop_shuffle(backend *b, uint32_t shuffle_id, int nmaps) {
+    local_backend *lb = (local_backend *)b;
+    shuffle_remove(lb->env->local_dir, shuffle_id, nmaps);
+}
+
 static int l_cores(backend *b) { return ((local_backend *)b)->n; }
 
 static void l_close(backend *b) {
@@ -127,6 +133,7 @@ backend *local_backend_new(int nthreads, exec_env *env) {
     lb->b.submit = l_submit;
     lb->b.wait = l_wait;
     lb->b.cores = l_cores;
+    lb->b.drop_shuffle = l_drop_shuffle;
     lb->b.close = l_close;
     lb->env = env;
     pthread_mutex_init(&lb->mu, NULL);

@@ -61,6 +61,9 @@ void sw_abort(shuffle_writer *w);
 void shuffle_path(char *buf, size_t len, const char *dir, uint32_t shuffle_id, uint32_t map_id,
                   const char *ext);
 
+/* Unlink the data and index files of maps [0, nmaps) of a shuffle in dir. */
+void shuffle_remove(const char *dir, uint32_t shuffle_id, int nmaps);
+
 enum sr_mode {
     SR_PASS,    /* records as they come, map 0's segment first */
     SR_AGG,     /* one record per key: combined with agg (unordered) */

@@ -69,6 +69,16 @@ void shuffle_path(char *buf, size_t len, const char *dir, uint32_t shuffle_id, u
     if (len && (n < 0 || (size_t)n >= len)) buf[0] = 0;
 }
 
+void shuffle_remove(const char *dir, uint32_t shuffle_id, int nmaps) {
+    char path[SW_PATH];
+    for (int m = 0; m < nmaps; m++) {
+        shuffle_path(path, sizeof path, dir, shuffle_id, (uint32_t)m, "index");
+        unlink(path); /* index first: a reader never sees an index without data */
+        shuffle_path(path, sizeof path, dir, shuffle_id, (uint32_t)m, "data");
+        unlink(path);
+    }
+}
+
 shuffle_writer *sw_open(const sw_opts *opts) {
     if (!opts || !opts->dir || opts->nparts <= 0 || !opts->partition || strlen(opts->dir) > SW_PATH - 100) {
         em__seterr(EM_EINVAL, "sw_open: invalid options");

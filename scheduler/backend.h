@@ -21,6 +21,8 @@ struct backend {
     int (*submit)(backend *b, uint64_t task_id, uint8_t *desc, size_t len);
     /* Block until some task finishes and move its result into *out. */
     int (*wait)(backend *b, task_result *out);
+    /* Remove every map output of a shuffle the scheduler has forgotten. */
+    void (*drop_shuffle)(backend *b, uint32_t shuffle_id, int nmaps);
     /* Executor cores available. */
     int (*cores)(backend *b);
     /* Stop executors (waits for running tasks) and free the backend. */

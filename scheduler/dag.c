@@ -95,6 +95,20 @@ void dag_free(dag *d) {
 
 mapout *dag_mapout(dag *d) { return &d->mo; }
 
+void dag_forget_shuffle(dag *d, uint32_t id) {
+    shuffle_out *so = mo_find(&d->mo, id);
+    if (!so) return;
+    if (d->be->drop_shuffle) d->be->drop_shuffle(d->be, id, so->nmaps);
+    for (int m = 0; m < so->nmaps; m++) mo_unset(so, m);
+    if ((int)id < d->nmaps && d->maps[id]) {
+        /* Stages of later shuffles may name this one as a parent: keep the
+         * stage object, reset, so their pointers stay valid. */
+        stage *s = d->maps[id];
+        memset(s->state, 0, (size_t)s->ntasks);
+        s->done = 0;
+    }
+}
+
 /* ------------------------------------------------------- stage building */
 
 typedef struct visit {

@@ -42,6 +42,11 @@ void dag_free(dag *d);
  * task and its own message.  No task of the job is running on return. */
 int dag_run_job(dag *d, const job_spec *j);
 mapout *dag_mapout(dag *d);
+/* Forget a shuffle: its map stage and outputs, and have the executors
+ * remove its files.  For shuffles no RDD the user holds can reach (the
+ * internal levels of tree_aggregate, ...).  A later job needing it again
+ * would recompute it. */
+void dag_forget_shuffle(dag *d, uint32_t shuffle_id);
 
 /* Count the stages of rdd's lineage: for tests and the lineage printer. */
 int dag_count_stages(em_rdd *rdd);
