@@ -16,7 +16,7 @@
 static struct { const char *name; test_fn fn; } tests[MAX_TESTS];
 static int ntests;
 int test_failed;
-static char tmpdir[256];
+static char tmpdir[256], scratch[256];
 
 void test_register(const char *name, test_fn fn) {
     if (ntests < MAX_TESTS) { tests[ntests].name = name; tests[ntests].fn = fn; ntests++; }
@@ -30,18 +30,31 @@ const char *test_tmpdir(void) {
     return tmpdir;
 }
 
+const char *test_scratchdir(void) {
+    if (!scratch[0]) {
+        snprintf(scratch, sizeof scratch, "/tmp/ember-scratch-%d-XXXXXX", (int)getpid());
+        if (!mkdtemp(scratch)) { perror("mkdtemp"); abort(); }
+    }
+    return scratch;
+}
+
 const char *test_master(void) {
     const char *m = getenv("EMBER_TEST_MASTER");
     return m && *m ? m : "local[4]";
 }
 
-static void rm_tmpdir(void) {
-    if (tmpdir[0]) {
+static void rm_dir(char *dir) {
+    if (dir[0]) {
         char cmd[300];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        if (system(cmd) != 0) fprintf(stderr, "  could not remove %s\n", tmpdir);
-        tmpdir[0] = 0;
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        if (system(cmd) != 0) fprintf(stderr, "  could not remove %s\n", dir);
+        dir[0] = 0;
     }
+}
+
+static void rm_tmpdir(void) {
+    rm_dir(tmpdir);
+    rm_dir(scratch);
 }
 
 static int selected(const char *name, int argc, char **argv) {
@@ -77,9 +90,8 @@ int main(int argc, char **argv) {
                 test_failed = 0;
                 tests[i].fn();
                 rm_tmpdir();
-                fflush(stdout);
-                fflush(stderr);
-                _exit(test_failed ? 1 : 0);
+                /* exit, not _exit: LeakSanitizer checks at exit. */
+                exit(test_failed ? 1 : 0);
             }
             int st = 0;
             waitpid(pid, &st, 0);

@@ -73,6 +73,9 @@ extern int test_failed; /* set by CHECK in the running test */
 /* A fresh temporary directory for this test (removed by the runner after the
  * test); returns its path. */
 const char *test_tmpdir(void);
+/* A second such directory, for contexts' scratch files (ember.local.dir),
+ * so that tests can count what they wrote in test_tmpdir(). */
+const char *test_scratchdir(void);
 /* The master URL API tests should use: $EMBER_TEST_MASTER or "local[4]". */
 const char *test_master(void);
 
