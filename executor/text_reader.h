@@ -1,7 +1,7 @@
 /*
  * text_reader.h -- reading the lines of one text split (engine/textfile.h).
  *
- * Plain files are mapped with mmap(2) (read(2) fallback) and scanned with
+ * Plain files are read with pread(2) in large chunks and scanned with
  * memchr; gzip files are inflated with zlib (inflate with windowBits 15+32,
  * concatenated members supported) in large chunks.  Each line is passed to
  * sink as a plain record without its "\n" or "\r\n"; a final line without a

@@ -24,7 +24,7 @@
 #include "textfile.h"
 
 /* Test hook in text_reader.c: force the pread path. */
-extern int text_reader_test_no_mmap;
+extern int text_reader_mmap;
 
 /* ------------------------------------------------------------ helpers */
 
@@ -270,7 +270,7 @@ TEST(textfile_empty_file) {
 static void check_all_splits(const char *p, const ebuf *want, uint64_t fsize) {
     static const uint64_t odd[] = {51, 63, 64, 97, 128, 511, 1000, 1023, 4096, 4097, 1 << 20};
     for (int mode = 0; mode < 2; mode++) {
-        text_reader_test_no_mmap = mode;
+        text_reader_mmap = !mode;
         for (int k = 0; k < 50 + (int)(sizeof odd / sizeof odd[0]); k++) {
             uint64_t split = k < 50 ? (uint64_t)k + 1 : odd[k - 50];
             coll c = {EBUF_INIT, 0, 0, 0};
@@ -293,7 +293,7 @@ static void check_all_splits(const char *p, const ebuf *want, uint64_t fsize) {
             ebuf_free(&c.b);
         }
     }
-    text_reader_test_no_mmap = 0;
+    text_reader_mmap = 0;
 }
 
 TEST(textfile_every_line_once_any_split) {
@@ -360,7 +360,7 @@ TEST(textfile_large_pread_chunks) {
     CHECK(write_file(p, file.p, file.len) == 0);
     static const uint64_t splits[] = {700001, 1 << 20, 3 << 20, 1 << 30};
     for (int mode = 0; mode < 2; mode++) {
-        text_reader_test_no_mmap = mode;
+        text_reader_mmap = !mode;
         for (size_t k = 0; k < sizeof splits / sizeof splits[0]; k++) {
             coll c = {EBUF_INIT, 0, 0, 0};
             uint64_t total = 0;
@@ -370,7 +370,7 @@ TEST(textfile_large_pread_chunks) {
             ebuf_free(&c.b);
         }
     }
-    text_reader_test_no_mmap = 0;
+    text_reader_mmap = 0;
     /* One split over the whole file reads exactly the file. */
     coll c = {EBUF_INIT, 0, 0, 0};
     uint64_t total = 0;
@@ -522,7 +522,7 @@ TEST(textfile_sink_stop_and_fail) {
     CHECK(write_gz(g, data, 15) == 0);
     text_split sp = {(char *)p, 0, 15, 0}, sg = {(char *)g, 0, 0, 1};
     for (int mode = 0; mode < 3; mode++) {
-        text_reader_test_no_mmap = mode == 1;
+        text_reader_mmap = mode != 1;
         const text_split *s = mode == 2 ? &sg : &sp;
         coll c = {EBUF_INIT, 0, 3, 0};
         CHECK_OK(text_read_split(s, 100, coll_sink, &c, NULL));
@@ -535,7 +535,7 @@ TEST(textfile_sink_stop_and_fail) {
         CHECK_EQ_I64(f.lines, 1);
         ebuf_free(&f.b);
     }
-    text_reader_test_no_mmap = 0;
+    text_reader_mmap = 0;
 }
 
 TEST(textfile_line_too_long) {
@@ -547,7 +547,7 @@ TEST(textfile_line_too_long) {
     CHECK(write_file(p, data.p, data.len) == 0);
     CHECK(write_gz(g, data.p, data.len) == 0);
     for (int mode = 0; mode < 3; mode++) {
-        text_reader_test_no_mmap = mode == 1;
+        text_reader_mmap = mode != 1;
         const char *path = mode == 2 ? g : p;
         coll c = {EBUF_INIT, 0, 0, 0};
         CHECK_EQ_I64(read_all(path, 1000, 50, &c, NULL, NULL), EM_ETOOBIG);
@@ -561,7 +561,7 @@ TEST(textfile_line_too_long) {
         CHECK_EQ_I64(ok.lines, 3);
         ebuf_free(&ok.b);
     }
-    text_reader_test_no_mmap = 0;
+    text_reader_mmap = 0;
 
     /* Across pread chunks: the carried part is bounded, not grown forever. */
     size_t big = (5u << 20) / 2;
@@ -571,12 +571,12 @@ TEST(textfile_line_too_long) {
     CHECK(write_file(p, line, big) == 0); /* no newline at all */
     free(line);
     for (int mode = 0; mode < 2; mode++) {
-        text_reader_test_no_mmap = mode;
+        text_reader_mmap = !mode;
         coll c = {EBUF_INIT, 0, 0, 0};
         CHECK_EQ_I64(read_all(p, 1ull << 30, 1 << 20, &c, NULL, NULL), EM_ETOOBIG);
         CHECK_STR_CONTAINS(em_errmsg(), "offset 0");
         ebuf_free(&c.b);
     }
-    text_reader_test_no_mmap = 0;
+    text_reader_mmap = 0;
     ebuf_free(&data);
 }
