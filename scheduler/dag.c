@@ -157,7 +157,6 @@ static stage *stage_new(dag *d, em_rdd *rdd, em_rdd *shuffled, int ntasks) {
     stage *s = calloc(1, sizeof *s);
     visit v = {NULL, 0};
     if (!s) return NULL;
-    s->id = d->next_stage++;
     s->rdd = rdd;
     s->shuffled = shuffled;
     s->ntasks = ntasks;
@@ -170,6 +169,7 @@ static stage *stage_new(dag *d, em_rdd *rdd, em_rdd *shuffled, int ntasks) {
         return NULL;
     }
     free(v.seen);
+    s->id = d->next_stage++; /* after its parents, as Spark numbers them */
     return s;
 }
 
@@ -477,7 +477,10 @@ int dag_run_job(dag *d, const job_spec *j) {
             stage *cur = d->nwait ? NULL : rs;
             for (int i = 0; i < d->nmaps && !cur; i++)
                 if (d->maps[i] && d->maps[i]->running) cur = d->maps[i];
-            if (cur) progress_update(&d->prog, (int)cur->id, cur->done, cur->running, cur->ntasks, 0);
+            if (cur) { /* running as Spark shows it: tasks on cores, not queued */
+                int cores = d->be->cores(d->be), running = cur->running < cores ? cur->running : cores;
+                progress_update(&d->prog, (int)cur->id, cur->done, running, cur->ntasks, 0);
+            }
         }
     }
     /* Let nothing of this job outlive it. */
