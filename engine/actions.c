@@ -3,10 +3,8 @@
  * (taskdesc.h) and assembles the per-partition outputs on the driver, in
  * partition order.
  */
-#define _XOPEN_SOURCE 700
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +16,7 @@
 #include "builtins.h"
 #include "conf.h"
 #include "ctx.h"
+#include "fsutil.h"
 #include "err.h"
 #include "rdd.h"
 #include "recfmt.h"
@@ -522,14 +521,6 @@ typedef struct save_ctx {
     const char *tmp;
 } save_ctx;
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 static void remove_attempt_dirs(const char *tmp) {
     DIR *d = opendir(tmp);
     struct dirent *e;
@@ -537,7 +528,7 @@ static void remove_attempt_dirs(const char *tmp) {
     while (d && (e = readdir(d)))
         if (!strncmp(e->d_name, "_attempt_", 9)) {
             snprintf(path, sizeof path, "%s/%s", tmp, e->d_name);
-            nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+            rm_tree(path);
         }
     if (d) closedir(d);
 }
@@ -566,7 +557,7 @@ int em_save_as_text_file(em_rdd *rdd, const char *dir) {
     int dlen = (int)strlen(dir);
     while (dlen > 1 && dir[dlen - 1] == '/') dlen--; /* "out/": the temporary is out.ember-tmp-N */
     snprintf(tmp, sizeof tmp, "%.*s.ember-tmp-%d", dlen, dir, (int)getpid());
-    nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS); /* a leftover of a crashed run */
+    rm_tree(tmp); /* a leftover of a crashed run */
     if (mkdir(tmp, 0755)) return em__seterr(EM_EIO, "save_as_text_file: cannot create %s: %s", tmp, strerror(errno));
     memset(&s, 0, sizeof s);
     s.kind = SK_SAVE;
@@ -580,6 +571,6 @@ int em_save_as_text_file(em_rdd *rdd, const char *dir) {
     }
     if (!rc) remove_attempt_dirs(tmp); /* failed attempts leave empty directories */
     if (!rc && rename(tmp, dir)) rc = em__seterr(EM_EIO, "save_as_text_file: renaming %s to %s: %s", tmp, dir, strerror(errno));
-    if (rc) nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (rc) rm_tree(tmp);
     return rc;
 }

@@ -3,9 +3,7 @@
  * master URL, makes the scratch directory, starts the backend (local[N]
  * threads) and the DAG scheduler, and turns actions into jobs (ctx_run).
  */
-#define _XOPEN_SOURCE 700
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +13,7 @@
 #include "blockstore.h"
 #include "conf.h"
 #include "ctx.h"
+#include "fsutil.h"
 #include "dag.h"
 #include "err.h"
 #include "local.h"
@@ -82,14 +81,6 @@ fail:
     return NULL;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 void em_close(em_ctx *ctx) {
     if (!ctx) return;
     if (ctx->be) ctx->be->close(ctx->be);
@@ -103,7 +94,7 @@ void em_close(em_ctx *ctx) {
     free(ctx->env);
     vars_drop_ns(ctx->uid);
     if (ctx->local_dir) {
-        nftw(ctx->local_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        rm_tree(ctx->local_dir);
         free(ctx->local_dir);
     }
     em_conf_free(ctx->conf);

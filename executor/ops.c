@@ -147,7 +147,8 @@ void pipe_free(epipe *p) {
     free(p);
 }
 
-epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
+/* A zeroed pipe for node n feeding next.  NULL (message set) on ENOMEM. */
+static epipe *pipe_alloc(task_run *run, const plan_node *n, epipe *next) {
     epipe *p = calloc(1, sizeof *p);
     if (!p) {
         em__seterr(EM_ENOMEM, "out of memory");
@@ -156,6 +157,12 @@ epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
     p->run = run;
     p->node = n;
     p->next = next;
+    return p;
+}
+
+epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
+    epipe *p = pipe_alloc(run, n, next);
+    if (!p) return NULL;
     p->end = end_none;
     p->arg = n->arg.len ? n->arg.p : NULL;
     emitter_init(&p->em, EMIT_PUSH, next, run->max_record);
@@ -236,14 +243,8 @@ static int end_tee(epipe *p) {
 }
 
 epipe *cache_tee_new(task_run *run, const plan_node *n, epipe *next) {
-    epipe *p = calloc(1, sizeof *p);
-    if (!p) {
-        em__seterr(EM_ENOMEM, "out of memory");
-        return NULL;
-    }
-    p->run = run;
-    p->node = n;
-    p->next = next;
+    epipe *p = pipe_alloc(run, n, next);
+    if (!p) return NULL;
     p->push = push_tee;
     p->end = end_tee;
     return p;
