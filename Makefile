@@ -23,7 +23,7 @@ LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 
 LIB_SRC = $(wildcard engine/*.c scheduler/*.c executor/*.c mllib/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o)
-TEST_SRC = $(wildcard tests/*.c tests/unit/*.c tests/api/*.c)
+TEST_SRC = $(wildcard tests/*.c tests/unit/*.c tests/api/*.c tests/ml/*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))

@@ -62,6 +62,39 @@ typedef struct cutter {
     ebuf carry;          /* the part of a line that began in an earlier chunk */
 } cutter;
 
+/* The cutter of the split this thread is reading, for em_task_input. */
+static __thread const cutter *reading;
+
+int em_task_input(const char **path, uint64_t *offset) {
+    if (!reading) return em__seterr(EM_ESTATE, "em_task_input: not reading text input");
+    if (path) *path = reading->s->path;
+    if (offset) *offset = reading->line_start;
+    return 0;
+}
+
+int64_t em_text_line_number(const char *path, uint64_t offset) {
+    if (!path) return em__seterr(EM_EINVAL, "em_text_line_number: NULL path");
+    gzFile f = gzopen(path, "rb"); /* reads plain files as they are */
+    if (!f) return em__seterr(errno == ENOENT ? EM_ENOENT : EM_EIO, "%s: %s", path, strerror(errno ? errno : EIO));
+    uint8_t buf[65536];
+    uint64_t pos = 0;
+    int64_t lines = 1;
+    while (pos < offset) {
+        unsigned want = offset - pos < sizeof buf ? (unsigned)(offset - pos) : (unsigned)sizeof buf;
+        int n = gzread(f, buf, want);
+        if (n <= 0) {
+            int err;
+            const char *m = gzerror(f, &err);
+            gzclose(f);
+            return n < 0 ? em__seterr(EM_ECORRUPT, "%s: %s", path, m) : lines; /* offset past the end */
+        }
+        for (const uint8_t *p = buf, *e = buf + n; (p = memchr(p, '\n', (size_t)(e - p))) != NULL; p++) lines++;
+        pos += (uint64_t)n;
+    }
+    gzclose(f);
+    return lines;
+}
+
 static int too_big(const cutter *c) {
     return em__seterr(EM_ETOOBIG,
                       "text_file: %s: line at %s %llu is longer than %zu bytes "
@@ -337,6 +370,7 @@ int text_read_split(const text_split *s, size_t max_line, rec_sink_fn sink, void
     c.sink = sink;
     c.sctx = sctx;
     int rc;
+    reading = &c;
     if (s->gz) {
         c.limit = UINT64_MAX;
         c.what = "uncompressed offset";
@@ -348,6 +382,7 @@ int text_read_split(const text_split *s, size_t max_line, rec_sink_fn sink, void
         c.what = "offset";
         rc = read_plain(&c, bytes_read);
     }
+    reading = NULL;
     ebuf_free(&c.carry);
     return rc;
 }

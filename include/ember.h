@@ -152,6 +152,18 @@ int em_emit_pair_i64(em_emitter *out, const void *key, size_t klen, int64_t v);
 /* The index of the partition the calling task is computing, -1 outside one. */
 int em_task_partition(void);
 
+/* In a function fed by em_text_file (directly or through narrow operators):
+ * the file the current line comes from and the line's byte offset in the
+ * file's text (uncompressed offset for .gz), as Spark's input_file_name.
+ * For error messages that must name the file and line.  Returns 0, or
+ * EM_ESTATE when the calling thread is not reading a text line. */
+int em_task_input(const char **path, uint64_t *offset);
+/* The 1-based number of the line starting at byte `offset` of a text file
+ * (plain or .gz): 1 + the newlines before it.  Reads the file up to offset,
+ * so it is meant for error paths.  Returns the number, or < 0 (EM_ENOENT,
+ * EM_EIO, EM_ECORRUPT) with the message set. */
+int64_t em_text_line_number(const char *path, uint64_t offset);
+
 /* --------------------------------------------------------- user functions */
 
 /* map / flat_map / map_values / flat_map_values / key_by: called once per

@@ -1,0 +1,142 @@
+/*
+ * block.c -- packed blocks (see block.h for the layout and why).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "block.h"
+#include "err.h"
+
+#define HDR 64
+#define ALIGN 16
+
+static size_t up16(size_t n) { return (n + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
+
+/* Bytes of the arrays after the header. */
+static int arrays_size(int kind, int64_t rows, int64_t cols, int64_t nnz, size_t *out) {
+    if (rows < 0 || cols < 0 || nnz < 0 || rows > (1LL << 40) || cols > (1LL << 40) || nnz > (1LL << 40))
+        return EM_EINVAL;
+    size_t r = (size_t)rows, c = (size_t)cols, z = (size_t)nnz;
+    if (kind == ML_DENSE) {
+        if (c && r > SIZE_MAX / 8 / c) return EM_EINVAL;
+        *out = up16(8 * r) + up16(8 * r * c);
+    } else if (kind == ML_CSR) {
+        *out = up16(8 * r) + up16(8 * (r + 1)) + up16(8 * z) + up16(4 * z);
+    } else {
+        return EM_EINVAL;
+    }
+    return 0;
+}
+
+/* Point b's arrays into the header-aligned area at p. */
+static void place(ml_block *b, uint8_t *p) {
+    size_t r = (size_t)b->rows, z = (size_t)b->nnz;
+    b->y = (double *)p;
+    p += up16(8 * r);
+    b->x = NULL;
+    b->indptr = NULL;
+    b->val = NULL;
+    b->idx = NULL;
+    if (b->kind == ML_DENSE) {
+        b->x = (double *)p;
+    } else {
+        b->indptr = (int64_t *)p;
+        p += up16(8 * (r + 1));
+        b->val = (double *)p;
+        p += up16(8 * z);
+        b->idx = (int32_t *)p;
+    }
+}
+
+/* Layout in buf: [tag 0][varint vlen][value...]: the record encoding, so
+ * ml_block_emit can hand out the value in place.  The value: pad byte,
+ * pad, header, arrays, trailing zeros up to a 16-byte record size. */
+int ml_block_alloc(ebuf *buf, int kind, int64_t rows, int64_t cols, int64_t nnz, ml_block *b) {
+    size_t arr;
+    if (!buf || !b || arrays_size(kind, rows, cols, nnz, &arr))
+        return em__seterr(EM_EINVAL, "mllib: bad block shape %lld x %lld (nnz %lld)", (long long)rows,
+                          (long long)cols, (long long)nnz);
+    /* vlen depends on the pads and the pads on varint_len(vlen): settle by
+     * trying the few possible varint lengths. */
+    for (size_t vl = 1; vl <= VARINT_MAX; vl++) {
+        size_t pre = 1 + vl;                            /* tag + varint */
+        size_t pad = (ALIGN - (pre + 1 + HDR) % ALIGN) % ALIGN;
+        size_t core = 1 + pad + HDR + arr;
+        size_t tail = (ALIGN - (pre + core) % ALIGN) % ALIGN;
+        size_t vlen = core + tail;
+        if (varint_len(vlen) != vl) continue;
+        ebuf_reset(buf);
+        if (ebuf_reserve(buf, pre + vlen)) return em__seterr(EM_ENOMEM, "mllib: out of memory for a %zu-byte block", vlen);
+        uint8_t *p = buf->p;
+        memset(p, 0, pre + vlen);
+        p[0] = 0;
+        varint_put(p + 1, vlen);
+        uint8_t *v = p + pre;
+        v[0] = (uint8_t)pad;
+        uint8_t *h = v + 1 + pad;
+        memcpy(h, "EMBK", 4);
+        uint32_t k = (uint32_t)kind;
+        memcpy(h + 4, &k, 4);
+        memcpy(h + 8, &rows, 8);
+        memcpy(h + 16, &cols, 8);
+        memcpy(h + 24, &nnz, 8);
+        buf->len = pre + vlen;
+        b->kind = kind;
+        b->rows = rows;
+        b->cols = cols;
+        b->nnz = nnz;
+        place(b, h + HDR);
+        return 0;
+    }
+    return em__seterr(EM_EINVAL, "mllib: block too large");
+}
+
+int ml_block_emit(em_emitter *out, const ebuf *buf) {
+    uint64_t vlen = 0;
+    size_t n = buf->len > 1 ? varint_get(buf->p + 1, buf->p + buf->len, &vlen) : 0;
+    if (!n) return em__seterr(EM_EINVAL, "mllib: no block laid out");
+    return em_emit(out, buf->p + 1 + n, (size_t)vlen);
+}
+
+int ml_block_view(const em_rec *r, ml_block *b, ebuf *scratch) {
+    const uint8_t *v = r->val;
+    size_t arr;
+    if (r->key || r->vlen < 1 + HDR || (size_t)v[0] + 1 + HDR > r->vlen) goto bad;
+    const uint8_t *h = v + 1 + v[0];
+    if (memcmp(h, "EMBK", 4)) goto bad;
+    uint32_t k;
+    memcpy(&k, h + 4, 4);
+    memcpy(&b->rows, h + 8, 8);
+    memcpy(&b->cols, h + 16, 8);
+    memcpy(&b->nnz, h + 24, 8);
+    b->kind = (int)k;
+    if (arrays_size(b->kind, b->rows, b->cols, b->nnz, &arr) || (size_t)(h + HDR - v) + arr > r->vlen) goto bad;
+    uint8_t *data = (uint8_t *)(h + HDR);
+    if ((uintptr_t)data % ALIGN) {
+        ebuf_reset(scratch);
+        if (ebuf_reserve(scratch, arr + ALIGN)) return em__seterr(EM_ENOMEM, "mllib: out of memory");
+        uint8_t *a = (uint8_t *)(((uintptr_t)scratch->p + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
+        memcpy(a, data, arr);
+        data = a;
+    }
+    place(b, data);
+    if (b->kind == ML_CSR) { /* the kernels trust these: check them once */
+        if (b->indptr[0] != 0 || b->indptr[b->rows] != b->nnz) goto bad;
+        for (int64_t i = 0; i < b->rows; i++)
+            if (b->indptr[i + 1] < b->indptr[i]) goto bad;
+        for (int64_t j = 0; j < b->nnz; j++)
+            if (b->idx[j] < 0 || b->idx[j] >= b->cols) goto bad;
+    }
+    return 0;
+bad:
+    return em__seterr(EM_ECORRUPT, "mllib: a record is not a well-formed block");
+}
+
+int64_t ml_block_rows(int64_t cols, double density, int block_rows) {
+    int64_t max = block_rows > 0 ? block_rows : 4096;
+    if (!(density > 0) || density > 1) density = 1;
+    double per_row = (double)(cols > 0 ? cols : 1) * density * (density < 1 ? 12 : 8) + 8;
+    int64_t by_size = (int64_t)((16.0 * 1024 * 1024) / per_row);
+    if (by_size < 1) by_size = 1;
+    return by_size < max ? by_size : max;
+}

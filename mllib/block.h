@@ -1,0 +1,58 @@
+/*
+ * block.h -- the packed block: up to a few thousand labeled rows of one
+ * partition in one record, dense row-major or CSR.  Internal to mllib.
+ *
+ * A block is a plain record whose value is
+ *     u8 pad | pad bytes | 64-byte header | arrays | trailing pad
+ * header: "EMBK", u32 kind (ML_DENSE / ML_CSR), i64 rows, cols, nnz, then
+ * reserved zeros.  Arrays (all 16-byte aligned):
+ *     dense: f64 y[rows], f64 x[rows * cols] (row-major)
+ *     CSR:   f64 y[rows], i64 indptr[rows + 1], f64 val[nnz], i32 idx[nnz]
+ *
+ * Alignment without copies.  The kernels read the arrays in place, as
+ * doubles, from wherever the record lives: the builder's buffer while a
+ * block is first pipelined, the cache's batch afterwards.  Both start
+ * 16-byte aligned, and a block's whole encoded record (tag byte, varint
+ * length, value) is padded to a multiple of 16 bytes, so every block in a
+ * cached batch of blocks starts aligned too; the leading pad then puts the
+ * arrays on 16-byte boundaries.  ml_block_view checks, and copies into the
+ * caller's scratch only if a block was ever found misaligned (never, for
+ * blocks made here).
+ */
+#ifndef EM_ML_BLOCK_H
+#define EM_ML_BLOCK_H
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "ember.h"
+
+enum { ML_DENSE = 1, ML_CSR = 2 };
+
+typedef struct ml_block {
+    int kind;
+    int64_t rows, cols, nnz;
+    double *y;
+    double *x;          /* dense */
+    int64_t *indptr;    /* CSR */
+    double *val;        /* CSR */
+    int32_t *idx;       /* CSR, 0-based column indexes */
+} ml_block;
+
+/* A block being built: lay out an empty block of the given shape in buf
+ * (reset first); b's pointers are writable until the buffer changes.  For
+ * CSR with nnz unknown in advance, build with the final nnz once known.
+ * 0 or EM_ENOMEM / EM_EINVAL. */
+int ml_block_alloc(ebuf *buf, int kind, int64_t rows, int64_t cols, int64_t nnz, ml_block *b);
+/* Emit the block laid out in buf by ml_block_alloc.  Returns em_emit's code. */
+int ml_block_emit(em_emitter *out, const ebuf *buf);
+/* Read a block record in place.  0, or EM_ECORRUPT (message set) for a
+ * record that is not a well-formed block.  If the arrays are misaligned the
+ * value is copied into *scratch (which must outlive the view). */
+int ml_block_view(const em_rec *r, ml_block *b, ebuf *scratch);
+
+/* Rows per block for a shape: at most block_rows (default 4096) and about
+ * 16 MiB of features. */
+int64_t ml_block_rows(int64_t cols, double density, int block_rows);
+
+#endif
