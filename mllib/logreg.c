@@ -1,0 +1,319 @@
+/*
+ * logreg.c -- binary logistic regression: the distributed loss and
+ * gradient, training, and the model (prediction, text form).
+ *
+ * One evaluation of the objective is one job: the weights (and the
+ * intercept after them) are broadcast, every block adds its log loss and
+ * gradient to an accumulator record with em_tree_aggregate, and the driver
+ * divides the sums by the row count.  The accumulator is cols + 3 doubles:
+ * the gradient, d/db, the loss sum and the row count.  The optimizers
+ * (lbfgs.c) run on the driver over that objective.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "block.h"
+#include "data.h"
+#include "err.h"
+#include "kernels.h"
+#include "lbfgs.h"
+
+/* The captured state of the aggregate functions. */
+typedef struct lg_arg {
+    em_bcast w;     /* cols weights then the intercept */
+    int64_t cols;
+} lg_arg;
+
+/* seq: acc + the block's loss and gradient. */
+int ml_lg_seq(const em_rec *acc, const em_rec *r, em_emitter *out, const void *arg);
+int ml_lg_seq(const em_rec *acc, const em_rec *r, em_emitter *out, const void *arg) {
+    lg_arg a;
+    memcpy(&a, arg, sizeof a);
+    size_t n = (size_t)a.cols + 3, wlen = 0;
+    const double *w = em_bcast_value(a.w, &wlen);
+    if (!w || wlen != sizeof(double) * (size_t)(a.cols + 1)) return em_fail("logreg: weights not broadcast");
+    if (acc->vlen != sizeof(double) * n) return em_fail("logreg: bad accumulator (%zu bytes)", acc->vlen);
+    ml_block b;
+    ebuf scratch = EBUF_INIT;
+    int rc = ml_block_view(r, &b, &scratch);
+    if (rc) goto out;
+    if (b.cols > a.cols) {
+        rc = em_fail("logreg: a block has %lld columns, the model %lld", (long long)b.cols, (long long)a.cols);
+        goto out;
+    }
+    double *s = malloc(sizeof(double) * n);
+    if (!s) {
+        rc = em_fail("logreg: out of memory");
+        goto out;
+    }
+    memcpy(s, acc->val, sizeof(double) * n);
+    ml_blas_init();
+    ml_block_loss_grad(&b, w, w[a.cols], s, s + a.cols, s + a.cols + 1);
+    s[a.cols + 2] += (double)b.rows;
+    rc = em_emit(out, s, sizeof(double) * n);
+    free(s);
+out:
+    ebuf_free(&scratch);
+    return rc;
+}
+
+/* comb: the sum of two accumulators (or of any two equal-length vectors of
+ * doubles: metrics.c uses it too). */
+int ml_sum_f64(const em_rec *x, const em_rec *y, em_emitter *out, const void *arg);
+int ml_sum_f64(const em_rec *x, const em_rec *y, em_emitter *out, const void *arg) {
+    if (x->vlen != y->vlen || x->vlen % sizeof(double)) return em_fail("mllib: accumulators of different sizes");
+    size_t n = x->vlen / sizeof(double);
+    double *s = malloc(x->vlen ? x->vlen : 1);
+    if (!s) return em_fail("mllib: out of memory");
+    memcpy(s, x->val, x->vlen);
+    const uint8_t *p = y->val;
+    for (size_t i = 0; i < n; i++) {
+        double v;
+        memcpy(&v, p + i * sizeof v, sizeof v);
+        s[i] += v;
+    }
+    int rc = em_emit(out, s, x->vlen);
+    free(s);
+    return rc;
+}
+
+/* The mean loss and gradient at wb (cols weights, then the intercept). */
+static int loss_grad(em_ml_data *d, const double *wb, int depth, double *loss, double *grad) {
+    size_t n = (size_t)d->cols + 3;
+    double *zero = calloc(n, sizeof(double));
+    if (!zero) return em__seterr(EM_ENOMEM, "mllib: out of memory");
+    lg_arg a = {em_broadcast(d->ctx, wb, sizeof(double) * (size_t)(d->cols + 1)), d->cols};
+    if (!a.w.id) {
+        free(zero);
+        return em__lasterr();
+    }
+    em_rec z = {NULL, 0, zero, sizeof(double) * n};
+    em_batch *res = NULL;
+    em_rec r;
+    int rc = em_tree_aggregate(d->blocks, &z, ml_lg_seq, ml_sum_f64, &a, sizeof a, depth, &res);
+    em_bcast_destroy(d->ctx, a.w);
+    free(zero);
+    if (!rc && (rc = em_batch_get(res, 0, &r)) == 0 && r.vlen != sizeof(double) * n)
+        rc = em__seterr(EM_ECORRUPT, "logreg: bad aggregate");
+    if (!rc) {
+        double *s = grad; /* gradient and d/db land in place; loss and count after */
+        double tail[2];
+        memcpy(s, r.val, sizeof(double) * (n - 2));
+        memcpy(tail, (const uint8_t *)r.val + sizeof(double) * (n - 2), sizeof tail);
+        if (!(tail[1] > 0)) {
+            rc = em__seterr(EM_EEMPTY, "logreg: the data set has no rows");
+        } else {
+            for (size_t i = 0; i < n - 2; i++) s[i] /= tail[1];
+            *loss = tail[0] / tail[1];
+        }
+    }
+    em_batch_free(res);
+    return rc;
+}
+
+int em_ml_logreg_loss_grad(em_ml_data *d, const double *w, double b, double *loss, double *grad) {
+    if (!d || (!w && d->cols) || !loss || !grad) return em__seterr(EM_EINVAL, "em_ml_logreg_loss_grad: NULL argument");
+    double *wb = malloc(sizeof(double) * (size_t)(d->cols + 1));
+    if (!wb) return em__seterr(EM_ENOMEM, "mllib: out of memory");
+    if (d->cols) memcpy(wb, w, sizeof(double) * (size_t)d->cols);
+    wb[d->cols] = b;
+    int rc = loss_grad(d, wb, 2, loss, grad);
+    free(wb);
+    return rc;
+}
+
+/* ------------------------------------------------------------- training */
+
+void em_ml_logreg_defaults(em_ml_logreg_opts *o) {
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->optimizer = EM_ML_GD;
+    o->max_iter = 100;
+    o->step = 1.0;
+    o->l2 = 0;
+    o->intercept = 1;
+    o->tol = 1e-6;
+    o->history = 10;
+    o->depth = 2;
+}
+
+typedef struct objective {
+    em_ml_data *d;
+    double l2;
+    int intercept, depth;
+} objective;
+
+/* f = mean log loss + 0.5 * l2 * |w|^2; the intercept's gradient is
+ * zeroed when there is no intercept, so it stays at 0. */
+static int lg_objective(const double *x, double *f, double *g, void *ctx) {
+    objective *o = ctx;
+    int64_t cols = o->d->cols;
+    double loss;
+    int rc = loss_grad(o->d, x, o->depth, &loss, g);
+    if (rc) return rc;
+    double ww = 0;
+    for (int64_t j = 0; j < cols; j++) {
+        ww += x[j] * x[j];
+        g[j] += o->l2 * x[j];
+    }
+    if (!o->intercept) g[cols] = 0;
+    *f = loss + 0.5 * o->l2 * ww;
+    return 0;
+}
+
+int em_ml_logreg_train(em_ml_data *d, const em_ml_logreg_opts *opts, em_ml_model **out) {
+    em_ml_logreg_opts o;
+    if (!d || !out) return em__seterr(EM_EINVAL, "em_ml_logreg_train: NULL argument");
+    *out = NULL;
+    if (opts)
+        o = *opts;
+    else
+        em_ml_logreg_defaults(&o);
+    if (o.optimizer != EM_ML_GD && o.optimizer != EM_ML_LBFGS)
+        return em__seterr(EM_EINVAL, "em_ml_logreg_train: unknown optimizer %d", o.optimizer);
+    if (o.max_iter < 0 || !(o.l2 >= 0) || !(o.tol >= 0) || o.history < 0 || o.depth < 0 ||
+        (o.optimizer == EM_ML_GD && !(o.step > 0)))
+        return em__seterr(EM_EINVAL, "em_ml_logreg_train: bad options (max_iter %d, step %g, l2 %g, tol %g, "
+                          "history %d, depth %d)", o.max_iter, o.step, o.l2, o.tol, o.history, o.depth);
+    em_ml_model *m = calloc(1, sizeof *m);
+    double *x = calloc((size_t)d->cols + 1, sizeof(double));
+    if (!m || !x) {
+        free(m);
+        free(x);
+        return em__seterr(EM_ENOMEM, "mllib: out of memory");
+    }
+    objective ob = {d, o.l2, o.intercept != 0, o.depth ? o.depth : 2};
+    ml_optim op = {o.max_iter, o.step, o.history ? o.history : 10, o.tol, o.progress, o.progress_ctx};
+    int rc = o.optimizer == EM_ML_GD ? ml_gd(d->cols + 1, x, lg_objective, &ob, &op, &m->iterations, &m->loss)
+                                     : ml_lbfgs(d->cols + 1, x, lg_objective, &ob, &op, &m->iterations, &m->loss);
+    if (rc) {
+        free(m);
+        free(x);
+        return rc;
+    }
+    m->cols = d->cols;
+    m->w = x; /* cols weights; the intercept after them is copied out */
+    m->b = x[d->cols];
+    *out = m;
+    return 0;
+}
+
+void em_ml_model_free(em_ml_model *m) {
+    if (!m) return;
+    free(m->w);
+    free(m);
+}
+
+double em_ml_predict_prob(const em_ml_model *m, const double *x) {
+    if (!m || (!x && m->cols)) return NAN;
+    double s = m->b;
+    for (int64_t j = 0; j < m->cols; j++) s += m->w[j] * x[j];
+    return ml_sigmoid(s);
+}
+
+int em_ml_predict(const em_ml_model *m, const double *x) { return em_ml_predict_prob(m, x) >= 0.5; }
+
+/* ---------------------------------------------------------- text form */
+
+int em_ml_model_save(const em_ml_model *m, const char *path) {
+    if (!m || !path || m->cols < 0 || (!m->w && m->cols)) return em__seterr(EM_EINVAL, "em_ml_model_save: bad argument");
+    FILE *f = fopen(path, "w");
+    if (!f) return em__seterr(errno == ENOENT ? EM_ENOENT : EM_EIO, "%s: %s", path, strerror(errno));
+    fprintf(f, "ember-logreg 1\ncols %lld\nintercept %.17g\n", (long long)m->cols, m->b);
+    for (int64_t j = 0; j < m->cols; j++) fprintf(f, "%.17g\n", m->w[j]);
+    int bad = ferror(f);
+    if (fclose(f) || bad) return em__seterr(EM_EIO, "%s: write failed: %s", path, strerror(errno));
+    return 0;
+}
+
+/* One line without its terminator ("\n" or "\r\n") into *line; 0 at EOF. */
+static int next_line(FILE *f, char **line, size_t *cap, int64_t *lineno) {
+    ssize_t n = getline(line, cap, f);
+    if (n < 0) return 0;
+    while (n > 0 && ((*line)[n - 1] == '\n' || (*line)[n - 1] == '\r')) (*line)[--n] = 0;
+    (*lineno)++;
+    return 1;
+}
+
+/* A whole string as a double (surrounding blanks allowed). */
+static int parse_f64(const char *s, double *v) {
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    if (end == s || errno == ERANGE) return -1; /* ERANGE: underflow to 0 would not round trip */
+    while (*end == ' ' || *end == '\t') end++;
+    return *end ? -1 : 0;
+}
+
+em_ml_model *em_ml_model_load(const char *path) {
+    if (!path) {
+        em__seterr(EM_EINVAL, "em_ml_model_load: NULL path");
+        return NULL;
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        em__seterr(errno == ENOENT ? EM_ENOENT : EM_EIO, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    int64_t ln = 0;
+    long long cols = -1;
+    em_ml_model *m = calloc(1, sizeof *m);
+    const char *why = NULL;
+    if (!m) {
+        why = "out of memory";
+        goto fail;
+    }
+    if (!next_line(f, &line, &cap, &ln) || strcmp(line, "ember-logreg 1")) {
+        why = "not an ember-logreg 1 model";
+        goto fail;
+    }
+    char c;
+    if (!next_line(f, &line, &cap, &ln) || sscanf(line, "cols %lld %c", &cols, &c) != 1 || cols < 0 ||
+        cols > (1LL << 40)) {
+        why = "expected \"cols N\"";
+        goto fail;
+    }
+    if (!next_line(f, &line, &cap, &ln) || strncmp(line, "intercept ", 10) || parse_f64(line + 10, &m->b)) {
+        why = "expected \"intercept B\"";
+        goto fail;
+    }
+    m->cols = cols;
+    if (!(m->w = malloc(sizeof(double) * (size_t)(cols ? cols : 1)))) {
+        why = "out of memory";
+        goto fail;
+    }
+    for (int64_t j = 0; j < cols; j++) {
+        if (!next_line(f, &line, &cap, &ln)) {
+            ln++;
+            why = "missing weights";
+            goto fail;
+        }
+        if (parse_f64(line, &m->w[j])) {
+            why = "bad weight";
+            goto fail;
+        }
+    }
+    while (next_line(f, &line, &cap, &ln))
+        if (line[strspn(line, " \t")]) {
+            why = "unexpected data after the weights";
+            goto fail;
+        }
+    if (ferror(f)) {
+        why = "read error";
+        goto fail;
+    }
+    free(line);
+    fclose(f);
+    return m;
+fail:
+    em__seterr(m ? EM_ECORRUPT : EM_ENOMEM, "%s:%lld: %s", path, (long long)(ln ? ln : 1), why);
+    free(line);
+    fclose(f);
+    em_ml_model_free(m);
+    return NULL;
+}

@@ -1,0 +1,171 @@
+/*
+ * metrics.c -- em_ml_evaluate: log loss, accuracy and the area under the
+ * ROC curve of a model over a data set, all computed over the RDD.
+ *
+ * Log loss and accuracy are sums: one em_tree_aggregate of (loss sum,
+ * correct predictions, rows).  The AUC needs the rows ranked by score, so
+ * it is a small pipeline: every block emits (score, (positives, negatives))
+ * pairs keyed by the order-preserving encoding of the score, reduce_by_key
+ * sums the counts of each distinct score (map-side combining keeps the
+ * shuffle to distinct scores), sort_by_key orders them descending, and the
+ * driver collects the distinct scores only and walks the ROC curve:
+ * AUC = sum over scores of n_s * (P_above + p_s / 2) / (P * N), the
+ * Mann-Whitney statistic, which is the trapezoid area with ties averaged.
+ *
+ * The score is the margin x.w + b rather than the probability: the ranking
+ * is the same, but margins stay distinct where the sigmoid rounds to 0 or
+ * 1, so the AUC is not blurred by ties the model did not make.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "block.h"
+#include "data.h"
+#include "err.h"
+#include "kernels.h"
+
+typedef struct ev_arg {
+    em_bcast w;     /* cols weights then the intercept */
+    int64_t cols;
+} ev_arg;
+
+int ml_sum_f64(const em_rec *x, const em_rec *y, em_emitter *out, const void *arg); /* logreg.c */
+
+/* The block's margins into a malloc'd array, after checking the weights
+ * and the block.  0, or the code to return from the task. */
+static int block_margins(const em_rec *r, const ev_arg *a, ml_block *b, ebuf *scratch, double **m) {
+    size_t wlen = 0;
+    const double *w = em_bcast_value(a->w, &wlen);
+    *m = NULL;
+    if (!w || wlen != sizeof(double) * (size_t)(a->cols + 1)) return em_fail("evaluate: weights not broadcast");
+    int rc = ml_block_view(r, b, scratch);
+    if (rc) return rc;
+    if (b->cols > a->cols)
+        return em_fail("evaluate: a block has %lld columns, the model %lld", (long long)b->cols, (long long)a->cols);
+    if (!(*m = malloc(sizeof(double) * (size_t)(b->rows ? b->rows : 1)))) return em_fail("evaluate: out of memory");
+    ml_blas_init();
+    ml_block_margins(b, w, w[a->cols], *m);
+    return 0;
+}
+
+/* seq of the (loss sum, correct, rows) aggregate. */
+int ml_ev_seq(const em_rec *acc, const em_rec *r, em_emitter *out, const void *arg);
+int ml_ev_seq(const em_rec *acc, const em_rec *r, em_emitter *out, const void *arg) {
+    ev_arg a;
+    double s[3], *m;
+    ml_block b;
+    ebuf scratch = EBUF_INIT;
+    memcpy(&a, arg, sizeof a);
+    if (acc->vlen != sizeof s) return em_fail("evaluate: bad accumulator");
+    memcpy(s, acc->val, sizeof s);
+    int rc = block_margins(r, &a, &b, &scratch, &m);
+    if (!rc) {
+        for (int64_t i = 0; i < b.rows; i++) {
+            s[0] += ml_logloss(m[i], b.y[i]);
+            s[1] += (ml_sigmoid(m[i]) >= 0.5) == (b.y[i] >= 0.5);
+        }
+        s[2] += (double)b.rows;
+        rc = em_emit(out, s, sizeof s);
+    }
+    free(m);
+    ebuf_free(&scratch);
+    return rc;
+}
+
+/* Block -> (f64 key of the margin, i64 positives, i64 negatives) per row. */
+int ml_auc_pairs(const em_rec *in, em_emitter *out, const void *arg);
+int ml_auc_pairs(const em_rec *in, em_emitter *out, const void *arg) {
+    ev_arg a;
+    double *m;
+    ml_block b;
+    ebuf scratch = EBUF_INIT;
+    memcpy(&a, arg, sizeof a);
+    int rc = block_margins(in, &a, &b, &scratch, &m);
+    for (int64_t i = 0; !rc && i < b.rows; i++) {
+        uint8_t k[8];
+        int64_t pn[2] = {b.y[i] >= 0.5, b.y[i] < 0.5};
+        if (isnan(m[i])) {
+            rc = em_fail("evaluate: a score is NaN");
+            break;
+        }
+        em_f64_enc(m[i] == 0 ? 0.0 : m[i], k); /* -0 and 0 are one score */
+        rc = em_emit_pair(out, k, 8, pn, sizeof pn);
+        if (rc > 0) rc = 0;
+    }
+    free(m);
+    ebuf_free(&scratch);
+    return rc;
+}
+
+int ml_auc_sum(const em_rec *x, const em_rec *y, em_emitter *out, const void *arg);
+int ml_auc_sum(const em_rec *x, const em_rec *y, em_emitter *out, const void *arg) {
+    int64_t a[2], b[2];
+    if (x->vlen != sizeof a || y->vlen != sizeof b) return em_fail("evaluate: bad count pair");
+    memcpy(a, x->val, sizeof a);
+    memcpy(b, y->val, sizeof b);
+    a[0] += b[0];
+    a[1] += b[1];
+    return em_emit(out, a, sizeof a);
+}
+
+static int auc(em_ml_data *d, const ev_arg *a, double *out) {
+    int np = em_num_partitions(d->blocks);
+    em_rdd *pairs = em_flat_map(d->blocks, ml_auc_pairs, a, sizeof *a);
+    em_rdd *sums = pairs ? em_reduce_by_key(pairs, ml_auc_sum, NULL, 0, np) : NULL;
+    em_rdd *sorted = sums ? em_sort_by_key(sums, 0, np) : NULL;
+    em_batch *res = NULL;
+    if (!sorted) return em__lasterr();
+    int rc = em_collect(sorted, &res);
+    if (rc) return rc;
+    /* Descending scores: each negative counts the positives above it and
+     * half of those tied with it. */
+    double pos = 0, neg = 0, area = 0;
+    size_t it = 0;
+    em_rec r;
+    while (em_batch_next(res, &it, &r) == 1) {
+        int64_t pn[2];
+        if (r.vlen != sizeof pn) {
+            em_batch_free(res);
+            return em__seterr(EM_ECORRUPT, "evaluate: bad count pair");
+        }
+        memcpy(pn, r.val, sizeof pn);
+        area += (double)pn[1] * (pos + 0.5 * (double)pn[0]);
+        pos += (double)pn[0];
+        neg += (double)pn[1];
+    }
+    em_batch_free(res);
+    *out = pos > 0 && neg > 0 ? area / (pos * neg) : NAN;
+    return 0;
+}
+
+int em_ml_evaluate(const em_ml_model *m, em_ml_data *d, em_ml_metrics *out) {
+    if (!m || !d || !out || m->cols < 0 || (!m->w && m->cols)) return em__seterr(EM_EINVAL, "em_ml_evaluate: bad argument");
+    if (d->cols > m->cols)
+        return em__seterr(EM_EINVAL, "em_ml_evaluate: the data set has %lld columns, the model %lld",
+                          (long long)d->cols, (long long)m->cols);
+    double *wb = malloc(sizeof(double) * (size_t)(m->cols + 1));
+    if (!wb) return em__seterr(EM_ENOMEM, "mllib: out of memory");
+    if (m->cols) memcpy(wb, m->w, sizeof(double) * (size_t)m->cols);
+    wb[m->cols] = m->b;
+    ev_arg a = {em_broadcast(d->ctx, wb, sizeof(double) * (size_t)(m->cols + 1)), m->cols};
+    free(wb);
+    if (!a.w.id) return em__lasterr();
+    double zero[3] = {0, 0, 0}, s[3];
+    em_rec z = {NULL, 0, zero, sizeof zero}, r;
+    em_batch *res = NULL;
+    int rc = em_tree_aggregate(d->blocks, &z, ml_ev_seq, ml_sum_f64, &a, sizeof a, 2, &res);
+    if (!rc && !(rc = em_batch_get(res, 0, &r)) && r.vlen != sizeof s)
+        rc = em__seterr(EM_ECORRUPT, "evaluate: bad aggregate");
+    if (!rc) memcpy(s, r.val, sizeof s);
+    em_batch_free(res);
+    if (!rc && !(s[2] > 0)) rc = em__seterr(EM_EEMPTY, "em_ml_evaluate: the data set has no rows");
+    if (!rc) {
+        out->log_loss = s[0] / s[2];
+        out->accuracy = s[1] / s[2];
+        out->rows = (int64_t)s[2];
+        rc = auc(d, &a, &out->auc);
+    }
+    em_bcast_destroy(d->ctx, a.w);
+    return rc;
+}
