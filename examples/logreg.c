@@ -85,7 +85,12 @@ int main(int argc, char **argv) {
         header = 1;
     }
 
-    em_ctx *ctx = em_open(master, NULL);
+    /* The loss line replaces ember's per-job progress bar (one job per
+     * iteration would make it flicker). */
+    em_conf *conf = em_conf_new();
+    em_conf_set(conf, "ember.progress", "false");
+    em_ctx *ctx = em_open(master, conf);
+    em_conf_free(conf);
     if (!ctx) {
         fprintf(stderr, "logreg: %s\n", em_errmsg());
         return 1;

@@ -98,7 +98,7 @@ int ml_block_emit(em_emitter *out, const ebuf *buf) {
     return em_emit(out, buf->p + 1 + n, (size_t)vlen);
 }
 
-int ml_block_view(const em_rec *r, ml_block *b, ebuf *scratch) {
+static int view(const em_rec *r, ml_block *b, ebuf *scratch, int check) {
     const uint8_t *v = r->val;
     size_t arr;
     if (r->key || r->vlen < 1 + HDR || (size_t)v[0] + 1 + HDR > r->vlen) goto bad;
@@ -120,7 +120,7 @@ int ml_block_view(const em_rec *r, ml_block *b, ebuf *scratch) {
         data = a;
     }
     place(b, data);
-    if (b->kind == ML_CSR) { /* the kernels trust these: check them once */
+    if (check && b->kind == ML_CSR) {
         if (b->indptr[0] != 0 || b->indptr[b->rows] != b->nnz) goto bad;
         for (int64_t i = 0; i < b->rows; i++)
             if (b->indptr[i + 1] < b->indptr[i]) goto bad;
@@ -131,6 +131,10 @@ int ml_block_view(const em_rec *r, ml_block *b, ebuf *scratch) {
 bad:
     return em__seterr(EM_ECORRUPT, "mllib: a record is not a well-formed block");
 }
+
+int ml_block_view(const em_rec *r, ml_block *b, ebuf *scratch) { return view(r, b, scratch, 1); }
+
+int ml_block_view_unchecked(const em_rec *r, ml_block *b, ebuf *scratch) { return view(r, b, scratch, 0); }
 
 int64_t ml_block_rows(int64_t cols, double density, int block_rows) {
     int64_t max = block_rows > 0 ? block_rows : 4096;

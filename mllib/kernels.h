@@ -22,10 +22,14 @@ double ml_sigmoid(double m);
  * y_i and m_i = x_i.w + bias.  w holds at least
  * b->cols weights (the caller checks).  Dense blocks go through BLAS on
  * row tiles that stay in cache, so the matrix is read from memory once;
- * CSR blocks through plain sparse loops.  Cannot fail. */
-void ml_block_loss_grad(const ml_block *b, const double *w, double bias, double *g, double *gb, double *loss);
+ * CSR blocks through plain sparse loops, which check every row offset and
+ * column index before using it (so blocks may be read with
+ * ml_block_view_unchecked).  0, or EM_ECORRUPT (message set) for a CSR
+ * block with an offset or index out of range; the sums are then partial. */
+int ml_block_loss_grad(const ml_block *b, const double *w, double bias, double *g, double *gb, double *loss);
 
-/* m[i] = x_i.w + bias for every row of the block (m: b->rows doubles). */
-void ml_block_margins(const ml_block *b, const double *w, double bias, double *m);
+/* m[i] = x_i.w + bias for every row of the block (m: b->rows doubles).
+ * 0, or EM_ECORRUPT as ml_block_loss_grad. */
+int ml_block_margins(const ml_block *b, const double *w, double bias, double *m);
 
 #endif

@@ -38,7 +38,7 @@ int ml_lg_seq(const em_rec *acc, const em_rec *r, em_emitter *out, const void *a
     if (acc->vlen != sizeof(double) * n) return em_fail("logreg: bad accumulator (%zu bytes)", acc->vlen);
     ml_block b;
     ebuf scratch = EBUF_INIT;
-    int rc = ml_block_view(r, &b, &scratch);
+    int rc = ml_block_view_unchecked(r, &b, &scratch); /* the kernel checks CSR indexes */
     if (rc) goto out;
     if (b.cols > a.cols) {
         rc = em_fail("logreg: a block has %lld columns, the model %lld", (long long)b.cols, (long long)a.cols);
@@ -51,9 +51,9 @@ int ml_lg_seq(const em_rec *acc, const em_rec *r, em_emitter *out, const void *a
     }
     memcpy(s, acc->val, sizeof(double) * n);
     ml_blas_init();
-    ml_block_loss_grad(&b, w, w[a.cols], s, s + a.cols, s + a.cols + 1);
+    rc = ml_block_loss_grad(&b, w, w[a.cols], s, s + a.cols, s + a.cols + 1);
     s[a.cols + 2] += (double)b.rows;
-    rc = em_emit(out, s, sizeof(double) * n);
+    if (!rc) rc = em_emit(out, s, sizeof(double) * n);
     free(s);
 out:
     ebuf_free(&scratch);
@@ -98,15 +98,14 @@ static int loss_grad(em_ml_data *d, const double *wb, int depth, double *loss, d
     free(zero);
     if (!rc && (rc = em_batch_get(res, 0, &r)) == 0 && r.vlen != sizeof(double) * n)
         rc = em__seterr(EM_ECORRUPT, "logreg: bad aggregate");
-    if (!rc) {
-        double *s = grad; /* gradient and d/db land in place; loss and count after */
+    if (!rc) { /* the gradient and d/db go straight to grad; then the loss sum and the count */
         double tail[2];
-        memcpy(s, r.val, sizeof(double) * (n - 2));
+        memcpy(grad, r.val, sizeof(double) * (n - 2));
         memcpy(tail, (const uint8_t *)r.val + sizeof(double) * (n - 2), sizeof tail);
         if (!(tail[1] > 0)) {
             rc = em__seterr(EM_EEMPTY, "logreg: the data set has no rows");
         } else {
-            for (size_t i = 0; i < n - 2; i++) s[i] /= tail[1];
+            for (size_t i = 0; i < n - 2; i++) grad[i] /= tail[1];
             *loss = tail[0] / tail[1];
         }
     }

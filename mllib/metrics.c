@@ -39,14 +39,13 @@ static int block_margins(const em_rec *r, const ev_arg *a, ml_block *b, ebuf *sc
     const double *w = em_bcast_value(a->w, &wlen);
     *m = NULL;
     if (!w || wlen != sizeof(double) * (size_t)(a->cols + 1)) return em_fail("evaluate: weights not broadcast");
-    int rc = ml_block_view(r, b, scratch);
+    int rc = ml_block_view_unchecked(r, b, scratch); /* the kernel checks CSR indexes */
     if (rc) return rc;
     if (b->cols > a->cols)
         return em_fail("evaluate: a block has %lld columns, the model %lld", (long long)b->cols, (long long)a->cols);
     if (!(*m = malloc(sizeof(double) * (size_t)(b->rows ? b->rows : 1)))) return em_fail("evaluate: out of memory");
     ml_blas_init();
-    ml_block_margins(b, w, w[a->cols], *m);
-    return 0;
+    return ml_block_margins(b, w, w[a->cols], *m);
 }
 
 /* seq of the (loss sum, correct, rows) aggregate. */

@@ -39,7 +39,8 @@ static inline const char *ml_parse_f64_slow(const char *s, const char *e, double
  * of the point) at p.  Returns the first byte after the number, or NULL if
  * there is no well-formed, finite number at p.  The caller checks that a
  * delimiter follows. */
-static inline const char *ml_parse_f64(const char *p, const char *end, double *out) {
+__attribute__((always_inline)) static inline const char *ml_parse_f64(const char *p, const char *end,
+                                                                     double *out) {
     static const double ml_p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     const char *s = p;

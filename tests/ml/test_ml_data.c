@@ -300,6 +300,35 @@ TEST(ml_data_csv_breast_cancer) {
     em_close(c);
 }
 
+TEST(ml_data_csv_directory) {
+    /* Every file of a directory, each with its own header; files in name
+     * order, so rows in that order. */
+    em_ctx *c = ml_ctx(NULL, NULL);
+    CHECK(c);
+    char dir[512], f1[600], f2[600];
+    snprintf(dir, sizeof dir, "%s/csvdir", test_tmpdir());
+    CHECK(mkdir(dir, 0755) == 0);
+    snprintf(f1, sizeof f1, "%s/a.csv", dir);
+    snprintf(f2, sizeof f2, "%s/b.csv", dir);
+    CHECK(put_file(f1, "x,y,label\n1,2,1\n3,4,0\n") == 0);
+    CHECK(put_file(f2, "x,y,label\n\n5,6,1\n") == 0);
+    em_ml_load_opts o = {.label_col = -1, .skip_header = 1};
+    em_ml_data *d = em_ml_read_csv(c, dir, &o);
+    CHECK_OK(d ? 0 : -1);
+    CHECK_EQ_I64(em_ml_rows(d), 3);
+    CHECK_EQ_I64(em_ml_cols(d), 2);
+    double *x, *y;
+    CHECK(densify(d, &x, &y, NULL) == 0);
+    const double wx[6] = {1, 2, 3, 4, 5, 6}, wy[3] = {1, 0, 1};
+    CHECK(memcmp(x, wx, sizeof wx) == 0 && memcmp(y, wy, sizeof wy) == 0);
+    free(x);
+    free(y);
+    em_ml_free(d);
+    CHECK(em_ml_read_csv(c, tpath("nothing-here.csv"), &o) == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "nothing-here.csv");
+    em_close(c);
+}
+
 TEST(ml_data_csv_errors) {
     em_ctx *c = ml_ctx("ember.files.maxPartitionBytes", "2048");
     CHECK(c);

@@ -18,6 +18,7 @@
 #include "data.h"
 #include "ember.h"
 #include "ember_ml.h"
+#include "kernels.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -275,13 +276,15 @@ static void check_grad(int sparse) {
 TEST(ml_logreg_grad_dense) { check_grad(0); }
 TEST(ml_logreg_grad_csr) { check_grad(1); }
 
-/* A wide problem takes the one-row-tile path (ddot + daxpy), a narrow one
- * several tiles per block plus a partial one. */
+/* Every tiling of the dense kernel, with partial tiles: rows wider than
+ * 128 Ki columns (one-row tiles: ddot + daxpy), wide rows (4-row tiles),
+ * narrow ones (512-row tiles, several per block), and a block smaller
+ * than a tile. */
 TEST(ml_logreg_grad_tiles) {
     em_ctx *ctx = ml_ctx(NULL);
     CHECK(ctx);
-    int64_t shapes[][2] = {{40, 40000}, {1500, 3}, {7, 600}};
-    for (int t = 0; t < 3; t++) {
+    int64_t shapes[][2] = {{5, 140000}, {42, 20000}, {1500, 3}, {7, 600}};
+    for (int t = 0; t < 4; t++) {
         prob p = make_prob(shapes[t][0], shapes[t][1], 1, 100 + (uint64_t)t);
         em_ml_data *d = dense_data(ctx, &p, 2, 700);
         CHECK(d);
@@ -301,6 +304,36 @@ TEST(ml_logreg_grad_tiles) {
         CHECK(ok);
     }
     em_close(ctx);
+}
+
+/* The sparse kernels check what ml_block_view_unchecked leaves unchecked. */
+TEST(ml_logreg_csr_kernel_checks) {
+    ebuf buf = EBUF_INIT;
+    ml_block b, v;
+    ebuf scratch = EBUF_INIT;
+    double w[4] = {1, 2, 3, 4}, g[4] = {0}, gb = 0, loss = 0, m[2];
+    for (int bad = 0; bad < 3; bad++) {
+        CHECK_OK(ml_block_alloc(&buf, ML_CSR, 2, 4, 3, &b));
+        int64_t ip[3] = {0, 2, 3};
+        int32_t ix[3] = {0, 3, 1};
+        if (bad == 1) ix[1] = 4;          /* column out of range */
+        if (bad == 2) ip[1] = 5;          /* offset past nnz */
+        memcpy(b.indptr, ip, sizeof ip);
+        memcpy(b.idx, ix, sizeof ix);
+        b.val[0] = b.val[1] = b.val[2] = 0.5;
+        b.y[0] = 1;
+        uint64_t vlen = 0;
+        size_t n = varint_get(buf.p + 1, buf.p + buf.len, &vlen);
+        em_rec r = {NULL, 0, buf.p + 1 + n, (size_t)vlen};
+        CHECK(ml_block_view(&r, &v, &scratch) == (bad ? EM_ECORRUPT : 0));
+        CHECK_OK(ml_block_view_unchecked(&r, &v, &scratch));
+        CHECK(ml_block_loss_grad(&v, w, 0, g, &gb, &loss) == (bad ? EM_ECORRUPT : 0));
+        CHECK(ml_block_margins(&v, w, 0.5, m) == (bad ? EM_ECORRUPT : 0));
+        if (!bad) CHECK(m[0] == 0.5 + 0.5 * 1 + 0.5 * 4 && m[1] == 0.5 + 0.5 * 2);
+        else CHECK_STR_CONTAINS(em_errmsg(), "out of range");
+    }
+    ebuf_free(&buf);
+    ebuf_free(&scratch);
 }
 
 /* ------------------------------------------------------------ optimizers */
