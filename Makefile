@@ -77,9 +77,11 @@ test-sanitize:
 	$(MAKE) BUILD=build-san OPT="-O1 -g -fno-omit-frame-pointer" \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" test
 
-# Build, then run the main example on local[*] (README's first command).
+# Build, then run the main examples on local[*] (README's first command):
+# word count, and logistic regression on the breast cancer data.
 run-example: all
 	$(BUILD)/examples/wordcount tests/data/words.txt 10
+	$(BUILD)/examples/logreg
 
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig

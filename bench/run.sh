@@ -13,6 +13,8 @@ echo "== word count (local[2] vs single-threaded C hash count, same run)"
 build/bench/wordcount "$F" local[2] 3
 echo "== scheduling"
 build/bench/tasks local[2] 1000
+echo "== logistic regression (10k x 10k, 1M x 100 dense, sparse; C loop and memory bound, same run)"
+build/bench/logreg
 if command -v hyperfine >/dev/null 2>&1; then
   # Whole commands, with the shell pipeline as the peer.
   S=bench/data/words-64.txt

@@ -705,7 +705,7 @@ TEST(wide_partition_by_key_placement) {
     CHECK_EQ_I64(total, N);
     /* lookup scans only the key's hash partition: it must find every value */
     for (int k = 0; k < K; k++) {
-        char key[12];
+        char key[24];
         snprintf(key, sizeof key, "key%d", k);
         CHECK_OK(em_lookup(pb, key, strlen(key), &b));
         CHECK_EQ_I64(em_batch_count(b), N / K + (k < N % K));
