@@ -85,7 +85,7 @@ run-example: all
 
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 include/ember.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 include/ember.h include/ember_ml.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(BUILD)/libember.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libember.so $(DESTDIR)$(PREFIX)/lib/libember.so.0
 	ln -sf libember.so.0 $(DESTDIR)$(PREFIX)/lib/libember.so
