@@ -62,21 +62,28 @@ static int run_keep(em_rdd *rdd, const plan_sink *s, const int *parts, int n, ou
 
 static size_t max_record(em_rdd *rdd) { return (size_t)conf_i64(rdd->ctx->conf, "ember.record.maxBytes"); }
 
-/* Concatenate outputs into a batch. */
-static int outs_batch(outs *o, size_t limit, em_batch **out) {
+/* Concatenate outputs into a batch: one exact-size allocation and a copy
+ * per partition, or none when a single partition holds everything. */
+static int outs_batch(outs *o, em_batch **out) {
     ebuf b = EBUF_INIT;
-    size_t n = 0;
-    for (int i = 0; i < o->n && n < limit; i++) {
-        size_t pos = 0, k;
-        em_rec r;
-        while (pos < o->len[i] && n < limit && (k = rec_get(o->data[i] + pos, o->data[i] + o->len[i], &r))) {
-            if (ebuf_append(&b, o->data[i] + pos, k)) {
-                ebuf_free(&b);
-                return em__seterr(EM_ENOMEM, "out of memory");
-            }
-            pos += k;
-            n++;
-        }
+    size_t n = 0, total = 0, k;
+    int nonempty = 0, last = -1;
+    for (int i = 0; i < o->n; i++) {
+        if (!o->len[i]) continue;
+        if ((k = batch_count_recs(o->data[i], o->len[i])) == (size_t)-1)
+            return em__seterr(EM_EPROTO, "collect: malformed task result");
+        n += k;
+        total += o->len[i];
+        nonempty++;
+        last = i;
+    }
+    if (nonempty == 1) { /* take the partition's bytes as they are */
+        b.p = o->data[last];
+        b.len = b.cap = o->len[last];
+        o->data[last] = NULL;
+    } else if (total) {
+        if (ebuf_reserve(&b, total)) return em__seterr(EM_ENOMEM, "collect: out of memory for %zu bytes", total);
+        for (int i = 0; i < o->n; i++) ebuf_append(&b, o->data[i], o->len[i]);
     }
     return (*out = batch_from(&b, n)) ? 0 : EM_ENOMEM;
 }
@@ -95,7 +102,7 @@ int em_collect(em_rdd *rdd, em_batch **out) {
     s.kind = SK_COLLECT;
     int rc = run_keep(rdd, &s, NULL, 0, &o);
     if (rc) return rc;
-    rc = outs_batch(&o, (size_t)-1, out);
+    rc = outs_batch(&o, out);
     outs_free(&o);
     return rc;
 }
@@ -461,7 +468,7 @@ int em_lookup(em_rdd *rdd, const void *key, size_t klen, em_batch **out) {
     int part = rdd->hash_partitioned && rdd->nparts > 0 ? (int)(em_hash(key ? key : "", klen) % (uint64_t)rdd->nparts) : -1;
     int rc = part >= 0 ? run_keep(v, &s, &part, 1, &o) : run_keep(v, &s, NULL, 0, &o);
     if (rc) return rc;
-    rc = outs_batch(&o, (size_t)-1, out);
+    rc = outs_batch(&o, out);
     outs_free(&o);
     return rc;
 }
