@@ -224,6 +224,19 @@ em_rdd *em_parallelize_str(em_ctx *ctx, const char *const *s, size_t n, int part
     return r;
 }
 
+em_rdd *em_empty(em_ctx *ctx) {
+    if (!ctx) {
+        em__seterr(EM_EINVAL, "em_empty: NULL context");
+        return NULL;
+    }
+    em_rdd *r = rdd_new(ctx, RDD_RECS, 0, "empty");
+    if (r && !(r->offs = calloc(1, sizeof *r->offs))) {
+        em__seterr(EM_ENOMEM, "em_empty: out of memory");
+        return NULL;
+    }
+    return r;
+}
+
 em_rdd *em_range(em_ctx *ctx, int64_t start, int64_t end, int64_t step, int partitions) {
     if (!ctx || step == 0) {
         em__seterr(EM_EINVAL, "em_range: %s", ctx ? "step must not be 0" : "NULL context");

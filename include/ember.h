@@ -249,6 +249,9 @@ em_rdd *em_parallelize(em_ctx *ctx, const em_rec *recs, size_t n, int partitions
 /* Convenience forms: int64 records, and NUL-terminated strings. */
 em_rdd *em_parallelize_i64(em_ctx *ctx, const int64_t *v, size_t n, int partitions);
 em_rdd *em_parallelize_str(em_ctx *ctx, const char *const *s, size_t n, int partitions);
+/* An RDD with no partitions (Spark's emptyRDD): actions over it run no
+ * task; fold, aggregate and tree_aggregate return their zero. */
+em_rdd *em_empty(em_ctx *ctx);
 /* The int64 records start, start+step, ... up to end (exclusive). */
 em_rdd *em_range(em_ctx *ctx, int64_t start, int64_t end, int64_t step, int partitions);
 /* Lines of a text file, of every file in a directory, or of every file a

@@ -257,10 +257,8 @@ TEST(wide_tree_aggregate_depths) {
     em_close(c);
 }
 
-/* No records at all: both return the zero.  (An RDD of zero partitions
- * cannot be made through the API -- parallelize and range use the default
- * parallelism for <= 0, text_file rejects an empty directory, coalesce
- * needs n >= 1 -- so empty partitions are the smallest case.) */
+/* No records at all: both return the zero, over empty partitions and over
+ * no partitions at all (em_empty). */
 TEST(wide_tree_aggregate_empty) {
     em_ctx *c = open_test_ctx();
     CHECK(c);
@@ -286,6 +284,22 @@ TEST(wide_tree_aggregate_empty) {
         CHECK(batch_one(b, &r) && r.vlen == 32 && !memcmp(r.val, zb, 32));
         em_batch_free(b);
     }
+    em_rdd *none = em_empty(c);
+    CHECK(none && em_num_partitions(none) == 0);
+    em_stats before, after;
+    em_get_stats(c, &before);
+    for (int depth = 1; depth <= 6; depth++) {
+        em_batch *b;
+        CHECK_OK(em_tree_aggregate(none, &zero, acc_seq, acc_comb, NULL, 0, depth, &b));
+        CHECK(batch_one(b, &r) && r.vlen == 32 && !memcmp(r.val, zb, 32));
+        em_batch_free(b);
+        CHECK_EQ_I64(em_tree_reduce(none, fn_sum_i64, NULL, 0, depth, &b), EM_EEMPTY);
+    }
+    int64_t n = -1;
+    CHECK_OK(em_count(none, &n));
+    CHECK_EQ_I64(n, 0);
+    em_get_stats(c, &after);
+    CHECK_EQ_I64(after.tasks_run, before.tasks_run); /* no partition, no task */
     em_batch *b;
     CHECK_EQ_I64(em_tree_aggregate(em_range(c, 0, 10, 1, 2), &zero, acc_seq, acc_comb, NULL, 0, -1, &b), EM_EINVAL);
     em_close(c);
@@ -314,5 +328,44 @@ TEST(wide_tree_reduce_depths) {
             }
         }
     }
+    em_close(c);
+}
+
+/* Every kind of operation over an RDD of no partitions. */
+TEST(wide_empty_rdd_operations) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_rdd *none = em_empty(c);
+    CHECK(none);
+    em_batch *b;
+    CHECK_OK(em_collect(none, &b));
+    CHECK_EQ_I64(em_batch_count(b), 0);
+    em_batch_free(b);
+    CHECK_OK(em_take(none, 5, &b));
+    CHECK_EQ_I64(em_batch_count(b), 0);
+    em_batch_free(b);
+    CHECK_EQ_I64(em_first(none, &b), EM_EEMPTY);
+    CHECK_EQ_I64(em_reduce(none, fn_sum_i64, NULL, 0, &b), EM_EEMPTY);
+    int64_t n = -1;
+    CHECK_OK(em_count(em_reduce_by_key(none, fn_sum_i64, NULL, 0, 0), &n));
+    CHECK_EQ_I64(n, 0);
+    CHECK_OK(em_count(em_sort_by_key(none, 1, 0), &n));
+    CHECK_EQ_I64(n, 0);
+    int64_t three = 3;
+    em_rdd *pairs = em_map(em_range(c, 0, 10, 1, 2), fn_mod_key, &three, sizeof three);
+    CHECK_OK(em_count(em_join(none, pairs, 0), &n));
+    CHECK_EQ_I64(n, 0);
+    CHECK_OK(em_count(em_left_outer_join(pairs, none, 0), &n));
+    CHECK_EQ_I64(n, 10);
+    CHECK_OK(em_count(em_union(none, pairs), &n));
+    CHECK_EQ_I64(n, 10);
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/empty-out", test_tmpdir());
+    CHECK_OK(em_save_as_text_file(none, dir));
+    char marker[1100];
+    snprintf(marker, sizeof marker, "%s/_SUCCESS", dir);
+    FILE *f = fopen(marker, "r");
+    CHECK(f);
+    fclose(f);
     em_close(c);
 }
