@@ -82,7 +82,7 @@ static uint64_t splitmix64(uint64_t *s) {
 /* Write rows x cols dense data as LIBSVM to path (through path.tmp, renamed
  * when complete, so an interrupted run leaves no truncated file behind). */
 static void generate(const char *path, int64_t rows, int64_t cols) {
-    char tmp[4096];
+    char tmp[4096 + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (!f) die("%s: %s", tmp, strerror(errno));

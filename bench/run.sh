@@ -15,6 +15,8 @@ echo "== scheduling"
 build/bench/tasks local[2] 1000
 echo "== logistic regression (10k x 10k, 1M x 100 dense, sparse; C loop and memory bound, same run)"
 build/bench/logreg
+echo "== LIBSVM load (2000 x 10000 dense as LIBSVM, 288 MB; C strtod loop same run, scikit-learn quoted)"
+build/bench/libsvm_load
 if command -v hyperfine >/dev/null 2>&1; then
   # Whole commands, with the shell pipeline as the peer.
   S=bench/data/words-64.txt
