@@ -48,6 +48,24 @@ static void place(ml_block *b, uint8_t *p) {
     }
 }
 
+/* Zero the bytes between the arrays' ends and their 16-byte rounding, and
+ * the record's trailing pad up to end, so a block's bytes are all defined. */
+static void zero_gaps(const ml_block *b, uint8_t *end) {
+    size_t r = (size_t)b->rows, z = (size_t)b->nnz;
+    uint8_t *y = (uint8_t *)b->y;
+    memset(y + 8 * r, 0, up16(8 * r) - 8 * r);
+    if (b->kind == ML_DENSE) {
+        uint8_t *x = (uint8_t *)b->x;
+        size_t n = 8 * r * (size_t)b->cols;
+        memset(x + n, 0, (size_t)(end - (x + n)));
+        return;
+    }
+    uint8_t *ip = (uint8_t *)b->indptr, *v = (uint8_t *)b->val, *ix = (uint8_t *)b->idx;
+    memset(ip + 8 * (r + 1), 0, up16(8 * (r + 1)) - 8 * (r + 1));
+    memset(v + 8 * z, 0, up16(8 * z) - 8 * z);
+    memset(ix + 4 * z, 0, (size_t)(end - (ix + 4 * z)));
+}
+
 /* Layout in buf: [tag 0][varint vlen][value...]: the record encoding, so
  * ml_block_emit can hand out the value in place.  The value: pad byte,
  * pad, header, arrays, trailing zeros up to a 16-byte record size. */
@@ -68,7 +86,10 @@ int ml_block_alloc(ebuf *buf, int kind, int64_t rows, int64_t cols, int64_t nnz,
         ebuf_reset(buf);
         if (ebuf_reserve(buf, pre + vlen)) return em__seterr(EM_ENOMEM, "mllib: out of memory for a %zu-byte block", vlen);
         uint8_t *p = buf->p;
-        memset(p, 0, pre + vlen);
+        /* Only the header and the padding are zeroed here: the caller
+         * writes every array element (a memset would add a pass over the
+         * whole block). */
+        memset(p, 0, pre + 1 + pad + HDR);
         p[0] = 0;
         varint_put(p + 1, vlen);
         uint8_t *v = p + pre;
@@ -86,6 +107,7 @@ int ml_block_alloc(ebuf *buf, int kind, int64_t rows, int64_t cols, int64_t nnz,
         b->cols = cols;
         b->nnz = nnz;
         place(b, h + HDR);
+        zero_gaps(b, p + pre + vlen);
         return 0;
     }
     return em__seterr(EM_EINVAL, "mllib: block too large");
