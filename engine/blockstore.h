@@ -15,16 +15,18 @@
 
 typedef struct blockstore blockstore;
 typedef struct block {
-    const uint8_t *p; /* the records */
-    size_t len;
+    int n;                /* chunks */
+    const uint8_t **p;    /* each chunk's records */
+    size_t *len;
 } block;
 
 /* dir: where disk blocks go (not owned, must outlive the store). */
 blockstore *bs_new(const char *dir, size_t mem_limit);
 void bs_free(blockstore *s);
-/* Store a block (takes ownership of the malloc'd bytes in every case).
- * Replaces nothing: if the key exists the new bytes are dropped.  0 or < 0. */
-int bs_put(blockstore *s, uint64_t ns, int rdd, int part, int level, uint8_t *bytes, size_t len);
+/* Store a block of n chunks (takes ownership of the n malloc'd chunks in
+ * every case; the two arrays are copied).  Replaces nothing: if the key
+ * exists the new chunks are dropped.  0 or < 0. */
+int bs_put(blockstore *s, uint64_t ns, int rdd, int part, int level, uint8_t **chunks, const size_t *lens, int n);
 /* A referenced block, or NULL when absent.  Release with bs_release. */
 block *bs_get(blockstore *s, uint64_t ns, int rdd, int part);
 void bs_release(blockstore *s, block *b);

@@ -48,24 +48,6 @@ static am_slot *slots_alloc(size_t n) {
     return p;
 }
 
-/* Room for extra bytes in the arena, which is also read at random: past
- * 2 MiB it moves to huge-page-backed memory as it grows. */
-static int am_reserve(aggmap *m, size_t extra) {
-    ebuf *b = &m->arena;
-    if (b->cap - b->len >= extra) return 0;
-    size_t need = b->len + extra, cap = b->cap ? b->cap * 2 : 4096;
-    while (cap < need) cap *= 2;
-    if (cap < ((size_t)2 << 20)) return ebuf_reserve(b, extra);
-    void *p = NULL;
-    if (posix_memalign(&p, (size_t)2 << 20, cap)) return EM_ENOMEM;
-    madvise(p, cap, MADV_HUGEPAGE);
-    if (b->len) memcpy(p, b->p, b->len);
-    free(b->p);
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
 /* Rebuild the slot array with nslots slots from the stored hash bits,
  * renumbering the entries' slots. */
 static int rehash(aggmap *m, size_t nslots) {
@@ -111,11 +93,11 @@ static inline int key_eq(const uint8_t *a, const uint8_t *b, size_t n) {
  * or 0 on ENOMEM. */
 static uint64_t put_record(aggmap *m, const void *key, uint32_t klen, const void *c, uint32_t clen) {
     if (m->arena.len == 0) {
-        if (am_reserve(m, 4096)) return 0;
+        if (ebuf_reserve(&m->arena, 4096)) return 0;
         memset(m->arena.p, 0, AM_ARENA_BASE);
         m->arena.len = AM_ARENA_BASE;
     }
-    if (am_reserve(m, (size_t)klen + 8 + clen)) return 0;
+    if (ebuf_reserve(&m->arena, (size_t)klen + 8 + clen)) return 0;
     uint64_t off = m->arena.len;
     uint8_t *p = m->arena.p + off;
     uint32_t len[2] = {klen, clen};
@@ -184,7 +166,7 @@ int aggmap_set_comb(aggmap *m, size_t i, const void *c, size_t clen) {
      * a freshly inserted key's first combiner from leaving garbage. */
     if (s->off + 8 + len[0] + len[1] == m->arena.len) {
         size_t need = (size_t)s->off + 8 + len[0] + clen;
-        if (need > m->arena.len && am_reserve(m, need - m->arena.len))
+        if (need > m->arena.len && ebuf_reserve(&m->arena, need - m->arena.len))
             return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
         p = m->arena.p + s->off;
         len[1] = (uint32_t)clen;
@@ -195,7 +177,7 @@ int aggmap_set_comb(aggmap *m, size_t i, const void *c, size_t clen) {
     }
     /* Copy the key out first: the arena may move while growing. */
     size_t koff = (size_t)s->off + 8;
-    if (am_reserve(m, (size_t)len[0] + 8 + clen)) return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
+    if (ebuf_reserve(&m->arena, (size_t)len[0] + 8 + clen)) return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
     uint8_t *d = m->arena.p + m->arena.len;
     uint32_t nl[2] = {len[0], (uint32_t)clen};
     memcpy(d, nl, 8);

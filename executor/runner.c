@@ -93,8 +93,9 @@ static int drive_cached(task_run *run, const plan_node *n, epipe *down) {
     blockstore *bs = run->env->store;
     block *b = bs_get(bs, n->cache_key, n->rdd_id, n->partition);
     if (b) {
+        int rc = 0;
         run->res->cache_hits++;
-        int rc = drive_batch(b->p, b->len, down);
+        for (int i = 0; i < b->n && !rc; i++) rc = drive_batch(b->p[i], b->len[i], down);
         bs_release(bs, b);
         return rc;
     }
