@@ -383,3 +383,50 @@ TEST(api_vars_accumulator_map_output_kept_after_failed_job) {
     CHECK_EQ_I64(em_acc_value_i64(c, a.acc), 200);
     em_close(c);
 }
+
+/* A cached partition larger than one cache chunk (4 MiB for the first,
+ * 64 MiB after): records read back complete and in order, in memory and
+ * from disk. */
+static int fn_wide_record(const em_rec *in, em_emitter *out, const void *arg) {
+    uint8_t buf[1000];
+    int64_t v = em_i64_dec(in->val);
+    memset(buf, (int)(v & 0xff), sizeof buf);
+    em_i64_enc(v, buf);
+    return em_emit(out, buf, sizeof buf);
+}
+
+static int fn_first_i64(const em_rec *in, em_emitter *out, const void *arg) {
+    return em_emit(out, in->val, 8);
+}
+
+TEST(api_vars_cache_large_partition_chunks) {
+    static const int levels[] = {EM_MEMORY_ONLY, EM_DISK_ONLY};
+    for (int l = 0; l < 2; l++) {
+        em_ctx *c = open_test_ctx();
+        CHECK(c);
+        /* 80,000 records of ~1 KB in one partition: about 80 MB. */
+        em_rdd *big = em_persist(em_map(em_range(c, 0, 80000, 1, 1), fn_wide_record, NULL, 0), levels[l]);
+        CHECK(big);
+        em_rdd *firsts = em_map(big, fn_first_i64, NULL, 0);
+        em_batch *b;
+        int64_t expect = (int64_t)79999 * 80000 / 2;
+        for (int round = 0; round < 2; round++) {
+            CHECK_OK(em_collect(firsts, &b));
+            CHECK_EQ_I64(em_batch_count(b), 80000);
+            size_t pos = 0;
+            em_rec r;
+            int64_t i = 0, sum = 0;
+            while (em_batch_next(b, &pos, &r) == 1) {
+                CHECK_EQ_I64(em_i64_dec(r.val), i); /* in order */
+                sum += em_i64_dec(r.val);
+                i++;
+            }
+            CHECK_EQ_I64(sum, expect);
+            em_batch_free(b);
+        }
+        em_stats st;
+        em_get_stats(c, &st);
+        CHECK_EQ_I64(st.cache_hits, 1);
+        em_close(c);
+    }
+}
