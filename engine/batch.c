@@ -2,6 +2,7 @@
  * batch.c -- caller-owned batches of records (see batch.h).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "batch.h"
 #include "err.h"
@@ -33,6 +34,7 @@ size_t batch_count_recs(const uint8_t *p, size_t len) {
 size_t em_batch_count(const em_batch *b) { return b ? b->n : 0; }
 
 int em_batch_next(const em_batch *b, size_t *pos, em_rec *rec) {
+    if (rec) memset(rec, 0, sizeof *rec); /* defined whatever happens */
     if (!b || !pos || !rec) return em__seterr(EM_EINVAL, "em_batch_next: NULL argument");
     if (*pos >= b->len) return 0;
     size_t k = rec_get(b->p + *pos, b->p + b->len, rec);
@@ -42,6 +44,7 @@ int em_batch_next(const em_batch *b, size_t *pos, em_rec *rec) {
 }
 
 int em_batch_get(em_batch *b, size_t i, em_rec *rec) {
+    if (rec) memset(rec, 0, sizeof *rec); /* defined whatever happens */
     if (!b || !rec || i >= b->n) return em__seterr(EM_EINVAL, "em_batch_get: index %zu out of range", i);
     if (!b->idx) {
         size_t pos = 0;

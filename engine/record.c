@@ -79,6 +79,7 @@ int em_list_next(const void *list, size_t len, size_t *pos, const void **item, s
 }
 
 int em_list_next_rec(const void *list, size_t len, size_t *pos, em_rec *rec) {
+    if (rec) memset(rec, 0, sizeof *rec); /* defined whatever happens */
     const void *item;
     size_t ilen;
     int rc = em_list_next(list, len, pos, &item, &ilen);

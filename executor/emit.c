@@ -101,6 +101,7 @@ int em_emit_pair_i64(em_emitter *out, const void *key, size_t klen, int64_t v) {
 }
 
 int em_iter_next(em_iter *it, em_rec *rec) {
+    if (rec) memset(rec, 0, sizeof *rec); /* defined whatever happens */
     if (!it || !rec) return em__seterr(EM_EINVAL, "em_iter_next: NULL argument");
     if (it->p >= it->end) return 0;
     size_t n = rec_get(it->p, it->end, rec);

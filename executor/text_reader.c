@@ -66,6 +66,8 @@ typedef struct cutter {
 static __thread const cutter *reading;
 
 int em_task_input(const char **path, uint64_t *offset) {
+    if (path) *path = NULL; /* defined on failure too */
+    if (offset) *offset = 0;
     if (!reading) return em__seterr(EM_ESTATE, "em_task_input: not reading text input");
     if (path) *path = reading->s->path;
     if (offset) *offset = reading->line_start;

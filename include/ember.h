@@ -156,7 +156,8 @@ int em_task_partition(void);
  * the file the current line comes from and the line's byte offset in the
  * file's text (uncompressed offset for .gz), as Spark's input_file_name.
  * For error messages that must name the file and line.  Returns 0, or
- * EM_ESTATE when the calling thread is not reading a text line. */
+ * EM_ESTATE (with *path NULL and *offset 0) when the calling thread is not
+ * reading a text line. */
 int em_task_input(const char **path, uint64_t *offset);
 /* The 1-based number of the line starting at byte `offset` of a text file
  * (plain or .gz): 1 + the newlines before it.  Reads the file up to offset,
@@ -346,7 +347,9 @@ int em_unpersist(em_rdd *rdd);
 /* Records an action returns, owned by the caller. */
 typedef struct em_batch em_batch;
 size_t em_batch_count(const em_batch *b);
-/* The i-th record (a view valid until em_batch_free). 0 or EM_EINVAL. */
+/* The i-th record (a view valid until em_batch_free). 0 or EM_EINVAL.  The
+ * reading calls (em_batch_get, em_batch_next, em_iter_next,
+ * em_list_next_rec) clear *rec first, so it is defined even on failure. */
 int em_batch_get(em_batch *b, size_t i, em_rec *rec);
 /* Sequential read: *pos starts at 0; returns 1 with *rec set, 0 at the end. */
 int em_batch_next(const em_batch *b, size_t *pos, em_rec *rec);

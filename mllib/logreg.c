@@ -150,7 +150,7 @@ typedef struct objective {
 static int lg_objective(const double *x, double *f, double *g, void *ctx) {
     objective *o = ctx;
     int64_t cols = o->d->cols;
-    double loss;
+    double loss = 0;
     int rc = loss_grad(o->d, x, o->depth, &loss, g);
     if (rc) return rc;
     double ww = 0;

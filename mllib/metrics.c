@@ -139,6 +139,7 @@ static int auc(em_ml_data *d, const ev_arg *a, double *out) {
 }
 
 int em_ml_evaluate(const em_ml_model *m, em_ml_data *d, em_ml_metrics *out) {
+    if (out) memset(out, 0, sizeof *out); /* defined on failure too */
     if (!m || !d || !out || m->cols < 0 || (!m->w && m->cols)) return em__seterr(EM_EINVAL, "em_ml_evaluate: bad argument");
     if (d->cols > m->cols)
         return em__seterr(EM_EINVAL, "em_ml_evaluate: the data set has %lld columns, the model %lld",

@@ -354,7 +354,7 @@ em_ml_data *em_ml_read_libsvm(em_ctx *ctx, const char *path, const em_ml_load_op
     text_arg h = {FMT_LIBSVM, 0, 0, 0, o->num_features, ml_block_rows(1, 1, o->block_rows), BLOCK_BYTES / 12, 0, 0};
     text_split *splits = NULL;
     uint8_t *arg = NULL;
-    size_t alen;
+    size_t alen = 0;
     em_ml_data *d = NULL;
     if (plan(ctx, path, o->partitions, &h, &arg, &alen, &splits) == 0)
         d = run(ctx, arg, alen, o->num_features > 0 ? o->num_features : -1, 1, "libsvm blocks");
@@ -388,7 +388,7 @@ em_ml_data *em_ml_read_csv(em_ctx *ctx, const char *path, const em_ml_load_opts 
     text_arg h = {FMT_CSV, o->skip_header != 0, o->label_col, 0, 0, 0, 0, 0, 0};
     text_split *splits = NULL;
     uint8_t *arg = NULL;
-    size_t alen;
+    size_t alen = 0;
     em_ml_data *d = NULL;
     if (plan(ctx, path, o->partitions, &h, &arg, &alen, &splits)) goto done;
     /* The first row sets the width: read on the driver, split by split,
