@@ -26,6 +26,7 @@ typedef struct entry {
     int refs;
     int dead;           /* removed while referenced */
     size_t bytes;       /* total of the chunks */
+    int counted;        /* bytes are in the store's mem_used */
     uint8_t **mem;      /* memory chunks (b.n of them), or NULL for a disk block */
     char *path;         /* disk block */
     const uint8_t *one; /* disk block: the single chunk b.p points at */
@@ -58,7 +59,7 @@ static void drop_disk_copy(entry *e) {
 
 static void entry_free(blockstore *s, entry *e) {
     if (e->mem) {
-        s->mem_used -= e->bytes;
+        if (e->counted) s->mem_used -= e->bytes;
         for (int i = 0; i < e->b.n; i++) free(e->mem[i]);
         free(e->mem);
     }
@@ -163,7 +164,15 @@ int bs_put(blockstore *s, uint64_t ns, int rdd, int part, int level, uint8_t **c
         e->b.n = n;
     }
     pthread_mutex_lock(&s->mu);
-    if (e->mem) s->mem_used += total;
+    if (find(s, ns, rdd, part)) { /* another task stored it meanwhile: keep the first */
+        pthread_mutex_unlock(&s->mu);
+        entry_free(s, e);
+        return 0;
+    }
+    if (e->mem) {
+        s->mem_used += total;
+        e->counted = 1;
+    }
     e->next = s->head;
     s->head = e;
     pthread_mutex_unlock(&s->mu);

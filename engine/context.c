@@ -156,10 +156,17 @@ int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
     j.nparts = nparts;
     j.on_result = on_result;
     j.cctx = c;
-    j.mem_budget = (uint64_t)conf_i64(ctx->conf, "ember.shuffle.memoryBytes");
-    j.block_bytes = (uint64_t)conf_i64(ctx->conf, "ember.shuffle.blockBytes");
-    j.max_record = (uint64_t)conf_i64(ctx->conf, "ember.record.maxBytes");
-    j.level = (uint8_t)conf_i64(ctx->conf, "ember.shuffle.compress.level");
+    int64_t mem = conf_i64(ctx->conf, "ember.shuffle.memoryBytes");
+    int64_t blk = conf_i64(ctx->conf, "ember.shuffle.blockBytes");
+    int64_t maxr = conf_i64(ctx->conf, "ember.record.maxBytes");
+    int64_t lvl = conf_i64(ctx->conf, "ember.shuffle.compress.level");
+    if (mem < 1 || blk < 1 || maxr < 1 || lvl < 0 || lvl > 9)
+        return em__seterr(EM_EINVAL, "configuration out of range: ember.shuffle.memoryBytes, ember.shuffle.blockBytes "
+                                     "and ember.record.maxBytes must be positive, ember.shuffle.compress.level 0..9");
+    j.mem_budget = (uint64_t)mem;
+    j.block_bytes = (uint64_t)blk;
+    j.max_record = (uint64_t)maxr;
+    j.level = (uint8_t)lvl;
     j.max_failures = (int)conf_i64(ctx->conf, "ember.task.maxFailures");
     if (j.max_failures < 1) j.max_failures = 1;
     j.progress = progress_enabled(ctx);

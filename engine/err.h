@@ -16,6 +16,8 @@ int em__preferr(int code, const char *fmt, ...) __attribute__((format(printf, 2,
 /* The code of the thread's last em__seterr (EM_EINVAL if none): for callers
  * that got NULL from a constructor and must return a code. */
 int em__lasterr(void);
+/* Forget the thread's message (a task starts with none). */
+void em__clearerr(void);
 /* Copy of the thread's message into buf (for carrying it across threads). */
 void em__geterr(char *buf, size_t len);
 

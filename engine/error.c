@@ -35,6 +35,11 @@ static void vset(const char *fmt, va_list ap) { vsnprintf(errmsg, sizeof errmsg,
 
 int em__lasterr(void) { return lastcode ? lastcode : EM_EINVAL; }
 
+void em__clearerr(void) {
+    errmsg[0] = 0;
+    lastcode = 0;
+}
+
 int em__seterr(int code, const char *fmt, ...) {
     va_list ap;
     lastcode = code;

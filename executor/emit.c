@@ -65,6 +65,7 @@ int em_emit_rec(em_emitter *out, const em_rec *r) {
 }
 
 int em_emit(em_emitter *out, const void *data, size_t len) {
+    if (!data && len) return em__seterr(EM_EINVAL, "em_emit: NULL data with a length");
     if (out && out->mode == EMIT_VALUE && len <= out->max_record && out->count == 0 && (data || !len)) {
         out->count = 1; /* a combiner's one value: straight into the buffer */
         return ebuf_append(out->buf, data, len) ? EM_ENOMEM : 0;
@@ -74,6 +75,7 @@ int em_emit(em_emitter *out, const void *data, size_t len) {
 }
 
 int em_emit_pair(em_emitter *out, const void *key, size_t klen, const void *val, size_t vlen) {
+    if ((!key && klen) || (!val && vlen)) return em__seterr(EM_EINVAL, "em_emit_pair: NULL key or value with a length");
     em_rec r = {key ? key : "", klen, val ? val : "", vlen};
     if (out && out->mode == EMIT_PUSH && key && (val || !vlen) && klen + vlen <= out->max_record) {
         out->count++; /* the flat_map -> next pipe hot path */

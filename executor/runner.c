@@ -3,6 +3,7 @@
  * the binary hash, builds pipes for the plan tree and drives its sources,
  * then reports the sink's output, accumulator updates and counters.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,7 +128,7 @@ static int drive(task_run *run, const plan_node *n, epipe *down) {
     case PN_SHUFFLE: return drive_shuffle(run, n, down);
     case PN_OP: {
         epipe *p = op_pipe_new(run, n, down);
-        if (!p) return EM_EFNREF;
+        if (!p) return em__lasterr();
         int rc = drive(run, n->child[0], p);
         if (rc >= 0) {
             int rc2 = p->end(p);
@@ -155,6 +156,7 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res) {
 
     memset(res, 0, sizeof *res);
     res->fetch_map = -1;
+    em__clearerr(); /* a message left by an earlier task must not name this one's failure */
     if ((rc = taskdesc_decode(desc, len, &t)) != 0) goto done;
     res->task_id = t->task_id;
     if (memcmp(t->binhash, fnref_binary_hash(), 32) != 0) {
@@ -168,8 +170,7 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res) {
     run.max_record = t->max_record ? (size_t)t->max_record : (size_t)64 << 20;
     vars_task_begin(t->partition);
     if (!(sink = sink_pipe_new(&run, &t->sink))) {
-        rc = EM_EIO;
-        if (strcmp(em_errmsg(), "no error") == 0) em__seterr(rc, "cannot start the task's sink");
+        rc = em__lasterr();
     } else {
         rc = drive(&run, t->root, sink);
         if (rc >= 0) rc = sink->end(sink);
@@ -180,6 +181,8 @@ done:
     if (rc < 0) {
         res->status = rc;
         em__geterr(res->errmsg, sizeof res->errmsg);
+        if (!res->errmsg[0]) /* a function failed without em_fail */
+            snprintf(res->errmsg, sizeof res->errmsg, "a function returned %d (%s)", rc, em_strerror(rc));
         free(res->data);
         res->data = NULL;
         res->len = 0;

@@ -381,6 +381,18 @@ static void account(dag *d, stage *s, const task_result *res) {
     st->cache_hits += res->cache_hits;
 }
 
+/* Count a successful task's accumulator additions -- once per task: a map
+ * output recomputed after a fetch failure was counted when it first
+ * succeeded. */
+static void merge_once(dag *d, stage *s, int idx, const task_result *res) {
+    if (s->shuffled) {
+        shuffle_out *so = mo_find(&d->mo, s->shuffled->shuffle_id);
+        if (so && so->merged[idx]) return;
+        if (so) so->merged[idx] = 1;
+    }
+    vars_merge(res->accs, res->naccs);
+}
+
 static int handle(dag *d, task_result *res) {
     uint64_t slot = res->task_id - d->fl_base;
     if (res->task_id < d->fl_base || slot >= d->fl_cap || !d->fl[slot].s) return 0; /* stale */
@@ -393,7 +405,7 @@ static int handle(dag *d, task_result *res) {
 
     if (res->status == 0) {
         if (d->failed) return 0;
-        vars_merge(res->accs, res->naccs);
+        merge_once(d, s, idx, res);
         s->state[idx] = T_DONE;
         s->done++;
         if (s->shuffled) {
@@ -471,7 +483,8 @@ int dag_run_job(dag *d, const job_spec *j) {
             break;
         }
         d->be->wait(d->be, &res);
-        handle(d, &res);
+        int hr = handle(d, &res);
+        if (hr < 0 && !d->failed) d->failed = hr; /* e.g. a task that could not be launched */
         task_result_clear(&res);
         if (j->progress) {
             stage *cur = d->nwait ? NULL : rs;
@@ -497,7 +510,7 @@ int dag_run_job(dag *d, const job_spec *j) {
              * will not rerun its task: its accumulator additions count now. */
             if (res.status == 0 && s->shuffled && s->state[d->fl[slot].idx] != T_DONE &&
                 res.len == sizeof(uint64_t) * (size_t)s->shuffled->nparts) {
-                vars_merge(res.accs, res.naccs);
+                merge_once(d, s, d->fl[slot].idx, &res);
                 s->state[d->fl[slot].idx] = T_DONE;
                 if (!mo_set(mo_find(&d->mo, s->shuffled->shuffle_id), d->fl[slot].idx, res.loc, (uint64_t *)res.data))
                     s->reg_task[d->fl[slot].idx] = d->next_task;

@@ -22,7 +22,9 @@ shuffle_out *mo_get(mapout *mo, uint32_t id, int nmaps, int nparts) {
         mo->s = s;
         mo->cap = cap;
     }
-    if (!(so = calloc(1, sizeof *so)) || !(so->m = calloc((size_t)nmaps + 1, sizeof *so->m))) {
+    if (!(so = calloc(1, sizeof *so)) || !(so->m = calloc((size_t)nmaps + 1, sizeof *so->m)) ||
+        !(so->merged = calloc((size_t)nmaps + 1, 1))) {
+        if (so) free(so->m);
         free(so);
         return NULL;
     }
@@ -65,6 +67,7 @@ void mo_free(mapout *mo) {
             free(so->m[j].seg);
         }
         free(so->m);
+        free(so->merged);
         free(so);
     }
     free(mo->s);

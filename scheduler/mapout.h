@@ -20,6 +20,8 @@ typedef struct shuffle_out {
     uint32_t id;
     int nmaps, nparts, navail;
     map_status *m;
+    uint8_t *merged;    /* per map: its accumulator additions were counted
+                           (kept when the output is lost and recomputed) */
 } shuffle_out;
 
 typedef struct mapout {

@@ -549,3 +549,58 @@ TEST(api_err_failure_kinds) {
     CHECK_EQ_I64(n, 100);
     em_close(c);
 }
+
+static int fn_emit_null_key(const em_rec *in, em_emitter *out, const void *arg) {
+    return em_emit_pair(out, NULL, 100000, in->val, in->vlen);
+}
+
+static int fn_fail_with_message(const em_rec *in, em_emitter *out, const void *arg) {
+    return em_fail("the FIRST job's message");
+}
+
+static int fn_fail_bare(const em_rec *in, em_emitter *out, const void *arg) { return -42; }
+
+/* A NULL key with a length is an error, never a read of 100000 bytes. */
+TEST(api_err_emit_null_with_length) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_batch *b = NULL;
+    CHECK_EQ_I64(em_collect(em_map(em_range(c, 0, 4, 1, 2), fn_emit_null_key, NULL, 0), &b), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "NULL key or value");
+    em_close(c);
+}
+
+/* A function failing without em_fail reports its code, not a message some
+ * earlier task left on the same thread. */
+TEST(api_err_no_stale_message) {
+    em_conf *conf = em_conf_new();
+    em_conf_set(conf, "ember.local.dir", test_scratchdir());
+    em_ctx *c = em_open("local[1]", conf);
+    em_conf_free(conf);
+    CHECK(c);
+    em_batch *b = NULL;
+    CHECK_EQ_I64(em_collect(em_map(em_range(c, 0, 2, 1, 1), fn_fail_with_message, NULL, 0), &b), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "FIRST job");
+    CHECK_EQ_I64(em_collect(em_map(em_range(c, 0, 2, 1, 1), fn_fail_bare, NULL, 0), &b), EM_EJOB);
+    CHECK(strstr(em_errmsg(), "FIRST job") == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "returned -42");
+    em_close(c);
+}
+
+/* Settings a job cannot run with are refused with a message, not turned
+ * into failing tasks. */
+TEST(api_err_settings_out_of_range) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t n;
+    CHECK_OK(em_set(c, "ember.shuffle.compress.level", "10"));
+    CHECK_EQ_I64(em_count(em_range(c, 0, 10, 1, 2), &n), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "compress.level");
+    CHECK_OK(em_set(c, "ember.shuffle.compress.level", "1"));
+    CHECK_OK(em_set(c, "ember.shuffle.memoryBytes", "-5"));
+    CHECK_EQ_I64(em_count(em_range(c, 0, 10, 1, 2), &n), EM_EINVAL);
+    CHECK_OK(em_set(c, "ember.shuffle.memoryBytes", "1m"));
+    CHECK_OK(em_count(em_range(c, 0, 10, 1, 2), &n));
+    CHECK_EQ_I64(n, 10);
+    em_close(c);
+}
