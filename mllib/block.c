@@ -12,19 +12,23 @@
 
 static size_t up16(size_t n) { return (n + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
 
-/* Bytes of the arrays after the header. */
+/* Bytes of the arrays after the header, with every product and sum checked:
+ * a corrupt header must not wrap around to a small size. */
 static int arrays_size(int kind, int64_t rows, int64_t cols, int64_t nnz, size_t *out) {
     if (rows < 0 || cols < 0 || nnz < 0 || rows > (1LL << 40) || cols > (1LL << 40) || nnz > (1LL << 40))
         return EM_EINVAL;
-    size_t r = (size_t)rows, c = (size_t)cols, z = (size_t)nnz;
+    size_t r = (size_t)rows, c = (size_t)cols, z = (size_t)nnz, rc, t, sum;
     if (kind == ML_DENSE) {
-        if (c && r > SIZE_MAX / 8 / c) return EM_EINVAL;
-        *out = up16(8 * r) + up16(8 * r * c);
+        if (__builtin_mul_overflow(r, c, &rc) || __builtin_mul_overflow(rc, (size_t)8, &t) || t > SIZE_MAX / 2)
+            return EM_EINVAL;
+        sum = up16(8 * r) + up16(t);
     } else if (kind == ML_CSR) {
-        *out = up16(8 * r) + up16(8 * (r + 1)) + up16(8 * z) + up16(4 * z);
+        sum = up16(8 * r) + up16(8 * (r + 1)) + up16(8 * z) + up16(4 * z); /* each term < 2^44 */
     } else {
         return EM_EINVAL;
     }
+    if (sum > ((size_t)1 << 46)) return EM_EINVAL; /* no block is 64 TiB */
+    *out = sum;
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "block.h"
 #include "data.h"
 #include "err.h"
+#include "mlutil.h"
 
 void openblas_set_num_threads(int n);
 
@@ -126,7 +127,10 @@ em_ml_data *ml_data_from_arrays(em_ctx *ctx, const double *x, const double *y, i
     memcpy(arg + sizeof h, y, sizeof(double) * (size_t)rows);
     memcpy(arg + sizeof h + sizeof(double) * (size_t)rows, x, sizeof(double) * (size_t)(rows * cols));
     int64_t nblocks = (rows + h.block_rows - 1) / h.block_rows;
-    if (partitions <= 0) partitions = (int)(nblocks < em_cores(ctx) ? (nblocks ? nblocks : 1) : em_cores(ctx));
+    if (partitions <= 0) {
+        int dp = ml_default_parallelism(ctx);
+        partitions = (int)(nblocks < dp ? (nblocks ? nblocks : 1) : dp);
+    }
     em_rdd *idx = em_range(ctx, 0, nblocks, 1, partitions);
     em_rdd *blocks = idx ? em_map(idx, ml_arrays_block, arg, n) : NULL;
     free(arg);

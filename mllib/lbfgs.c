@@ -86,7 +86,9 @@ static void direction(int64_t n, const hist *h, const double *g, double *d) {
 
 int ml_lbfgs(int64_t n, double *x, ml_objective_fn fn, void *ctx, const ml_optim *o, int *iters, double *fx) {
     hist h = {o->history > 0 ? o->history : 10, 0, -1, NULL, NULL, NULL, NULL};
-    size_t nn = (size_t)(n ? n : 1), hm = (size_t)h.m;
+    size_t nn = (size_t)(n ? n : 1), hm = (size_t)h.m, hbytes;
+    if (__builtin_mul_overflow(nn * sizeof(double), hm, &hbytes))
+        return em__seterr(EM_EINVAL, "L-BFGS: history %d of %zu-element vectors is too large", h.m, nn);
     double *g = malloc(sizeof(double) * nn), *d = malloc(sizeof(double) * nn);
     double *xn = malloc(sizeof(double) * nn), *gn = malloc(sizeof(double) * nn);
     h.s = malloc(sizeof(double) * nn * hm);

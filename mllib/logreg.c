@@ -35,7 +35,9 @@ int ml_lg_seq(const em_rec *acc, const em_rec *r, em_emitter *out, const void *a
     size_t n = (size_t)a.cols + 3, wlen = 0;
     const double *w = em_bcast_value(a.w, &wlen);
     if (!w || wlen != sizeof(double) * (size_t)(a.cols + 1)) return em_fail("logreg: weights not broadcast");
-    if (acc->vlen != sizeof(double) * n) return em_fail("logreg: bad accumulator (%zu bytes)", acc->vlen);
+    /* The zero is the empty record (a full-width zero would travel in every
+     * task description): an empty accumulator is all zeros. */
+    if (acc->vlen && acc->vlen != sizeof(double) * n) return em_fail("logreg: bad accumulator (%zu bytes)", acc->vlen);
     ml_block b;
     ebuf scratch = EBUF_INIT;
     int rc = ml_block_view_unchecked(r, &b, &scratch); /* the kernel checks CSR indexes */
@@ -44,12 +46,12 @@ int ml_lg_seq(const em_rec *acc, const em_rec *r, em_emitter *out, const void *a
         rc = em_fail("logreg: a block has %lld columns, the model %lld", (long long)b.cols, (long long)a.cols);
         goto out;
     }
-    double *s = malloc(sizeof(double) * n);
+    double *s = acc->vlen ? malloc(sizeof(double) * n) : calloc(n, sizeof(double));
     if (!s) {
         rc = em_fail("logreg: out of memory");
         goto out;
     }
-    memcpy(s, acc->val, sizeof(double) * n);
+    if (acc->vlen) memcpy(s, acc->val, sizeof(double) * n);
     ml_blas_init();
     rc = ml_block_loss_grad(&b, w, w[a.cols], s, s + a.cols, s + a.cols + 1);
     s[a.cols + 2] += (double)b.rows;
@@ -64,6 +66,8 @@ out:
  * doubles: metrics.c uses it too). */
 int ml_sum_f64(const em_rec *x, const em_rec *y, em_emitter *out, const void *arg);
 int ml_sum_f64(const em_rec *x, const em_rec *y, em_emitter *out, const void *arg) {
+    if (!x->vlen) return em_emit(out, y->val, y->vlen); /* the empty zero */
+    if (!y->vlen) return em_emit(out, x->val, x->vlen);
     if (x->vlen != y->vlen || x->vlen % sizeof(double)) return em_fail("mllib: accumulators of different sizes");
     size_t n = x->vlen / sizeof(double);
     double *s = malloc(x->vlen ? x->vlen : 1);
@@ -83,20 +87,16 @@ int ml_sum_f64(const em_rec *x, const em_rec *y, em_emitter *out, const void *ar
 /* The mean loss and gradient at wb (cols weights, then the intercept). */
 static int loss_grad(em_ml_data *d, const double *wb, int depth, double *loss, double *grad) {
     size_t n = (size_t)d->cols + 3;
-    double *zero = calloc(n, sizeof(double));
-    if (!zero) return em__seterr(EM_ENOMEM, "mllib: out of memory");
     lg_arg a = {em_broadcast(d->ctx, wb, sizeof(double) * (size_t)(d->cols + 1)), d->cols};
-    if (!a.w.id) {
-        free(zero);
-        return em__lasterr();
-    }
-    em_rec z = {NULL, 0, zero, sizeof(double) * n};
+    if (!a.w.id) return em__lasterr();
+    em_rec z = {NULL, 0, "", 0}; /* the empty zero: see ml_lg_seq */
     em_batch *res = NULL;
     em_rec r;
     int rc = em_tree_aggregate(d->blocks, &z, ml_lg_seq, ml_sum_f64, &a, sizeof a, depth, &res);
     em_bcast_destroy(d->ctx, a.w);
-    free(zero);
-    if (!rc && (rc = em_batch_get(res, 0, &r)) == 0 && r.vlen != sizeof(double) * n)
+    if (!rc && (rc = em_batch_get(res, 0, &r)) == 0 && r.vlen == 0)
+        rc = em__seterr(EM_EEMPTY, "logreg: the data set has no rows"); /* still the empty zero */
+    else if (!rc && r.vlen != sizeof(double) * n)
         rc = em__seterr(EM_ECORRUPT, "logreg: bad aggregate");
     if (!rc) { /* the gradient and d/db go straight to grad; then the loss sum and the count */
         double tail[2];
@@ -283,6 +283,8 @@ em_ml_model *em_ml_model_load(const char *path) {
     }
     m->cols = cols;
     if (!(m->w = malloc(sizeof(double) * (size_t)(cols ? cols : 1)))) {
+        em_ml_model_free(m);
+        m = NULL; /* reported as EM_ENOMEM below */
         why = "out of memory";
         goto fail;
     }

@@ -23,14 +23,16 @@ static inline int ml_is_space(char c) { return c == ' ' || c == '\t'; }
 /* Slow path: strtod on a copy of [s, e).  Returns e, or NULL if strtod does
  * not take all of it or the value is not finite. */
 static inline const char *ml_parse_f64_slow(const char *s, const char *e, double *out) {
-    char tmp[128];
+    char small[128], *tmp = small;
     size_t n = (size_t)(e - s);
-    if (n >= sizeof tmp) return NULL;
+    if (n >= sizeof small && !(tmp = malloc(n + 1))) return NULL; /* long tokens: rare */
     memcpy(tmp, s, n);
     tmp[n] = 0;
     char *stop;
     double v = strtod(tmp, &stop);
-    if (stop != tmp + n || !isfinite(v)) return NULL;
+    int ok = stop == tmp + n && isfinite(v);
+    if (tmp != small) free(tmp);
+    if (!ok) return NULL;
     *out = v;
     return e;
 }
