@@ -6,11 +6,15 @@
  * correct predictions, rows).  The AUC needs the rows ranked by score, so
  * it is a small pipeline: every block emits (score, (positives, negatives))
  * pairs keyed by the order-preserving encoding of the score, reduce_by_key
- * sums the counts of each distinct score (map-side combining keeps the
- * shuffle to distinct scores), sort_by_key orders them descending, and the
- * driver collects the distinct scores only and walks the ROC curve:
- * AUC = sum over scores of n_s * (P_above + p_s / 2) / (P * N), the
- * Mann-Whitney statistic, which is the trapezoid area with ties averaged.
+ * sums the counts of each distinct score, sort_by_key orders them
+ * descending, and each sorted partition computes its part of
+ * AUC = sum over scores of n_s * (P_above + p_s / 2) / (P * N)
+ * (the Mann-Whitney statistic: the trapezoid area with ties averaged)
+ * counting only the positives above within it; the driver collects one
+ * (positives, negatives, area) record per partition and adds each
+ * partition's negatives times the positives of the partitions before it.
+ * The RDDs this builds are forgotten, with their shuffle files, when
+ * em_ml_evaluate returns.
  *
  * The score is the margin x.w + b rather than the probability: the ranking
  * is the same, but margins stay distinct where the sigmoid rounds to 0 or
@@ -21,6 +25,7 @@
 #include <string.h>
 
 #include "block.h"
+#include "ctx.h"
 #include "data.h"
 #include "err.h"
 #include "kernels.h"
@@ -108,30 +113,51 @@ int ml_auc_sum(const em_rec *x, const em_rec *y, em_emitter *out, const void *ar
     return em_emit(out, a, sizeof a);
 }
 
+/* One sorted partition's part of the area: with its scores descending,
+ * each negative counts the positives above it within the partition and half
+ * of those tied with it.  Emits (positives, negatives, area) as 3 doubles;
+ * the driver adds each partition's negatives times the positives of the
+ * partitions before it, so only one record per partition reaches it. */
+int ml_auc_part(int part, em_iter *in, em_emitter *out, const void *arg);
+int ml_auc_part(int part, em_iter *in, em_emitter *out, const void *arg) {
+    double t[3] = {0, 0, 0}; /* positives, negatives, area */
+    em_rec r;
+    int rc;
+    while ((rc = em_iter_next(in, &r)) == 1) {
+        int64_t pn[2];
+        if (r.vlen != sizeof pn) return em_fail("evaluate: bad count pair");
+        memcpy(pn, r.val, sizeof pn);
+        t[2] += (double)pn[1] * (t[0] + 0.5 * (double)pn[0]);
+        t[0] += (double)pn[0];
+        t[1] += (double)pn[1];
+    }
+    if (rc < 0) return rc;
+    return em_emit(out, t, sizeof t);
+}
+
 static int auc(em_ml_data *d, const ev_arg *a, double *out) {
     int np = em_num_partitions(d->blocks);
     em_rdd *pairs = em_flat_map(d->blocks, ml_auc_pairs, a, sizeof *a);
     em_rdd *sums = pairs ? em_reduce_by_key(pairs, ml_auc_sum, NULL, 0, np) : NULL;
     em_rdd *sorted = sums ? em_sort_by_key(sums, 0, np) : NULL;
+    em_rdd *parts = sorted ? em_map_partitions(sorted, ml_auc_part, NULL, 0) : NULL;
     em_batch *res = NULL;
-    if (!sorted) return em__lasterr();
-    int rc = em_collect(sorted, &res);
+    if (!parts) return em__lasterr();
+    int rc = em_collect(parts, &res); /* partition order: descending scores */
     if (rc) return rc;
-    /* Descending scores: each negative counts the positives above it and
-     * half of those tied with it. */
     double pos = 0, neg = 0, area = 0;
     size_t it = 0;
     em_rec r;
     while (em_batch_next(res, &it, &r) == 1) {
-        int64_t pn[2];
-        if (r.vlen != sizeof pn) {
+        double t[3];
+        if (r.vlen != sizeof t) {
             em_batch_free(res);
-            return em__seterr(EM_ECORRUPT, "evaluate: bad count pair");
+            return em__seterr(EM_ECORRUPT, "evaluate: bad partial area");
         }
-        memcpy(pn, r.val, sizeof pn);
-        area += (double)pn[1] * (pos + 0.5 * (double)pn[0]);
-        pos += (double)pn[0];
-        neg += (double)pn[1];
+        memcpy(t, r.val, sizeof t);
+        area += t[2] + t[1] * pos;
+        pos += t[0];
+        neg += t[1];
     }
     em_batch_free(res);
     *out = pos > 0 && neg > 0 ? area / (pos * neg) : NAN;
@@ -164,7 +190,9 @@ int em_ml_evaluate(const em_ml_model *m, em_ml_data *d, em_ml_metrics *out) {
         out->log_loss = s[0] / s[2];
         out->accuracy = s[1] / s[2];
         out->rows = (int64_t)s[2];
+        int first = d->ctx->nrdds; /* the RDDs auc() makes are its own */
         rc = auc(d, &a, &out->auc);
+        ctx_drop_internal(d->ctx, first); /* remove their shuffle files now */
     }
     em_bcast_destroy(d->ctx, a.w);
     return rc;
