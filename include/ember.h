@@ -406,8 +406,13 @@ int em_save_as_text_file(em_rdd *rdd, const char *dir);
 typedef struct em_bcast { uint64_t id; } em_bcast;
 /* Copies data; on failure returns id 0 (see em_errmsg). */
 em_bcast em_broadcast(em_ctx *ctx, const void *data, size_t len);
-/* In a task or on the driver: the blob, or NULL if unknown/destroyed. */
+/* In a task or on the driver: the blob, or NULL if unknown/destroyed.  The
+ * pointer stays valid until em_bcast_destroy or em_close. */
 const void *em_bcast_value(em_bcast b, size_t *len);
+/* Free a broadcast of ctx (NULL ctx: of any context).  Must not run while a
+ * job that reads it is running (actions return only when their jobs end, so
+ * this only concerns contexts driven from several threads).  Unknown ids
+ * are ignored. */
 void em_bcast_destroy(em_ctx *ctx, em_bcast b);
 
 /* Sums that tasks add to and the driver reads.  Each successful task's
