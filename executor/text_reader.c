@@ -292,6 +292,7 @@ static int read_gz(cutter *c, uint64_t *bytes_read) {
     uint64_t upos = 0;  /* uncompressed position of the next output byte */
     int in_member = 0;  /* a member has begun and its end is not yet seen */
     int member_ended = 0;
+    int padding = 0;    /* zeros after the last member are being skipped */
     for (;;) {
         ssize_t r = read(fd, in, GZ_IN_CHUNK);
         if (r < 0) {
@@ -306,6 +307,22 @@ static int read_gz(cutter *c, uint64_t *bytes_read) {
         zs.next_in = in;
         zs.avail_in = (uInt)r;
         while (zs.avail_in > 0) {
+            if (member_ended && (padding || zs.next_in[0] == 0)) {
+                /* Zero bytes after the last member (tape and block tools pad
+                 * files so; gzip -t accepts them): skip them, and accept
+                 * nothing but zeros after. */
+                for (uInt k = 0; k < zs.avail_in; k++)
+                    if (zs.next_in[k]) {
+                        rc = em__seterr(EM_ECORRUPT,
+                                        "text_file: %s: corrupt gzip input at compressed offset %llu: "
+                                        "data after the zero padding",
+                                        s->path, (unsigned long long)(comp - zs.avail_in + k));
+                        goto done;
+                    }
+                padding = 1;
+                zs.avail_in = 0;
+                break;
+            }
             if (member_ended) {
                 /* Another gzip member follows (as `cat a.gz b.gz` makes). */
                 inflateReset(&zs);

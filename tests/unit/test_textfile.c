@@ -580,3 +580,32 @@ TEST(textfile_line_too_long) {
     text_reader_mmap = 0;
     ebuf_free(&data);
 }
+
+/* Zero padding after the last gzip member (gzip -t accepts it) is skipped;
+ * anything but zeros after the padding is corrupt input. */
+TEST(textfile_gzip_zero_padding) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/pad.gz", test_tmpdir());
+    const char *text = "alpha\nbeta\ngamma\n";
+    CHECK(write_gz(path, text, strlen(text)) == 0);
+    FILE *f = fopen(path, "ab");
+    CHECK(f);
+    static const char zeros[3000];
+    CHECK(fwrite(zeros, 1, sizeof zeros, f) == sizeof zeros);
+    fclose(f);
+    text_split s = {path, 0, 0, 1};
+    coll c;
+    memset(&c, 0, sizeof c);
+    uint64_t bytes = 0;
+    CHECK_OK(text_read_split(&s, 0, coll_sink, &c, &bytes));
+    CHECK_EQ_I64(c.lines, 3);
+    ebuf_free(&c.b);
+    f = fopen(path, "ab");
+    CHECK(f);
+    fputc('x', f);
+    fclose(f);
+    memset(&c, 0, sizeof c);
+    CHECK_EQ_I64(text_read_split(&s, 0, coll_sink, &c, &bytes), EM_ECORRUPT);
+    CHECK_STR_CONTAINS(em_errmsg(), "after the zero padding");
+    ebuf_free(&c.b);
+}
