@@ -526,6 +526,7 @@ int em_top(em_rdd *rdd, size_t n, em_batch **out) { return topn(rdd, n, 1, out, 
  * is complete or absent. */
 typedef struct save_ctx {
     const char *tmp;
+    const char *dir; /* the user's output directory, for messages */
 } save_ctx;
 
 static void remove_attempt_dirs(const char *tmp) {
@@ -546,13 +547,34 @@ static int commit_part(void *c, int idx, task_result *res) {
     const char *src = (const char *)res->data, *slash;
     if (!src || !res->len || src[res->len - 1]) return em__seterr(EM_EPROTO, "save: bad task result");
     snprintf(dst, sizeof dst, "%s/part-%05d", s->tmp, idx);
-    if (rename(src, dst)) return em__seterr(EM_EIO, "save_as_text_file: committing %s: %s", src, strerror(errno));
+    if (rename(src, dst))
+        return em__seterr(EM_EIO, "save_as_text_file: %s: cannot commit partition %d: %s", s->dir, idx,
+                          strerror(errno));
     if ((slash = strrchr(src, '/'))) { /* remove the attempt directory */
         char dir[4096];
         snprintf(dir, sizeof dir, "%.*s", (int)(slash - src), src);
         rmdir(dir);
     }
     return 0;
+}
+
+/* The output is first written to a temporary sibling of dir (internal, not
+ * named in messages): failing to create it means dir cannot be created in
+ * its parent.  Sets the message naming dir, the parent and the cause. */
+static int save_mkdir_error(const char *dir, int dlen, int err) {
+    const char *slash = memrchr(dir, '/', (size_t)dlen);
+    char parent[4096];
+    if (!slash) snprintf(parent, sizeof parent, ".");
+    else snprintf(parent, sizeof parent, "%.*s", slash == dir ? 1 : (int)(slash - dir), dir);
+    if (err == EACCES || err == EPERM)
+        return em__seterr(EM_EIO, "save_as_text_file: cannot create output directory %s: permission denied on its "
+                                  "parent directory %s", dir, parent);
+    if (err == ENOENT || err == ENOTDIR)
+        return em__seterr(err == ENOENT ? EM_ENOENT : EM_EIO,
+                          "save_as_text_file: cannot create output directory %s: its parent %s %s", dir, parent,
+                          err == ENOENT ? "does not exist" : "is not a directory");
+    return em__seterr(EM_EIO, "save_as_text_file: cannot create output directory %s in %s: %s", dir, parent,
+                      strerror(err));
 }
 
 int em_save_as_text_file(em_rdd *rdd, const char *dir) {
@@ -565,19 +587,22 @@ int em_save_as_text_file(em_rdd *rdd, const char *dir) {
     while (dlen > 1 && dir[dlen - 1] == '/') dlen--; /* "out/": the temporary is out.ember-tmp-N */
     snprintf(tmp, sizeof tmp, "%.*s.ember-tmp-%d", dlen, dir, (int)getpid());
     rm_tree(tmp); /* a leftover of a crashed run */
-    if (mkdir(tmp, 0755)) return em__seterr(EM_EIO, "save_as_text_file: cannot create %s: %s", tmp, strerror(errno));
+    if (mkdir(tmp, 0755)) return save_mkdir_error(dir, dlen, errno);
     memset(&s, 0, sizeof s);
     s.kind = SK_SAVE;
     s.path = tmp;
-    save_ctx c = {tmp};
+    save_ctx c = {tmp, dir};
     int rc = ctx_run(rdd, &s, NULL, 0, commit_part, &c);
     if (!rc) {
         snprintf(marker, sizeof marker, "%s/_SUCCESS", tmp);
         FILE *f = fopen(marker, "w");
-        if (!f || fclose(f)) rc = em__seterr(EM_EIO, "save_as_text_file: cannot write %s: %s", marker, strerror(errno));
+        if (!f || fclose(f))
+            rc = em__seterr(EM_EIO, "save_as_text_file: %s: cannot write its _SUCCESS marker: %s", dir, strerror(errno));
     }
     if (!rc) remove_attempt_dirs(tmp); /* failed attempts leave empty directories */
-    if (!rc && rename(tmp, dir)) rc = em__seterr(EM_EIO, "save_as_text_file: renaming %s to %s: %s", tmp, dir, strerror(errno));
+    if (!rc && rename(tmp, dir))
+        rc = em__seterr(EM_EIO, "save_as_text_file: %s: cannot move the finished output into place: %s", dir,
+                        strerror(errno));
     if (rc) rm_tree(tmp);
     return rc;
 }

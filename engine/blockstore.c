@@ -3,8 +3,9 @@
  *
  * A mutex-guarded list; there are few blocks (one per cached partition), and
  * lookups happen once per task, so a list is enough.  A disk block is one
- * file holding its chunks back to back; a task asking for it reads it back
- * whole into one chunk, dropped when the last reader releases it.
+ * file holding a header and its chunks back to back (format in
+ * blockstore.h); a task asking for it reads it back whole into one chunk,
+ * checked, and dropped when the last reader releases it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "blockstore.h"
+#include "buf.h"
+#include "recfmt.h"
 #include "ember.h"
 #include "err.h"
 
@@ -99,16 +104,57 @@ static int write_all(int fd, const uint8_t *p, size_t len) {
     return 0;
 }
 
+static const char block_magic[8] = {'E', 'M', 'B', 'L', 'O', 'C', 'K', '1'};
+
 static int write_file(const char *path, uint8_t **chunks, const size_t *lens, int n) {
+    uint8_t h[BS_HEADER];
+    uLong crc = crc32(0L, Z_NULL, 0);
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        /* crc32 takes a uInt length: feed big chunks in pieces. */
+        for (size_t off = 0; off < lens[i];) {
+            size_t k = lens[i] - off < (1u << 30) ? lens[i] - off : (1u << 30);
+            crc = crc32(crc, chunks[i] + off, (uInt)k);
+            off += k;
+        }
+        total += lens[i];
+    }
+    memcpy(h, block_magic, 8);
+    put_u32le(h + 8, 1);
+    put_u32le(h + 12, (uint32_t)crc);
+    put_u64le(h + 16, total);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return -1;
-    for (int i = 0; i < n; i++)
-        if (write_all(fd, chunks[i], lens[i])) {
-            close(fd);
-            unlink(path);
-            return -1;
-        }
-    return close(fd);
+    int bad = write_all(fd, h, sizeof h);
+    for (int i = 0; i < n && !bad; i++) bad = write_all(fd, chunks[i], lens[i]);
+    if (close(fd) || bad) {
+        unlink(path);
+        return -1;
+    }
+    return 0;
+}
+
+int bs_block_check(const uint8_t *p, size_t n, size_t expect, const char *path, const uint8_t **records) {
+    if (n < BS_HEADER || memcmp(p, block_magic, 8) != 0 || get_u32le(p + 8) != 1)
+        return em__seterr(EM_ECORRUPT, "cached block %s: bad header", path);
+    uint64_t len = get_u64le(p + 16);
+    if (len != n - BS_HEADER || (expect != SIZE_MAX && len != expect))
+        return em__seterr(EM_ECORRUPT, "cached block %s: %zu bytes of records, expected %llu", path, n - BS_HEADER,
+                          (unsigned long long)(expect != SIZE_MAX ? expect : len));
+    uLong crc = crc32(0L, Z_NULL, 0);
+    for (size_t off = 0; off < len;) {
+        size_t k = len - off < (1u << 30) ? (size_t)(len - off) : (1u << 30);
+        crc = crc32(crc, p + BS_HEADER + off, (uInt)k);
+        off += k;
+    }
+    if ((uint32_t)crc != get_u32le(p + 12))
+        return em__seterr(EM_ECORRUPT, "cached block %s: crc mismatch", path);
+    const uint8_t *q = p + BS_HEADER, *end = q + len;
+    em_rec r;
+    for (size_t k; q < end; q += k)
+        if (!(k = rec_get(q, end, &r))) return em__seterr(EM_ECORRUPT, "cached block %s: malformed record at %zu", path, (size_t)(q - p));
+    *records = p + BS_HEADER;
+    return 0;
 }
 
 static void free_chunks(uint8_t **chunks, int n) {
@@ -179,32 +225,50 @@ int bs_put(blockstore *s, uint64_t ns, int rdd, int part, int level, uint8_t **c
     return 0;
 }
 
-/* Read a disk block back into one chunk (under the lock). */
+/* Read a disk block back into one chunk and check it (under the lock).
+ * Reads one byte more than expected, so a file that grew is caught too.
+ * 0, or < 0 when the block is missing, unreadable or fails a check. */
 static int load_disk(entry *e) {
     int fd = open(e->path, O_RDONLY | O_CLOEXEC);
-    uint8_t *p = malloc(e->bytes ? e->bytes : 1);
-    size_t got = 0;
-    while (fd >= 0 && p && got < e->bytes) {
-        ssize_t n = read(fd, p + got, e->bytes - got);
+    size_t want = BS_HEADER + e->bytes + 1, got = 0;
+    uint8_t *p = malloc(want);
+    while (fd >= 0 && p && got < want) {
+        ssize_t n = read(fd, p + got, want - got);
+        if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         got += (size_t)n;
     }
     if (fd >= 0) close(fd);
-    if (!p || got != e->bytes) {
+    const uint8_t *records = NULL;
+    if (!p || bs_block_check(p, got, e->bytes, e->path, &records)) {
         free(p);
         return -1;
     }
     e->one = p;
-    e->b.p[0] = p;
+    e->b.p[0] = records;
     e->b.len[0] = e->bytes;
     e->b.n = 1;
     return 0;
 }
 
+/* Unlink an unreferenced entry from the list and free it (under the lock). */
+static void unlink_entry(blockstore *s, entry *e) {
+    entry **pp;
+    for (pp = &s->head; *pp && *pp != e; pp = &(*pp)->next) {}
+    if (*pp) *pp = e->next;
+    entry_free(s, e);
+}
+
 block *bs_get(blockstore *s, uint64_t ns, int rdd, int part) {
     pthread_mutex_lock(&s->mu);
     entry *e = find(s, ns, rdd, part);
-    if (e && e->path && !e->one && load_disk(e)) e = NULL; /* unreadable: recompute */
+    if (e && e->path && !e->one && load_disk(e)) {
+        /* Missing, unreadable or corrupt: drop it, so the partition is
+         * recomputed from lineage and cached again.  A disk copy is loaded
+         * only when nobody holds the block, so nobody references it. */
+        unlink_entry(s, e);
+        e = NULL;
+    }
     if (e) e->refs++;
     pthread_mutex_unlock(&s->mu);
     return e ? &e->b : NULL;
@@ -214,10 +278,7 @@ void bs_release(blockstore *s, block *b) {
     entry *e = (entry *)b;
     pthread_mutex_lock(&s->mu);
     if (--e->refs == 0 && e->dead) {
-        entry **pp;
-        for (pp = &s->head; *pp && *pp != e; pp = &(*pp)->next) {}
-        if (*pp) *pp = e->next;
-        entry_free(s, e);
+        unlink_entry(s, e);
     } else if (e->refs == 0 && e->path) {
         drop_disk_copy(e); /* disk blocks keep no memory between reads */
     }

@@ -6,6 +6,13 @@
  * in memory or in a file under the store's directory (EM_DISK_ONLY, or
  * EM_MEMORY_AND_DISK past the memory limit).  Readers hold a reference, so
  * removing a block while a task reads it is safe.  Thread-safe.
+ *
+ * A disk block is a 24-byte header and then the records:
+ *     "EMBLOCK1"  u32le version (1)  u32le crc32(records)  u64le length
+ * Reading one back checks the header, the length the store recorded, the
+ * checksum, and that the records parse; a block failing any check is
+ * dropped (bs_get returns NULL), so the task recomputes the partition from
+ * lineage and caches it anew, and no task fails.
  */
 #ifndef EM_BLOCKSTORE_H
 #define EM_BLOCKSTORE_H
@@ -30,6 +37,12 @@ int bs_put(blockstore *s, uint64_t ns, int rdd, int part, int level, uint8_t **c
 /* A referenced block, or NULL when absent.  Release with bs_release. */
 block *bs_get(blockstore *s, uint64_t ns, int rdd, int part);
 void bs_release(blockstore *s, block *b);
+/* Check the bytes of a disk block file (header and records) holding
+ * `expect` bytes of records (SIZE_MAX: any).  0 with *records pointing into
+ * p, or EM_ECORRUPT with a message naming path.  Pure: the fuzz target
+ * tests/fuzz/fuzz_cacheblock.c drives it. */
+#define BS_HEADER 24
+int bs_block_check(const uint8_t *p, size_t n, size_t expect, const char *path, const uint8_t **records);
 /* Remove all blocks of an rdd (rdd < 0: of the namespace). */
 void bs_remove(blockstore *s, uint64_t ns, int rdd);
 /* Blocks held, for tests. */

@@ -1,47 +1,79 @@
 /*
  * conf.c -- configuration (see conf.h and the em_conf_* functions in
- * ember.h): the one table of known keys with their defaults, a small
- * key/value list per em_conf, and typed getters.
+ * ember.h): the one table of known keys with their types, ranges and
+ * defaults, the value parsers, a small key/value list per em_conf, and typed
+ * getters.
  *
  * The table below is the single place a key is declared; docs/configuration.md
- * and the comment above em_conf_new in ember.h list the same keys and
- * defaults and must be kept in step with it.  Values are stored as strings
- * and parsed when read, so em_conf_set never rejects a value, only a key; a
- * malformed value reads as the key's default (conf_i64, conf_bool), which
- * keeps a typo from failing a job mid-way.
+ * and the comment above em_conf_new in ember.h list the same keys, types,
+ * ranges and defaults and must be kept in step with it.  Values are stored as
+ * the strings the caller gave, but each is checked against its key's type and
+ * range when it is set (em_conf_set, and so em_set): a typo or an impossible
+ * value fails at once, naming the key, the value and what is allowed, rather
+ * than falling back to a default in silence or failing the first job.  So
+ * the getters parse values known to be good and have no fallback.  em_open
+ * checks its copy once more (conf_validate): cheap, a guard should a value
+ * ever reach a conf without em_conf_set, and the place for future checks
+ * that span several keys.
  *
  * An em_conf is not synchronised: the context copies the caller's conf at
  * em_open (conf_dup) and changes its own copy only from the driver thread.
  */
 #include <ctype.h>
-#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "blockfile.h"
 #include "conf.h"
 #include "ember.h"
 #include "err.h"
+#include "shuffle_index.h"
 
-static const struct conf_key {
-    const char *key;
-    const char *def;
-} conf_keys[] = {
-    {"ember.master", "local[*]"},
-    {"ember.app.name", "ember"},
+#define KiB ((int64_t)1 << 10)
+#define MiB ((int64_t)1 << 20)
+#define TiB ((int64_t)1 << 40)
+
+/* The largest record: it and its framing (two varints, at most 10 bytes)
+ * must fit in one block of a shuffle or spill file, which the writers and
+ * readers cap at BF_MAX_RAW (256 MiB).  One MiB of slack keeps the limit a
+ * round number. */
+#define RECORD_MAX ((int64_t)BF_MAX_RAW - MiB)
+
+/* The smallest shuffle memory budget.  With map-side combining the writer
+ * gives half its budget to partition buffers, so at 128 KiB that half still
+ * holds one whole block of the default 64 KiB.  Far below it every few
+ * records make a spilled run: with a 1-byte budget each record was a run of
+ * its own, and a small job ran for minutes. */
+#define MEMORY_FLOOR (128 * KiB)
+
+static const char *const progress_choices[] = {"auto", "true", "false", NULL};
+
+static const conf_spec conf_keys[] = {
+    /* The master URL itself is checked by em_open, which also takes it from
+     * its argument or $EMBER_MASTER; here it need only be non-empty. */
+    {.key = "ember.master", .def = "local[*]", .type = CONF_STRING},
+    {.key = "ember.app.name", .def = "ember", .type = CONF_STRING},
     /* "0" stands for "the number of executor cores": the real default
      * depends on the master, so the context substitutes it when it reads
      * the key. */
-    {"ember.default.parallelism", "0"},
-    {"ember.task.maxFailures", "4"},
-    {"ember.record.maxBytes", "67108864"},
-    {"ember.shuffle.memoryBytes", "67108864"},
-    {"ember.shuffle.blockBytes", "65536"},
-    {"ember.shuffle.compress.level", "1"},
-    {"ember.files.maxPartitionBytes", "33554432"},
-    {"ember.local.dir", "/tmp"},
+    {.key = "ember.default.parallelism", .def = "0", .type = CONF_INT, .min = 0, .max = SHUFFLE_MAX_PARTS,
+     .why_max = "the most partitions a shuffle may have"},
+    {.key = "ember.task.maxFailures", .def = "4", .type = CONF_INT, .min = 1, .max = INT32_MAX},
+    {.key = "ember.record.maxBytes", .def = "67108864", .type = CONF_SIZE, .min = KiB, .max = RECORD_MAX,
+     .why_max = "a record must fit in one 256 MiB block of a shuffle or spill file"},
+    {.key = "ember.shuffle.memoryBytes", .def = "67108864", .type = CONF_SIZE, .min = MEMORY_FLOOR, .max = TiB,
+     .why_min = "a smaller budget spills every few records and the shuffle crawls"},
+    {.key = "ember.shuffle.blockBytes", .def = "65536", .type = CONF_SIZE, .min = 4 * KiB, .max = 64 * MiB,
+     .why_max = "a merge holds one block per spilled run in memory"},
+    {.key = "ember.shuffle.compress.level", .def = "1", .type = CONF_INT, .min = 0, .max = 9},
+    {.key = "ember.files.maxPartitionBytes", .def = "33554432", .type = CONF_SIZE, .min = KiB,
+     .max = INT64_MAX},
+    {.key = "ember.local.dir", .def = "/tmp", .type = CONF_STRING},
     /* auto: draw the bar only when stderr is a terminal; true; false. */
-    {"ember.progress", "auto"},
+    {.key = "ember.progress", .def = "auto", .type = CONF_ENUM, .choices = progress_choices},
 };
 #define NKEYS (sizeof conf_keys / sizeof conf_keys[0])
 
@@ -50,14 +82,221 @@ struct em_conf {
     size_t n, cap;
 };
 
-static const struct conf_key *lookup(const char *key) {
+const conf_spec *conf_lookup(const char *key) {
     if (!key) return NULL;
     for (size_t i = 0; i < NKEYS; i++)
         if (strcmp(conf_keys[i].key, key) == 0) return &conf_keys[i];
     return NULL;
 }
 
-int conf_known(const char *key) { return lookup(key) != NULL; }
+int conf_known(const char *key) { return conf_lookup(key) != NULL; }
+
+/* ----------------------------------------------------------------- parsers */
+
+/* The text of s without blanks around it: [*b, *e). */
+static void trim(const char *s, const char **b, const char **e) {
+    const char *p = s, *q = s + strlen(s);
+    while (p < q && isspace((unsigned char)*p)) p++;
+    while (q > p && isspace((unsigned char)q[-1])) q--;
+    *b = p;
+    *e = q;
+}
+
+/* The decimal digits at *p (advanced past them) into *v.  -1 when there are
+ * none; 1 when they do not fit in int64 (*v is then INT64_MAX). */
+static int digits(const char **p, const char *e, int64_t *v) {
+    const char *s = *p;
+    int64_t n = 0;
+    int over = 0;
+    for (; s < e && isdigit((unsigned char)*s); s++) {
+        int d = *s - '0';
+        if (n > (INT64_MAX - d) / 10) over = 1;
+        else n = n * 10 + d;
+    }
+    if (s == *p) return -1;
+    *p = s;
+    *v = over ? INT64_MAX : n;
+    return over;
+}
+
+/* Whether [p, e) is word, ignoring case. */
+static int is_word(const char *p, const char *e, const char *word) {
+    size_t n = (size_t)(e - p);
+    return strlen(word) == n && strncasecmp(p, word, n) == 0;
+}
+
+/* A whole number followed by one of the units (the empty unit included, if
+ * listed), scaled by the unit's factor: the common part of the size and
+ * duration parsers. */
+struct unit { const char *name; int64_t mult; };
+
+static int parse_scaled(const char *s, const struct unit *units, size_t nunits, int64_t *out) {
+    if (!s) return -1;
+    const char *p, *e;
+    trim(s, &p, &e);
+    int64_t v;
+    int over = digits(&p, e, &v);
+    if (over < 0) return -1;
+    for (size_t i = 0; i < nunits; i++) {
+        if (!is_word(p, e, units[i].name)) continue;
+        if (over || v > INT64_MAX / units[i].mult) {
+            *out = INT64_MAX;
+            return 1;
+        }
+        *out = v * units[i].mult;
+        return 0;
+    }
+    return -1;
+}
+
+int conf_parse_int(const char *s, int64_t *out) {
+    if (!s) return -1;
+    const char *p, *e;
+    trim(s, &p, &e);
+    int neg = p < e && *p == '-';
+    p += neg;
+    int64_t v;
+    int over = digits(&p, e, &v);
+    if (over < 0 || p != e) return -1;
+    *out = neg ? (over ? INT64_MIN : -v) : v;
+    return over;
+}
+
+/* Spark's suffixes (JavaUtils.byteStringAs), binary multiples. */
+static const struct unit size_units[] = {
+    {"", 1},          {"b", 1},          {"k", KiB},        {"kb", KiB},       {"m", MiB},
+    {"mb", MiB},      {"g", KiB * MiB},  {"gb", KiB * MiB}, {"t", TiB},        {"tb", TiB},
+};
+
+int conf_parse_size(const char *s, int64_t *out) {
+    return parse_scaled(s, size_units, sizeof size_units / sizeof size_units[0], out);
+}
+
+int conf_parse_duration(const char *s, int64_t unit_ms, int64_t *out) {
+    const struct unit units[] = {
+        {"", unit_ms}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"min", 60000}, {"h", 3600000},
+    };
+    return parse_scaled(s, units, sizeof units / sizeof units[0], out);
+}
+
+/* Only Spark's spellings: 1/0, yes/no and on/off are refused, so a value
+ * means the same here as in a Spark configuration. */
+int conf_parse_bool(const char *s, int *out) {
+    if (!s) return -1;
+    const char *p, *e;
+    trim(s, &p, &e);
+    if (is_word(p, e, "true")) *out = 1;
+    else if (is_word(p, e, "false")) *out = 0;
+    else return -1;
+    return 0;
+}
+
+/* --------------------------------------------------------------- checking */
+
+/* v in the key's unit, for messages: "9", "131072 bytes (128k)",
+ * "3000 ms (3s)". */
+static const char *show(const conf_spec *k, int64_t v, char *buf, size_t len) {
+    static const struct unit sizes[] = {{"t", TiB}, {"g", KiB * MiB}, {"m", MiB}, {"k", KiB}};
+    static const struct unit times[] = {{"h", 3600000}, {"m", 60000}, {"s", 1000}};
+    const struct unit *u = NULL;
+    size_t nu = 0;
+    const char *what = "";
+    if (k->type == CONF_SIZE) {
+        u = sizes;
+        nu = sizeof sizes / sizeof sizes[0];
+        what = " bytes";
+    } else if (k->type == CONF_DURATION) {
+        u = times;
+        nu = sizeof times / sizeof times[0];
+        what = " ms";
+    }
+    int n = snprintf(buf, len, "%" PRId64 "%s", v, what);
+    for (size_t i = 0; i < nu; i++) {
+        if (v > 0 && v % u[i].mult == 0) {
+            snprintf(buf + n, len - (size_t)n, " (%" PRId64 "%s)", v / u[i].mult, u[i].name);
+            break;
+        }
+    }
+    return buf;
+}
+
+/* The allowed syntax of a malformed value, for the message. */
+static int malformed(const conf_spec *k, const char *value) {
+    char choices[256] = "";
+    switch (k->type) {
+    case CONF_INT:
+        return em__seterr(EM_EINVAL, "%s: \"%.200s\" is not a whole number", k->key, value);
+    case CONF_SIZE:
+        return em__seterr(EM_EINVAL,
+                          "%s: \"%.200s\" is not a size (a whole number of bytes, optionally followed by k, m, g "
+                          "or t, with or without b: 65536, 64k, 8mb)",
+                          k->key, value);
+    case CONF_DURATION:
+        return em__seterr(EM_EINVAL,
+                          "%s: \"%.200s\" is not a duration (a whole number of %s, or one followed by ms, s, m "
+                          "or h: 250ms, 3s, 5m)",
+                          k->key, value, k->unit_ms == 1 ? "milliseconds" : "seconds");
+    case CONF_BOOL:
+        return em__seterr(EM_EINVAL, "%s: \"%.200s\" is not a boolean (true or false)", k->key, value);
+    case CONF_ENUM:
+        for (const char *const *c = k->choices; *c; c++) {
+            size_t n = strlen(choices);
+            snprintf(choices + n, sizeof choices - n, "%s%s", n ? ", " : "", *c);
+        }
+        return em__seterr(EM_EINVAL, "%s: \"%.200s\" is not one of %s", k->key, value, choices);
+    case CONF_STRING:
+        break;
+    }
+    return em__seterr(EM_EINVAL, "%s: \"\" is not allowed (the value must not be empty)", k->key);
+}
+
+static int out_of_range(const conf_spec *k, const char *value, int64_t v) {
+    char buf[64];
+    int low = v < k->min;
+    const char *why = low ? k->why_min : k->why_max;
+    return em__seterr(EM_EINVAL, "%s: \"%.200s\" is %s the %s of %s%s%s", k->key, value, low ? "below" : "above",
+                      low ? "minimum" : "maximum", show(k, low ? k->min : k->max, buf, sizeof buf),
+                      why ? ": " : "", why ? why : "");
+}
+
+int conf_check(const conf_spec *k, const char *value) {
+    EM_ASSERT(k && value);
+    int64_t v = 0;
+    int b, rc = 0;
+    switch (k->type) {
+    case CONF_STRING:
+        return *value ? 0 : malformed(k, value);
+    case CONF_BOOL:
+        return conf_parse_bool(value, &b) ? malformed(k, value) : 0;
+    case CONF_ENUM: {
+        const char *p, *e;
+        trim(value, &p, &e);
+        for (const char *const *c = k->choices; *c; c++)
+            if (is_word(p, e, *c)) return 0;
+        return malformed(k, value);
+    }
+    case CONF_INT: rc = conf_parse_int(value, &v); break;
+    case CONF_SIZE: rc = conf_parse_size(value, &v); break;
+    case CONF_DURATION: rc = conf_parse_duration(value, k->unit_ms, &v); break;
+    }
+    if (rc < 0) return malformed(k, value);
+    /* A value past int64 is past either bound, and *out says which. */
+    if (rc > 0 || v < k->min || v > k->max) return out_of_range(k, value, v);
+    return 0;
+}
+
+int conf_validate(const em_conf *c) {
+    if (!c) return 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const conf_spec *k = conf_lookup(c->v[i].key);
+        EM_ASSERT(k); /* only known keys are ever stored */
+        int rc = conf_check(k, c->v[i].val);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ the em_conf */
 
 em_conf *em_conf_new(void) {
     em_conf *c = calloc(1, sizeof *c);
@@ -75,11 +314,9 @@ void em_conf_free(em_conf *c) {
     free(c);
 }
 
-/* Setting a key already set replaces its value in place.  On EM_ENOMEM the
- * conf is unchanged. */
-int em_conf_set(em_conf *c, const char *key, const char *value) {
-    if (!c || !key || !value) return em__seterr(EM_EINVAL, "em_conf_set: NULL argument");
-    if (!lookup(key)) return em__seterr(EM_EINVAL, "unknown configuration key: %s", key);
+/* Store (key, value), replacing the value of a key already set in place.
+ * 0, or EM_ENOMEM with the conf unchanged. */
+static int put(em_conf *c, const char *key, const char *value) {
     char *nv = strdup(value);
     if (!nv) return em__seterr(EM_ENOMEM, "em_conf_set: out of memory");
     for (size_t i = 0; i < c->n; i++) {
@@ -104,11 +341,20 @@ int em_conf_set(em_conf *c, const char *key, const char *value) {
     return 0;
 }
 
+/* On any failure the conf is unchanged. */
+int em_conf_set(em_conf *c, const char *key, const char *value) {
+    if (!c || !key || !value) return em__seterr(EM_EINVAL, "em_conf_set: NULL argument");
+    const conf_spec *k = conf_lookup(key);
+    if (!k) return em__seterr(EM_EINVAL, "unknown configuration key: %s", key);
+    int rc = conf_check(k, value);
+    return rc ? rc : put(c, key, value);
+}
+
 /* The value set, else the default; NULL for an unknown key.  A NULL conf
  * reads the defaults.  The string belongs to the conf (or the table) and
  * stays valid until the key is set again or the conf is freed. */
 const char *em_conf_get(const em_conf *c, const char *key) {
-    const struct conf_key *k = lookup(key);
+    const conf_spec *k = conf_lookup(key);
     if (!k) return NULL;
     if (c)
         for (size_t i = 0; i < c->n; i++)
@@ -116,12 +362,11 @@ const char *em_conf_get(const em_conf *c, const char *key) {
     return k->def;
 }
 
-/* Returns NULL (message set) when out of memory. */
 em_conf *conf_dup(const em_conf *c) {
     em_conf *d = em_conf_new();
     if (!d || !c) return d;
     for (size_t i = 0; i < c->n; i++) {
-        if (em_conf_set(d, c->v[i].key, c->v[i].val) != 0) {
+        if (put(d, c->v[i].key, c->v[i].val) != 0) {
             em_conf_free(d);
             return NULL;
         }
@@ -129,61 +374,34 @@ em_conf *conf_dup(const em_conf *c) {
     return d;
 }
 
-/* Parse "123", "-5", "64k", "32M", "1g" (binary multiples).  Returns 0 and
- * sets *out, or -1 for anything else (empty, junk, overflow). */
-static int parse_i64(const char *s, int64_t *out) {
-    if (!s) return -1;
-    while (isspace((unsigned char)*s)) s++;
-    if (!*s) return -1;
-    errno = 0;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || errno == ERANGE) return -1;
-    int shift = 0;
-    switch (tolower((unsigned char)*end)) {
-    case 'k': shift = 10; end++; break;
-    case 'm': shift = 20; end++; break;
-    case 'g': shift = 30; end++; break;
-    default: break;
-    }
-    while (isspace((unsigned char)*end)) end++;
-    if (*end) return -1;
-    if (shift) {
-        long long lim = INT64_MAX >> shift;
-        if (v > lim || v < -lim) return -1;
-        v *= 1LL << shift;
-    }
-    *out = (int64_t)v;
-    return 0;
+/* --------------------------------------------------------------- getters */
+
+/* The value of a numeric key (checked when set, so it parses). */
+static int64_t read_num(const em_conf *c, const char *key, int types) {
+    const conf_spec *k = conf_lookup(key);
+    EM_ASSERT(k && (types & (1 << k->type)));
+    const char *s = em_conf_get(c, key);
+    int64_t v = 0;
+    int rc = k->type == CONF_INT    ? conf_parse_int(s, &v)
+             : k->type == CONF_SIZE ? conf_parse_size(s, &v)
+                                    : conf_parse_duration(s, k->unit_ms, &v);
+    EM_ASSERT(rc == 0);
+    return v;
 }
 
-/* A malformed value reads as the default; a key whose default is not a
- * number (ember.master), or an unknown key, reads as 0. */
 int64_t conf_i64(const em_conf *c, const char *key) {
-    const struct conf_key *k = lookup(key);
-    if (!k) return 0;
-    int64_t v;
-    if (parse_i64(em_conf_get(c, key), &v) == 0) return v;
-    if (parse_i64(k->def, &v) == 0) return v;
-    return 0;
+    return read_num(c, key, 1 << CONF_INT | 1 << CONF_SIZE | 1 << CONF_DURATION);
 }
 
-/* 1 for true/1/yes/on, 0 for false/0/no/off (any case); anything else reads
- * as the default, and a default that is neither (ember.progress's "auto")
- * as 0 -- callers of such keys read the string themselves. */
-static int parse_bool(const char *s) {
-    if (!s) return -1;
-    if (!strcasecmp(s, "true") || !strcmp(s, "1") || !strcasecmp(s, "yes") || !strcasecmp(s, "on"))
-        return 1;
-    if (!strcasecmp(s, "false") || !strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "off"))
-        return 0;
-    return -1;
-}
+int64_t conf_size(const em_conf *c, const char *key) { return read_num(c, key, 1 << CONF_SIZE); }
+
+int64_t conf_duration_ms(const em_conf *c, const char *key) { return read_num(c, key, 1 << CONF_DURATION); }
 
 int conf_bool(const em_conf *c, const char *key) {
-    const struct conf_key *k = lookup(key);
-    if (!k) return 0;
-    int b = parse_bool(em_conf_get(c, key));
-    if (b < 0) b = parse_bool(k->def);
-    return b > 0;
+    const conf_spec *k = conf_lookup(key);
+    EM_ASSERT(k && k->type == CONF_BOOL);
+    int b = 0;
+    int rc = conf_parse_bool(em_conf_get(c, key), &b);
+    EM_ASSERT(rc == 0);
+    return b;
 }

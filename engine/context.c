@@ -13,17 +13,20 @@
 #include "blockstore.h"
 #include "conf.h"
 #include "ctx.h"
-#include "fsutil.h"
 #include "dag.h"
 #include "err.h"
 #include "local.h"
 #include "rdd.h"
 #include "runner.h"
+#include "scratch.h"
 #include "vars.h"
 
 static uint64_t next_uid = 1;
 
-/* "local" -> 1, "local[N]" -> N, "local[*]" -> cores; else -1. */
+#define MASTER_MAX_THREADS 1024 /* local[N]: N executor threads at most */
+
+/* "local" -> 1, "local[N]" -> N (1..MASTER_MAX_THREADS), "local[*]" ->
+ * cores; else -1. */
 static int parse_master(const char *m) {
     long n;
     char *end;
@@ -35,7 +38,7 @@ static int parse_master(const char *m) {
     }
     errno = 0;
     n = strtol(m + 6, &end, 10);
-    if (errno || end == m + 6 || strcmp(end, "]") || n < 1 || n > 1024) return -1;
+    if (errno || end == m + 6 || strcmp(end, "]") || n < 1 || n > MASTER_MAX_THREADS) return -1;
     return (int)n;
 }
 
@@ -46,25 +49,32 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
         return NULL;
     }
     if (!(ctx->conf = conf_dup(conf))) goto nomem;
-    if (!master || !*master) master = getenv("EMBER_MASTER");
-    if (!master || !*master) master = em_conf_get(ctx->conf, "ember.master");
+    if (conf_validate(ctx->conf)) goto fail;
+    /* Where the master came from, for the message if it is bad. */
+    const char *from = "em_open's master argument";
+    if (!master || !*master) {
+        master = getenv("EMBER_MASTER");
+        from = "$EMBER_MASTER";
+    }
+    if (!master || !*master) {
+        master = em_conf_get(ctx->conf, "ember.master");
+        from = "the ember.master setting";
+    }
     snprintf(ctx->master, sizeof ctx->master, "%s", master);
     if ((ctx->cores = parse_master(master)) < 0) {
-        em__seterr(EM_EINVAL, "em_open: unsupported master URL \"%s\" (expected local, local[N] or local[*])",
-                   master);
+        em__seterr(EM_EINVAL,
+                   "em_open: unsupported master URL \"%s\" from %s (expected local, local[N] with N from 1 "
+                   "to %d, or local[*])",
+                   master, from, MASTER_MAX_THREADS);
         goto fail;
     }
     ctx->uid = __atomic_fetch_add(&next_uid, 1, __ATOMIC_RELAXED) ^ ((uint64_t)getpid() << 32);
     {
+        /* Reclaim what dead drivers left, then make this context's own
+         * directory, removed by em_close, at exit or on SIGINT/SIGTERM. */
         const char *base = em_conf_get(ctx->conf, "ember.local.dir");
-        char tmpl[4096];
-        snprintf(tmpl, sizeof tmpl, "%s/ember-%d-XXXXXX", base, (int)getpid());
-        if (!mkdtemp(tmpl)) {
-            em__seterr(EM_EIO, "em_open: cannot create a directory under ember.local.dir %s: %s", base,
-                       strerror(errno));
-            goto fail;
-        }
-        if (!(ctx->local_dir = strdup(tmpl))) goto nomem;
+        scratch_sweep(base);
+        if (!(ctx->local_dir = scratch_create(base))) goto fail;
     }
     ctx->store = bs_new(ctx->local_dir, (size_t)conf_i64(ctx->conf, "ember.shuffle.memoryBytes") * 8);
     ctx->env = calloc(1, sizeof *ctx->env);
@@ -94,7 +104,7 @@ void em_close(em_ctx *ctx) {
     free(ctx->env);
     vars_drop_ns(ctx->uid);
     if (ctx->local_dir) {
-        rm_tree(ctx->local_dir);
+        scratch_remove(ctx->local_dir);
         free(ctx->local_dir);
     }
     em_conf_free(ctx->conf);
@@ -141,8 +151,7 @@ int ctx_check(const em_rdd *r, const char *fn) {
 
 static int progress_enabled(em_ctx *ctx) {
     const char *p = em_conf_get(ctx->conf, "ember.progress");
-    if (p && !strcmp(p, "auto")) return isatty(2);
-    return conf_bool(ctx->conf, "ember.progress");
+    return !strcasecmp(p, "auto") ? isatty(2) : !strcasecmp(p, "true"); /* checked when set */
 }
 
 int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
@@ -156,19 +165,13 @@ int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
     j.nparts = nparts;
     j.on_result = on_result;
     j.cctx = c;
-    int64_t mem = conf_i64(ctx->conf, "ember.shuffle.memoryBytes");
-    int64_t blk = conf_i64(ctx->conf, "ember.shuffle.blockBytes");
-    int64_t maxr = conf_i64(ctx->conf, "ember.record.maxBytes");
-    int64_t lvl = conf_i64(ctx->conf, "ember.shuffle.compress.level");
-    if (mem < 1 || blk < 1 || maxr < 1 || lvl < 0 || lvl > 9)
-        return em__seterr(EM_EINVAL, "configuration out of range: ember.shuffle.memoryBytes, ember.shuffle.blockBytes "
-                                     "and ember.record.maxBytes must be positive, ember.shuffle.compress.level 0..9");
-    j.mem_budget = (uint64_t)mem;
-    j.block_bytes = (uint64_t)blk;
-    j.max_record = (uint64_t)maxr;
-    j.level = (uint8_t)lvl;
+    /* Every value was checked against its key's range when it was set
+     * (conf.c), so these need no checks of their own. */
+    j.mem_budget = (uint64_t)conf_size(ctx->conf, "ember.shuffle.memoryBytes");
+    j.block_bytes = (uint64_t)conf_size(ctx->conf, "ember.shuffle.blockBytes");
+    j.max_record = (uint64_t)conf_size(ctx->conf, "ember.record.maxBytes");
+    j.level = (uint8_t)conf_i64(ctx->conf, "ember.shuffle.compress.level");
     j.max_failures = (int)conf_i64(ctx->conf, "ember.task.maxFailures");
-    if (j.max_failures < 1) j.max_failures = 1;
     j.progress = progress_enabled(ctx);
     return dag_run_job(ctx->dag, &j);
 }

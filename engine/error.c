@@ -70,6 +70,10 @@ void em__geterr(char *buf, size_t len) {
 int em_fail(const char *fmt, ...) {
     va_list ap;
     lastcode = EM_EUSER;
+    if (!fmt) { /* documented in ember.h: a fixed message, not a crash */
+        snprintf(errmsg, sizeof errmsg, "user function failed (em_fail called with a NULL format)");
+        return EM_EUSER;
+    }
     va_start(ap, fmt);
     vset(fmt, ap);
     va_end(ap);

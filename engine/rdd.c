@@ -320,7 +320,7 @@ em_rdd *em_union(em_rdd *a, em_rdd *b) {
 em_rdd *em_glom(em_rdd *rdd) { return rdd_op(rdd, OP_GLOM, "glom", NULL, NULL, 0); }
 
 em_rdd *em_sample(em_rdd *rdd, int with_replacement, double fraction, uint64_t seed) {
-    if (!(fraction >= 0) || (!with_replacement && fraction > 1)) {
+    if (!(fraction >= 0) || !isfinite(fraction) || (!with_replacement && fraction > 1)) {
         em__seterr(EM_EINVAL, "em_sample: fraction %g out of range", fraction);
         return NULL;
     }

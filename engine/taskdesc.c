@@ -76,7 +76,7 @@ static void pack_node(msgpack_packer *pk, const plan_node *n) {
     msgpack_pack_uint64(pk, n->seed);
     msgpack_pack_uint8(pk, n->with_repl);
     msgpack_pack_int64(pk, n->start);
-    msgpack_pack_int64(pk, n->end);
+    msgpack_pack_uint64(pk, n->count);
     msgpack_pack_int64(pk, n->step);
     pack_blob(pk, n->data);
     pack_str(pk, n->path);
@@ -85,9 +85,13 @@ static void pack_node(msgpack_packer *pk, const plan_node *n) {
     msgpack_pack_uint8(pk, n->gz);
     msgpack_pack_uint32(pk, n->shuffle_id);
     msgpack_pack_int32(pk, n->nmaps);
-    if (n->type == PN_SHUFFLE) {
+    if (n->type == PN_SHUFFLE) { /* per map: [dir or nil, segment length] */
         msgpack_pack_array(pk, (size_t)n->nmaps);
-        for (int i = 0; i < n->nmaps; i++) pack_str(pk, n->dirs[i]);
+        for (int i = 0; i < n->nmaps; i++) {
+            msgpack_pack_array(pk, 2);
+            pack_str(pk, n->dirs[i]);
+            msgpack_pack_uint64(pk, n->seglens ? n->seglens[i] : 0);
+        }
     } else {
         msgpack_pack_nil(pk);
     }
@@ -261,7 +265,7 @@ static const char *get_str(dec *d, const msgpack_object *o) {
         FAIL(d, "out of memory");
         return NULL;
     }
-    memcpy(s, o->via.str.ptr, o->via.str.size);
+    if (o->via.str.size) memcpy(s, o->via.str.ptr, o->via.str.size); /* ptr may be NULL when empty */
     s[o->via.str.size] = 0;
     return s;
 }
@@ -272,7 +276,7 @@ static void get_fn(dec *d, const msgpack_object *o, fnref *f) {
     f->kind = (uint8_t)get_u(d, &a[0]);
     f->off = get_u(d, &a[1]);
     f->sym = get_str(d, &a[2]);
-    if (f->kind > FN_BUILTIN || (f->kind == FN_SYMBOL && !f->sym)) FAIL(d, "bad function reference");
+    if (f->kind > FN_LAST || (f->kind == FN_SYMBOL && !f->sym)) FAIL(d, "bad function reference");
 }
 
 static void get_agg(dec *d, const msgpack_object *o, aggdesc *g) {
@@ -320,7 +324,7 @@ static plan_node *get_node(dec *d, node_list *l, int depth) {
     n->seed = get_u(d, &a[7]);
     n->with_repl = (uint8_t)get_u(d, &a[8]);
     n->start = get_i(d, &a[9]);
-    n->end = get_i(d, &a[10]);
+    n->count = get_u(d, &a[10]);
     n->step = get_i(d, &a[11]);
     n->data = get_blob(d, &a[12]);
     n->path = get_str(d, &a[13]);
@@ -335,12 +339,19 @@ static plan_node *get_node(dec *d, node_list *l, int depth) {
             return NULL;
         }
         const char **dirs = arena_alloc(d->ar, sizeof(char *) * (size_t)(n->nmaps + 1));
-        if (!dirs) {
+        uint64_t *lens = arena_alloc(d->ar, sizeof(uint64_t) * (size_t)(n->nmaps + 1));
+        if (!dirs || !lens) {
             FAIL(d, "out of memory");
             return NULL;
         }
-        for (int i = 0; i < n->nmaps; i++) dirs[i] = get_str(d, &a[19].via.array.ptr[i]);
+        for (int i = 0; i < n->nmaps && !d->what; i++) {
+            const msgpack_object *m = arr(d, &a[19].via.array.ptr[i], 2, "malformed shuffle location");
+            if (!m) return NULL;
+            dirs[i] = get_str(d, &m[0]);
+            lens[i] = get_u(d, &m[1]);
+        }
         n->dirs = dirs;
+        n->seglens = lens;
     }
     n->mode = (uint8_t)get_u(d, &a[20]);
     n->combined = (uint8_t)get_u(d, &a[21]);

@@ -63,7 +63,11 @@ typedef struct plan_node {
     uint64_t seed;      /* OP_SAMPLE */
     uint8_t with_repl;  /* OP_SAMPLE */
     uint8_t has_zero;   /* OP_FOLD: data holds the zero; else the first record starts */
-    int64_t start, end, step; /* PN_RANGE; OP_ZIP_INDEX: start = first index */
+    /* PN_RANGE: count values start, start+step, ... (a count, not an end
+     * bound, so no value past the slice is ever computed: the int64 limits
+     * are reachable).  OP_ZIP_INDEX: start = first index. */
+    int64_t start, step;
+    uint64_t count;
     blob data;          /* PN_RECS: batch-encoded records */
     const char *path;   /* PN_TEXT */
     uint64_t off, len;  /* PN_TEXT */
@@ -71,6 +75,8 @@ typedef struct plan_node {
     uint32_t shuffle_id;     /* PN_SHUFFLE */
     int32_t nmaps;           /* PN_SHUFFLE */
     const char *const *dirs; /* PN_SHUFFLE: nmaps entries, NULL = no output */
+    const uint64_t *seglens; /* PN_SHUFFLE: nmaps lengths of this partition's
+                                segments, from the map-output tracker */
     uint8_t mode, combined, descending; /* PN_SHUFFLE: enum sr_mode ... */
     aggdesc agg;             /* PN_SHUFFLE */
     uint8_t level;           /* PN_CACHED: storage level */

@@ -14,7 +14,9 @@
  *     names that start with '.' or '_' (Hadoop's hidden files such as
  *     _SUCCESS and .crc files);
  *   - a path that does not exist but contains glob metacharacters is a
- *     glob(3) pattern; each match is expanded by the two rules above.
+ *     glob(3) pattern; each match is expanded by the two rules above, and a
+ *     pattern matching nothing is an error.
+ * A directory holding no files gives no splits (an RDD of no partitions).
  * The resulting list is sorted (strcmp) and duplicates are dropped, so the
  * partition order is deterministic whatever readdir's order.
  */
@@ -184,10 +186,11 @@ int text_plan(const char *path, int min_partitions, uint64_t max_split, text_spl
     if (rc) { flist_free(&l); return rc; }
     if (l.n == 0) {
         /* An empty directory, or a glob matching only empty directories:
-         * reported like a missing path, as Spark does ("Input path does not
-         * exist" / no input), rather than as a job with no partitions. */
+         * no files, no splits -- an empty RDD, as Spark's textFile gives.
+         * (A path that does not exist, or a glob matching nothing, is an
+         * error above.) */
         flist_free(&l);
-        return em__seterr(EM_ENOENT, "text_file: %s: no such file or directory", path);
+        return 0;
     }
     qsort(l.v, l.n, sizeof l.v[0], fent_cmp);
     size_t w = 0; /* drop duplicates (a glob matching a file and its directory) */

@@ -58,21 +58,28 @@ static int push_key_by(epipe *p, const em_rec *r) {
     return rc;
 }
 
-/* Poisson(lambda) by inversion; lambda is a sampling fraction (small). */
-static int poisson(uint64_t *s, double lambda) {
-    double l = exp(-lambda), pr = 1.0;
-    int k = 0;
-    do {
-        k++;
-        pr *= rng_double(s);
-    } while (pr > l && k < 1000);
-    return k - 1;
+/* A Poisson(lambda) draw for any lambda >= 0.  Knuth's product method
+ * (multiply uniforms until the product falls below e^-lambda) is exact but
+ * e^-lambda underflows for large lambda, so the draw is made in pieces of
+ * at most 16 (Poisson(a + b) = Poisson(a) + Poisson(b)).  The work is
+ * proportional to lambda, as is the number of copies the caller emits. */
+static uint64_t poisson(uint64_t *s, double lambda) {
+    uint64_t k = 0;
+    while (lambda > 0) {
+        double piece = lambda < 16 ? lambda : 16, l = exp(-piece), pr = rng_double(s);
+        lambda -= piece;
+        while (pr > l) {
+            k++;
+            pr *= rng_double(s);
+        }
+    }
+    return k;
 }
 
 static int push_sample(epipe *p, const em_rec *r) {
     const plan_node *n = p->node;
     if (!n->with_repl) return rng_double(&p->rng) < n->fraction ? p->next->push(p->next, r) : 0;
-    for (int k = poisson(&p->rng, n->fraction); k > 0; k--) {
+    for (uint64_t k = poisson(&p->rng, n->fraction); k > 0; k--) {
         int rc = p->next->push(p->next, r);
         if (rc) return rc;
     }

@@ -39,20 +39,13 @@ static int drive_batch(const uint8_t *p, size_t len, epipe *down) {
 static int drive_range(const plan_node *n, epipe *down) {
     uint8_t b[8];
     em_rec r = {NULL, 0, b, 8};
-    if (n->step > 0) {
-        for (int64_t v = n->start; v < n->end; v += n->step) {
-            em_i64_enc(v, b);
-            int rc = down->push(down, &r);
-            if (rc) return rc;
-            if (v > INT64_MAX - n->step) break;
-        }
-    } else if (n->step < 0) {
-        for (int64_t v = n->start; v > n->end; v += n->step) {
-            em_i64_enc(v, b);
-            int rc = down->push(down, &r);
-            if (rc) return rc;
-            if (v < INT64_MIN - n->step) break;
-        }
+    /* Counted, in unsigned arithmetic: the value after the last one may lie
+     * past the int64 limits, and is never formed as a signed number. */
+    uint64_t v = (uint64_t)n->start;
+    for (uint64_t i = 0; i < n->count; i++, v += (uint64_t)n->step) {
+        em_i64_enc((int64_t)v, b);
+        int rc = down->push(down, &r);
+        if (rc) return rc;
     }
     return 0;
 }
@@ -74,6 +67,8 @@ static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
     o.reduce_id = n->partition;
     o.nmaps = n->nmaps;
     o.dirs = n->dirs;
+    o.seglens = n->seglens;
+    o.max_record = run->max_record;
     o.mode = (enum sr_mode)n->mode;
     o.map_side_combined = n->combined;
     o.descending = n->descending;

@@ -1,10 +1,10 @@
 /*
  * shuffle.h -- writing map outputs and reading them on the reduce side.
  *
- * Files.  Map task m of shuffle s writes <dir>/shuffle_<s>_<m>.data, one run
- * of blocks (blockfile.h) per reduce partition back to back, and
- * <dir>/shuffle_<s>_<m>.index, (nparts + 1) u64le offsets into the data file
- * (segment r is [idx[r], idx[r+1])).  Both are written under temporary names
+ * Files.  Map task m of shuffle s writes <dir>/shuffle_<s>_<m>.data, a
+ * header and then one run of blocks (blockfile.h) per reduce partition back
+ * to back, and <dir>/shuffle_<s>_<m>.index, a checksummed table of segment
+ * offsets (format and checks in shuffle_index.h).  Both are written under temporary names
  * and renamed into place by sw_commit (data first, index last), so a reader
  * that finds the index finds a complete output.
  *
@@ -88,6 +88,14 @@ typedef struct sr_opts {
     const char *spill_dir;
     int level;
     size_t block_bytes;
+    const uint64_t *seglens;  /* nmaps segment lengths of this reduce partition
+                                 as the map-output tracker recorded them; each
+                                 segment read must have its length.  NULL
+                                 skips that check (unit tests of the file
+                                 format only: tasks always pass them) */
+    size_t max_record;        /* SR_GROUP, SR_COGROUP: a group is one record,
+                                 so a key's group may not grow past this
+                                 (ember.record.maxBytes; 0: no limit) */
 } sr_opts;
 
 typedef struct sr_stats {

@@ -3,9 +3,10 @@
  * partition's segment from every map output and pass the records to a sink
  * as the mode asks (see shuffle.h).
  *
- * Fetching is the same for every mode: for each map, read the two offsets
- * of the segment from the index file, check them against the data file's
- * size, and decode the run of blocks.  Any problem with a map's files is a
+ * Fetching is the same for every mode: for each map, read and check its
+ * index file and data header (shuffle_index.h), check the segment's length
+ * against the map-output tracker's, and decode the run of blocks, each
+ * checked by its CRC.  Any problem with a map's files is a
  * fetch failure (EM_EFETCH naming the file, stats->failed_map naming the
  * map), which tells the scheduler to recompute that map's output rather than
  * to retry this task as is.
@@ -22,6 +23,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,6 +34,7 @@
 #include "extsort.h"
 #include "recfmt.h"
 #include "shuffle.h"
+#include "shuffle_index.h"
 
 #define SR_PATH 1024
 
@@ -42,47 +45,100 @@ static int fetch_fail(sr_stats *st, int map) {
     return EM_EFETCH;
 }
 
+/* Read all of an index file into a malloc'd buffer.  0 or EM_EFETCH. */
+static int read_index(const char *ipath, uint8_t **out, size_t *n) {
+    int fd = open(ipath, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    *out = NULL;
+    if (fd < 0 || fstat(fd, &sb)) {
+        em__seterr(EM_EFETCH, "shuffle index %s: %s", ipath, strerror(errno));
+        if (fd >= 0) close(fd);
+        return EM_EFETCH;
+    }
+    /* The largest valid index; anything bigger is refused before reading. */
+    if (sb.st_size < 0 || (uint64_t)sb.st_size > shuffle_index_size(SHUFFLE_MAX_PARTS)) {
+        close(fd);
+        return em__seterr(EM_EFETCH, "shuffle index %s: %lld bytes is too large for an index", ipath,
+                          (long long)sb.st_size);
+    }
+    size_t len = (size_t)sb.st_size, got = 0;
+    uint8_t *p = malloc(len ? len : 1);
+    if (!p) {
+        close(fd);
+        return em__seterr(EM_ENOMEM, "shuffle index %s: out of memory", ipath);
+    }
+    while (got < len) {
+        ssize_t k = pread(fd, p + got, len - got, (off_t)got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            em__seterr(EM_EFETCH, "shuffle index %s: %s", ipath, k < 0 ? strerror(errno) : "file shrank while read");
+            free(p);
+            close(fd);
+            return EM_EFETCH;
+        }
+        got += (size_t)k;
+    }
+    close(fd);
+    *out = p;
+    *n = len;
+    return 0;
+}
+
+/* Open map m's data file and find its segment of the reduce partition:
+ * every check of shuffle_index.h, then the segment's length against the
+ * tracker's.  Returns the descriptor (>= 0) with [*start, *end) set, or a
+ * code: EM_EFETCH (message naming the file) or EM_ENOMEM. */
+static int locate_segment(const sr_opts *o, int m, uint64_t *start, uint64_t *end) {
+    char ipath[SR_PATH], dpath[SR_PATH];
+    uint8_t *idx, hdr[SHUFFLE_DATA_HEADER];
+    size_t ilen = 0;
+    struct stat sb;
+    int nparts = 0, rc;
+    shuffle_path(ipath, sizeof ipath, o->dirs[m], o->shuffle_id, (uint32_t)m, "index");
+    shuffle_path(dpath, sizeof dpath, o->dirs[m], o->shuffle_id, (uint32_t)m, "data");
+    if ((rc = read_index(ipath, &idx, &ilen))) return rc;
+    int fd = open(dpath, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &sb)) {
+        em__seterr(EM_EFETCH, "shuffle data %s: %s", dpath, strerror(errno));
+        goto fail;
+    }
+    if (shuffle_index_check(idx, ilen, (uint64_t)sb.st_size, ipath, &nparts)) goto fail;
+    if (o->reduce_id >= nparts) {
+        em__seterr(EM_EFETCH, "shuffle index %s: has %d partitions, reduce partition %d was asked for", ipath,
+                   nparts, o->reduce_id);
+        goto fail;
+    }
+    ssize_t k;
+    do k = pread(fd, hdr, sizeof hdr, 0);
+    while (k < 0 && errno == EINTR);
+    if (k != (ssize_t)sizeof hdr) {
+        em__seterr(EM_EFETCH, "shuffle data %s: %s reading the header", dpath, k < 0 ? strerror(errno) : "too short");
+        goto fail;
+    }
+    if (shuffle_data_header_check(hdr, nparts, dpath)) goto fail;
+    *start = shuffle_index_offset(idx, o->reduce_id);
+    *end = shuffle_index_offset(idx, o->reduce_id + 1);
+    if (o->seglens && *end - *start != o->seglens[m]) {
+        em__seterr(EM_EFETCH, "shuffle index %s: segment of reduce partition %d is %llu bytes, the map task wrote %llu",
+                   ipath, o->reduce_id, (unsigned long long)(*end - *start), (unsigned long long)o->seglens[m]);
+        goto fail;
+    }
+    free(idx);
+    return fd;
+fail:
+    free(idx);
+    if (fd >= 0) close(fd);
+    return EM_EFETCH;
+}
+
 /* Read map m's segment of the reduce partition into fn.  0, a fetch
  * failure, or whatever fn returned (EM_STOP or < 0). */
 static int read_segment(const sr_opts *o, int m, consume_fn fn, void *ctx, sr_stats *st) {
-    char ipath[SR_PATH], dpath[SR_PATH];
-    uint8_t b[16];
-    struct stat sb;
-    shuffle_path(ipath, sizeof ipath, o->dirs[m], o->shuffle_id, (uint32_t)m, "index");
+    uint64_t start = 0, end = 0;
+    int fd = locate_segment(o, m, &start, &end);
+    if (fd < 0) return fd == EM_EFETCH ? fetch_fail(st, m) : fd;
+    char dpath[SR_PATH];
     shuffle_path(dpath, sizeof dpath, o->dirs[m], o->shuffle_id, (uint32_t)m, "data");
-
-    int fd = open(ipath, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        em__seterr(EM_EFETCH, "shuffle index %s: %s", ipath, strerror(errno));
-        return fetch_fail(st, m);
-    }
-    ssize_t k;
-    do k = pread(fd, b, sizeof b, (off_t)8 * o->reduce_id);
-    while (k < 0 && errno == EINTR);
-    close(fd);
-    if (k != (ssize_t)sizeof b) {
-        em__seterr(EM_EFETCH, "shuffle index %s: %s reading reduce partition %d", ipath,
-                   k < 0 ? strerror(errno) : "too short", o->reduce_id);
-        return fetch_fail(st, m);
-    }
-    uint64_t start = get_u64le(b), end = get_u64le(b + 8);
-
-    if ((fd = open(dpath, O_RDONLY | O_CLOEXEC)) < 0) {
-        em__seterr(EM_EFETCH, "shuffle data %s: %s", dpath, strerror(errno));
-        return fetch_fail(st, m);
-    }
-    if (fstat(fd, &sb)) {
-        em__seterr(EM_EFETCH, "shuffle data %s: %s", dpath, strerror(errno));
-        close(fd);
-        return fetch_fail(st, m);
-    }
-    if (start > end || end > (uint64_t)sb.st_size) {
-        em__seterr(EM_EFETCH, "shuffle data %s: segment [%llu, %llu) of reduce partition %d is outside the file (%lld bytes)",
-                   dpath, (unsigned long long)start, (unsigned long long)end, o->reduce_id,
-                   (long long)sb.st_size);
-        close(fd);
-        return fetch_fail(st, m);
-    }
     bf_reader rd;
     em_rec r;
     int rc;
@@ -258,6 +314,16 @@ static int emit_groups(const sr_opts *o, extsort *es, rec_sink_fn sink, void *sc
                 break;
             }
             have = 1;
+        }
+        /* A group is one record: refuse it as soon as it would pass the
+         * limit, before it grows (a 2 GB group used to double its way to
+         * 4 GB of memory).  The 20 bytes cover the varint lengths. */
+        if (o->max_record && key.len + la.len + lb.len + r.vlen + 20 > o->max_record) {
+            rc = em__seterr(EM_ETOOBIG,
+                            "%s: the values of one key (a %zu-byte key) exceed %zu bytes, ember.record.maxBytes: "
+                            "a group is one record (raise the setting, or aggregate with reduce_by_key)",
+                            o->mode == SR_COGROUP ? "cogroup/join" : "group_by_key", key.len, o->max_record);
+            break;
         }
         if (o->mode == SR_COGROUP) {
             const uint8_t *v = r.val;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "aggmap.h"
+#include "shuffle_index.h"
 #include "blockfile.h"
 #include "err.h"
 #include "extsort.h"
@@ -82,6 +83,10 @@ void shuffle_remove(const char *dir, uint32_t shuffle_id, int nmaps) {
 shuffle_writer *sw_open(const sw_opts *opts) {
     if (!opts || !opts->dir || opts->nparts <= 0 || !opts->partition || strlen(opts->dir) > SW_PATH - 100) {
         em__seterr(EM_EINVAL, "sw_open: invalid options");
+        return NULL;
+    }
+    if (opts->nparts > SHUFFLE_MAX_PARTS) {
+        em__seterr(EM_EINVAL, "shuffle write: %d partitions, at most %d", opts->nparts, SHUFFLE_MAX_PARTS);
         return NULL;
     }
     if (opts->combine && (!opts->combine->create || !opts->combine->merge_value)) {
@@ -267,17 +272,26 @@ static int copy_extent(shuffle_writer *w, int to, uint64_t from_off, uint64_t to
 /* Write the data and index files under their temporary names. */
 static int write_files(shuffle_writer *w, uint64_t *seg) {
     int n = w->o.nparts, rc = 0;
-    uint8_t *idx = malloc(((size_t)n + 1) * 8);
-    if (!idx) return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
+    size_t isize = shuffle_index_size(n);
+    uint64_t *offs = malloc(((size_t)n + 1) * sizeof *offs);
+    uint8_t *idx = malloc(isize), hdr[SHUFFLE_DATA_HEADER];
+    if (!offs || !idx) {
+        free(offs);
+        free(idx);
+        return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
+    }
     int fd = open(w->data_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
+        free(offs);
         free(idx);
         return em__seterr(EM_EIO, "shuffle write %s: %s", w->data_tmp, strerror(errno));
     }
-    uint64_t off = 0;
+    shuffle_data_header(hdr, n);
+    rc = bf_pwrite_all(fd, w->data_tmp, hdr, sizeof hdr, 0);
+    uint64_t off = SHUFFLE_DATA_HEADER;
     for (int i = 0; i < n && !rc; i++) {
         sw_part *p = &w->parts[i];
-        put_u64le(idx + 8 * (size_t)i, off);
+        offs[i] = off;
         uint64_t start = off;
         for (size_t e = 0; e < p->next && !rc; e++) {
             rc = copy_extent(w, fd, p->ext[e].off, off, p->ext[e].len);
@@ -288,14 +302,16 @@ static int write_files(shuffle_writer *w, uint64_t *seg) {
         if (seg) seg[i] = off - start;
         ebuf_free(&p->z);
     }
-    put_u64le(idx + 8 * (size_t)n, off);
+    offs[n] = off;
+    shuffle_index_encode(idx, n, offs);
+    free(offs);
     if (close(fd) && !rc) rc = em__seterr(EM_EIO, "shuffle write %s: %s", w->data_tmp, strerror(errno));
     if (!rc) {
         fd = open(w->index_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0) {
             rc = em__seterr(EM_EIO, "shuffle write %s: %s", w->index_tmp, strerror(errno));
         } else {
-            rc = bf_pwrite_all(fd, w->index_tmp, idx, ((size_t)n + 1) * 8, 0);
+            rc = bf_pwrite_all(fd, w->index_tmp, idx, isize, 0);
             if (close(fd) && !rc) rc = em__seterr(EM_EIO, "shuffle write %s: %s", w->index_tmp, strerror(errno));
         }
     }
@@ -343,7 +359,7 @@ int sw_commit(shuffle_writer *w, sw_result *res) {
         free(seg);
     } else if (res) {
         res->seg_bytes = seg;
-        res->bytes = 0;
+        res->bytes = SHUFFLE_DATA_HEADER;
         for (int i = 0; i < w->o.nparts; i++) res->bytes += seg[i];
         res->records = w->records;
         res->spills = w->spills;

@@ -85,10 +85,11 @@ int64_t em_text_line_number(const char *path, uint64_t offset) {
         unsigned want = offset - pos < sizeof buf ? (unsigned)(offset - pos) : (unsigned)sizeof buf;
         int n = gzread(f, buf, want);
         if (n <= 0) {
-            int err;
-            const char *m = gzerror(f, &err);
+            /* The message belongs to f: format it before gzclose frees it. */
+            int err, rc = 0;
+            if (n < 0) rc = em__seterr(EM_ECORRUPT, "%s: %s", path, gzerror(f, &err));
             gzclose(f);
-            return n < 0 ? em__seterr(EM_ECORRUPT, "%s: %s", path, m) : lines; /* offset past the end */
+            return n < 0 ? rc : lines; /* n == 0: offset past the end */
         }
         for (const uint8_t *p = buf, *e = buf + n; (p = memchr(p, '\n', (size_t)(e - p))) != NULL; p++) lines++;
         pos += (uint64_t)n;
@@ -283,7 +284,9 @@ static int read_gz(cutter *c, uint64_t *bytes_read) {
         rc = em__seterr(EM_ENOMEM, "text_file: %s: out of memory", s->path);
         goto done;
     }
-    if (inflateInit2(&zs, 15 + 32) != Z_OK) {
+    /* 15 + 16: gzip framing only.  (+32 would also accept a bare zlib
+     * stream, which no gzip tool writes: such a file is corrupt input.) */
+    if (inflateInit2(&zs, 15 + 16) != Z_OK) {
         rc = em__seterr(EM_ENOMEM, "text_file: %s: cannot initialise zlib", s->path);
         goto done;
     }

@@ -50,6 +50,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* EM_API marks what libember exports.  The library is compiled with
+ * -fvisibility=hidden, so libember.so exports exactly the functions declared
+ * with it (the em_* API of this header and ember_ml.h), and the static
+ * libember.a keeps every other name local (see docs/architecture.md). */
+#if defined(__GNUC__)
+#define EM_API __attribute__((visibility("default")))
+#else
+#define EM_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -83,16 +93,18 @@ enum {
 };
 
 /* Static description of a code: "empty collection" for EM_EEMPTY. */
-const char *em_strerror(int code);
+EM_API const char *em_strerror(int code);
 
 /* The message of the calling thread's last failure, with its cause
  * ("text_file: /data/x.gz: truncated gzip input at compressed offset 4096").
  * Never NULL; valid until the thread's next failing call. */
-const char *em_errmsg(void);
+EM_API const char *em_errmsg(void);
 
 /* Record a failure message from inside a user function and return EM_EUSER,
- * so a function can `return em_fail("bad row %d", n);`.  printf format. */
-int em_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+ * so a function can `return em_fail("bad row %d", n);`.  printf format.  A
+ * NULL fmt records "user function failed (em_fail called with a NULL
+ * format)". */
+EM_API int em_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* --------------------------------------------------------------- records */
 
@@ -104,10 +116,10 @@ typedef struct em_rec {
 } em_rec;
 
 /* Order-preserving 8-byte encodings: memcmp order equals numeric order. */
-void em_i64_enc(int64_t v, void *out8);
-int64_t em_i64_dec(const void *p8);
-void em_f64_enc(double v, void *out8);
-double em_f64_dec(const void *p8);
+EM_API void em_i64_enc(int64_t v, void *out8);
+EM_API int64_t em_i64_dec(const void *p8);
+EM_API void em_f64_enc(double v, void *out8);
+EM_API double em_f64_dec(const void *p8);
 
 /* Two optional byte strings in one value: what join, the outer joins and
  * em_tuple_pack produce.  A missing side (outer joins) has present == 0. */
@@ -119,19 +131,19 @@ typedef struct em_tuple {
     size_t blen;
 } em_tuple;
 /* Decode a join value; returns 0, or EM_ECORRUPT if v is not a tuple. */
-int em_tuple_unpack(const void *v, size_t vlen, em_tuple *out);
+EM_API int em_tuple_unpack(const void *v, size_t vlen, em_tuple *out);
 
 /* A list of byte strings in one value: what group_by_key and cogroup
  * produce, and what em_glom produces for a whole partition.  Iterate with
  * *pos starting at 0: returns 1 and sets item/len, 0 at the end, EM_ECORRUPT
  * on a malformed list. */
-int em_list_next(const void *list, size_t len, size_t *pos, const void **item, size_t *ilen);
+EM_API int em_list_next(const void *list, size_t len, size_t *pos, const void **item, size_t *ilen);
 /* For em_glom's value: the items are whole records, decoded into *rec. */
-int em_list_next_rec(const void *list, size_t len, size_t *pos, em_rec *rec);
+EM_API int em_list_next_rec(const void *list, size_t len, size_t *pos, em_rec *rec);
 /* cogroup's value: the list of values from the first RDD and from the
  * second.  Returns 0 or EM_ECORRUPT. */
-int em_cogroup_unpack(const void *v, size_t vlen, const void **la, size_t *lalen,
-                      const void **lb, size_t *lblen);
+EM_API int em_cogroup_unpack(const void *v, size_t vlen, const void **la, size_t *lalen,
+                             const void **lb, size_t *lblen);
 
 /* --------------------------------------------------------------- emitting */
 
@@ -141,16 +153,16 @@ typedef struct em_emitter em_emitter;
  * the call returns.  Returns 0, EM_STOP when downstream wants no more, or a
  * negative code (e.g. EM_ETOOBIG past ember.record.maxBytes) that the caller
  * should return. */
-int em_emit(em_emitter *out, const void *data, size_t len);
-int em_emit_pair(em_emitter *out, const void *key, size_t klen, const void *val, size_t vlen);
-int em_emit_rec(em_emitter *out, const em_rec *rec);
-int em_emit_i64(em_emitter *out, int64_t v);
-int em_emit_f64(em_emitter *out, double v);
+EM_API int em_emit(em_emitter *out, const void *data, size_t len);
+EM_API int em_emit_pair(em_emitter *out, const void *key, size_t klen, const void *val, size_t vlen);
+EM_API int em_emit_rec(em_emitter *out, const em_rec *rec);
+EM_API int em_emit_i64(em_emitter *out, int64_t v);
+EM_API int em_emit_f64(em_emitter *out, double v);
 /* The pair (key, encoded int64). */
-int em_emit_pair_i64(em_emitter *out, const void *key, size_t klen, int64_t v);
+EM_API int em_emit_pair_i64(em_emitter *out, const void *key, size_t klen, int64_t v);
 
 /* The index of the partition the calling task is computing, -1 outside one. */
-int em_task_partition(void);
+EM_API int em_task_partition(void);
 
 /* In a function fed by em_text_file (directly or through narrow operators):
  * the file the current line comes from and the line's byte offset in the
@@ -158,12 +170,12 @@ int em_task_partition(void);
  * For error messages that must name the file and line.  Returns 0, or
  * EM_ESTATE (with *path NULL and *offset 0) when the calling thread is not
  * reading a text line. */
-int em_task_input(const char **path, uint64_t *offset);
+EM_API int em_task_input(const char **path, uint64_t *offset);
 /* The 1-based number of the line starting at byte `offset` of a text file
  * (plain or .gz): 1 + the newlines before it.  Reads the file up to offset,
  * so it is meant for error paths.  Returns the number, or < 0 (EM_ENOENT,
  * EM_EIO, EM_ECORRUPT) with the message set. */
-int64_t em_text_line_number(const char *path, uint64_t offset);
+EM_API int64_t em_text_line_number(const char *path, uint64_t offset);
 
 /* --------------------------------------------------------- user functions */
 
@@ -180,7 +192,7 @@ typedef int (*em_comb_fn)(const em_rec *a, const em_rec *b, em_emitter *out, con
 /* A pull iterator over one partition's records (map_partitions,
  * foreach_partition).  Returns 1 with *rec set, 0 at the end, or < 0. */
 typedef struct em_iter em_iter;
-int em_iter_next(em_iter *it, em_rec *rec);
+EM_API int em_iter_next(em_iter *it, em_rec *rec);
 typedef int (*em_part_fn)(int partition, em_iter *in, em_emitter *out, const void *arg);
 typedef int (*em_foreach_fn)(const em_rec *rec, const void *arg);
 typedef int (*em_foreach_part_fn)(int partition, em_iter *in, const void *arg);
@@ -191,40 +203,58 @@ typedef struct em_ctx em_ctx;
 typedef struct em_conf em_conf;
 typedef struct em_rdd em_rdd;
 
-/* Configuration: string keys and values.  Keys and their defaults (also in
- * docs/configuration.md):
- *   ember.master                 local[*]  (overridden by em_open's argument,
- *                                          and by EMBER_MASTER when NULL)
- *   ember.app.name               ember
- *   ember.default.parallelism    number of executor cores
- *   ember.task.maxFailures       4         attempts per task before the job fails
- *   ember.record.maxBytes        67108864  largest record a function may emit
- *   ember.shuffle.memoryBytes    67108864  per-task budget for aggregation and
- *                                          sorting; past it, sorted runs spill
- *   ember.shuffle.blockBytes     65536     uncompressed size of shuffle blocks
- *   ember.shuffle.compress.level 1         zlib level for shuffle and spills
- *   ember.files.maxPartitionBytes 33554432 largest text_file split
- *   ember.local.dir              /tmp      where shuffle files and spills go
- *   ember.progress               auto      progress bar: auto (if stderr is a
- *                                          terminal), true or false
- */
-em_conf *em_conf_new(void);
-/* Returns 0, or EM_EINVAL for a NULL argument or an unknown key. */
-int em_conf_set(em_conf *conf, const char *key, const char *value);
-const char *em_conf_get(const em_conf *conf, const char *key);
-void em_conf_free(em_conf *conf);
+/* Configuration: string keys and values.  Keys, their types and allowed
+ * values, and their defaults (also in docs/configuration.md):
+ *   ember.master                  string    local[*]  (overridden by em_open's
+ *                                 argument, and by EMBER_MASTER when NULL;
+ *                                 the URL is checked by em_open)
+ *   ember.app.name                string    ember
+ *   ember.default.parallelism     0..1048576  0: the number of executor
+ *                                 cores
+ *   ember.task.maxFailures        >= 1      4         attempts per task
+ *   ember.record.maxBytes         1k..255m  67108864  largest record a
+ *                                 function may emit (a record must fit in
+ *                                 one 256 MiB block)
+ *   ember.shuffle.memoryBytes     128k..1t  67108864  per-task budget for
+ *                                 aggregation and sorting; past it, sorted
+ *                                 runs spill (below the floor nearly every
+ *                                 record would spill)
+ *   ember.shuffle.blockBytes      4k..64m   65536     uncompressed size of
+ *                                 shuffle and spill blocks
+ *   ember.shuffle.compress.level  0..9      1         zlib level
+ *   ember.files.maxPartitionBytes >= 1k     33554432  largest text_file split
+ *   ember.local.dir               string    /tmp      where shuffle files and
+ *                                 spills go
+ *   ember.progress                auto, true, false   auto: the progress
+ *                                 bar when stderr is a terminal
+ * Sizes are whole numbers of bytes with an optional suffix k, m, g or t, with
+ * or without b, in any case (binary: 1kb = 1024): "65536", "64k", "8mb".
+ * Durations (no key yet) are whole numbers with ms, s, m or h; a bare number
+ * counts the key's documented unit.  Booleans are true or false in any case.
+ * Strings must not be empty; blanks around any other value are ignored. */
+EM_API em_conf *em_conf_new(void);
+/* Set key to value (copied; stored as given).  Returns 0, or EM_EINVAL for a
+ * NULL argument, an unknown key, or a value malformed or out of range for
+ * its key, with a message naming the key, the value and what is allowed; or
+ * EM_ENOMEM.  On failure the conf is unchanged. */
+EM_API int em_conf_set(em_conf *conf, const char *key, const char *value);
+EM_API const char *em_conf_get(const em_conf *conf, const char *key);
+EM_API void em_conf_free(em_conf *conf);
 
 /* Open a context.  master: "local", "local[N]", "local[*]", or NULL for
  * $EMBER_MASTER, then ember.master.  conf may be NULL; it is copied.
  * Returns NULL (see em_errmsg) on a bad master URL or configuration. */
-em_ctx *em_open(const char *master, const em_conf *conf);
+EM_API em_ctx *em_open(const char *master, const em_conf *conf);
 /* Stop executors, remove shuffle and spill files, free every RDD. */
-void em_close(em_ctx *ctx);
-/* Change a setting of an open context (not ember.master).  0 or EM_EINVAL. */
-int em_set(em_ctx *ctx, const char *key, const char *value);
-const char *em_get(em_ctx *ctx, const char *key);
+EM_API void em_close(em_ctx *ctx);
+/* Change a setting of an open context, for the jobs started afterwards (not
+ * ember.master or ember.local.dir).  Checks the value as em_conf_set does:
+ * 0, EM_EINVAL (message naming key, value and what is allowed; the setting
+ * keeps its value) or EM_ENOMEM. */
+EM_API int em_set(em_ctx *ctx, const char *key, const char *value);
+EM_API const char *em_get(em_ctx *ctx, const char *key);
 /* Number of executor cores (threads in local[N]). */
-int em_cores(em_ctx *ctx);
+EM_API int em_cores(em_ctx *ctx);
 
 /* Counters since em_open, for tests and monitoring. */
 typedef struct em_stats {
@@ -240,60 +270,65 @@ typedef struct em_stats {
     int64_t input_bytes;      /* bytes read by text_file sources */
     int64_t cache_hits;       /* partitions served from the cache */
 } em_stats;
-void em_get_stats(em_ctx *ctx, em_stats *out);
+EM_API void em_get_stats(em_ctx *ctx, em_stats *out);
 
 /* --------------------------------------------------------------- sources */
 
 /* n records from recs (plain when key == NULL, else pairs), split into
  * `partitions` contiguous slices (<= 0: ember.default.parallelism). */
-em_rdd *em_parallelize(em_ctx *ctx, const em_rec *recs, size_t n, int partitions);
+EM_API em_rdd *em_parallelize(em_ctx *ctx, const em_rec *recs, size_t n, int partitions);
 /* Convenience forms: int64 records, and NUL-terminated strings. */
-em_rdd *em_parallelize_i64(em_ctx *ctx, const int64_t *v, size_t n, int partitions);
-em_rdd *em_parallelize_str(em_ctx *ctx, const char *const *s, size_t n, int partitions);
+EM_API em_rdd *em_parallelize_i64(em_ctx *ctx, const int64_t *v, size_t n, int partitions);
+EM_API em_rdd *em_parallelize_str(em_ctx *ctx, const char *const *s, size_t n, int partitions);
 /* An RDD with no partitions (Spark's emptyRDD): actions over it run no
  * task; fold, aggregate and tree_aggregate return their zero. */
-em_rdd *em_empty(em_ctx *ctx);
-/* The int64 records start, start+step, ... up to end (exclusive). */
-em_rdd *em_range(em_ctx *ctx, int64_t start, int64_t end, int64_t step, int partitions);
+EM_API em_rdd *em_empty(em_ctx *ctx);
+/* The int64 records start, start+step, ... up to end (exclusive), any
+ * int64 bounds and step (step 0 is EM_EINVAL). */
+EM_API em_rdd *em_range(em_ctx *ctx, int64_t start, int64_t end, int64_t step, int partitions);
 /* Lines of a text file, of every file in a directory, or of every file a
  * glob pattern matches, without their line terminators ("\n" or "\r\n").
  * Files ending in .gz are read through zlib, one partition per file; plain
  * files are split by byte range into about max(min_partitions, size /
  * ember.files.maxPartitionBytes) partitions, each line read exactly once.
- * A missing path is reported here (NULL); unreadable or corrupt input is
- * reported by the action, naming the file and offset. */
-em_rdd *em_text_file(em_ctx *ctx, const char *path, int min_partitions);
+ * Names starting with '.' or '_' in a directory are skipped (_SUCCESS).  A
+ * directory with no files gives an RDD of no partitions, as Spark does.  A
+ * missing path, or a glob matching nothing, is reported here (NULL);
+ * unreadable or corrupt input is reported by the action, naming the file and
+ * offset.  .gz files must be gzip (a bare zlib stream is corrupt input);
+ * concatenated members and zero padding after the last are read. */
+EM_API em_rdd *em_text_file(em_ctx *ctx, const char *path, int min_partitions);
 
 /* ------------------------------------------------- narrow transformations */
 
-em_rdd *em_map(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen);  /* exactly one output */
-em_rdd *em_filter(em_rdd *rdd, em_pred_fn fn, const void *arg, size_t arglen);
-em_rdd *em_flat_map(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen);
+EM_API em_rdd *em_map(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen);  /* exactly one output */
+EM_API em_rdd *em_filter(em_rdd *rdd, em_pred_fn fn, const void *arg, size_t arglen);
+EM_API em_rdd *em_flat_map(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen);
 /* fn sees the partition's records through a pull iterator. */
-em_rdd *em_map_partitions(em_rdd *rdd, em_part_fn fn, const void *arg, size_t arglen);
+EM_API em_rdd *em_map_partitions(em_rdd *rdd, em_part_fn fn, const void *arg, size_t arglen);
 /* On pairs: fn sees the value as a plain record and emits plain records
  * (exactly one for map_values); each becomes a pair with the original key. */
-em_rdd *em_map_values(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen);
-em_rdd *em_flat_map_values(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen);
+EM_API em_rdd *em_map_values(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen);
+EM_API em_rdd *em_flat_map_values(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen);
 /* fn emits one plain record, the key; the output is the pair (key, record
  * bytes).  The input record should be plain. */
-em_rdd *em_key_by(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen);
+EM_API em_rdd *em_key_by(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen);
 /* Keys or values of a pair RDD, as plain records. */
-em_rdd *em_keys(em_rdd *rdd);
-em_rdd *em_values(em_rdd *rdd);
+EM_API em_rdd *em_keys(em_rdd *rdd);
+EM_API em_rdd *em_values(em_rdd *rdd);
 /* Partitions of a followed by partitions of b. */
-em_rdd *em_union(em_rdd *a, em_rdd *b);
+EM_API em_rdd *em_union(em_rdd *a, em_rdd *b);
 /* One record per partition: a list (em_list_next_rec) of its records. */
-em_rdd *em_glom(em_rdd *rdd);
+EM_API em_rdd *em_glom(em_rdd *rdd);
 /* Deterministic sample for a given seed: Bernoulli with probability
  * fraction (without replacement), or Poisson(fraction) copies (with). */
-em_rdd *em_sample(em_rdd *rdd, int with_replacement, double fraction, uint64_t seed);
+EM_API em_rdd *em_sample(em_rdd *rdd, int with_replacement, double fraction, uint64_t seed);
 /* Merge contiguous partitions into n, without a shuffle (n >= current:
  * unchanged partitioning). */
-em_rdd *em_coalesce(em_rdd *rdd, int n);
+EM_API em_rdd *em_coalesce(em_rdd *rdd, int n);
 /* Pairs (record bytes, int64 index) numbered in partition order.  Like
  * Spark, this runs a job to count the partitions first (NULL on failure). */
-em_rdd *em_zip_with_index(em_rdd *rdd);
+EM_API em_rdd *em_zip_with_index(em_rdd *rdd);
 
 /* --------------------------------------------------- wide transformations */
 /* partitions <= 0 means: the parent's partition count (or
@@ -301,103 +336,103 @@ em_rdd *em_zip_with_index(em_rdd *rdd);
 
 /* Merge the values of each key with fn (associative, commutative), with
  * map-side combining. */
-em_rdd *em_reduce_by_key(em_rdd *rdd, em_comb_fn fn, const void *arg, size_t arglen, int partitions);
+EM_API em_rdd *em_reduce_by_key(em_rdd *rdd, em_comb_fn fn, const void *arg, size_t arglen, int partitions);
 /* Per key: acc = seq(zero, v) ..., partial accs merged with comb. */
-em_rdd *em_aggregate_by_key(em_rdd *rdd, const void *zero, size_t zlen, em_comb_fn seq,
-                            em_comb_fn comb, const void *arg, size_t arglen, int partitions);
+EM_API em_rdd *em_aggregate_by_key(em_rdd *rdd, const void *zero, size_t zlen, em_comb_fn seq,
+                                   em_comb_fn comb, const void *arg, size_t arglen, int partitions);
 /* create(v) makes a combiner (emits one record) from the first value of a key
  * in a partition; merge_value(c, v) adds a value; merge_comb(c1, c2) merges. */
-em_rdd *em_combine_by_key(em_rdd *rdd, em_map_fn create, em_comb_fn merge_value,
-                          em_comb_fn merge_comb, const void *arg, size_t arglen, int partitions);
-em_rdd *em_fold_by_key(em_rdd *rdd, const void *zero, size_t zlen, em_comb_fn fn,
-                       const void *arg, size_t arglen, int partitions);
+EM_API em_rdd *em_combine_by_key(em_rdd *rdd, em_map_fn create, em_comb_fn merge_value,
+                                 em_comb_fn merge_comb, const void *arg, size_t arglen, int partitions);
+EM_API em_rdd *em_fold_by_key(em_rdd *rdd, const void *zero, size_t zlen, em_comb_fn fn,
+                              const void *arg, size_t arglen, int partitions);
 /* (key, list of values), the list read with em_list_next. */
-em_rdd *em_group_by_key(em_rdd *rdd, int partitions);
+EM_API em_rdd *em_group_by_key(em_rdd *rdd, int partitions);
 /* (key, cogroup value) for every key of a or b; see em_cogroup_unpack. */
-em_rdd *em_cogroup(em_rdd *a, em_rdd *b, int partitions);
+EM_API em_rdd *em_cogroup(em_rdd *a, em_rdd *b, int partitions);
 /* (key, tuple(va, vb)) for every pair of values of a key present in both
  * (the cross product per key); the outer joins also emit keys present in
  * one side only, with the other side missing in the tuple. */
-em_rdd *em_join(em_rdd *a, em_rdd *b, int partitions);
-em_rdd *em_left_outer_join(em_rdd *a, em_rdd *b, int partitions);
-em_rdd *em_right_outer_join(em_rdd *a, em_rdd *b, int partitions);
-em_rdd *em_full_outer_join(em_rdd *a, em_rdd *b, int partitions);
+EM_API em_rdd *em_join(em_rdd *a, em_rdd *b, int partitions);
+EM_API em_rdd *em_left_outer_join(em_rdd *a, em_rdd *b, int partitions);
+EM_API em_rdd *em_right_outer_join(em_rdd *a, em_rdd *b, int partitions);
+EM_API em_rdd *em_full_outer_join(em_rdd *a, em_rdd *b, int partitions);
 /* Each distinct record (plain or pair) once. */
-em_rdd *em_distinct(em_rdd *rdd, int partitions);
+EM_API em_rdd *em_distinct(em_rdd *rdd, int partitions);
 /* Sorted by key bytes (int64 keys: numerically), globally: partition i's keys
  * all precede partition i+1's.  Range partitioner from sampled keys. */
-em_rdd *em_sort_by_key(em_rdd *rdd, int ascending, int partitions);
+EM_API em_rdd *em_sort_by_key(em_rdd *rdd, int ascending, int partitions);
 /* Hash-partition pairs by key into `partitions`. */
-em_rdd *em_partition_by(em_rdd *rdd, int partitions);
+EM_API em_rdd *em_partition_by(em_rdd *rdd, int partitions);
 /* Redistribute any records evenly over `partitions` with a shuffle. */
-em_rdd *em_repartition(em_rdd *rdd, int partitions);
+EM_API em_rdd *em_repartition(em_rdd *rdd, int partitions);
 
 /* ------------------------------------------------------------ persistence */
 
 enum { EM_MEMORY_ONLY = 1, EM_MEMORY_AND_DISK = 2, EM_DISK_ONLY = 3 };
 /* Keep computed partitions (in memory, or in files under ember.local.dir) the
  * first time an action computes them; later actions read them.  Returns rdd. */
-em_rdd *em_cache(em_rdd *rdd);
-em_rdd *em_persist(em_rdd *rdd, int level);
+EM_API em_rdd *em_cache(em_rdd *rdd);
+EM_API em_rdd *em_persist(em_rdd *rdd, int level);
 /* Drop kept partitions; later actions recompute them from lineage. */
-int em_unpersist(em_rdd *rdd);
+EM_API int em_unpersist(em_rdd *rdd);
 
 /* ---------------------------------------------------------------- batches */
 
 /* Records an action returns, owned by the caller. */
 typedef struct em_batch em_batch;
-size_t em_batch_count(const em_batch *b);
+EM_API size_t em_batch_count(const em_batch *b);
 /* The i-th record (a view valid until em_batch_free). 0 or EM_EINVAL.  The
  * reading calls (em_batch_get, em_batch_next, em_iter_next,
  * em_list_next_rec) clear *rec first, so it is defined even on failure. */
-int em_batch_get(em_batch *b, size_t i, em_rec *rec);
+EM_API int em_batch_get(em_batch *b, size_t i, em_rec *rec);
 /* Sequential read: *pos starts at 0; returns 1 with *rec set, 0 at the end. */
-int em_batch_next(const em_batch *b, size_t *pos, em_rec *rec);
-void em_batch_free(em_batch *b);
+EM_API int em_batch_next(const em_batch *b, size_t *pos, em_rec *rec);
+EM_API void em_batch_free(em_batch *b);
 
 /* ---------------------------------------------------------------- actions */
 /* Every action returns 0 or a negative code (EM_EJOB when a task failed
  * maxFailures times: em_errmsg() then holds the task's own message).  The
  * context stays usable after a failed action. */
 
-int em_collect(em_rdd *rdd, em_batch **out);
-int em_count(em_rdd *rdd, int64_t *out);
+EM_API int em_collect(em_rdd *rdd, em_batch **out);
+EM_API int em_count(em_rdd *rdd, int64_t *out);
 /* The first record; EM_EEMPTY on an empty RDD. */
-int em_first(em_rdd *rdd, em_batch **out);
+EM_API int em_first(em_rdd *rdd, em_batch **out);
 /* The first n records in partition order, scanning 1 partition, then more
  * (as Spark: up to 4x more per round) only while too few were found. */
-int em_take(em_rdd *rdd, size_t n, em_batch **out);
+EM_API int em_take(em_rdd *rdd, size_t n, em_batch **out);
 /* One record (out holds it): EM_EEMPTY ("empty collection") when empty. */
-int em_reduce(em_rdd *rdd, em_comb_fn fn, const void *arg, size_t arglen, em_batch **out);
+EM_API int em_reduce(em_rdd *rdd, em_comb_fn fn, const void *arg, size_t arglen, em_batch **out);
 /* fold returns the zero value for an empty RDD; the zero is copied for each
  * partition and for the final merge. */
-int em_fold(em_rdd *rdd, const em_rec *zero, em_comb_fn fn, const void *arg, size_t arglen,
-            em_batch **out);
-int em_aggregate(em_rdd *rdd, const em_rec *zero, em_comb_fn seq, em_comb_fn comb,
-                 const void *arg, size_t arglen, em_batch **out);
+EM_API int em_fold(em_rdd *rdd, const em_rec *zero, em_comb_fn fn, const void *arg, size_t arglen,
+                   em_batch **out);
+EM_API int em_aggregate(em_rdd *rdd, const em_rec *zero, em_comb_fn seq, em_comb_fn comb,
+                        const void *arg, size_t arglen, em_batch **out);
 /* As Spark: partials combined in `depth` levels (>= 1, default 2 when 0)
  * through small shuffles, the last on the driver. */
-int em_tree_aggregate(em_rdd *rdd, const em_rec *zero, em_comb_fn seq, em_comb_fn comb,
-                      const void *arg, size_t arglen, int depth, em_batch **out);
-int em_tree_reduce(em_rdd *rdd, em_comb_fn fn, const void *arg, size_t arglen, int depth,
-                   em_batch **out);
-int em_foreach(em_rdd *rdd, em_foreach_fn fn, const void *arg, size_t arglen);
-int em_foreach_partition(em_rdd *rdd, em_foreach_part_fn fn, const void *arg, size_t arglen);
+EM_API int em_tree_aggregate(em_rdd *rdd, const em_rec *zero, em_comb_fn seq, em_comb_fn comb,
+                             const void *arg, size_t arglen, int depth, em_batch **out);
+EM_API int em_tree_reduce(em_rdd *rdd, em_comb_fn fn, const void *arg, size_t arglen, int depth,
+                          em_batch **out);
+EM_API int em_foreach(em_rdd *rdd, em_foreach_fn fn, const void *arg, size_t arglen);
+EM_API int em_foreach_partition(em_rdd *rdd, em_foreach_part_fn fn, const void *arg, size_t arglen);
 /* Pairs (key, int64 count). */
-int em_count_by_key(em_rdd *rdd, em_batch **out);
+EM_API int em_count_by_key(em_rdd *rdd, em_batch **out);
 /* Pairs with one record per key (the last value seen for a key). */
-int em_collect_as_map(em_rdd *rdd, em_batch **out);
+EM_API int em_collect_as_map(em_rdd *rdd, em_batch **out);
 /* The values of key, as plain records (only the key's partition is scanned
  * when the RDD is hash-partitioned). */
-int em_lookup(em_rdd *rdd, const void *key, size_t klen, em_batch **out);
+EM_API int em_lookup(em_rdd *rdd, const void *key, size_t klen, em_batch **out);
 /* The n smallest / largest records (ordered by key bytes then value bytes). */
-int em_take_ordered(em_rdd *rdd, size_t n, em_batch **out);
-int em_top(em_rdd *rdd, size_t n, em_batch **out);
+EM_API int em_take_ordered(em_rdd *rdd, size_t n, em_batch **out);
+EM_API int em_top(em_rdd *rdd, size_t n, em_batch **out);
 /* Write each record as one line ("key\tvalue" for pairs) to
  * dir/part-NNNNN, one file per partition, then dir/_SUCCESS.  Files are
  * written under dir/_temporary and renamed when their task commits, so dir
  * is complete or absent.  EM_EIO if dir exists. */
-int em_save_as_text_file(em_rdd *rdd, const char *dir);
+EM_API int em_save_as_text_file(em_rdd *rdd, const char *dir);
 
 /* ------------------------------------------------ broadcast, accumulators */
 
@@ -405,35 +440,35 @@ int em_save_as_text_file(em_rdd *rdd, const char *dir);
  * them in a function's arg blob.  id 0 is never valid. */
 typedef struct em_bcast { uint64_t id; } em_bcast;
 /* Copies data; on failure returns id 0 (see em_errmsg). */
-em_bcast em_broadcast(em_ctx *ctx, const void *data, size_t len);
+EM_API em_bcast em_broadcast(em_ctx *ctx, const void *data, size_t len);
 /* In a task or on the driver: the blob, or NULL if unknown/destroyed.  The
  * pointer stays valid until em_bcast_destroy or em_close. */
-const void *em_bcast_value(em_bcast b, size_t *len);
+EM_API const void *em_bcast_value(em_bcast b, size_t *len);
 /* Free a broadcast of ctx (NULL ctx: of any context).  Must not run while a
  * job that reads it is running (actions return only when their jobs end, so
  * this only concerns contexts driven from several threads).  Unknown ids
  * are ignored. */
-void em_bcast_destroy(em_ctx *ctx, em_bcast b);
+EM_API void em_bcast_destroy(em_ctx *ctx, em_bcast b);
 
 /* Sums that tasks add to and the driver reads.  Each successful task's
  * additions count once, however often it was attempted. */
 typedef struct em_acc { uint32_t id; uint32_t type; } em_acc;
-em_acc em_acc_i64(em_ctx *ctx, const char *name);
-em_acc em_acc_f64(em_ctx *ctx, const char *name);
+EM_API em_acc em_acc_i64(em_ctx *ctx, const char *name);
+EM_API em_acc em_acc_f64(em_ctx *ctx, const char *name);
 /* From a task (counted when it succeeds) or the driver (counted at once). */
-void em_acc_add_i64(em_acc a, int64_t v);
-void em_acc_add_f64(em_acc a, double v);
-int64_t em_acc_value_i64(em_ctx *ctx, em_acc a);
-double em_acc_value_f64(em_ctx *ctx, em_acc a);
+EM_API void em_acc_add_i64(em_acc a, int64_t v);
+EM_API void em_acc_add_f64(em_acc a, double v);
+EM_API int64_t em_acc_value_i64(em_ctx *ctx, em_acc a);
+EM_API double em_acc_value_f64(em_ctx *ctx, em_acc a);
 
 /* ---------------------------------------------------------------- lineage */
 
-int em_num_partitions(em_rdd *rdd);
+EM_API int em_num_partitions(em_rdd *rdd);
 /* Name shown in the lineage; returns rdd. */
-em_rdd *em_set_name(em_rdd *rdd, const char *name);
+EM_API em_rdd *em_set_name(em_rdd *rdd, const char *name);
 /* A printable lineage, as Spark's toDebugString: one line per RDD, indented
  * one level more at each shuffle (stage boundary).  Caller frees. */
-char *em_lineage(em_rdd *rdd);
+EM_API char *em_lineage(em_rdd *rdd);
 
 #ifdef __cplusplus
 }

@@ -52,16 +52,20 @@ typedef struct em_ml_load_opts {
 
 /* LIBSVM text: "label index:value index:value ..." with 1-based ascending
  * indices (as Spark's loadLibSVMFile), labels 0/1 (-1 is read as 0).  Sparse
- * (CSR) blocks.  A malformed line fails with "FILE:LINE: reason". */
-em_ml_data *em_ml_read_libsvm(em_ctx *ctx, const char *path, const em_ml_load_opts *o);
-/* CSV of numbers, one row per line, the label in o->label_col.  Dense. */
-em_ml_data *em_ml_read_csv(em_ctx *ctx, const char *path, const em_ml_load_opts *o);
+ * (CSR) blocks.  A malformed line fails with "FILE:LINE: reason", and so
+ * does any other label ("FILE:LINE: label '2' (labels must be 0 or 1; -1
+ * is read as 0)"): mllib's models are binary classifiers. */
+EM_API em_ml_data *em_ml_read_libsvm(em_ctx *ctx, const char *path, const em_ml_load_opts *o);
+/* CSV of numbers, one row per line, the label (0 or 1) in o->label_col.
+ * Dense.  A malformed line or another label fails with "FILE:LINE: reason"
+ * ("FILE:LINE: label 2 in field 31 (labels must be 0 or 1)"). */
+EM_API em_ml_data *em_ml_read_csv(em_ctx *ctx, const char *path, const em_ml_load_opts *o);
 /* The dense binary format: the 8 bytes "EMBLDNS1", u64le rows, u64le cols,
  * then per row: f64le label, cols x f64le features.  Read in parallel by
  * row ranges. */
-em_ml_data *em_ml_read_dense(em_ctx *ctx, const char *path, const em_ml_load_opts *o);
+EM_API em_ml_data *em_ml_read_dense(em_ctx *ctx, const char *path, const em_ml_load_opts *o);
 /* Write a data set in the dense binary format (sparse data densified). */
-int em_ml_write_dense(em_ml_data *d, const char *path);
+EM_API int em_ml_write_dense(em_ml_data *d, const char *path);
 
 /* Deterministic synthetic data: rows x cols features uniform in [-1, 1]
  * (with density < 1, each feature is nonzero with that probability and the
@@ -76,24 +80,29 @@ typedef struct em_ml_synth_opts {
     int partitions;
     int block_rows;
 } em_ml_synth_opts;
-em_ml_data *em_ml_synthetic(em_ctx *ctx, const em_ml_synth_opts *o);
+EM_API em_ml_data *em_ml_synthetic(em_ctx *ctx, const em_ml_synth_opts *o);
 
-int64_t em_ml_rows(const em_ml_data *d);
-int64_t em_ml_cols(const em_ml_data *d);
-int em_ml_is_sparse(const em_ml_data *d);
+EM_API int64_t em_ml_rows(const em_ml_data *d);
+EM_API int64_t em_ml_cols(const em_ml_data *d);
+EM_API int em_ml_is_sparse(const em_ml_data *d);
 /* The RDD of blocks (cached), e.g. for em_lineage. */
-em_rdd *em_ml_blocks(em_ml_data *d);
+EM_API em_rdd *em_ml_blocks(em_ml_data *d);
 /* Unpersist the blocks and free the data set. */
-void em_ml_free(em_ml_data *d);
+EM_API void em_ml_free(em_ml_data *d);
 
 /* Column means and standard deviations (sample, n-1), computed with
  * em_tree_aggregate.  means/stds: malloc'd arrays of cols doubles. */
-int em_ml_column_stats(em_ml_data *d, double **means, double **stds);
+EM_API int em_ml_column_stats(em_ml_data *d, double **means, double **stds);
 /* A new, cached data set with every column scaled to unit deviation and,
  * for dense data, centered to zero mean (sparse data is only scaled, to
  * keep it sparse, as Spark's StandardScaler withMean=false).  Columns with
- * zero deviation are left at zero. */
-em_ml_data *em_ml_standardize(em_ml_data *d);
+ * zero deviation are left at zero.  d is unchanged (free it when done). */
+EM_API em_ml_data *em_ml_standardize(em_ml_data *d);
+/* As em_ml_standardize, with the statistics given (cols means and
+ * deviations, e.g. from em_ml_column_stats on the training data, to scale
+ * other data the same way).  means NULL, or sparse data: scaled only.
+ * NULL with EM_EINVAL for a negative or non-finite value. */
+EM_API em_ml_data *em_ml_standardize_with(em_ml_data *d, const double *means, const double *stds);
 
 /* ------------------------------------------------- logistic regression */
 
@@ -114,7 +123,7 @@ typedef struct em_ml_logreg_opts {
 } em_ml_logreg_opts;
 
 /* Fill o with the defaults above. */
-void em_ml_logreg_defaults(em_ml_logreg_opts *o);
+EM_API void em_ml_logreg_defaults(em_ml_logreg_opts *o);
 
 typedef struct em_ml_model {
     int64_t cols;
@@ -124,22 +133,31 @@ typedef struct em_ml_model {
     double loss;             /* final training loss (mean log loss + L2 term) */
 } em_ml_model;
 
-/* Train binary logistic regression (labels 0/1).  The loss is the mean log
- * loss over rows plus 0.5 * l2 * |w|^2.  *out: free with em_ml_model_free. */
-int em_ml_logreg_train(em_ml_data *d, const em_ml_logreg_opts *o, em_ml_model **out);
-void em_ml_model_free(em_ml_model *m);
+/* Train binary logistic regression (labels 0/1: a row with another label
+ * fails the first job, naming the value).  The loss is the mean log loss
+ * over rows plus 0.5 * l2 * |w|^2.  *out: free with em_ml_model_free. */
+EM_API int em_ml_logreg_train(em_ml_data *d, const em_ml_logreg_opts *o, em_ml_model **out);
+EM_API void em_ml_model_free(em_ml_model *m);
 /* P(label = 1 | x) for a dense row of cols features. */
-double em_ml_predict_prob(const em_ml_model *m, const double *x);
-int em_ml_predict(const em_ml_model *m, const double *x); /* prob >= 0.5 */
+EM_API double em_ml_predict_prob(const em_ml_model *m, const double *x);
+EM_API int em_ml_predict(const em_ml_model *m, const double *x); /* prob >= 0.5 */
+/* Make a model trained on standardized rows apply to raw ones: given the
+ * means and deviations the training data was standardized with (means
+ * NULL if it was only scaled, as sparse data is), w_j becomes w_j / std_j
+ * and b becomes b - sum_j w_j mean_j / std_j; a column of deviation 0 gets
+ * weight 0 (em_ml_standardize zeroed it).  Predictions on a raw row then
+ * equal the old model's on the standardized row.  EM_EINVAL for a negative
+ * or non-finite statistic, with m unchanged. */
+EM_API int em_ml_model_unstandardize(em_ml_model *m, const double *means, const double *stds);
 /* Text form: "ember-logreg 1", "cols N", "intercept B", then N weights, one
  * per line, printed exactly (%.17g). */
-int em_ml_model_save(const em_ml_model *m, const char *path);
-em_ml_model *em_ml_model_load(const char *path);
+EM_API int em_ml_model_save(const em_ml_model *m, const char *path);
+EM_API em_ml_model *em_ml_model_load(const char *path);
 
 /* The loss (mean log loss, no L2 term) and gradient of the mean log loss
  * of the whole data set at (w, b), computed over the RDD.  grad: cols + 1
  * doubles (the last is d/db).  For tests and for custom optimizers. */
-int em_ml_logreg_loss_grad(em_ml_data *d, const double *w, double b, double *loss, double *grad);
+EM_API int em_ml_logreg_loss_grad(em_ml_data *d, const double *w, double b, double *loss, double *grad);
 
 /* ------------------------------------------------------------- metrics */
 
@@ -150,7 +168,7 @@ typedef struct em_ml_metrics {
     int64_t rows;
 } em_ml_metrics;
 /* All three computed over the RDD of blocks. */
-int em_ml_evaluate(const em_ml_model *m, em_ml_data *d, em_ml_metrics *out);
+EM_API int em_ml_evaluate(const em_ml_model *m, em_ml_data *d, em_ml_metrics *out);
 
 #ifdef __cplusplus
 }

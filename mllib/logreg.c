@@ -46,6 +46,15 @@ int ml_lg_seq(const em_rec *acc, const em_rec *r, em_emitter *out, const void *a
         rc = em_fail("logreg: a block has %lld columns, the model %lld", (long long)b.cols, (long long)a.cols);
         goto out;
     }
+    /* The text readers reject other labels naming the line; this catches
+     * the other sources (dense files, arrays) before the loss goes wrong
+     * (a label of 2 gives a negative log loss).  One pass over the labels
+     * is nothing next to the pass over the features. */
+    for (int64_t i = 0; i < b.rows; i++)
+        if (b.y[i] != 0 && b.y[i] != 1) {
+            rc = em_fail("logreg: a row has label %.17g (labels must be 0 or 1)", b.y[i]);
+            goto out;
+        }
     double *s = acc->vlen ? malloc(sizeof(double) * n) : calloc(n, sizeof(double));
     if (!s) {
         rc = em_fail("logreg: out of memory");
@@ -214,6 +223,28 @@ double em_ml_predict_prob(const em_ml_model *m, const double *x) {
 }
 
 int em_ml_predict(const em_ml_model *m, const double *x) { return em_ml_predict_prob(m, x) >= 0.5; }
+
+/* Trained on z_j = (x_j - mean_j) * s_j, with s_j = 1 / std_j, or 0 for a
+ * constant column as em_ml_standardize scales it, the margin is
+ *     b + sum_j w_j z_j = (b - sum_j w_j s_j mean_j) + sum_j (w_j s_j) x_j,
+ * so the same model on raw rows has weights w_j s_j and that intercept.  A
+ * constant column gets weight 0, as it had no say in training. */
+int em_ml_model_unstandardize(em_ml_model *m, const double *means, const double *stds) {
+    if (!m || (!stds && m->cols) || m->cols < 0 || (!m->w && m->cols))
+        return em__seterr(EM_EINVAL, "em_ml_model_unstandardize: bad argument");
+    for (int64_t j = 0; j < m->cols; j++)
+        if (!(stds[j] >= 0) || !isfinite(stds[j]) || (means && !isfinite(means[j])))
+            return em__seterr(EM_EINVAL, "em_ml_model_unstandardize: column %lld has mean %g, deviation %g",
+                              (long long)j, means ? means[j] : 0.0, stds[j]);
+    double b = m->b;
+    for (int64_t j = 0; j < m->cols; j++) {
+        double w = stds[j] > 0 ? m->w[j] * (1 / stds[j]) : 0; /* the scale em_ml_standardize applied */
+        if (means) b -= w * means[j];
+        m->w[j] = w;
+    }
+    m->b = b;
+    return 0;
+}
 
 /* ---------------------------------------------------------- text form */
 

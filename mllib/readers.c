@@ -25,13 +25,14 @@
  * Unlike em_text_file, these reads are not counted in em_stats.input_bytes.
  *
  * LIBSVM: "label index:value ..." with 1-based, strictly ascending indices;
- * '#' starts a comment; labels -1 become 0 (other labels are kept as they
- * are).  CSR blocks whose cols is one past their largest index (or
+ * '#' starts a comment; labels are 0 or 1, and -1 is read as 0 (any other
+ * label fails naming its line: mllib trains binary classifiers only).  CSR
+ * blocks whose cols is one past their largest index (or
  * num_features when given); the data set's cols is the largest of them.
  * CSV: comma-separated numbers (blanks around them allowed), blank lines
  * skipped; the number of fields is that of the first row, found on the
  * driver by reading the first split up to its first row, and any other
- * width fails naming the line.  Dense blocks.
+ * width fails naming the line; the label must be 0 or 1.  Dense blocks.
  *
  * Numbers are parsed by parse.h (exact, as strtod, without strtod in the
  * common case).
@@ -42,6 +43,8 @@
 #include <string.h>
 
 #include "block.h"
+#include "conf.h"
+#include "ctx.h"
 #include "data.h"
 #include "err.h"
 #include "mlutil.h"
@@ -93,6 +96,16 @@ static int line_fail(const char *fmt, ...) {
     int64_t line = em_text_line_number(path, off);
     if (line < 0) return em_fail("%s: line at offset %llu: %s", path, (unsigned long long)off, why);
     return em_fail("%s:%lld: %s", path, (long long)line, why);
+}
+
+/* v in the fewest significant digits that read back as v (as written in
+ * most files: 17.99, not 17.989999999999998): for messages. */
+static const char *fmt_f64(char *buf, size_t len, double v) {
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, len, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return buf;
 }
 
 /* Length of the token at p (up to a blank or sep), at most 40: for messages. */
@@ -152,8 +165,10 @@ static int flush(builder *b) {
         int64_t cols = b->a->num_features > 0 ? b->a->num_features : b->cols;
         if ((rc = ml_block_alloc(&b->blk, ML_CSR, b->rows, cols, b->nnz, &k))) return rc;
         memcpy(k.indptr, b->indptr, sizeof(int64_t) * (size_t)(b->rows + 1));
-        memcpy(k.idx, b->idx, sizeof(int32_t) * (size_t)b->nnz);
-        memcpy(k.val, b->val, sizeof(double) * (size_t)b->nnz);
+        if (b->nnz) { /* rows of labels alone ("1\n0\n") leave idx and val unallocated (NULL) */
+            memcpy(k.idx, b->idx, sizeof(int32_t) * (size_t)b->nnz);
+            memcpy(k.val, b->val, sizeof(double) * (size_t)b->nnz);
+        }
     } else {
         int64_t cols = b->a->fields - 1;
         if ((rc = ml_block_alloc(&b->blk, ML_DENSE, b->rows, cols, 0, &k))) return rc;
@@ -175,6 +190,8 @@ static int libsvm_line(builder *b, const char *p, const char *end) {
     double label;
     const char *q = ml_parse_f64(p, end, &label);
     if (!q || (q < end && !ml_is_space(*q))) return line_fail("bad label '%.*s'", toklen(p, end, 0), p);
+    if (label != 0 && label != 1 && label != -1)
+        return line_fail("label '%.*s' (labels must be 0 or 1; -1 is read as 0)", toklen(p, end, 0), p);
     p = q;
     int64_t prev = 0, k = b->nnz, nf = b->a->num_features;
     for (;;) {
@@ -256,6 +273,11 @@ static int csv_line(builder *b, const char *p, const char *end) {
         return line_fail("%lld fields, expected %lld as in the first row", (long long)nf, (long long)a->fields);
     int64_t cols = a->fields - 1, lc = a->label_col;
     double *x = b->val + b->rows * cols;
+    if (b->row[lc] != 0 && b->row[lc] != 1) {
+        char num[32];
+        return line_fail("label %s in field %lld (labels must be 0 or 1)", fmt_f64(num, sizeof num, b->row[lc]),
+                         (long long)lc + 1);
+    }
     b->y[b->rows] = b->row[lc];
     memcpy(x, b->row, sizeof(double) * (size_t)lc);
     memcpy(x + lc, b->row + lc + 1, sizeof(double) * (size_t)(cols - lc));
@@ -309,12 +331,12 @@ int ml_text_blocks(const em_rec *in, em_emitter *out, const void *arg) {
 static int plan(em_ctx *ctx, const char *path, int parts, text_arg *h, uint8_t **arg, size_t *alen,
                 text_split **splits) {
     int n = 0;
-    const char *mp = em_get(ctx, "ember.files.maxPartitionBytes"), *mr = em_get(ctx, "ember.record.maxBytes");
+    /* Typed reads: the settings accept size suffixes ("8mb"). */
     if (parts <= 0) parts = ml_default_parallelism(ctx);
-    int rc = text_plan(path, parts, mp ? strtoull(mp, NULL, 10) : 0, splits, &n);
+    int rc = text_plan(path, parts, (uint64_t)conf_size(ctx->conf, "ember.files.maxPartitionBytes"), splits, &n);
     if (rc) return rc;
     h->nsplits = n;
-    h->max_line = mr ? strtoll(mr, NULL, 10) : 0;
+    h->max_line = conf_size(ctx->conf, "ember.record.maxBytes");
     size_t len = sizeof *h + sizeof(split_ent) * (size_t)n;
     for (int i = 0; i < n; i++) len += strlen((*splits)[i].path) + 1;
     uint8_t *p = malloc(len);

@@ -18,7 +18,10 @@
  *
  * Standardizing maps each block to a new block of the same shape with the
  * means and scales (1/std, or 0 for a constant column) in the function's
- * argument blob.
+ * argument blob.  em_ml_standardize_with takes the statistics from the
+ * caller, so that data to predict on is scaled as the training data was,
+ * and em_ml_model_unstandardize (logreg.c) folds the same scaling into a
+ * model.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -213,6 +216,35 @@ int ml_standardize_block(const em_rec *in, em_emitter *out, const void *arg) {
     return rc;
 }
 
+em_ml_data *em_ml_standardize_with(em_ml_data *d, const double *means, const double *stds) {
+    if (!d || (!stds && d->cols)) {
+        em__seterr(EM_EINVAL, "em_ml_standardize_with: NULL argument");
+        return NULL;
+    }
+    for (int64_t j = 0; j < d->cols; j++)
+        if (!(stds[j] >= 0) || !isfinite(stds[j]) || (means && !isfinite(means[j]))) {
+            em__seterr(EM_EINVAL, "em_ml_standardize_with: column %lld has mean %g, deviation %g", (long long)j,
+                       means ? means[j] : 0.0, stds[j]);
+            return NULL;
+        }
+    size_t alen = 8 + 16 * (size_t)d->cols;
+    uint8_t *arg = malloc(alen);
+    if (!arg) {
+        em__seterr(EM_ENOMEM, "em_ml_standardize: out of memory");
+        return NULL;
+    }
+    memcpy(arg, &d->cols, 8);
+    double *m = (double *)(arg + 8), *s = m + d->cols;
+    for (int64_t j = 0; j < d->cols; j++) {
+        m[j] = d->sparse || !means ? 0 : means[j]; /* sparse data is only scaled */
+        s[j] = stds[j] > 0 ? 1 / stds[j] : 0;
+    }
+    em_rdd *blocks = em_map(d->blocks, ml_standardize_block, arg, alen);
+    free(arg);
+    if (blocks) em_set_name(blocks, "standardized blocks");
+    return ml_data_wrap(d->ctx, blocks, d->cols, d->sparse);
+}
+
 em_ml_data *em_ml_standardize(em_ml_data *d) {
     double *mean = NULL, *std = NULL;
     if (!d) {
@@ -220,24 +252,8 @@ em_ml_data *em_ml_standardize(em_ml_data *d) {
         return NULL;
     }
     if (em_ml_column_stats(d, &mean, &std)) return NULL;
-    size_t alen = 8 + 16 * (size_t)d->cols;
-    uint8_t *arg = malloc(alen);
-    if (!arg) {
-        free(mean);
-        free(std);
-        em__seterr(EM_ENOMEM, "em_ml_standardize: out of memory");
-        return NULL;
-    }
-    memcpy(arg, &d->cols, 8);
-    double *m = (double *)(arg + 8), *s = m + d->cols;
-    for (int64_t j = 0; j < d->cols; j++) {
-        m[j] = d->sparse ? 0 : mean[j]; /* sparse data is only scaled */
-        s[j] = std[j] > 0 ? 1 / std[j] : 0;
-    }
+    em_ml_data *z = em_ml_standardize_with(d, mean, std);
     free(mean);
     free(std);
-    em_rdd *blocks = em_map(d->blocks, ml_standardize_block, arg, alen);
-    free(arg);
-    if (blocks) em_set_name(blocks, "standardized blocks");
-    return ml_data_wrap(d->ctx, blocks, d->cols, d->sparse);
+    return z;
 }

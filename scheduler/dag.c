@@ -478,14 +478,8 @@ int dag_run_job(dag *d, const job_spec *j) {
     if (rc) d->failed = rc;
     while (!d->failed && rs->done < rs->ntasks) {
         task_result res;
-        if (running_total(d) == 0) {
-            d->failed = em__seterr(EM_ESTATE, "scheduler: no task is running and the job is not done");
-            break;
-        }
-        d->be->wait(d->be, &res);
-        int hr = handle(d, &res);
-        if (hr < 0 && !d->failed) d->failed = hr; /* e.g. a task that could not be launched */
-        task_result_clear(&res);
+        /* Reported before each wait, so also as the job starts: a stage's
+         * clock (drawn after 500 ms) starts when its tasks are launched. */
         if (j->progress) {
             stage *cur = d->nwait ? NULL : rs;
             for (int i = 0; i < d->nmaps && !cur; i++)
@@ -495,6 +489,14 @@ int dag_run_job(dag *d, const job_spec *j) {
                 progress_update(&d->prog, (int)cur->id, cur->done, running, cur->ntasks, 0);
             }
         }
+        if (running_total(d) == 0) {
+            d->failed = em__seterr(EM_ESTATE, "scheduler: no task is running and the job is not done");
+            break;
+        }
+        d->be->wait(d->be, &res);
+        int hr = handle(d, &res);
+        if (hr < 0 && !d->failed) d->failed = hr; /* e.g. a task that could not be launched */
+        task_result_clear(&res);
     }
     /* Let nothing of this job outlive it. */
     while (running_total(d) > 0) {

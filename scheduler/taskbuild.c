@@ -31,13 +31,16 @@ static void *balloc(builder *b, size_t sz) {
     return p;
 }
 
-void range_slice(const em_rdd *r, int part, int64_t *lo, int64_t *hi) {
+void range_slice(const em_rdd *r, int part, int64_t *first, uint64_t *count) {
+    /* 128-bit arithmetic: the span of two int64 values needs 65 bits. */
     __int128 span = (__int128)r->end - r->start, n = 0;
     if (r->step > 0 && span > 0) n = (span + r->step - 1) / r->step;
     if (r->step < 0 && span < 0) n = (span + r->step + 1) / r->step;
     __int128 a = n * part / r->nparts, z = n * (part + 1) / r->nparts;
-    *lo = (int64_t)(r->start + a * r->step);
-    *hi = (int64_t)(r->start + z * r->step);
+    /* n < 2^64, so the slice's values all fit in int64; the first is
+     * computed only when there is one. */
+    *first = a < z ? (int64_t)(r->start + a * r->step) : r->start;
+    *count = (uint64_t)(z - a);
 }
 
 static plan_node *build(builder *b, em_rdd *r, int part, int use_cache);
@@ -61,18 +64,22 @@ static plan_node *build_shuffle_read(builder *b, em_rdd *r, int part) {
     }
     plan_node *n = node(b, r, part, PN_SHUFFLE, 0);
     const char **dirs = n ? balloc(b, sizeof(char *) * (size_t)(so->nmaps + 1)) : NULL;
-    if (!dirs) return NULL;
+    uint64_t *lens = dirs ? balloc(b, sizeof(uint64_t) * (size_t)(so->nmaps + 1)) : NULL;
+    if (!lens) return NULL;
     for (int m = 0; m < so->nmaps; m++) {
-        /* A map that wrote nothing for this partition need not be read. */
-        dirs[m] = so->m[m].have && (!so->m[m].seg || so->m[m].seg[part]) ? so->m[m].loc : NULL;
-        if (!so->m[m].have) {
-            em__seterr(EM_ESTATE, "shuffle %u: map output %d is missing", r->shuffle_id, m);
+        if (!so->m[m].have || !so->m[m].seg) {
+            em__seterr(EM_ESTATE, "shuffle %u: map output %d is missing%s", r->shuffle_id, m,
+                       so->m[m].have ? " its segment sizes" : "");
             return NULL;
         }
+        /* A map that wrote nothing for this partition need not be read. */
+        lens[m] = so->m[m].seg[part];
+        dirs[m] = lens[m] ? so->m[m].loc : NULL;
     }
     n->shuffle_id = r->shuffle_id;
     n->nmaps = so->nmaps;
     n->dirs = dirs;
+    n->seglens = lens;
     n->mode = r->mode;
     n->combined = r->combine;
     n->descending = r->descending;
@@ -96,7 +103,7 @@ static plan_node *build(builder *b, em_rdd *r, int part, int use_cache) {
         return n;
     case RDD_RANGE:
         if (!(n = node(b, r, part, PN_RANGE, 0))) return NULL;
-        range_slice(r, part, &n->start, &n->end);
+        range_slice(r, part, &n->start, &n->count);
         n->step = r->step;
         return n;
     case RDD_TEXT:

@@ -15,7 +15,8 @@
  * the header fields (ids, settings; root is built here).  0 or < 0. */
 int taskbuild_encode(task_desc *t, em_rdd *rdd, int part, mapout *mo, uint64_t cache_ns, ebuf *out);
 
-/* Partition `part`'s slice [*lo, *hi) of a range RDD's elements. */
-void range_slice(const em_rdd *r, int part, int64_t *lo, int64_t *hi);
+/* Partition `part`'s slice of a range RDD's elements: *count values from
+ * *first in steps of the RDD's step. */
+void range_slice(const em_rdd *r, int part, int64_t *first, uint64_t *count);
 
 #endif

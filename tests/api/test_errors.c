@@ -305,7 +305,7 @@ static int fn_sized(const em_rec *in, em_emitter *out, const void *arg) {
 }
 
 TEST(api_err_record_max_bytes) {
-    em_ctx *c = open_test_ctx_with("ember.record.maxBytes", "1000");
+    em_ctx *c = open_test_ctx_with("ember.record.maxBytes", "1k"); /* the smallest allowed */
     CHECK(c);
     int64_t n;
     size_t small = 500, big = 2000;
@@ -420,8 +420,10 @@ TEST(api_err_conf_values) {
     CHECK_OK(em_set(c, "ember.default.parallelism", "3"));
     CHECK_EQ_I64(em_num_partitions(em_range(c, 0, 100, 1, 0)), 3);
     CHECK_STR_CONTAINS(em_get(c, "ember.default.parallelism"), "3");
-    /* A malformed value reads as the default: 4 attempts. */
-    CHECK_OK(em_set(c, "ember.task.maxFailures", "many"));
+    /* A malformed value is refused and the setting keeps its value: the
+     * default, 4 attempts. */
+    CHECK_EQ_I64(em_set(c, "ember.task.maxFailures", "many"), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.task.maxFailures: \"many\" is not a whole number");
     em_stats s0, s1;
     int64_t n;
     em_get_stats(c, &s0);
@@ -460,10 +462,10 @@ static int fn_grow(const em_rec *a, const em_rec *b, em_emitter *out, const void
 }
 
 TEST(api_err_record_max_bytes_everywhere) {
-    em_ctx *c = open_test_ctx_with("ember.record.maxBytes", "1000");
+    em_ctx *c = open_test_ctx_with("ember.record.maxBytes", "1024");
     CHECK(c);
     int64_t n;
-    size_t exact = 1000, over = 1001, half = 500, half_over = 501;
+    size_t exact = 1024, over = 1025, half = 512, half_over = 513;
     /* The limit itself is allowed, one byte more is not. */
     CHECK_OK(em_count(em_map(em_range(c, 0, 4, 1, 2), fn_sized, &exact, sizeof exact), &n));
     CHECK_EQ_I64(em_count(em_map(em_range(c, 0, 4, 1, 2), fn_sized, &over, sizeof over), &n), EM_EJOB);
@@ -587,20 +589,76 @@ TEST(api_err_no_stale_message) {
     em_close(c);
 }
 
-/* Settings a job cannot run with are refused with a message, not turned
- * into failing tasks. */
+/* Settings a job cannot run with are refused by em_set itself, naming the
+ * key, the value and what is allowed, and the context keeps running on the
+ * values it had. */
 TEST(api_err_settings_out_of_range) {
     em_ctx *c = open_test_ctx();
     CHECK(c);
     int64_t n;
-    CHECK_OK(em_set(c, "ember.shuffle.compress.level", "10"));
-    CHECK_EQ_I64(em_count(em_range(c, 0, 10, 1, 2), &n), EM_EINVAL);
-    CHECK_STR_CONTAINS(em_errmsg(), "compress.level");
-    CHECK_OK(em_set(c, "ember.shuffle.compress.level", "1"));
-    CHECK_OK(em_set(c, "ember.shuffle.memoryBytes", "-5"));
-    CHECK_EQ_I64(em_count(em_range(c, 0, 10, 1, 2), &n), EM_EINVAL);
+    CHECK_EQ_I64(em_set(c, "ember.shuffle.compress.level", "10"), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.shuffle.compress.level: \"10\" is above the maximum of 9");
+    CHECK_STR_CONTAINS(em_get(c, "ember.shuffle.compress.level"), "1");
+    CHECK_EQ_I64(em_set(c, "ember.shuffle.memoryBytes", "-5"), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.shuffle.memoryBytes: \"-5\" is not a size");
+    CHECK_EQ_I64(em_set(c, "ember.shuffle.memoryBytes", "1"), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "is below the minimum of 131072 bytes");
+    CHECK_OK(em_count(em_range(c, 0, 10, 1, 2), &n));
+    CHECK_EQ_I64(n, 10);
     CHECK_OK(em_set(c, "ember.shuffle.memoryBytes", "1m"));
     CHECK_OK(em_count(em_range(c, 0, 10, 1, 2), &n));
     CHECK_EQ_I64(n, 10);
+    em_close(c);
+}
+
+/* em_fail(NULL) is defined: a fixed message, EM_EUSER, no crash. */
+static int fn_null_fail(const em_rec *in, em_emitter *out, const void *arg) {
+    const char *volatile fmt = NULL; /* hidden from the format checker */
+    return em_fail(fmt);
+}
+
+TEST(api_err_fail_null_format) {
+    const char *volatile fmt = NULL;
+    CHECK_EQ_I64(em_fail(fmt), EM_EUSER);
+    CHECK_STR_CONTAINS(em_errmsg(), "em_fail called with a NULL format");
+    em_ctx *c = open_test_ctx_with("ember.task.maxFailures", "1");
+    CHECK(c);
+    int64_t n;
+    CHECK_EQ_I64(em_count(em_map(em_range(c, 0, 10, 1, 2), fn_null_fail, NULL, 0), &n), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "em_fail called with a NULL format");
+    em_close(c);
+}
+
+/* A group is one record: group_by_key (and cogroup) over a key whose values
+ * pass ember.record.maxBytes fails naming the key's size and the setting,
+ * instead of growing the group without bound. */
+static int fn_one_key(const em_rec *in, em_emitter *out, const void *arg) {
+    return em_emit_pair(out, "hot", 3, in->val, in->vlen);
+}
+
+TEST(api_err_group_past_record_max_bytes) {
+    em_ctx *c = open_test_ctx_with("ember.record.maxBytes", "100000");
+    CHECK(c);
+    int64_t n;
+    /* 20,000 values of 8 bytes under one key: 180 KB of group. */
+    em_rdd *hot = em_map(em_range(c, 0, 20000, 1, 4), fn_one_key, NULL, 0);
+    CHECK_EQ_I64(em_count(em_group_by_key(hot, 2), &n), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "group_by_key");
+    CHECK_STR_CONTAINS(em_errmsg(), "3-byte key");
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.record.maxBytes");
+    CHECK_EQ_I64(em_count(em_cogroup(hot, hot, 2), &n), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.record.maxBytes");
+    /* Under the limit the same key groups fine. */
+    em_rdd *warm = em_map(em_range(c, 0, 5000, 1, 4), fn_one_key, NULL, 0);
+    em_batch *b;
+    CHECK_OK(em_collect(em_group_by_key(warm, 2), &b));
+    CHECK_EQ_I64(em_batch_count(b), 1);
+    em_rec r;
+    CHECK_OK(em_batch_get(b, 0, &r));
+    size_t pos = 0, items = 0, ilen;
+    const void *item;
+    while (em_list_next(r.val, r.vlen, &pos, &item, &ilen) == 1) items++;
+    CHECK_EQ_I64(items, 5000);
+    em_batch_free(b);
     em_close(c);
 }

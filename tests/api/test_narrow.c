@@ -271,6 +271,41 @@ TEST(api_narrow_sample) {
     em_close(c);
 }
 
+/* Sampling with replacement at large fractions: Poisson counts are drawn
+ * correctly for any fraction (they used to be capped at 999 copies).  The
+ * sample is deterministic for its seed, so the bounds (6 standard
+ * deviations) cannot fail by chance once they pass. */
+static int fn_pair_one(const em_rec *in, em_emitter *out, const void *arg) {
+    return em_emit_pair_i64(out, in->val, in->vlen, 1);
+}
+
+TEST(api_narrow_sample_large_fraction) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t n;
+    /* 20 records x 5000 copies on average: 100,000 +- 6 * 316. */
+    em_rdd *src = em_range(c, 0, 20, 1, 4);
+    CHECK_OK(em_count(em_sample(src, 1, 5000.0, 11), &n));
+    CHECK(n > 100000 - 1900 && n < 100000 + 1900);
+    /* Per record too: every one of the 20 records has about 5000 copies. */
+    em_rdd *ones = em_map(em_sample(src, 1, 5000.0, 11), fn_pair_one, NULL, 0);
+    em_batch *b;
+    CHECK_OK(em_collect(em_reduce_by_key(ones, fn_sum_i64, NULL, 0, 2), &b));
+    CHECK_EQ_I64(em_batch_count(b), 20);
+    for (size_t i = 0; i < 20; i++) {
+        em_rec r;
+        CHECK_OK(em_batch_get(b, i, &r));
+        int64_t k = em_i64_dec(r.val);
+        CHECK(k > 5000 - 430 && k < 5000 + 430);
+    }
+    em_batch_free(b);
+    /* A fraction past the old cap of 999 on a larger input. */
+    CHECK_OK(em_count(em_sample(em_range(c, 0, 1000, 1, 4), 1, 1500.0, 3), &n));
+    CHECK(n > 1500000 - 7400 && n < 1500000 + 7400);
+    CHECK(em_sample(src, 1, 1.0 / 0.0, 1) == NULL);
+    em_close(c);
+}
+
 TEST(api_narrow_coalesce) {
     em_ctx *c = open_test_ctx();
     CHECK(c);

@@ -213,6 +213,39 @@ TEST(api_src_range) {
     em_close(c);
 }
 
+/* Ranges reaching the int64 limits: no value past a slice is formed, so the
+ * last values are neither lost nor wrapped. */
+TEST(api_src_range_int64_limits) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_batch *b;
+    for (int parts = 1; parts <= 4; parts++) {
+        int64_t w1[3] = {INT64_MAX - 5, INT64_MAX - 3, INT64_MAX - 1};
+        CHECK_OK(em_collect(em_range(c, INT64_MAX - 5, INT64_MAX, 2, parts), &b));
+        CHECK(batch_eq_i64(b, w1, 3));
+        em_batch_free(b);
+        int64_t w2[3] = {INT64_MIN, -1, INT64_MAX - 1};
+        CHECK_OK(em_collect(em_range(c, INT64_MIN, INT64_MAX, INT64_MAX, parts), &b));
+        CHECK(batch_eq_i64(b, w2, 3));
+        em_batch_free(b);
+        int64_t w3[2] = {INT64_MIN + 4, INT64_MIN + 2}; /* end exclusive */
+        CHECK_OK(em_collect(em_range(c, INT64_MIN + 4, INT64_MIN, -2, parts), &b));
+        CHECK(batch_eq_i64(b, w3, 2));
+        em_batch_free(b);
+        int64_t w4[3] = {INT64_MAX, 0, INT64_MIN + 1};
+        CHECK_OK(em_collect(em_range(c, INT64_MAX, INT64_MIN, INT64_MIN + 1, parts), &b));
+        CHECK(batch_eq_i64(b, w4, 3));
+        em_batch_free(b);
+    }
+    /* The largest count: 2^64 - 1 values; counting them all would take
+     * forever, so take the first and last few through take/top. */
+    CHECK_OK(em_take(em_range(c, INT64_MIN, INT64_MAX, 1, 4), 2, &b));
+    int64_t w5[2] = {INT64_MIN, INT64_MIN + 1};
+    CHECK(batch_eq_i64(b, w5, 2));
+    em_batch_free(b);
+    em_close(c);
+}
+
 /* ---------------------------------------------------------- text_file */
 
 /* Collect a text RDD and check its lines equal want[0..n) in order. */
@@ -488,15 +521,21 @@ TEST(api_src_text_file_small_edge_cases) {
     em_get_stats(c, &s1);
     CHECK_EQ_I64(n, 100);
     CHECK(s1.input_bytes - s0.input_bytes >= (int64_t)len);
-    /* An empty directory: no lines (or refused with a message). */
+    /* An empty directory (only hidden files): an empty RDD, as in Spark;
+     * a path that does not exist stays an error naming it. */
     CHECK(mkdir(tmp_path("emptydir"), 0755) == 0);
+    CHECK(write_file(tmp_path("emptydir/_SUCCESS"), "", 0) == 0);
     em_rdd *ed = em_text_file(c, tmp_path("emptydir"), 2);
-    if (ed) {
-        CHECK_OK(em_count(ed, &n));
-        CHECK_EQ_I64(n, 0);
-    } else {
-        CHECK_STR_CONTAINS(em_errmsg(), "emptydir");
-    }
+    CHECK(ed);
+    CHECK_EQ_I64(em_num_partitions(ed), 0);
+    CHECK_OK(em_count(ed, &n));
+    CHECK_EQ_I64(n, 0);
+    em_batch *eb;
+    CHECK_OK(em_collect(ed, &eb));
+    CHECK_EQ_I64(em_batch_count(eb), 0);
+    em_batch_free(eb);
+    CHECK(em_text_file(c, tmp_path("no-such-dir"), 2) == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "no-such-dir: no such file or directory");
     em_close(c);
 }
 

@@ -105,7 +105,7 @@ TEST(ml_data_parse_numbers) {
     }
     /* Random doubles printed several ways round-trip exactly as strtod. */
     uint64_t s = 12345;
-    char buf[64];
+    char buf[128]; /* >= the slow path's 128-byte copy, or gcc -O1 warns (-Warray-bounds) */
     for (int i = 0; i < 20000; i++) {
         s = s * 6364136223846793005ull + 1442695040888963407ull;
         double x = (double)(int64_t)(s >> 1) * 0x1p-62 * pow(10, (int)(s % 21) - 10);
@@ -164,6 +164,65 @@ TEST(ml_data_libsvm_roundtrip) {
     em_close(c);
 }
 
+/* Rows of a label and no feature: idx and val stay empty, which used to
+ * reach memcpy(dst, NULL, 0) (undefined; it aborted make test-sanitize). */
+TEST(ml_data_libsvm_labels_only) {
+    em_ctx *c = ml_ctx(NULL, NULL);
+    CHECK(c);
+    const char *p = tpath("labels.svm");
+    CHECK(put_file(p, "1\n0\n") == 0);
+    em_ml_data *d = em_ml_read_libsvm(c, p, NULL);
+    CHECK_OK(d ? 0 : -1);
+    CHECK_EQ_I64(em_ml_rows(d), 2);
+    CHECK_EQ_I64(em_ml_cols(d), 0);
+    CHECK(em_ml_is_sparse(d) == 1);
+    double *x, *y;
+    CHECK(densify(d, &x, &y, NULL) == 0);
+    CHECK(y[0] == 1 && y[1] == 0);
+    free(x);
+    free(y);
+    em_ml_free(d);
+    /* With a fixed width, the rows are all zeros. */
+    em_ml_load_opts o = {.num_features = 3};
+    d = em_ml_read_libsvm(c, p, &o);
+    CHECK_OK(d ? 0 : -1);
+    CHECK_EQ_I64(em_ml_rows(d), 2);
+    CHECK_EQ_I64(em_ml_cols(d), 3);
+    CHECK(densify(d, &x, &y, NULL) == 0);
+    for (int i = 0; i < 6; i++) CHECK(x[i] == 0);
+    free(x);
+    free(y);
+    em_ml_free(d);
+    em_close(c);
+}
+
+/* Labels are 0 or 1 (-1 read as 0); any other fails naming line and value. */
+TEST(ml_data_libsvm_labels) {
+    em_ctx *c = ml_ctx(NULL, NULL);
+    CHECK(c);
+    const char *p = tpath("l.svm");
+    CHECK(put_file(p, "+1 1:1\n-1 1:2\n1.0 1:3\n0e5 1:4\n-0 1:5\n") == 0);
+    em_ml_data *d = em_ml_read_libsvm(c, p, NULL);
+    CHECK_OK(d ? 0 : -1);
+    double *x, *y;
+    CHECK(densify(d, &x, &y, NULL) == 0);
+    const double wy[5] = {1, 0, 1, 0, 0};
+    for (int i = 0; i < 5; i++) CHECK(y[i] == wy[i]);
+    free(x);
+    free(y);
+    em_ml_free(d);
+    static const char *bad[] = {"2", "0.5", "-2", "1e-300", "3.0"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[128], want[700];
+        snprintf(text, sizeof text, "1 1:1\n0 2:2\n%s 1:1 3:1\n", bad[i]);
+        CHECK(put_file(p, text) == 0);
+        CHECK(em_ml_read_libsvm(c, p, NULL) == NULL);
+        snprintf(want, sizeof want, "%s:3: label '%s' (labels must be 0 or 1; -1 is read as 0)", p, bad[i]);
+        CHECK_STR_CONTAINS(em_errmsg(), want);
+    }
+    em_close(c);
+}
+
 /* Lines of a LIBSVM file with a bad line at `bad` (1-based; 0: none). */
 static int write_svm(const char *path, int lines, int bad, const char *badtext, int gz) {
     char line[128];
@@ -185,7 +244,7 @@ static int write_svm(const char *path, int lines, int bad, const char *badtext, 
 
 TEST(ml_data_libsvm_bad_line_split) {
     /* Small splits, so the bad line is many splits into the file. */
-    em_ctx *c = ml_ctx("ember.files.maxPartitionBytes", "4096");
+    em_ctx *c = ml_ctx("ember.files.maxPartitionBytes", "4k"); /* a size with a suffix */
     CHECK(c);
     const char *p = tpath("big.svm");
     CHECK(write_svm(p, 6000, 4321, "1 1:2 3:x7", 0) == 0);
@@ -201,6 +260,10 @@ TEST(ml_data_libsvm_bad_line_split) {
     CHECK(d);
     CHECK_EQ_I64(em_ml_rows(d), 6000);
     CHECK_EQ_I64(em_ml_cols(d), 7);
+    /* Splits of 4 KiB ("4k" read as a size, not as 4 bytes). */
+    struct stat sb;
+    CHECK(stat(p, &sb) == 0);
+    CHECK_EQ_I64(em_num_partitions(em_ml_blocks(d)), (sb.st_size + 4095) / 4096);
     em_ml_free(d);
     em_close(c);
 }
@@ -288,15 +351,24 @@ TEST(ml_data_csv_breast_cancer) {
     em_ml_free(d);
 
     /* Label in the first column: the features shift. */
+    const char *p = tpath("first.csv");
+    CHECK(put_file(p, "label,a,b\n1,17.99,10.38\n0,3,4\n") == 0);
     o.label_col = 0;
-    d = em_ml_read_csv(c, BC_CSV, &o);
-    CHECK(d);
-    CHECK_EQ_I64(em_ml_cols(d), 30);
+    d = em_ml_read_csv(c, p, &o);
+    CHECK_OK(d ? 0 : -1);
+    CHECK_EQ_I64(em_ml_cols(d), 2);
     CHECK(densify(d, &x, &y, NULL) == 0);
-    CHECK(y[0] == 17.99 && x[0] == 10.38 && x[29] == 0);
+    CHECK(y[0] == 1 && x[0] == 17.99 && x[1] == 10.38 && y[1] == 0 && x[2] == 3 && x[3] == 4);
     free(x);
     free(y);
     em_ml_free(d);
+    /* The breast cancer data's first column is no label: its line and
+     * value are named. */
+    d = em_ml_read_csv(c, BC_CSV, &o);
+    CHECK(d == NULL);
+    char want[600];
+    snprintf(want, sizeof want, "%s:2: label 17.99 in field 1 (labels must be 0 or 1)", BC_CSV);
+    CHECK_STR_CONTAINS(em_errmsg(), want);
     em_close(c);
 }
 
@@ -326,6 +398,26 @@ TEST(ml_data_csv_directory) {
     em_ml_free(d);
     CHECK(em_ml_read_csv(c, tpath("nothing-here.csv"), &o) == NULL);
     CHECK_STR_CONTAINS(em_errmsg(), "nothing-here.csv");
+    em_close(c);
+}
+
+/* CSV labels are 0 or 1; another fails naming line, value and field. */
+TEST(ml_data_csv_labels) {
+    em_ctx *c = ml_ctx(NULL, NULL);
+    CHECK(c);
+    const char *p = tpath("l.csv");
+    static const struct { const char *label, *shown; } bad[] = {
+        {"2", "2"}, {"-1", "-1"}, {"0.5", "0.5"}, {"17.99", "17.99"}, {"1.0000000000000002", "1.0000000000000002"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[128], want[700];
+        snprintf(text, sizeof text, "a,b,label\n1,2,0\n3,4,1\n5,6,%s\n", bad[i].label);
+        CHECK(put_file(p, text) == 0);
+        em_ml_load_opts o = {.label_col = -1, .skip_header = 1};
+        CHECK(em_ml_read_csv(c, p, &o) == NULL);
+        snprintf(want, sizeof want, "%s:4: label %s in field 3 (labels must be 0 or 1)", p, bad[i].shown);
+        CHECK_STR_CONTAINS(em_errmsg(), want);
+    }
     em_close(c);
 }
 

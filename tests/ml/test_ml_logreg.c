@@ -626,6 +626,105 @@ TEST(ml_logreg_evaluate_matches_plain) {
     free_prob(&p);
 }
 
+/* ----------------------------------------------------------- labels */
+
+/* Labels other than 0 and 1 (here from arrays: the text readers reject
+ * them naming the line) fail training instead of giving a negative loss. */
+TEST(ml_logreg_rejects_other_labels) {
+    em_ctx *ctx = ml_ctx(NULL);
+    CHECK(ctx);
+    prob p = make_prob(100, 3, 1, 5);
+    p.y[57] = 2;
+    em_ml_data *d = dense_data(ctx, &p, 2, 16);
+    CHECK(d);
+    em_ml_model *m = NULL;
+    CHECK(em_ml_logreg_train(d, NULL, &m) != 0 && m == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "label 2 (labels must be 0 or 1)");
+    em_ml_free(d);
+    p.y[57] = 1;
+    d = dense_data(ctx, &p, 2, 16);
+    CHECK(d);
+    CHECK_OK(em_ml_logreg_train(d, NULL, &m));
+    em_ml_model_free(m);
+    em_ml_free(d);
+    em_close(ctx);
+    free_prob(&p);
+}
+
+/* -------------------------------------------- models for raw rows */
+
+/* A model trained on standardized rows, unstandardized and saved, predicts
+ * on raw rows what the trained model predicts on the standardized rows;
+ * a constant column gets weight 0.  centered 0: scaling only (means NULL,
+ * as for sparse data). */
+static void unstandardized_model(int centered) {
+    em_ctx *ctx = ml_ctx(NULL);
+    CHECK(ctx);
+    prob p = make_prob(400, 5, 1, 21);
+    /* Offsets up to a few hundred spreads, as in real data (breast cancer
+     * areas: 650 +- 350): the raw-row model's margin cancels terms about
+     * that much larger than itself, so it agrees to about 1e-14 here. */
+    const double off[5] = {650, -3, 7, 0.001, 1e4}, mul[5] = {350, 0.01, 0, 2, 100};
+    for (int64_t i = 0; i < p.rows; i++)
+        for (int j = 0; j < 5; j++) p.x[i * 5 + j] = off[j] + mul[j] * p.x[i * 5 + j]; /* column 2 constant */
+    em_ml_data *raw = dense_data(ctx, &p, 3, 64);
+    CHECK(raw);
+    double *mean, *sd;
+    CHECK_OK(em_ml_column_stats(raw, &mean, &sd));
+    CHECK(sd[2] == 0);
+    em_ml_data *z = em_ml_standardize_with(raw, centered ? mean : NULL, sd);
+    CHECK(z);
+    em_ml_logreg_opts o;
+    em_ml_logreg_defaults(&o);
+    o.optimizer = EM_ML_LBFGS;
+    o.l2 = 1e-3;
+    em_ml_model *m = NULL;
+    CHECK_OK(em_ml_logreg_train(z, &o, &m));
+    em_ml_metrics mz, mr;
+    CHECK_OK(em_ml_evaluate(m, z, &mz));
+
+    em_ml_model folded = {m->cols, malloc(sizeof(double) * 5), m->b, m->iterations, m->loss};
+    CHECK(folded.w);
+    memcpy(folded.w, m->w, sizeof(double) * 5);
+    CHECK_OK(em_ml_model_unstandardize(&folded, centered ? mean : NULL, sd));
+    CHECK(folded.w[2] == 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/raw.model", test_tmpdir());
+    CHECK_OK(em_ml_model_save(&folded, path));
+    free(folded.w);
+    em_ml_model *l = em_ml_model_load(path);
+    CHECK(l);
+    for (int64_t i = 0; i < p.rows; i++) {
+        double zi[5];
+        for (int j = 0; j < 5; j++)
+            zi[j] = sd[j] > 0 ? (p.x[i * 5 + j] - (centered ? mean[j] : 0)) * (1 / sd[j]) : 0;
+        double pz = em_ml_predict_prob(m, zi), pr = em_ml_predict_prob(l, p.x + i * 5);
+        if (!(fabs(pz - pr) <= 1e-12)) fprintf(stderr, "  row %lld: %.17g vs %.17g\n", (long long)i, pz, pr);
+        CHECK(fabs(pz - pr) <= 1e-12);
+        CHECK(em_ml_predict(m, zi) == em_ml_predict(l, p.x + i * 5));
+    }
+    CHECK_OK(em_ml_evaluate(l, raw, &mr));
+    CHECK(fabs(mr.log_loss - mz.log_loss) <= 1e-12 && mr.accuracy == mz.accuracy && fabs(mr.auc - mz.auc) <= 1e-12);
+
+    /* A bad statistic leaves the model as it was. */
+    double bad_sd[5] = {1, 1, -1, 1, 1}, w0 = l->w[0], b0 = l->b;
+    CHECK(em_ml_model_unstandardize(l, mean, bad_sd) == EM_EINVAL);
+    CHECK(l->w[0] == w0 && l->b == b0);
+    CHECK(em_ml_standardize_with(raw, mean, bad_sd) == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "column 2");
+    em_ml_model_free(l);
+    em_ml_model_free(m);
+    free(mean);
+    free(sd);
+    em_ml_free(z);
+    em_ml_free(raw);
+    em_close(ctx);
+    free_prob(&p);
+}
+
+TEST(ml_logreg_unstandardized_model_centered) { unstandardized_model(1); }
+TEST(ml_logreg_unstandardized_model_scaled) { unstandardized_model(0); }
+
 /* --------------------------------------------------------- model file */
 
 TEST(ml_logreg_model_save_load) {

@@ -15,6 +15,7 @@
 #include "err.h"
 #include "recfmt.h"
 #include "shuffle.h"
+#include "shuffle_index.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -110,7 +111,7 @@ static const char *dirs_of(const char *dir, int nmaps, const char **dirs) {
 
 static sr_opts ropts(const char *const *dirs, uint32_t sid, int reduce, int nmaps, enum sr_mode mode,
                      const char *spill_dir, size_t budget) {
-    sr_opts o = {sid, reduce, nmaps, dirs, mode, &SUM, 0, 0, budget, spill_dir, 1, 4096};
+    sr_opts o = {sid, reduce, nmaps, dirs, mode, &SUM, 0, 0, budget, spill_dir, 1, 4096, NULL, 0};
     return o;
 }
 
@@ -525,7 +526,7 @@ TEST(shuffle_writer_spills) {
     CHECK(c.spills > 1);
     uint64_t segsum = 0;
     for (int p = 0; p < 5; p++) segsum += c.res.seg_bytes[p];
-    CHECK_EQ_I64(segsum, c.res.bytes);
+    CHECK_EQ_I64(SHUFFLE_DATA_HEADER + segsum, c.res.bytes);
     char path[600];
     struct stat sb;
     shuffle_path(path, sizeof path, dir, 9, 1, "data");
@@ -656,16 +657,18 @@ TEST(shuffle_corrupt_output_is_fetch_failure) {
     CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
     CHECK_EQ_I64(st.failed_map, 0);
     CHECK_STR_CONTAINS(em_errmsg(), path);
-    /* Offsets past the end of the data file. */
+    /* A well-formed index (fresh checksum) whose offsets run past the end of
+     * the data file. */
     fd = open(path, O_WRONLY | O_TRUNC);
-    uint8_t idx[16];
-    put_u64le(idx, 0);
-    put_u64le(idx + 8, 1u << 30);
-    CHECK(write(fd, idx, 16) == 16);
+    uint8_t idx[64];
+    uint64_t offs[2] = {SHUFFLE_DATA_HEADER, 1u << 30};
+    CHECK(shuffle_index_size(1) <= sizeof idx);
+    shuffle_index_encode(idx, 1, offs);
+    CHECK(write(fd, idx, shuffle_index_size(1)) == (ssize_t)shuffle_index_size(1));
     close(fd);
     CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
     CHECK_EQ_I64(st.failed_map, 0);
-    CHECK_STR_CONTAINS(em_errmsg(), "outside the file");
+    CHECK_STR_CONTAINS(em_errmsg(), "but the data file has");
     ebuf_free(&col.buf);
     CHECK(dir_clean(dir, 1));
 }
@@ -761,4 +764,93 @@ TEST(shuffle_big_record) {
     CHECK(collect_next(&col, &pos, &r) && r.vlen == big && !memcmp(r.val, v, big));
     ebuf_free(&col.buf);
     free(v);
+}
+
+/* The index's own checks (shuffle_index.h), one damage at a time, each a
+ * fetch failure naming the index. */
+static void rewrite_index(const char *path, int nparts, const uint64_t *offs) {
+    uint8_t buf[256];
+    shuffle_index_encode(buf, nparts, offs);
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    if (fd >= 0) {
+        if (write(fd, buf, shuffle_index_size(nparts)) < 0) perror("write");
+        close(fd);
+    }
+}
+
+TEST(shuffle_index_checked) {
+    const char *dir = subdir("out"), *dirs[1];
+    dirs_of(dir, 1, dirs);
+    wcfg c = {dir, 14, 1, 4, 5000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    CHECK_OK(write_maps(&c));
+    uint64_t segs[4], offs[5];
+    memcpy(segs, c.res.seg_bytes, sizeof segs);
+    free(c.res.seg_bytes);
+    char ipath[600], dpath[600];
+    shuffle_path(ipath, sizeof ipath, dir, 14, 0, "index");
+    shuffle_path(dpath, sizeof dpath, dir, 14, 0, "data");
+    offs[0] = SHUFFLE_DATA_HEADER;
+    for (int i = 0; i < 4; i++) offs[i + 1] = offs[i] + segs[i];
+    CHECK(segs[0] > 100 && segs[1] > 100);
+    collect col = {EBUF_INIT, 0, 0};
+    sr_stats st;
+    for (int r = 0; r < 4; r++) {
+        /* Intact, with the tracker's lengths: reads. */
+        sr_opts o = ropts(dirs, 14, r, 1, SR_PASS, dir, 1 << 20);
+        o.seglens = &segs[r];
+        CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+    }
+    sr_opts o = ropts(dirs, 14, 1, 1, SR_PASS, dir, 1 << 20);
+    o.seglens = &segs[1];
+
+    /* Plausible other offsets with a fresh checksum: monotonic, from the
+     * header to the end of the file, so only the tracker's length finds
+     * them.  (This used to give wrong sums and lose sort order.) */
+    uint64_t moved[5];
+    memcpy(moved, offs, sizeof moved);
+    moved[1] += 40;
+    rewrite_index(ipath, 4, moved);
+    CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
+    CHECK_STR_CONTAINS(em_errmsg(), "the map task wrote");
+    CHECK_STR_CONTAINS(em_errmsg(), ipath);
+
+    /* A flipped byte without a new checksum. */
+    rewrite_index(ipath, 4, offs);
+    int fd = open(ipath, O_RDWR);
+    uint8_t b;
+    CHECK(pread(fd, &b, 1, 30) == 1);
+    b ^= 1;
+    CHECK(pwrite(fd, &b, 1, 30) == 1);
+    close(fd);
+    CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
+    CHECK_STR_CONTAINS(em_errmsg(), "crc mismatch");
+
+    /* Offsets going backwards; a first offset inside the header. */
+    memcpy(moved, offs, sizeof moved);
+    moved[2] = moved[1] - 1;
+    rewrite_index(ipath, 4, moved);
+    CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
+    CHECK_STR_CONTAINS(em_errmsg(), "is before offset");
+    memcpy(moved, offs, sizeof moved);
+    moved[0] = 0;
+    rewrite_index(ipath, 4, moved);
+    CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
+    CHECK_STR_CONTAINS(em_errmsg(), "data header");
+
+    /* An index for another partition count than its data file's header. */
+    uint64_t three[4] = {offs[0], offs[1], offs[2], offs[4]};
+    rewrite_index(ipath, 3, three);
+    CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
+    CHECK_STR_CONTAINS(em_errmsg(), "partitions");
+
+    /* A damaged data header. */
+    rewrite_index(ipath, 4, offs);
+    CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+    fd = open(dpath, O_RDWR);
+    CHECK(pwrite(fd, "X", 1, 0) == 1);
+    close(fd);
+    CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
+    CHECK_STR_CONTAINS(em_errmsg(), dpath);
+    CHECK_STR_CONTAINS(em_errmsg(), "bad magic");
+    ebuf_free(&col.buf);
 }

@@ -110,7 +110,7 @@ TEST(sched_taskdesc_roundtrip_fields) {
     leaf.rdd_id = 4;
     leaf.partition = 2;
     leaf.start = -100;
-    leaf.end = 1LL << 40;
+    leaf.count = 1ULL << 40;
     leaf.step = -3;
     memset(&text, 0, sizeof text);
     text.type = PN_TEXT;
@@ -197,7 +197,7 @@ TEST(sched_taskdesc_roundtrip_fields) {
     CHECK(o->nchild == 1 && o->child[0]->type == PN_CONCAT && o->child[0]->nchild == 3);
     const plan_node *const *k = (const plan_node *const *)o->child[0]->child;
     CHECK(k[0]->type == PN_RANGE && k[0]->rdd_id == 4 && k[0]->partition == 2);
-    CHECK(k[0]->start == -100 && k[0]->end == 1LL << 40 && k[0]->step == -3 && k[0]->nchild == 0);
+    CHECK(k[0]->start == -100 && k[0]->count == 1ULL << 40 && k[0]->step == -3 && k[0]->nchild == 0);
     CHECK(k[1]->type == PN_TEXT && k[1]->path && !strcmp(k[1]->path, "/data/in.txt.gz"));
     CHECK(k[1]->off == 1ULL << 33 && k[1]->len == 4096 && k[1]->gz == 1);
     CHECK(k[2]->type == PN_SHUFFLE && k[2]->shuffle_id == 9 && k[2]->nmaps == 3);
@@ -217,7 +217,7 @@ TEST(sched_taskdesc_run_range_map_collect) {
     memset(&src, 0, sizeof src);
     src.type = PN_RANGE;
     src.start = 10;
-    src.end = 20;
+    src.count = 5; /* 10, 12, ..., 18 */
     src.step = 2;
     memset(&map, 0, sizeof map);
     map.type = PN_OP;
@@ -319,7 +319,7 @@ TEST(sched_taskdesc_run_shuffle_map_then_reduce) {
     memset(&src, 0, sizeof src);
     src.type = PN_RANGE;
     src.start = 0;
-    src.end = 1000;
+    src.count = 1000;
     src.step = 1;
     memset(&map, 0, sizeof map);
     map.type = PN_OP;
@@ -341,6 +341,8 @@ TEST(sched_taskdesc_run_shuffle_map_then_reduce) {
     CHECK_EQ_I64(res.len, 2 * sizeof(uint64_t)); /* segment sizes */
     CHECK_EQ_I64(res.shuffle_records, 1000);
     CHECK_STR_CONTAINS(res.loc, test_tmpdir());
+    uint64_t segs[2];
+    memcpy(segs, res.data, sizeof segs);
     task_result_clear(&res);
 
     int64_t total_keys = 0, total = 0;
@@ -353,6 +355,7 @@ TEST(sched_taskdesc_run_shuffle_map_then_reduce) {
         rd.shuffle_id = 3;
         rd.nmaps = 1;
         rd.dirs = dirs;
+        rd.seglens = &segs[part];
         rd.mode = SR_AGG;
         CHECK_OK(fnref_make((void *)td_sum, &rd.agg.merge_value));
         CHECK_OK(fnref_make((void *)td_sum, &rd.agg.merge_comb));
@@ -386,6 +389,8 @@ TEST(sched_taskdesc_run_shuffle_map_then_reduce) {
     rd.shuffle_id = 3;
     rd.nmaps = 2; /* map 1 never ran */
     rd.dirs = dirs;
+    uint64_t lens2[2] = {segs[0], 100};
+    rd.seglens = lens2;
     rd.mode = SR_PASS;
     task_desc r;
     base_desc(&r, &rd, SK_COLLECT);
@@ -413,7 +418,7 @@ static uint8_t *valid_desc(size_t *len) {
     static plan_node src, map, *kids[1];
     memset(&src, 0, sizeof src);
     src.type = PN_RANGE;
-    src.end = 10;
+    src.count = 10;
     src.step = 1;
     memset(&map, 0, sizeof map);
     map.type = PN_OP;
@@ -615,7 +620,7 @@ static int run_chain(env_fix *f, int n, task_result *res) {
     plan_node *nodes = calloc((size_t)n + 1, sizeof *nodes);
     plan_node **kids = calloc((size_t)n + 1, sizeof *kids);
     nodes[0].type = PN_RANGE;
-    nodes[0].end = 100;
+    nodes[0].count = 100;
     nodes[0].step = 1;
     for (int i = 1; i <= n; i++) {
         nodes[i].type = PN_OP;
@@ -657,4 +662,24 @@ TEST(sched_taskdesc_deep_plan) {
     CHECK_STR_CONTAINS(res.errmsg, "nested too deeply");
     task_result_clear(&res);
     bs_free(f.bs);
+}
+
+/* Empty strings decode as "" (msgpack-c hands out a NULL pointer for an
+ * empty string; copying from it was undefined behaviour, caught by UBSan). */
+TEST(sched_taskdesc_empty_strings) {
+    plan_node text;
+    memset(&text, 0, sizeof text);
+    text.type = PN_TEXT;
+    text.path = "";
+    task_desc t;
+    base_desc(&t, &text, SK_COLLECT);
+    t.sink.path = "";
+    size_t len;
+    uint8_t *bytes = encode(&t, &len);
+    CHECK(bytes);
+    task_desc *d;
+    CHECK_OK(taskdesc_decode(bytes, len, &d));
+    CHECK(d->sink.path && d->sink.path[0] == 0);
+    CHECK(d->root && d->root->type == PN_TEXT && d->root->path && d->root->path[0] == 0);
+    taskdesc_free(d);
 }
