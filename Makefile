@@ -76,7 +76,7 @@ $(LIB_OBJ): CFLAGS_ALL += -fvisibility=hidden
 # stale objects in an existing build directory.
 $(BUILD)/.lib-flags: FORCE
 	@mkdir -p $(BUILD)
-	@f='$(CC) $(CFLAGS_ALL)'; [ "$$f" = "$$(cat $@ 2>/dev/null)" ] || echo "$$f" > $@
+	@f='$(CC) $(filter-out -Werror,$(CFLAGS_ALL))'; [ "$$f" = "$$(cat $@ 2>/dev/null)" ] || echo "$$f" > $@
 $(LIB_OBJ): $(BUILD)/.lib-flags
 .PHONY: FORCE
 FORCE:

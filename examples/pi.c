@@ -59,7 +59,7 @@ static int set_conf(em_conf *conf, const char *kv) {
     if (!eq || eq == kv) return bad_usage("--conf '%s': expected KEY=VALUE", kv);
     char *key = strndup(kv, (size_t)(eq - kv));
     if (!key) return bad_usage("--conf %s: out of memory", kv);
-    int rc = em_conf_set(conf, key, eq + 1); /* fails for an unknown key */
+    int rc = em_conf_set(conf, key, eq + 1); /* fails for an unknown key or a bad value */
     free(key);
     return rc ? bad_usage("--conf %s: %s", kv, em_errmsg()) : 0;
 }

@@ -151,7 +151,7 @@ static int load_block(bf_reader *r) {
     ebuf_reset(&r->z);
     ebuf_reset(&r->raw);
     r->pos = 0;
-    if (ebuf_reserve(&r->z, zlen) || ebuf_reserve(&r->raw, rlen ? rlen : 1))
+    if (ebuf_reserve(&r->z, zlen))
         return em__seterr(EM_ENOMEM, "shuffle block %s at offset %llu: out of memory", r->path,
                           (unsigned long long)at);
     if ((k = pread_full(r->fd, r->z.p, zlen, at + BF_HEADER)) < 0)
@@ -159,6 +159,11 @@ static int load_block(bf_reader *r) {
                           strerror(errno));
     if ((size_t)k < zlen) return bad_block(r, at, "file truncated");
     if ((uint32_t)crc32(0L, r->z.p, zlen) != crc) return bad_block(r, at, "crc mismatch");
+    /* Only now, with zlen bytes really read and checked, room for the raw
+     * block: a header alone (a truncated file) never sizes an allocation. */
+    if (ebuf_reserve(&r->raw, rlen ? rlen : 1))
+        return em__seterr(EM_ENOMEM, "shuffle block %s at offset %llu: out of memory", r->path,
+                          (unsigned long long)at);
     uLongf out = rlen;
     int zrc = uncompress(r->raw.p, &out, r->z.p, zlen);
     if (zrc == Z_MEM_ERROR)

@@ -245,7 +245,14 @@ EM_API void em_conf_free(em_conf *conf);
  * $EMBER_MASTER, then ember.master.  conf may be NULL; it is copied.
  * Returns NULL (see em_errmsg) on a bad master URL or configuration. */
 EM_API em_ctx *em_open(const char *master, const em_conf *conf);
-/* Stop executors, remove shuffle and spill files, free every RDD. */
+/* Stop executors, remove shuffle and spill files, free every RDD.
+ * A context's scratch directory (ember-PID-XXXXXX under ember.local.dir) is
+ * also removed when the process exits without em_close (exit, return from
+ * main) and on SIGINT or SIGTERM: the first em_open installs, for each of
+ * the two whose disposition is still the default, a handler that removes
+ * the directories and re-raises the signal (a signal the program ignores or
+ * handles itself is left alone).  em_open also sweeps directories left by
+ * processes of the same user that no longer run (SIGKILL, a crash). */
 EM_API void em_close(em_ctx *ctx);
 /* Change a setting of an open context, for the jobs started afterwards (not
  * ember.master or ember.local.dir).  Checks the value as em_conf_set does:

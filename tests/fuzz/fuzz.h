@@ -59,6 +59,17 @@ size_t fz_number(const char *p, const char *end, double *v);
  * ends, and on its value, bit for bit. */
 void fz_check_numbers(const char *p, size_t n);
 
+/* One record as engine/recfmt.h lays it out, by an independent decoder:
+ * varint(klen + 1) key | varint(0), then varint(vlen) value, varints
+ * LEB128 of at most 10 bytes (bits past 64 dropped).  Sets *r to views
+ * into p (no key: key NULL, klen 0); returns the bytes used, 0 if
+ * malformed or truncated. */
+struct em_rec;
+size_t fz_record(const uint8_t *p, size_t n, struct em_rec *r);
+/* The same encoded, for targets that build inputs: appends to *buf
+ * (realloc'd; *len and *cap updated).  Aborts when out of memory. */
+void fz_record_put(uint8_t **buf, size_t *len, size_t *cap, const struct em_rec *r);
+
 /* A context for targets that need one: local[1], opened on first use with
  * its scratch files under fz_tmpdir(), one attempt per task, no progress
  * bar; replaced by a new one every 1000 calls (a context keeps its RDDs

@@ -34,45 +34,6 @@
 #include "ember.h"
 #include "fuzz.h"
 
-/* ------------------------------------------------ a reference decoder */
-
-/* LEB128 of at most 10 bytes, as recfmt.h's records use (bits past 64
- * are dropped).  Bytes used, or 0 if truncated or longer than 10. */
-static size_t ref_varint(const uint8_t *p, size_t n, uint64_t *v) {
-    uint64_t r = 0;
-    for (size_t i = 0; i < n && i < 10; i++) {
-        r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-        if (!(p[i] & 0x80)) {
-            *v = r;
-            return i + 1;
-        }
-    }
-    return 0;
-}
-
-/* One record: varint(klen + 1) key | varint(0), then varint(vlen) value.
- * Bytes used, or 0 if malformed. */
-static size_t ref_record(const uint8_t *p, size_t n, em_rec *r) {
-    uint64_t k, v;
-    size_t a = ref_varint(p, n, &k);
-    if (!a) return 0;
-    r->key = NULL;
-    r->klen = 0;
-    if (k) {
-        if (k - 1 > n - a) return 0;
-        r->key = p + a;
-        r->klen = (size_t)(k - 1);
-        a += r->klen;
-    }
-    size_t b = ref_varint(p + a, n - a, &v);
-    if (!b) return 0;
-    a += b;
-    if (v > n - a) return 0;
-    r->val = p + a;
-    r->vlen = (size_t)v;
-    return a + r->vlen;
-}
-
 static int same_rec(const em_rec *a, const em_rec *b) {
     if (!a->key != !b->key || a->klen != b->klen || a->vlen != b->vlen) return 0;
     if (a->klen && memcmp(a->key, b->key, a->klen)) return 0;
@@ -158,7 +119,7 @@ static void mode_blocks(const uint8_t *p, size_t n, uint8_t b1) {
         FZ_CHECK(bf_compress_block(&file, p, len, b1 % 10) == 0, "bf_compress_block: %s", em_errmsg());
         for (size_t at = 0; at < len && !stop;) {
             em_rec r;
-            size_t k = ref_record(p + at, len - at, &r);
+            size_t k = fz_record(p + at, len - at, &r);
             if (!k) {
                 w.fails = stop = 1;
                 break;

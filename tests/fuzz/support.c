@@ -183,3 +183,70 @@ em_ctx *fz_context(void) {
     FZ_CHECK(ctx != NULL, "em_open: %s", em_errmsg());
     return ctx;
 }
+
+/* ------------------------------------------------------------ records */
+
+static size_t ref_varint(const uint8_t *p, size_t n, uint64_t *v) {
+    uint64_t r = 0;
+    for (size_t i = 0; i < n && i < 10; i++) {
+        r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        if (!(p[i] & 0x80)) {
+            *v = r;
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+size_t fz_record(const uint8_t *p, size_t n, em_rec *r) {
+    uint64_t k, v;
+    size_t a = ref_varint(p, n, &k);
+    if (!a) return 0;
+    r->key = NULL;
+    r->klen = 0;
+    if (k) {
+        if (k - 1 > n - a) return 0;
+        r->key = p + a;
+        r->klen = (size_t)(k - 1);
+        a += r->klen;
+    }
+    size_t b = ref_varint(p + a, n - a, &v);
+    if (!b) return 0;
+    a += b;
+    if (v > n - a) return 0;
+    r->val = p + a;
+    r->vlen = (size_t)v;
+    return a + r->vlen;
+}
+
+static void put_bytes(uint8_t **buf, size_t *len, size_t *cap, const void *p, size_t n) {
+    if (*len + n > *cap) {
+        size_t c = *cap ? *cap : 256;
+        while (c < *len + n) c *= 2;
+        uint8_t *q = realloc(*buf, c);
+        FZ_CHECK(q != NULL, "out of memory");
+        *buf = q;
+        *cap = c;
+    }
+    if (n) memcpy(*buf + *len, p, n);
+    *len += n;
+}
+
+static void put_varint(uint8_t **buf, size_t *len, size_t *cap, uint64_t v) {
+    uint8_t b[10];
+    size_t k = 0;
+    do {
+        b[k] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v) b[k] |= 0x80;
+        k++;
+    } while (v);
+    put_bytes(buf, len, cap, b, k);
+}
+
+void fz_record_put(uint8_t **buf, size_t *len, size_t *cap, const em_rec *r) {
+    put_varint(buf, len, cap, r->key ? (uint64_t)r->klen + 1 : 0);
+    if (r->key) put_bytes(buf, len, cap, r->key, r->klen);
+    put_varint(buf, len, cap, r->vlen);
+    put_bytes(buf, len, cap, r->val, r->vlen);
+}
