@@ -14,9 +14,14 @@ BUILD ?= build
 # one object is (see the library rules): it inlines across the library's
 # files.  It no longer runs over a program and the library together (their
 # internals are sealed off), so the API calls in a program's own functions
-# stay calls; that inlining was the 12% LTO once gave bench/wordcount
-# (instructions for 8 MB on local[1]: 877M then, 960M now, 959M without
-# LTO).  Fat objects keep the individual objects linkable without LTO too.
+# stay calls.  What made that cost 19% of bench/wordcount (best of 18 runs,
+# 200 MB, local[2]: 232 MB/s sealed against 286 before sealing) was not the
+# lost inlining but -fPIC's semantic interposition: an exported function
+# (em_emit, called by em_emit_i64 and em_emit_pair) may not be inlined into
+# the library's own callers unless -fno-semantic-interposition says nobody
+# replaces it.  With it, 281 MB/s against 286 (and 297 for the program and
+# the library's objects linked together with LTO).  Fat objects keep the
+# individual objects linkable without LTO too.
 OPT ?= -O2 -g -flto=auto -ffat-lto-objects
 AR = gcc-ar
 OBJCOPY = objcopy
@@ -69,7 +74,9 @@ $(BUILD)/%.o: %.c $(DEPS_STAMP)
 # No internal name (rm_tree, ctx_run, ml_*) is left for a program's own
 # function to collide with or replace.  The tests and fuzz replays, which
 # call internal functions, link the individual objects instead.
-$(LIB_OBJ): CFLAGS_ALL += -fvisibility=hidden
+# -fno-semantic-interposition: nobody may replace an em_* function of
+# libember.so by interposition (see OPT above for what it is worth).
+$(LIB_OBJ): CFLAGS_ALL += -fvisibility=hidden -fno-semantic-interposition
 
 # The library objects also depend on the flags they are compiled with, so
 # that a change of flags (visibility, OPT) rebuilds them rather than leaving
