@@ -67,13 +67,18 @@ $(BUILD)/%.o: %.c $(DEPS_STAMP)
 
 # The library exports only the em_* API.  Its objects are compiled with
 # hidden visibility and ember.h marks the API with EM_API, so libember.so
-# exports exactly that.  libember.a holds a single object: all library
-# objects partially linked (-r; with LTO, optimized across files there and
-# emitted as plain code by -flinker-output=nolto-rel, so any linker and clang
-# can use it), then every hidden name made local (objcopy --localize-hidden).
+# exports exactly that.  libember.a holds two objects, the core (engine/,
+# scheduler/, executor/) and mllib, each its files partially linked (-r;
+# with LTO, optimized across files there and emitted as plain code by
+# -flinker-output=nolto-rel, so any linker and clang can use it); then
+# scripts/seal-lib.sh makes every hidden name local, but for the few core
+# functions mllib calls, which it renames into the reserved em__ prefix.
 # No internal name (rm_tree, ctx_run, ml_*) is left for a program's own
-# function to collide with or replace.  The tests and fuzz replays, which
-# call internal functions, link the individual objects instead.
+# function to collide with or replace, and a program that calls no em_ml_*
+# function does not pull in mllib, so it does not load OpenBLAS (whose
+# threads start and spin at load: 11% of bench/tasks' CPU time when they
+# did).  The tests and fuzz replays, which call internal functions, link
+# the individual objects instead.
 # -fno-semantic-interposition: nobody may replace an em_* function of
 # libember.so by interposition (see OPT above for what it is worth).
 $(LIB_OBJ): CFLAGS_ALL += -fvisibility=hidden -fno-semantic-interposition
@@ -88,13 +93,20 @@ $(LIB_OBJ): $(BUILD)/.lib-flags
 .PHONY: FORCE
 FORCE:
 
-$(BUILD)/libember.o: $(LIB_OBJ)
-	$(CC) $(CFLAGS_ALL) -r -nostdlib $(if $(findstring -flto,$(OPT)),-flinker-output=nolto-rel) \
-	  -o $@.tmp $^
-	$(OBJCOPY) --localize-hidden $@.tmp $@
-	rm -f $@.tmp
+CORE_OBJ = $(filter-out $(BUILD)/mllib/%,$(LIB_OBJ))
+ML_OBJ = $(filter $(BUILD)/mllib/%,$(LIB_OBJ))
+PARTIAL_LINK = $(CC) $(CFLAGS_ALL) -r -nostdlib $(if $(findstring -flto,$(OPT)),-flinker-output=nolto-rel)
+$(BUILD)/sealed/core.r.o: $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(PARTIAL_LINK) -o $@ $^
+$(BUILD)/sealed/ml.r.o: $(ML_OBJ)
+	@mkdir -p $(dir $@)
+	$(PARTIAL_LINK) -o $@ $^
+$(BUILD)/sealed/ember_core.o $(BUILD)/sealed/ember_ml.o &: $(BUILD)/sealed/core.r.o $(BUILD)/sealed/ml.r.o scripts/seal-lib.sh
+	sh scripts/seal-lib.sh $(OBJCOPY) $(BUILD)/sealed/core.r.o $(BUILD)/sealed/ml.r.o \
+	  $(BUILD)/sealed/ember_core.o $(BUILD)/sealed/ember_ml.o
 
-$(BUILD)/libember.a: $(BUILD)/libember.o
+$(BUILD)/libember.a: $(BUILD)/sealed/ember_core.o $(BUILD)/sealed/ember_ml.o
 	rm -f $@
 	$(AR) rcs $@ $^
 

@@ -53,7 +53,9 @@
 /* EM_API marks what libember exports.  The library is compiled with
  * -fvisibility=hidden, so libember.so exports exactly the functions declared
  * with it (the em_* API of this header and ember_ml.h), and the static
- * libember.a keeps every other name local (see docs/architecture.md). */
+ * libember.a keeps every other name local but a few named em__ (see
+ * docs/architecture.md).  Every name starting with em_ or EM_ is reserved
+ * for ember. */
 #if defined(__GNUC__)
 #define EM_API __attribute__((visibility("default")))
 #else

@@ -4,8 +4,10 @@
  *
  *     collide LOCAL_DIR
  *
- * It defines non-static rm_tree, ctx_run, dag_new, shuffle_read and bs_new
- * (names libember used to export) with bodies that count their calls and
+ * It defines non-static rm_tree, ctx_run, dag_new, shuffle_read, bs_new,
+ * ebuf_free and text_plan (names libember used to export; the last two are
+ * among those libember.a's mllib member calls in its core member, there
+ * renamed em__ebuf_free and em__text_plan) with bodies that count their calls and
  * would break the engine if it called them: rm_tree removes nothing, the
  * others fail.  Linked statically against libember.a the names must not
  * collide (no "multiple definition"); linked against libember.so with
@@ -31,6 +33,8 @@ int ctx_run(void *rdd, const void *sink, const int *parts, int nparts);
 void *dag_new(void *be, void *stats, uint64_t cache_ns);
 int shuffle_read(const void *opts, void *sink, void *sctx, void *stats);
 void *bs_new(const char *dir, size_t mem_limit);
+void ebuf_free(void *b);
+int text_plan(const char *path, int min_parts, void *out);
 
 __attribute__((used, noinline)) void rm_tree(const char *path) { calls++; }
 __attribute__((used, noinline)) int ctx_run(void *rdd, const void *sink, const int *parts, int nparts) {
@@ -48,6 +52,11 @@ __attribute__((used, noinline)) int shuffle_read(const void *opts, void *sink, v
 __attribute__((used, noinline)) void *bs_new(const char *dir, size_t mem_limit) {
     calls++;
     return NULL;
+}
+__attribute__((used, noinline)) void ebuf_free(void *b) { calls++; }
+__attribute__((used, noinline)) int text_plan(const char *path, int min_parts, void *out) {
+    calls++;
+    return -1;
 }
 
 /* map: i -> (i % 10, 1) */
