@@ -161,7 +161,7 @@ $(BUILD)/link/collide-full-static: tests/link/collide.c $(BUILD)/libember.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -static $< -o $@ $(BUILD)/libember.a $(LDFLAGS_ALL) $(LIBS)
 test-link: $(LINK_VARIANTS:%=$(BUILD)/link/collide-%) $(BUILD)/libember.so $(BUILD)/libember.a
-	sh tests/link/check.sh $(BUILD) $(LINK_VARIANTS)
+	SANITIZED="$(SAN)" sh tests/link/check.sh $(BUILD) $(LINK_VARIANTS)
 
 # The test command README gives and CI runs.
 test: $(BUILD)/tests/run_tests $(EXAMPLES) $(SHARED_CHECK) fuzz-replay test-link
