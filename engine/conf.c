@@ -30,6 +30,7 @@
 #include "conf.h"
 #include "ember.h"
 #include "err.h"
+#include "faults.h"
 #include "shuffle_index.h"
 
 #define KiB ((int64_t)1 << 10)
@@ -74,6 +75,8 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.local.dir", .def = "/tmp", .type = CONF_STRING},
     /* auto: draw the bar only when stderr is a terminal; true; false. */
     {.key = "ember.progress", .def = "auto", .type = CONF_ENUM, .choices = progress_choices},
+    /* Tests only (engine/faults.h): never set it in production. */
+    {.key = "ember.test.faults", .def = "", .type = CONF_FAULTS},
 };
 #define NKEYS (sizeof conf_keys / sizeof conf_keys[0])
 
@@ -245,6 +248,7 @@ static int malformed(const conf_spec *k, const char *value) {
         }
         return em__seterr(EM_EINVAL, "%s: \"%.200s\" is not one of %s", k->key, value, choices);
     case CONF_STRING:
+    case CONF_FAULTS:
         break;
     }
     return em__seterr(EM_EINVAL, "%s: \"\" is not allowed (the value must not be empty)", k->key);
@@ -266,6 +270,13 @@ int conf_check(const conf_spec *k, const char *value) {
     switch (k->type) {
     case CONF_STRING:
         return *value ? 0 : malformed(k, value);
+    case CONF_FAULTS: {
+        fault_rule rules[FAULTS_MAX];
+        char why[160];
+        if (faults_parse(value, rules, why, sizeof why) < 0)
+            return em__seterr(EM_EINVAL, "%s: \"%.200s\" is not a fault spec: %s", k->key, value, why);
+        return 0;
+    }
     case CONF_BOOL:
         return conf_parse_bool(value, &b) ? malformed(k, value) : 0;
     case CONF_ENUM: {

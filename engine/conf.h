@@ -23,6 +23,7 @@ enum conf_type {
     CONF_DURATION, /* milliseconds: a whole number with an optional ms/s/m/h */
     CONF_BOOL,     /* true or false */
     CONF_ENUM,     /* one of choices */
+    CONF_FAULTS,   /* a fault-injection spec (faults.h); empty: none */
 };
 
 /* One key of the table. */

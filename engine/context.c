@@ -81,8 +81,9 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
     if (!ctx->store || !ctx->env) goto nomem;
     ctx->env->local_dir = ctx->local_dir;
     ctx->env->store = ctx->store;
-    if (!(ctx->be = local_backend_new(ctx->cores, ctx->env))) goto fail;
-    if (!(ctx->dag = dag_new(ctx->be, &ctx->stats, ctx->uid))) goto nomem;
+    if (!(ctx->dag = dag_new(&ctx->stats, ctx->uid))) goto nomem;
+    if (!(ctx->be = local_backend_new(ctx->cores, ctx->env, dag_events(ctx->dag)))) goto fail;
+    dag_set_backend(ctx->dag, ctx->be);
     return ctx;
 nomem:
     em__seterr(EM_ENOMEM, "em_open: out of memory");
@@ -131,6 +132,10 @@ const char *em_get(em_ctx *ctx, const char *key) {
 
 int em_cores(em_ctx *ctx) { return ctx ? ctx->cores : 0; }
 
+void em_cancel_all(em_ctx *ctx) {
+    if (ctx && ctx->dag) dag_cancel_all(ctx->dag);
+}
+
 void em_get_stats(em_ctx *ctx, em_stats *out) {
     if (ctx && out) *out = ctx->stats;
 }
@@ -158,6 +163,11 @@ int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
             int (*on_result)(void *c, int idx, struct task_result *res), void *c) {
     em_ctx *ctx = rdd->ctx;
     job_spec j;
+    /* On an executor thread the job would wait for a slot its own caller
+     * holds (local[1] hangs): refused, as Spark refuses actions in tasks. */
+    if (runner_in_task())
+        return em__seterr(EM_ESTATE, "an action was called from inside a task's user function: actions run only "
+                                     "in the driver, outside map, filter, reduce and the other functions");
     memset(&j, 0, sizeof j);
     j.rdd = rdd;
     j.sink = sink;
@@ -173,5 +183,7 @@ int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
     j.level = (uint8_t)conf_i64(ctx->conf, "ember.shuffle.compress.level");
     j.max_failures = (int)conf_i64(ctx->conf, "ember.task.maxFailures");
     j.progress = progress_enabled(ctx);
+    const char *faults = em_conf_get(ctx->conf, "ember.test.faults");
+    j.faults = faults && *faults ? faults : NULL;
     return dag_run_job(ctx->dag, &j);
 }

@@ -4,7 +4,7 @@
  * Layout: every structure is a fixed-length msgpack array, so decoding is a
  * walk by position with a type check at each step.  A description is
  *   ["emt1", task_id, stage_id, attempt, partition, bin32 hash,
- *    [mem_budget, block_bytes, max_record, level], sink, [node...]]
+ *    [mem_budget, block_bytes, max_record, level(, faults)], sink, [node...]]
  * with the plan's nodes in pre-order, each ending with its child count.
  * Decoding validates types and lengths; anything unexpected is EM_EPROTO,
  * never a crash.  Strings are copied into the arena (NUL-terminated), and
@@ -144,11 +144,12 @@ int taskdesc_encode(const task_desc *t, ebuf *out) {
     msgpack_pack_int32(&pk, t->partition);
     msgpack_pack_bin(&pk, 32);
     msgpack_pack_bin_body(&pk, t->binhash, 32);
-    msgpack_pack_array(&pk, 4);
+    msgpack_pack_array(&pk, t->faults ? 5 : 4);
     msgpack_pack_uint64(&pk, t->mem_budget);
     msgpack_pack_uint64(&pk, t->block_bytes);
     msgpack_pack_uint64(&pk, t->max_record);
     msgpack_pack_uint8(&pk, t->level);
+    if (t->faults) pack_str(&pk, t->faults);
     pack_sink(&pk, &t->sink);
     msgpack_pack_array(&pk, count_nodes(t->root));
     pack_node(&pk, t->root);
@@ -481,12 +482,15 @@ int taskdesc_decode(uint8_t *bytes, size_t len, task_desc **out) {
             blob h = get_blob(&d, &a[5]);
             if (h.len == 32) memcpy(t->binhash, h.p, 32);
             else FAIL(&d, "bad binary hash");
-            const msgpack_object *st = arr(&d, &a[6], 4, "malformed task settings");
+            /* Four settings, and a fifth when a test injects faults. */
+            int nst = a[6].type == MSGPACK_OBJECT_ARRAY && a[6].via.array.size == 5 ? 5 : 4;
+            const msgpack_object *st = arr(&d, &a[6], (uint32_t)nst, "malformed task settings");
             if (st) {
                 t->mem_budget = get_u(&d, &st[0]);
                 t->block_bytes = get_u(&d, &st[1]);
                 t->max_record = get_u(&d, &st[2]);
                 t->level = (uint8_t)get_u(&d, &st[3]);
+                if (nst == 5) t->faults = get_str(&d, &st[4]);
             }
             get_sink(&d, &a[7], &t->sink);
             if (!d.what && a[8].type != MSGPACK_OBJECT_ARRAY) FAIL(&d, "malformed plan");

@@ -123,6 +123,7 @@ typedef struct task_desc {
     /* Settings the executor applies to this task (from the driver's conf). */
     uint64_t mem_budget, block_bytes, max_record;
     uint8_t level;
+    const char *faults;  /* ember.test.faults (faults.h), NULL when none */
     plan_sink sink;
     plan_node *root;
     /* Decoded descriptions only: */

@@ -1,12 +1,16 @@
 /*
  * local.c -- the local[N] backend (see local.h).
  *
- * One mutex guards a FIFO of pending descriptions and a FIFO of results;
- * workers wait on one condition, the driver on another.  A task costs two
- * lock round trips and, at most, two wake-ups, which keeps thousands of
- * trivial tasks per job cheap.
+ * One executor (id 0) with N slots: N worker threads take attempts from one
+ * FIFO.  One mutex guards the FIFO and the list of running attempts; each
+ * finished attempt is posted to the scheduler's event queue.  An attempt
+ * costs two lock round trips here and one post, which keeps thousands of
+ * trivial tasks per job cheap.  A kill removes a queued attempt (posting its
+ * end at once) or raises a running one's cancel flag, which the runner
+ * checks between record batches.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,24 +19,43 @@
 #include "shuffle.h"
 
 typedef struct ltask {
-    struct ltask *next;
+    struct ltask *next, *prev; /* in the queue, or in the running list */
     uint64_t id;
     uint8_t *desc;
     size_t len;
-    task_result res;
+    task_ctl ctl;
+    sched_event *ev; /* allocated at launch, so the end can always be posted */
 } ltask;
 
 typedef struct local_backend {
     backend b;
     exec_env *env;
+    evq *events;
     int n;
     pthread_t *threads;
     pthread_mutex_t mu;
-    pthread_cond_t work, done;
-    ltask *qhead, *qtail; /* pending */
-    ltask *rhead, *rtail; /* finished */
+    pthread_cond_t work;
+    ltask *qhead, *qtail; /* queued, in launch order */
+    ltask *running;       /* doubly linked */
     int stopping;
 } local_backend;
+
+static void unlink_running(local_backend *lb, ltask *t) {
+    if (t->prev) t->prev->next = t->next;
+    else lb->running = t->next;
+    if (t->next) t->next->prev = t->prev;
+    t->next = t->prev = NULL;
+}
+
+static void post_end(local_backend *lb, ltask *t, int killed) {
+    sched_event *ev = t->ev;
+    ev->kind = EV_TASK_ENDED;
+    ev->exec = 0;
+    ev->killed = killed;
+    ev->res.task_id = t->id;
+    evq_post(lb->events, ev);
+    free(t);
+}
 
 static void *worker(void *arg) {
     local_backend *lb = arg;
@@ -43,33 +66,43 @@ static void *worker(void *arg) {
         ltask *t = lb->qhead;
         lb->qhead = t->next;
         if (!lb->qhead) lb->qtail = NULL;
+        t->prev = NULL;
+        t->next = lb->running;
+        if (lb->running) lb->running->prev = t;
+        lb->running = t;
         pthread_mutex_unlock(&lb->mu);
 
-        runner_run(lb->env, t->desc, t->len, &t->res);
+        t->ev->start_us = ev_now_us();
+        runner_run(lb->env, t->desc, t->len, &t->ev->res, &t->ctl);
         t->desc = NULL; /* the runner owns and frees it */
-        t->res.task_id = t->id;
+        t->ev->end_us = ev_now_us();
 
         pthread_mutex_lock(&lb->mu);
-        t->next = NULL;
-        if (lb->rtail) lb->rtail->next = t;
-        else lb->rhead = t;
-        lb->rtail = t;
-        pthread_cond_signal(&lb->done);
+        unlink_running(lb, t);
+        int killed = __atomic_load_n(&t->ctl.cancel, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&lb->mu);
+        post_end(lb, t, killed);
+        pthread_mutex_lock(&lb->mu);
     }
     pthread_mutex_unlock(&lb->mu);
     return NULL;
 }
 
-static int l_submit(backend *b, uint64_t task_id, uint8_t *desc, size_t len) {
+static int l_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec) {
     local_backend *lb = (local_backend *)b;
     ltask *t = calloc(1, sizeof *t);
-    if (!t) {
+    sched_event *ev = calloc(1, sizeof *ev);
+    if (!t || !ev || (exec != BE_ANY_EXEC && exec != 0)) {
         free(desc);
+        free(t);
+        free(ev);
+        if (exec != BE_ANY_EXEC && exec != 0) return em__seterr(EM_EINVAL, "local backend: no executor %d", exec);
         return em__seterr(EM_ENOMEM, "local backend: out of memory");
     }
     t->id = task_id;
     t->desc = desc;
     t->len = len;
+    t->ev = ev;
     pthread_mutex_lock(&lb->mu);
     if (lb->qtail) lb->qtail->next = t;
     else lb->qhead = t;
@@ -79,17 +112,30 @@ static int l_submit(backend *b, uint64_t task_id, uint8_t *desc, size_t len) {
     return 0;
 }
 
-static int l_wait(backend *b, task_result *out) {
+static int l_kill(backend *b, uint64_t task_id) {
     local_backend *lb = (local_backend *)b;
     pthread_mutex_lock(&lb->mu);
-    while (!lb->rhead) pthread_cond_wait(&lb->done, &lb->mu);
-    ltask *t = lb->rhead;
-    lb->rhead = t->next;
-    if (!lb->rhead) lb->rtail = NULL;
+    for (ltask *t = lb->running; t; t = t->next)
+        if (t->id == task_id) {
+            __atomic_store_n(&t->ctl.cancel, 1, __ATOMIC_RELAXED);
+            pthread_mutex_unlock(&lb->mu);
+            return 0;
+        }
+    for (ltask **pp = &lb->qhead, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next)
+        if ((*pp)->id == task_id) {
+            ltask *t = *pp;
+            *pp = t->next;
+            if (lb->qtail == t) lb->qtail = prev;
+            pthread_mutex_unlock(&lb->mu);
+            free(t->desc);
+            t->ev->res.status = EM_ECANCELED;
+            snprintf(t->ev->res.errmsg, sizeof t->ev->res.errmsg, "task killed before it started");
+            t->ev->res.fetch_map = -1;
+            post_end(lb, t, 1);
+            return 0;
+        }
     pthread_mutex_unlock(&lb->mu);
-    *out = t->res;
-    free(t);
-    return 0;
+    return EM_ESTATE;
 }
 
 static void l_drop_shuffle(backend *b, uint32_t shuffle_id, int nmaps) {
@@ -102,43 +148,40 @@ static int l_cores(backend *b) { return ((local_backend *)b)->n; }
 static void l_close(backend *b) {
     local_backend *lb = (local_backend *)b;
     pthread_mutex_lock(&lb->mu);
+    /* Queued attempts never start. */
+    for (ltask *t = lb->qhead, *nx; t; t = nx) {
+        nx = t->next;
+        free(t->desc);
+        ev_free(t->ev);
+        free(t);
+    }
+    lb->qhead = lb->qtail = NULL;
     lb->stopping = 1;
     pthread_cond_broadcast(&lb->work);
     pthread_mutex_unlock(&lb->mu);
     for (int i = 0; i < lb->n; i++) pthread_join(lb->threads[i], NULL);
-    for (ltask *t = lb->qhead, *nx; t; t = nx) {
-        nx = t->next;
-        free(t->desc);
-        free(t);
-    }
-    for (ltask *t = lb->rhead, *nx; t; t = nx) {
-        nx = t->next;
-        task_result_clear(&t->res);
-        free(t);
-    }
     pthread_mutex_destroy(&lb->mu);
     pthread_cond_destroy(&lb->work);
-    pthread_cond_destroy(&lb->done);
     free(lb->threads);
     free(lb);
 }
 
-backend *local_backend_new(int nthreads, exec_env *env) {
+backend *local_backend_new(int nthreads, exec_env *env, evq *events) {
     local_backend *lb = calloc(1, sizeof *lb);
     if (!lb || !(lb->threads = calloc((size_t)nthreads, sizeof(pthread_t)))) {
         free(lb);
         em__seterr(EM_ENOMEM, "local backend: out of memory");
         return NULL;
     }
-    lb->b.submit = l_submit;
-    lb->b.wait = l_wait;
+    lb->b.launch = l_launch;
+    lb->b.kill = l_kill;
     lb->b.cores = l_cores;
     lb->b.drop_shuffle = l_drop_shuffle;
     lb->b.close = l_close;
     lb->env = env;
+    lb->events = events;
     pthread_mutex_init(&lb->mu, NULL);
     pthread_cond_init(&lb->work, NULL);
-    pthread_cond_init(&lb->done, NULL);
     for (int i = 0; i < nthreads; i++) {
         if (pthread_create(&lb->threads[i], NULL, worker, lb) != 0) {
             lb->n = i;
@@ -147,6 +190,15 @@ backend *local_backend_new(int nthreads, exec_env *env) {
             return NULL;
         }
         lb->n = i + 1;
+    }
+    sched_event *ev = calloc(1, sizeof *ev);
+    if (ev) { /* one executor, id 0, with a slot per thread */
+        ev->kind = EV_EXEC_ADDED;
+        ev->exec = 0;
+        ev->cores = nthreads;
+        ev->res.fetch_map = -1;
+        snprintf(ev->text, sizeof ev->text, "local[%d]", nthreads);
+        evq_post(events, ev);
     }
     return &lb->b;
 }

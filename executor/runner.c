@@ -3,22 +3,50 @@
  * the binary hash, builds pipes for the plan tree and drives its sources,
  * then reports the sink's output, accumulator updates and counters.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "blockfile.h"
 #include "err.h"
+#include "faults.h"
 #include "fnref.h"
 #include "pipe.h"
 #include "recfmt.h"
 #include "shuffle.h"
+#include "shuffle_index.h"
 #include "taskdesc.h"
 #include "text_reader.h"
 #include "vars.h"
 
+/* The attempt this thread runs: its kill flag, and records since the last
+ * look at it. */
+static __thread task_ctl *cur_ctl;
+static __thread unsigned since_check;
+static __thread int in_task;
+
+int runner_in_task(void) { return in_task; }
+
+static int killed(void) {
+    if (!cur_ctl || !__atomic_load_n(&cur_ctl->cancel, __ATOMIC_RELAXED)) return 0;
+    return em__seterr(EM_ECANCELED, "task killed");
+}
+
+/* Called for every record a source hands on: a look at the flag every
+ * RUNNER_CHECK_EVERY records. */
+static inline int check_kill(void) {
+    if (++since_check < RUNNER_CHECK_EVERY) return 0;
+    since_check = 0;
+    return killed();
+}
+
 static int to_pipe(void *c, const em_rec *r) {
     epipe *p = c;
-    return p->push(p, r);
+    int rc = check_kill();
+    return rc ? rc : p->push(p, r);
 }
 
 static int drive(task_run *run, const plan_node *n, epipe *down);
@@ -29,7 +57,8 @@ static int drive_batch(const uint8_t *p, size_t len, epipe *down) {
     while (p < end) {
         size_t k = rec_get(p, end, &r);
         if (!k) return em__seterr(EM_ECORRUPT, "malformed record in a batch");
-        int rc = down->push(down, &r);
+        int rc = check_kill();
+        if (!rc) rc = down->push(down, &r);
         if (rc) return rc;
         p += k;
     }
@@ -44,7 +73,8 @@ static int drive_range(const plan_node *n, epipe *down) {
     uint64_t v = (uint64_t)n->start;
     for (uint64_t i = 0; i < n->count; i++, v += (uint64_t)n->step) {
         em_i64_enc((int64_t)v, b);
-        int rc = down->push(down, &r);
+        int rc = check_kill();
+        if (!rc) rc = down->push(down, &r);
         if (rc) return rc;
     }
     return 0;
@@ -143,16 +173,68 @@ static int drive(task_run *run, const plan_node *n, epipe *down) {
     return em__seterr(EM_EPROTO, "unknown plan node %d", n->type);
 }
 
-void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res) {
+/* Sleep an injected delay in 1 ms steps, watching the kill flag.  0, or
+ * EM_ECANCELED once killed. */
+static int injected_delay(int64_t ms) {
+    for (int64_t i = 0; ms == 0 || i < ms; i++) {
+        int rc = killed();
+        if (rc) return rc;
+        struct timespec one = {0, 1000000L};
+        nanosleep(&one, NULL);
+    }
+    return 0;
+}
+
+/* Flip a byte of the first block's compressed bytes in the data file a
+ * shuffle map attempt just wrote (after the data header and the block
+ * header), so that readers see a CRC mismatch. */
+static int injected_corruption(const char *dir, uint32_t shuffle_id, uint32_t map) {
+    char path[4096];
+    uint8_t c;
+    shuffle_path(path, sizeof path, dir, shuffle_id, map, "data");
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    off_t at = SHUFFLE_DATA_HEADER + BF_HEADER;
+    int ok = fd >= 0 && pread(fd, &c, 1, at) == 1;
+    if (ok) {
+        c ^= 0x5a;
+        ok = pwrite(fd, &c, 1, at) == 1;
+    }
+    if (fd >= 0) close(fd);
+    return ok ? 0 : em__seterr(EM_EIO, "ember.test.faults: cannot corrupt %s (no block in it?)", path);
+}
+
+/* The faults of t that strike before it runs: 0, or the failure. */
+static int faults_before(const task_desc *t, const fault_rule *rules, int n) {
+    const fault_rule *r = faults_match(rules, n, FAULT_DELAY, t->stage_id, t->partition, t->attempt);
+    int rc = r ? injected_delay(r->ms) : 0;
+    if (!rc && faults_match(rules, n, FAULT_FAIL, t->stage_id, t->partition, t->attempt))
+        rc = em__seterr(EM_EUSER, "injected failure (ember.test.faults): stage %u partition %d attempt %u",
+                        t->stage_id, t->partition, t->attempt);
+    return rc;
+}
+
+void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task_ctl *ctl) {
     task_desc *t = NULL;
     task_run run;
     epipe *sink = NULL;
-    int rc;
+    fault_rule rules[FAULTS_MAX];
+    int nrules = 0, rc;
 
     memset(res, 0, sizeof *res);
     res->fetch_map = -1;
     em__clearerr(); /* a message left by an earlier task must not name this one's failure */
+    cur_ctl = ctl;
+    since_check = 0;
+    in_task = 1;
     if ((rc = taskdesc_decode(desc, len, &t)) != 0) goto done;
+    if (t->faults) {
+        char why[160];
+        if ((nrules = faults_parse(t->faults, rules, why, sizeof why)) < 0) {
+            rc = em__seterr(EM_EPROTO, "task description: bad fault spec: %s", why);
+            goto done;
+        }
+        if ((rc = faults_before(t, rules, nrules)) != 0) goto done;
+    }
     res->task_id = t->task_id;
     if (memcmp(t->binhash, fnref_binary_hash(), 32) != 0) {
         rc = em__seterr(EM_EPROTO, "task %llu was built for another binary (hash mismatch)",
@@ -172,6 +254,10 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res) {
     }
     pipe_free(sink);
     if (vars_task_end(&res->accs, &res->naccs) < 0 && rc >= 0) rc = EM_ENOMEM;
+    if (rc >= 0 && t->sink.kind == SK_SHUFFLE &&
+        faults_match(rules, nrules, FAULT_CORRUPT, t->stage_id, t->partition, t->attempt))
+        rc = injected_corruption(env->local_dir, t->sink.shuffle_id, (uint32_t)t->partition);
+    if (rc >= 0 && killed()) rc = EM_ECANCELED; /* a kill that came too late to stop it still wins */
 done:
     if (rc < 0) {
         res->status = rc;
@@ -186,6 +272,8 @@ done:
         res->naccs = 0;
     }
     taskdesc_free(t);
+    cur_ctl = NULL;
+    in_task = 0;
 }
 
 void task_result_clear(task_result *r) {

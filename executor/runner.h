@@ -18,11 +18,27 @@ typedef struct exec_env {
     blockstore *store;     /* cached partitions */
 } exec_env;
 
+/* How another thread stops a running attempt: it sets cancel (atomically);
+ * the runner checks it between record batches and blocks (every
+ * RUNNER_CHECK_EVERY records a source hands on, and at every block it
+ * reads) and while an injected delay sleeps, and the attempt then ends with
+ * EM_ECANCELED.  A user function that does not return cannot be stopped. */
+typedef struct task_ctl {
+    int cancel;
+} task_ctl;
+#define RUNNER_CHECK_EVERY 1024
+
 /* Run the task whose encoded description is desc (takes ownership).  Fills
  * *res in every case: status 0 and the sink's output, or the failure code
  * and the task's message.  Never aborts on bad input or failing user code
- * (a crash in user code is the executor process's fate, not the runner's). */
-void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res);
+ * (a crash in user code is the executor process's fate, not the runner's).
+ * ctl may be NULL (the attempt cannot be killed).  Applies the faults the
+ * description carries (faults.h). */
+void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task_ctl *ctl);
+
+/* Whether the calling thread is inside runner_run (running a task's user
+ * functions): an action called there is refused. */
+int runner_in_task(void);
 
 /* Call a user combine function on the driver: out gets the one record it
  * emits, encoded.  0 or < 0 (message set). */

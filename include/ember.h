@@ -84,7 +84,8 @@ extern "C" {
     XX(ESTATE, -10, "invalid state")                                   \
     XX(EPROTO, -11, "protocol error")                                  \
     XX(EFETCH, -12, "shuffle fetch failed")                            \
-    XX(EFNREF, -13, "function cannot be named on the wire")
+    XX(EFNREF, -13, "function cannot be named on the wire")           \
+    XX(ECANCELED, -14, "job canceled")
 
 enum {
     EM_OK = 0,
@@ -264,6 +265,13 @@ EM_API int em_set(em_ctx *ctx, const char *key, const char *value);
 EM_API const char *em_get(em_ctx *ctx, const char *key);
 /* Number of executor cores (threads in local[N]). */
 EM_API int em_cores(em_ctx *ctx);
+/* Cancel the jobs running on ctx now: their running task attempts are
+ * killed (at their next check between record batches; a user function that
+ * never returns cannot be interrupted) and their actions return
+ * EM_ECANCELED.  Jobs started after the call run normally.  This is the one
+ * call that may be made from another thread while an action runs (or from
+ * a signal-free context such as a watchdog thread); it returns at once. */
+EM_API void em_cancel_all(em_ctx *ctx);
 
 /* Counters since em_open, for tests and monitoring. */
 typedef struct em_stats {
@@ -273,6 +281,7 @@ typedef struct em_stats {
     int64_t tasks_run;        /* task attempts finished (ok or failed) */
     int64_t map_tasks_run;    /* attempts of shuffle map tasks */
     int64_t tasks_failed;     /* attempts that failed */
+    int64_t tasks_killed;     /* attempts killed (a failed or canceled job's) */
     int64_t shuffle_bytes_written; /* compressed bytes of shuffle files */
     int64_t shuffle_records_written;
     int64_t spills;           /* sorted runs spilled to disk */

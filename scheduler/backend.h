@@ -1,10 +1,15 @@
 /*
  * backend.h -- the one seam between scheduling and execution.
  *
- * The scheduler hands a backend serialized task descriptions and takes back
- * results; it never sees threads or sockets.  local[N] is a thread pool in
- * the driver (executor/local.c); the cluster backend sends the same bytes to
- * executor processes.
+ * The scheduler launches serialized task descriptions on executors, asks
+ * for attempts to be killed, and learns everything else as events posted
+ * to its queue (events.h): every attempt launched ends with exactly one
+ * EV_TASK_ENDED (its result, executor, start and end times; killed set if
+ * a kill ended it), and executors announce themselves (EV_EXEC_ADDED, at
+ * once for local[N]: one executor, id 0, N slots) and their loss
+ * (EV_EXEC_LOST).  It never sees threads or sockets.  local[N] is a thread
+ * pool in the driver (executor/local.c); the cluster backend sends the same
+ * bytes to executor processes.
  */
 #ifndef EM_BACKEND_H
 #define EM_BACKEND_H
@@ -12,20 +17,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "taskresult.h"
+#include "events.h"
+
+/* Any executor (for launch). */
+#define BE_ANY_EXEC (-1)
 
 typedef struct backend backend;
 struct backend {
-    /* Queue a task; takes ownership of desc (malloc'd) in every case.
-     * 0 or < 0. */
-    int (*submit)(backend *b, uint64_t task_id, uint8_t *desc, size_t len);
-    /* Block until some task finishes and move its result into *out. */
-    int (*wait)(backend *b, task_result *out);
+    /* Start attempt task_id on executor exec (BE_ANY_EXEC: the backend
+     * chooses); takes ownership of desc (malloc'd) in every case.  0, or
+     * < 0 when it cannot be started (no EV_TASK_ENDED follows then).  An
+     * executor runs at most its slots' worth of attempts at once; more are
+     * queued on it in launch order. */
+    int (*launch)(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec);
+    /* Ask that attempt task_id stop: a queued attempt ends at once, a
+     * running one at its next check between record batches and blocks
+     * (milliseconds), or, inside a user function that does not return,
+     * when that function returns.  Its EV_TASK_ENDED has killed set.  0,
+     * or EM_ESTATE when the attempt already ended. */
+    int (*kill)(backend *b, uint64_t task_id);
     /* Remove every map output of a shuffle the scheduler has forgotten. */
     void (*drop_shuffle)(backend *b, uint32_t shuffle_id, int nmaps);
-    /* Executor cores available. */
+    /* Executor cores available in all. */
     int (*cores)(backend *b);
-    /* Stop executors (waits for running tasks) and free the backend. */
+    /* Stop executors (kills queued attempts, waits for running ones, whose
+     * events are dropped) and free the backend. */
     void (*close)(backend *b);
 };
 

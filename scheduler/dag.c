@@ -18,6 +18,17 @@
 #include "vars.h"
 
 enum { T_PENDING = 0, T_RUNNING = 1, T_DONE = 2 };
+enum { A_RUNNING = 0, A_OK, A_FAILED, A_KILLED };
+
+/* One attempt of one task: launched on an executor, ended some way. */
+typedef struct attempt_rec {
+    uint64_t task_id;
+    int idx;            /* the task (index in its stage) */
+    uint32_t number;    /* 0 for the task's first attempt in this job */
+    int exec;           /* executor it ran on (-1 until it ended) */
+    uint8_t state;      /* A_* */
+    uint64_t start_us, end_us;
+} attempt_rec;
 
 typedef struct stage {
     uint32_t id;
@@ -31,7 +42,10 @@ typedef struct stage {
     uint64_t *reg_task;
     /* Per job: */
     uint8_t *state;
-    int *attempts;
+    int *attempts;     /* failed attempts, against max_failures */
+    uint32_t *launched; /* attempts launched: the next one's number */
+    attempt_rec *att;  /* every attempt launched, in launch order */
+    int natt, capatt;
     int done, running;
     int waiting;       /* waits for parents */
     int counted;       /* counted in stats for this job */
@@ -41,10 +55,15 @@ typedef struct stage {
 typedef struct inflight {
     stage *s;
     int idx;
+    int att; /* index in s->att */
 } inflight;
 
 struct dag {
     backend *be;
+    evq events;      /* what the backend and other threads report */
+    int executors;   /* executors added and not lost */
+    uint64_t job_seq;     /* jobs started */
+    uint64_t cancel_upto; /* em_cancel_all: jobs up to this one are canceled */
     mapout mo;
     em_stats *stats;
     uint64_t ns;
@@ -64,14 +83,23 @@ struct dag {
     int failed;
 };
 
-dag *dag_new(backend *be, em_stats *stats, uint64_t cache_ns) {
+dag *dag_new(em_stats *stats, uint64_t cache_ns) {
     dag *d = calloc(1, sizeof *d);
     if (!d) return NULL;
-    d->be = be;
+    evq_init(&d->events);
     d->stats = stats;
     d->ns = cache_ns;
     d->next_task = 1;
     return d;
+}
+
+evq *dag_events(dag *d) { return &d->events; }
+
+void dag_set_backend(dag *d, backend *be) { d->be = be; }
+
+void dag_cancel_all(dag *d) {
+    __atomic_store_n(&d->cancel_upto, __atomic_load_n(&d->job_seq, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+    evq_post_kind(&d->events, EV_WAKE); /* if it fails, the job notices at its next event */
 }
 
 static void stage_free(stage *s) {
@@ -79,6 +107,8 @@ static void stage_free(stage *s) {
     free(s->parents);
     free(s->state);
     free(s->attempts);
+    free(s->launched);
+    free(s->att);
     free(s->reg_task);
     free(s);
 }
@@ -90,6 +120,7 @@ void dag_free(dag *d) {
     mo_free(&d->mo);
     free(d->fl);
     free(d->waitq);
+    evq_destroy(&d->events);
     free(d);
 }
 
@@ -162,8 +193,9 @@ static stage *stage_new(dag *d, em_rdd *rdd, em_rdd *shuffled, int ntasks) {
     s->ntasks = ntasks;
     s->state = calloc((size_t)ntasks + 1, 1);
     s->attempts = calloc((size_t)ntasks + 1, sizeof(int));
+    s->launched = calloc((size_t)ntasks + 1, sizeof(uint32_t));
     if (shuffled) s->reg_task = calloc((size_t)ntasks + 1, sizeof(uint64_t));
-    if (!s->state || !s->attempts || (shuffled && !s->reg_task) || find_parents(d, s, rdd, &v) < 0) {
+    if (!s->state || !s->attempts || !s->launched || (shuffled && !s->reg_task) || find_parents(d, s, rdd, &v) < 0) {
         free(v.seen);
         stage_free(s);
         return NULL;
@@ -228,7 +260,8 @@ static int launch(dag *d, stage *s, int idx) {
     memset(&t, 0, sizeof t);
     t.task_id = d->next_task++;
     t.stage_id = s->id;
-    t.attempt = (uint32_t)s->attempts[idx];
+    t.attempt = s->launched[idx];
+    t.faults = j->faults;
     t.partition = part;
     memcpy(t.binhash, fnref_binary_hash(), 32);
     t.mem_budget = j->mem_budget;
@@ -270,16 +303,37 @@ static int launch(dag *d, stage *s, int idx) {
         d->fl = fl;
         d->fl_cap = cap;
     }
+    if (s->natt == s->capatt) {
+        int cap = s->capatt ? s->capatt * 2 : s->ntasks + 8;
+        attempt_rec *a = realloc(s->att, sizeof *a * (size_t)cap);
+        if (!a) {
+            ebuf_free(&out);
+            return em__seterr(EM_ENOMEM, "scheduler: out of memory");
+        }
+        s->att = a;
+        s->capatt = cap;
+    }
+    attempt_rec *a = &s->att[s->natt];
+    memset(a, 0, sizeof *a);
+    a->task_id = t.task_id;
+    a->idx = idx;
+    a->number = t.attempt;
+    a->exec = -1;
+    a->state = A_RUNNING;
     d->fl[slot].s = s;
     d->fl[slot].idx = idx;
+    d->fl[slot].att = s->natt++;
+    s->launched[idx]++;
     s->state[idx] = T_RUNNING;
     s->running++;
     size_t len;
     uint8_t *bytes = ebuf_steal(&out, &len);
-    rc = d->be->submit(d->be, t.task_id, bytes, len);
+    rc = d->be->launch(d->be, t.task_id, bytes, len, BE_ANY_EXEC);
     if (rc) {
         s->state[idx] = T_PENDING;
         s->running--;
+        s->natt--;
+        s->launched[idx]--;
         d->fl[slot].s = NULL;
     }
     return rc;
@@ -352,11 +406,13 @@ static void reset_stage(dag *d, stage *s, visit *v) {
     if (visit_once(v, (int)s->id) <= 0) return;
     shuffle_out *so = s->shuffled ? mo_find(&d->mo, s->shuffled->shuffle_id) : NULL;
     s->done = s->running = 0;
+    s->natt = 0;
     s->waiting = s->counted = s->fetch_failures = 0;
     for (int i = 0; i < s->ntasks; i++) {
         int have = so && so->m[i].have;
         s->state[i] = have ? T_DONE : T_PENDING;
         s->attempts[i] = 0;
+        s->launched[i] = 0;
         s->done += have;
     }
     for (int i = 0; i < s->nparents; i++) reset_stage(d, s->parents[i], v);
@@ -369,11 +425,13 @@ static int fail_job(dag *d, stage *s, int idx, int times, const task_result *res
     return d->failed;
 }
 
-static void account(dag *d, stage *s, const task_result *res) {
+static void account(dag *d, stage *s, const sched_event *ev) {
+    const task_result *res = &ev->res;
     em_stats *st = d->stats;
     st->tasks_run++;
     if (s->shuffled) st->map_tasks_run++;
-    if (res->status) st->tasks_failed++;
+    if (ev->killed) st->tasks_killed++;
+    else if (res->status) st->tasks_failed++;
     st->shuffle_bytes_written += (int64_t)res->shuffle_bytes;
     st->shuffle_records_written += (int64_t)res->shuffle_records;
     st->spills += res->spills;
@@ -393,18 +451,34 @@ static void merge_once(dag *d, stage *s, int idx, const task_result *res) {
     vars_merge(res->accs, res->naccs);
 }
 
-static int handle(dag *d, task_result *res) {
+/* The attempt an ended event names, taken off the in-flight table with its
+ * record completed; NULL for an attempt of no running job (stale). */
+static stage *attempt_ended(dag *d, const sched_event *ev, int *idx) {
+    const task_result *res = &ev->res;
     uint64_t slot = res->task_id - d->fl_base;
-    if (res->task_id < d->fl_base || slot >= d->fl_cap || !d->fl[slot].s) return 0; /* stale */
+    if (res->task_id < d->fl_base || slot >= d->fl_cap || !d->fl[slot].s) return NULL;
     stage *s = d->fl[slot].s;
-    int idx = d->fl[slot].idx;
+    attempt_rec *a = &s->att[d->fl[slot].att];
+    *idx = d->fl[slot].idx;
     d->fl[slot].s = NULL;
     s->running--;
-    account(d, s, res);
-    if (s->state[idx] == T_DONE) return 0; /* a late duplicate */
+    a->exec = ev->exec;
+    a->start_us = ev->start_us;
+    a->end_us = ev->end_us;
+    a->state = ev->killed ? A_KILLED : res->status ? A_FAILED : A_OK;
+    account(d, s, ev);
+    return s;
+}
 
-    if (res->status == 0) {
-        if (d->failed) return 0;
+static int handle(dag *d, sched_event *ev) {
+    task_result *res = &ev->res;
+    int idx;
+    stage *s = attempt_ended(d, ev, &idx);
+    if (!s) return 0;                      /* stale */
+    if (s->state[idx] == T_DONE) return 0; /* a late duplicate */
+    if (d->failed) return 0;               /* the job is over: only waiting for its attempts */
+
+    if (res->status == 0 && !ev->killed) {
         merge_once(d, s, idx, res);
         s->state[idx] = T_DONE;
         s->done++;
@@ -424,8 +498,9 @@ static int handle(dag *d, task_result *res) {
         if (rc < 0) d->failed = rc;
         return rc;
     }
-    if (d->failed) return 0;
     s->state[idx] = T_PENDING;
+    if (ev->killed) /* killed, and not because the job ended: run it again */
+        return launch(d, s, idx);
     if (res->status == EM_EFETCH && res->fetch_map >= 0 && (int)res->fetch_shuffle < d->nmaps &&
         d->maps[res->fetch_shuffle]) {
         /* The map output is gone or corrupt: forget it, rerun that map task,
@@ -450,6 +525,23 @@ static int handle(dag *d, task_result *res) {
     return launch(d, s, idx);
 }
 
+/* An attempt that ends after its job failed or was canceled.  A map output
+ * that succeeded is still good for later jobs, which will not rerun its
+ * task: it is registered, and its accumulator additions count now. */
+static void drain_one(dag *d, sched_event *ev) {
+    task_result *res = &ev->res;
+    int idx;
+    stage *s = attempt_ended(d, ev, &idx);
+    if (!s || res->status != 0 || ev->killed || !s->shuffled || s->state[idx] == T_DONE ||
+        res->len != sizeof(uint64_t) * (size_t)s->shuffled->nparts)
+        return;
+    merge_once(d, s, idx, res);
+    s->state[idx] = T_DONE;
+    if (!mo_set(mo_find(&d->mo, s->shuffled->shuffle_id), idx, res->loc, (uint64_t *)res->data))
+        s->reg_task[idx] = d->next_task;
+    res->data = NULL;
+}
+
 static int running_total(dag *d) {
     int n = d->result->running;
     for (int i = 0; i < d->nmaps; i++)
@@ -457,12 +549,46 @@ static int running_total(dag *d) {
     return n;
 }
 
+/* Ask the backend to stop every running attempt of the job. */
+static void kill_running(dag *d, stage *s) {
+    if (!s || !s->running) return;
+    for (int i = 0; i < s->natt; i++)
+        if (s->att[i].state == A_RUNNING) d->be->kill(d->be, s->att[i].task_id); /* EM_ESTATE: it just ended */
+}
+
+static void kill_all(dag *d) {
+    kill_running(d, d->result);
+    for (int i = 0; i < d->nmaps; i++) kill_running(d, d->maps[i]);
+}
+
+/* Whether em_cancel_all covered this job; if so the job fails with
+ * EM_ECANCELED. */
+static int check_cancel(dag *d, uint64_t seq) {
+    if (d->failed || __atomic_load_n(&d->cancel_upto, __ATOMIC_ACQUIRE) < seq) return 0;
+    d->failed = em__seterr(EM_ECANCELED, "job canceled (em_cancel_all)");
+    return 1;
+}
+
+static void show_progress(dag *d, const job_spec *j) {
+    stage *cur = d->nwait ? NULL : d->result;
+    for (int i = 0; i < d->nmaps && !cur; i++)
+        if (d->maps[i] && d->maps[i]->running) cur = d->maps[i];
+    if (cur) { /* running as Spark shows it: tasks on cores, not queued */
+        int cores = d->be->cores(d->be), running = cur->running < cores ? cur->running : cores;
+        progress_update(&d->prog, (int)cur->id, cur->done, running, cur->ntasks, 0);
+    }
+}
+
+/* The progress line is redrawn at least this often while a job waits. */
+#define PROGRESS_TICK_MS 200
+
 int dag_run_job(dag *d, const job_spec *j) {
     int ntasks = j->parts ? j->nparts : j->rdd->nparts;
     stage *rs = stage_new(d, j->rdd, NULL, ntasks);
     visit v = {NULL, 0};
     int rc = 0;
     if (!rs) return em__seterr(EM_ENOMEM, "scheduler: out of memory");
+    uint64_t seq = __atomic_add_fetch(&d->job_seq, 1, __ATOMIC_ACQ_REL);
     d->job = j;
     d->result = rs;
     d->failed = 0;
@@ -476,50 +602,36 @@ int dag_run_job(dag *d, const job_spec *j) {
 
     if (ntasks > 0) rc = submit_stage(d, rs);
     if (rc) d->failed = rc;
-    while (!d->failed && rs->done < rs->ntasks) {
-        task_result res;
+    while (!d->failed && rs->done < rs->ntasks && !check_cancel(d, seq)) {
         /* Reported before each wait, so also as the job starts: a stage's
          * clock (drawn after 500 ms) starts when its tasks are launched. */
-        if (j->progress) {
-            stage *cur = d->nwait ? NULL : rs;
-            for (int i = 0; i < d->nmaps && !cur; i++)
-                if (d->maps[i] && d->maps[i]->running) cur = d->maps[i];
-            if (cur) { /* running as Spark shows it: tasks on cores, not queued */
-                int cores = d->be->cores(d->be), running = cur->running < cores ? cur->running : cores;
-                progress_update(&d->prog, (int)cur->id, cur->done, running, cur->ntasks, 0);
-            }
-        }
+        if (j->progress) show_progress(d, j);
         if (running_total(d) == 0) {
             d->failed = em__seterr(EM_ESTATE, "scheduler: no task is running and the job is not done");
             break;
         }
-        d->be->wait(d->be, &res);
-        int hr = handle(d, &res);
-        if (hr < 0 && !d->failed) d->failed = hr; /* e.g. a task that could not be launched */
-        task_result_clear(&res);
-    }
-    /* Let nothing of this job outlive it. */
-    while (running_total(d) > 0) {
-        task_result res;
-        d->be->wait(d->be, &res);
-        uint64_t slot = res.task_id - d->fl_base;
-        if (res.task_id >= d->fl_base && slot < d->fl_cap && d->fl[slot].s) {
-            stage *s = d->fl[slot].s;
-            d->fl[slot].s = NULL;
-            s->running--;
-            account(d, s, &res);
-            /* A map output that succeeded is still good for later jobs, which
-             * will not rerun its task: its accumulator additions count now. */
-            if (res.status == 0 && s->shuffled && s->state[d->fl[slot].idx] != T_DONE &&
-                res.len == sizeof(uint64_t) * (size_t)s->shuffled->nparts) {
-                merge_once(d, s, d->fl[slot].idx, &res);
-                s->state[d->fl[slot].idx] = T_DONE;
-                if (!mo_set(mo_find(&d->mo, s->shuffled->shuffle_id), d->fl[slot].idx, res.loc, (uint64_t *)res.data))
-                    s->reg_task[d->fl[slot].idx] = d->next_task;
-                res.data = NULL;
-            }
+        sched_event *ev = evq_wait(&d->events, j->progress ? PROGRESS_TICK_MS : -1);
+        if (!ev) continue;
+        int hr = 0;
+        switch (ev->kind) {
+        case EV_TASK_ENDED: hr = handle(d, ev); break;
+        case EV_EXEC_ADDED: d->executors++; break;
+        case EV_EXEC_LOST: d->executors--; break;
+        case EV_CANCEL:
+        case EV_WAKE: break;
         }
-        task_result_clear(&res);
+        if (hr < 0 && !d->failed) d->failed = hr; /* e.g. a task that could not be launched */
+        ev_free(ev);
+    }
+    /* Let nothing of this job outlive it: what still runs is killed (a
+     * failed or canceled job), and every attempt's end is awaited. */
+    if (running_total(d) > 0) kill_all(d);
+    while (running_total(d) > 0) {
+        sched_event *ev = evq_wait(&d->events, -1);
+        if (ev->kind == EV_TASK_ENDED) drain_one(d, ev);
+        else if (ev->kind == EV_EXEC_ADDED) d->executors++;
+        else if (ev->kind == EV_EXEC_LOST) d->executors--;
+        ev_free(ev);
     }
     progress_clear(&d->prog);
     rc = d->failed;

@@ -7,13 +7,18 @@
  * skipped), and runs one task per partition through the backend.  Failed
  * tasks are retried up to max_failures attempts; a shuffle fetch failure
  * forgets the bad map output, reruns just that map task, then the reader.
- * It deals in tasks and results, never in threads or sockets.
+ * Each launch is an attempt with its own record (number, executor, state,
+ * start and end times).  The job loop reacts to the events the backend
+ * posts (events.h); a failed or canceled job kills its running attempts
+ * and waits for their ends.  It deals in tasks and events, never in
+ * threads or sockets.
  */
 #ifndef EM_DAG_H
 #define EM_DAG_H
 
 #include "backend.h"
 #include "ember.h"
+#include "events.h"
 #include "mapout.h"
 #include "rdd.h"
 #include "taskdesc.h"
@@ -34,10 +39,19 @@ typedef struct job_spec {
     uint8_t level;
     int max_failures;
     int progress;                 /* draw the console progress line */
+    const char *faults;           /* ember.test.faults, NULL when none */
 } job_spec;
 
-dag *dag_new(backend *be, em_stats *stats, uint64_t cache_ns);
+/* A scheduler with its event queue; it runs jobs once given a backend. */
+dag *dag_new(em_stats *stats, uint64_t cache_ns);
+/* The queue the backend posts its events to. */
+evq *dag_events(dag *d);
+void dag_set_backend(dag *d, backend *be);
+/* Free the scheduler (after the backend is closed: no event may come). */
 void dag_free(dag *d);
+/* From any thread: the jobs running now fail with EM_ECANCELED, their
+ * running attempts killed; jobs started later are not affected. */
+void dag_cancel_all(dag *d);
 /* Run a job to completion.  0, or < 0 with em_errmsg() naming the failing
  * task and its own message.  No task of the job is running on return. */
 int dag_run_job(dag *d, const job_spec *j);

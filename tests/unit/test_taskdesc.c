@@ -234,7 +234,7 @@ TEST(sched_taskdesc_run_range_map_collect) {
     uint8_t *bytes = encode(&t, &len);
     CHECK(bytes);
     task_result res;
-    runner_run(&f.env, bytes, len, &res);
+    runner_run(&f.env, bytes, len, &res, NULL);
     CHECK_EQ_I64(res.status, 0);
     CHECK_EQ_I64(res.task_id, 77);
     int64_t v[16];
@@ -245,7 +245,7 @@ TEST(sched_taskdesc_run_range_map_collect) {
     /* The same plan into a count sink. */
     t.sink.kind = SK_COUNT;
     CHECK((bytes = encode(&t, &len)));
-    runner_run(&f.env, bytes, len, &res);
+    runner_run(&f.env, bytes, len, &res, NULL);
     CHECK_EQ_I64(res.status, 0);
     CHECK_EQ_I64(res.len, 8);
     int64_t n;
@@ -257,7 +257,7 @@ TEST(sched_taskdesc_run_range_map_collect) {
     CHECK_OK(fnref_make((void *)td_fail, &map.fn));
     t.sink.kind = SK_COLLECT;
     CHECK((bytes = encode(&t, &len)));
-    runner_run(&f.env, bytes, len, &res);
+    runner_run(&f.env, bytes, len, &res, NULL);
     CHECK_EQ_I64(res.status, EM_EUSER);
     CHECK_STR_CONTAINS(res.errmsg, "td_fail saw 10");
     CHECK(res.data == NULL && res.len == 0);
@@ -300,7 +300,7 @@ TEST(sched_taskdesc_run_recs_filter_count) {
     taskdesc_free(d);
 
     task_result res;
-    runner_run(&f.env, bytes, len, &res);
+    runner_run(&f.env, bytes, len, &res, NULL);
     CHECK_EQ_I64(res.status, 0);
     CHECK_EQ_I64(res.len, 8);
     int64_t n;
@@ -336,7 +336,7 @@ TEST(sched_taskdesc_run_shuffle_map_then_reduce) {
     uint8_t *bytes = encode(&t, &len);
     CHECK(bytes);
     task_result res;
-    runner_run(&f.env, bytes, len, &res);
+    runner_run(&f.env, bytes, len, &res, NULL);
     CHECK_EQ_I64(res.status, 0);
     CHECK_EQ_I64(res.len, 2 * sizeof(uint64_t)); /* segment sizes */
     CHECK_EQ_I64(res.shuffle_records, 1000);
@@ -363,7 +363,7 @@ TEST(sched_taskdesc_run_shuffle_map_then_reduce) {
         base_desc(&r, &rd, SK_COLLECT);
         r.partition = part;
         CHECK((bytes = encode(&r, &len)));
-        runner_run(&f.env, bytes, len, &res);
+        runner_run(&f.env, bytes, len, &res, NULL);
         CHECK_EQ_I64(res.status, 0);
         const uint8_t *p = res.data, *end = p + res.len;
         em_rec rec;
@@ -395,7 +395,7 @@ TEST(sched_taskdesc_run_shuffle_map_then_reduce) {
     task_desc r;
     base_desc(&r, &rd, SK_COLLECT);
     CHECK((bytes = encode(&r, &len)));
-    runner_run(&f.env, bytes, len, &res);
+    runner_run(&f.env, bytes, len, &res, NULL);
     CHECK_EQ_I64(res.status, EM_EFETCH);
     CHECK_EQ_I64(res.fetch_map, 1);
     CHECK_EQ_I64(res.fetch_shuffle, 3);
@@ -407,7 +407,7 @@ TEST(sched_taskdesc_run_shuffle_map_then_reduce) {
 /* ------------------------------------------------------------ malformed */
 
 static int run_bad(env_fix *f, const uint8_t *p, size_t n, task_result *res) {
-    runner_run(&f->env, dup_bytes(p, n), n, res);
+    runner_run(&f->env, dup_bytes(p, n), n, res, NULL);
     int ok = res->status == EM_EPROTO && res->errmsg[0] && res->data == NULL;
     if (!ok) fprintf(stderr, "  %zu bytes: status %d (%s)\n", n, res->status, res->errmsg);
     task_result_clear(res);
@@ -447,7 +447,7 @@ TEST(sched_taskdesc_malformed_truncated) {
     CHECK(run_bad(&f, longer, len + 1, &res));
     free(longer);
     /* and the whole thing still runs */
-    runner_run(&f.env, dup_bytes(good, len), len, &res);
+    runner_run(&f.env, dup_bytes(good, len), len, &res, NULL);
     CHECK_EQ_I64(res.status, 0);
     task_result_clear(&res);
     free(good);
@@ -477,7 +477,7 @@ TEST(sched_taskdesc_malformed_garbage_and_magic) {
     uint8_t *m = memmem(good, len, "emt1", 4);
     CHECK(m);
     m[3] = '2';
-    runner_run(&f.env, dup_bytes(good, len), len, &res);
+    runner_run(&f.env, dup_bytes(good, len), len, &res, NULL);
     CHECK_EQ_I64(res.status, EM_EPROTO);
     CHECK_STR_CONTAINS(res.errmsg, "bad magic");
     task_result_clear(&res);
@@ -487,7 +487,7 @@ TEST(sched_taskdesc_malformed_garbage_and_magic) {
     uint8_t *h = memmem(good, len, fnref_binary_hash(), 32);
     CHECK(h);
     h[5] ^= 0xff;
-    runner_run(&f.env, dup_bytes(good, len), len, &res);
+    runner_run(&f.env, dup_bytes(good, len), len, &res, NULL);
     CHECK_EQ_I64(res.status, EM_EPROTO);
     CHECK_STR_CONTAINS(res.errmsg, "another binary");
     task_result_clear(&res);
@@ -523,7 +523,7 @@ TEST(sched_taskdesc_malformed_contents) {
     CHECK_OK(fnref_make((void *)td_times, &op.fn));
     base_desc(&t, &op, SK_COLLECT);
     CHECK((bytes = encode(&t, &len)));
-    runner_run(&f.env, bytes, len, &res);
+    runner_run(&f.env, bytes, len, &res, NULL);
     CHECK_EQ_I64(res.status, EM_EPROTO);
     CHECK_STR_CONTAINS(res.errmsg, "operator without input");
     task_result_clear(&res);
@@ -536,13 +536,13 @@ TEST(sched_taskdesc_malformed_contents) {
     op.nchild = 1;
     op.child = kids;
     CHECK((bytes = encode(&t, &len)));
-    runner_run(&f.env, bytes, len, &res);
+    runner_run(&f.env, bytes, len, &res, NULL);
     CHECK_EQ_I64(res.status, EM_EPROTO);
     task_result_clear(&res);
     src.type = PN_RANGE;
     t.sink.kind = 200;
     CHECK((bytes = encode(&t, &len)));
-    runner_run(&f.env, bytes, len, &res);
+    runner_run(&f.env, bytes, len, &res, NULL);
     CHECK_EQ_I64(res.status, EM_EPROTO);
     CHECK_STR_CONTAINS(res.errmsg, "sink");
     task_result_clear(&res);
@@ -551,7 +551,7 @@ TEST(sched_taskdesc_malformed_contents) {
     t.sink.kind = SK_SHUFFLE;
     t.sink.nparts = 0;
     CHECK((bytes = encode(&t, &len)));
-    runner_run(&f.env, bytes, len, &res);
+    runner_run(&f.env, bytes, len, &res, NULL);
     CHECK_EQ_I64(res.status, EM_EPROTO);
     task_result_clear(&res);
 
@@ -560,7 +560,7 @@ TEST(sched_taskdesc_malformed_contents) {
     op.fn.kind = FN_BUILTIN;
     op.fn.off = 100000;
     CHECK((bytes = encode(&t, &len)));
-    runner_run(&f.env, bytes, len, &res);
+    runner_run(&f.env, bytes, len, &res, NULL);
     CHECK(res.status < 0);
     CHECK(res.errmsg[0]);
     task_result_clear(&res);
@@ -573,7 +573,7 @@ TEST(sched_taskdesc_malformed_contents) {
     t.sink.partitioner = PT_RANGE;
     t.sink.bounds = (blob){(const uint8_t *)"\x7f", 1}; /* an item longer than the list */
     CHECK((bytes = encode(&t, &len)));
-    runner_run(&f.env, bytes, len, &res);
+    runner_run(&f.env, bytes, len, &res, NULL);
     CHECK(res.status < 0);
     CHECK(res.errmsg[0]);
     task_result_clear(&res);
@@ -588,7 +588,7 @@ TEST(sched_taskdesc_malformed_contents) {
     t.sink.partitioner = 0;
     t.sink.bounds = (blob){NULL, 0};
     CHECK((bytes = encode(&t, &len)));
-    runner_run(&f.env, bytes, len, &res);
+    runner_run(&f.env, bytes, len, &res, NULL);
     CHECK(res.status < 0);
     CHECK(res.errmsg[0]);
     task_result_clear(&res);
@@ -637,7 +637,7 @@ static int run_chain(env_fix *f, int n, task_result *res) {
     free(nodes);
     free(kids);
     if (!bytes) return -1;
-    runner_run(&f->env, bytes, len, res);
+    runner_run(&f->env, bytes, len, res, NULL);
     return 0;
 }
 

@@ -1,0 +1,48 @@
+/*
+ * faults.h -- built-in fault injection for tests (SQLite's SQLITE_TEST
+ * habit): the setting ember.test.faults, off (empty) unless a test sets it.
+ * Not for production: it makes tasks fail, hang and corrupt their output
+ * on purpose, so that tests of retries, kills and recomputation can count
+ * what happened instead of timing it.
+ *
+ * A spec is rules separated by ';', each a kind and optional key=value
+ * pairs after ':' separated by ',' (blanks around anything are ignored):
+ *
+ *   fail[:stage=S,part=P,attempt=A]      the attempt fails with EM_EUSER,
+ *                                        "injected failure (ember.test.faults)"
+ *   delay[:stage=S,part=P,attempt=A,ms=N]  the attempt sleeps N ms before it
+ *                                        starts (no ms, or 0: until killed),
+ *                                        checking its kill flag every ms
+ *   corrupt[:stage=S,part=P,attempt=A]   a shuffle map attempt flips a byte in
+ *                                        the first block of the data file it
+ *                                        wrote (readers see a CRC mismatch)
+ *
+ * S, P, A are a stage id, a partition (the map index for map tasks) and an
+ * attempt number (0 first); a key left out matches any.  Example:
+ * "fail:part=1,attempt=0; delay:part=3,attempt=0".  The spec travels in
+ * every task description, so executors in other processes apply it too.
+ */
+#ifndef EM_FAULTS_H
+#define EM_FAULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum fault_kind { FAULT_FAIL = 1, FAULT_DELAY, FAULT_CORRUPT } fault_kind;
+
+typedef struct fault_rule {
+    fault_kind kind;
+    int64_t stage, part, attempt; /* -1: any */
+    int64_t ms;                   /* FAULT_DELAY: 0 = until killed */
+} fault_rule;
+
+#define FAULTS_MAX 32
+
+/* Parse spec (NULL or blank: no rules) into rules[0, FAULTS_MAX).  The
+ * number of rules, or -1 with why (NUL-terminated) saying what is wrong. */
+int faults_parse(const char *spec, fault_rule *rules, char *why, size_t whylen);
+/* The first rule of that kind matching the attempt, or NULL. */
+const fault_rule *faults_match(const fault_rule *rules, int n, fault_kind kind, uint32_t stage, int32_t part,
+                               uint32_t attempt);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * events.h -- what the scheduler reacts to, and the queue that brings it.
+ *
+ * A backend reports the fate of every task attempt it launched and the
+ * comings and goings of executors as events; the context posts requests
+ * from other threads (cancel).  The scheduler takes them one at a time from
+ * one queue, waiting with a timeout so that it can also act on time
+ * (speculation, progress).  Posting never blocks on the scheduler: any
+ * thread may post, one thread waits.
+ */
+#ifndef EM_EVENTS_H
+#define EM_EVENTS_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "taskresult.h"
+
+typedef enum ev_kind {
+    EV_TASK_ENDED = 1, /* an attempt finished: res holds its result (killed
+                          attempts too: res.status EM_ECANCELED, killed 1) */
+    EV_EXEC_ADDED,     /* an executor joined: exec, cores, address */
+    EV_EXEC_LOST,      /* an executor is gone: exec, reason */
+    EV_CANCEL,         /* em_cancel_all: kill what runs, fail the jobs */
+    EV_WAKE,           /* nothing: makes the waiter look again */
+} ev_kind;
+
+typedef struct sched_event {
+    struct sched_event *next;
+    ev_kind kind;
+    int exec;               /* executor id (task ended, added, lost) */
+    int cores;              /* EV_EXEC_ADDED */
+    int killed;             /* EV_TASK_ENDED: ended because it was killed */
+    uint64_t start_us, end_us; /* EV_TASK_ENDED: on the executor's clock */
+    char text[128];         /* EV_EXEC_ADDED: address; EV_EXEC_LOST: reason */
+    task_result res;        /* EV_TASK_ENDED (res.task_id names the attempt) */
+} sched_event;
+
+typedef struct evq {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sched_event *head, *tail;
+} evq;
+
+void evq_init(evq *q);
+/* Frees the events still queued (and their results). */
+void evq_destroy(evq *q);
+/* Queue ev (malloc'd; the queue owns it from now on). */
+void evq_post(evq *q, sched_event *ev);
+/* A new zeroed event of that kind, posted; 0, or EM_ENOMEM. */
+int evq_post_kind(evq *q, ev_kind kind);
+/* The oldest event, waiting at most timeout_ms (< 0: without limit); NULL
+ * when the time passed with none.  The caller frees it with ev_free. */
+sched_event *evq_wait(evq *q, int timeout_ms);
+void ev_free(sched_event *ev);
+
+/* Microseconds on a monotonic clock, for attempt start and end times. */
+uint64_t ev_now_us(void);
+
+#endif

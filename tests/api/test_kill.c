@@ -1,0 +1,226 @@
+/*
+ * test_kill.c -- task attempts, kills and cancellation through the public
+ * API, driven by the built-in fault injection (ember.test.faults): injected
+ * failures are retried, a failed job kills its other running attempts (one
+ * delayed until killed), em_cancel_all from another thread stops a job
+ * inside a long partition, a corrupted map output is recomputed, and an
+ * action called from inside a user function is refused.  Everything is
+ * asserted by counts (em_stats), never by time.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../test.h"
+#include "ember.h"
+#include "helpers.h"
+
+static em_ctx *open_faults(const char *master, const char *faults) {
+    em_conf *conf = em_conf_new();
+    em_ctx *c = NULL;
+    if (conf && !em_conf_set(conf, "ember.test.faults", faults) && !em_conf_set(conf, "ember.progress", "false"))
+        c = em_open(master, conf);
+    if (!c) fprintf(stderr, "  em_open: %s\n", em_errmsg());
+    em_conf_free(conf);
+    return c;
+}
+
+TEST(kill_fault_spec_checked) {
+    em_conf *conf = em_conf_new();
+    CHECK(conf);
+    CHECK_OK(em_conf_set(conf, "ember.test.faults", "fail:part=1,attempt=0; delay : part = 2 , ms=5 ;corrupt"));
+    CHECK_OK(em_conf_set(conf, "ember.test.faults", ""));
+    CHECK_EQ_I64(em_conf_set(conf, "ember.test.faults", "explode:part=1"), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.test.faults: \"explode:part=1\" is not a fault spec: unknown fault");
+    CHECK_EQ_I64(em_conf_set(conf, "ember.test.faults", "fail:part=x"), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "\"part=x\" is not key=number");
+    CHECK_EQ_I64(em_conf_set(conf, "ember.test.faults", "fail:ms=3"), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "unknown key \"ms\"");
+    em_conf_free(conf);
+}
+
+TEST(kill_injected_failure_retried) {
+    em_ctx *c = open_faults("local[2]", "fail:part=1,attempt=0");
+    CHECK(c);
+    int64_t n = 0;
+    CHECK_OK(em_count(em_range(c, 0, 1000, 1, 4), &n));
+    CHECK_EQ_I64(n, 1000);
+    em_stats st;
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.tasks_failed, 1);
+    CHECK_EQ_I64(st.tasks_run, 5);
+    CHECK_EQ_I64(st.tasks_killed, 0);
+    em_close(c);
+}
+
+TEST(kill_failed_job_kills_running_attempts) {
+    /* Partition 0 fails on every attempt; partition 1 sleeps until it is
+     * killed.  The job can end only by killing partition 1. */
+    em_ctx *c = open_faults("local[2]", "fail:part=0; delay:part=1");
+    CHECK(c);
+    int64_t n = 0;
+    CHECK_EQ_I64(em_count(em_range(c, 0, 100, 1, 2), &n), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "Task 0 in stage 0 failed 4 times; most recent failure: injected failure");
+    em_stats st;
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.tasks_failed, 4);
+    CHECK_EQ_I64(st.tasks_killed, 1);
+    CHECK_EQ_I64(st.tasks_run, 5);
+    /* The context goes on: the same job without the faults. */
+    CHECK_OK(em_set(c, "ember.test.faults", ""));
+    CHECK_OK(em_count(em_range(c, 0, 100, 1, 2), &n));
+    CHECK_EQ_I64(n, 100);
+    em_close(c);
+}
+
+TEST(kill_queued_attempt_never_starts) {
+    /* local[1]: partition 0 fails at once on every attempt while the other
+     * partitions wait in the queue; they are killed before they start. */
+    em_ctx *c = open_faults("local[1]", "fail:part=0");
+    CHECK(c);
+    int64_t n = 0;
+    CHECK_EQ_I64(em_count(em_range(c, 0, 100, 1, 3), &n), EM_EJOB);
+    em_stats st;
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.tasks_failed, 4);
+    /* Partitions 1 and 2 ran once each or were killed: every attempt ended. */
+    CHECK_EQ_I64(st.tasks_run, 4 + 2);
+    em_close(c);
+}
+
+/* ------------------------------------------------------- em_cancel_all */
+
+static int started; /* set by a task once it runs (atomics) */
+
+/* Identity map that says it started. */
+static int note_start(const em_rec *in, em_emitter *out, const void *arg) {
+    __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
+    return em_emit_rec(out, in);
+}
+
+static void *cancel_when_started(void *arg) {
+    while (!__atomic_load_n(&started, __ATOMIC_ACQUIRE)) {
+        struct timespec t = {0, 100000L};
+        nanosleep(&t, NULL);
+    }
+    em_cancel_all(arg);
+    return NULL;
+}
+
+static int cancel_during(em_ctx *c, em_rdd *r, int64_t *n) {
+    pthread_t th;
+    __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+    if (pthread_create(&th, NULL, cancel_when_started, c)) return -100;
+    int rc = em_count(r, n);
+    pthread_join(th, NULL);
+    return rc;
+}
+
+TEST(kill_cancel_all_inside_long_partition) {
+    /* 10^15 records per partition: only a kill between record batches
+     * ends this job. */
+    em_ctx *c = open_faults("local[2]", "");
+    CHECK(c);
+    int64_t n = 0;
+    em_rdd *huge = em_map(em_range(c, 0, 2000000000000000LL, 1, 2), note_start, NULL, 0);
+    CHECK_EQ_I64(cancel_during(c, huge, &n), EM_ECANCELED);
+    CHECK_STR_CONTAINS(em_errmsg(), "job canceled (em_cancel_all)");
+    em_stats st;
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.tasks_killed, 2);
+    CHECK_EQ_I64(st.tasks_failed, 0);
+    /* A cancel covers the jobs running when it is made, not later ones. */
+    CHECK_OK(em_count(em_range(c, 0, 10, 1, 2), &n));
+    CHECK_EQ_I64(n, 10);
+    em_close(c);
+}
+
+TEST(kill_cancel_all_two_stage_job) {
+    /* The map stage's partition 1 waits until killed; the cancel comes once
+     * a task of the job has started. */
+    em_ctx *c = open_faults("local[2]", "delay:part=1");
+    CHECK(c);
+    int64_t m = 7, n = 0;
+    em_rdd *sums = em_reduce_by_key(em_map(em_map(em_range(c, 0, 1000, 1, 2), note_start, NULL, 0), fn_mod_key,
+                                           &m, sizeof m),
+                                    fn_sum_i64, NULL, 0, 2);
+    CHECK_EQ_I64(cancel_during(c, sums, &n), EM_ECANCELED);
+    em_stats st;
+    em_get_stats(c, &st);
+    CHECK(st.tasks_killed >= 1);
+    CHECK_EQ_I64(st.tasks_failed, 0);
+    /* Without the fault the job runs; map output 0, if it was registered
+     * before the cancel, is reused. */
+    CHECK_OK(em_set(c, "ember.test.faults", ""));
+    CHECK_OK(em_count(sums, &n));
+    CHECK_EQ_I64(n, 7);
+    em_close(c);
+}
+
+TEST(kill_cancel_without_job_is_harmless) {
+    em_ctx *c = open_faults("local[2]", "");
+    CHECK(c);
+    em_cancel_all(c);
+    em_cancel_all(NULL);
+    int64_t n = 0;
+    CHECK_OK(em_count(em_range(c, 0, 10, 1, 2), &n));
+    CHECK_EQ_I64(n, 10);
+    em_close(c);
+}
+
+/* ------------------------------------------- faults on shuffle outputs */
+
+TEST(kill_corrupt_map_output_recomputed) {
+    em_ctx *c = open_faults("local[2]", "corrupt:part=1,attempt=0");
+    CHECK(c);
+    int64_t m = 10;
+    em_batch *b = NULL;
+    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 10000, 1, 3), fn_mod_key, &m, sizeof m), fn_sum_i64,
+                                    NULL, 0, 2);
+    CHECK_OK(em_collect(sums, &b));
+    CHECK_EQ_I64(em_batch_count(b), 10);
+    size_t pos = 0;
+    em_rec r;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        int64_t k = em_i64_dec(r.key), want = 0;
+        for (int64_t v = k; v < 10000; v += 10) want += v;
+        CHECK_EQ_I64(em_i64_dec(r.val), want);
+    }
+    em_batch_free(b);
+    em_stats st;
+    em_get_stats(c, &st);
+    /* Map task 1 ran twice (its first output was corrupt); the readers that
+     * found it failed with a fetch failure and ran again. */
+    CHECK_EQ_I64(st.map_tasks_run, 3 + 1);
+    CHECK(st.tasks_failed >= 1 && st.tasks_failed <= 2);
+    CHECK_EQ_I64(st.tasks_run, st.map_tasks_run + 2 + st.tasks_failed);
+    em_close(c);
+}
+
+/* ----------------------------------------- actions inside user functions */
+
+/* Runs em_count on the RDD whose address arg holds; emits the code. */
+static int count_inside(const em_rec *in, em_emitter *out, const void *arg) {
+    em_rdd *r;
+    int64_t n = 0;
+    memcpy(&r, arg, sizeof r);
+    int rc = em_count(r, &n);
+    if (rc == EM_ESTATE && !strstr(em_errmsg(), "inside a task's user function")) rc = -1000;
+    return em_emit_i64(out, rc);
+}
+
+TEST(kill_action_inside_function_refused) {
+    const char *masters[] = {"local[1]", "local[2]", "local[4]"};
+    for (int i = 0; i < 3; i++) {
+        em_ctx *c = open_faults(masters[i], "");
+        CHECK(c);
+        em_rdd *inner = em_range(c, 0, 10, 1, 2);
+        em_batch *b = NULL;
+        CHECK_OK(em_collect(em_map(em_range(c, 0, 8, 1, 4), count_inside, &inner, sizeof inner), &b));
+        CHECK_EQ_I64(em_batch_count(b), 8);
+        for (size_t k = 0; k < 8; k++) CHECK_EQ_I64(batch_i64_at(b, k), EM_ESTATE);
+        em_batch_free(b);
+        em_close(c);
+    }
+}
