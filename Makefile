@@ -45,7 +45,7 @@ EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 DEPS_STAMP = $(BUILD)/.deps-ok
 
-.PHONY: all deps lib examples benches test test-sanitize install clean run-example fuzz fuzz-run fuzz-replay
+.PHONY: all deps lib examples benches test test-sanitize test-tsan install clean run-example fuzz fuzz-run fuzz-replay
 
 all: lib examples benches $(BUILD)/tests/run_tests
 
@@ -174,6 +174,13 @@ test-sanitize:
 	$(MAKE) BUILD=build-san OPT="-O1 -g -fno-omit-frame-pointer" \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" test
 
+# The suite under ThreadSanitizer (build-tsan/): data races between the
+# driver, the executor threads and em_cancel_all's caller.  halt_on_error
+# makes the first report fail the run.
+test-tsan:
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $(TSAN_OPTIONS)" \
+	  $(MAKE) BUILD=build-tsan OPT="-O1 -g -fno-omit-frame-pointer" SAN="-fsanitize=thread" test
+
 # Fuzzing (docs/testing.md).  tests/fuzz/fuzz_NAME.c is a libFuzzer target
 # and tests/fuzz/corpus/NAME/ its seeds plus every crash ever found; both
 # are found by wildcard.  `make test` replays each corpus with
@@ -238,6 +245,6 @@ install: lib
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(LIBS)|' ember.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ember.pc
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-tsan
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d)

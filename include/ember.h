@@ -230,6 +230,9 @@ typedef struct em_rdd em_rdd;
  *                                 spills go
  *   ember.progress                auto, true, false   auto: the progress
  *                                 bar when stderr is a terminal
+ *   ember.test.faults             fault spec  ""   tests only: injected
+ *                                 failures, delays and corrupt shuffle
+ *                                 output (docs/configuration.md)
  * Sizes are whole numbers of bytes with an optional suffix k, m, g or t, with
  * or without b, in any case (binary: 1kb = 1024): "65536", "64k", "8mb".
  * Durations (no key yet) are whole numbers with ms, s, m or h; a bare number
