@@ -80,6 +80,9 @@ struct dag {
     size_t fl_cap;
     stage **waitq;
     int nwait, capwait;
+    stage **active;  /* the current job's stages (its result stage and every
+                        map stage it reaches): what per-event work scans */
+    int nactive, capactive;
     int failed;
 };
 
@@ -120,6 +123,7 @@ void dag_free(dag *d) {
     mo_free(&d->mo);
     free(d->fl);
     free(d->waitq);
+    free(d->active);
     evq_destroy(&d->events);
     free(d);
 }
@@ -402,8 +406,17 @@ static int resubmit_waiting(dag *d) {
 }
 
 /* Prepare a map stage for this job: outputs the tracker lacks are pending. */
-static void reset_stage(dag *d, stage *s, visit *v) {
-    if (visit_once(v, (int)s->id) <= 0) return;
+static int reset_stage(dag *d, stage *s, visit *v) {
+    int k = visit_once(v, (int)s->id);
+    if (k <= 0) return k;
+    if (d->nactive == d->capactive) {
+        int cap = d->capactive ? d->capactive * 2 : 16;
+        stage **a = realloc(d->active, sizeof *a * (size_t)cap);
+        if (!a) return -1;
+        d->active = a;
+        d->capactive = cap;
+    }
+    d->active[d->nactive++] = s;
     shuffle_out *so = s->shuffled ? mo_find(&d->mo, s->shuffled->shuffle_id) : NULL;
     s->done = s->running = 0;
     s->natt = 0;
@@ -415,7 +428,9 @@ static void reset_stage(dag *d, stage *s, visit *v) {
         s->launched[i] = 0;
         s->done += have;
     }
-    for (int i = 0; i < s->nparents; i++) reset_stage(d, s->parents[i], v);
+    for (int i = 0; i < s->nparents; i++)
+        if (reset_stage(d, s->parents[i], v) < 0) return -1;
+    return 0;
 }
 
 static int fail_job(dag *d, stage *s, int idx, int times, const task_result *res) {
@@ -543,9 +558,8 @@ static void drain_one(dag *d, sched_event *ev) {
 }
 
 static int running_total(dag *d) {
-    int n = d->result->running;
-    for (int i = 0; i < d->nmaps; i++)
-        if (d->maps[i]) n += d->maps[i]->running;
+    int n = 0;
+    for (int i = 0; i < d->nactive; i++) n += d->active[i]->running;
     return n;
 }
 
@@ -557,8 +571,7 @@ static void kill_running(dag *d, stage *s) {
 }
 
 static void kill_all(dag *d) {
-    kill_running(d, d->result);
-    for (int i = 0; i < d->nmaps; i++) kill_running(d, d->maps[i]);
+    for (int i = 0; i < d->nactive; i++) kill_running(d, d->active[i]);
 }
 
 /* Whether em_cancel_all covered this job; if so the job fails with
@@ -571,8 +584,8 @@ static int check_cancel(dag *d, uint64_t seq) {
 
 static void show_progress(dag *d, const job_spec *j) {
     stage *cur = d->nwait ? NULL : d->result;
-    for (int i = 0; i < d->nmaps && !cur; i++)
-        if (d->maps[i] && d->maps[i]->running) cur = d->maps[i];
+    for (int i = 0; i < d->nactive && !cur; i++)
+        if (d->active[i]->running) cur = d->active[i];
     if (cur) { /* running as Spark shows it: tasks on cores, not queued */
         int cores = d->be->cores(d->be), running = cur->running < cores ? cur->running : cores;
         progress_update(&d->prog, (int)cur->id, cur->done, running, cur->ntasks, 0);
@@ -597,10 +610,11 @@ int dag_run_job(dag *d, const job_spec *j) {
     if (d->fl_cap) memset(d->fl, 0, sizeof *d->fl * d->fl_cap);
     d->stats->jobs++;
     progress_init(&d->prog, j->progress);
-    reset_stage(d, rs, &v);
+    d->nactive = 0;
+    if (reset_stage(d, rs, &v) < 0) rc = em__seterr(EM_ENOMEM, "scheduler: out of memory");
     free(v.seen);
 
-    if (ntasks > 0) rc = submit_stage(d, rs);
+    if (ntasks > 0 && !rc) rc = submit_stage(d, rs);
     if (rc) d->failed = rc;
     while (!d->failed && rs->done < rs->ntasks && !check_cancel(d, seq)) {
         /* Reported before each wait, so also as the job starts: a stage's
@@ -636,6 +650,7 @@ int dag_run_job(dag *d, const job_spec *j) {
     progress_clear(&d->prog);
     rc = d->failed;
     stage_free(rs);
+    d->nactive = 0;
     d->result = NULL;
     d->job = NULL;
     return rc;

@@ -1,26 +1,29 @@
 /*
  * mapout.c -- the map-output tracker (see mapout.h).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mapout.h"
 
-shuffle_out *mo_find(mapout *mo, uint32_t id) {
-    for (int i = 0; i < mo->n; i++)
-        if (mo->s[i]->id == id) return mo->s[i];
-    return NULL;
-}
+/* Shuffle ids are small and dense (the context numbers them from 0), so
+ * the tracker is an array indexed by id: finding a shuffle costs the same
+ * however many the context has made. */
+shuffle_out *mo_find(mapout *mo, uint32_t id) { return id < (uint32_t)mo->cap ? mo->s[id] : NULL; }
 
 shuffle_out *mo_get(mapout *mo, uint32_t id, int nmaps, int nparts) {
     shuffle_out *so = mo_find(mo, id);
     if (so) return so;
-    if (mo->n == mo->cap) {
-        int cap = mo->cap ? mo->cap * 2 : 16;
-        shuffle_out **s = realloc(mo->s, sizeof *s * (size_t)cap);
+    if (id >= (uint32_t)mo->cap) {
+        size_t cap = mo->cap ? (size_t)mo->cap * 2 : 16;
+        while (cap <= id) cap *= 2;
+        if (cap > INT32_MAX) return NULL;
+        shuffle_out **s = realloc(mo->s, sizeof *s * cap);
         if (!s) return NULL;
+        memset(s + mo->cap, 0, sizeof *s * (cap - (size_t)mo->cap));
         mo->s = s;
-        mo->cap = cap;
+        mo->cap = (int)cap;
     }
     if (!(so = calloc(1, sizeof *so)) || !(so->m = calloc((size_t)nmaps + 1, sizeof *so->m)) ||
         !(so->merged = calloc((size_t)nmaps + 1, 1))) {
@@ -31,7 +34,8 @@ shuffle_out *mo_get(mapout *mo, uint32_t id, int nmaps, int nparts) {
     so->id = id;
     so->nmaps = nmaps;
     so->nparts = nparts;
-    mo->s[mo->n++] = so;
+    mo->s[id] = so;
+    mo->n++;
     return so;
 }
 
@@ -60,8 +64,9 @@ void mo_unset(shuffle_out *so, int map) {
 }
 
 void mo_free(mapout *mo) {
-    for (int i = 0; i < mo->n; i++) {
+    for (int i = 0; i < mo->cap; i++) {
         shuffle_out *so = mo->s[i];
+        if (!so) continue;
         for (int j = 0; j < so->nmaps; j++) {
             free(so->m[j].loc);
             free(so->m[j].seg);

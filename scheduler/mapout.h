@@ -25,8 +25,8 @@ typedef struct shuffle_out {
 } shuffle_out;
 
 typedef struct mapout {
-    shuffle_out **s;
-    int n, cap;
+    shuffle_out **s; /* indexed by shuffle id; NULL where none */
+    int n, cap;      /* shuffles tracked; slots */
 } mapout;
 
 /* Find or create the record of a shuffle.  NULL on ENOMEM. */
