@@ -64,7 +64,7 @@ static void pack_agg(msgpack_packer *pk, const aggdesc *a) {
     msgpack_pack_uint8(pk, a->rec_values);
 }
 
-static void pack_node(msgpack_packer *pk, const plan_node *n) {
+static int pack_node(msgpack_packer *pk, const plan_node *n) {
     msgpack_pack_array(pk, NODE_FIELDS);
     msgpack_pack_uint8(pk, n->type);
     msgpack_pack_uint8(pk, n->op);
@@ -85,13 +85,34 @@ static void pack_node(msgpack_packer *pk, const plan_node *n) {
     msgpack_pack_uint8(pk, n->gz);
     msgpack_pack_uint32(pk, n->shuffle_id);
     msgpack_pack_int32(pk, n->nmaps);
-    if (n->type == PN_SHUFFLE) { /* per map: [dir or nil, segment length] */
-        msgpack_pack_array(pk, (size_t)n->nmaps);
+    if (n->type == PN_SHUFFLE) {
+        /* [[location...], [loc index or -1, attempt, segment length]...]:
+         * each distinct location (an executor's) once, then small integers
+         * per map. */
+        int nloc = 0;
+        int *idx = n->nmaps > 0 ? malloc(sizeof(int) * (size_t)n->nmaps * 2) : NULL;
+        int *firsts = idx ? idx + n->nmaps : NULL; /* map holding each location first */
+        if (n->nmaps > 0 && !idx) return -1;
         for (int i = 0; i < n->nmaps; i++) {
-            msgpack_pack_array(pk, 2);
-            pack_str(pk, n->dirs[i]);
+            idx[i] = -1;
+            if (!n->dirs[i]) continue;
+            for (int k = 0; k < nloc && idx[i] < 0; k++)
+                if (!strcmp(n->dirs[firsts[k]], n->dirs[i])) idx[i] = k;
+            if (idx[i] < 0) {
+                firsts[nloc] = i;
+                idx[i] = nloc++;
+            }
+        }
+        msgpack_pack_array(pk, 2);
+        msgpack_pack_array(pk, (size_t)nloc);
+        for (int k = 0; k < nloc; k++) pack_str(pk, n->dirs[firsts[k]]);
+        msgpack_pack_array(pk, (size_t)n->nmaps * 3);
+        for (int i = 0; i < n->nmaps; i++) {
+            msgpack_pack_int32(pk, idx[i]);
+            msgpack_pack_uint64(pk, n->attempts ? n->attempts[i] : 0);
             msgpack_pack_uint64(pk, n->seglens ? n->seglens[i] : 0);
         }
+        free(idx);
     } else {
         msgpack_pack_nil(pk);
     }
@@ -103,7 +124,9 @@ static void pack_node(msgpack_packer *pk, const plan_node *n) {
     msgpack_pack_uint64(pk, n->cache_key);
     msgpack_pack_uint8(pk, n->has_zero);
     msgpack_pack_uint32(pk, (uint32_t)n->nchild);
-    for (int i = 0; i < n->nchild; i++) pack_node(pk, n->child[i]);
+    for (int i = 0; i < n->nchild; i++)
+        if (pack_node(pk, n->child[i])) return -1;
+    return 0;
 }
 
 static size_t count_nodes(const plan_node *n) {
@@ -152,7 +175,7 @@ int taskdesc_encode(const task_desc *t, ebuf *out) {
     if (t->faults) pack_str(&pk, t->faults);
     pack_sink(&pk, &t->sink);
     msgpack_pack_array(&pk, count_nodes(t->root));
-    pack_node(&pk, t->root);
+    if (pack_node(&pk, t->root)) return EM_ENOMEM;
     /* The packer reports allocation failure only through the callback; a
      * short buffer means one of its appends failed. */
     if (out->len == start) return EM_ENOMEM;
@@ -335,23 +358,34 @@ static plan_node *get_node(dec *d, node_list *l, int depth) {
     n->shuffle_id = (uint32_t)get_u(d, &a[17]);
     n->nmaps = (int32_t)get_i(d, &a[18]);
     if (n->type == PN_SHUFFLE) {
-        if (n->nmaps < 0 || a[19].type != MSGPACK_OBJECT_ARRAY || a[19].via.array.size != (uint32_t)n->nmaps) {
+        const msgpack_object *sl = n->nmaps >= 0 ? arr(d, &a[19], 2, "malformed shuffle locations") : NULL;
+        if (!sl || sl[0].type != MSGPACK_OBJECT_ARRAY || sl[1].type != MSGPACK_OBJECT_ARRAY ||
+            sl[1].via.array.size != (uint64_t)n->nmaps * 3) {
             FAIL(d, "malformed shuffle locations");
             return NULL;
         }
+        uint32_t nloc = sl[0].via.array.size;
+        const char **locs = arena_alloc(d->ar, sizeof(char *) * ((size_t)nloc + 1));
         const char **dirs = arena_alloc(d->ar, sizeof(char *) * (size_t)(n->nmaps + 1));
         uint64_t *lens = arena_alloc(d->ar, sizeof(uint64_t) * (size_t)(n->nmaps + 1));
-        if (!dirs || !lens) {
+        uint64_t *atts = arena_alloc(d->ar, sizeof(uint64_t) * (size_t)(n->nmaps + 1));
+        if (!locs || !dirs || !lens || !atts) {
             FAIL(d, "out of memory");
             return NULL;
         }
+        for (uint32_t k = 0; k < nloc && !d->what; k++)
+            if (!(locs[k] = get_str(d, &sl[0].via.array.ptr[k]))) FAIL(d, "malformed shuffle location");
+        const msgpack_object *m = sl[1].via.array.ptr;
         for (int i = 0; i < n->nmaps && !d->what; i++) {
-            const msgpack_object *m = arr(d, &a[19].via.array.ptr[i], 2, "malformed shuffle location");
-            if (!m) return NULL;
-            dirs[i] = get_str(d, &m[0]);
-            lens[i] = get_u(d, &m[1]);
+            int64_t li = get_i(d, &m[3 * i]);
+            if (li < -1 || li >= (int64_t)nloc) FAIL(d, "shuffle location index out of range");
+            dirs[i] = li >= 0 && !d->what ? locs[li] : NULL;
+            atts[i] = get_u(d, &m[3 * i + 1]);
+            lens[i] = get_u(d, &m[3 * i + 2]);
         }
+        if (d->what) return NULL;
         n->dirs = dirs;
+        n->attempts = atts;
         n->seglens = lens;
     }
     n->mode = (uint8_t)get_u(d, &a[20]);

@@ -74,7 +74,11 @@ typedef struct plan_node {
     uint8_t gz;         /* PN_TEXT */
     uint32_t shuffle_id;     /* PN_SHUFFLE */
     int32_t nmaps;           /* PN_SHUFFLE */
-    const char *const *dirs; /* PN_SHUFFLE: nmaps entries, NULL = no output */
+    const char *const *dirs; /* PN_SHUFFLE: nmaps entries, NULL = no output;
+                                on the wire a table of distinct locations
+                                (one per executor) and an index per map */
+    const uint64_t *attempts; /* PN_SHUFFLE: nmaps ids of the attempts whose
+                                 outputs are registered (NULL: all 0) */
     const uint64_t *seglens; /* PN_SHUFFLE: nmaps lengths of this partition's
                                 segments, from the map-output tracker */
     uint8_t mode, combined, descending; /* PN_SHUFFLE: enum sr_mode ... */

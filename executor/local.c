@@ -138,9 +138,14 @@ static int l_kill(backend *b, uint64_t task_id) {
     return EM_ESTATE;
 }
 
-static void l_drop_shuffle(backend *b, uint32_t shuffle_id, int nmaps) {
+static void l_drop_shuffle(backend *b, uint32_t shuffle_id) {
     local_backend *lb = (local_backend *)b;
-    shuffle_remove(lb->env->local_dir, shuffle_id, nmaps);
+    shuffle_remove(lb->env->local_dir, shuffle_id);
+}
+
+static void l_drop_map_output(backend *b, int exec, uint32_t shuffle_id, int map, uint64_t attempt) {
+    local_backend *lb = (local_backend *)b;
+    shuffle_remove_output(lb->env->local_dir, shuffle_id, (uint32_t)map, attempt);
 }
 
 static int l_cores(backend *b) { return ((local_backend *)b)->n; }
@@ -177,6 +182,7 @@ backend *local_backend_new(int nthreads, exec_env *env, evq *events) {
     lb->b.kill = l_kill;
     lb->b.cores = l_cores;
     lb->b.drop_shuffle = l_drop_shuffle;
+    lb->b.drop_map_output = l_drop_map_output;
     lb->b.close = l_close;
     lb->env = env;
     lb->events = events;

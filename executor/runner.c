@@ -97,6 +97,7 @@ static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
     o.reduce_id = n->partition;
     o.nmaps = n->nmaps;
     o.dirs = n->dirs;
+    o.attempts = n->attempts;
     o.seglens = n->seglens;
     o.max_record = run->max_record;
     o.mode = (enum sr_mode)n->mode;
@@ -188,10 +189,10 @@ static int injected_delay(int64_t ms) {
 /* Flip a byte of the first block's compressed bytes in the data file a
  * shuffle map attempt just wrote (after the data header and the block
  * header), so that readers see a CRC mismatch. */
-static int injected_corruption(const char *dir, uint32_t shuffle_id, uint32_t map) {
+static int injected_corruption(const char *dir, uint32_t shuffle_id, uint32_t map, uint64_t attempt) {
     char path[4096];
     uint8_t c;
-    shuffle_path(path, sizeof path, dir, shuffle_id, map, "data");
+    shuffle_path(path, sizeof path, dir, shuffle_id, map, attempt, "data");
     int fd = open(path, O_RDWR | O_CLOEXEC);
     off_t at = SHUFFLE_DATA_HEADER + BF_HEADER;
     int ok = fd >= 0 && pread(fd, &c, 1, at) == 1;
@@ -256,7 +257,7 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
     if (vars_task_end(&res->accs, &res->naccs) < 0 && rc >= 0) rc = EM_ENOMEM;
     if (rc >= 0 && t->sink.kind == SK_SHUFFLE &&
         faults_match(rules, nrules, FAULT_CORRUPT, t->stage_id, t->partition, t->attempt))
-        rc = injected_corruption(env->local_dir, t->sink.shuffle_id, (uint32_t)t->partition);
+        rc = injected_corruption(env->local_dir, t->sink.shuffle_id, (uint32_t)t->partition, t->task_id);
     if (rc >= 0 && killed()) rc = EM_ECANCELED; /* a kill that came too late to stop it still wins */
 done:
     if (rc < 0) {

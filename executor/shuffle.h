@@ -1,10 +1,13 @@
 /*
  * shuffle.h -- writing map outputs and reading them on the reduce side.
  *
- * Files.  Map task m of shuffle s writes <dir>/shuffle_<s>_<m>.data, a
- * header and then one run of blocks (blockfile.h) per reduce partition back
- * to back, and <dir>/shuffle_<s>_<m>.index, a checksummed table of segment
- * offsets (format and checks in shuffle_index.h).  Both are written under temporary names
+ * Files.  Attempt a (its task id) of map task m of shuffle s writes
+ * <dir>/shuffle_<s>_<m>_<a>.data, a header and then one run of blocks
+ * (blockfile.h) per reduce partition back to back, and
+ * <dir>/shuffle_<s>_<m>_<a>.index, a checksummed table of segment offsets
+ * (format and checks in shuffle_index.h).  Names carry the attempt, so two
+ * attempts of one map task (a retry, a speculative copy) never write the
+ * same file: the scheduler registers one and deletes the others.  Both are written under temporary names
  * and renamed into place by sw_commit (data first, index last), so a reader
  * that finds the index finds a complete output.
  *
@@ -28,7 +31,8 @@ typedef struct shuffle_writer shuffle_writer;
 
 typedef struct sw_opts {
     const char *dir;
-    uint32_t shuffle_id, map_id, attempt;
+    uint32_t shuffle_id, map_id;
+    uint64_t attempt;           /* the attempt's task id: part of the names */
     int nparts;
     /* Reduce partition of a record, in [0, nparts). */
     int (*partition)(void *pctx, const em_rec *r);
@@ -58,11 +62,13 @@ int sw_commit(shuffle_writer *w, sw_result *res);
 void sw_abort(shuffle_writer *w);
 
 /* Path of a map output file (ext "data" or "index") into buf. */
-void shuffle_path(char *buf, size_t len, const char *dir, uint32_t shuffle_id, uint32_t map_id,
+void shuffle_path(char *buf, size_t len, const char *dir, uint32_t shuffle_id, uint32_t map_id, uint64_t attempt,
                   const char *ext);
 
-/* Unlink the data and index files of maps [0, nmaps) of a shuffle in dir. */
-void shuffle_remove(const char *dir, uint32_t shuffle_id, int nmaps);
+/* Unlink every map output file of a shuffle in dir (any map, any attempt). */
+void shuffle_remove(const char *dir, uint32_t shuffle_id);
+/* Unlink the two files of one attempt's map output. */
+void shuffle_remove_output(const char *dir, uint32_t shuffle_id, uint32_t map_id, uint64_t attempt);
 
 enum sr_mode {
     SR_PASS,    /* records as they come, map 0's segment first */
@@ -79,6 +85,8 @@ typedef struct sr_opts {
     int nmaps;
     const char *const *dirs; /* nmaps directories holding the map outputs;
                                 NULL entry: that map wrote nothing */
+    const uint64_t *attempts; /* nmaps attempts whose outputs to read (NULL:
+                                 all 0, unit tests of the format) */
     enum sr_mode mode;
     const agg_spec *agg;     /* SR_AGG */
     int map_side_combined;   /* SR_AGG: inputs are combiners (use merge_comb),

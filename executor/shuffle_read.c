@@ -94,8 +94,8 @@ static int locate_segment(const sr_opts *o, int m, uint64_t *start, uint64_t *en
     size_t ilen = 0;
     struct stat sb;
     int nparts = 0, rc;
-    shuffle_path(ipath, sizeof ipath, o->dirs[m], o->shuffle_id, (uint32_t)m, "index");
-    shuffle_path(dpath, sizeof dpath, o->dirs[m], o->shuffle_id, (uint32_t)m, "data");
+    shuffle_path(ipath, sizeof ipath, o->dirs[m], o->shuffle_id, (uint32_t)m, o->attempts ? o->attempts[m] : 0, "index");
+    shuffle_path(dpath, sizeof dpath, o->dirs[m], o->shuffle_id, (uint32_t)m, o->attempts ? o->attempts[m] : 0, "data");
     if ((rc = read_index(ipath, &idx, &ilen))) return rc;
     int fd = open(dpath, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &sb)) {
@@ -138,7 +138,7 @@ static int read_segment(const sr_opts *o, int m, consume_fn fn, void *ctx, sr_st
     int fd = locate_segment(o, m, &start, &end);
     if (fd < 0) return fd == EM_EFETCH ? fetch_fail(st, m) : fd;
     char dpath[SR_PATH];
-    shuffle_path(dpath, sizeof dpath, o->dirs[m], o->shuffle_id, (uint32_t)m, "data");
+    shuffle_path(dpath, sizeof dpath, o->dirs[m], o->shuffle_id, (uint32_t)m, o->attempts ? o->attempts[m] : 0, "data");
     bf_reader rd;
     em_rec r;
     int rc;

@@ -19,6 +19,7 @@
  * the table starts over.  The reduce side combines again, so combining
  * partially is correct.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -62,22 +63,40 @@ struct shuffle_writer {
 
 static unsigned tmp_seq; /* distinguishes writers of one process */
 
-void shuffle_path(char *buf, size_t len, const char *dir, uint32_t shuffle_id, uint32_t map_id,
+void shuffle_path(char *buf, size_t len, const char *dir, uint32_t shuffle_id, uint32_t map_id, uint64_t attempt,
                   const char *ext) {
     /* An overlong dir gives an empty path, which then fails to open
      * rather than naming some other file. */
-    int n = snprintf(buf, len, "%s/shuffle_%u_%u.%s", dir, shuffle_id, map_id, ext);
+    int n = snprintf(buf, len, "%s/shuffle_%u_%u_%llu.%s", dir, shuffle_id, map_id, (unsigned long long)attempt, ext);
     if (len && (n < 0 || (size_t)n >= len)) buf[0] = 0;
 }
 
-void shuffle_remove(const char *dir, uint32_t shuffle_id, int nmaps) {
+void shuffle_remove_output(const char *dir, uint32_t shuffle_id, uint32_t map_id, uint64_t attempt) {
     char path[SW_PATH];
-    for (int m = 0; m < nmaps; m++) {
-        shuffle_path(path, sizeof path, dir, shuffle_id, (uint32_t)m, "index");
-        unlink(path); /* index first: a reader never sees an index without data */
-        shuffle_path(path, sizeof path, dir, shuffle_id, (uint32_t)m, "data");
-        unlink(path);
+    shuffle_path(path, sizeof path, dir, shuffle_id, map_id, attempt, "index");
+    unlink(path); /* index first: a reader never sees an index without data */
+    shuffle_path(path, sizeof path, dir, shuffle_id, map_id, attempt, "data");
+    unlink(path);
+}
+
+void shuffle_remove(const char *dir, uint32_t shuffle_id) {
+    char prefix[64], path[SW_PATH];
+    int plen = snprintf(prefix, sizeof prefix, "shuffle_%u_", shuffle_id);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    /* Index files first, then the rest: a reader never sees an index
+     * without its data. */
+    for (int pass = 0; pass < 2; pass++) {
+        rewinddir(d);
+        for (struct dirent *e; (e = readdir(d));) {
+            if (strncmp(e->d_name, prefix, (size_t)plen)) continue;
+            size_t k = strlen(e->d_name);
+            int is_index = k > 6 && !strcmp(e->d_name + k - 6, ".index");
+            if (is_index != (pass == 0)) continue;
+            if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < sizeof path) unlink(path);
+        }
     }
+    closedir(d);
 }
 
 shuffle_writer *sw_open(const sw_opts *opts) {
@@ -113,12 +132,12 @@ shuffle_writer *sw_open(const sw_opts *opts) {
     aggmap_init(&w->comb);
     unsigned seq = __atomic_fetch_add(&tmp_seq, 1, __ATOMIC_RELAXED);
     char base[SW_PATH];
-    shuffle_path(base, sizeof base, w->dir, opts->shuffle_id, opts->map_id, "data");
+    shuffle_path(base, sizeof base, w->dir, opts->shuffle_id, opts->map_id, opts->attempt, "data");
     /* Unique per attempt, process and writer: concurrent attempts of one
      * map task never write the same temporary file. */
-    int n = snprintf(w->data_tmp, sizeof w->data_tmp, "%s.tmp-%u-%d-%u", base, opts->attempt, (int)getpid(), seq);
-    shuffle_path(base, sizeof base, w->dir, opts->shuffle_id, opts->map_id, "index");
-    n |= snprintf(w->index_tmp, sizeof w->index_tmp, "%s.tmp-%u-%d-%u", base, opts->attempt, (int)getpid(), seq);
+    int n = snprintf(w->data_tmp, sizeof w->data_tmp, "%s.tmp-%d-%u", base, (int)getpid(), seq);
+    shuffle_path(base, sizeof base, w->dir, opts->shuffle_id, opts->map_id, opts->attempt, "index");
+    n |= snprintf(w->index_tmp, sizeof w->index_tmp, "%s.tmp-%d-%u", base, (int)getpid(), seq);
     EM_ASSERT(n > 0); /* lengths are bounded by the dir check above */
     return w;
 }
@@ -157,8 +176,8 @@ static int spill_parts(shuffle_writer *w) {
     int rc;
     if (w->spill_fd < 0) {
         char base[SW_PATH];
-        shuffle_path(base, sizeof base, w->dir, w->o.shuffle_id, w->o.map_id, "spill");
-        if (snprintf(w->spill_path, sizeof w->spill_path, "%s-%u-%d-XXXXXX", base, w->o.attempt,
+        shuffle_path(base, sizeof base, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt, "spill");
+        if (snprintf(w->spill_path, sizeof w->spill_path, "%s-%d-XXXXXX", base,
                      (int)getpid()) >= (int)sizeof w->spill_path)
             return em__seterr(EM_EINVAL, "shuffle spill: path too long in %s", w->dir);
         w->spill_fd = mkostemp(w->spill_path, O_CLOEXEC);
@@ -341,12 +360,12 @@ int sw_commit(shuffle_writer *w, sw_result *res) {
     if (!rc) rc = write_files(w, seg);
     if (!rc) {
         /* Data first, index last: a reader that sees the index sees data. */
-        shuffle_path(final, sizeof final, w->dir, w->o.shuffle_id, w->o.map_id, "data");
+        shuffle_path(final, sizeof final, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt, "data");
         if (rename(w->data_tmp, final)) {
             rc = em__seterr(EM_EIO, "shuffle commit %s: %s", final, strerror(errno));
         } else {
             char ifinal[SW_PATH];
-            shuffle_path(ifinal, sizeof ifinal, w->dir, w->o.shuffle_id, w->o.map_id, "index");
+            shuffle_path(ifinal, sizeof ifinal, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt, "index");
             if (rename(w->index_tmp, ifinal)) {
                 rc = em__seterr(EM_EIO, "shuffle commit %s: %s", ifinal, strerror(errno));
                 unlink(final);

@@ -234,7 +234,7 @@ static int open_shuffle(epipe *p) {
     o.dir = run->env->local_dir;
     o.shuffle_id = k->shuffle_id;
     o.map_id = (uint32_t)run->t->partition;
-    o.attempt = (uint32_t)run->t->task_id;
+    o.attempt = run->t->task_id;
     o.nparts = k->nparts;
     o.partition = part_of;
     o.pctx = s;

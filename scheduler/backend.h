@@ -36,8 +36,12 @@ struct backend {
      * when that function returns.  Its EV_TASK_ENDED has killed set.  0,
      * or EM_ESTATE when the attempt already ended. */
     int (*kill)(backend *b, uint64_t task_id);
-    /* Remove every map output of a shuffle the scheduler has forgotten. */
-    void (*drop_shuffle)(backend *b, uint32_t shuffle_id, int nmaps);
+    /* Remove every map output of a shuffle the scheduler has forgotten, on
+     * every executor. */
+    void (*drop_shuffle)(backend *b, uint32_t shuffle_id);
+    /* Remove one attempt's map output on executor exec (an attempt whose
+     * output was not registered: another attempt's was). */
+    void (*drop_map_output)(backend *b, int exec, uint32_t shuffle_id, int map, uint64_t attempt);
     /* Executor cores available in all. */
     int (*cores)(backend *b);
     /* Stop executors (kills queued attempts, waits for running ones, whose

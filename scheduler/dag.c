@@ -133,7 +133,7 @@ mapout *dag_mapout(dag *d) { return &d->mo; }
 void dag_forget_shuffle(dag *d, uint32_t id) {
     shuffle_out *so = mo_find(&d->mo, id);
     if (!so) return;
-    if (d->be->drop_shuffle) d->be->drop_shuffle(d->be, id, so->nmaps);
+    if (d->be->drop_shuffle) d->be->drop_shuffle(d->be, id);
     for (int m = 0; m < so->nmaps; m++) mo_unset(so, m);
     if ((int)id < d->nmaps && d->maps[id]) {
         /* Stages of later shuffles may name this one as a parent: keep the
@@ -485,11 +485,25 @@ static stage *attempt_ended(dag *d, const sched_event *ev, int *idx) {
     return s;
 }
 
-static int handle(dag *d, sched_event *ev) {
+/* A map attempt's output that is not the registered one (a failed or
+ * killed attempt, a late duplicate) is removed: only registered outputs
+ * stay on disk. */
+static void drop_unregistered(dag *d, stage *s, int idx, const sched_event *ev) {
+    if (!s->shuffled || !d->be->drop_map_output) return;
+    shuffle_out *so = mo_find(&d->mo, s->shuffled->shuffle_id);
+    if (so && so->m[idx].have && so->m[idx].attempt == ev->res.task_id) return;
+    d->be->drop_map_output(d->be, ev->exec, s->shuffled->shuffle_id, idx, ev->res.task_id);
+}
+
+/* Forget map output m of a shuffle (lost or corrupt) and remove its files. */
+static void lose_output(dag *d, shuffle_out *so, int m) {
+    if (so->m[m].have && d->be->drop_map_output)
+        d->be->drop_map_output(d->be, so->m[m].exec, so->id, m, so->m[m].attempt);
+    mo_unset(so, m);
+}
+
+static int react(dag *d, stage *s, int idx, sched_event *ev) {
     task_result *res = &ev->res;
-    int idx;
-    stage *s = attempt_ended(d, ev, &idx);
-    if (!s) return 0;                      /* stale */
     if (s->state[idx] == T_DONE) return 0; /* a late duplicate */
     if (d->failed) return 0;               /* the job is over: only waiting for its attempts */
 
@@ -504,7 +518,8 @@ static int handle(dag *d, sched_event *ev) {
                 segs = (uint64_t *)res->data;
                 res->data = NULL;
             }
-            if (mo_set(so, idx, res->loc, segs)) return d->failed = em__seterr(EM_ENOMEM, "scheduler: out of memory");
+            if (mo_set(so, idx, ev->exec, res->task_id, res->loc, segs))
+                return d->failed = em__seterr(EM_ENOMEM, "scheduler: out of memory");
             s->reg_task[idx] = d->next_task;
             if (stage_complete(d, s)) return resubmit_waiting(d);
             return 0;
@@ -528,7 +543,7 @@ static int handle(dag *d, sched_event *ev) {
         int m = res->fetch_map;
         if (so && m < so->nmaps && m < p->ntasks && so->m[m].have && res->task_id >= p->reg_task[m]) {
             if (++s->fetch_failures > d->job->max_failures) return fail_job(d, s, idx, s->fetch_failures, res);
-            mo_unset(so, m);
+            lose_output(d, so, m);
             if (p->state[m] == T_DONE) {
                 p->state[m] = T_PENDING;
                 p->done--;
@@ -543,18 +558,34 @@ static int handle(dag *d, sched_event *ev) {
 /* An attempt that ends after its job failed or was canceled.  A map output
  * that succeeded is still good for later jobs, which will not rerun its
  * task: it is registered, and its accumulator additions count now. */
-static void drain_one(dag *d, sched_event *ev) {
+static void keep_late_output(dag *d, stage *s, int idx, sched_event *ev) {
     task_result *res = &ev->res;
-    int idx;
-    stage *s = attempt_ended(d, ev, &idx);
-    if (!s || res->status != 0 || ev->killed || !s->shuffled || s->state[idx] == T_DONE ||
+    if (res->status != 0 || ev->killed || !s->shuffled || s->state[idx] == T_DONE ||
         res->len != sizeof(uint64_t) * (size_t)s->shuffled->nparts)
         return;
     merge_once(d, s, idx, res);
     s->state[idx] = T_DONE;
-    if (!mo_set(mo_find(&d->mo, s->shuffled->shuffle_id), idx, res->loc, (uint64_t *)res->data))
+    if (!mo_set(mo_find(&d->mo, s->shuffled->shuffle_id), idx, ev->exec, res->task_id, res->loc,
+                (uint64_t *)res->data))
         s->reg_task[idx] = d->next_task;
     res->data = NULL;
+}
+
+static int handle(dag *d, sched_event *ev) {
+    int idx;
+    stage *s = attempt_ended(d, ev, &idx);
+    if (!s) return 0; /* stale */
+    int rc = react(d, s, idx, ev);
+    drop_unregistered(d, s, idx, ev);
+    return rc;
+}
+
+static void drain_one(dag *d, sched_event *ev) {
+    int idx;
+    stage *s = attempt_ended(d, ev, &idx);
+    if (!s) return;
+    keep_late_output(d, s, idx, ev);
+    drop_unregistered(d, s, idx, ev);
 }
 
 static int running_total(dag *d) {

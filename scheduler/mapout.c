@@ -39,7 +39,7 @@ shuffle_out *mo_get(mapout *mo, uint32_t id, int nmaps, int nparts) {
     return so;
 }
 
-int mo_set(shuffle_out *so, int map, const char *loc, uint64_t *segs) {
+int mo_set(shuffle_out *so, int map, int exec, uint64_t attempt, const char *loc, uint64_t *segs) {
     map_status *m = &so->m[map];
     char *l = strdup(loc ? loc : "");
     if (!l) {
@@ -51,6 +51,8 @@ int mo_set(shuffle_out *so, int map, const char *loc, uint64_t *segs) {
     free(m->seg);
     m->loc = l;
     m->seg = segs;
+    m->exec = exec;
+    m->attempt = attempt;
     m->have = 1;
     return 0;
 }

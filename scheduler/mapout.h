@@ -12,6 +12,8 @@
 
 typedef struct map_status {
     int have;
+    int exec;           /* the executor that wrote it */
+    uint64_t attempt;   /* the attempt (task id) whose output is registered */
     char *loc;          /* where the output lives (a directory locally) */
     uint64_t *seg;      /* nparts segment sizes */
 } map_status;
@@ -32,8 +34,9 @@ typedef struct mapout {
 /* Find or create the record of a shuffle.  NULL on ENOMEM. */
 shuffle_out *mo_get(mapout *mo, uint32_t id, int nmaps, int nparts);
 shuffle_out *mo_find(mapout *mo, uint32_t id);
-/* Register map output `map` (copies loc; takes the malloc'd segs). */
-int mo_set(shuffle_out *so, int map, const char *loc, uint64_t *segs);
+/* Register attempt `attempt` of map `map`, written by executor exec at loc
+ * (copied; takes the malloc'd segs in every case). */
+int mo_set(shuffle_out *so, int map, int exec, uint64_t attempt, const char *loc, uint64_t *segs);
 void mo_unset(shuffle_out *so, int map);
 void mo_free(mapout *mo);
 

@@ -65,7 +65,8 @@ static plan_node *build_shuffle_read(builder *b, em_rdd *r, int part) {
     plan_node *n = node(b, r, part, PN_SHUFFLE, 0);
     const char **dirs = n ? balloc(b, sizeof(char *) * (size_t)(so->nmaps + 1)) : NULL;
     uint64_t *lens = dirs ? balloc(b, sizeof(uint64_t) * (size_t)(so->nmaps + 1)) : NULL;
-    if (!lens) return NULL;
+    uint64_t *atts = lens ? balloc(b, sizeof(uint64_t) * (size_t)(so->nmaps + 1)) : NULL;
+    if (!atts) return NULL;
     for (int m = 0; m < so->nmaps; m++) {
         if (!so->m[m].have || !so->m[m].seg) {
             em__seterr(EM_ESTATE, "shuffle %u: map output %d is missing%s", r->shuffle_id, m,
@@ -75,10 +76,12 @@ static plan_node *build_shuffle_read(builder *b, em_rdd *r, int part) {
         /* A map that wrote nothing for this partition need not be read. */
         lens[m] = so->m[m].seg[part];
         dirs[m] = lens[m] ? so->m[m].loc : NULL;
+        atts[m] = so->m[m].attempt;
     }
     n->shuffle_id = r->shuffle_id;
     n->nmaps = so->nmaps;
     n->dirs = dirs;
+    n->attempts = atts;
     n->seglens = lens;
     n->mode = r->mode;
     n->combined = r->combine;

@@ -7,6 +7,7 @@
  * action called from inside a user function is refused.  Everything is
  * asserted by counts (em_stats), never by time.
  */
+#include <glob.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,4 +224,67 @@ TEST(kill_action_inside_function_refused) {
         em_batch_free(b);
         em_close(c);
     }
+}
+
+/* ------------------------------------------------ per-attempt map outputs */
+
+/* Map output files (ext "data" or "index") of shuffle sid in the contexts'
+ * scratch directories under test_tmpdir(). */
+static size_t output_files(uint32_t sid, const char *ext) {
+    char pat[512];
+    glob_t g;
+    snprintf(pat, sizeof pat, "%s/ember-*/shuffle_%u_*.%s", test_tmpdir(), sid, ext);
+    memset(&g, 0, sizeof g);
+    if (glob(pat, 0, NULL, &g)) return 0;
+    size_t n = g.gl_pathc;
+    globfree(&g);
+    return n;
+}
+
+static em_ctx *open_in_tmp(const char *master, const char *faults) {
+    em_conf *conf = em_conf_new();
+    em_ctx *c = NULL;
+    if (conf && !em_conf_set(conf, "ember.test.faults", faults) &&
+        !em_conf_set(conf, "ember.local.dir", test_tmpdir()) && !em_conf_set(conf, "ember.progress", "false"))
+        c = em_open(master, conf);
+    if (!c) fprintf(stderr, "  em_open: %s\n", em_errmsg());
+    em_conf_free(conf);
+    return c;
+}
+
+TEST(kill_only_registered_outputs_stay) {
+    /* Map task 1's first output is corrupt: readers fail on it, it is
+     * recomputed under a new name (its attempt's), and the corrupt one is
+     * removed.  One data and one index file per map remain. */
+    em_ctx *c = open_in_tmp("local[2]", "corrupt:part=1,attempt=0");
+    CHECK(c);
+    int64_t m = 10, n = 0;
+    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 10000, 1, 3), fn_mod_key, &m, sizeof m), fn_sum_i64,
+                                    NULL, 0, 2);
+    CHECK_OK(em_count(sums, &n));
+    CHECK_EQ_I64(n, 10);
+    CHECK_EQ_I64(output_files(0, "data"), 3);
+    CHECK_EQ_I64(output_files(0, "index"), 3);
+    em_close(c);
+    CHECK_EQ_I64(output_files(0, "data"), 0);
+}
+
+TEST(kill_killed_map_attempt_leaves_no_output) {
+    /* Map task 0 fails on every attempt, map task 1 runs until killed: the
+     * job fails and no output of either is left; map 2's is, if it was
+ * registered before the job ended. */
+    em_ctx *c = open_in_tmp("local[3]", "fail:stage=0,part=0; delay:stage=0,part=1");
+    CHECK(c);
+    int64_t m = 10, n = 0;
+    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 10000, 1, 3), fn_mod_key, &m, sizeof m), fn_sum_i64,
+                                    NULL, 0, 2);
+    CHECK_EQ_I64(em_count(sums, &n), EM_EJOB);
+    em_stats st;
+    em_get_stats(c, &st);
+    /* Map 1, and map 2 if it had not finished when map 0 failed its
+     * fourth time. */
+    CHECK(st.tasks_killed == 1 || st.tasks_killed == 2);
+    CHECK_EQ_I64(output_files(0, "data"), 2 - st.tasks_killed);
+    CHECK_EQ_I64(output_files(0, "data"), output_files(0, "index"));
+    em_close(c);
 }

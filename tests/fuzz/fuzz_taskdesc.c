@@ -41,8 +41,9 @@ static int agg_eq(const aggdesc *a, const aggdesc *b) {
            a->has_zero == b->has_zero && a->rec_values == b->rec_values;
 }
 
-/* The encoder sends 0 for a missing segment length table. */
+/* The encoder sends 0 for a missing segment length or attempt table. */
 static uint64_t seglen(const plan_node *n, int i) { return n->seglens ? n->seglens[i] : 0; }
+static uint64_t attempt(const plan_node *n, int i) { return n->attempts ? n->attempts[i] : 0; }
 
 static int node_eq(const plan_node *a, const plan_node *b) {
     if (a->type != b->type || a->op != b->op || a->rdd_id != b->rdd_id || a->partition != b->partition ||
@@ -56,7 +57,8 @@ static int node_eq(const plan_node *a, const plan_node *b) {
         return 0;
     if (a->type == PN_SHUFFLE)
         for (int i = 0; i < a->nmaps; i++)
-            if (!str_eq(a->dirs[i], b->dirs[i]) || seglen(a, i) != seglen(b, i)) return 0;
+            if (!str_eq(a->dirs[i], b->dirs[i]) || seglen(a, i) != seglen(b, i) || attempt(a, i) != attempt(b, i))
+                return 0;
     for (int i = 0; i < a->nchild; i++)
         if (!node_eq(a->child[i], b->child[i])) return 0;
     return 1;
@@ -138,7 +140,7 @@ typedef struct gen {
     plan_node *kids[24];
     int nnodes, nkids;
     const char *dirs[8];
-    uint64_t seglens[8];
+    uint64_t seglens[8], attempts[8];
     int ndirs;
     char strs[16][17];
     int nstrs;
@@ -223,8 +225,10 @@ static plan_node *gnode(gen *g, int depth) {
         n->nmaps = k;
         n->dirs = &g->dirs[g->ndirs];
         n->seglens = g8(g) % 2 ? &g->seglens[g->ndirs] : NULL;
+        n->attempts = g8(g) % 2 ? &g->attempts[g->ndirs] : NULL;
         for (int i = 0; i < k; i++) {
             g->seglens[g->ndirs] = g64(g);
+            g->attempts[g->ndirs] = g64(g);
             g->dirs[g->ndirs++] = gstr(g, 1);
         }
     } else {

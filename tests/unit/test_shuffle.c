@@ -111,7 +111,7 @@ static const char *dirs_of(const char *dir, int nmaps, const char **dirs) {
 
 static sr_opts ropts(const char *const *dirs, uint32_t sid, int reduce, int nmaps, enum sr_mode mode,
                      const char *spill_dir, size_t budget) {
-    sr_opts o = {sid, reduce, nmaps, dirs, mode, &SUM, 0, 0, budget, spill_dir, 1, 4096, NULL, 0};
+    sr_opts o = {sid, reduce, nmaps, dirs, NULL, mode, &SUM, 0, 0, budget, spill_dir, 1, 4096, NULL, 0};
     return o;
 }
 
@@ -529,7 +529,7 @@ TEST(shuffle_writer_spills) {
     CHECK_EQ_I64(SHUFFLE_DATA_HEADER + segsum, c.res.bytes);
     char path[600];
     struct stat sb;
-    shuffle_path(path, sizeof path, dir, 9, 1, "data");
+    shuffle_path(path, sizeof path, dir, 9, 1, 0, "data");
     CHECK(stat(path, &sb) == 0);
     CHECK_EQ_I64(sb.st_size, c.res.bytes);
     free(c.res.seg_bytes);
@@ -605,7 +605,7 @@ TEST(shuffle_missing_output_is_fetch_failure) {
     CHECK_OK(write_maps(&c));
     free(c.res.seg_bytes);
     char path[600];
-    shuffle_path(path, sizeof path, dir, 11, 1, "index");
+    shuffle_path(path, sizeof path, dir, 11, 1, 0, "index");
     CHECK(unlink(path) == 0);
     for (enum sr_mode mode = SR_PASS; mode <= SR_SORT; mode++) {
         collect col = {EBUF_INIT, 0, 0};
@@ -617,7 +617,7 @@ TEST(shuffle_missing_output_is_fetch_failure) {
         ebuf_free(&col.buf);
     }
     /* Missing data file. */
-    shuffle_path(path, sizeof path, dir, 11, 2, "data");
+    shuffle_path(path, sizeof path, dir, 11, 2, 0, "data");
     CHECK(unlink(path) == 0);
     dirs[1] = NULL;
     collect col = {EBUF_INIT, 0, 0};
@@ -640,7 +640,7 @@ TEST(shuffle_corrupt_output_is_fetch_failure) {
     sr_stats st;
     sr_opts o = ropts(dirs, 12, 0, 2, SR_SORT, dir, 1 << 20);
     /* A flipped byte inside map 1's first block. */
-    shuffle_path(path, sizeof path, dir, 12, 1, "data");
+    shuffle_path(path, sizeof path, dir, 12, 1, 0, "data");
     int fd = open(path, O_RDWR);
     uint8_t b;
     CHECK(pread(fd, &b, 1, 40) == 1);
@@ -652,7 +652,7 @@ TEST(shuffle_corrupt_output_is_fetch_failure) {
     CHECK_STR_CONTAINS(em_errmsg(), path);
     CHECK_STR_CONTAINS(em_errmsg(), "crc mismatch");
     /* A short index file. */
-    shuffle_path(path, sizeof path, dir, 12, 0, "index");
+    shuffle_path(path, sizeof path, dir, 12, 0, 0, "index");
     CHECK(truncate(path, 12) == 0);
     CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
     CHECK_EQ_I64(st.failed_map, 0);
@@ -787,8 +787,8 @@ TEST(shuffle_index_checked) {
     memcpy(segs, c.res.seg_bytes, sizeof segs);
     free(c.res.seg_bytes);
     char ipath[600], dpath[600];
-    shuffle_path(ipath, sizeof ipath, dir, 14, 0, "index");
-    shuffle_path(dpath, sizeof dpath, dir, 14, 0, "data");
+    shuffle_path(ipath, sizeof ipath, dir, 14, 0, 0, "index");
+    shuffle_path(dpath, sizeof dpath, dir, 14, 0, 0, "data");
     offs[0] = SHUFFLE_DATA_HEADER;
     for (int i = 0; i < 4; i++) offs[i + 1] = offs[i] + segs[i];
     CHECK(segs[0] > 100 && segs[1] > 100);

@@ -355,6 +355,7 @@ TEST(sched_taskdesc_run_shuffle_map_then_reduce) {
         rd.shuffle_id = 3;
         rd.nmaps = 1;
         rd.dirs = dirs;
+        rd.attempts = &t.task_id; /* the map attempt's output, named by its task id */
         rd.seglens = &segs[part];
         rd.mode = SR_AGG;
         CHECK_OK(fnref_make((void *)td_sum, &rd.agg.merge_value));
@@ -389,8 +390,9 @@ TEST(sched_taskdesc_run_shuffle_map_then_reduce) {
     rd.shuffle_id = 3;
     rd.nmaps = 2; /* map 1 never ran */
     rd.dirs = dirs;
-    uint64_t lens2[2] = {segs[0], 100};
+    uint64_t lens2[2] = {segs[0], 100}, atts2[2] = {t.task_id, t.task_id};
     rd.seglens = lens2;
+    rd.attempts = atts2;
     rd.mode = SR_PASS;
     task_desc r;
     base_desc(&r, &rd, SK_COLLECT);
