@@ -20,7 +20,9 @@
  * em_open (conf_dup) and changes its own copy only from the driver thread.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +77,14 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.local.dir", .def = "/tmp", .type = CONF_STRING},
     /* auto: draw the bar only when stderr is a terminal; true; false. */
     {.key = "ember.progress", .def = "auto", .type = CONF_ENUM, .choices = progress_choices},
+    /* Speculation, as Spark 4's (its defaults). */
+    {.key = "ember.speculation", .def = "false", .type = CONF_BOOL},
+    {.key = "ember.speculation.interval", .def = "100ms", .type = CONF_DURATION, .unit_ms = 1, .min = 1,
+     .max = 3600000},
+    {.key = "ember.speculation.multiplier", .def = "3", .type = CONF_DOUBLE, .dmin = 1, .dmax = 1e6},
+    {.key = "ember.speculation.quantile", .def = "0.9", .type = CONF_DOUBLE, .dmin = 0, .dmax = 1},
+    {.key = "ember.speculation.minTaskRuntime", .def = "100ms", .type = CONF_DURATION, .unit_ms = 1, .min = 0,
+     .max = 3600000},
     /* Tests only (engine/faults.h): never set it in production. */
     {.key = "ember.test.faults", .def = "", .type = CONF_FAULTS},
 };
@@ -194,6 +204,24 @@ int conf_parse_bool(const char *s, int *out) {
     return 0;
 }
 
+int conf_parse_double(const char *s, double *out) {
+    if (!s) return -1;
+    const char *p, *e;
+    trim(s, &p, &e);
+    char buf[64];
+    if (e <= p || (size_t)(e - p) >= sizeof buf) return -1;
+    for (const char *q = p; q < e; q++)
+        if (!strchr("0123456789+-.eE", *q)) return -1; /* no hex, inf, nan */
+    memcpy(buf, p, (size_t)(e - p));
+    buf[e - p] = 0;
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (*end || end == buf || errno || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
 /* --------------------------------------------------------------- checking */
 
 /* v in the key's unit, for messages: "9", "131072 bytes (128k)",
@@ -247,6 +275,9 @@ static int malformed(const conf_spec *k, const char *value) {
             snprintf(choices + n, sizeof choices - n, "%s%s", n ? ", " : "", *c);
         }
         return em__seterr(EM_EINVAL, "%s: \"%.200s\" is not one of %s", k->key, value, choices);
+    case CONF_DOUBLE:
+        return em__seterr(EM_EINVAL, "%s: \"%.200s\" is not a number (a decimal such as 3, 0.9 or 1.5)", k->key,
+                          value);
     case CONF_STRING:
     case CONF_FAULTS:
         break;
@@ -279,6 +310,14 @@ int conf_check(const conf_spec *k, const char *value) {
     }
     case CONF_BOOL:
         return conf_parse_bool(value, &b) ? malformed(k, value) : 0;
+    case CONF_DOUBLE: {
+        double d;
+        if (conf_parse_double(value, &d)) return malformed(k, value);
+        if (d < k->dmin || d > k->dmax)
+            return em__seterr(EM_EINVAL, "%s: \"%.200s\" is outside [%g, %g]%s%s", k->key, value, k->dmin, k->dmax,
+                              k->why_max ? ": " : "", k->why_max ? k->why_max : "");
+        return 0;
+    }
     case CONF_ENUM: {
         const char *p, *e;
         trim(value, &p, &e);
@@ -407,6 +446,15 @@ int64_t conf_i64(const em_conf *c, const char *key) {
 int64_t conf_size(const em_conf *c, const char *key) { return read_num(c, key, 1 << CONF_SIZE); }
 
 int64_t conf_duration_ms(const em_conf *c, const char *key) { return read_num(c, key, 1 << CONF_DURATION); }
+
+double conf_double(const em_conf *c, const char *key) {
+    const conf_spec *k = conf_lookup(key);
+    EM_ASSERT(k && k->type == CONF_DOUBLE);
+    double d = 0;
+    int rc = conf_parse_double(em_conf_get(c, key), &d);
+    EM_ASSERT(rc == 0);
+    return d;
+}
 
 int conf_bool(const em_conf *c, const char *key) {
     const conf_spec *k = conf_lookup(key);

@@ -24,6 +24,7 @@ enum conf_type {
     CONF_BOOL,     /* true or false */
     CONF_ENUM,     /* one of choices */
     CONF_FAULTS,   /* a fault-injection spec (faults.h); empty: none */
+    CONF_DOUBLE,   /* a finite decimal number in [dmin, dmax] */
 };
 
 /* One key of the table. */
@@ -34,6 +35,7 @@ typedef struct conf_spec {
     int64_t unit_ms;             /* DURATION: what a bare number counts, 1 or 1000 */
     const char *const *choices;  /* ENUM: NULL-terminated, matched in any case */
     const char *why_min, *why_max; /* optional reasons, appended to range messages */
+    double dmin, dmax;           /* DOUBLE: inclusive */
 } conf_spec;
 
 /* The table entry of key, or NULL for an unknown key (or NULL). */
@@ -66,6 +68,9 @@ int conf_parse_int(const char *s, int64_t *out);
 int conf_parse_size(const char *s, int64_t *out);
 int conf_parse_duration(const char *s, int64_t unit_ms, int64_t *out);
 int conf_parse_bool(const char *s, int *out);
+/* "3", "0.9", "1e-3", "-2.5": a finite number in C's decimal syntax (no
+ * hex, inf or nan), blanks around it ignored.  0 or -1. */
+int conf_parse_double(const char *s, double *out);
 
 /* Typed reads of the value set, else the default.  Calling one for an
  * unknown key or a key of another type is a bug, caught by EM_ASSERT.
@@ -75,5 +80,6 @@ int64_t conf_i64(const em_conf *c, const char *key);
 int64_t conf_size(const em_conf *c, const char *key);
 int64_t conf_duration_ms(const em_conf *c, const char *key);
 int conf_bool(const em_conf *c, const char *key);
+double conf_double(const em_conf *c, const char *key);
 
 #endif

@@ -183,6 +183,11 @@ int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
     j.level = (uint8_t)conf_i64(ctx->conf, "ember.shuffle.compress.level");
     j.max_failures = (int)conf_i64(ctx->conf, "ember.task.maxFailures");
     j.progress = progress_enabled(ctx);
+    j.speculation = conf_bool(ctx->conf, "ember.speculation");
+    j.spec_interval_ms = (int)conf_duration_ms(ctx->conf, "ember.speculation.interval");
+    j.spec_multiplier = conf_double(ctx->conf, "ember.speculation.multiplier");
+    j.spec_quantile = conf_double(ctx->conf, "ember.speculation.quantile");
+    j.spec_min_ms = conf_duration_ms(ctx->conf, "ember.speculation.minTaskRuntime");
     const char *faults = em_conf_get(ctx->conf, "ember.test.faults");
     j.faults = faults && *faults ? faults : NULL;
     return dag_run_job(ctx->dag, &j);

@@ -70,9 +70,9 @@ static void *worker(void *arg) {
         t->next = lb->running;
         if (lb->running) lb->running->prev = t;
         lb->running = t;
+        t->ev->start_us = ev_now_us();
         pthread_mutex_unlock(&lb->mu);
 
-        t->ev->start_us = ev_now_us();
         runner_run(lb->env, t->desc, t->len, &t->ev->res, &t->ctl);
         t->desc = NULL; /* the runner owns and frees it */
         t->ev->end_us = ev_now_us();
@@ -138,6 +138,19 @@ static int l_kill(backend *b, uint64_t task_id) {
     return EM_ESTATE;
 }
 
+static int l_running_since(backend *b, uint64_t task_id, uint64_t *start_us) {
+    local_backend *lb = (local_backend *)b;
+    int found = 0;
+    pthread_mutex_lock(&lb->mu);
+    for (ltask *t = lb->running; t && !found; t = t->next)
+        if (t->id == task_id) {
+            *start_us = t->ev->start_us;
+            found = 1;
+        }
+    pthread_mutex_unlock(&lb->mu);
+    return found;
+}
+
 static void l_drop_shuffle(backend *b, uint32_t shuffle_id) {
     local_backend *lb = (local_backend *)b;
     shuffle_remove(lb->env->local_dir, shuffle_id);
@@ -183,6 +196,7 @@ backend *local_backend_new(int nthreads, exec_env *env, evq *events) {
     lb->b.cores = l_cores;
     lb->b.drop_shuffle = l_drop_shuffle;
     lb->b.drop_map_output = l_drop_map_output;
+    lb->b.running_since = l_running_since;
     lb->b.close = l_close;
     lb->env = env;
     lb->events = events;

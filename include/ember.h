@@ -284,7 +284,10 @@ typedef struct em_stats {
     int64_t tasks_run;        /* task attempts finished (ok or failed) */
     int64_t map_tasks_run;    /* attempts of shuffle map tasks */
     int64_t tasks_failed;     /* attempts that failed */
-    int64_t tasks_killed;     /* attempts killed (a failed or canceled job's) */
+    int64_t tasks_killed;     /* attempts killed (a failed or canceled job's,
+                                 a speculation's loser) */
+    int64_t tasks_speculative;/* speculative attempts launched */
+    int64_t speculative_wins; /* tasks a speculative attempt finished first */
     int64_t shuffle_bytes_written; /* compressed bytes of shuffle files */
     int64_t shuffle_records_written;
     int64_t spills;           /* sorted runs spilled to disk */

@@ -36,6 +36,9 @@ struct backend {
      * when that function returns.  Its EV_TASK_ENDED has killed set.  0,
      * or EM_ESTATE when the attempt already ended. */
     int (*kill)(backend *b, uint64_t task_id);
+    /* Whether attempt task_id is running now (not queued, not ended); if so
+     * *start_us is when it started (ev_now_us's clock).  For speculation. */
+    int (*running_since)(backend *b, uint64_t task_id, uint64_t *start_us);
     /* Remove every map output of a shuffle the scheduler has forgotten, on
      * every executor. */
     void (*drop_shuffle)(backend *b, uint32_t shuffle_id);

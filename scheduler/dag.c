@@ -6,6 +6,7 @@
  * is built per job.  Per stage and task the state is: pending, running or
  * done; the job loop waits for one result at a time and reacts to it.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ typedef struct attempt_rec {
     uint32_t number;    /* 0 for the task's first attempt in this job */
     int exec;           /* executor it ran on (-1 until it ended) */
     uint8_t state;      /* A_* */
+    uint8_t speculative;
     uint64_t start_us, end_us;
 } attempt_rec;
 
@@ -44,6 +46,7 @@ typedef struct stage {
     uint8_t *state;
     int *attempts;     /* failed attempts, against max_failures */
     uint32_t *launched; /* attempts launched: the next one's number */
+    uint32_t *nrun;     /* attempts running now */
     attempt_rec *att;  /* every attempt launched, in launch order */
     int natt, capatt;
     int done, running;
@@ -111,6 +114,7 @@ static void stage_free(stage *s) {
     free(s->state);
     free(s->attempts);
     free(s->launched);
+    free(s->nrun);
     free(s->att);
     free(s->reg_task);
     free(s);
@@ -198,8 +202,9 @@ static stage *stage_new(dag *d, em_rdd *rdd, em_rdd *shuffled, int ntasks) {
     s->state = calloc((size_t)ntasks + 1, 1);
     s->attempts = calloc((size_t)ntasks + 1, sizeof(int));
     s->launched = calloc((size_t)ntasks + 1, sizeof(uint32_t));
+    s->nrun = calloc((size_t)ntasks + 1, sizeof(uint32_t));
     if (shuffled) s->reg_task = calloc((size_t)ntasks + 1, sizeof(uint64_t));
-    if (!s->state || !s->attempts || !s->launched || (shuffled && !s->reg_task) || find_parents(d, s, rdd, &v) < 0) {
+    if (!s->state || !s->attempts || !s->launched || !s->nrun || (shuffled && !s->reg_task) || find_parents(d, s, rdd, &v) < 0) {
         free(v.seen);
         stage_free(s);
         return NULL;
@@ -254,7 +259,7 @@ static int stage_complete(dag *d, stage *s) {
     return so && so->navail == so->nmaps;
 }
 
-static int launch(dag *d, stage *s, int idx) {
+static int launch_attempt(dag *d, stage *s, int idx, int speculative) {
     const job_spec *j = d->job;
     task_desc t;
     plan_sink ms;
@@ -324,10 +329,12 @@ static int launch(dag *d, stage *s, int idx) {
     a->number = t.attempt;
     a->exec = -1;
     a->state = A_RUNNING;
+    a->speculative = (uint8_t)speculative;
     d->fl[slot].s = s;
     d->fl[slot].idx = idx;
     d->fl[slot].att = s->natt++;
     s->launched[idx]++;
+    s->nrun[idx]++;
     s->state[idx] = T_RUNNING;
     s->running++;
     size_t len;
@@ -338,10 +345,13 @@ static int launch(dag *d, stage *s, int idx) {
         s->running--;
         s->natt--;
         s->launched[idx]--;
+        s->nrun[idx]--;
         d->fl[slot].s = NULL;
     }
     return rc;
 }
+
+static int launch(dag *d, stage *s, int idx) { return launch_attempt(d, s, idx, 0); }
 
 static int submit_stage(dag *d, stage *s);
 
@@ -426,6 +436,7 @@ static int reset_stage(dag *d, stage *s, visit *v) {
         s->state[i] = have ? T_DONE : T_PENDING;
         s->attempts[i] = 0;
         s->launched[i] = 0;
+        s->nrun[i] = 0;
         s->done += have;
     }
     for (int i = 0; i < s->nparents; i++)
@@ -468,21 +479,37 @@ static void merge_once(dag *d, stage *s, int idx, const task_result *res) {
 
 /* The attempt an ended event names, taken off the in-flight table with its
  * record completed; NULL for an attempt of no running job (stale). */
-static stage *attempt_ended(dag *d, const sched_event *ev, int *idx) {
+static stage *attempt_ended(dag *d, const sched_event *ev, int *idx, int *att) {
     const task_result *res = &ev->res;
     uint64_t slot = res->task_id - d->fl_base;
     if (res->task_id < d->fl_base || slot >= d->fl_cap || !d->fl[slot].s) return NULL;
     stage *s = d->fl[slot].s;
     attempt_rec *a = &s->att[d->fl[slot].att];
     *idx = d->fl[slot].idx;
+    *att = d->fl[slot].att;
     d->fl[slot].s = NULL;
     s->running--;
+    s->nrun[*idx]--;
     a->exec = ev->exec;
     a->start_us = ev->start_us;
     a->end_us = ev->end_us;
     a->state = ev->killed ? A_KILLED : res->status ? A_FAILED : A_OK;
     account(d, s, ev);
     return s;
+}
+
+/* Attempts of task idx still running. */
+static int running_attempts(const stage *s, int idx) { return (int)s->nrun[idx]; }
+
+/* An attempt (speculative or not) finished task idx first: the others are
+ * killed (their ends come as late duplicates, their results and outputs
+ * discarded). */
+static void won(dag *d, stage *s, int idx, int speculative) {
+    if (speculative) d->stats->speculative_wins++;
+    if (!s->nrun[idx]) return;
+    for (int i = 0; i < s->natt; i++)
+        if (s->att[i].idx == idx && s->att[i].state == A_RUNNING)
+            d->be->kill(d->be, s->att[i].task_id); /* EM_ESTATE: it has just ended */
 }
 
 /* A map attempt's output that is not the registered one (a failed or
@@ -502,7 +529,7 @@ static void lose_output(dag *d, shuffle_out *so, int m) {
     mo_unset(so, m);
 }
 
-static int react(dag *d, stage *s, int idx, sched_event *ev) {
+static int react(dag *d, stage *s, int idx, int speculative, sched_event *ev) {
     task_result *res = &ev->res;
     if (s->state[idx] == T_DONE) return 0; /* a late duplicate */
     if (d->failed) return 0;               /* the job is over: only waiting for its attempts */
@@ -511,6 +538,7 @@ static int react(dag *d, stage *s, int idx, sched_event *ev) {
         merge_once(d, s, idx, res);
         s->state[idx] = T_DONE;
         s->done++;
+        won(d, s, idx, speculative);
         if (s->shuffled) {
             shuffle_out *so = mo_find(&d->mo, s->shuffled->shuffle_id);
             uint64_t *segs = NULL;
@@ -528,9 +556,12 @@ static int react(dag *d, stage *s, int idx, sched_event *ev) {
         if (rc < 0) d->failed = rc;
         return rc;
     }
-    s->state[idx] = T_PENDING;
+    /* A failed or killed attempt is not replaced while another attempt of
+     * the task still runs: that one may yet succeed. */
+    int others = running_attempts(s, idx) > 0;
+    if (!others) s->state[idx] = T_PENDING;
     if (ev->killed) /* killed, and not because the job ended: run it again */
-        return launch(d, s, idx);
+        return others ? 0 : launch(d, s, idx);
     if (res->status == EM_EFETCH && res->fetch_map >= 0 && (int)res->fetch_shuffle < d->nmaps &&
         d->maps[res->fetch_shuffle]) {
         /* The map output is gone or corrupt: forget it, rerun that map task,
@@ -552,7 +583,7 @@ static int react(dag *d, stage *s, int idx, sched_event *ev) {
         return submit_stage(d, s);
     }
     if (++s->attempts[idx] >= d->job->max_failures) return fail_job(d, s, idx, s->attempts[idx], res);
-    return launch(d, s, idx);
+    return others ? 0 : launch(d, s, idx);
 }
 
 /* An attempt that ends after its job failed or was canceled.  A map output
@@ -572,17 +603,17 @@ static void keep_late_output(dag *d, stage *s, int idx, sched_event *ev) {
 }
 
 static int handle(dag *d, sched_event *ev) {
-    int idx;
-    stage *s = attempt_ended(d, ev, &idx);
+    int idx, att;
+    stage *s = attempt_ended(d, ev, &idx, &att);
     if (!s) return 0; /* stale */
-    int rc = react(d, s, idx, ev);
+    int rc = react(d, s, idx, s->att[att].speculative, ev);
     drop_unregistered(d, s, idx, ev);
     return rc;
 }
 
 static void drain_one(dag *d, sched_event *ev) {
-    int idx;
-    stage *s = attempt_ended(d, ev, &idx);
+    int idx, att;
+    stage *s = attempt_ended(d, ev, &idx, &att);
     if (!s) return;
     keep_late_output(d, s, idx, ev);
     drop_unregistered(d, s, idx, ev);
@@ -626,6 +657,49 @@ static void show_progress(dag *d, const job_spec *j) {
 /* The progress line is redrawn at least this often while a job waits. */
 #define PROGRESS_TICK_MS 200
 
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Speculation, as Spark's: once `quantile` of a stage's tasks have
+ * succeeded in this job, a task whose one running attempt has run longer
+ * than multiplier x the median duration of those successes (and longer
+ * than minTaskRuntime) gets one more attempt.  The first to finish wins
+ * (won() kills the rest).  0 or < 0 (a copy could not be launched). */
+static int speculate(dag *d, const job_spec *j) {
+    uint64_t now = ev_now_us();
+    for (int k = 0; k < d->nactive; k++) {
+        stage *s = d->active[k];
+        if (!s->running || s->waiting || !d->be->running_since) continue;
+        int need = (int)floor(j->spec_quantile * s->ntasks), nok = 0;
+        if (need < 1) need = 1;
+        for (int i = 0; i < s->natt; i++) nok += s->att[i].state == A_OK;
+        if (nok < need) continue;
+        uint64_t *dur = malloc(sizeof *dur * (size_t)nok);
+        if (!dur) return em__seterr(EM_ENOMEM, "scheduler: out of memory");
+        int n = 0;
+        for (int i = 0; i < s->natt; i++)
+            if (s->att[i].state == A_OK)
+                dur[n++] = s->att[i].end_us > s->att[i].start_us ? s->att[i].end_us - s->att[i].start_us : 0;
+        qsort(dur, (size_t)n, sizeof *dur, cmp_u64);
+        double threshold = j->spec_multiplier * (double)dur[n / 2];
+        free(dur);
+        if (threshold < (double)j->spec_min_ms * 1000.0) threshold = (double)j->spec_min_ms * 1000.0;
+        int natt = s->natt; /* copies are appended: not looked at this round */
+        for (int i = 0; i < natt; i++) {
+            attempt_rec a = s->att[i];
+            uint64_t start;
+            if (a.state != A_RUNNING || s->state[a.idx] != T_RUNNING || s->nrun[a.idx] != 1) continue;
+            if (!d->be->running_since(d->be, a.task_id, &start) || (double)(now - start) <= threshold) continue;
+            int rc = launch_attempt(d, s, a.idx, 1);
+            if (rc) return rc;
+            d->stats->tasks_speculative++;
+        }
+    }
+    return 0;
+}
+
 int dag_run_job(dag *d, const job_spec *j) {
     int ntasks = j->parts ? j->nparts : j->rdd->nparts;
     stage *rs = stage_new(d, j->rdd, NULL, ntasks);
@@ -647,7 +721,18 @@ int dag_run_job(dag *d, const job_spec *j) {
 
     if (ntasks > 0 && !rc) rc = submit_stage(d, rs);
     if (rc) d->failed = rc;
+    uint64_t next_spec = ev_now_us() + (uint64_t)j->spec_interval_ms * 1000u;
+    int timeout = j->progress ? PROGRESS_TICK_MS : -1;
+    if (j->speculation && (timeout < 0 || j->spec_interval_ms < timeout)) timeout = j->spec_interval_ms;
     while (!d->failed && rs->done < rs->ntasks && !check_cancel(d, seq)) {
+        if (j->speculation && ev_now_us() >= next_spec) {
+            int sr = speculate(d, j);
+            if (sr < 0) {
+                d->failed = sr;
+                break;
+            }
+            next_spec = ev_now_us() + (uint64_t)j->spec_interval_ms * 1000u;
+        }
         /* Reported before each wait, so also as the job starts: a stage's
          * clock (drawn after 500 ms) starts when its tasks are launched. */
         if (j->progress) show_progress(d, j);
@@ -655,7 +740,7 @@ int dag_run_job(dag *d, const job_spec *j) {
             d->failed = em__seterr(EM_ESTATE, "scheduler: no task is running and the job is not done");
             break;
         }
-        sched_event *ev = evq_wait(&d->events, j->progress ? PROGRESS_TICK_MS : -1);
+        sched_event *ev = evq_wait(&d->events, timeout);
         if (!ev) continue;
         int hr = 0;
         switch (ev->kind) {

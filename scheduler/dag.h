@@ -40,6 +40,12 @@ typedef struct job_spec {
     int max_failures;
     int progress;                 /* draw the console progress line */
     const char *faults;           /* ember.test.faults, NULL when none */
+    /* Speculation (ember.speculation*): on, check interval, multiplier of
+     * the median, quantile of tasks done first, minimum runtime. */
+    int speculation;
+    int spec_interval_ms;
+    double spec_multiplier, spec_quantile;
+    int64_t spec_min_ms;
 } job_spec;
 
 /* A scheduler with its event queue; it runs jobs once given a backend. */
