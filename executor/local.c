@@ -2,14 +2,17 @@
  * local.c -- the local[N] backend (see local.h).
  *
  * One executor (id 0) with N slots: N worker threads take attempts from one
- * FIFO.  One mutex guards the FIFO and the list of running attempts; each
- * finished attempt is posted to the scheduler's event queue.  An attempt
- * costs two lock round trips here and one post, which keeps thousands of
- * trivial tasks per job cheap.  A kill removes a queued attempt (posting its
+ * FIFO.  One mutex, the scheduler's event queue's own, guards the FIFO, the
+ * list of running attempts and the queue of events, so a worker reports an
+ * attempt's end and takes the next attempt in one critical section.  An
+ * attempt costs two lock round trips (launch; end and next) and one
+ * allocation holding both it and its end event, which keeps thousands of
+ * trivial tasks per job cheap (bench/tasks).  A kill removes a queued attempt (posting its
  * end at once) or raises a running one's cancel flag, which the runner
  * checks between record batches.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,13 +21,15 @@
 #include "local.h"
 #include "shuffle.h"
 
+/* One attempt, allocated at launch with the event that will report its
+ * end (first, so that the scheduler's ev_free frees the whole). */
 typedef struct ltask {
+    sched_event ev;
     struct ltask *next, *prev; /* in the queue, or in the running list */
     uint64_t id;
     uint8_t *desc;
     size_t len;
     task_ctl ctl;
-    sched_event *ev; /* allocated at launch, so the end can always be posted */
 } ltask;
 
 typedef struct local_backend {
@@ -33,7 +38,7 @@ typedef struct local_backend {
     evq *events;
     int n;
     pthread_t *threads;
-    pthread_mutex_t mu;
+    pthread_mutex_t *mu; /* the scheduler's event queue's: one lock for both */
     pthread_cond_t work;
     ltask *qhead, *qtail; /* queued, in launch order */
     ltask *running;       /* doubly linked */
@@ -47,21 +52,22 @@ static void unlink_running(local_backend *lb, ltask *t) {
     t->next = t->prev = NULL;
 }
 
+/* Post the attempt's end (with lb->mu, the queue's lock, held); the event
+ * (and t with it) belongs to the scheduler from then on. */
 static void post_end(local_backend *lb, ltask *t, int killed) {
-    sched_event *ev = t->ev;
+    sched_event *ev = &t->ev;
     ev->kind = EV_TASK_ENDED;
     ev->exec = 0;
     ev->killed = killed;
     ev->res.task_id = t->id;
-    evq_post(lb->events, ev);
-    free(t);
+    evq_post_locked(lb->events, ev);
 }
 
 static void *worker(void *arg) {
     local_backend *lb = arg;
-    pthread_mutex_lock(&lb->mu);
+    pthread_mutex_lock(lb->mu);
     for (;;) {
-        while (!lb->qhead && !lb->stopping) pthread_cond_wait(&lb->work, &lb->mu);
+        while (!lb->qhead && !lb->stopping) pthread_cond_wait(&lb->work, lb->mu);
         if (!lb->qhead) break;
         ltask *t = lb->qhead;
         lb->qhead = t->next;
@@ -70,55 +76,58 @@ static void *worker(void *arg) {
         t->next = lb->running;
         if (lb->running) lb->running->prev = t;
         lb->running = t;
-        t->ev->start_us = ev_now_us();
-        pthread_mutex_unlock(&lb->mu);
+        t->ev.start_us = ev_now_us();
+        pthread_mutex_unlock(lb->mu);
 
-        runner_run(lb->env, t->desc, t->len, &t->ev->res, &t->ctl);
+        runner_run(lb->env, t->desc, t->len, &t->ev.res, &t->ctl);
         t->desc = NULL; /* the runner owns and frees it */
-        t->ev->end_us = ev_now_us();
+        t->ev.end_us = ev_now_us();
 
-        pthread_mutex_lock(&lb->mu);
+        /* One critical section reports this attempt and takes the next. */
+        pthread_mutex_lock(lb->mu);
         unlink_running(lb, t);
-        int killed = __atomic_load_n(&t->ctl.cancel, __ATOMIC_RELAXED);
-        pthread_mutex_unlock(&lb->mu);
-        post_end(lb, t, killed);
-        pthread_mutex_lock(&lb->mu);
+        post_end(lb, t, __atomic_load_n(&t->ctl.cancel, __ATOMIC_RELAXED));
     }
-    pthread_mutex_unlock(&lb->mu);
+    pthread_mutex_unlock(lb->mu);
     return NULL;
 }
 
 static int l_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec) {
     local_backend *lb = (local_backend *)b;
-    ltask *t = calloc(1, sizeof *t);
-    sched_event *ev = calloc(1, sizeof *ev);
-    if (!t || !ev || (exec != BE_ANY_EXEC && exec != 0)) {
+    if (exec != BE_ANY_EXEC && exec != 0) {
         free(desc);
-        free(t);
-        free(ev);
-        if (exec != BE_ANY_EXEC && exec != 0) return em__seterr(EM_EINVAL, "local backend: no executor %d", exec);
+        return em__seterr(EM_EINVAL, "local backend: no executor %d", exec);
+    }
+    /* Not zeroed whole: the runner fills the result; the rest is set here. */
+    ltask *t = malloc(sizeof *t);
+    if (!t) {
+        free(desc);
         return em__seterr(EM_ENOMEM, "local backend: out of memory");
     }
+    memset(&t->ev, 0, offsetof(sched_event, res));
+    t->ev.res.data = NULL;
+    t->ev.res.accs = NULL;
+    t->next = t->prev = NULL;
     t->id = task_id;
     t->desc = desc;
     t->len = len;
-    t->ev = ev;
-    pthread_mutex_lock(&lb->mu);
+    t->ctl.cancel = 0;
+    pthread_mutex_lock(lb->mu);
     if (lb->qtail) lb->qtail->next = t;
     else lb->qhead = t;
     lb->qtail = t;
     pthread_cond_signal(&lb->work);
-    pthread_mutex_unlock(&lb->mu);
+    pthread_mutex_unlock(lb->mu);
     return 0;
 }
 
 static int l_kill(backend *b, uint64_t task_id) {
     local_backend *lb = (local_backend *)b;
-    pthread_mutex_lock(&lb->mu);
+    pthread_mutex_lock(lb->mu);
     for (ltask *t = lb->running; t; t = t->next)
         if (t->id == task_id) {
             __atomic_store_n(&t->ctl.cancel, 1, __ATOMIC_RELAXED);
-            pthread_mutex_unlock(&lb->mu);
+            pthread_mutex_unlock(lb->mu);
             return 0;
         }
     for (ltask **pp = &lb->qhead, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next)
@@ -126,28 +135,29 @@ static int l_kill(backend *b, uint64_t task_id) {
             ltask *t = *pp;
             *pp = t->next;
             if (lb->qtail == t) lb->qtail = prev;
-            pthread_mutex_unlock(&lb->mu);
             free(t->desc);
-            t->ev->res.status = EM_ECANCELED;
-            snprintf(t->ev->res.errmsg, sizeof t->ev->res.errmsg, "task killed before it started");
-            t->ev->res.fetch_map = -1;
+            memset(&t->ev.res, 0, sizeof t->ev.res);
+            t->ev.res.status = EM_ECANCELED;
+            snprintf(t->ev.res.errmsg, sizeof t->ev.res.errmsg, "task killed before it started");
+            t->ev.res.fetch_map = -1;
             post_end(lb, t, 1);
+            pthread_mutex_unlock(lb->mu);
             return 0;
         }
-    pthread_mutex_unlock(&lb->mu);
+    pthread_mutex_unlock(lb->mu);
     return EM_ESTATE;
 }
 
 static int l_running_since(backend *b, uint64_t task_id, uint64_t *start_us) {
     local_backend *lb = (local_backend *)b;
     int found = 0;
-    pthread_mutex_lock(&lb->mu);
+    pthread_mutex_lock(lb->mu);
     for (ltask *t = lb->running; t && !found; t = t->next)
         if (t->id == task_id) {
-            *start_us = t->ev->start_us;
+            *start_us = t->ev.start_us;
             found = 1;
         }
-    pthread_mutex_unlock(&lb->mu);
+    pthread_mutex_unlock(lb->mu);
     return found;
 }
 
@@ -165,20 +175,18 @@ static int l_cores(backend *b) { return ((local_backend *)b)->n; }
 
 static void l_close(backend *b) {
     local_backend *lb = (local_backend *)b;
-    pthread_mutex_lock(&lb->mu);
+    pthread_mutex_lock(lb->mu);
     /* Queued attempts never start. */
     for (ltask *t = lb->qhead, *nx; t; t = nx) {
         nx = t->next;
         free(t->desc);
-        ev_free(t->ev);
-        free(t);
+        free(t); /* its event was never posted, and holds no result */
     }
     lb->qhead = lb->qtail = NULL;
     lb->stopping = 1;
     pthread_cond_broadcast(&lb->work);
-    pthread_mutex_unlock(&lb->mu);
+    pthread_mutex_unlock(lb->mu);
     for (int i = 0; i < lb->n; i++) pthread_join(lb->threads[i], NULL);
-    pthread_mutex_destroy(&lb->mu);
     pthread_cond_destroy(&lb->work);
     free(lb->threads);
     free(lb);
@@ -200,7 +208,7 @@ backend *local_backend_new(int nthreads, exec_env *env, evq *events) {
     lb->b.close = l_close;
     lb->env = env;
     lb->events = events;
-    pthread_mutex_init(&lb->mu, NULL);
+    lb->mu = &events->mu;
     pthread_cond_init(&lb->work, NULL);
     for (int i = 0; i < nthreads; i++) {
         if (pthread_create(&lb->threads[i], NULL, worker, lb) != 0) {

@@ -36,13 +36,17 @@ void evq_destroy(evq *q) {
     pthread_cond_destroy(&q->cv);
 }
 
-void evq_post(evq *q, sched_event *ev) {
+void evq_post_locked(evq *q, sched_event *ev) {
     ev->next = NULL;
-    pthread_mutex_lock(&q->mu);
     if (q->tail) q->tail->next = ev;
     else q->head = ev;
     q->tail = ev;
     pthread_cond_signal(&q->cv);
+}
+
+void evq_post(evq *q, sched_event *ev) {
+    pthread_mutex_lock(&q->mu);
+    evq_post_locked(q, ev);
     pthread_mutex_unlock(&q->mu);
 }
 

@@ -47,6 +47,11 @@ void evq_init(evq *q);
 void evq_destroy(evq *q);
 /* Queue ev (malloc'd; the queue owns it from now on). */
 void evq_post(evq *q, sched_event *ev);
+/* The same with q->mu already held.  A producer that posts from inside its
+ * own critical section (the local backend, reporting an attempt and taking
+ * the next one) may share q->mu as its lock, so one lock round trip does
+ * both. */
+void evq_post_locked(evq *q, sched_event *ev);
 /* A new zeroed event of that kind, posted; 0, or EM_ENOMEM. */
 int evq_post_kind(evq *q, ev_kind kind);
 /* The oldest event, waiting at most timeout_ms (< 0: without limit); NULL
