@@ -230,13 +230,22 @@ typedef struct em_rdd em_rdd;
  *                                 spills go
  *   ember.progress                auto, true, false   auto: the progress
  *                                 bar when stderr is a terminal
+ *   ember.speculation             bool      false     speculative copies of
+ *                                 slow tasks; first to finish wins
+ *   ember.speculation.interval    1ms..1h   100ms     how often to look
+ *   ember.speculation.multiplier  1..1e6    3         slow: running longer
+ *                                 than this x the median success
+ *   ember.speculation.quantile    0..1      0.9       share of a stage's
+ *                                 tasks done before speculating
+ *   ember.speculation.minTaskRuntime 0..1h  100ms     never speculate earlier
  *   ember.test.faults             fault spec  ""   tests only: injected
  *                                 failures, delays and corrupt shuffle
  *                                 output (docs/configuration.md)
  * Sizes are whole numbers of bytes with an optional suffix k, m, g or t, with
  * or without b, in any case (binary: 1kb = 1024): "65536", "64k", "8mb".
- * Durations (no key yet) are whole numbers with ms, s, m or h; a bare number
- * counts the key's documented unit.  Booleans are true or false in any case.
+ * Durations are whole numbers with ms, s, m or h; a bare number counts the
+ * key's documented unit (ms).  Booleans are true or false in any case.
+ * Decimals are finite numbers such as 3 or 0.9.
  * Strings must not be empty; blanks around any other value are ignored. */
 EM_API em_conf *em_conf_new(void);
 /* Set key to value (copied; stored as given).  Returns 0, or EM_EINVAL for a
