@@ -519,11 +519,13 @@ static int topn(em_rdd *rdd, size_t n, int desc, em_batch **out, const char *nam
 int em_take_ordered(em_rdd *rdd, size_t n, em_batch **out) { return topn(rdd, n, 0, out, "em_take_ordered"); }
 int em_top(em_rdd *rdd, size_t n, em_batch **out) { return topn(rdd, n, 1, out, "em_top"); }
 
-/* save_as_text_file: tasks write <tmp>/_attempt_<task>/part-NNNNN; the
- * driver commits the first successful attempt of each partition by renaming
- * its file to <tmp>/part-NNNNN, then writes _SUCCESS and renames <tmp> to
- * the output directory.  On failure <tmp> is removed: the output directory
- * is complete or absent. */
+/* save_as_text_file: tasks write <tmp>/_attempt_<task>/part-NNNNN and, once
+ * the output commit coordinator (scheduler/commit.h: first committer wins)
+ * allows it, move it to <tmp>/part-NNNNN themselves; a denied attempt
+ * deletes its file.  When every partition has committed and no attempt is
+ * left running, the driver writes _SUCCESS and renames <tmp> to the output
+ * directory.  On failure <tmp> is removed: the output directory is complete
+ * or absent. */
 typedef struct save_ctx {
     const char *tmp;
     const char *dir; /* the user's output directory, for messages */
@@ -541,20 +543,17 @@ static void remove_attempt_dirs(const char *tmp) {
     if (d) closedir(d);
 }
 
+/* A partition's first successful attempt reports the file it committed. */
 static int commit_part(void *c, int idx, task_result *res) {
     save_ctx *s = c;
-    char dst[4096];
-    const char *src = (const char *)res->data, *slash;
-    if (!src || !res->len || src[res->len - 1]) return em__seterr(EM_EPROTO, "save: bad task result");
-    snprintf(dst, sizeof dst, "%s/part-%05d", s->tmp, idx);
-    if (rename(src, dst))
-        return em__seterr(EM_EIO, "save_as_text_file: %s: cannot commit partition %d: %s", s->dir, idx,
-                          strerror(errno));
-    if ((slash = strrchr(src, '/'))) { /* remove the attempt directory */
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - src), src);
-        rmdir(dir);
-    }
+    char want[4096];
+    struct stat st;
+    const char *got = (const char *)res->data;
+    if (!got || !res->len || got[res->len - 1]) return em__seterr(EM_EPROTO, "save: bad task result");
+    snprintf(want, sizeof want, "%s/part-%05d", s->tmp, idx);
+    if (strcmp(got, want) || stat(want, &st))
+        return em__seterr(EM_EIO, "save_as_text_file: %s: partition %d reported a commit, but its file is missing",
+                          s->dir, idx);
     return 0;
 }
 

@@ -82,6 +82,8 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
     ctx->env->local_dir = ctx->local_dir;
     ctx->env->store = ctx->store;
     if (!(ctx->dag = dag_new(&ctx->stats, ctx->uid))) goto nomem;
+    ctx->env->ask_commit = dag_ask_commit;
+    ctx->env->commit_ctx = ctx->dag;
     if (!(ctx->be = local_backend_new(ctx->cores, ctx->env, dag_events(ctx->dag)))) goto fail;
     dag_set_backend(ctx->dag, ctx->be);
     return ctx;

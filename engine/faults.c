@@ -47,8 +47,11 @@ static int rule(const char *p, const char *e, fault_rule *r, char *why, size_t w
     if (is(p, ke, "fail")) r->kind = FAULT_FAIL;
     else if (is(p, ke, "delay")) r->kind = FAULT_DELAY;
     else if (is(p, ke, "corrupt")) r->kind = FAULT_CORRUPT;
+    else if (is(p, ke, "commit")) r->kind = FAULT_COMMIT;
+    else if (is(p, ke, "delaycommit")) r->kind = FAULT_DELAY_COMMIT;
     else {
-        snprintf(why, whylen, "unknown fault \"%.*s\" (expected fail, delay or corrupt)", (int)(ke - p), p);
+        snprintf(why, whylen, "unknown fault \"%.*s\" (expected fail, delay, corrupt, commit or delaycommit)",
+                 (int)(ke - p), p);
         return -1;
     }
     for (const char *q = colon ? colon + 1 : e; q < e;) {
@@ -63,10 +66,10 @@ static int rule(const char *p, const char *e, fault_rule *r, char *why, size_t w
         if (is(k, kend, "stage")) r->stage = v;
         else if (is(k, kend, "part")) r->part = v;
         else if (is(k, kend, "attempt")) r->attempt = v;
-        else if (is(k, kend, "ms") && r->kind == FAULT_DELAY) r->ms = v;
+        else if (is(k, kend, "ms") && (r->kind == FAULT_DELAY || r->kind == FAULT_DELAY_COMMIT)) r->ms = v;
         else {
             snprintf(why, whylen, "unknown key \"%.*s\" (expected stage, part, attempt%s)", (int)(kend - k), k,
-                     r->kind == FAULT_DELAY ? " or ms" : "");
+                     r->kind == FAULT_DELAY || r->kind == FAULT_DELAY_COMMIT ? " or ms" : "");
             return -1;
         }
         q = comma ? comma + 1 : e;

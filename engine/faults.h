@@ -16,6 +16,12 @@
  *   corrupt[:stage=S,part=P,attempt=A]   a shuffle map attempt flips a byte in
  *                                        the first block of the data file it
  *                                        wrote (readers see a CRC mismatch)
+ *   commit[:stage=S,part=P,attempt=A]    a save_as_text_file attempt fails
+ *                                        right after it was authorized to
+ *                                        commit (before its file moves)
+ *   delaycommit[:...,ms=N]               a save_as_text_file attempt sleeps N
+ *                                        ms before it asks to commit,
+ *                                        ignoring kills (one that came late)
  *
  * S, P, A are a stage id, a partition (the map index for map tasks) and an
  * attempt number (0 first); a key left out matches any.  Example:
@@ -28,12 +34,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum fault_kind { FAULT_FAIL = 1, FAULT_DELAY, FAULT_CORRUPT } fault_kind;
+typedef enum fault_kind { FAULT_FAIL = 1, FAULT_DELAY, FAULT_CORRUPT, FAULT_COMMIT, FAULT_DELAY_COMMIT } fault_kind;
 
 typedef struct fault_rule {
     fault_kind kind;
     int64_t stage, part, attempt; /* -1: any */
-    int64_t ms;                   /* FAULT_DELAY: 0 = until killed */
+    int64_t ms;                   /* FAULT_DELAY: 0 = until killed;
+                                     FAULT_DELAY_COMMIT: the sleep */
 } fault_rule;
 
 #define FAULTS_MAX 32

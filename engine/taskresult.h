@@ -25,6 +25,8 @@ typedef struct task_result {
     int32_t fetch_map;     /* status EM_EFETCH: the map output found bad */
     uint32_t fetch_shuffle;/* ... and its shuffle */
     char loc[256];         /* shuffle map tasks: where the output lives */
+    uint8_t commit_denied; /* an output task another attempt committed for
+                              (status EM_ECANCELED; not a failure) */
     uint64_t input_bytes, shuffle_bytes, shuffle_records;
     int64_t spills;
     int64_t cache_hits;

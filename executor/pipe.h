@@ -70,6 +70,8 @@ struct task_run {
     task_desc *t;
     task_result *res;
     size_t max_record;
+    const struct fault_rule *faults; /* ember.test.faults (faults.h) */
+    int nfaults;
 };
 
 void emitter_init(em_emitter *e, enum emit_mode mode, epipe *to, size_t max_record);

@@ -246,6 +246,8 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
     run.t = t;
     run.res = res;
     run.max_record = t->max_record ? (size_t)t->max_record : (size_t)64 << 20;
+    run.faults = rules;
+    run.nfaults = nrules;
     vars_task_begin(t->partition);
     if (!(sink = sink_pipe_new(&run, &t->sink))) {
         rc = em__lasterr();

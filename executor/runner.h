@@ -16,6 +16,11 @@
 typedef struct exec_env {
     const char *local_dir; /* shuffle outputs and spills (must exist) */
     blockstore *store;     /* cached partitions */
+    /* The output commit coordinator (scheduler/commit.h), asked by an
+     * output task before it commits its file: 1 granted, 0 denied.  NULL:
+     * always granted (unit tests). */
+    int (*ask_commit)(void *c, uint32_t stage, int32_t partition, uint64_t attempt);
+    void *commit_ctx;
 } exec_env;
 
 /* How another thread stops a running attempt: it sets cancel (atomically);

@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "err.h"
+#include "faults.h"
 #include "fnref.h"
 #include "pipe.h"
 #include "recfmt.h"
@@ -103,13 +105,43 @@ fail:
     return em__seterr(EM_EIO, "save_as_text_file: writing %s: %s", s->path, strerror(errno));
 }
 
+/* The file is complete: ask the commit coordinator, then move it from the
+ * attempt's directory to <tmp>/part-NNNNN (denied: delete it).  The
+ * result is the committed file's path. */
 static int end_save(epipe *p) {
     save_state *s = p->state;
+    const task_desc *t = p->run->t;
+    exec_env *env = p->run->env;
     int bad = fflush(s->f) != 0 || fsync(fileno(s->f)) != 0;
     bad |= fclose(s->f) != 0;
     s->f = NULL;
     if (bad) return em__seterr(EM_EIO, "save_as_text_file: closing %s: %s", s->path, strerror(errno));
-    if (ebuf_append(&p->buf, s->path, strlen(s->path) + 1)) return EM_ENOMEM;
+    char dir[4096], final[4096];
+    const char *slash = strrchr(s->path, '/');
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - s->path), s->path);
+    snprintf(final, sizeof final, "%s/part-%05d", p->sink->path, (int)t->partition);
+    const fault_rule *late =
+        faults_match(p->run->faults, p->run->nfaults, FAULT_DELAY_COMMIT, t->stage_id, t->partition, t->attempt);
+    if (late) { /* a kill that comes too late: the sleep does not look at it */
+        struct timespec ts = {(time_t)(late->ms / 1000), (long)(late->ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) && errno == EINTR) {}
+    }
+    if (env->ask_commit && !env->ask_commit(env->commit_ctx, t->stage_id, t->partition, t->task_id)) {
+        unlink(s->path);
+        rmdir(dir);
+        p->run->res->commit_denied = 1;
+        return em__seterr(EM_ECANCELED,
+                          "save_as_text_file: commit denied: another attempt of partition %d committed its output",
+                          (int)t->partition);
+    }
+    if (faults_match(p->run->faults, p->run->nfaults, FAULT_COMMIT, t->stage_id, t->partition, t->attempt))
+        return em__seterr(EM_EIO, "injected commit failure (ember.test.faults): partition %d attempt %u",
+                          (int)t->partition, t->attempt);
+    if (rename(s->path, final))
+        return em__seterr(EM_EIO, "save_as_text_file: cannot commit partition %d: %s", (int)t->partition,
+                          strerror(errno));
+    rmdir(dir);
+    if (ebuf_append(&p->buf, final, strlen(final) + 1)) return EM_ENOMEM;
     give_result(p, &p->buf);
     return 0;
 }

@@ -297,6 +297,8 @@ typedef struct em_stats {
                                  a speculation's loser) */
     int64_t tasks_speculative;/* speculative attempts launched */
     int64_t speculative_wins; /* tasks a speculative attempt finished first */
+    int64_t commits_denied;   /* output attempts refused by the commit
+                                 coordinator (another attempt committed) */
     int64_t shuffle_bytes_written; /* compressed bytes of shuffle files */
     int64_t shuffle_records_written;
     int64_t spills;           /* sorted runs spilled to disk */

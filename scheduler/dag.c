@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commit.h"
 #include "dag.h"
 #include "err.h"
 #include "fnref.h"
@@ -64,6 +65,7 @@ typedef struct inflight {
 struct dag {
     backend *be;
     evq events;      /* what the backend and other threads report */
+    commit_coord commits; /* output commits of the running job's tasks */
     int executors;   /* executors added and not lost */
     uint64_t job_seq;     /* jobs started */
     uint64_t cancel_upto; /* em_cancel_all: jobs up to this one are canceled */
@@ -93,6 +95,7 @@ dag *dag_new(em_stats *stats, uint64_t cache_ns) {
     dag *d = calloc(1, sizeof *d);
     if (!d) return NULL;
     evq_init(&d->events);
+    cc_init(&d->commits);
     d->stats = stats;
     d->ns = cache_ns;
     d->next_task = 1;
@@ -100,6 +103,10 @@ dag *dag_new(em_stats *stats, uint64_t cache_ns) {
 }
 
 evq *dag_events(dag *d) { return &d->events; }
+
+int dag_ask_commit(void *d, uint32_t stage_id, int32_t partition, uint64_t attempt) {
+    return cc_ask(&((dag *)d)->commits, stage_id, partition, attempt);
+}
 
 void dag_set_backend(dag *d, backend *be) { d->be = be; }
 
@@ -129,6 +136,7 @@ void dag_free(dag *d) {
     free(d->waitq);
     free(d->active);
     evq_destroy(&d->events);
+    cc_destroy(&d->commits);
     free(d);
 }
 
@@ -456,7 +464,8 @@ static void account(dag *d, stage *s, const sched_event *ev) {
     em_stats *st = d->stats;
     st->tasks_run++;
     if (s->shuffled) st->map_tasks_run++;
-    if (ev->killed) st->tasks_killed++;
+    if (res->commit_denied) st->commits_denied++; /* even if a kill came too */
+    else if (ev->killed) st->tasks_killed++;
     else if (res->status) st->tasks_failed++;
     st->shuffle_bytes_written += (int64_t)res->shuffle_bytes;
     st->shuffle_records_written += (int64_t)res->shuffle_records;
@@ -560,6 +569,8 @@ static int react(dag *d, stage *s, int idx, int speculative, sched_event *ev) {
      * the task still runs: that one may yet succeed. */
     int others = running_attempts(s, idx) > 0;
     if (!others) s->state[idx] = T_PENDING;
+    if (res->commit_denied) /* another attempt committed: not a failure */
+        return others ? 0 : launch(d, s, idx);
     if (ev->killed) /* killed, and not because the job ended: run it again */
         return others ? 0 : launch(d, s, idx);
     if (res->status == EM_EFETCH && res->fetch_map >= 0 && (int)res->fetch_shuffle < d->nmaps &&
@@ -606,6 +617,9 @@ static int handle(dag *d, sched_event *ev) {
     int idx, att;
     stage *s = attempt_ended(d, ev, &idx, &att);
     if (!s) return 0; /* stale */
+    if (ev->res.status && !ev->res.commit_denied && s == d->result && d->job->sink->kind == SK_SAVE)
+        /* Its authorization to commit, if it had one, is free again. */
+        cc_attempt_failed(&d->commits, s->id, d->job->parts ? d->job->parts[idx] : idx, ev->res.task_id);
     int rc = react(d, s, idx, s->att[att].speculative, ev);
     drop_unregistered(d, s, idx, ev);
     return rc;
@@ -717,6 +731,8 @@ int dag_run_job(dag *d, const job_spec *j) {
     progress_init(&d->prog, j->progress);
     d->nactive = 0;
     if (reset_stage(d, rs, &v) < 0) rc = em__seterr(EM_ENOMEM, "scheduler: out of memory");
+    int commits = j->sink->kind == SK_SAVE;
+    if (commits && !rc) rc = cc_stage_open(&d->commits, rs->id, j->rdd->nparts);
     free(v.seen);
 
     if (ntasks > 0 && !rc) rc = submit_stage(d, rs);
@@ -764,6 +780,7 @@ int dag_run_job(dag *d, const job_spec *j) {
         ev_free(ev);
     }
     progress_clear(&d->prog);
+    if (commits) cc_stage_close(&d->commits, rs->id);
     rc = d->failed;
     stage_free(rs);
     d->nactive = 0;

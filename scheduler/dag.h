@@ -68,6 +68,11 @@ mapout *dag_mapout(dag *d);
  * would recompute it. */
 void dag_forget_shuffle(dag *d, uint32_t shuffle_id);
 
+/* The output commit coordinator's question (exec_env.ask_commit): may
+ * attempt `attempt` of the partition of the stage commit its output?  1 or
+ * 0.  Any thread. */
+int dag_ask_commit(void *d, uint32_t stage_id, int32_t partition, uint64_t attempt);
+
 /* Count the stages of rdd's lineage: for tests and the lineage printer. */
 int dag_count_stages(em_rdd *rdd);
 

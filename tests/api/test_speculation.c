@@ -164,3 +164,67 @@ TEST(spec_off_by_default) {
     CHECK_EQ_I64(st.tasks_run, 4);
     em_close(c);
 }
+
+/* ------------------------------------------------------ output commits */
+
+/* Files in dir (no dot files): parts and others. */
+static void count_files(const char *dir, int *parts, int *files) {
+    *parts = *files = 0;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        (*files)++;
+        *parts += !strncmp(e->d_name, "part-0000", 9);
+    }
+    closedir(d);
+}
+
+TEST(spec_two_attempts_reach_commit) {
+    /* Partition 2's first attempt writes its file, then sleeps 400 ms before
+     * asking to commit, deaf to the kill: its speculative copy commits
+     * first, so the original, asking late, is denied and deletes its file. */
+    em_ctx *c = open_spec("delaycommit:part=2,attempt=0,ms=400", NULL);
+    CHECK(c);
+    const char *dir = tmp_path("commit-out");
+    CHECK_OK(em_save_as_text_file(em_map(em_range(c, 0, 400, 1, 4), fn_i64_text, NULL, 0), dir));
+    em_stats st;
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.speculative_wins, 1);
+    CHECK_EQ_I64(st.commits_denied, 1);
+    CHECK_EQ_I64(st.tasks_failed, 0);
+    int parts, files;
+    count_files(dir, &parts, &files);
+    CHECK_EQ_I64(parts, 4);
+    CHECK_EQ_I64(files, 5); /* and _SUCCESS: no attempt directory is left */
+    char path[600];
+    snprintf(path, sizeof path, "%s/part-00002", dir);
+    size_t len = 0;
+    char *text = read_file_all(path, &len);
+    CHECK(text);
+    CHECK(!strncmp(text, "200\n", 4) && strstr(text, "299\n") && !strstr(text, "300"));
+    free(text);
+    em_close(c);
+}
+
+TEST(spec_failed_commit_released) {
+    /* Partition 1's first attempt is authorized and then fails: the
+     * authorization is released and the retry commits. */
+    em_conf *conf = em_conf_new();
+    CHECK(conf);
+    CHECK_OK(em_conf_set(conf, "ember.test.faults", "commit:part=1,attempt=0"));
+    em_ctx *c = em_open("local[2]", conf);
+    em_conf_free(conf);
+    CHECK(c);
+    const char *dir = tmp_path("commit-retry");
+    CHECK_OK(em_save_as_text_file(em_map(em_range(c, 0, 40, 1, 2), fn_i64_text, NULL, 0), dir));
+    em_stats st;
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.tasks_failed, 1);
+    CHECK_EQ_I64(st.commits_denied, 0);
+    int parts, files;
+    count_files(dir, &parts, &files);
+    CHECK_EQ_I64(parts, 2);
+    CHECK_EQ_I64(files, 3);
+    em_close(c);
+}
