@@ -465,8 +465,11 @@ EM_API int em_take_ordered(em_rdd *rdd, size_t n, em_batch **out);
 EM_API int em_top(em_rdd *rdd, size_t n, em_batch **out);
 /* Write each record as one line ("key\tvalue" for pairs) to
  * dir/part-NNNNN, one file per partition, then dir/_SUCCESS.  Files are
- * written under dir/_temporary and renamed when their task commits, so dir
- * is complete or absent.  EM_EIO if dir exists. */
+ * written under a temporary sibling, dir.ember-tmp-PID/_attempt_TASK/, and
+ * moved to dir.ember-tmp-PID/part-NNNNN by the one attempt per partition
+ * the commit coordinator allows (first to ask); when all have committed,
+ * the sibling is renamed to dir, so dir is complete or absent.  EM_EIO if
+ * dir exists. */
 EM_API int em_save_as_text_file(em_rdd *rdd, const char *dir);
 
 /* ------------------------------------------------ broadcast, accumulators */
