@@ -48,6 +48,9 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
         em__seterr(EM_ENOMEM, "em_open: out of memory");
         return NULL;
     }
+    pthread_mutex_init(&ctx->mu, NULL);
+    pthread_cond_init(&ctx->turn, NULL);
+    ctx->serving = 1;
     if (!(ctx->conf = conf_dup(conf))) goto nomem;
     if (conf_validate(ctx->conf)) goto fail;
     /* Where the master came from, for the message if it is bad. */
@@ -111,6 +114,8 @@ void em_close(em_ctx *ctx) {
         free(ctx->local_dir);
     }
     em_conf_free(ctx->conf);
+    pthread_mutex_destroy(&ctx->mu);
+    pthread_cond_destroy(&ctx->turn);
     free(ctx);
 }
 
@@ -118,7 +123,10 @@ int em_set(em_ctx *ctx, const char *key, const char *value) {
     if (!ctx || !key) return em__seterr(EM_EINVAL, "em_set: NULL argument");
     if (!strcmp(key, "ember.master") || !strcmp(key, "ember.local.dir"))
         return em__seterr(EM_EINVAL, "em_set: %s cannot change after em_open", key);
-    return em_conf_set(ctx->conf, key, value);
+    pthread_mutex_lock(&ctx->mu);
+    int rc = em_conf_set(ctx->conf, key, value);
+    pthread_mutex_unlock(&ctx->mu);
+    return rc;
 }
 
 const char *em_get(em_ctx *ctx, const char *key) {
@@ -135,16 +143,64 @@ const char *em_get(em_ctx *ctx, const char *key) {
 int em_cores(em_ctx *ctx) { return ctx ? ctx->cores : 0; }
 
 void em_cancel_all(em_ctx *ctx) {
-    if (ctx && ctx->dag) dag_cancel_all(ctx->dag);
+    if (!ctx || !ctx->dag) return;
+    /* Every job asked for so far: the one running, and those waiting. */
+    pthread_mutex_lock(&ctx->mu);
+    uint64_t last = ctx->tickets;
+    pthread_mutex_unlock(&ctx->mu);
+    dag_cancel_upto(ctx->dag, last);
 }
 
 void em_get_stats(em_ctx *ctx, em_stats *out) {
-    if (ctx && out) *out = ctx->stats;
+    if (!ctx || !out) return;
+    /* Counters move while jobs run (atomically, in the scheduler): each is
+     * read atomically, all of them int64_t. */
+    const int64_t *src = (const int64_t *)&ctx->stats;
+    int64_t *dst = (int64_t *)out;
+    for (size_t i = 0; i < sizeof *out / sizeof(int64_t); i++) dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+int ctx_rdd_count(em_ctx *ctx) {
+    pthread_mutex_lock(&ctx->mu);
+    int n = ctx->nrdds;
+    pthread_mutex_unlock(&ctx->mu);
+    return n;
+}
+
+/* Wait for this thread's turn at the scheduler: jobs (and the scheduler
+ * changes of ctx_drop_internal) go one at a time, first come first
+ * served.  Returns the ticket. */
+static uint64_t take_turn(em_ctx *ctx) {
+    pthread_mutex_lock(&ctx->mu);
+    uint64_t t = ++ctx->tickets;
+    if (ctx->serving != t) {
+        __atomic_fetch_add(&ctx->stats.jobs_waiting, 1, __ATOMIC_RELAXED);
+        while (ctx->serving != t) pthread_cond_wait(&ctx->turn, &ctx->mu);
+        __atomic_fetch_sub(&ctx->stats.jobs_waiting, 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&ctx->mu);
+    return t;
+}
+
+static void end_turn(em_ctx *ctx) {
+    pthread_mutex_lock(&ctx->mu);
+    ctx->serving++;
+    pthread_cond_broadcast(&ctx->turn);
+    pthread_mutex_unlock(&ctx->mu);
 }
 
 void ctx_drop_internal(em_ctx *ctx, int first_rdd) {
-    for (int i = first_rdd; i < ctx->nrdds; i++)
-        if (ctx->rdds[i]->kind == RDD_SHUFFLED) dag_forget_shuffle(ctx->dag, ctx->rdds[i]->shuffle_id);
+    pthread_t self = pthread_self();
+    take_turn(ctx);
+    int n = ctx_rdd_count(ctx);
+    for (int i = first_rdd; i < n; i++) {
+        pthread_mutex_lock(&ctx->mu);
+        em_rdd *r = ctx->rdds[i];
+        pthread_mutex_unlock(&ctx->mu);
+        /* Only this thread's: other threads' RDDs made meanwhile are theirs. */
+        if (r->kind == RDD_SHUFFLED && pthread_equal(r->creator, self)) dag_forget_shuffle(ctx->dag, r->shuffle_id);
+    }
+    end_turn(ctx);
 }
 
 int ctx_default_parallelism(em_ctx *ctx) {
@@ -178,7 +234,9 @@ int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
     j.on_result = on_result;
     j.cctx = c;
     /* Every value was checked against its key's range when it was set
-     * (conf.c), so these need no checks of their own. */
+     * (conf.c), so these need no checks of their own.  Read under mu:
+     * another thread may em_set meanwhile. */
+    pthread_mutex_lock(&ctx->mu);
     j.mem_budget = (uint64_t)conf_size(ctx->conf, "ember.shuffle.memoryBytes");
     j.block_bytes = (uint64_t)conf_size(ctx->conf, "ember.shuffle.blockBytes");
     j.max_record = (uint64_t)conf_size(ctx->conf, "ember.record.maxBytes");
@@ -191,6 +249,14 @@ int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
     j.spec_quantile = conf_double(ctx->conf, "ember.speculation.quantile");
     j.spec_min_ms = conf_duration_ms(ctx->conf, "ember.speculation.minTaskRuntime");
     const char *faults = em_conf_get(ctx->conf, "ember.test.faults");
-    j.faults = faults && *faults ? faults : NULL;
-    return dag_run_job(ctx->dag, &j);
+    char *faults_copy = faults && *faults ? strdup(faults) : NULL;
+    int nomem = faults && *faults && !faults_copy;
+    pthread_mutex_unlock(&ctx->mu);
+    if (nomem) return em__seterr(EM_ENOMEM, "out of memory");
+    j.faults = faults_copy;
+    uint64_t turn = take_turn(ctx);
+    int rc = dag_run_job(ctx->dag, &j, turn);
+    end_turn(ctx);
+    free(faults_copy);
+    return rc;
 }

@@ -22,21 +22,29 @@
 /* ----------------------------------------------------------- the graph */
 
 em_rdd *rdd_new(em_ctx *ctx, enum rdd_kind kind, int nparts, const char *opname) {
-    em_rdd *r;
-    if (ctx->nrdds == ctx->caprdds) {
-        int cap = ctx->caprdds ? ctx->caprdds * 2 : 64;
-        em_rdd **a = realloc(ctx->rdds, sizeof *a * (size_t)cap);
-        if (!a) goto nomem;
-        ctx->rdds = a;
-        ctx->caprdds = cap;
-    }
-    if (!(r = calloc(1, sizeof *r))) goto nomem;
+    em_rdd *r = calloc(1, sizeof *r);
+    if (!r) goto nomem;
     r->ctx = ctx;
-    r->id = ctx->nrdds;
     r->kind = kind;
     r->nparts = nparts;
     r->opname = opname;
+    r->creator = pthread_self();
+    /* The registry is shared by the driver's threads. */
+    pthread_mutex_lock(&ctx->mu);
+    if (ctx->nrdds == ctx->caprdds) {
+        int cap = ctx->caprdds ? ctx->caprdds * 2 : 64;
+        em_rdd **a = realloc(ctx->rdds, sizeof *a * (size_t)cap);
+        if (!a) {
+            pthread_mutex_unlock(&ctx->mu);
+            free(r);
+            goto nomem;
+        }
+        ctx->rdds = a;
+        ctx->caprdds = cap;
+    }
+    r->id = ctx->nrdds;
     ctx->rdds[ctx->nrdds++] = r;
+    pthread_mutex_unlock(&ctx->mu);
     return r;
 nomem:
     em__seterr(EM_ENOMEM, "%s: out of memory", opname);
@@ -137,7 +145,7 @@ em_rdd *rdd_shuffled(em_rdd *parent, const char *opname, int nparts, uint8_t mod
     em_rdd *r = rdd_new(parent->ctx, RDD_SHUFFLED, nparts, opname);
     if (!r) return NULL;
     r->parent = parent;
-    r->shuffle_id = parent->ctx->next_shuffle++;
+    r->shuffle_id = __atomic_fetch_add(&parent->ctx->next_shuffle, 1, __ATOMIC_RELAXED);
     r->mode = mode;
     r->partitioner = partitioner;
     r->combine = combine;

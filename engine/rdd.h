@@ -12,6 +12,7 @@
 #ifndef EM_RDD_H
 #define EM_RDD_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "buf.h"
@@ -32,6 +33,7 @@ enum rdd_kind {
 struct em_rdd {
     em_ctx *ctx;
     int id;
+    pthread_t creator;          /* the thread that made it (ctx_drop_internal) */
     enum rdd_kind kind;
     int nparts;
     char *name;

@@ -43,6 +43,15 @@
  * Batches and strings an action returns belong to the caller
  * (em_batch_free, free).  Nothing the caller passes in is retained: data is
  * copied.
+ *
+ * Threads.  Several driver threads may use one context at once: making
+ * RDDs, running actions (on their own RDDs or on shared ones), em_set,
+ * em_get_stats, accumulators and broadcasts.  Jobs run one at a time, in
+ * the order their actions asked; a shuffle two threads' jobs need is
+ * computed once and reused.  em_cancel_all may come from any thread.  Not
+ * allowed: em_close while another thread still uses the context (finish
+ * or cancel those actions first), em_get of a key another thread is
+ * em_set-ting, and any action from inside a user function (EM_ESTATE).
  */
 #ifndef EMBER_H
 #define EMBER_H
@@ -304,6 +313,9 @@ typedef struct em_stats {
     int64_t spills;           /* sorted runs spilled to disk */
     int64_t input_bytes;      /* bytes read by text_file sources */
     int64_t cache_hits;       /* partitions served from the cache */
+    int64_t jobs_waiting;     /* now: actions of other threads waiting for
+                                 their turn (jobs run one at a time, in the
+                                 order asked) */
 } em_stats;
 EM_API void em_get_stats(em_ctx *ctx, em_stats *out);
 

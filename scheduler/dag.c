@@ -20,6 +20,10 @@
 #include "vars.h"
 
 enum { T_PENDING = 0, T_RUNNING = 1, T_DONE = 2 };
+
+/* The counters are read by em_get_stats from any thread while a job runs:
+ * updated atomically. */
+#define STAT_ADD(d, field, v) __atomic_fetch_add(&(d)->stats->field, (v), __ATOMIC_RELAXED)
 enum { A_RUNNING = 0, A_OK, A_FAILED, A_KILLED };
 
 /* One attempt of one task: launched on an executor, ended some way. */
@@ -67,8 +71,7 @@ struct dag {
     evq events;      /* what the backend and other threads report */
     commit_coord commits; /* output commits of the running job's tasks */
     int executors;   /* executors added and not lost */
-    uint64_t job_seq;     /* jobs started */
-    uint64_t cancel_upto; /* em_cancel_all: jobs up to this one are canceled */
+    uint64_t cancel_upto; /* jobs numbered up to this one are canceled */
     mapout mo;
     em_stats *stats;
     uint64_t ns;
@@ -110,8 +113,9 @@ int dag_ask_commit(void *d, uint32_t stage_id, int32_t partition, uint64_t attem
 
 void dag_set_backend(dag *d, backend *be) { d->be = be; }
 
-void dag_cancel_all(dag *d) {
-    __atomic_store_n(&d->cancel_upto, __atomic_load_n(&d->job_seq, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+void dag_cancel_upto(dag *d, uint64_t seq) {
+    uint64_t cur = __atomic_load_n(&d->cancel_upto, __ATOMIC_ACQUIRE);
+    while (cur < seq && !__atomic_compare_exchange_n(&d->cancel_upto, &cur, seq, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {}
     evq_post_kind(&d->events, EV_WAKE); /* if it fails, the job notices at its next event */
 }
 
@@ -373,7 +377,7 @@ static int launch_pending(dag *d, stage *s) {
         }
     if (any && !s->counted) {
         s->counted = 1;
-        d->stats->stages_run++;
+        STAT_ADD(d, stages_run, 1);
     }
     return 0;
 }
@@ -390,7 +394,7 @@ static int submit_stage(dag *d, stage *s) {
             if (rc) return rc;
         } else if (!p->counted) {
             p->counted = 1; /* outputs reused: the stage is skipped */
-            d->stats->stages_skipped++;
+            STAT_ADD(d, stages_skipped, 1);
         }
     }
     if (!missing) return launch_pending(d, s);
@@ -461,17 +465,16 @@ static int fail_job(dag *d, stage *s, int idx, int times, const task_result *res
 
 static void account(dag *d, stage *s, const sched_event *ev) {
     const task_result *res = &ev->res;
-    em_stats *st = d->stats;
-    st->tasks_run++;
-    if (s->shuffled) st->map_tasks_run++;
-    if (res->commit_denied) st->commits_denied++; /* even if a kill came too */
-    else if (ev->killed) st->tasks_killed++;
-    else if (res->status) st->tasks_failed++;
-    st->shuffle_bytes_written += (int64_t)res->shuffle_bytes;
-    st->shuffle_records_written += (int64_t)res->shuffle_records;
-    st->spills += res->spills;
-    st->input_bytes += (int64_t)res->input_bytes;
-    st->cache_hits += res->cache_hits;
+    STAT_ADD(d, tasks_run, 1);
+    if (s->shuffled) STAT_ADD(d, map_tasks_run, 1);
+    if (res->commit_denied) STAT_ADD(d, commits_denied, 1); /* even if a kill came too */
+    else if (ev->killed) STAT_ADD(d, tasks_killed, 1);
+    else if (res->status) STAT_ADD(d, tasks_failed, 1);
+    STAT_ADD(d, shuffle_bytes_written, (int64_t)res->shuffle_bytes);
+    STAT_ADD(d, shuffle_records_written, (int64_t)res->shuffle_records);
+    STAT_ADD(d, spills, res->spills);
+    STAT_ADD(d, input_bytes, (int64_t)res->input_bytes);
+    STAT_ADD(d, cache_hits, res->cache_hits);
 }
 
 /* Count a successful task's accumulator additions -- once per task: a map
@@ -514,7 +517,7 @@ static int running_attempts(const stage *s, int idx) { return (int)s->nrun[idx];
  * killed (their ends come as late duplicates, their results and outputs
  * discarded). */
 static void won(dag *d, stage *s, int idx, int speculative) {
-    if (speculative) d->stats->speculative_wins++;
+    if (speculative) STAT_ADD(d, speculative_wins, 1);
     if (!s->nrun[idx]) return;
     for (int i = 0; i < s->natt; i++)
         if (s->att[i].idx == idx && s->att[i].state == A_RUNNING)
@@ -708,26 +711,25 @@ static int speculate(dag *d, const job_spec *j) {
             if (!d->be->running_since(d->be, a.task_id, &start) || (double)(now - start) <= threshold) continue;
             int rc = launch_attempt(d, s, a.idx, 1);
             if (rc) return rc;
-            d->stats->tasks_speculative++;
+            STAT_ADD(d, tasks_speculative, 1);
         }
     }
     return 0;
 }
 
-int dag_run_job(dag *d, const job_spec *j) {
+int dag_run_job(dag *d, const job_spec *j, uint64_t seq) {
     int ntasks = j->parts ? j->nparts : j->rdd->nparts;
     stage *rs = stage_new(d, j->rdd, NULL, ntasks);
     visit v = {NULL, 0};
     int rc = 0;
     if (!rs) return em__seterr(EM_ENOMEM, "scheduler: out of memory");
-    uint64_t seq = __atomic_add_fetch(&d->job_seq, 1, __ATOMIC_ACQ_REL);
     d->job = j;
     d->result = rs;
     d->failed = 0;
     d->nwait = 0;
     d->fl_base = d->next_task;
     if (d->fl_cap) memset(d->fl, 0, sizeof *d->fl * d->fl_cap);
-    d->stats->jobs++;
+    STAT_ADD(d, jobs, 1);
     progress_init(&d->prog, j->progress);
     d->nactive = 0;
     if (reset_stage(d, rs, &v) < 0) rc = em__seterr(EM_ENOMEM, "scheduler: out of memory");
@@ -735,7 +737,7 @@ int dag_run_job(dag *d, const job_spec *j) {
     if (commits && !rc) rc = cc_stage_open(&d->commits, rs->id, j->rdd->nparts);
     free(v.seen);
 
-    if (ntasks > 0 && !rc) rc = submit_stage(d, rs);
+    if (ntasks > 0 && !rc && !check_cancel(d, seq)) rc = submit_stage(d, rs);
     if (rc) d->failed = rc;
     uint64_t next_spec = ev_now_us() + (uint64_t)j->spec_interval_ms * 1000u;
     int timeout = j->progress ? PROGRESS_TICK_MS : -1;

@@ -55,12 +55,15 @@ evq *dag_events(dag *d);
 void dag_set_backend(dag *d, backend *be);
 /* Free the scheduler (after the backend is closed: no event may come). */
 void dag_free(dag *d);
-/* From any thread: the jobs running now fail with EM_ECANCELED, their
- * running attempts killed; jobs started later are not affected. */
-void dag_cancel_all(dag *d);
-/* Run a job to completion.  0, or < 0 with em_errmsg() naming the failing
- * task and its own message.  No task of the job is running on return. */
-int dag_run_job(dag *d, const job_spec *j);
+/* From any thread: jobs numbered up to seq fail with EM_ECANCELED (the one
+ * running now has its attempts killed; one not started yet fails when it
+ * starts); jobs numbered later are not affected. */
+void dag_cancel_upto(dag *d, uint64_t seq);
+/* Run a job to completion.  seq numbers it (increasing; see
+ * dag_cancel_upto).  One job at a time: the caller serializes.  0, or < 0
+ * with em_errmsg() naming the failing task and its own message.  No task
+ * of the job is running on return. */
+int dag_run_job(dag *d, const job_spec *j, uint64_t seq);
 mapout *dag_mapout(dag *d);
 /* Forget a shuffle: its map stage and outputs, and have the executors
  * remove its files.  For shuffles no RDD the user holds can reach (the

@@ -1,0 +1,179 @@
+/*
+ * test_threads.c -- one context used by several driver threads at once:
+ * each builds its own RDDs and runs mixed actions (count, collect, reduce by
+ * key, tree_reduce, take, first) while all of them also read one shared
+ * shuffled RDD, whose map stage runs once.  Every result is checked
+ * exactly.  The suite runs under ThreadSanitizer too (make test-tsan).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../test.h"
+#include "ember.h"
+#include "helpers.h"
+
+#define THREADS 4
+#define ROUNDS 50 /* x 4 actions = 200 jobs per thread */
+
+typedef struct worker_arg {
+    em_ctx *c;
+    em_rdd *shared; /* (k, sum of v with v % 10 == k) over [0, 1000) */
+    int seed;
+    int bad;        /* the first round that went wrong, 0 if none */
+    char why[160];
+} worker_arg;
+
+static int64_t mod_sum(int64_t n, int64_t m, int64_t k) {
+    int64_t s = 0;
+    for (int64_t v = k; v < n; v += m) s += v;
+    return s;
+}
+
+static void *worker(void *p) {
+    worker_arg *w = p;
+    em_ctx *c = w->c;
+    for (int r = 1; r <= ROUNDS && !w->bad; r++) {
+        int64_t n = 100 + (w->seed * 37 + r * 11) % 400, m = 3 + r % 5, cnt = 0;
+        em_batch *b = NULL;
+        em_rdd *src = em_range(c, 0, n, 1, 1 + r % 4);
+        /* count */
+        if (em_count(src, &cnt) || cnt != n) {
+            snprintf(w->why, sizeof w->why, "count: %s", em_errmsg());
+            w->bad = r;
+            break;
+        }
+        /* reduce by key, collected */
+        em_rdd *sums = em_reduce_by_key(em_map(src, fn_mod_key, &m, sizeof m), fn_sum_i64, NULL, 0, 2);
+        if (em_collect(sums, &b) || (int64_t)em_batch_count(b) != m) {
+            snprintf(w->why, sizeof w->why, "reduce_by_key: %s", em_errmsg());
+            w->bad = r;
+            em_batch_free(b);
+            break;
+        }
+        size_t pos = 0;
+        em_rec rec;
+        while (em_batch_next(b, &pos, &rec) == 1)
+            if (em_i64_dec(rec.val) != mod_sum(n, m, em_i64_dec(rec.key))) w->bad = r;
+        em_batch_free(b);
+        b = NULL;
+        /* tree_reduce of the doubled values: internal RDDs of its own */
+        if (em_tree_reduce(em_map(src, fn_double_i64, NULL, 0), fn_sum_i64, NULL, 0, 2, &b) ||
+            em_batch_count(b) != 1 || batch_i64_at(b, 0) != n * (n - 1)) {
+            snprintf(w->why, sizeof w->why, "tree_reduce: %s", em_errmsg());
+            w->bad = r;
+        }
+        em_batch_free(b);
+        b = NULL;
+        /* the shared RDD */
+        if (em_collect(w->shared, &b) || em_batch_count(b) != 10) {
+            snprintf(w->why, sizeof w->why, "shared: %s", em_errmsg());
+            w->bad = r;
+        } else {
+            pos = 0;
+            while (em_batch_next(b, &pos, &rec) == 1)
+                if (em_i64_dec(rec.val) != mod_sum(1000, 10, em_i64_dec(rec.key))) w->bad = r;
+        }
+        em_batch_free(b);
+        if (w->bad && !w->why[0]) snprintf(w->why, sizeof w->why, "a wrong value in round %d", r);
+    }
+    return NULL;
+}
+
+TEST(threads_share_one_context) {
+    em_conf *conf = em_conf_new();
+    CHECK(conf);
+    CHECK_OK(em_conf_set(conf, "ember.progress", "false"));
+    em_ctx *c = em_open("local[3]", conf);
+    em_conf_free(conf);
+    CHECK(c);
+    int64_t ten = 10;
+    em_rdd *shared = em_reduce_by_key(em_map(em_range(c, 0, 1000, 1, 4), fn_mod_key, &ten, sizeof ten), fn_sum_i64,
+                                      NULL, 0, 3);
+    CHECK(shared);
+    pthread_t th[THREADS];
+    worker_arg w[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].c = c;
+        w[i].shared = shared;
+        w[i].seed = i + 1;
+        CHECK(pthread_create(&th[i], NULL, worker, &w[i]) == 0);
+    }
+    for (int i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < THREADS; i++) {
+        if (w[i].bad) fprintf(stderr, "  thread %d, round %d: %s\n", i, w[i].bad, w[i].why);
+        CHECK_EQ_I64(w[i].bad, 0);
+    }
+    em_stats st;
+    em_get_stats(c, &st);
+    /* Jobs: per round count 1, collect 1 (two stages), tree_reduce >= 1, shared 1. */
+    CHECK(st.jobs >= (int64_t)THREADS * ROUNDS * 4);
+    CHECK_EQ_I64(st.tasks_failed, 0);
+    /* The shared shuffle's map stage (4 tasks) ran once; later jobs skipped it. */
+    CHECK(st.stages_skipped >= (int64_t)THREADS * ROUNDS - 1);
+    em_close(c);
+}
+
+/* ------------------------------------------------ cancel, several threads */
+
+static int started;
+
+static int note_start(const em_rec *in, em_emitter *out, const void *arg) {
+    __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
+    return em_emit_rec(out, in);
+}
+
+typedef struct job_arg {
+    em_rdd *r;
+    int rc;
+} job_arg;
+
+static void *run_count(void *p) {
+    job_arg *a = p;
+    int64_t n;
+    a->rc = em_count(a->r, &n);
+    return NULL;
+}
+
+TEST(threads_cancel_covers_waiting_jobs) {
+    /* Thread A's job holds the scheduler (its partition 0 waits until
+     * killed); thread B's job waits for its turn.  em_cancel_all cancels
+     * both; a job started afterwards runs. */
+    em_conf *conf = em_conf_new();
+    CHECK(conf);
+    CHECK_OK(em_conf_set(conf, "ember.test.faults", "delay:part=0,attempt=0"));
+    em_ctx *c = em_open("local[2]", conf);
+    em_conf_free(conf);
+    CHECK(c);
+    __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+    job_arg a = {em_map(em_range(c, 0, 1000, 1, 2), note_start, NULL, 0), 1};
+    job_arg b = {em_range(c, 0, 10, 1, 1), 1};
+    pthread_t ta, tb;
+    CHECK(pthread_create(&ta, NULL, run_count, &a) == 0);
+    while (!__atomic_load_n(&started, __ATOMIC_ACQUIRE)) {
+        struct timespec t = {0, 100000L};
+        nanosleep(&t, NULL);
+    }
+    /* B asks for its turn while A's job runs: wait until it waits. */
+    CHECK(pthread_create(&tb, NULL, run_count, &b) == 0);
+    em_stats st;
+    do {
+        struct timespec t = {0, 100000L};
+        nanosleep(&t, NULL);
+        em_get_stats(c, &st);
+    } while (st.jobs_waiting != 1);
+    em_cancel_all(c);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    CHECK_EQ_I64(a.rc, EM_ECANCELED);
+    CHECK_EQ_I64(b.rc, EM_ECANCELED);
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.jobs_waiting, 0);
+    CHECK_OK(em_set(c, "ember.test.faults", ""));
+    int64_t n = 0;
+    CHECK_OK(em_count(em_range(c, 0, 10, 1, 2), &n));
+    CHECK_EQ_I64(n, 10);
+    em_close(c);
+}
