@@ -287,7 +287,8 @@ static int tree_job(em_rdd *rdd, const em_rec *zero, em_comb_fn seq, em_comb_fn 
     int rc = 0;
     if (!seq || !comb) return em__seterr(EM_EINVAL, "%s: NULL function", name);
     if (depth < 0) return em__seterr(EM_EINVAL, "%s: depth %d < 1", name, depth);
-    int first_internal = ctx_rdd_count(rdd->ctx); /* the RDDs this thread makes below are ours */
+    rdd_scope internal; /* the RDDs this thread makes below are ours */
+    ctx_scope_begin(&internal);
     if (depth == 0) depth = 2;
     if (zero && rec_append(&z, zero)) return em__seterr(EM_ENOMEM, "out of memory");
     em_rdd *cur = rdd_op(rdd, OP_FOLD, name, (void *)seq, arg, arglen);
@@ -345,7 +346,7 @@ static int tree_job(em_rdd *rdd, const em_rec *zero, em_comb_fn seq, em_comb_fn 
         }
     }
     ebuf_free(&z);
-    ctx_drop_internal(rdd->ctx, first_internal);
+    ctx_scope_end(&internal);
     if (!rc && !acc.len) rc = em__seterr(EM_EEMPTY, "%s: empty collection", name);
     if (!rc) rc = acc_batch(&acc, out);
     ebuf_free(&acc);
@@ -389,11 +390,12 @@ int em_foreach_partition(em_rdd *rdd, em_foreach_part_fn fn, const void *arg, si
 
 int em_count_by_key(em_rdd *rdd, em_batch **out) {
     CHECK_RDD(rdd, out, "em_count_by_key");
-    int first_internal = ctx_rdd_count(rdd->ctx);
+    rdd_scope internal;
+    ctx_scope_begin(&internal);
     em_rdd *ones = em_map_values(rdd, bi_one, NULL, 0);
     em_rdd *counts = ones ? em_reduce_by_key(ones, bi_sum_i64, NULL, 0, 0) : NULL;
     int rc = counts ? em_collect(counts, out) : em__lasterr();
-    ctx_drop_internal(rdd->ctx, first_internal);
+    ctx_scope_end(&internal);
     return rc;
 }
 

@@ -3,6 +3,7 @@
  * master URL, makes the scratch directory, starts the backend (local[N]
  * threads) and the DAG scheduler, and turns actions into jobs (ctx_run).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,11 +102,13 @@ void em_close(em_ctx *ctx) {
     if (!ctx) return;
     if (ctx->be) ctx->be->close(ctx->be);
     dag_free(ctx->dag);
-    for (int i = 0; i < ctx->nrdds; i++) {
+    for (int i = 0; i < ctx->nrdds; i++) { /* whatever is left, whatever its references */
+        if (!ctx->rdds[i]) continue;
         rdd_free(ctx->rdds[i]);
         free(ctx->rdds[i]);
     }
     free(ctx->rdds);
+    free(ctx->free_ids);
     bs_free(ctx->store);
     free(ctx->env);
     vars_drop_ns(ctx->uid);
@@ -151,25 +154,9 @@ void em_cancel_all(em_ctx *ctx) {
     dag_cancel_upto(ctx->dag, last);
 }
 
-void em_get_stats(em_ctx *ctx, em_stats *out) {
-    if (!ctx || !out) return;
-    /* Counters move while jobs run (atomically, in the scheduler): each is
-     * read atomically, all of them int64_t. */
-    const int64_t *src = (const int64_t *)&ctx->stats;
-    int64_t *dst = (int64_t *)out;
-    for (size_t i = 0; i < sizeof *out / sizeof(int64_t); i++) dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
-}
-
-int ctx_rdd_count(em_ctx *ctx) {
-    pthread_mutex_lock(&ctx->mu);
-    int n = ctx->nrdds;
-    pthread_mutex_unlock(&ctx->mu);
-    return n;
-}
-
 /* Wait for this thread's turn at the scheduler: jobs (and the scheduler
- * changes of ctx_drop_internal) go one at a time, first come first
- * served.  Returns the ticket. */
+ * changes of ctx_rdd_gone) go one at a time, first come first served.
+ * Returns the ticket. */
 static uint64_t take_turn(em_ctx *ctx) {
     pthread_mutex_lock(&ctx->mu);
     uint64_t t = ++ctx->tickets;
@@ -189,18 +176,98 @@ static void end_turn(em_ctx *ctx) {
     pthread_mutex_unlock(&ctx->mu);
 }
 
-void ctx_drop_internal(em_ctx *ctx, int first_rdd) {
-    pthread_t self = pthread_self();
-    take_turn(ctx);
-    int n = ctx_rdd_count(ctx);
-    for (int i = first_rdd; i < n; i++) {
-        pthread_mutex_lock(&ctx->mu);
-        em_rdd *r = ctx->rdds[i];
-        pthread_mutex_unlock(&ctx->mu);
-        /* Only this thread's: other threads' RDDs made meanwhile are theirs. */
-        if (r->kind == RDD_SHUFFLED && pthread_equal(r->creator, self)) dag_forget_shuffle(ctx->dag, r->shuffle_id);
+/* Bytes of the regular files under path (its scratch directory). */
+static int64_t tree_bytes(const char *path) {
+    int64_t n = 0;
+    DIR *d = opendir(path);
+    if (!d) return 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char p[4096];
+        struct stat st;
+        if ((size_t)snprintf(p, sizeof p, "%s/%s", path, e->d_name) >= sizeof p || lstat(p, &st)) continue;
+        if (S_ISDIR(st.st_mode)) n += tree_bytes(p);
+        else if (S_ISREG(st.st_mode)) n += (int64_t)st.st_size;
     }
-    end_turn(ctx);
+    closedir(d);
+    return n;
+}
+
+void em_get_stats(em_ctx *ctx, em_stats *out) {
+    if (!ctx || !out) return;
+    /* Counters move while jobs run (atomically, in the scheduler): each is
+     * read atomically, all of them int64_t. */
+    const int64_t *src = (const int64_t *)&ctx->stats;
+    int64_t *dst = (int64_t *)out;
+    for (size_t i = 0; i < sizeof *out / sizeof(int64_t); i++) dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+    pthread_mutex_lock(&ctx->mu);
+    out->live_rdds = ctx->nlive;
+    pthread_mutex_unlock(&ctx->mu);
+    dag_live_counts(ctx->dag, &out->live_shuffles, &out->live_stages);
+    out->scratch_bytes = tree_bytes(ctx->local_dir);
+}
+
+/* ------------------------------------------------------- RDD lifetimes */
+
+static __thread rdd_scope *open_scope;
+
+void ctx_scope_begin(rdd_scope *sc) {
+    sc->v = NULL;
+    sc->n = sc->cap = 0;
+    sc->prev = open_scope;
+    open_scope = sc;
+}
+
+void ctx_scope_add(em_rdd *r) {
+    rdd_scope *sc = open_scope;
+    if (!sc) return;
+    if (sc->n == sc->cap) {
+        int cap = sc->cap ? sc->cap * 2 : 16;
+        em_rdd **v = realloc(sc->v, sizeof *v * (size_t)cap);
+        if (!v) return; /* not recorded: freed only by em_close */
+        sc->v = v;
+        sc->cap = cap;
+    }
+    rdd_retain(r); /* the scope's own reference, dropped at its end */
+    sc->v[sc->n++] = r;
+}
+
+void ctx_scope_end(rdd_scope *sc) {
+    open_scope = sc->prev;
+    /* Newest first: children drop their parents' references before the
+     * parents' own are dropped. */
+    for (int i = sc->n; i-- > 0;) {
+        rdd_release(sc->v[i]); /* the scope's */
+        rdd_release(sc->v[i]); /* the creator's: the action never hands it out */
+    }
+    free(sc->v);
+}
+
+void em_rdd_release(em_rdd *rdd) {
+    if (!rdd || runner_in_task()) return; /* not from inside a user function */
+    rdd_release(rdd);
+}
+
+void ctx_rdd_gone(em_ctx *ctx, em_rdd *r) {
+    if (r->kind == RDD_SHUFFLED) { /* no live RDD reads the shuffle now */
+        take_turn(ctx);
+        dag_drop_shuffle(ctx->dag, r->shuffle_id);
+        end_turn(ctx);
+    }
+    if (r->persist_level) bs_remove(ctx->store, ctx->uid, r->id);
+    pthread_mutex_lock(&ctx->mu);
+    ctx->rdds[r->id] = NULL;
+    ctx->nlive--;
+    if (ctx->nfree == ctx->capfree) {
+        int cap = ctx->capfree ? ctx->capfree * 2 : 64;
+        int *f = realloc(ctx->free_ids, sizeof *f * (size_t)cap);
+        if (f) {
+            ctx->free_ids = f;
+            ctx->capfree = cap;
+        }
+    }
+    if (ctx->nfree < ctx->capfree) ctx->free_ids[ctx->nfree++] = r->id; /* else the slot stays unused */
+    pthread_mutex_unlock(&ctx->mu);
 }
 
 int ctx_default_parallelism(em_ctx *ctx) {
@@ -254,9 +321,11 @@ int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
     pthread_mutex_unlock(&ctx->mu);
     if (nomem) return em__seterr(EM_ENOMEM, "out of memory");
     j.faults = faults_copy;
+    rdd_retain(rdd); /* another thread's em_rdd_release must wait for the job */
     uint64_t turn = take_turn(ctx);
     int rc = dag_run_job(ctx->dag, &j, turn);
     end_turn(ctx);
+    rdd_release(rdd);
     free(faults_copy);
     return rc;
 }

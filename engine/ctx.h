@@ -32,8 +32,11 @@ struct em_ctx {
     int cores;
     char master[64];
     char *local_dir;       /* this context's scratch directory */
-    em_rdd **rdds;
-    int nrdds, caprdds;
+    em_rdd **rdds;         /* by id; NULL where an RDD was freed */
+    int nrdds, caprdds;    /* slots used, allocated */
+    int *free_ids;         /* slots to reuse (ids of freed RDDs) */
+    int nfree, capfree;
+    int nlive;             /* RDDs alive */
     uint32_t next_shuffle;
     struct dag *dag;
     struct backend *be;
@@ -46,11 +49,23 @@ struct em_ctx {
  * gets each partition's output once.  0 or < 0 (message set). */
 int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
             int (*on_result)(void *c, int idx, struct task_result *res), void *c);
-/* Forget the shuffles of RDDs [first_rdd, ctx->nrdds) -- internal RDDs an
- * action made for itself -- and remove their files. */
-void ctx_drop_internal(em_ctx *ctx, int first_rdd);
-/* The number of RDDs made so far (the next one's id). */
-int ctx_rdd_count(em_ctx *ctx);
+/* The RDDs an action makes for itself (tree_aggregate's levels, ...): between
+ * ctx_scope_begin and ctx_scope_end, every RDD this thread makes is also
+ * recorded in the scope, and ctx_scope_end drops the reference the action
+ * held on each, so they are freed (with their shuffle files) unless the
+ * user's RDDs depend on them.  Scopes nest. */
+typedef struct rdd_scope {
+    struct rdd_scope *prev;
+    em_rdd **v;
+    int n, cap;
+} rdd_scope;
+void ctx_scope_begin(rdd_scope *sc);
+void ctx_scope_end(rdd_scope *sc);
+/* Called by rdd_release when an RDD's last reference goes: drop its
+ * shuffle (outputs, files), its cached blocks and its registry slot. */
+void ctx_rdd_gone(em_ctx *ctx, em_rdd *r);
+/* Record r in the calling thread's open scope, if any (rdd_new). */
+void ctx_scope_add(em_rdd *r);
 /* Default partition count for a new shuffle (0 = use parent's). */
 int ctx_default_parallelism(em_ctx *ctx);
 /* Validate an RDD argument: 0 or EM_EINVAL with "<fn>: NULL RDD". */

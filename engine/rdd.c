@@ -29,9 +29,10 @@ em_rdd *rdd_new(em_ctx *ctx, enum rdd_kind kind, int nparts, const char *opname)
     r->nparts = nparts;
     r->opname = opname;
     r->creator = pthread_self();
+    r->refs = 1;
     /* The registry is shared by the driver's threads. */
     pthread_mutex_lock(&ctx->mu);
-    if (ctx->nrdds == ctx->caprdds) {
+    if (!ctx->nfree && ctx->nrdds == ctx->caprdds) {
         int cap = ctx->caprdds ? ctx->caprdds * 2 : 64;
         em_rdd **a = realloc(ctx->rdds, sizeof *a * (size_t)cap);
         if (!a) {
@@ -42,9 +43,14 @@ em_rdd *rdd_new(em_ctx *ctx, enum rdd_kind kind, int nparts, const char *opname)
         ctx->rdds = a;
         ctx->caprdds = cap;
     }
-    r->id = ctx->nrdds;
-    ctx->rdds[ctx->nrdds++] = r;
+    /* A freed RDD's slot (and id) is reused: the registry, and everything
+     * sized by RDD ids, stays as large as the RDDs alive at once. */
+    if (ctx->nfree) r->id = ctx->free_ids[--ctx->nfree];
+    else r->id = ctx->nrdds++;
+    ctx->rdds[r->id] = r;
+    ctx->nlive++;
     pthread_mutex_unlock(&ctx->mu);
+    ctx_scope_add(r);
     return r;
 nomem:
     em__seterr(EM_ENOMEM, "%s: out of memory", opname);
@@ -62,6 +68,28 @@ void rdd_free(em_rdd *r) {
     free(r->groups);
     ebuf_free(&r->bounds);
     agg_clear(&r->agg);
+}
+
+void rdd_set_parents(em_rdd *r, em_rdd *a, em_rdd *b) {
+    r->parent = a;
+    r->parent2 = b;
+    if (a) rdd_retain(a);
+    if (b) rdd_retain(b);
+}
+
+void rdd_retain(em_rdd *r) { __atomic_fetch_add(&r->refs, 1, __ATOMIC_RELAXED); }
+
+void rdd_release(em_rdd *r) {
+    /* Iterative along the first parent: a long chain of one-parent RDDs
+     * must not recurse deeply. */
+    while (r && __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        em_rdd *p = r->parent, *p2 = r->parent2;
+        ctx_rdd_gone(r->ctx, r);
+        rdd_free(r);
+        free(r);
+        if (p2) rdd_release(p2);
+        r = p;
+    }
 }
 
 static int copy_blob(const void *p, size_t n, uint8_t **out) {
@@ -98,7 +126,7 @@ em_rdd *rdd_op(em_rdd *parent, uint8_t op, const char *opname, void *fn, const v
         free(a);
         return NULL;
     }
-    r->parent = parent;
+    rdd_set_parents(r, parent, NULL);
     r->op = op;
     r->fn = f;
     r->arg = a;
@@ -144,7 +172,7 @@ em_rdd *rdd_shuffled(em_rdd *parent, const char *opname, int nparts, uint8_t mod
                      const aggdesc *agg, uint8_t combine) {
     em_rdd *r = rdd_new(parent->ctx, RDD_SHUFFLED, nparts, opname);
     if (!r) return NULL;
-    r->parent = parent;
+    rdd_set_parents(r, parent, NULL);
     r->shuffle_id = __atomic_fetch_add(&parent->ctx->next_shuffle, 1, __ATOMIC_RELAXED);
     r->mode = mode;
     r->partitioner = partitioner;
@@ -318,10 +346,7 @@ em_rdd *em_union(em_rdd *a, em_rdd *b) {
         return NULL;
     }
     em_rdd *r = rdd_new(a->ctx, RDD_UNION, a->nparts + b->nparts, "union");
-    if (r) {
-        r->parent = a;
-        r->parent2 = b;
-    }
+    if (r) rdd_set_parents(r, a, b);
     return r;
 }
 
@@ -358,7 +383,7 @@ em_rdd *em_coalesce(em_rdd *rdd, int n) {
         free(g);
         return NULL;
     }
-    r->parent = rdd;
+    rdd_set_parents(r, rdd, NULL);
     r->groups = g;
     return r;
 }

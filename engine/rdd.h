@@ -34,6 +34,8 @@ struct em_rdd {
     em_ctx *ctx;
     int id;
     pthread_t creator;          /* the thread that made it (ctx_drop_internal) */
+    int refs;                   /* the user's (until em_rdd_release), each child
+                                   RDD's, each running job's; atomic */
     enum rdd_kind kind;
     int nparts;
     char *name;
@@ -86,6 +88,13 @@ em_rdd *rdd_shuffled(em_rdd *parent, const char *opname, int nparts, uint8_t mod
                      uint8_t partitioner, const aggdesc *agg, uint8_t combine);
 /* Free what an RDD owns (the context frees the struct). */
 void rdd_free(em_rdd *r);
+/* Set r's parents (b may be NULL), each gaining a reference. */
+void rdd_set_parents(em_rdd *r, em_rdd *a, em_rdd *b);
+/* Take and drop references.  The last drop destroys the RDD: the context
+ * forgets it (its shuffle's outputs and files, its cached blocks, its
+ * registry slot), its parents lose a reference, its memory is freed. */
+void rdd_retain(em_rdd *r);
+void rdd_release(em_rdd *r);
 /* Fill an aggdesc: names the functions, copies arg and zero into owned
  * blobs.  0 or < 0 (message set). */
 int agg_make(aggdesc *a, void *create, void *merge_value, void *merge_comb, const void *arg,

@@ -316,6 +316,11 @@ typedef struct em_stats {
     int64_t jobs_waiting;     /* now: actions of other threads waiting for
                                  their turn (jobs run one at a time, in the
                                  order asked) */
+    /* Now, for watching a long-lived driver stay flat: */
+    int64_t live_rdds;        /* RDDs not yet freed (em_rdd_release) */
+    int64_t live_shuffles;    /* shuffles whose outputs are tracked */
+    int64_t live_stages;      /* map stages the scheduler keeps */
+    int64_t scratch_bytes;    /* bytes of files in the scratch directory */
 } em_stats;
 EM_API void em_get_stats(em_ctx *ctx, em_stats *out);
 
@@ -333,6 +338,15 @@ EM_API em_rdd *em_empty(em_ctx *ctx);
 /* The int64 records start, start+step, ... up to end (exclusive), any
  * int64 bounds and step (step 0 is EM_EINVAL). */
 EM_API em_rdd *em_range(em_ctx *ctx, int64_t start, int64_t end, int64_t step, int partitions);
+/* Drop the caller's reference to rdd (every function returning an RDD
+ * gives the caller one).  The RDD is freed once nothing refers to it: no
+ * RDD made from it, no running job.  When a shuffled RDD is freed its
+ * shuffle's files are removed; when a persisted one is, its cached blocks.
+ * So a long-lived driver that releases what it no longer needs keeps flat
+ * memory and scratch disk.  The caller must not use rdd afterwards (RDDs
+ * made from it stay valid).  NULL is ignored; from inside a user function
+ * it does nothing.  Without it, RDDs live until em_close. */
+EM_API void em_rdd_release(em_rdd *rdd);
 /* Lines of a text file, of every file in a directory, or of every file a
  * glob pattern matches, without their line terminators ("\n" or "\r\n").
  * Files ending in .gz are read through zlib, one partition per file; plain

@@ -190,9 +190,10 @@ int em_ml_evaluate(const em_ml_model *m, em_ml_data *d, em_ml_metrics *out) {
         out->log_loss = s[0] / s[2];
         out->accuracy = s[1] / s[2];
         out->rows = (int64_t)s[2];
-        int first = ctx_rdd_count(d->ctx); /* the RDDs this thread's auc() makes are its own */
+        rdd_scope internal; /* the RDDs auc() makes are its own */
+        ctx_scope_begin(&internal);
         rc = auc(d, &a, &out->auc);
-        ctx_drop_internal(d->ctx, first); /* remove their shuffle files now */
+        ctx_scope_end(&internal); /* freed, their shuffle files removed */
     }
     em_bcast_destroy(d->ctx, a.w);
     return rc;

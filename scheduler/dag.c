@@ -58,6 +58,7 @@ typedef struct stage {
     int waiting;       /* waits for parents */
     int counted;       /* counted in stats for this job */
     int fetch_failures;
+    uint32_t mark;     /* == dag.gen: visited in this job */
 } stage;
 
 typedef struct inflight {
@@ -88,6 +89,8 @@ struct dag {
     size_t fl_cap;
     stage **waitq;
     int nwait, capwait;
+    int nlive_maps;  /* map stages held (one per live shuffle) */
+    uint32_t gen;    /* the current job's number, for stage marks */
     stage **active;  /* the current job's stages (its result stage and every
                         map stage it reaches): what per-event work scans */
     int nactive, capactive;
@@ -146,18 +149,21 @@ void dag_free(dag *d) {
 
 mapout *dag_mapout(dag *d) { return &d->mo; }
 
-void dag_forget_shuffle(dag *d, uint32_t id) {
-    shuffle_out *so = mo_find(&d->mo, id);
-    if (!so) return;
-    if (d->be->drop_shuffle) d->be->drop_shuffle(d->be, id);
-    for (int m = 0; m < so->nmaps; m++) mo_unset(so, m);
+void dag_drop_shuffle(dag *d, uint32_t id) {
+    if (mo_find(&d->mo, id) && d->be->drop_shuffle) d->be->drop_shuffle(d->be, id);
+    mo_remove(&d->mo, id);
     if ((int)id < d->nmaps && d->maps[id]) {
-        /* Stages of later shuffles may name this one as a parent: keep the
-         * stage object, reset, so their pointers stay valid. */
-        stage *s = d->maps[id];
-        memset(s->state, 0, (size_t)s->ntasks);
-        s->done = 0;
+        /* No stage names it as a parent any more: the shuffled RDDs reading
+         * those stages held this one's RDD, and are gone. */
+        stage_free(d->maps[id]);
+        d->maps[id] = NULL;
+        __atomic_fetch_sub(&d->nlive_maps, 1, __ATOMIC_RELAXED); /* read by em_get_stats */
     }
+}
+
+void dag_live_counts(dag *d, int64_t *shuffles, int64_t *stages) {
+    *shuffles = __atomic_load_n(&d->mo.n, __ATOMIC_RELAXED);
+    *stages = __atomic_load_n(&d->nlive_maps, __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------- stage building */
@@ -244,6 +250,7 @@ static stage *map_stage(dag *d, em_rdd *shuffled) {
         return NULL;
     }
     d->maps[id] = s;
+    __atomic_fetch_add(&d->nlive_maps, 1, __ATOMIC_RELAXED);
     return s;
 }
 
@@ -428,9 +435,10 @@ static int resubmit_waiting(dag *d) {
 }
 
 /* Prepare a map stage for this job: outputs the tracker lacks are pending. */
-static int reset_stage(dag *d, stage *s, visit *v) {
-    int k = visit_once(v, (int)s->id);
-    if (k <= 0) return k;
+static int reset_stage(dag *d, stage *s) {
+    if (s->mark == d->gen) return 0; /* a mark, not a bitmap by stage id: no
+                                        cost that grows with the context's age */
+    s->mark = d->gen;
     if (d->nactive == d->capactive) {
         int cap = d->capactive ? d->capactive * 2 : 16;
         stage **a = realloc(d->active, sizeof *a * (size_t)cap);
@@ -452,7 +460,7 @@ static int reset_stage(dag *d, stage *s, visit *v) {
         s->done += have;
     }
     for (int i = 0; i < s->nparents; i++)
-        if (reset_stage(d, s->parents[i], v) < 0) return -1;
+        if (reset_stage(d, s->parents[i]) < 0) return -1;
     return 0;
 }
 
@@ -720,7 +728,6 @@ static int speculate(dag *d, const job_spec *j) {
 int dag_run_job(dag *d, const job_spec *j, uint64_t seq) {
     int ntasks = j->parts ? j->nparts : j->rdd->nparts;
     stage *rs = stage_new(d, j->rdd, NULL, ntasks);
-    visit v = {NULL, 0};
     int rc = 0;
     if (!rs) return em__seterr(EM_ENOMEM, "scheduler: out of memory");
     d->job = j;
@@ -732,10 +739,10 @@ int dag_run_job(dag *d, const job_spec *j, uint64_t seq) {
     STAT_ADD(d, jobs, 1);
     progress_init(&d->prog, j->progress);
     d->nactive = 0;
-    if (reset_stage(d, rs, &v) < 0) rc = em__seterr(EM_ENOMEM, "scheduler: out of memory");
+    d->gen++;
+    if (reset_stage(d, rs) < 0) rc = em__seterr(EM_ENOMEM, "scheduler: out of memory");
     int commits = j->sink->kind == SK_SAVE;
     if (commits && !rc) rc = cc_stage_open(&d->commits, rs->id, j->rdd->nparts);
-    free(v.seen);
 
     if (ntasks > 0 && !rc && !check_cancel(d, seq)) rc = submit_stage(d, rs);
     if (rc) d->failed = rc;

@@ -65,11 +65,12 @@ void dag_cancel_upto(dag *d, uint64_t seq);
  * of the job is running on return. */
 int dag_run_job(dag *d, const job_spec *j, uint64_t seq);
 mapout *dag_mapout(dag *d);
-/* Forget a shuffle: its map stage and outputs, and have the executors
- * remove its files.  For shuffles no RDD the user holds can reach (the
- * internal levels of tree_aggregate, ...).  A later job needing it again
- * would recompute it. */
-void dag_forget_shuffle(dag *d, uint32_t shuffle_id);
+/* Drop a shuffle no live RDD reads any more: its map stage, its tracker
+ * entry, and (through the backend) its files. */
+void dag_drop_shuffle(dag *d, uint32_t shuffle_id);
+/* Shuffles tracked and map stages held now (any thread, without waiting
+ * for the running job). */
+void dag_live_counts(dag *d, int64_t *shuffles, int64_t *stages);
 
 /* The output commit coordinator's question (exec_env.ask_commit): may
  * attempt `attempt` of the partition of the stage commit its output?  1 or

@@ -35,7 +35,7 @@ shuffle_out *mo_get(mapout *mo, uint32_t id, int nmaps, int nparts) {
     so->nmaps = nmaps;
     so->nparts = nparts;
     mo->s[id] = so;
-    mo->n++;
+    __atomic_fetch_add(&mo->n, 1, __ATOMIC_RELAXED); /* read by em_get_stats */
     return so;
 }
 
@@ -65,18 +65,27 @@ void mo_unset(shuffle_out *so, int map) {
     memset(m, 0, sizeof *m);
 }
 
-void mo_free(mapout *mo) {
-    for (int i = 0; i < mo->cap; i++) {
-        shuffle_out *so = mo->s[i];
-        if (!so) continue;
-        for (int j = 0; j < so->nmaps; j++) {
-            free(so->m[j].loc);
-            free(so->m[j].seg);
-        }
-        free(so->m);
-        free(so->merged);
-        free(so);
+static void so_free(shuffle_out *so) {
+    for (int j = 0; j < so->nmaps; j++) {
+        free(so->m[j].loc);
+        free(so->m[j].seg);
     }
+    free(so->m);
+    free(so->merged);
+    free(so);
+}
+
+void mo_remove(mapout *mo, uint32_t id) {
+    shuffle_out *so = mo_find(mo, id);
+    if (!so) return;
+    mo->s[id] = NULL;
+    __atomic_fetch_sub(&mo->n, 1, __ATOMIC_RELAXED);
+    so_free(so);
+}
+
+void mo_free(mapout *mo) {
+    for (int i = 0; i < mo->cap; i++)
+        if (mo->s[i]) so_free(mo->s[i]);
     free(mo->s);
     memset(mo, 0, sizeof *mo);
 }

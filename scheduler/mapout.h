@@ -38,6 +38,8 @@ shuffle_out *mo_find(mapout *mo, uint32_t id);
  * (copied; takes the malloc'd segs in every case). */
 int mo_set(shuffle_out *so, int map, int exec, uint64_t attempt, const char *loc, uint64_t *segs);
 void mo_unset(shuffle_out *so, int map);
+/* Forget a shuffle entirely (its slot stays, NULL). */
+void mo_remove(mapout *mo, uint32_t id);
 void mo_free(mapout *mo);
 
 #endif
