@@ -13,6 +13,7 @@
 
 #include "commit.h"
 #include "dag.h"
+#include "idmap.h"
 #include "err.h"
 #include "fnref.h"
 #include "progress.h"
@@ -76,8 +77,7 @@ struct dag {
     mapout mo;
     em_stats *stats;
     uint64_t ns;
-    stage **maps; /* by shuffle id */
-    int nmaps;
+    idmap maps;      /* shuffle id -> its map stage */
     uint32_t next_stage;
     uint64_t next_task;
     progress prog;
@@ -110,6 +110,9 @@ dag *dag_new(em_stats *stats, uint64_t cache_ns) {
 
 evq *dag_events(dag *d) { return &d->events; }
 
+static void stage_free(stage *s);
+static void stage_free_v(void *s) { stage_free(s); }
+
 int dag_ask_commit(void *d, uint32_t stage_id, int32_t partition, uint64_t attempt) {
     return cc_ask(&((dag *)d)->commits, stage_id, partition, attempt);
 }
@@ -136,8 +139,7 @@ static void stage_free(stage *s) {
 
 void dag_free(dag *d) {
     if (!d) return;
-    for (int i = 0; i < d->nmaps; i++) stage_free(d->maps[i]);
-    free(d->maps);
+    idmap_free(&d->maps, stage_free_v);
     mo_free(&d->mo);
     free(d->fl);
     free(d->waitq);
@@ -152,11 +154,11 @@ mapout *dag_mapout(dag *d) { return &d->mo; }
 void dag_drop_shuffle(dag *d, uint32_t id) {
     if (mo_find(&d->mo, id) && d->be->drop_shuffle) d->be->drop_shuffle(d->be, id);
     mo_remove(&d->mo, id);
-    if ((int)id < d->nmaps && d->maps[id]) {
+    stage *s = idmap_del(&d->maps, id);
+    if (s) {
         /* No stage names it as a parent any more: the shuffled RDDs reading
          * those stages held this one's RDD, and are gone. */
-        stage_free(d->maps[id]);
-        d->maps[id] = NULL;
+        stage_free(s);
         __atomic_fetch_sub(&d->nlive_maps, 1, __ATOMIC_RELAXED); /* read by em_get_stats */
     }
 }
@@ -234,22 +236,14 @@ static stage *stage_new(dag *d, em_rdd *rdd, em_rdd *shuffled, int ntasks) {
 
 static stage *map_stage(dag *d, em_rdd *shuffled) {
     uint32_t id = shuffled->shuffle_id;
-    if ((int)id < d->nmaps && d->maps[id]) return d->maps[id];
-    if ((int)id >= d->nmaps) {
-        int n = (int)id * 2 + 8;
-        stage **m = realloc(d->maps, sizeof *m * (size_t)n);
-        if (!m) return NULL;
-        memset(m + d->nmaps, 0, sizeof *m * (size_t)(n - d->nmaps));
-        d->maps = m;
-        d->nmaps = n;
-    }
-    stage *s = stage_new(d, shuffled->parent, shuffled, shuffled->parent->nparts);
+    stage *s = idmap_get(&d->maps, id);
+    if (s) return s;
+    s = stage_new(d, shuffled->parent, shuffled, shuffled->parent->nparts);
     if (!s) return NULL;
-    if (!mo_get(&d->mo, id, s->ntasks, shuffled->nparts)) {
+    if (!mo_get(&d->mo, id, s->ntasks, shuffled->nparts) || idmap_put(&d->maps, id, s)) {
         stage_free(s);
         return NULL;
     }
-    d->maps[id] = s;
     __atomic_fetch_add(&d->nlive_maps, 1, __ATOMIC_RELAXED);
     return s;
 }
@@ -584,14 +578,13 @@ static int react(dag *d, stage *s, int idx, int speculative, sched_event *ev) {
         return others ? 0 : launch(d, s, idx);
     if (ev->killed) /* killed, and not because the job ended: run it again */
         return others ? 0 : launch(d, s, idx);
-    if (res->status == EM_EFETCH && res->fetch_map >= 0 && (int)res->fetch_shuffle < d->nmaps &&
-        d->maps[res->fetch_shuffle]) {
+    if (res->status == EM_EFETCH && res->fetch_map >= 0 && idmap_get(&d->maps, res->fetch_shuffle)) {
         /* The map output is gone or corrupt: forget it, rerun that map task,
          * then this one.  Every reader of a lost output reports it; only the
          * first report of a registered output counts against the limit, and
          * a reader launched before the output was registered again just
          * runs again. */
-        stage *p = d->maps[res->fetch_shuffle];
+        stage *p = idmap_get(&d->maps, res->fetch_shuffle);
         shuffle_out *so = mo_find(&d->mo, res->fetch_shuffle);
         int m = res->fetch_map;
         if (so && m < so->nmaps && m < p->ntasks && so->m[m].have && res->task_id >= p->reg_task[m]) {

@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "idmap.h"
+
 typedef struct map_status {
     int have;
     int exec;           /* the executor that wrote it */
@@ -27,8 +29,8 @@ typedef struct shuffle_out {
 } shuffle_out;
 
 typedef struct mapout {
-    shuffle_out **s; /* indexed by shuffle id; NULL where none */
-    int n, cap;      /* shuffles tracked; slots */
+    idmap s;         /* shuffle id -> shuffle_out */
+    int n;           /* shuffles tracked (read atomically by em_get_stats) */
 } mapout;
 
 /* Find or create the record of a shuffle.  NULL on ENOMEM. */
