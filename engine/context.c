@@ -243,6 +243,12 @@ void ctx_scope_end(rdd_scope *sc) {
     free(sc->v);
 }
 
+int ctx_in_task(void) { return runner_in_task(); }
+
+void ctx_hold_jobs(em_ctx *ctx) { take_turn(ctx); }
+
+void ctx_release_jobs(em_ctx *ctx) { end_turn(ctx); }
+
 void em_rdd_release(em_rdd *rdd) {
     if (!rdd || runner_in_task()) return; /* not from inside a user function */
     rdd_release(rdd);

@@ -66,6 +66,12 @@ void ctx_scope_end(rdd_scope *sc);
 void ctx_rdd_gone(em_ctx *ctx, em_rdd *r);
 /* Record r in the calling thread's open scope, if any (rdd_new). */
 void ctx_scope_add(em_rdd *r);
+/* Whether the calling thread runs a task's user functions. */
+int ctx_in_task(void);
+/* Wait until no job runs on ctx and keep new ones from starting, until
+ * ctx_release_jobs (FIFO with the jobs waiting). */
+void ctx_hold_jobs(em_ctx *ctx);
+void ctx_release_jobs(em_ctx *ctx);
 /* Default partition count for a new shuffle (0 = use parent's). */
 int ctx_default_parallelism(em_ctx *ctx);
 /* Validate an RDD argument: 0 or EM_EINVAL with "<fn>: NULL RDD". */

@@ -122,14 +122,26 @@ const void *em_bcast_value(em_bcast b, size_t *len) {
 
 void em_bcast_destroy(em_ctx *ctx, em_bcast b) {
     bvar **pp, *dead = NULL;
+    if (!ctx) {
+        em__seterr(EM_EINVAL, "em_bcast_destroy: NULL context (a broadcast belongs to one context)");
+        return;
+    }
+    if (ctx_in_task()) {
+        em__seterr(EM_ESTATE, "em_bcast_destroy: called from inside a user function");
+        return;
+    }
+    /* Pinned while a job runs: wait for the running job to end, and free
+     * before the next starts. */
+    ctx_hold_jobs(ctx);
     pthread_rwlock_wrlock(&lock);
     for (pp = &bvars; *pp; pp = &(*pp)->next)
-        if ((*pp)->id == b.id && (!ctx || (*pp)->ns == ctx->uid)) {
+        if ((*pp)->id == b.id && (*pp)->ns == ctx->uid) {
             dead = *pp;
             *pp = dead->next;
             break;
         }
     pthread_rwlock_unlock(&lock);
+    ctx_release_jobs(ctx);
     if (dead) {
         free(dead->data);
         free(dead);

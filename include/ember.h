@@ -508,10 +508,12 @@ EM_API em_bcast em_broadcast(em_ctx *ctx, const void *data, size_t len);
 /* In a task or on the driver: the blob, or NULL if unknown/destroyed.  The
  * pointer stays valid until em_bcast_destroy or em_close. */
 EM_API const void *em_bcast_value(em_bcast b, size_t *len);
-/* Free a broadcast of ctx (NULL ctx: of any context).  Must not run while a
- * job that reads it is running (actions return only when their jobs end, so
- * this only concerns contexts driven from several threads).  Unknown ids
- * are ignored. */
+/* Free a broadcast of ctx.  Safe at any time from any driver thread: the
+ * broadcast is pinned while a job runs (its tasks may hold the pointer), so
+ * this waits for the running job to end; jobs started afterwards find it
+ * destroyed (em_bcast_value returns NULL).  A broadcast belongs to its
+ * context: one of another context, an unknown id, a NULL ctx, or a call
+ * from inside a user function is ignored (message set). */
 EM_API void em_bcast_destroy(em_ctx *ctx, em_bcast b);
 
 /* Sums that tasks add to and the driver reads.  Each successful task's

@@ -177,3 +177,69 @@ TEST(threads_cancel_covers_waiting_jobs) {
     CHECK_EQ_I64(n, 10);
     em_close(c);
 }
+
+/* ---------------------------------------------------- broadcast pinning */
+
+/* Emits the broadcast's first int64 plus the record; fails if it is gone. */
+static int add_bcast(const em_rec *in, em_emitter *out, const void *arg) {
+    em_bcast b;
+    memcpy(&b, arg, sizeof b);
+    __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
+    size_t len = 0;
+    const uint8_t *p = em_bcast_value(b, &len);
+    if (!p || len != 8) return em_fail("broadcast gone");
+    return em_emit_i64(out, em_i64_dec(p) + em_i64_dec(in->val));
+}
+
+typedef struct sum_arg {
+    em_rdd *r;
+    int rc;
+    int64_t sum;
+} sum_arg;
+
+static void *collect_sum(void *p) {
+    sum_arg *a = p;
+    em_batch *b = NULL;
+    a->rc = em_collect(a->r, &b);
+    if (!a->rc) a->sum = batch_sum_i64(b);
+    em_batch_free(b);
+    return NULL;
+}
+
+TEST(threads_broadcast_pinned_while_job_runs) {
+    /* Thread A's job reads the broadcast in every record; partition 1 is
+     * held back 300 ms.  Destroying the broadcast meanwhile waits for the
+     * job: every record still reads it.  A later job finds it destroyed. */
+    em_conf *conf = em_conf_new();
+    CHECK(conf);
+    CHECK_OK(em_conf_set(conf, "ember.test.faults", "delay:part=1,attempt=0,ms=300"));
+    em_ctx *c = em_open("local[2]", conf);
+    em_conf_free(conf);
+    CHECK(c);
+    uint8_t v[8];
+    em_i64_enc(1000, v);
+    em_bcast b = em_broadcast(c, v, 8);
+    CHECK(b.id != 0);
+    __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+    sum_arg a = {em_map(em_range(c, 0, 100, 1, 2), add_bcast, &b, sizeof b), 1, 0};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, collect_sum, &a) == 0);
+    while (!__atomic_load_n(&started, __ATOMIC_ACQUIRE)) {
+        struct timespec ts = {0, 100000L};
+        nanosleep(&ts, NULL);
+    }
+    em_bcast_destroy(c, b); /* returns once the job has ended */
+    em_stats st;
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.tasks_run, 2);
+    pthread_join(t, NULL);
+    CHECK_OK(a.rc);
+    CHECK_EQ_I64(a.sum, 100 * 1000 + 99 * 100 / 2);
+    CHECK(em_bcast_value(b, NULL) == NULL);
+    CHECK_OK(em_set(c, "ember.test.faults", ""));
+    a.rc = 0;
+    collect_sum(&a);
+    CHECK_EQ_I64(a.rc, EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "broadcast gone");
+    em_close(c);
+}
