@@ -28,7 +28,6 @@ em_rdd *rdd_new(em_ctx *ctx, enum rdd_kind kind, int nparts, const char *opname)
     r->kind = kind;
     r->nparts = nparts;
     r->opname = opname;
-    r->creator = pthread_self();
     r->refs = 1;
     /* The registry is shared by the driver's threads. */
     pthread_mutex_lock(&ctx->mu);

@@ -12,7 +12,6 @@
 #ifndef EM_RDD_H
 #define EM_RDD_H
 
-#include <pthread.h>
 #include <stdint.h>
 
 #include "buf.h"
@@ -33,7 +32,6 @@ enum rdd_kind {
 struct em_rdd {
     em_ctx *ctx;
     int id;
-    pthread_t creator;          /* the thread that made it (ctx_drop_internal) */
     int refs;                   /* the user's (until em_rdd_release), each child
                                    RDD's, each running job's; atomic */
     enum rdd_kind kind;

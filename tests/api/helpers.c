@@ -157,3 +157,17 @@ int fn_pair_x10(const em_rec *in, em_emitter *out, const void *arg) {
     em_i64_enc(x * 10, v);
     return em_emit_pair(out, k, 8, v, 8);
 }
+
+int check_mod_sums(em_batch *b, int64_t n, int64_t m) {
+    size_t pos = 0;
+    em_rec r;
+    int64_t keys = 0;
+    if ((int64_t)em_batch_count(b) != m) return 0;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        int64_t k = em_i64_dec(r.key), want = 0;
+        for (int64_t v = k; v < n; v += m) want += v;
+        if (em_i64_dec(r.val) != want) return 0;
+        keys += k;
+    }
+    return keys == m * (m - 1) / 2;
+}

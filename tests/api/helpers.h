@@ -36,6 +36,9 @@ int batch_eq_i64(em_batch *b, const int64_t *v, size_t n);
 uint64_t fnv1a(const void *p, size_t n);
 /* Identity map that adds 1 to the em_acc passed as arg. */
 int fn_count_calls(const em_rec *in, em_emitter *out, const void *arg);
+/* 1 when b holds (k, sum of v in [0, n) with v % m == k) for every k < m,
+ * checked against a direct loop (after fn_mod_key and fn_sum_i64). */
+int check_mod_sums(em_batch *b, int64_t n, int64_t m);
 /* Identity map (emits the record unchanged). */
 int fn_identity(const em_rec *in, em_emitter *out, const void *arg);
 /* i64 v -> pair (i64 v, i64 v * 10). */

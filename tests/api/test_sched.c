@@ -25,20 +25,6 @@ static em_ctx *open_conf(const char *k1, const char *v1, const char *k2, const c
     return c;
 }
 
-/* Sums per key of v % m over [0, n), checked against a direct loop. */
-static int check_mod_sums(em_batch *b, int64_t n, int64_t m) {
-    size_t pos = 0;
-    em_rec r;
-    int64_t keys = 0;
-    if ((int64_t)em_batch_count(b) != m) return 0;
-    while (em_batch_next(b, &pos, &r) == 1) {
-        int64_t k = em_i64_dec(r.key), want = 0;
-        for (int64_t v = k; v < n; v += m) want += v;
-        if (em_i64_dec(r.val) != want) return 0;
-        keys += k;
-    }
-    return keys == m * (m - 1) / 2;
-}
 
 TEST(sched_second_action_reuses_shuffle) {
     em_ctx *c = open_test_ctx();
