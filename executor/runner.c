@@ -228,6 +228,12 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
     since_check = 0;
     in_task = 1;
     if ((rc = taskdesc_decode(desc, len, &t)) != 0) goto done;
+    res->task_id = t->task_id;
+    if (memcmp(t->binhash, fnref_binary_hash(), 32) != 0) {
+        rc = em__seterr(EM_EPROTO, "task %llu was built for another binary (hash mismatch)",
+                        (unsigned long long)t->task_id);
+        goto done;
+    }
     if (t->faults) {
         char why[160];
         if ((nrules = faults_parse(t->faults, rules, why, sizeof why)) < 0) {
@@ -235,12 +241,6 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
             goto done;
         }
         if ((rc = faults_before(t, rules, nrules)) != 0) goto done;
-    }
-    res->task_id = t->task_id;
-    if (memcmp(t->binhash, fnref_binary_hash(), 32) != 0) {
-        rc = em__seterr(EM_EPROTO, "task %llu was built for another binary (hash mismatch)",
-                        (unsigned long long)t->task_id);
-        goto done;
     }
     run.env = env;
     run.t = t;

@@ -72,7 +72,6 @@ struct dag {
     backend *be;
     evq events;      /* what the backend and other threads report */
     commit_coord commits; /* output commits of the running job's tasks */
-    int executors;   /* executors added and not lost */
     uint64_t cancel_upto; /* jobs numbered up to this one are canceled */
     mapout mo;
     em_stats *stats;
@@ -574,10 +573,9 @@ static int react(dag *d, stage *s, int idx, int speculative, sched_event *ev) {
      * the task still runs: that one may yet succeed. */
     int others = running_attempts(s, idx) > 0;
     if (!others) s->state[idx] = T_PENDING;
-    if (res->commit_denied) /* another attempt committed: not a failure */
-        return others ? 0 : launch(d, s, idx);
-    if (ev->killed) /* killed, and not because the job ended: run it again */
-        return others ? 0 : launch(d, s, idx);
+    /* Denied a commit (another attempt committed) or killed while the job
+     * goes on: not a failure, run it again if nothing else runs it. */
+    if (res->commit_denied || ev->killed) return others ? 0 : launch(d, s, idx);
     if (res->status == EM_EFETCH && res->fetch_map >= 0 && idmap_get(&d->maps, res->fetch_shuffle)) {
         /* The map output is gone or corrupt: forget it, rerun that map task,
          * then this one.  Every reader of a lost output reports it; only the
@@ -763,9 +761,8 @@ int dag_run_job(dag *d, const job_spec *j, uint64_t seq) {
         int hr = 0;
         switch (ev->kind) {
         case EV_TASK_ENDED: hr = handle(d, ev); break;
-        case EV_EXEC_ADDED: d->executors++; break;
-        case EV_EXEC_LOST: d->executors--; break;
-        case EV_CANCEL:
+        case EV_EXEC_ADDED: /* local[N]'s one executor: nothing to place by yet */
+        case EV_EXEC_LOST:  /* no executor process can be lost before cluster mode */
         case EV_WAKE: break;
         }
         if (hr < 0 && !d->failed) d->failed = hr; /* e.g. a task that could not be launched */
@@ -777,8 +774,6 @@ int dag_run_job(dag *d, const job_spec *j, uint64_t seq) {
     while (running_total(d) > 0) {
         sched_event *ev = evq_wait(&d->events, -1);
         if (ev->kind == EV_TASK_ENDED) drain_one(d, ev);
-        else if (ev->kind == EV_EXEC_ADDED) d->executors++;
-        else if (ev->kind == EV_EXEC_LOST) d->executors--;
         ev_free(ev);
     }
     progress_clear(&d->prog);

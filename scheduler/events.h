@@ -2,8 +2,8 @@
  * events.h -- what the scheduler reacts to, and the queue that brings it.
  *
  * A backend reports the fate of every task attempt it launched and the
- * comings and goings of executors as events; the context posts requests
- * from other threads (cancel).  The scheduler takes them one at a time from
+ * comings and goings of executors as events; other threads post wake-ups
+ * (em_cancel_all, after raising the scheduler's cancel mark).  The scheduler takes them one at a time from
  * one queue, waiting with a timeout so that it can also act on time
  * (speculation, progress).  Posting never blocks on the scheduler: any
  * thread may post, one thread waits.
@@ -21,8 +21,8 @@ typedef enum ev_kind {
                           attempts too: res.status EM_ECANCELED, killed 1) */
     EV_EXEC_ADDED,     /* an executor joined: exec, cores, address */
     EV_EXEC_LOST,      /* an executor is gone: exec, reason */
-    EV_CANCEL,         /* em_cancel_all: kill what runs, fail the jobs */
-    EV_WAKE,           /* nothing: makes the waiter look again */
+    EV_WAKE,           /* nothing: makes the waiter look again (em_cancel_all
+                          posts it after raising the cancel mark) */
 } ev_kind;
 
 typedef struct sched_event {
