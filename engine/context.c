@@ -50,8 +50,6 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
         return NULL;
     }
     pthread_mutex_init(&ctx->mu, NULL);
-    pthread_cond_init(&ctx->turn, NULL);
-    ctx->serving = 1;
     if (!(ctx->conf = conf_dup(conf))) goto nomem;
     if (conf_validate(ctx->conf)) goto fail;
     /* Where the master came from, for the message if it is bad. */
@@ -89,7 +87,7 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
     ctx->env->ask_commit = dag_ask_commit;
     ctx->env->commit_ctx = ctx->dag;
     if (!(ctx->be = local_backend_new(ctx->cores, ctx->env, dag_events(ctx->dag)))) goto fail;
-    dag_set_backend(ctx->dag, ctx->be);
+    if (dag_start(ctx->dag, ctx->be)) goto fail;
     return ctx;
 nomem:
     em__seterr(EM_ENOMEM, "em_open: out of memory");
@@ -100,6 +98,7 @@ fail:
 
 void em_close(em_ctx *ctx) {
     if (!ctx) return;
+    dag_stop(ctx->dag); /* running jobs canceled, their attempts ended */
     if (ctx->be) ctx->be->close(ctx->be);
     dag_free(ctx->dag);
     for (int i = 0; i < ctx->nrdds; i++) { /* whatever is left, whatever its references */
@@ -118,7 +117,6 @@ void em_close(em_ctx *ctx) {
     }
     em_conf_free(ctx->conf);
     pthread_mutex_destroy(&ctx->mu);
-    pthread_cond_destroy(&ctx->turn);
     free(ctx);
 }
 
@@ -147,33 +145,25 @@ int em_cores(em_ctx *ctx) { return ctx ? ctx->cores : 0; }
 
 void em_cancel_all(em_ctx *ctx) {
     if (!ctx || !ctx->dag) return;
-    /* Every job asked for so far: the one running, and those waiting. */
-    pthread_mutex_lock(&ctx->mu);
-    uint64_t last = ctx->tickets;
-    pthread_mutex_unlock(&ctx->mu);
-    dag_cancel_upto(ctx->dag, last);
+    dag_cancel_all(ctx->dag, "em_cancel_all");
 }
 
-/* Wait for this thread's turn at the scheduler: jobs (and the scheduler
- * changes of ctx_rdd_gone) go one at a time, first come first served.
- * Returns the ticket. */
-static uint64_t take_turn(em_ctx *ctx) {
-    pthread_mutex_lock(&ctx->mu);
-    uint64_t t = ++ctx->tickets;
-    if (ctx->serving != t) {
-        __atomic_fetch_add(&ctx->stats.jobs_waiting, 1, __ATOMIC_RELAXED);
-        while (ctx->serving != t) pthread_cond_wait(&ctx->turn, &ctx->mu);
-        __atomic_fetch_sub(&ctx->stats.jobs_waiting, 1, __ATOMIC_RELAXED);
-    }
-    pthread_mutex_unlock(&ctx->mu);
-    return t;
+/* The calling thread's job group, for one context at a time. */
+static __thread em_ctx *group_ctx;
+static __thread char group_name[128];
+
+int em_set_job_group(em_ctx *ctx, const char *group) {
+    if (!ctx) return em__seterr(EM_EINVAL, "em_set_job_group: NULL context");
+    if (group && strlen(group) >= sizeof group_name)
+        return em__seterr(EM_EINVAL, "em_set_job_group: group name longer than %d bytes", (int)sizeof group_name - 1);
+    group_ctx = group && *group ? ctx : NULL;
+    snprintf(group_name, sizeof group_name, "%s", group && *group ? group : "");
+    return 0;
 }
 
-static void end_turn(em_ctx *ctx) {
-    pthread_mutex_lock(&ctx->mu);
-    ctx->serving++;
-    pthread_cond_broadcast(&ctx->turn);
-    pthread_mutex_unlock(&ctx->mu);
+int em_cancel_job_group(em_ctx *ctx, const char *group) {
+    if (!ctx || !group || !*group) return em__seterr(EM_EINVAL, "em_cancel_job_group: NULL context or empty group");
+    return dag_cancel_group(ctx->dag, group);
 }
 
 /* Bytes of the regular files under path (its scratch directory). */
@@ -245,9 +235,9 @@ void ctx_scope_end(rdd_scope *sc) {
 
 int ctx_in_task(void) { return runner_in_task(); }
 
-void ctx_hold_jobs(em_ctx *ctx) { take_turn(ctx); }
+int ctx_hold_jobs(em_ctx *ctx) { return dag_hold(ctx->dag); }
 
-void ctx_release_jobs(em_ctx *ctx) { end_turn(ctx); }
+void ctx_release_jobs(em_ctx *ctx) { dag_release(ctx->dag); }
 
 void em_rdd_release(em_rdd *rdd) {
     if (!rdd || runner_in_task()) return; /* not from inside a user function */
@@ -255,11 +245,7 @@ void em_rdd_release(em_rdd *rdd) {
 }
 
 void ctx_rdd_gone(em_ctx *ctx, em_rdd *r) {
-    if (r->kind == RDD_SHUFFLED) { /* no live RDD reads the shuffle now */
-        take_turn(ctx);
-        dag_drop_shuffle(ctx->dag, r->shuffle_id);
-        end_turn(ctx);
-    }
+    if (r->kind == RDD_SHUFFLED) dag_drop_shuffle(ctx->dag, r->shuffle_id); /* no live RDD reads it now */
     if (r->persist_level) bs_remove(ctx->store, ctx->uid, r->id);
     pthread_mutex_lock(&ctx->mu);
     ctx->rdds[r->id] = NULL;
@@ -328,9 +314,7 @@ int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
     if (nomem) return em__seterr(EM_ENOMEM, "out of memory");
     j.faults = faults_copy;
     rdd_retain(rdd); /* another thread's em_rdd_release must wait for the job */
-    uint64_t turn = take_turn(ctx);
-    int rc = dag_run_job(ctx->dag, &j, turn);
-    end_turn(ctx);
+    int rc = dag_run_job(ctx->dag, &j, group_ctx == ctx ? group_name : NULL);
     rdd_release(rdd);
     free(faults_copy);
     return rc;

@@ -20,13 +20,9 @@ struct task_result;
 
 struct em_ctx {
     /* Several driver threads may use a context: mu guards the RDD registry
-     * and the configuration; jobs run one at a time, in the order their
-     * actions asked (tickets), and the scheduler is used only by the thread
-     * holding the current ticket. */
+     * and the configuration; the scheduler has its own thread, to which
+     * each action posts its job (dag.h). */
     pthread_mutex_t mu;
-    pthread_cond_t turn;
-    uint64_t tickets;      /* taken (the last job's number) */
-    uint64_t serving;      /* the number of the job that may run */
     em_conf *conf;
     uint64_t uid;          /* namespace of its cache blocks and variables */
     int cores;
@@ -68,9 +64,10 @@ void ctx_rdd_gone(em_ctx *ctx, em_rdd *r);
 void ctx_scope_add(em_rdd *r);
 /* Whether the calling thread runs a task's user functions. */
 int ctx_in_task(void);
-/* Wait until no job runs on ctx and keep new ones from starting, until
- * ctx_release_jobs (FIFO with the jobs waiting). */
-void ctx_hold_jobs(em_ctx *ctx);
+/* Wait until no task attempt of any job runs on ctx and keep new jobs from
+ * starting, until ctx_release_jobs (they start then, in order).  0, or
+ * EM_ENOMEM (then nothing is held). */
+int ctx_hold_jobs(em_ctx *ctx);
 void ctx_release_jobs(em_ctx *ctx);
 /* Default partition count for a new shuffle (0 = use parent's). */
 int ctx_default_parallelism(em_ctx *ctx);

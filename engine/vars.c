@@ -132,7 +132,7 @@ void em_bcast_destroy(em_ctx *ctx, em_bcast b) {
     }
     /* Pinned while a job runs: wait for the running job to end, and free
      * before the next starts. */
-    ctx_hold_jobs(ctx);
+    if (ctx_hold_jobs(ctx)) return; /* out of memory: the broadcast stays */
     pthread_rwlock_wrlock(&lock);
     for (pp = &bvars; *pp; pp = &(*pp)->next)
         if ((*pp)->id == b.id && (*pp)->ns == ctx->uid) {

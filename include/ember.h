@@ -46,9 +46,11 @@
  *
  * Threads.  Several driver threads may use one context at once: making
  * RDDs, running actions (on their own RDDs or on shared ones), em_set,
- * em_get_stats, accumulators and broadcasts.  Jobs run one at a time, in
- * the order their actions asked; a shuffle two threads' jobs need is
- * computed once and reused.  em_cancel_all may come from any thread.  Not
+ * em_get_stats, accumulators and broadcasts.  Their jobs run at the same
+ * time on the one scheduler, started in the order their actions asked and
+ * sharing stages: a shuffle two threads' jobs need is computed once and
+ * reused.  em_cancel_all, em_set_job_group and em_cancel_job_group may
+ * come from any thread.  Not
  * allowed: em_close while another thread still uses the context (finish
  * or cancel those actions first), em_get of a key another thread is
  * em_set-ting, and any action from inside a user function (EM_ESTATE).
@@ -293,6 +295,15 @@ EM_API int em_cores(em_ctx *ctx);
  * call that may be made from another thread while an action runs (or from
  * a signal-free context such as a watchdog thread); it returns at once. */
 EM_API void em_cancel_all(em_ctx *ctx);
+/* Job groups, as Spark's setJobGroup / cancelJobGroup.  em_set_job_group
+ * names the group of the jobs the calling thread's actions start on ctx
+ * from now on (NULL or "": none; at most 127 bytes, else EM_EINVAL); each
+ * thread has its own.  em_cancel_job_group cancels the running jobs of
+ * that group, from any thread: their actions return EM_ECANCELED with a
+ * message naming the group.  It returns how many jobs it canceled (0 when
+ * none runs), or < 0. */
+EM_API int em_set_job_group(em_ctx *ctx, const char *group);
+EM_API int em_cancel_job_group(em_ctx *ctx, const char *group);
 
 /* Counters since em_open, for tests and monitoring. */
 typedef struct em_stats {
@@ -313,9 +324,11 @@ typedef struct em_stats {
     int64_t spills;           /* sorted runs spilled to disk */
     int64_t input_bytes;      /* bytes read by text_file sources */
     int64_t cache_hits;       /* partitions served from the cache */
-    int64_t jobs_waiting;     /* now: actions of other threads waiting for
-                                 their turn (jobs run one at a time, in the
-                                 order asked) */
+    int64_t jobs_active;      /* now: actions running (their jobs posted to
+                                 the scheduler and not yet returned) */
+    int64_t tasks_running;    /* now: task attempts running, with the losers
+                                 of finished jobs still ending in the
+                                 background */
     /* Now, for watching a long-lived driver stay flat: */
     int64_t live_rdds;        /* RDDs not yet freed (em_rdd_release) */
     int64_t live_shuffles;    /* shuffles whose outputs are tracked */

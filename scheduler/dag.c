@@ -1,42 +1,58 @@
 /*
  * dag.c -- the DAG scheduler (see dag.h).
  *
- * Map stages are kept per shuffle for the life of the context, so a later
- * job finds their outputs registered and skips them.  A job's result stage
- * is built per job.  Per stage and task the state is: pending, running or
- * done; the job loop waits for one result at a time and reacts to it.
+ * Everything below the "scheduler thread" line runs on the scheduler's one
+ * thread, which owns the stages, the jobs' scheduling state, the in-flight
+ * table and the map-output tracker; driver threads only post calls and
+ * wait on their job's mailbox (under jmu).
+ *
+ * Map stages are kept per shuffle for the life of the shuffle, so a later
+ * job finds their outputs registered and skips them, and a job arriving
+ * while another computes a shuffle it needs waits for that stage instead of
+ * running it again.  A map stage runs for one job at a time (s->job: whose
+ * settings its tasks carry); if that job ends first, another job that
+ * needs the stage takes it over, or its attempts are killed.  A job's
+ * result stage is its own.  Per stage and task the state is pending,
+ * running or done.
  */
 #include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "commit.h"
 #include "dag.h"
-#include "idmap.h"
 #include "err.h"
 #include "fnref.h"
+#include "idmap.h"
 #include "progress.h"
 #include "taskbuild.h"
 #include "vars.h"
 
 enum { T_PENDING = 0, T_RUNNING = 1, T_DONE = 2 };
 
-/* The counters are read by em_get_stats from any thread while a job runs:
+/* The counters are read by em_get_stats from any thread while jobs run:
  * updated atomically. */
 #define STAT_ADD(d, field, v) __atomic_fetch_add(&(d)->stats->field, (v), __ATOMIC_RELAXED)
 enum { A_RUNNING = 0, A_OK, A_FAILED, A_KILLED };
+
+#define JOB_MSG_MAX 1024
 
 /* One attempt of one task: launched on an executor, ended some way. */
 typedef struct attempt_rec {
     uint64_t task_id;
     int idx;            /* the task (index in its stage) */
-    uint32_t number;    /* 0 for the task's first attempt in this job */
+    uint32_t number;    /* 0 for the task's first attempt */
     int exec;           /* executor it ran on (-1 until it ended) */
     uint8_t state;      /* A_* */
     uint8_t speculative;
     uint64_t start_us, end_us;
 } attempt_rec;
+
+typedef struct job job;
 
 typedef struct stage {
     uint32_t id;
@@ -48,80 +64,116 @@ typedef struct stage {
     /* Map stages: per map output, the first task id launched after it was
      * last registered; an older reader's fetch failure is stale. */
     uint64_t *reg_task;
-    /* Per job: */
     uint8_t *state;
-    int *attempts;     /* failed attempts, against max_failures */
+    int *attempts;      /* failed attempts, against max_failures */
     uint32_t *launched; /* attempts launched: the next one's number */
     uint32_t *nrun;     /* attempts running now */
-    attempt_rec *att;  /* every attempt launched, in launch order */
+    attempt_rec *att;   /* attempts launched since the stage was last idle */
     int natt, capatt;
     int done, running;
-    int waiting;       /* waits for parents */
-    int counted;       /* counted in stats for this job */
     int fetch_failures;
-    uint32_t mark;     /* == dag.gen: visited in this job */
+    job *job;           /* the job it runs for; NULL when idle */
+    uint8_t active;     /* in d->active */
+    uint8_t waiting;    /* in d->waitq: waits for parents */
+    uint8_t dropped;    /* map stage of a dropped shuffle, or result stage of
+                           an ended job: freed at its last attempt's end */
+    uint64_t counted;   /* the last job (seq) whose stats counted it */
+    uint32_t mark;      /* == dag.gen: visited by the current walk */
 } stage;
 
+/* An attempt running now: its stage, task and record, and the job it
+ * runs for (whose count of running attempts it is in). */
 typedef struct inflight {
     stage *s;
     int idx;
     int att; /* index in s->att */
+    job *j;
 } inflight;
+
+struct job {
+    job *next;          /* d->jobs (running) or d->held (not started) */
+    uint64_t seq;
+    job_spec spec;      /* sink and parts live in the caller's frame, which
+                           outlives the job's use of them (until ended) */
+    char *group;
+    stage *result;
+    int rc;             /* 0, or why it failed */
+    char msg[JOB_MSG_MAX];
+    int finishing;      /* every partition has a winner, or it failed: no
+                           more launches */
+    int save;           /* its tasks write output (SK_SAVE) */
+    int over;           /* end_job ran */
+    int nrun;           /* attempts running for it */
+    int sched_ref;      /* the scheduler still refers to it */
+    /* Shared with the calling thread, under d->jmu: */
+    sched_event *rhead, *rtail; /* successful results for on_result */
+    int ended;
+    int caller_ref;
+    pthread_cond_t cv;
+};
 
 struct dag {
     backend *be;
-    evq events;      /* what the backend and other threads report */
-    commit_coord commits; /* output commits of the running job's tasks */
-    uint64_t cancel_upto; /* jobs numbered up to this one are canceled */
+    evq events;      /* what the backend and driver threads post */
+    commit_coord commits; /* output commits of running jobs' tasks */
     mapout mo;
     em_stats *stats;
     uint64_t ns;
     idmap maps;      /* shuffle id -> its map stage */
+    idmap inflight;  /* task id -> inflight */
     uint32_t next_stage;
     uint64_t next_task;
+    uint64_t next_seq;
     progress prog;
-    /* Current job */
-    const job_spec *job;
-    stage *result;
-    inflight *fl;
-    uint64_t fl_base;
-    size_t fl_cap;
+    job *prog_job;   /* the job whose progress is drawn */
+    job *jobs, *jobs_tail; /* running, in start order */
+    job *held, *held_tail; /* posted while held, in order */
     stage **waitq;
     int nwait, capwait;
-    int nlive_maps;  /* map stages held (one per live shuffle) */
-    uint32_t gen;    /* the current job's number, for stage marks */
-    stage **active;  /* the current job's stages (its result stage and every
-                        map stage it reaches): what per-event work scans */
+    stage **active;  /* stages with running attempts or waiting: what
+                        per-event and timed work scans */
     int nactive, capactive;
-    int failed;
+    int running;     /* attempts running, all stages */
+    int nlive_maps;  /* map stages held (one per live shuffle) */
+    uint32_t gen;    /* walk marks */
+    int holds;       /* dag_hold calls not yet released */
+    struct sync_call *hold_waiters;
+    int stopping;
+    uint64_t next_spec_us;
+    /* Threads */
+    pthread_t thread;
+    int started;
+    pthread_mutex_t jmu; /* job mailboxes, sync calls, closing */
+    pthread_cond_t jcv;  /* sync calls done */
+    int closing;
 };
+
+/* A call a driver thread waits for. */
+typedef struct sync_call {
+    void (*fn)(dag *d, void *arg);
+    void *arg;
+    int done;
+    struct sync_call *next; /* hold waiters */
+} sync_call;
 
 dag *dag_new(em_stats *stats, uint64_t cache_ns) {
     dag *d = calloc(1, sizeof *d);
     if (!d) return NULL;
     evq_init(&d->events);
     cc_init(&d->commits);
+    pthread_mutex_init(&d->jmu, NULL);
+    pthread_cond_init(&d->jcv, NULL);
     d->stats = stats;
     d->ns = cache_ns;
     d->next_task = 1;
+    progress_init(&d->prog, 0);
     return d;
 }
 
 evq *dag_events(dag *d) { return &d->events; }
 
-static void stage_free(stage *s);
-static void stage_free_v(void *s) { stage_free(s); }
-
 int dag_ask_commit(void *d, uint32_t stage_id, int32_t partition, uint64_t attempt) {
     return cc_ask(&((dag *)d)->commits, stage_id, partition, attempt);
-}
-
-void dag_set_backend(dag *d, backend *be) { d->be = be; }
-
-void dag_cancel_upto(dag *d, uint64_t seq) {
-    uint64_t cur = __atomic_load_n(&d->cancel_upto, __ATOMIC_ACQUIRE);
-    while (cur < seq && !__atomic_compare_exchange_n(&d->cancel_upto, &cur, seq, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {}
-    evq_post_kind(&d->events, EV_WAKE); /* if it fails, the job notices at its next event */
 }
 
 static void stage_free(stage *s) {
@@ -136,30 +188,20 @@ static void stage_free(stage *s) {
     free(s);
 }
 
+static void stage_free_v(void *s) { stage_free(s); }
+
 void dag_free(dag *d) {
     if (!d) return;
     idmap_free(&d->maps, stage_free_v);
+    idmap_free(&d->inflight, free);
     mo_free(&d->mo);
-    free(d->fl);
     free(d->waitq);
     free(d->active);
     evq_destroy(&d->events);
     cc_destroy(&d->commits);
+    pthread_mutex_destroy(&d->jmu);
+    pthread_cond_destroy(&d->jcv);
     free(d);
-}
-
-mapout *dag_mapout(dag *d) { return &d->mo; }
-
-void dag_drop_shuffle(dag *d, uint32_t id) {
-    if (mo_find(&d->mo, id) && d->be->drop_shuffle) d->be->drop_shuffle(d->be, id);
-    mo_remove(&d->mo, id);
-    stage *s = idmap_del(&d->maps, id);
-    if (s) {
-        /* No stage names it as a parent any more: the shuffled RDDs reading
-         * those stages held this one's RDD, and are gone. */
-        stage_free(s);
-        __atomic_fetch_sub(&d->nlive_maps, 1, __ATOMIC_RELAXED); /* read by em_get_stats */
-    }
 }
 
 void dag_live_counts(dag *d, int64_t *shuffles, int64_t *stages) {
@@ -263,7 +305,282 @@ int dag_count_stages(em_rdd *rdd) {
     return n;
 }
 
-/* ------------------------------------------------------------- running */
+/* ------------------------------------------------------ driver threads */
+
+static void post_call(dag *d, void (*fn)(void *, void *), void *arg, sched_event *ev) {
+    memset(ev, 0, offsetof(sched_event, res));
+    memset(&ev->res, 0, sizeof ev->res);
+    ev->kind = EV_CALL;
+    ev->exec = -1;
+    ev->res.fetch_map = -1;
+    ev->call = fn;
+    ev->arg = arg;
+    ev->next = NULL;
+    evq_post(&d->events, ev);
+}
+
+static void reply(dag *d, sync_call *c) {
+    pthread_mutex_lock(&d->jmu);
+    c->done = 1;
+    pthread_cond_broadcast(&d->jcv);
+    pthread_mutex_unlock(&d->jmu);
+}
+
+static void sync_tramp(void *dv, void *cv) {
+    dag *d = dv;
+    sync_call *c = cv;
+    c->fn(d, c->arg);
+    reply(d, c);
+}
+
+/* Run fn(d, arg) on the scheduler's thread and wait for it. */
+static int call_sync(dag *d, void (*fn)(dag *, void *), void *arg) {
+    sync_call c = {fn, arg, 0, NULL};
+    sched_event *ev = malloc(sizeof *ev);
+    if (!ev) return em__seterr(EM_ENOMEM, "scheduler: out of memory");
+    post_call(d, sync_tramp, &c, ev);
+    pthread_mutex_lock(&d->jmu);
+    while (!c.done) pthread_cond_wait(&d->jcv, &d->jmu);
+    pthread_mutex_unlock(&d->jmu);
+    return 0;
+}
+
+static void job_unref_locked(job *j, int caller) {
+    if (caller) j->caller_ref = 0;
+    else j->sched_ref = 0;
+    if (j->caller_ref || j->sched_ref) return;
+    pthread_cond_destroy(&j->cv);
+    for (sched_event *e = j->rhead, *n; e; e = n) {
+        n = e->next;
+        ev_free(e);
+    }
+    free(j->group);
+    free(j);
+}
+
+static void job_unref(dag *d, job *j, int caller) {
+    pthread_mutex_lock(&d->jmu);
+    job_unref_locked(j, caller);
+    pthread_mutex_unlock(&d->jmu);
+}
+
+static void start_job_call(void *d, void *j);
+static void abort_job_call(void *d, void *a);
+
+typedef struct abort_req {
+    job *j;
+    int rc;
+    char msg[JOB_MSG_MAX];
+} abort_req;
+
+int dag_run_job(dag *d, const job_spec *spec, const char *group) {
+    job *j = calloc(1, sizeof *j);
+    sched_event *ev = malloc(sizeof *ev);
+    if (!j || !ev || (group && !(j->group = strdup(group)))) {
+        if (j) free(j->group);
+        free(j);
+        free(ev);
+        return em__seterr(EM_ENOMEM, "scheduler: out of memory");
+    }
+    j->spec = *spec;
+    j->save = spec->sink->kind == SK_SAVE;
+    j->caller_ref = j->sched_ref = 1;
+    pthread_cond_init(&j->cv, NULL);
+    pthread_mutex_lock(&d->jmu);
+    if (d->closing) {
+        pthread_mutex_unlock(&d->jmu);
+        pthread_cond_destroy(&j->cv);
+        free(j->group);
+        free(j);
+        free(ev);
+        return em__seterr(EM_ECANCELED, "job canceled: the context is closing (em_close)");
+    }
+    STAT_ADD(d, jobs_active, 1);
+    pthread_mutex_unlock(&d->jmu);
+    post_call(d, start_job_call, j, ev);
+
+    int failed = 0;
+    pthread_mutex_lock(&d->jmu);
+    for (;;) {
+        if (j->rhead) {
+            sched_event *e = j->rhead;
+            j->rhead = j->rtail = NULL;
+            pthread_mutex_unlock(&d->jmu);
+            for (sched_event *n; e; e = n) {
+                n = e->next;
+                if (!failed) {
+                    int idx = e->idx;
+                    int rc = spec->on_result(spec->cctx, idx, &e->res);
+                    if (rc < 0) {
+                        /* The job fails with the action's message. */
+                        abort_req *a = malloc(sizeof *a);
+                        sched_event *aev = malloc(sizeof *aev);
+                        failed = 1;
+                        if (a && aev) {
+                            a->j = j;
+                            a->rc = rc;
+                            em__geterr(a->msg, sizeof a->msg);
+                            post_call(d, abort_job_call, a, aev);
+                        } else { /* the job runs to its end; its result is dropped */
+                            free(a);
+                            free(aev);
+                            failed = em__seterr(EM_ENOMEM, "scheduler: out of memory");
+                        }
+                    }
+                }
+                ev_free(e);
+            }
+            pthread_mutex_lock(&d->jmu);
+            continue;
+        }
+        if (j->ended) break;
+        pthread_cond_wait(&j->cv, &d->jmu);
+    }
+    int rc = j->rc;
+    if (rc) em__seterr(rc, "%s", j->msg);
+    else if (failed) rc = failed; /* its message is this thread's */
+    job_unref_locked(j, 1);
+    pthread_mutex_unlock(&d->jmu);
+    STAT_ADD(d, jobs_active, -1);
+    return rc;
+}
+
+typedef struct cancel_req {
+    char *group; /* NULL: every job */
+    const char *why;
+    int n;
+} cancel_req;
+
+static void cancel_fn(dag *d, void *arg);
+
+void dag_cancel_all(dag *d, const char *why) {
+    cancel_req r = {NULL, why, 0};
+    call_sync(d, cancel_fn, &r); /* out of memory: nothing to cancel with */
+}
+
+int dag_cancel_group(dag *d, const char *group) {
+    cancel_req r = {(char *)group, NULL, 0};
+    if (call_sync(d, cancel_fn, &r)) return -1;
+    return r.n;
+}
+
+static void release_fn(dag *d, void *arg);
+
+/* Replies once no attempt runs (sched_main). */
+static void hold_tramp(void *dv, void *cv) {
+    dag *d = dv;
+    sync_call *c = cv;
+    d->holds++;
+    c->next = d->hold_waiters;
+    d->hold_waiters = c;
+}
+
+int dag_hold(dag *d) {
+    sync_call c = {NULL, NULL, 0, NULL};
+    sched_event *ev = malloc(sizeof *ev);
+    if (!ev) return em__seterr(EM_ENOMEM, "scheduler: out of memory");
+    post_call(d, hold_tramp, &c, ev);
+    pthread_mutex_lock(&d->jmu);
+    while (!c.done) pthread_cond_wait(&d->jcv, &d->jmu);
+    pthread_mutex_unlock(&d->jmu);
+    return 0;
+}
+
+void dag_release(dag *d) {
+    while (call_sync(d, release_fn, NULL)) { /* must not be lost: retry */
+        struct timespec t = {0, 1000000L};
+        nanosleep(&t, NULL);
+    }
+}
+
+static void drop_fn(dag *d, void *arg);
+
+void dag_drop_shuffle(dag *d, uint32_t id) {
+    if (!d->started) {
+        drop_fn(d, &id);
+        return;
+    }
+    while (call_sync(d, drop_fn, &id)) { /* its files must go: retry */
+        struct timespec t = {0, 1000000L};
+        nanosleep(&t, NULL);
+    }
+}
+
+static void *sched_main(void *arg);
+
+int dag_start(dag *d, backend *be) {
+    d->be = be;
+    if (pthread_create(&d->thread, NULL, sched_main, d))
+        return em__seterr(EM_ENOMEM, "scheduler: cannot start its thread");
+    d->started = 1;
+    return 0;
+}
+
+static void stop_fn(dag *d, void *arg);
+
+void dag_stop(dag *d) {
+    if (!d || !d->started) return;
+    pthread_mutex_lock(&d->jmu);
+    d->closing = 1; /* no job starts from now on */
+    pthread_mutex_unlock(&d->jmu);
+    while (call_sync(d, stop_fn, NULL)) {
+        struct timespec t = {0, 1000000L};
+        nanosleep(&t, NULL);
+    }
+    pthread_join(d->thread, NULL);
+    d->started = 0;
+}
+
+/* ==================================================== scheduler thread */
+
+static void activate(dag *d, stage *s) {
+    if (s->active) return;
+    if (d->nactive == d->capactive) {
+        int cap = d->capactive ? d->capactive * 2 : 16;
+        stage **a = realloc(d->active, sizeof *a * (size_t)cap);
+        if (!a) return; /* not scanned by timed work; still tracked by its attempts */
+        d->active = a;
+        d->capactive = cap;
+    }
+    d->active[d->nactive++] = s;
+    s->active = 1;
+}
+
+static void unwait(dag *d, stage *s) {
+    if (!s->waiting) return;
+    for (int i = 0; i < d->nwait; i++)
+        if (d->waitq[i] == s) {
+            d->waitq[i] = d->waitq[--d->nwait];
+            break;
+        }
+    s->waiting = 0;
+}
+
+static int stage_complete(dag *d, stage *s);
+
+/* Drop idle stages from the active list, and free stages left to die. */
+static void prune_active(dag *d) {
+    for (int i = 0; i < d->nactive; i++) {
+        stage *s = d->active[i];
+        if (s->running || s->waiting) continue;
+        if (s->job && !s->dropped) {
+            if (!s->shuffled || !stage_complete(d, s)) continue; /* its job holds it */
+            s->job = NULL;
+        }
+        s->active = 0;
+        d->active[i--] = d->active[--d->nactive];
+        if (s->dropped) stage_free(s);
+    }
+}
+
+/* A stage nothing runs for any more: freed now, or at its last attempt's
+ * end. */
+static void retire_stage(dag *d, stage *s) {
+    unwait(d, s);
+    s->job = NULL;
+    s->dropped = 1;
+    if (!s->running && !s->active) stage_free(s); /* else prune_active frees it */
+}
 
 static int stage_complete(dag *d, stage *s) {
     if (!s->shuffled) return s->done == s->ntasks;
@@ -271,24 +588,29 @@ static int stage_complete(dag *d, stage *s) {
     return so && so->navail == so->nmaps;
 }
 
-static int launch_attempt(dag *d, stage *s, int idx, int speculative) {
-    const job_spec *j = d->job;
+static void job_failf(dag *d, job *j, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void job_fail_here(dag *d, job *j, int code);
+
+static int job_part(const job *j, int idx) { return j->spec.parts ? j->spec.parts[idx] : idx; }
+
+static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative) {
+    const job_spec *js = &j->spec;
     task_desc t;
     plan_sink ms;
     ebuf out = EBUF_INIT;
-    int part = s->shuffled ? idx : (j->parts ? j->parts[idx] : idx);
+    int part = s->shuffled ? idx : job_part(j, idx);
 
     memset(&t, 0, sizeof t);
     t.task_id = d->next_task++;
     t.stage_id = s->id;
     t.attempt = s->launched[idx];
-    t.faults = j->faults;
+    t.faults = js->faults;
     t.partition = part;
     memcpy(t.binhash, fnref_binary_hash(), 32);
-    t.mem_budget = j->mem_budget;
-    t.block_bytes = j->block_bytes;
-    t.max_record = j->max_record;
-    t.level = j->level;
+    t.mem_budget = js->mem_budget;
+    t.block_bytes = js->block_bytes;
+    t.max_record = js->max_record;
+    t.level = js->level;
     if (s->shuffled) {
         em_rdd *r = s->shuffled;
         memset(&ms, 0, sizeof ms);
@@ -303,27 +625,14 @@ static int launch_attempt(dag *d, stage *s, int idx, int speculative) {
         ms.agg = r->agg;
         t.sink = ms;
     } else {
-        t.sink = *j->sink;
+        t.sink = *js->sink;
     }
     int rc = taskbuild_encode(&t, s->rdd, part, &d->mo, d->ns, &out);
     if (rc) {
         ebuf_free(&out);
         return rc;
     }
-    /* Record the task before submitting: its result may come at once. */
-    uint64_t slot = t.task_id - d->fl_base;
-    if (slot >= d->fl_cap) {
-        size_t cap = d->fl_cap ? d->fl_cap * 2 : 256;
-        while (cap <= slot) cap *= 2;
-        inflight *fl = realloc(d->fl, sizeof *fl * cap);
-        if (!fl) {
-            ebuf_free(&out);
-            return em__seterr(EM_ENOMEM, "scheduler: out of memory");
-        }
-        memset(fl + d->fl_cap, 0, sizeof *fl * (cap - d->fl_cap));
-        d->fl = fl;
-        d->fl_cap = cap;
-    }
+    /* Recorded before it is launched: its end may come at once. */
     if (s->natt == s->capatt) {
         int cap = s->capatt ? s->capatt * 2 : s->ntasks + 8;
         attempt_rec *a = realloc(s->att, sizeof *a * (size_t)cap);
@@ -334,6 +643,12 @@ static int launch_attempt(dag *d, stage *s, int idx, int speculative) {
         s->att = a;
         s->capatt = cap;
     }
+    inflight *f = malloc(sizeof *f);
+    if (!f || idmap_put(&d->inflight, t.task_id, f)) {
+        free(f);
+        ebuf_free(&out);
+        return em__seterr(EM_ENOMEM, "scheduler: out of memory");
+    }
     attempt_rec *a = &s->att[s->natt];
     memset(a, 0, sizeof *a);
     a->task_id = t.task_id;
@@ -342,62 +657,87 @@ static int launch_attempt(dag *d, stage *s, int idx, int speculative) {
     a->exec = -1;
     a->state = A_RUNNING;
     a->speculative = (uint8_t)speculative;
-    d->fl[slot].s = s;
-    d->fl[slot].idx = idx;
-    d->fl[slot].att = s->natt++;
+    f->s = s;
+    f->idx = idx;
+    f->att = s->natt++;
+    f->j = j;
     s->launched[idx]++;
     s->nrun[idx]++;
     s->state[idx] = T_RUNNING;
     s->running++;
+    d->running++;
+    STAT_ADD(d, tasks_running, 1);
+    j->nrun++;
+    activate(d, s);
     size_t len;
     uint8_t *bytes = ebuf_steal(&out, &len);
     rc = d->be->launch(d->be, t.task_id, bytes, len, BE_ANY_EXEC);
     if (rc) {
-        s->state[idx] = T_PENDING;
+        idmap_del(&d->inflight, t.task_id);
+        free(f);
+        s->state[idx] = s->nrun[idx] > 1 ? T_RUNNING : T_PENDING;
         s->running--;
+        d->running--;
+        STAT_ADD(d, tasks_running, -1);
+        j->nrun--;
         s->natt--;
         s->launched[idx]--;
         s->nrun[idx]--;
-        d->fl[slot].s = NULL;
     }
     return rc;
 }
 
-static int launch(dag *d, stage *s, int idx) { return launch_attempt(d, s, idx, 0); }
+static int launch(dag *d, job *j, stage *s, int idx) { return launch_attempt(d, j, s, idx, 0); }
 
-static int submit_stage(dag *d, stage *s);
+/* The stage starts running for j.  A map stage that was idle starts a new
+ * attempt of itself: failure counts start again (attempt numbers go on:
+ * each attempt of a task has its own). */
+static void take_stage(dag *d, stage *s, job *j) {
+    if (s->job == j) return;
+    activate(d, s); /* every stage a job holds is in the list release_stages scans */
+    if (!s->job) {
+        s->fetch_failures = 0;
+        for (int i = 0; i < s->ntasks; i++) s->attempts[i] = 0;
+        if (!s->running) s->natt = 0;
+    }
+    s->job = j;
+}
 
-static int launch_pending(dag *d, stage *s) {
+static int launch_pending(dag *d, job *j, stage *s) {
     int any = 0;
+    take_stage(d, s, j);
     for (int i = 0; i < s->ntasks; i++)
         if (s->state[i] == T_PENDING) {
-            int rc = launch(d, s, i);
+            int rc = launch(d, j, s, i);
             if (rc) return rc;
             any = 1;
         }
-    if (any && !s->counted) {
-        s->counted = 1;
+    if (any && s->counted != j->seq) {
+        s->counted = j->seq;
         STAT_ADD(d, stages_run, 1);
     }
     return 0;
 }
 
-/* Run the stage's pending tasks now if its parents are complete, else
- * submit the missing parents and wait for them. */
-static int submit_stage(dag *d, stage *s) {
+/* Run the stage's pending tasks for j now if its parents are complete, else
+ * submit the missing parents and wait for them.  A parent another job is
+ * computing is waited for, not run again. */
+static int submit_stage(dag *d, job *j, stage *s) {
     int missing = 0;
     for (int i = 0; i < s->nparents; i++) {
         stage *p = s->parents[i];
         if (!stage_complete(d, p)) {
             missing = 1;
-            int rc = submit_stage(d, p);
+            if (p->job && p->job != j && !p->job->finishing) continue; /* computed for another job */
+            int rc = submit_stage(d, j, p);
             if (rc) return rc;
-        } else if (!p->counted) {
-            p->counted = 1; /* outputs reused: the stage is skipped */
+        } else if (p->counted != j->seq) {
+            p->counted = j->seq; /* outputs reused: the stage is skipped */
             STAT_ADD(d, stages_skipped, 1);
         }
     }
-    if (!missing) return launch_pending(d, s);
+    if (!missing) return launch_pending(d, j, s);
+    take_stage(d, s, j);
     if (!s->waiting) {
         if (d->nwait == d->capwait) {
             int cap = d->capwait ? d->capwait * 2 : 8;
@@ -408,60 +748,167 @@ static int submit_stage(dag *d, stage *s) {
         }
         d->waitq[d->nwait++] = s;
         s->waiting = 1;
+        activate(d, s);
     }
     return 0;
 }
 
-static int resubmit_waiting(dag *d) {
+/* A map stage completed: launch the stages that waited for it. */
+static void resubmit_waiting(dag *d) {
     for (int i = 0; i < d->nwait; i++) {
         stage *s = d->waitq[i];
+        job *j = s->job;
         int ready = 1;
         for (int k = 0; k < s->nparents; k++)
             if (!stage_complete(d, s->parents[k])) ready = 0;
-        if (!ready) continue;
+        if (!ready || !j) continue;
         s->waiting = 0;
-        d->waitq[i--] = d->waitq[--d->nwait];
-        int rc = launch_pending(d, s);
-        if (rc) return rc;
+        d->waitq[i] = d->waitq[--d->nwait];
+        i = -1; /* the queue changed under launches: look again from the start */
+        int rc = launch_pending(d, j, s);
+        if (rc) job_fail_here(d, j, rc);
     }
+}
+
+/* Whether j needs stage s (s is its result stage or reachable from it). */
+static int walk_uses(stage *cur, stage *s, uint32_t gen) {
+    if (cur == s) return 1;
+    if (cur->mark == gen) return 0;
+    cur->mark = gen;
+    for (int i = 0; i < cur->nparents; i++)
+        if (walk_uses(cur->parents[i], s, gen)) return 1;
     return 0;
 }
 
-/* Prepare a map stage for this job: outputs the tracker lacks are pending. */
-static int reset_stage(dag *d, stage *s) {
-    if (s->mark == d->gen) return 0; /* a mark, not a bitmap by stage id: no
-                                        cost that grows with the context's age */
-    s->mark = d->gen;
-    if (d->nactive == d->capactive) {
-        int cap = d->capactive ? d->capactive * 2 : 16;
-        stage **a = realloc(d->active, sizeof *a * (size_t)cap);
-        if (!a) return -1;
-        d->active = a;
-        d->capactive = cap;
-    }
-    d->active[d->nactive++] = s;
-    shuffle_out *so = s->shuffled ? mo_find(&d->mo, s->shuffled->shuffle_id) : NULL;
-    s->done = s->running = 0;
-    s->natt = 0;
-    s->waiting = s->counted = s->fetch_failures = 0;
-    for (int i = 0; i < s->ntasks; i++) {
-        int have = so && so->m[i].have;
-        s->state[i] = have ? T_DONE : T_PENDING;
-        s->attempts[i] = 0;
-        s->launched[i] = 0;
-        s->nrun[i] = 0;
-        s->done += have;
-    }
-    for (int i = 0; i < s->nparents; i++)
-        if (reset_stage(d, s->parents[i]) < 0) return -1;
-    return 0;
+static int job_uses(dag *d, job *j, stage *s) { return j->result && walk_uses(j->result, s, ++d->gen); }
+
+static void kill_stage(dag *d, stage *s) {
+    if (!s->running) return;
+    for (int i = 0; i < s->natt; i++)
+        if (s->att[i].state == A_RUNNING) d->be->kill(d->be, s->att[i].task_id); /* EM_ESTATE: it just ended */
 }
 
-static int fail_job(dag *d, stage *s, int idx, int times, const task_result *res) {
-    int part = s->shuffled ? idx : (d->job->parts ? d->job->parts[idx] : idx);
-    d->failed = em__seterr(EM_EJOB, "Task %d in stage %u failed %d times; most recent failure: %s", part, s->id,
-                           times, res->errmsg[0] ? res->errmsg : em_strerror(res->status));
-    return d->failed;
+/* Move the running attempts of stage s from job `from` to job `to`. */
+static void move_attempts(dag *d, stage *s, job *from, job *to) {
+    for (int i = 0; i < s->natt; i++) {
+        if (s->att[i].state != A_RUNNING) continue;
+        inflight *f = idmap_get(&d->inflight, s->att[i].task_id);
+        if (f && f->j == from) {
+            f->j = to;
+            from->nrun--;
+            to->nrun++;
+        }
+    }
+}
+
+static void try_end(dag *d, job *j);
+
+/* j is over (succeeded or failed): the stages that ran for it go to another
+ * job that needs them, or stop. */
+static void release_stages(dag *d, job *j) {
+    for (int i = 0; i < d->nactive; i++) {
+        stage *s = d->active[i];
+        if (s->job != j || s == j->result) continue;
+        job *other = NULL;
+        for (job *o = d->jobs; o && !other; o = o->next)
+            if (o != j && !o->finishing && job_uses(d, o, s)) other = o;
+        if (other) {
+            s->job = other;
+            move_attempts(d, s, j, other);
+            if (!s->waiting && !s->running) {
+                int rc = submit_stage(d, other, s);
+                if (rc) job_fail_here(d, other, rc);
+            }
+        } else {
+            unwait(d, s);
+            s->job = NULL;
+            if (!stage_complete(d, s)) kill_stage(d, s);
+            for (int t = 0; t < s->ntasks; t++)
+                if (s->state[t] == T_RUNNING && !s->nrun[t]) s->state[t] = T_PENDING;
+        }
+    }
+}
+
+/* Fail job j (once) with code and message: its attempts are killed, and it
+ * ends when none runs. */
+static void job_fail_msg(dag *d, job *j, int code, const char *msg) {
+    if (j->finishing) return;
+    j->finishing = 1;
+    j->rc = code;
+    snprintf(j->msg, sizeof j->msg, "%s", msg);
+    if (j->result) {
+        unwait(d, j->result);
+        kill_stage(d, j->result);
+    }
+    release_stages(d, j);
+    try_end(d, j);
+}
+
+static void job_failf(dag *d, job *j, int code, const char *fmt, ...) {
+    char msg[JOB_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    job_fail_msg(d, j, code, msg);
+}
+
+/* Fail j with this thread's em_errmsg. */
+static void job_fail_here(dag *d, job *j, int code) {
+    char msg[JOB_MSG_MAX];
+    em__geterr(msg, sizeof msg);
+    job_fail_msg(d, j, code, msg);
+}
+
+/* A task failed for good: every job that needs its stage fails. */
+static void fail_dependents(dag *d, stage *s, int idx, int times, const task_result *res, job *j) {
+    int part = s->shuffled ? idx : job_part(j, idx);
+    char msg[JOB_MSG_MAX];
+    snprintf(msg, sizeof msg, "Task %d in stage %u failed %d times; most recent failure: %s", part, s->id, times,
+             res->errmsg[0] ? res->errmsg : em_strerror(res->status));
+    job_fail_msg(d, j, EM_EJOB, msg);
+    if (!s->shuffled) return;
+    for (job *o = d->jobs, *next; o; o = next) {
+        next = o->next; /* o may end and go */
+        if (!o->finishing && job_uses(d, o, s)) job_fail_msg(d, o, EM_EJOB, msg);
+    }
+}
+
+static void end_job(dag *d, job *j) {
+    job **pp = &d->jobs;
+    job *prev = NULL;
+    while (*pp && *pp != j) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    if (*pp) {
+        *pp = j->next;
+        if (d->jobs_tail == j) d->jobs_tail = prev;
+    }
+    j->next = NULL;
+    j->over = 1;
+    if (j->result && j->save) cc_stage_close(&d->commits, j->result->id);
+    release_stages(d, j);
+    if (j->result) retire_stage(d, j->result); /* freed at its last loser's end */
+    j->result = NULL;
+    if (d->prog_job == j) {
+        progress_clear(&d->prog);
+        d->prog_job = NULL;
+    }
+    pthread_mutex_lock(&d->jmu);
+    j->ended = 1;
+    pthread_cond_signal(&j->cv);
+    if (!j->nrun) job_unref_locked(j, 0);
+    pthread_mutex_unlock(&d->jmu);
+}
+
+/* End j if it is finishing and may end now: a failed job, or one whose
+ * attempts write output, once none of its attempts runs; else at once. */
+static void try_end(dag *d, job *j) {
+    if (!j->finishing || j->over) return;
+    int wait_all = j->rc || j->save;
+    if (wait_all && j->nrun) return;
+    end_job(d, j);
 }
 
 static void account(dag *d, stage *s, const sched_event *ev) {
@@ -490,33 +937,8 @@ static void merge_once(dag *d, stage *s, int idx, const task_result *res) {
     vars_merge(res->accs, res->naccs);
 }
 
-/* The attempt an ended event names, taken off the in-flight table with its
- * record completed; NULL for an attempt of no running job (stale). */
-static stage *attempt_ended(dag *d, const sched_event *ev, int *idx, int *att) {
-    const task_result *res = &ev->res;
-    uint64_t slot = res->task_id - d->fl_base;
-    if (res->task_id < d->fl_base || slot >= d->fl_cap || !d->fl[slot].s) return NULL;
-    stage *s = d->fl[slot].s;
-    attempt_rec *a = &s->att[d->fl[slot].att];
-    *idx = d->fl[slot].idx;
-    *att = d->fl[slot].att;
-    d->fl[slot].s = NULL;
-    s->running--;
-    s->nrun[*idx]--;
-    a->exec = ev->exec;
-    a->start_us = ev->start_us;
-    a->end_us = ev->end_us;
-    a->state = ev->killed ? A_KILLED : res->status ? A_FAILED : A_OK;
-    account(d, s, ev);
-    return s;
-}
-
-/* Attempts of task idx still running. */
-static int running_attempts(const stage *s, int idx) { return (int)s->nrun[idx]; }
-
-/* An attempt (speculative or not) finished task idx first: the others are
- * killed (their ends come as late duplicates, their results and outputs
- * discarded). */
+/* An attempt finished task idx first: the others are killed (their ends
+ * come as late duplicates, their results and outputs discarded). */
 static void won(dag *d, stage *s, int idx, int speculative) {
     if (speculative) STAT_ADD(d, speculative_wins, 1);
     if (!s->nrun[idx]) return;
@@ -530,7 +952,7 @@ static void won(dag *d, stage *s, int idx, int speculative) {
  * stay on disk. */
 static void drop_unregistered(dag *d, stage *s, int idx, const sched_event *ev) {
     if (!s->shuffled || !d->be->drop_map_output) return;
-    shuffle_out *so = mo_find(&d->mo, s->shuffled->shuffle_id);
+    shuffle_out *so = s->dropped ? NULL : mo_find(&d->mo, s->shuffled->shuffle_id);
     if (so && so->m[idx].have && so->m[idx].attempt == ev->res.task_id) return;
     d->be->drop_map_output(d->be, ev->exec, s->shuffled->shuffle_id, idx, ev->res.task_id);
 }
@@ -542,10 +964,27 @@ static void lose_output(dag *d, shuffle_out *so, int m) {
     mo_unset(so, m);
 }
 
-static int react(dag *d, stage *s, int idx, int speculative, sched_event *ev) {
+/* Register map output idx of s from a successful attempt; takes the
+ * per-reduce segment sizes from the result.  0 or EM_ENOMEM. */
+static int register_output(dag *d, stage *s, int idx, sched_event *ev) {
+    task_result *res = &ev->res;
+    shuffle_out *so = mo_find(&d->mo, s->shuffled->shuffle_id);
+    uint64_t *segs = NULL;
+    if (res->len == sizeof(uint64_t) * (size_t)s->shuffled->nparts) {
+        segs = (uint64_t *)res->data;
+        res->data = NULL;
+    }
+    if (!so || mo_set(so, idx, ev->exec, res->task_id, res->loc, segs))
+        return em__seterr(EM_ENOMEM, "scheduler: out of memory");
+    s->reg_task[idx] = d->next_task;
+    return 0;
+}
+
+/* An attempt of s ended while j runs s.  Returns 1 when the event went to
+ * the job's mailbox (a result for on_result), else 0. */
+static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event *ev) {
     task_result *res = &ev->res;
     if (s->state[idx] == T_DONE) return 0; /* a late duplicate */
-    if (d->failed) return 0;               /* the job is over: only waiting for its attempts */
 
     if (res->status == 0 && !ev->killed) {
         merge_once(d, s, idx, res);
@@ -553,30 +992,41 @@ static int react(dag *d, stage *s, int idx, int speculative, sched_event *ev) {
         s->done++;
         won(d, s, idx, speculative);
         if (s->shuffled) {
-            shuffle_out *so = mo_find(&d->mo, s->shuffled->shuffle_id);
-            uint64_t *segs = NULL;
-            if (res->len == sizeof(uint64_t) * (size_t)s->shuffled->nparts) {
-                segs = (uint64_t *)res->data;
-                res->data = NULL;
+            if (register_output(d, s, idx, ev)) {
+                job_fail_here(d, j, EM_ENOMEM);
+                return 0;
             }
-            if (mo_set(so, idx, ev->exec, res->task_id, res->loc, segs))
-                return d->failed = em__seterr(EM_ENOMEM, "scheduler: out of memory");
-            s->reg_task[idx] = d->next_task;
-            if (stage_complete(d, s)) return resubmit_waiting(d);
+            if (stage_complete(d, s)) {
+                s->job = NULL;
+                resubmit_waiting(d);
+            }
             return 0;
         }
-        int rc = d->job->on_result(d->job->cctx, idx, res);
-        if (rc < 0) d->failed = rc;
-        return rc;
+        /* A result: to the caller's thread, in completion order. */
+        ev->idx = idx;
+        ev->next = NULL;
+        pthread_mutex_lock(&d->jmu);
+        if (j->rtail) j->rtail->next = ev;
+        else j->rhead = ev;
+        j->rtail = ev;
+        pthread_cond_signal(&j->cv);
+        pthread_mutex_unlock(&d->jmu);
+        if (s->done == s->ntasks) {
+            j->finishing = 1;
+            if (j->save) kill_stage(d, s); /* losers: none may still write on return */
+            try_end(d, j);
+        }
+        return 1;
     }
     /* A failed or killed attempt is not replaced while another attempt of
      * the task still runs: that one may yet succeed. */
-    int others = running_attempts(s, idx) > 0;
+    int others = s->nrun[idx] > 0;
     if (!others) s->state[idx] = T_PENDING;
+    int rc = 0;
     /* Denied a commit (another attempt committed) or killed while the job
      * goes on: not a failure, run it again if nothing else runs it. */
-    if (res->commit_denied || ev->killed) return others ? 0 : launch(d, s, idx);
-    if (res->status == EM_EFETCH && res->fetch_map >= 0 && idmap_get(&d->maps, res->fetch_shuffle)) {
+    if (res->commit_denied || ev->killed) rc = others ? 0 : launch(d, j, s, idx);
+    else if (res->status == EM_EFETCH && res->fetch_map >= 0 && idmap_get(&d->maps, res->fetch_shuffle)) {
         /* The map output is gone or corrupt: forget it, rerun that map task,
          * then this one.  Every reader of a lost output reports it; only the
          * first report of a registered output counts against the limit, and
@@ -586,92 +1036,229 @@ static int react(dag *d, stage *s, int idx, int speculative, sched_event *ev) {
         shuffle_out *so = mo_find(&d->mo, res->fetch_shuffle);
         int m = res->fetch_map;
         if (so && m < so->nmaps && m < p->ntasks && so->m[m].have && res->task_id >= p->reg_task[m]) {
-            if (++s->fetch_failures > d->job->max_failures) return fail_job(d, s, idx, s->fetch_failures, res);
+            if (++s->fetch_failures > j->spec.max_failures) {
+                fail_dependents(d, s, idx, s->fetch_failures, res, j);
+                return 0;
+            }
             lose_output(d, so, m);
             if (p->state[m] == T_DONE) {
                 p->state[m] = T_PENDING;
                 p->done--;
             }
         }
-        return submit_stage(d, s);
+        if (!others) rc = submit_stage(d, j, s);
+    } else if (++s->attempts[idx] >= j->spec.max_failures) {
+        fail_dependents(d, s, idx, s->attempts[idx], res, j);
+        return 0;
+    } else {
+        rc = others ? 0 : launch(d, j, s, idx);
     }
-    if (++s->attempts[idx] >= d->job->max_failures) return fail_job(d, s, idx, s->attempts[idx], res);
-    return others ? 0 : launch(d, s, idx);
+    if (rc) job_fail_here(d, j, rc);
+    return 0;
 }
 
-/* An attempt that ends after its job failed or was canceled.  A map output
- * that succeeded is still good for later jobs, which will not rerun its
- * task: it is registered, and its accumulator additions count now. */
+/* A map attempt that ends with no job running its stage (its job ended
+ * first).  An output that succeeded is still good for later jobs, which
+ * will not rerun its task: it is registered, and its accumulator additions
+ * count now. */
 static void keep_late_output(dag *d, stage *s, int idx, sched_event *ev) {
     task_result *res = &ev->res;
-    if (res->status != 0 || ev->killed || !s->shuffled || s->state[idx] == T_DONE ||
+    if (res->status != 0 || ev->killed || !s->shuffled || s->dropped || s->state[idx] == T_DONE ||
         res->len != sizeof(uint64_t) * (size_t)s->shuffled->nparts)
         return;
     merge_once(d, s, idx, res);
-    s->state[idx] = T_DONE;
-    if (!mo_set(mo_find(&d->mo, s->shuffled->shuffle_id), idx, ev->exec, res->task_id, res->loc,
-                (uint64_t *)res->data))
-        s->reg_task[idx] = d->next_task;
-    res->data = NULL;
+    if (!register_output(d, s, idx, ev)) {
+        s->state[idx] = T_DONE;
+        s->done++;
+        if (stage_complete(d, s)) resubmit_waiting(d);
+    }
 }
 
-static int handle(dag *d, sched_event *ev) {
-    int idx, att;
-    stage *s = attempt_ended(d, ev, &idx, &att);
-    if (!s) return 0; /* stale */
-    if (ev->res.status && !ev->res.commit_denied && s == d->result && d->job->sink->kind == SK_SAVE)
+/* An attempt ended.  Returns 1 when the event was handed on (a result). */
+static int handle_end(dag *d, sched_event *ev) {
+    inflight *f = idmap_del(&d->inflight, ev->res.task_id);
+    if (!f) return 0; /* not ours: cannot happen, but nothing to do */
+    stage *s = f->s;
+    job *j = f->j;
+    int idx = f->idx, att = f->att;
+    free(f);
+    attempt_rec *a = &s->att[att];
+    s->running--;
+    s->nrun[idx]--;
+    d->running--;
+    a->exec = ev->exec;
+    a->start_us = ev->start_us;
+    a->end_us = ev->end_us;
+    a->state = ev->killed ? A_KILLED : ev->res.status ? A_FAILED : A_OK;
+    if (s->state[idx] == T_RUNNING && !s->nrun[idx] && (!s->job || s->dropped))
+        s->state[idx] = T_PENDING; /* no job to rerun it: pending when one comes */
+    account(d, s, ev);
+
+    int kept = 0;
+    if (!s->shuffled && !j->over && j->save && ev->res.status && !ev->res.commit_denied && j->result == s)
         /* Its authorization to commit, if it had one, is free again. */
-        cc_attempt_failed(&d->commits, s->id, d->job->parts ? d->job->parts[idx] : idx, ev->res.task_id);
-    int rc = react(d, s, idx, s->att[att].speculative, ev);
+        cc_attempt_failed(&d->commits, s->id, job_part(j, idx), ev->res.task_id);
+    if (s->job && !s->dropped && !s->job->finishing) kept = react(d, s->job, s, idx, a->speculative, ev);
+    else if (s->shuffled) keep_late_output(d, s, idx, ev);
     drop_unregistered(d, s, idx, ev);
-    return rc;
+
+    j->nrun--;
+    if (j->ended) {
+        if (!j->nrun) job_unref(d, j, 0);
+    } else {
+        try_end(d, j);
+    }
+    if (s->dropped && !s->running) retire_stage(d, s);
+    STAT_ADD(d, tasks_running, -1); /* last: a reader seeing 0 sees every count */
+    return kept;
 }
 
-static void drain_one(dag *d, sched_event *ev) {
-    int idx, att;
-    stage *s = attempt_ended(d, ev, &idx, &att);
-    if (!s) return;
-    keep_late_output(d, s, idx, ev);
-    drop_unregistered(d, s, idx, ev);
+/* ----------------------------------------------------------- the calls */
+
+static void start_job(dag *d, job *j) {
+    const job_spec *js = &j->spec;
+    int ntasks = js->parts ? js->nparts : js->rdd->nparts;
+    j->seq = ++d->next_seq;
+    j->next = NULL;
+    if (d->jobs_tail) d->jobs_tail->next = j;
+    else d->jobs = j;
+    d->jobs_tail = j;
+    STAT_ADD(d, jobs, 1);
+    if (js->progress && !d->prog_job) {
+        progress_init(&d->prog, 1);
+        d->prog_job = j;
+    }
+    if (js->speculation) {
+        uint64_t next = ev_now_us() + (uint64_t)js->spec_interval_ms * 1000u;
+        if (!d->next_spec_us || next < d->next_spec_us) d->next_spec_us = next;
+    }
+    stage *rs = stage_new(d, js->rdd, NULL, ntasks);
+    if (!rs) {
+        job_failf(d, j, EM_ENOMEM, "scheduler: out of memory");
+        return;
+    }
+    j->result = rs;
+    rs->job = j;
+    if (js->sink->kind == SK_SAVE && cc_stage_open(&d->commits, rs->id, js->rdd->nparts)) {
+        job_failf(d, j, EM_ENOMEM, "scheduler: out of memory");
+        return;
+    }
+    if (ntasks == 0) {
+        j->finishing = 1;
+        try_end(d, j);
+        return;
+    }
+    int rc = submit_stage(d, j, rs);
+    if (rc) job_fail_here(d, j, rc);
 }
 
-static int running_total(dag *d) {
-    int n = 0;
-    for (int i = 0; i < d->nactive; i++) n += d->active[i]->running;
-    return n;
+/* A job canceled before it started. */
+static void fail_unstarted(dag *d, job *j, const char *msg) {
+    STAT_ADD(d, jobs, 1);
+    j->next = NULL;
+    job_fail_msg(d, j, EM_ECANCELED, msg);
 }
 
-/* Ask the backend to stop every running attempt of the job. */
-static void kill_running(dag *d, stage *s) {
-    if (!s || !s->running) return;
-    for (int i = 0; i < s->natt; i++)
-        if (s->att[i].state == A_RUNNING) d->be->kill(d->be, s->att[i].task_id); /* EM_ESTATE: it just ended */
+static void start_job_call(void *dv, void *jv) {
+    dag *d = dv;
+    job *j = jv;
+    if (d->stopping) { /* cannot happen: em_close refuses jobs first */
+        fail_unstarted(d, j, "job canceled: the context is closing (em_close)");
+        return;
+    }
+    if (d->holds) {
+        j->next = NULL;
+        if (d->held_tail) d->held_tail->next = j;
+        else d->held = j;
+        d->held_tail = j;
+        return;
+    }
+    start_job(d, j);
 }
 
-static void kill_all(dag *d) {
-    for (int i = 0; i < d->nactive; i++) kill_running(d, d->active[i]);
+static void abort_job_call(void *dv, void *av) {
+    dag *d = dv;
+    abort_req *a = av;
+    /* Once finishing, the caller's own failure is what it returns. */
+    if (!a->j->finishing) job_fail_msg(d, a->j, a->rc, a->msg);
+    free(a);
 }
 
-/* Whether em_cancel_all covered this job; if so the job fails with
- * EM_ECANCELED. */
-static int check_cancel(dag *d, uint64_t seq) {
-    if (d->failed || __atomic_load_n(&d->cancel_upto, __ATOMIC_ACQUIRE) < seq) return 0;
-    d->failed = em__seterr(EM_ECANCELED, "job canceled (em_cancel_all)");
-    return 1;
+static void cancel_fn(dag *d, void *arg) {
+    cancel_req *r = arg;
+    char msg[JOB_MSG_MAX];
+    if (r->group) snprintf(msg, sizeof msg, "job canceled (job group \"%s\" canceled)", r->group);
+    else snprintf(msg, sizeof msg, "job canceled (%s)", r->why);
+    /* Jobs held back first: they have not started. */
+    for (job *j = d->held, *prev = NULL, *next; j; j = next) {
+        next = j->next;
+        if (r->group && (!j->group || strcmp(j->group, r->group))) {
+            prev = j;
+            continue;
+        }
+        if (prev) prev->next = next;
+        else d->held = next;
+        if (d->held_tail == j) d->held_tail = prev;
+        r->n++;
+        fail_unstarted(d, j, msg);
+    }
+    for (job *j = d->jobs, *next; j; j = next) {
+        next = j->next;
+        if (j->finishing || (r->group && (!j->group || strcmp(j->group, r->group)))) continue;
+        r->n++;
+        job_fail_msg(d, j, EM_ECANCELED, msg);
+    }
 }
 
-static void show_progress(dag *d, const job_spec *j) {
-    stage *cur = d->nwait ? NULL : d->result;
+static void release_fn(dag *d, void *arg) {
+    (void)arg;
+    if (d->holds && --d->holds) return;
+    while (d->held) {
+        job *j = d->held;
+        d->held = j->next;
+        if (!d->held) d->held_tail = NULL;
+        start_job(d, j);
+    }
+}
+
+static void drop_fn(dag *d, void *arg) {
+    uint32_t id = *(uint32_t *)arg;
+    if (mo_find(&d->mo, id) && d->be && d->be->drop_shuffle) d->be->drop_shuffle(d->be, id);
+    mo_remove(&d->mo, id);
+    stage *s = idmap_del(&d->maps, id);
+    if (s) {
+        /* No stage names it as a parent any more: the shuffled RDDs reading
+         * it held this one's RDD, and are gone.  A loser still running
+         * keeps it until its end. */
+        __atomic_fetch_sub(&d->nlive_maps, 1, __ATOMIC_RELAXED); /* read by em_get_stats */
+        retire_stage(d, s);
+    }
+}
+
+static void stop_fn(dag *d, void *arg) {
+    cancel_req r = {NULL, "the context is closing (em_close)", 0};
+    (void)arg;
+    d->stopping = 1;
+    d->holds = 0;
+    cancel_fn(d, &r);
+}
+
+/* --------------------------------------------------------- timed work */
+
+/* The progress line is redrawn at least this often while a job waits. */
+#define PROGRESS_TICK_MS 200
+
+static void show_progress(dag *d) {
+    job *j = d->prog_job;
+    if (!j || !j->result) return;
+    stage *cur = j->result->waiting ? NULL : j->result;
     for (int i = 0; i < d->nactive && !cur; i++)
-        if (d->active[i]->running) cur = d->active[i];
+        if (d->active[i]->running && d->active[i]->job == j) cur = d->active[i];
     if (cur) { /* running as Spark shows it: tasks on cores, not queued */
         int cores = d->be->cores(d->be), running = cur->running < cores ? cur->running : cores;
         progress_update(&d->prog, (int)cur->id, cur->done, running, cur->ntasks, 0);
     }
 }
-
-/* The progress line is redrawn at least this often while a job waits. */
-#define PROGRESS_TICK_MS 200
 
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -679,109 +1266,113 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 /* Speculation, as Spark's: once `quantile` of a stage's tasks have
- * succeeded in this job, a task whose one running attempt has run longer
- * than multiplier x the median duration of those successes (and longer
- * than minTaskRuntime) gets one more attempt.  The first to finish wins
- * (won() kills the rest).  0 or < 0 (a copy could not be launched). */
-static int speculate(dag *d, const job_spec *j) {
+ * succeeded since it was submitted, a task whose one running attempt has
+ * run longer than multiplier x the median duration of those successes (and
+ * longer than minTaskRuntime) gets one more attempt.  The first to finish
+ * wins (won() kills the rest).  Settings are those of the job the stage
+ * runs for. */
+static void speculate(dag *d) {
     uint64_t now = ev_now_us();
     for (int k = 0; k < d->nactive; k++) {
         stage *s = d->active[k];
-        if (!s->running || s->waiting || !d->be->running_since) continue;
-        int need = (int)floor(j->spec_quantile * s->ntasks), nok = 0;
+        job *j = s->job;
+        if (!j || j->finishing || !j->spec.speculation || !s->running || s->waiting || !d->be->running_since) continue;
+        const job_spec *js = &j->spec;
+        int need = (int)floor(js->spec_quantile * s->ntasks), nok = 0;
         if (need < 1) need = 1;
         for (int i = 0; i < s->natt; i++) nok += s->att[i].state == A_OK;
         if (nok < need) continue;
         uint64_t *dur = malloc(sizeof *dur * (size_t)nok);
-        if (!dur) return em__seterr(EM_ENOMEM, "scheduler: out of memory");
+        if (!dur) continue; /* tried again at the next interval */
         int n = 0;
         for (int i = 0; i < s->natt; i++)
             if (s->att[i].state == A_OK)
                 dur[n++] = s->att[i].end_us > s->att[i].start_us ? s->att[i].end_us - s->att[i].start_us : 0;
         qsort(dur, (size_t)n, sizeof *dur, cmp_u64);
-        double threshold = j->spec_multiplier * (double)dur[n / 2];
+        double threshold = js->spec_multiplier * (double)dur[n / 2];
         free(dur);
-        if (threshold < (double)j->spec_min_ms * 1000.0) threshold = (double)j->spec_min_ms * 1000.0;
+        if (threshold < (double)js->spec_min_ms * 1000.0) threshold = (double)js->spec_min_ms * 1000.0;
         int natt = s->natt; /* copies are appended: not looked at this round */
-        for (int i = 0; i < natt; i++) {
+        for (int i = 0; i < natt && !j->finishing; i++) {
             attempt_rec a = s->att[i];
             uint64_t start;
             if (a.state != A_RUNNING || s->state[a.idx] != T_RUNNING || s->nrun[a.idx] != 1) continue;
             if (!d->be->running_since(d->be, a.task_id, &start) || (double)(now - start) <= threshold) continue;
-            int rc = launch_attempt(d, s, a.idx, 1);
-            if (rc) return rc;
-            STAT_ADD(d, tasks_speculative, 1);
+            int rc = launch_attempt(d, j, s, a.idx, 1);
+            if (rc) job_fail_here(d, j, rc);
+            else STAT_ADD(d, tasks_speculative, 1);
         }
     }
-    return 0;
 }
 
-int dag_run_job(dag *d, const job_spec *j, uint64_t seq) {
-    int ntasks = j->parts ? j->nparts : j->rdd->nparts;
-    stage *rs = stage_new(d, j->rdd, NULL, ntasks);
-    int rc = 0;
-    if (!rs) return em__seterr(EM_ENOMEM, "scheduler: out of memory");
-    d->job = j;
-    d->result = rs;
-    d->failed = 0;
-    d->nwait = 0;
-    d->fl_base = d->next_task;
-    if (d->fl_cap) memset(d->fl, 0, sizeof *d->fl * d->fl_cap);
-    STAT_ADD(d, jobs, 1);
-    progress_init(&d->prog, j->progress);
-    d->nactive = 0;
-    d->gen++;
-    if (reset_stage(d, rs) < 0) rc = em__seterr(EM_ENOMEM, "scheduler: out of memory");
-    int commits = j->sink->kind == SK_SAVE;
-    if (commits && !rc) rc = cc_stage_open(&d->commits, rs->id, j->rdd->nparts);
+/* Milliseconds until timed work is due (-1: none). */
+static int next_timeout(dag *d) {
+    int t = d->prog_job ? PROGRESS_TICK_MS : -1, spec = 0;
+    int interval = -1;
+    for (job *j = d->jobs; j; j = j->next)
+        if (j->spec.speculation && !j->finishing) {
+            spec = 1;
+            if (interval < 0 || j->spec.spec_interval_ms < interval) interval = j->spec.spec_interval_ms;
+        }
+    if (!spec) {
+        d->next_spec_us = 0;
+        return t;
+    }
+    uint64_t now = ev_now_us();
+    if (!d->next_spec_us) d->next_spec_us = now + (uint64_t)interval * 1000u;
+    int until = d->next_spec_us > now ? (int)((d->next_spec_us - now + 999) / 1000) : 0;
+    return t < 0 || until < t ? until : t;
+}
 
-    if (ntasks > 0 && !rc && !check_cancel(d, seq)) rc = submit_stage(d, rs);
-    if (rc) d->failed = rc;
-    uint64_t next_spec = ev_now_us() + (uint64_t)j->spec_interval_ms * 1000u;
-    int timeout = j->progress ? PROGRESS_TICK_MS : -1;
-    if (j->speculation && (timeout < 0 || j->spec_interval_ms < timeout)) timeout = j->spec_interval_ms;
-    while (!d->failed && rs->done < rs->ntasks && !check_cancel(d, seq)) {
-        if (j->speculation && ev_now_us() >= next_spec) {
-            int sr = speculate(d, j);
-            if (sr < 0) {
-                d->failed = sr;
-                break;
+static void timed_work(dag *d) {
+    if (d->next_spec_us && ev_now_us() >= d->next_spec_us) {
+        int interval = -1;
+        speculate(d);
+        for (job *j = d->jobs; j; j = j->next)
+            if (j->spec.speculation && (interval < 0 || j->spec.spec_interval_ms < interval))
+                interval = j->spec.spec_interval_ms;
+        d->next_spec_us = interval < 0 ? 0 : ev_now_us() + (uint64_t)interval * 1000u;
+    }
+    if (d->prog_job) show_progress(d);
+}
+
+/* Jobs that cannot progress (nothing runs, nothing will): a scheduler bug
+ * made visible instead of a hang. */
+static void check_stuck(dag *d) {
+    if (d->running) return;
+    for (job *j = d->jobs, *next; j; j = next) {
+        next = j->next;
+        if (!j->finishing)
+            job_failf(d, j, EM_ESTATE, "scheduler: no task is running and the job is not done");
+    }
+}
+
+static void *sched_main(void *arg) {
+    dag *d = arg;
+    for (;;) {
+        if (d->stopping && !d->jobs && !d->running) break;
+        sched_event *ev = evq_wait(&d->events, next_timeout(d));
+        int kept = 0;
+        if (ev) switch (ev->kind) {
+            case EV_TASK_ENDED: kept = handle_end(d, ev); break;
+            case EV_CALL: ev->call(d, ev->arg); break;
+            case EV_EXEC_ADDED: /* local[N]'s one executor: nothing to place by yet */
+            case EV_EXEC_LOST:  /* no executor process can be lost before cluster mode */
+            case EV_WAKE: break;
             }
-            next_spec = ev_now_us() + (uint64_t)j->spec_interval_ms * 1000u;
+        if (!kept) ev_free(ev);
+        timed_work(d);
+        check_stuck(d);
+        prune_active(d);
+        if (!d->running && d->hold_waiters) {
+            sync_call *w = d->hold_waiters;
+            d->hold_waiters = NULL;
+            for (sync_call *n; w; w = n) {
+                n = w->next;
+                reply(d, w);
+            }
         }
-        /* Reported before each wait, so also as the job starts: a stage's
-         * clock (drawn after 500 ms) starts when its tasks are launched. */
-        if (j->progress) show_progress(d, j);
-        if (running_total(d) == 0) {
-            d->failed = em__seterr(EM_ESTATE, "scheduler: no task is running and the job is not done");
-            break;
-        }
-        sched_event *ev = evq_wait(&d->events, timeout);
-        if (!ev) continue;
-        int hr = 0;
-        switch (ev->kind) {
-        case EV_TASK_ENDED: hr = handle(d, ev); break;
-        case EV_EXEC_ADDED: /* local[N]'s one executor: nothing to place by yet */
-        case EV_EXEC_LOST:  /* no executor process can be lost before cluster mode */
-        case EV_WAKE: break;
-        }
-        if (hr < 0 && !d->failed) d->failed = hr; /* e.g. a task that could not be launched */
-        ev_free(ev);
     }
-    /* Let nothing of this job outlive it: what still runs is killed (a
-     * failed or canceled job), and every attempt's end is awaited. */
-    if (running_total(d) > 0) kill_all(d);
-    while (running_total(d) > 0) {
-        sched_event *ev = evq_wait(&d->events, -1);
-        if (ev->kind == EV_TASK_ENDED) drain_one(d, ev);
-        ev_free(ev);
-    }
-    progress_clear(&d->prog);
-    if (commits) cc_stage_close(&d->commits, rs->id);
-    rc = d->failed;
-    stage_free(rs);
-    d->nactive = 0;
-    d->result = NULL;
-    d->job = NULL;
-    return rc;
+    /* Late events of stopped work (none should remain) go with the queue. */
+    return NULL;
 }

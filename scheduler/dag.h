@@ -8,10 +8,16 @@
  * tasks are retried up to max_failures attempts; a shuffle fetch failure
  * forgets the bad map output, reruns just that map task, then the reader.
  * Each launch is an attempt with its own record (number, executor, state,
- * start and end times).  The job loop reacts to the events the backend
- * posts (events.h); a failed or canceled job kills its running attempts
- * and waits for their ends.  It deals in tasks and events, never in
- * threads or sockets.
+ * start and end times).
+ *
+ * One thread, the scheduler's own, owns all of this state and reacts to
+ * events (events.h), as Spark's DAGScheduler event loop: attempts ending,
+ * executors coming and going, and calls posted by driver threads (a job to
+ * start, a cancel, a shuffle to drop).  Any number of driver threads run
+ * jobs at once: each posts its job and waits for its own results, which it
+ * hands to its action on its own thread.  Jobs start in the order they are
+ * posted and share map stages: a shuffle two running jobs need is computed
+ * once.  It deals in tasks and events, never in sockets.
  */
 #ifndef EM_DAG_H
 #define EM_DAG_H
@@ -48,28 +54,44 @@ typedef struct job_spec {
     int64_t spec_min_ms;
 } job_spec;
 
-/* A scheduler with its event queue; it runs jobs once given a backend. */
+/* A scheduler with its event queue; it runs jobs once started. */
 dag *dag_new(em_stats *stats, uint64_t cache_ns);
 /* The queue the backend posts its events to. */
 evq *dag_events(dag *d);
-void dag_set_backend(dag *d, backend *be);
-/* Free the scheduler (after the backend is closed: no event may come). */
+/* Start the scheduler's thread over the backend.  0, or < 0. */
+int dag_start(dag *d, backend *be);
+/* Refuse new jobs, cancel the running ones (their actions return
+ * EM_ECANCELED, "context closed"), wait until no attempt of any job runs,
+ * and stop the thread.  Then the backend may be closed. */
+void dag_stop(dag *d);
+/* Free the scheduler (after dag_stop and the backend's close). */
 void dag_free(dag *d);
-/* From any thread: jobs numbered up to seq fail with EM_ECANCELED (the one
- * running now has its attempts killed; one not started yet fails when it
- * starts); jobs numbered later are not affected. */
-void dag_cancel_upto(dag *d, uint64_t seq);
-/* Run a job to completion.  seq numbers it (increasing; see
- * dag_cancel_upto).  One job at a time: the caller serializes.  0, or < 0
- * with em_errmsg() naming the failing task and its own message.  No task
- * of the job is running on return. */
-int dag_run_job(dag *d, const job_spec *j, uint64_t seq);
-mapout *dag_mapout(dag *d);
+
+/* Run a job to completion on the calling thread, while other threads run
+ * theirs: j->on_result is called on this thread.  seq: see em_stats.jobs;
+ * group: the job group it belongs to (NULL: none), for dag_cancel_group.
+ * 0, or < 0 with em_errmsg() naming the failing task and its own message.
+ * Returns once every partition has a result (attempts that lost to another
+ * attempt of the same partition may still run; their outputs are
+ * discarded), or, for a failed or canceled job, once none of its attempts
+ * runs.  A job writing output (SK_SAVE) also waits for its losers: no
+ * attempt that could still write runs on return. */
+int dag_run_job(dag *d, const job_spec *j, const char *group);
+/* Cancel every job posted so far (running or about to start): their
+ * actions return EM_ECANCELED with a message naming `why`. */
+void dag_cancel_all(dag *d, const char *why);
+/* The same for the jobs of one group; returns how many were canceled. */
+int dag_cancel_group(dag *d, const char *group);
+/* Hold: wait until no attempt of any job runs, and start no job until
+ * dag_release (em_bcast_destroy, so no task reads a freed broadcast).
+ * 0, or EM_ENOMEM. */
+int dag_hold(dag *d);
+void dag_release(dag *d);
 /* Drop a shuffle no live RDD reads any more: its map stage, its tracker
  * entry, and (through the backend) its files. */
 void dag_drop_shuffle(dag *d, uint32_t shuffle_id);
 /* Shuffles tracked and map stages held now (any thread, without waiting
- * for the running job). */
+ * for the scheduler). */
 void dag_live_counts(dag *d, int64_t *shuffles, int64_t *stages);
 
 /* The output commit coordinator's question (exec_env.ask_commit): may

@@ -2,11 +2,12 @@
  * events.h -- what the scheduler reacts to, and the queue that brings it.
  *
  * A backend reports the fate of every task attempt it launched and the
- * comings and goings of executors as events; other threads post wake-ups
- * (em_cancel_all, after raising the scheduler's cancel mark).  The scheduler takes them one at a time from
- * one queue, waiting with a timeout so that it can also act on time
- * (speculation, progress).  Posting never blocks on the scheduler: any
- * thread may post, one thread waits.
+ * comings and goings of executors as events; driver threads post calls
+ * (a job to start, a cancel, a shuffle to drop) that run on the scheduler's
+ * own thread.  That thread takes them one at a time from one queue,
+ * waiting with a timeout so that it can also act on time (speculation,
+ * progress).  Posting never blocks on the scheduler: any thread may post,
+ * one thread waits.
  */
 #ifndef EM_EVENTS_H
 #define EM_EVENTS_H
@@ -21,8 +22,8 @@ typedef enum ev_kind {
                           attempts too: res.status EM_ECANCELED, killed 1) */
     EV_EXEC_ADDED,     /* an executor joined: exec, cores, address */
     EV_EXEC_LOST,      /* an executor is gone: exec, reason */
-    EV_WAKE,           /* nothing: makes the waiter look again (em_cancel_all
-                          posts it after raising the cancel mark) */
+    EV_WAKE,           /* nothing: makes the waiter look again */
+    EV_CALL,           /* run call(sched, arg) on the scheduler's thread */
 } ev_kind;
 
 typedef struct sched_event {
@@ -34,6 +35,10 @@ typedef struct sched_event {
     uint64_t start_us, end_us; /* EV_TASK_ENDED: on the executor's clock */
     char text[128];         /* EV_EXEC_ADDED: address; EV_EXEC_LOST: reason */
     task_result res;        /* EV_TASK_ENDED (res.task_id names the attempt) */
+    int idx;                /* EV_TASK_ENDED: the task's index in its job,
+                               when the scheduler hands a result on */
+    void (*call)(void *sched, void *arg); /* EV_CALL */
+    void *arg;
 } sched_event;
 
 typedef struct evq {

@@ -6,9 +6,11 @@
 
 #include "idmap.h"
 
-static uint32_t slot_of(const idmap *m, uint32_t id) { return (id * 2654435761u) & (m->cap - 1); }
+static uint32_t slot_of(const idmap *m, uint64_t id) {
+    return (uint32_t)((id * 0x9E3779B97F4A7C15ull) >> 32) & (m->cap - 1);
+}
 
-void *idmap_get(const idmap *m, uint32_t id) {
+void *idmap_get(const idmap *m, uint64_t id) {
     if (!m->cap) return NULL;
     for (uint32_t i = slot_of(m, id);; i = (i + 1) & (m->cap - 1)) {
         if (!m->vals[i]) return NULL;
@@ -17,7 +19,7 @@ void *idmap_get(const idmap *m, uint32_t id) {
 }
 
 static int resize(idmap *m, uint32_t cap) {
-    idmap t = {calloc(cap, sizeof(uint32_t)), calloc(cap, sizeof(void *)), cap, 0};
+    idmap t = {calloc(cap, sizeof(uint64_t)), calloc(cap, sizeof(void *)), cap, 0};
     if (!t.keys || !t.vals) {
         free(t.keys);
         free(t.vals);
@@ -37,7 +39,7 @@ static int resize(idmap *m, uint32_t cap) {
     return 0;
 }
 
-int idmap_put(idmap *m, uint32_t id, void *p) {
+int idmap_put(idmap *m, uint64_t id, void *p) {
     if ((m->n + 1) * 2 > m->cap && resize(m, m->cap ? m->cap * 2 : 16)) return -1;
     uint32_t i = slot_of(m, id);
     while (m->vals[i] && m->keys[i] != id) i = (i + 1) & (m->cap - 1);
@@ -47,7 +49,7 @@ int idmap_put(idmap *m, uint32_t id, void *p) {
     return 0;
 }
 
-void *idmap_del(idmap *m, uint32_t id) {
+void *idmap_del(idmap *m, uint64_t id) {
     if (!m->cap) return NULL;
     uint32_t i = slot_of(m, id);
     while (m->vals[i] && m->keys[i] != id) i = (i + 1) & (m->cap - 1);

@@ -1,5 +1,5 @@
 /*
- * idmap.h -- a map from 32-bit ids (shuffle ids) to pointers: open
+ * idmap.h -- a map from 64-bit ids (shuffle ids, task ids) to pointers: open
  * addressing with linear probing and backward-shift deletion, so its size
  * follows the entries alive, not the largest id ever used.  A long-lived
  * driver makes shuffle after shuffle and drops them: an array indexed by id
@@ -11,17 +11,17 @@
 #include <stdint.h>
 
 typedef struct idmap {
-    uint32_t *keys;
+    uint64_t *keys;
     void **vals; /* NULL: empty slot */
     uint32_t cap; /* a power of two, or 0 */
     uint32_t n;
 } idmap;
 
-void *idmap_get(const idmap *m, uint32_t id);
+void *idmap_get(const idmap *m, uint64_t id);
 /* Insert or replace (p not NULL).  0, or -1 when out of memory. */
-int idmap_put(idmap *m, uint32_t id, void *p);
+int idmap_put(idmap *m, uint64_t id, void *p);
 /* Remove id; returns what it mapped to (NULL if absent). */
-void *idmap_del(idmap *m, uint32_t id);
+void *idmap_del(idmap *m, uint64_t id);
 /* Call fn on every value (in no order), then free the table. */
 void idmap_free(idmap *m, void (*fn)(void *));
 

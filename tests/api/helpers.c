@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../test.h"
 #include "helpers.h"
@@ -170,4 +171,13 @@ int check_mod_sums(em_batch *b, int64_t n, int64_t m) {
         keys += k;
     }
     return keys == m * (m - 1) / 2;
+}
+
+void wait_no_tasks(em_ctx *c, em_stats *st) {
+    for (int i = 0; i < 60000; i++) {
+        em_get_stats(c, st);
+        if (st->tasks_running == 0) return;
+        struct timespec t = {0, 1000000L};
+        nanosleep(&t, NULL);
+    }
 }

@@ -39,6 +39,10 @@ int fn_count_calls(const em_rec *in, em_emitter *out, const void *arg);
 /* 1 when b holds (k, sum of v in [0, n) with v % m == k) for every k < m,
  * checked against a direct loop (after fn_mod_key and fn_sum_i64). */
 int check_mod_sums(em_batch *b, int64_t n, int64_t m);
+/* Wait until no task attempt runs on c (the losers an action left to end
+ * in the background), then fill *st.  Waits by polling the count, at most
+ * 60 s (then the caller's checks of *st fail). */
+void wait_no_tasks(em_ctx *c, em_stats *st);
 /* Identity map (emits the record unchanged). */
 int fn_identity(const em_rec *in, em_emitter *out, const void *arg);
 /* i64 v -> pair (i64 v, i64 v * 10). */

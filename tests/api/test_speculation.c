@@ -66,7 +66,8 @@ TEST(spec_copy_wins_result_stage) {
     /* Partition 3 counted once: by the copy, not by the killed original. */
     CHECK_EQ_I64(em_acc_value_i64(c, seen), 4000);
     em_stats st;
-    em_get_stats(c, &st);
+    wait_no_tasks(c, &st); /* the original ends killed, after the action returned */
+    CHECK_EQ_I64(em_acc_value_i64(c, seen), 4000);
     CHECK_EQ_I64(st.tasks_speculative, 1);
     CHECK_EQ_I64(st.speculative_wins, 1);
     CHECK_EQ_I64(st.tasks_killed, 1);
@@ -133,7 +134,7 @@ TEST(spec_map_stage_one_output_per_map) {
     CHECK(check_mod_sums(b, 10000, 10));
     em_batch_free(b);
     em_stats st;
-    em_get_stats(c, &st);
+    wait_no_tasks(c, &st);
     CHECK_EQ_I64(st.speculative_wins, 1);
     CHECK_EQ_I64(st.tasks_killed, 1);
     CHECK_EQ_I64(data_files(), 4); /* the killed original's output is not among them */
