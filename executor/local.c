@@ -4,12 +4,14 @@
  * One executor (id 0) with N slots: N worker threads take attempts from one
  * FIFO.  One mutex, the scheduler's event queue's own, guards the FIFO, the
  * list of running attempts and the queue of events, so a worker reports an
- * attempt's end and takes the next attempt in one critical section.  An
- * attempt costs two lock round trips (launch; end and next) and one
- * allocation holding both it and its end event, which keeps thousands of
- * trivial tasks per job cheap (bench/tasks).  A kill removes a queued attempt (posting its
- * end at once) or raises a running one's cancel flag, which the runner
- * checks between record batches.
+ * attempt's end and takes the next attempt in one critical section.
+ * Launches gather on the scheduler's thread and join the FIFO at flush, in
+ * one lock round trip per burst; an attempt then costs one allocation
+ * holding both it and its end event and one lock round trip of its own
+ * (end and next), which keeps thousands of trivial tasks per job cheap
+ * (bench/tasks).  A kill removes a queued attempt (posting its end at
+ * once) or raises a running one's cancel flag, which the runner checks
+ * between record batches.
  */
 #include <pthread.h>
 #include <stddef.h>
@@ -41,6 +43,7 @@ typedef struct local_backend {
     pthread_mutex_t *mu; /* the scheduler's event queue's: one lock for both */
     pthread_cond_t work;
     ltask *qhead, *qtail; /* queued, in launch order */
+    ltask *bhead, *btail; /* launched, not yet flushed (the scheduler's thread only) */
     ltask *running;       /* doubly linked */
     int stopping;
 } local_backend;
@@ -112,18 +115,47 @@ static int l_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int
     t->desc = desc;
     t->len = len;
     t->ctl.cancel = 0;
-    pthread_mutex_lock(lb->mu);
-    if (lb->qtail) lb->qtail->next = t;
-    else lb->qhead = t;
-    lb->qtail = t;
-    pthread_cond_signal(&lb->work);
-    pthread_mutex_unlock(lb->mu);
+    if (lb->btail) lb->btail->next = t;
+    else lb->bhead = t;
+    lb->btail = t;
     return 0;
+}
+
+static void l_flush(backend *b) {
+    local_backend *lb = (local_backend *)b;
+    if (!lb->bhead) return;
+    pthread_mutex_lock(lb->mu);
+    if (lb->qtail) lb->qtail->next = lb->bhead;
+    else lb->qhead = lb->bhead;
+    lb->qtail = lb->btail;
+    pthread_cond_broadcast(&lb->work);
+    pthread_mutex_unlock(lb->mu);
+    lb->bhead = lb->btail = NULL;
+}
+
+/* Post the end of an attempt that never started (killed, or the backend
+ * closing): lb->mu held. */
+static void end_unstarted(local_backend *lb, ltask *t) {
+    free(t->desc);
+    memset(&t->ev.res, 0, sizeof t->ev.res);
+    t->ev.res.status = EM_ECANCELED;
+    snprintf(t->ev.res.errmsg, sizeof t->ev.res.errmsg, "task killed before it started");
+    t->ev.res.fetch_map = -1;
+    post_end(lb, t, 1);
 }
 
 static int l_kill(backend *b, uint64_t task_id) {
     local_backend *lb = (local_backend *)b;
     pthread_mutex_lock(lb->mu);
+    for (ltask **pp = &lb->bhead, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next)
+        if ((*pp)->id == task_id) { /* not flushed yet */
+            ltask *t = *pp;
+            *pp = t->next;
+            if (lb->btail == t) lb->btail = prev;
+            end_unstarted(lb, t);
+            pthread_mutex_unlock(lb->mu);
+            return 0;
+        }
     for (ltask *t = lb->running; t; t = t->next)
         if (t->id == task_id) {
             __atomic_store_n(&t->ctl.cancel, 1, __ATOMIC_RELAXED);
@@ -135,12 +167,7 @@ static int l_kill(backend *b, uint64_t task_id) {
             ltask *t = *pp;
             *pp = t->next;
             if (lb->qtail == t) lb->qtail = prev;
-            free(t->desc);
-            memset(&t->ev.res, 0, sizeof t->ev.res);
-            t->ev.res.status = EM_ECANCELED;
-            snprintf(t->ev.res.errmsg, sizeof t->ev.res.errmsg, "task killed before it started");
-            t->ev.res.fetch_map = -1;
-            post_end(lb, t, 1);
+            end_unstarted(lb, t);
             pthread_mutex_unlock(lb->mu);
             return 0;
         }
@@ -175,6 +202,7 @@ static int l_cores(backend *b) { return ((local_backend *)b)->n; }
 
 static void l_close(backend *b) {
     local_backend *lb = (local_backend *)b;
+    l_flush(b);
     pthread_mutex_lock(lb->mu);
     /* Queued attempts never start. */
     for (ltask *t = lb->qhead, *nx; t; t = nx) {
@@ -200,6 +228,7 @@ backend *local_backend_new(int nthreads, exec_env *env, evq *events) {
         return NULL;
     }
     lb->b.launch = l_launch;
+    lb->b.flush = l_flush;
     lb->b.kill = l_kill;
     lb->b.cores = l_cores;
     lb->b.drop_shuffle = l_drop_shuffle;

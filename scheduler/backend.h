@@ -30,6 +30,10 @@ struct backend {
      * executor runs at most its slots' worth of attempts at once; more are
      * queued on it in launch order. */
     int (*launch)(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec);
+    /* Attempts launched may wait in the caller's thread until flush (the
+     * scheduler flushes after every burst of events): one hand-over for a
+     * stage's thousand tasks.  Launch, kill and flush come from one thread. */
+    void (*flush)(backend *b);
     /* Ask that attempt task_id stop: a queued attempt ends at once, a
      * running one at its next check between record batches and blocks
      * (milliseconds), or, inside a user function that does not return,

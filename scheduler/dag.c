@@ -40,6 +40,7 @@ enum { T_PENDING = 0, T_RUNNING = 1, T_DONE = 2 };
 enum { A_RUNNING = 0, A_OK, A_FAILED, A_KILLED };
 
 #define JOB_MSG_MAX 1024
+#define RESULTS_PER_WAKE 256
 
 /* One attempt of one task: launched on an executor, ended some way. */
 typedef struct attempt_rec {
@@ -102,6 +103,9 @@ struct job {
     int finishing;      /* every partition has a winner, or it failed: no
                            more launches */
     int save;           /* its tasks write output (SK_SAVE) */
+    int dirty;          /* in d->dirty: its caller is to be woken */
+    int nqueued;        /* results handed on */
+    job *next_dirty;
     int over;           /* end_job ran */
     int nrun;           /* attempts running for it */
     int sched_ref;      /* the scheduler still refers to it */
@@ -128,6 +132,7 @@ struct dag {
     job *prog_job;   /* the job whose progress is drawn */
     job *jobs, *jobs_tail; /* running, in start order */
     job *held, *held_tail; /* posted while held, in order */
+    job *dirty;      /* jobs with results to wake their callers for */
     stage **waitq;
     int nwait, capwait;
     stage **active;  /* stages with running attempts or waiting: what
@@ -874,6 +879,20 @@ static void fail_dependents(dag *d, stage *s, int idx, int times, const task_res
     }
 }
 
+/* Wake the callers of jobs whose results were queued. */
+static void wake_dirty(dag *d) {
+    if (!d->dirty) return;
+    pthread_mutex_lock(&d->jmu);
+    for (job *j = d->dirty, *n; j; j = n) {
+        n = j->next_dirty;
+        j->dirty = 0;
+        j->next_dirty = NULL;
+        pthread_cond_signal(&j->cv);
+    }
+    d->dirty = NULL;
+    pthread_mutex_unlock(&d->jmu);
+}
+
 static void end_job(dag *d, job *j) {
     job **pp = &d->jobs;
     job *prev = NULL;
@@ -895,6 +914,7 @@ static void end_job(dag *d, job *j) {
         progress_clear(&d->prog);
         d->prog_job = NULL;
     }
+    wake_dirty(d); /* its results before its end (and before it may go) */
     pthread_mutex_lock(&d->jmu);
     j->ended = 1;
     pthread_cond_signal(&j->cv);
@@ -1009,8 +1029,15 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
         if (j->rtail) j->rtail->next = ev;
         else j->rhead = ev;
         j->rtail = ev;
-        pthread_cond_signal(&j->cv);
         pthread_mutex_unlock(&d->jmu);
+        /* The caller is woken at the job's end, and on the way every
+         * RESULTS_PER_WAKE results: a wake-up per result would cost more
+         * than a short task. */
+        if (++j->nqueued % RESULTS_PER_WAKE == 0 && !j->dirty) {
+            j->dirty = 1;
+            j->next_dirty = d->dirty;
+            d->dirty = j;
+        }
         if (s->done == s->ntasks) {
             j->finishing = 1;
             if (j->save) kill_stage(d, s); /* losers: none may still write on return */
@@ -1351,17 +1378,22 @@ static void *sched_main(void *arg) {
     dag *d = arg;
     for (;;) {
         if (d->stopping && !d->jobs && !d->running) break;
-        sched_event *ev = evq_wait(&d->events, next_timeout(d));
-        int kept = 0;
-        if (ev) switch (ev->kind) {
+        sched_event *ev = evq_wait_all(&d->events, next_timeout(d));
+        for (sched_event *next; ev; ev = next) {
+            next = ev->next;
+            int kept = 0;
+            switch (ev->kind) {
             case EV_TASK_ENDED: kept = handle_end(d, ev); break;
             case EV_CALL: ev->call(d, ev->arg); break;
             case EV_EXEC_ADDED: /* local[N]'s one executor: nothing to place by yet */
             case EV_EXEC_LOST:  /* no executor process can be lost before cluster mode */
             case EV_WAKE: break;
             }
-        if (!kept) ev_free(ev);
+            if (!kept) ev_free(ev);
+        }
+        wake_dirty(d);
         timed_work(d);
+        d->be->flush(d->be); /* the burst's launches, in one hand-over */
         check_stuck(d);
         prune_active(d);
         if (!d->running && d->hold_waiters) {

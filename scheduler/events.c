@@ -66,17 +66,33 @@ uint64_t ev_now_us(void) {
     return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
 }
 
+static void deadline(struct timespec *until, int timeout_ms) {
+    clock_gettime(CLOCK_MONOTONIC, until);
+    until->tv_sec += timeout_ms / 1000;
+    until->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until->tv_nsec >= 1000000000L) {
+        until->tv_sec++;
+        until->tv_nsec -= 1000000000L;
+    }
+}
+
+sched_event *evq_wait_all(evq *q, int timeout_ms) {
+    struct timespec until;
+    if (timeout_ms >= 0) deadline(&until, timeout_ms);
+    pthread_mutex_lock(&q->mu);
+    while (!q->head) {
+        if (timeout_ms < 0) pthread_cond_wait(&q->cv, &q->mu);
+        else if (pthread_cond_timedwait(&q->cv, &q->mu, &until) == ETIMEDOUT) break;
+    }
+    sched_event *ev = q->head;
+    q->head = q->tail = NULL;
+    pthread_mutex_unlock(&q->mu);
+    return ev;
+}
+
 sched_event *evq_wait(evq *q, int timeout_ms) {
     struct timespec until;
-    if (timeout_ms >= 0) {
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += timeout_ms / 1000;
-        until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-    }
+    if (timeout_ms >= 0) deadline(&until, timeout_ms);
     pthread_mutex_lock(&q->mu);
     while (!q->head) {
         if (timeout_ms < 0) {

@@ -62,6 +62,10 @@ int evq_post_kind(evq *q, ev_kind kind);
 /* The oldest event, waiting at most timeout_ms (< 0: without limit); NULL
  * when the time passed with none.  The caller frees it with ev_free. */
 sched_event *evq_wait(evq *q, int timeout_ms);
+/* Every queued event, oldest first, as a list linked by next, waiting at
+ * most timeout_ms for the first (NULL when the time passed with none):
+ * one lock round trip for a burst of events. */
+sched_event *evq_wait_all(evq *q, int timeout_ms);
 void ev_free(sched_event *ev);
 
 /* Microseconds on a monotonic clock, for attempt start and end times. */
