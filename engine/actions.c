@@ -94,7 +94,7 @@ static int outs_batch(outs *o, em_batch **out) {
         if (!(r) || !(out)) return em__seterr(EM_EINVAL, "%s: NULL argument", name);    \
     } while (0)
 
-int em_collect(em_rdd *rdd, em_batch **out) {
+static int collect_unguarded(em_rdd *rdd, em_batch **out) {
     plan_sink s;
     outs o;
     CHECK_RDD(rdd, out, "em_collect");
@@ -107,7 +107,11 @@ int em_collect(em_rdd *rdd, em_batch **out) {
     return rc;
 }
 
-int em_count(em_rdd *rdd, int64_t *out) {
+int em_collect(em_rdd *rdd, em_batch **out) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, collect_unguarded(rdd, out));
+}
+
+static int count_unguarded(em_rdd *rdd, int64_t *out) {
     plan_sink s;
     outs o;
     if (!rdd || !out) return em__seterr(EM_EINVAL, "em_count: NULL argument");
@@ -126,9 +130,13 @@ int em_count(em_rdd *rdd, int64_t *out) {
     return 0;
 }
 
+int em_count(em_rdd *rdd, int64_t *out) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, count_unguarded(rdd, out));
+}
+
 /* As Spark's take: scan one partition, then grow the number of partitions
  * tried from what the scanned ones yielded (at most 4x per round). */
-int em_take(em_rdd *rdd, size_t n, em_batch **out) {
+static int take_unguarded(em_rdd *rdd, size_t n, em_batch **out) {
     plan_sink s;
     ebuf b = EBUF_INIT;
     size_t have = 0;
@@ -180,7 +188,11 @@ int em_take(em_rdd *rdd, size_t n, em_batch **out) {
     return (*out = batch_from(&b, have)) ? 0 : EM_ENOMEM;
 }
 
-int em_first(em_rdd *rdd, em_batch **out) {
+int em_take(em_rdd *rdd, size_t n, em_batch **out) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, take_unguarded(rdd, n, out));
+}
+
+static int first_unguarded(em_rdd *rdd, em_batch **out) {
     int rc = em_take(rdd, 1, out);
     if (rc) return rc;
     if (!(*out)->n) {
@@ -189,6 +201,10 @@ int em_first(em_rdd *rdd, em_batch **out) {
         return em__seterr(EM_EEMPTY, "first: empty collection");
     }
     return 0;
+}
+
+int em_first(em_rdd *rdd, em_batch **out) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, first_unguarded(rdd, out));
 }
 
 /* Fold encoded partial records with fn on the driver, starting from acc
@@ -259,22 +275,35 @@ static int fold_job(em_rdd *rdd, const em_rec *zero, em_comb_fn seq, em_comb_fn 
     return rc;
 }
 
-int em_reduce(em_rdd *rdd, em_comb_fn fn, const void *arg, size_t arglen, em_batch **out) {
+static int reduce_unguarded(em_rdd *rdd, em_comb_fn fn, const void *arg, size_t arglen, em_batch **out) {
     CHECK_RDD(rdd, out, "em_reduce");
     return fold_job(rdd, NULL, fn, fn, arg, arglen, out, "reduce");
 }
 
-int em_fold(em_rdd *rdd, const em_rec *zero, em_comb_fn fn, const void *arg, size_t arglen, em_batch **out) {
+int em_reduce(em_rdd *rdd, em_comb_fn fn, const void *arg, size_t arglen, em_batch **out) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, reduce_unguarded(rdd, fn, arg, arglen, out));
+}
+
+static int fold_unguarded(em_rdd *rdd, const em_rec *zero, em_comb_fn fn, const void *arg, size_t arglen, em_batch **out) {
     CHECK_RDD(rdd, out, "em_fold");
     if (!zero) return em__seterr(EM_EINVAL, "em_fold: NULL zero");
     return fold_job(rdd, zero, fn, fn, arg, arglen, out, "fold");
 }
 
-int em_aggregate(em_rdd *rdd, const em_rec *zero, em_comb_fn seq, em_comb_fn comb, const void *arg, size_t arglen,
+int em_fold(em_rdd *rdd, const em_rec *zero, em_comb_fn fn, const void *arg, size_t arglen, em_batch **out) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, fold_unguarded(rdd, zero, fn, arg, arglen, out));
+}
+
+static int aggregate_unguarded(em_rdd *rdd, const em_rec *zero, em_comb_fn seq, em_comb_fn comb, const void *arg, size_t arglen,
                  em_batch **out) {
     CHECK_RDD(rdd, out, "em_aggregate");
     if (!zero) return em__seterr(EM_EINVAL, "em_aggregate: NULL zero");
     return fold_job(rdd, zero, seq, comb, arg, arglen, out, "aggregate");
+}
+
+int em_aggregate(em_rdd *rdd, const em_rec *zero, em_comb_fn seq, em_comb_fn comb, const void *arg, size_t arglen,
+                 em_batch **out) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, aggregate_unguarded(rdd, zero, seq, comb, arg, arglen, out));
 }
 
 /* tree_aggregate, as Spark: one partial per partition, then while there are
@@ -353,16 +382,25 @@ static int tree_job(em_rdd *rdd, const em_rec *zero, em_comb_fn seq, em_comb_fn 
     return rc;
 }
 
-int em_tree_aggregate(em_rdd *rdd, const em_rec *zero, em_comb_fn seq, em_comb_fn comb, const void *arg,
+static int tree_aggregate_unguarded(em_rdd *rdd, const em_rec *zero, em_comb_fn seq, em_comb_fn comb, const void *arg,
                       size_t arglen, int depth, em_batch **out) {
     CHECK_RDD(rdd, out, "em_tree_aggregate");
     if (!zero) return em__seterr(EM_EINVAL, "em_tree_aggregate: NULL zero");
     return tree_job(rdd, zero, seq, comb, arg, arglen, depth, out, "tree_aggregate");
 }
 
-int em_tree_reduce(em_rdd *rdd, em_comb_fn fn, const void *arg, size_t arglen, int depth, em_batch **out) {
+int em_tree_aggregate(em_rdd *rdd, const em_rec *zero, em_comb_fn seq, em_comb_fn comb, const void *arg,
+                      size_t arglen, int depth, em_batch **out) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, tree_aggregate_unguarded(rdd, zero, seq, comb, arg, arglen, depth, out));
+}
+
+static int tree_reduce_unguarded(em_rdd *rdd, em_comb_fn fn, const void *arg, size_t arglen, int depth, em_batch **out) {
     CHECK_RDD(rdd, out, "em_tree_reduce");
     return tree_job(rdd, NULL, fn, fn, arg, arglen, depth, out, "tree_reduce");
+}
+
+int em_tree_reduce(em_rdd *rdd, em_comb_fn fn, const void *arg, size_t arglen, int depth, em_batch **out) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, tree_reduce_unguarded(rdd, fn, arg, arglen, depth, out));
 }
 
 static int run_fn_sink(em_rdd *rdd, uint8_t kind, void *fn, const void *arg, size_t arglen, const char *name) {
@@ -380,15 +418,23 @@ static int run_fn_sink(em_rdd *rdd, uint8_t kind, void *fn, const void *arg, siz
     return rc;
 }
 
-int em_foreach(em_rdd *rdd, em_foreach_fn fn, const void *arg, size_t arglen) {
+static int foreach_unguarded(em_rdd *rdd, em_foreach_fn fn, const void *arg, size_t arglen) {
     return run_fn_sink(rdd, SK_FOREACH, (void *)fn, arg, arglen, "em_foreach");
 }
 
-int em_foreach_partition(em_rdd *rdd, em_foreach_part_fn fn, const void *arg, size_t arglen) {
+int em_foreach(em_rdd *rdd, em_foreach_fn fn, const void *arg, size_t arglen) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, foreach_unguarded(rdd, fn, arg, arglen));
+}
+
+static int foreach_partition_unguarded(em_rdd *rdd, em_foreach_part_fn fn, const void *arg, size_t arglen) {
     return run_fn_sink(rdd, SK_FOREACH_PART, (void *)fn, arg, arglen, "em_foreach_partition");
 }
 
-int em_count_by_key(em_rdd *rdd, em_batch **out) {
+int em_foreach_partition(em_rdd *rdd, em_foreach_part_fn fn, const void *arg, size_t arglen) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, foreach_partition_unguarded(rdd, fn, arg, arglen));
+}
+
+static int count_by_key_unguarded(em_rdd *rdd, em_batch **out) {
     CHECK_RDD(rdd, out, "em_count_by_key");
     rdd_scope internal;
     ctx_scope_begin(&internal);
@@ -397,6 +443,10 @@ int em_count_by_key(em_rdd *rdd, em_batch **out) {
     int rc = counts ? em_collect(counts, out) : em__lasterr();
     ctx_scope_end(&internal);
     return rc;
+}
+
+int em_count_by_key(em_rdd *rdd, em_batch **out) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, count_by_key_unguarded(rdd, out));
 }
 
 typedef struct kv_ent {
@@ -411,7 +461,7 @@ static int kv_cmp(const void *a, const void *b) {
     return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-int em_collect_as_map(em_rdd *rdd, em_batch **out) {
+static int collect_as_map_unguarded(em_rdd *rdd, em_batch **out) {
     em_batch *all;
     CHECK_RDD(rdd, out, "em_collect_as_map");
     int rc = em_collect(rdd, &all);
@@ -451,7 +501,11 @@ int em_collect_as_map(em_rdd *rdd, em_batch **out) {
     return (*out = batch_from(&b, m)) ? 0 : EM_ENOMEM;
 }
 
-int em_lookup(em_rdd *rdd, const void *key, size_t klen, em_batch **out) {
+int em_collect_as_map(em_rdd *rdd, em_batch **out) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, collect_as_map_unguarded(rdd, out));
+}
+
+static int lookup_unguarded(em_rdd *rdd, const void *key, size_t klen, em_batch **out) {
     ebuf arg = EBUF_INIT;
     CHECK_RDD(rdd, out, "em_lookup");
     if (!key && klen) return em__seterr(EM_EINVAL, "em_lookup: NULL key");
@@ -473,6 +527,10 @@ int em_lookup(em_rdd *rdd, const void *key, size_t klen, em_batch **out) {
     rc = outs_batch(&o, out);
     outs_free(&o);
     return rc;
+}
+
+int em_lookup(em_rdd *rdd, const void *key, size_t klen, em_batch **out) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, lookup_unguarded(rdd, key, klen, out));
 }
 
 static int topn_cmp(const void *a, const void *b, void *desc) {
@@ -518,8 +576,16 @@ static int topn(em_rdd *rdd, size_t n, int desc, em_batch **out, const char *nam
     return (*out = batch_from(&b, m)) ? 0 : EM_ENOMEM;
 }
 
-int em_take_ordered(em_rdd *rdd, size_t n, em_batch **out) { return topn(rdd, n, 0, out, "em_take_ordered"); }
-int em_top(em_rdd *rdd, size_t n, em_batch **out) { return topn(rdd, n, 1, out, "em_top"); }
+static int take_ordered_unguarded(em_rdd *rdd, size_t n, em_batch **out) { return topn(rdd, n, 0, out, "em_take_ordered"); }
+
+int em_take_ordered(em_rdd *rdd, size_t n, em_batch **out) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, take_ordered_unguarded(rdd, n, out));
+}
+static int top_unguarded(em_rdd *rdd, size_t n, em_batch **out) { return topn(rdd, n, 1, out, "em_top"); }
+
+int em_top(em_rdd *rdd, size_t n, em_batch **out) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, top_unguarded(rdd, n, out));
+}
 
 /* save_as_text_file: tasks write <tmp>/_attempt_<task>/part-NNNNN and, once
  * the output commit coordinator (scheduler/commit.h: first committer wins)
@@ -578,7 +644,7 @@ static int save_mkdir_error(const char *dir, int dlen, int err) {
                       strerror(err));
 }
 
-int em_save_as_text_file(em_rdd *rdd, const char *dir) {
+static int save_as_text_file_unguarded(em_rdd *rdd, const char *dir) {
     plan_sink s;
     struct stat st;
     char tmp[4096], marker[4200];
@@ -606,4 +672,8 @@ int em_save_as_text_file(em_rdd *rdd, const char *dir) {
                         strerror(errno));
     if (rc) rm_tree(tmp);
     return rc;
+}
+
+int em_save_as_text_file(em_rdd *rdd, const char *dir) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, save_as_text_file_unguarded(rdd, dir));
 }

@@ -50,6 +50,7 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
         return NULL;
     }
     pthread_mutex_init(&ctx->mu, NULL);
+    pthread_cond_init(&ctx->idle, NULL);
     if (!(ctx->conf = conf_dup(conf))) goto nomem;
     if (conf_validate(ctx->conf)) goto fail;
     /* Where the master came from, for the message if it is bad. */
@@ -98,7 +99,16 @@ fail:
 
 void em_close(em_ctx *ctx) {
     if (!ctx) return;
-    dag_stop(ctx->dag); /* running jobs canceled, their attempts ended */
+    /* Other threads' actions: their jobs are canceled, and they return
+     * (EM_ECANCELED) before anything is freed. */
+    pthread_mutex_lock(&ctx->mu);
+    ctx->closing = 1;
+    pthread_mutex_unlock(&ctx->mu);
+    dag_refuse(ctx->dag);
+    pthread_mutex_lock(&ctx->mu);
+    while (ctx->users) pthread_cond_wait(&ctx->idle, &ctx->mu);
+    pthread_mutex_unlock(&ctx->mu);
+    dag_stop(ctx->dag); /* every attempt ended, losers included */
     if (ctx->be) ctx->be->close(ctx->be);
     dag_free(ctx->dag);
     for (int i = 0; i < ctx->nrdds; i++) { /* whatever is left, whatever its references */
@@ -117,6 +127,7 @@ void em_close(em_ctx *ctx) {
     }
     em_conf_free(ctx->conf);
     pthread_mutex_destroy(&ctx->mu);
+    pthread_cond_destroy(&ctx->idle);
     free(ctx);
 }
 
@@ -234,6 +245,20 @@ void ctx_scope_end(rdd_scope *sc) {
 }
 
 int ctx_in_task(void) { return runner_in_task(); }
+
+int ctx_enter(em_ctx *ctx) {
+    pthread_mutex_lock(&ctx->mu);
+    int closing = ctx->closing;
+    if (!closing) ctx->users++;
+    pthread_mutex_unlock(&ctx->mu);
+    return closing ? em__seterr(EM_ECANCELED, "the context is closing (em_close)") : 0;
+}
+
+void ctx_leave(em_ctx *ctx) {
+    pthread_mutex_lock(&ctx->mu);
+    if (!--ctx->users) pthread_cond_broadcast(&ctx->idle);
+    pthread_mutex_unlock(&ctx->mu);
+}
 
 int ctx_hold_jobs(em_ctx *ctx) { return dag_hold(ctx->dag); }
 

@@ -23,6 +23,9 @@ struct em_ctx {
      * and the configuration; the scheduler has its own thread, to which
      * each action posts its job (dag.h). */
     pthread_mutex_t mu;
+    pthread_cond_t idle;   /* users fell to 0 (em_close waits for it) */
+    int users;             /* threads inside guarded calls (ctx_enter) */
+    int closing;           /* em_close has begun: ctx_enter refuses */
     em_conf *conf;
     uint64_t uid;          /* namespace of its cache blocks and variables */
     int cores;
@@ -69,6 +72,31 @@ int ctx_in_task(void);
  * EM_ENOMEM (then nothing is held). */
 int ctx_hold_jobs(em_ctx *ctx);
 void ctx_release_jobs(em_ctx *ctx);
+/* Every public call that runs jobs runs between ctx_enter and ctx_leave,
+ * so that em_close from another thread can cancel its jobs and wait for it
+ * to return before freeing anything.  ctx_enter fails with EM_ECANCELED
+ * once em_close has begun.  They nest. */
+int ctx_enter(em_ctx *ctx);
+void ctx_leave(em_ctx *ctx);
+/* The body of a guarded public function: return call's value, run between
+ * ctx_enter and ctx_leave when ctx is not NULL (call checks NULLs). */
+#define CTX_GUARDED(ctx, call)                       \
+    do {                                             \
+        em_ctx *g_ = (ctx);                          \
+        int r_ = g_ ? ctx_enter(g_) : 0;             \
+        if (r_) return r_;                           \
+        r_ = (call);                                 \
+        if (g_) ctx_leave(g_);                       \
+        return r_;                                   \
+    } while (0)
+#define CTX_GUARDED_PTR(ctx, call)                   \
+    do {                                             \
+        em_ctx *g_ = (ctx);                          \
+        if (g_ && ctx_enter(g_)) return NULL;        \
+        __typeof__(call) p_ = (call);                \
+        if (g_) ctx_leave(g_);                       \
+        return p_;                                   \
+    } while (0)
 /* Default partition count for a new shuffle (0 = use parent's). */
 int ctx_default_parallelism(em_ctx *ctx);
 /* Validate an RDD argument: 0 or EM_EINVAL with "<fn>: NULL RDD". */

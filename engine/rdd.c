@@ -394,7 +394,7 @@ static int zip_count(void *c, int idx, task_result *res) {
     return 0;
 }
 
-em_rdd *em_zip_with_index(em_rdd *rdd) {
+static em_rdd *zip_with_index_unguarded(em_rdd *rdd) {
     plan_sink s;
     if (ctx_check(rdd, "em_zip_with_index")) return NULL;
     int64_t *counts = calloc((size_t)rdd->nparts + 1, sizeof *counts);
@@ -418,6 +418,10 @@ em_rdd *em_zip_with_index(em_rdd *rdd) {
     if (!r) free(counts);
     else r->zip_starts = counts;
     return r;
+}
+
+em_rdd *em_zip_with_index(em_rdd *rdd) {
+    CTX_GUARDED_PTR(rdd ? rdd->ctx : NULL, zip_with_index_unguarded(rdd));
 }
 
 /* --------------------------------------------------------------- wide */
@@ -623,7 +627,7 @@ static int range_bounds(em_rdd *rdd, int nparts, ebuf *bounds) {
     return rc;
 }
 
-em_rdd *em_sort_by_key(em_rdd *rdd, int ascending, int partitions) {
+static em_rdd *sort_by_key_unguarded(em_rdd *rdd, int ascending, int partitions) {
     ebuf bounds = EBUF_INIT;
     if (ctx_check(rdd, "em_sort_by_key")) return NULL;
     int n = shuffle_parts(rdd, partitions);
@@ -641,6 +645,10 @@ em_rdd *em_sort_by_key(em_rdd *rdd, int ascending, int partitions) {
     r->descending = (uint8_t)!ascending;
     r->hash_partitioned = 0;
     return r;
+}
+
+em_rdd *em_sort_by_key(em_rdd *rdd, int ascending, int partitions) {
+    CTX_GUARDED_PTR(rdd ? rdd->ctx : NULL, sort_by_key_unguarded(rdd, ascending, partitions));
 }
 
 /* --------------------------------------------------------- persistence */

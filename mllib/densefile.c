@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ctx.h"
 #include "block.h"
 #include "data.h"
 #include "err.h"
@@ -120,7 +121,7 @@ int ml_write_part(int partition, em_iter *in, const void *arg) {
     return rc < 0 ? rc : 0;
 }
 
-int em_ml_write_dense(em_ml_data *d, const char *path) {
+static int ml_write_dense_unguarded(em_ml_data *d, const char *path) {
     if (!d || !path) return em__seterr(EM_EINVAL, "em_ml_write_dense: NULL argument");
     em_rdd *counts = em_map_partitions(d->blocks, ml_part_rows, NULL, 0);
     em_batch *res = NULL;
@@ -177,6 +178,10 @@ int em_ml_write_dense(em_ml_data *d, const char *path) {
     return rc;
 }
 
+int em_ml_write_dense(em_ml_data *d, const char *path) {
+    CTX_GUARDED(d ? d->ctx : NULL, ml_write_dense_unguarded(d, path));
+}
+
 typedef struct rd_arg {
     int64_t rows, cols, block_rows;
     /* then the path, NUL-terminated */
@@ -229,7 +234,7 @@ int ml_dense_read_block(const em_rec *in, em_emitter *out, const void *arg) {
     return rc;
 }
 
-em_ml_data *em_ml_read_dense(em_ctx *ctx, const char *path, const em_ml_load_opts *o) {
+static em_ml_data *ml_read_dense_unguarded(em_ctx *ctx, const char *path, const em_ml_load_opts *o) {
     if (!o) o = &default_opts;
     if (!ctx || !path) {
         em__seterr(EM_EINVAL, "em_ml_read_dense: NULL argument");
@@ -283,4 +288,8 @@ em_ml_data *em_ml_read_dense(em_ctx *ctx, const char *path, const em_ml_load_opt
     free(arg);
     if (blocks) em_set_name(blocks, "dense file blocks");
     return ml_data_wrap(ctx, blocks, (int64_t)cols, 0);
+}
+
+em_ml_data *em_ml_read_dense(em_ctx *ctx, const char *path, const em_ml_load_opts *o) {
+    CTX_GUARDED_PTR(ctx, ml_read_dense_unguarded(ctx, path, o));
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctx.h"
 #include "block.h"
 #include "data.h"
 #include "err.h"
@@ -122,7 +123,7 @@ static int loss_grad(em_ml_data *d, const double *wb, int depth, double *loss, d
     return rc;
 }
 
-int em_ml_logreg_loss_grad(em_ml_data *d, const double *w, double b, double *loss, double *grad) {
+static int ml_logreg_loss_grad_unguarded(em_ml_data *d, const double *w, double b, double *loss, double *grad) {
     if (!d || (!w && d->cols) || !loss || !grad) return em__seterr(EM_EINVAL, "em_ml_logreg_loss_grad: NULL argument");
     double *wb = malloc(sizeof(double) * (size_t)(d->cols + 1));
     if (!wb) return em__seterr(EM_ENOMEM, "mllib: out of memory");
@@ -131,6 +132,10 @@ int em_ml_logreg_loss_grad(em_ml_data *d, const double *w, double b, double *los
     int rc = loss_grad(d, wb, 2, loss, grad);
     free(wb);
     return rc;
+}
+
+int em_ml_logreg_loss_grad(em_ml_data *d, const double *w, double b, double *loss, double *grad) {
+    CTX_GUARDED(d ? d->ctx : NULL, ml_logreg_loss_grad_unguarded(d, w, b, loss, grad));
 }
 
 /* ------------------------------------------------------------- training */
@@ -172,7 +177,7 @@ static int lg_objective(const double *x, double *f, double *g, void *ctx) {
     return 0;
 }
 
-int em_ml_logreg_train(em_ml_data *d, const em_ml_logreg_opts *opts, em_ml_model **out) {
+static int ml_logreg_train_unguarded(em_ml_data *d, const em_ml_logreg_opts *opts, em_ml_model **out) {
     em_ml_logreg_opts o;
     if (!d || !out) return em__seterr(EM_EINVAL, "em_ml_logreg_train: NULL argument");
     *out = NULL;
@@ -207,6 +212,10 @@ int em_ml_logreg_train(em_ml_data *d, const em_ml_logreg_opts *opts, em_ml_model
     m->b = x[d->cols];
     *out = m;
     return 0;
+}
+
+int em_ml_logreg_train(em_ml_data *d, const em_ml_logreg_opts *opts, em_ml_model **out) {
+    CTX_GUARDED(d ? d->ctx : NULL, ml_logreg_train_unguarded(d, opts, out));
 }
 
 void em_ml_model_free(em_ml_model *m) {

@@ -164,7 +164,7 @@ static int auc(em_ml_data *d, const ev_arg *a, double *out) {
     return 0;
 }
 
-int em_ml_evaluate(const em_ml_model *m, em_ml_data *d, em_ml_metrics *out) {
+static int ml_evaluate_unguarded(const em_ml_model *m, em_ml_data *d, em_ml_metrics *out) {
     if (out) memset(out, 0, sizeof *out); /* defined on failure too */
     if (!m || !d || !out || m->cols < 0 || (!m->w && m->cols)) return em__seterr(EM_EINVAL, "em_ml_evaluate: bad argument");
     if (d->cols > m->cols)
@@ -197,4 +197,8 @@ int em_ml_evaluate(const em_ml_model *m, em_ml_data *d, em_ml_metrics *out) {
     }
     em_bcast_destroy(d->ctx, a.w);
     return rc;
+}
+
+int em_ml_evaluate(const em_ml_model *m, em_ml_data *d, em_ml_metrics *out) {
+    CTX_GUARDED(d ? d->ctx : NULL, ml_evaluate_unguarded(m, d, out));
 }

@@ -367,7 +367,7 @@ static em_ml_data *run(em_ctx *ctx, const uint8_t *arg, size_t alen, int64_t col
     return ml_data_wrap(ctx, blocks, cols, sparse);
 }
 
-em_ml_data *em_ml_read_libsvm(em_ctx *ctx, const char *path, const em_ml_load_opts *o) {
+static em_ml_data *ml_read_libsvm_unguarded(em_ctx *ctx, const char *path, const em_ml_load_opts *o) {
     if (!o) o = &default_opts;
     if (!ctx || !path || o->num_features < 0 || o->num_features > INT32_MAX) {
         em__seterr(EM_EINVAL, "em_ml_read_libsvm: bad arguments");
@@ -383,6 +383,10 @@ em_ml_data *em_ml_read_libsvm(em_ctx *ctx, const char *path, const em_ml_load_op
     text_splits_free(splits, (int)h.nsplits);
     free(arg);
     return d;
+}
+
+em_ml_data *em_ml_read_libsvm(em_ctx *ctx, const char *path, const em_ml_load_opts *o) {
+    CTX_GUARDED_PTR(ctx, ml_read_libsvm_unguarded(ctx, path, o));
 }
 
 /* The driver's look at the first row: its field count. */
@@ -401,7 +405,7 @@ static int probe_sink(void *ctx, const em_rec *r) {
     return p->found ? EM_STOP : 0;
 }
 
-em_ml_data *em_ml_read_csv(em_ctx *ctx, const char *path, const em_ml_load_opts *o) {
+static em_ml_data *ml_read_csv_unguarded(em_ctx *ctx, const char *path, const em_ml_load_opts *o) {
     if (!o) o = &default_opts;
     if (!ctx || !path || o->label_col < -1) {
         em__seterr(EM_EINVAL, "em_ml_read_csv: bad arguments");
@@ -438,4 +442,8 @@ done:
     text_splits_free(splits, (int)h.nsplits);
     free(arg);
     return d;
+}
+
+em_ml_data *em_ml_read_csv(em_ctx *ctx, const char *path, const em_ml_load_opts *o) {
+    CTX_GUARDED_PTR(ctx, ml_read_csv_unguarded(ctx, path, o));
 }

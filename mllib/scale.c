@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctx.h"
 #include "block.h"
 #include "data.h"
 #include "err.h"
@@ -152,7 +153,7 @@ int ml_stats_comb(const em_rec *x, const em_rec *y, em_emitter *out, const void 
     return rc;
 }
 
-int em_ml_column_stats(em_ml_data *d, double **means, double **stds) {
+static int ml_column_stats_unguarded(em_ml_data *d, double **means, double **stds) {
     if (!d || !means || !stds) return em__seterr(EM_EINVAL, "em_ml_column_stats: NULL argument");
     *means = *stds = NULL;
     stats_arg a = {d->cols};
@@ -181,6 +182,10 @@ int em_ml_column_stats(em_ml_data *d, double **means, double **stds) {
     }
     free(m2);
     return rc;
+}
+
+int em_ml_column_stats(em_ml_data *d, double **means, double **stds) {
+    CTX_GUARDED(d ? d->ctx : NULL, ml_column_stats_unguarded(d, means, stds));
 }
 
 /* The standardize argument: cols, then mean[cols], then scale[cols]. */
@@ -216,7 +221,7 @@ int ml_standardize_block(const em_rec *in, em_emitter *out, const void *arg) {
     return rc;
 }
 
-em_ml_data *em_ml_standardize_with(em_ml_data *d, const double *means, const double *stds) {
+static em_ml_data *ml_standardize_with_unguarded(em_ml_data *d, const double *means, const double *stds) {
     if (!d || (!stds && d->cols)) {
         em__seterr(EM_EINVAL, "em_ml_standardize_with: NULL argument");
         return NULL;
@@ -245,7 +250,11 @@ em_ml_data *em_ml_standardize_with(em_ml_data *d, const double *means, const dou
     return ml_data_wrap(d->ctx, blocks, d->cols, d->sparse);
 }
 
-em_ml_data *em_ml_standardize(em_ml_data *d) {
+em_ml_data *em_ml_standardize_with(em_ml_data *d, const double *means, const double *stds) {
+    CTX_GUARDED_PTR(d ? d->ctx : NULL, ml_standardize_with_unguarded(d, means, stds));
+}
+
+static em_ml_data *ml_standardize_unguarded(em_ml_data *d) {
     double *mean = NULL, *std = NULL;
     if (!d) {
         em__seterr(EM_EINVAL, "em_ml_standardize: NULL data set");
@@ -256,4 +265,8 @@ em_ml_data *em_ml_standardize(em_ml_data *d) {
     free(mean);
     free(std);
     return z;
+}
+
+em_ml_data *em_ml_standardize(em_ml_data *d) {
+    CTX_GUARDED_PTR(d ? d->ctx : NULL, ml_standardize_unguarded(d));
 }

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctx.h"
 #include "block.h"
 #include "data.h"
 #include "err.h"
@@ -157,7 +158,7 @@ int ml_synth_blocks(int partition, em_iter *in, em_emitter *out, const void *arg
     return rc < 0 ? rc : 0;
 }
 
-em_ml_data *em_ml_synthetic(em_ctx *ctx, const em_ml_synth_opts *o) {
+static em_ml_data *ml_synthetic_unguarded(em_ctx *ctx, const em_ml_synth_opts *o) {
     if (!ctx || !o || o->rows < 0 || o->cols < 1 || o->cols > INT32_MAX || !(o->density >= 0 && o->density <= 1) ||
         !(o->noise >= 0) || !isfinite(o->noise)) {
         em__seterr(EM_EINVAL, "em_ml_synthetic: bad options (rows >= 0, 1 <= cols < 2^31, 0 <= density <= 1, "
@@ -173,4 +174,8 @@ em_ml_data *em_ml_synthetic(em_ctx *ctx, const em_ml_synth_opts *o) {
     em_rdd *blocks = idx ? em_map_partitions(idx, ml_synth_blocks, &a, sizeof a) : NULL;
     if (blocks) em_set_name(blocks, "synthetic blocks");
     return ml_data_wrap(ctx, blocks, o->cols, density < 1);
+}
+
+em_ml_data *em_ml_synthetic(em_ctx *ctx, const em_ml_synth_opts *o) {
+    CTX_GUARDED_PTR(ctx, ml_synthetic_unguarded(ctx, o));
 }

@@ -521,6 +521,14 @@ int dag_start(dag *d, backend *be) {
     return 0;
 }
 
+void dag_refuse(dag *d) {
+    if (!d || !d->started) return;
+    pthread_mutex_lock(&d->jmu);
+    d->closing = 1;
+    pthread_mutex_unlock(&d->jmu);
+    dag_cancel_all(d, "the context is closing (em_close)");
+}
+
 static void stop_fn(dag *d, void *arg);
 
 void dag_stop(dag *d) {

@@ -60,6 +60,10 @@ dag *dag_new(em_stats *stats, uint64_t cache_ns);
 evq *dag_events(dag *d);
 /* Start the scheduler's thread over the backend.  0, or < 0. */
 int dag_start(dag *d, backend *be);
+/* Refuse new jobs (EM_ECANCELED, "the context is closing") and cancel the
+ * running ones; the scheduler keeps serving what they still ask (a shuffle
+ * to drop).  From em_close, before it waits for its callers to return. */
+void dag_refuse(dag *d);
 /* Refuse new jobs, cancel the running ones (their actions return
  * EM_ECANCELED, "context closed"), wait until no attempt of any job runs,
  * and stop the thread.  Then the backend may be closed. */

@@ -1,0 +1,312 @@
+/*
+ * test_jobs.c -- jobs of several driver threads on one scheduler: they run
+ * at the same time (a stuck job does not hold up another), share a map
+ * stage one of them is computing, are canceled by job group, and em_close
+ * from another thread cancels a running two-stage job and waits for its
+ * action to return.  An action returns once every partition has a winner,
+ * while a losing attempt stuck in a user function finishes in the
+ * background.  Every wait is for a count or a flag, never for a time.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../test.h"
+#include "ember.h"
+#include "helpers.h"
+
+static void pause_briefly(void) {
+    struct timespec t = {0, 200000L};
+    nanosleep(&t, NULL);
+}
+
+static em_ctx *open_with(const char *master, const char *faults) {
+    em_conf *conf = em_conf_new();
+    em_ctx *c = NULL;
+    if (conf && !em_conf_set(conf, "ember.progress", "false") &&
+        (!faults || !em_conf_set(conf, "ember.test.faults", faults)))
+        c = em_open(master, conf);
+    em_conf_free(conf);
+    return c;
+}
+
+/* Poll the stats until cond holds (at most about 60 s). */
+#define WAIT_STAT(c, st, cond)                          \
+    do {                                                \
+        for (int w_ = 0; w_ < 300000; w_++) {           \
+            em_get_stats((c), &(st));                   \
+            if (cond) break;                            \
+            pause_briefly();                            \
+        }                                               \
+    } while (0)
+
+typedef struct job_arg {
+    em_rdd *r;
+    const char *group;
+    int rc;
+    int64_t n;
+    em_batch *b;
+    char msg[256];
+} job_arg;
+
+static em_ctx *group_ctx;
+
+static void *count_in_group(void *p) {
+    job_arg *a = p;
+    if (em_set_job_group(group_ctx, a->group)) {
+        a->rc = -100;
+        return NULL;
+    }
+    a->rc = em_count(a->r, &a->n);
+    snprintf(a->msg, sizeof a->msg, "%s", em_errmsg());
+    return NULL;
+}
+
+static void *collect_it(void *p) {
+    job_arg *a = p;
+    a->rc = em_collect(a->r, &a->b);
+    snprintf(a->msg, sizeof a->msg, "%s", em_errmsg());
+    return NULL;
+}
+
+TEST(jobs_stuck_job_does_not_hold_up_another) {
+    /* Job A's partition 0 (stage 0) waits until killed; job B, started
+     * afterwards on another thread, runs to its end meanwhile.  Then A's
+     * group is canceled: only A ends, with EM_ECANCELED naming the group. */
+    em_ctx *c = open_with("local[2]", "delay:stage=0,part=0,attempt=0");
+    CHECK(c);
+    group_ctx = c;
+    job_arg a = {em_range(c, 0, 1000, 1, 2), "slow", 1, 0, NULL, ""};
+    pthread_t ta;
+    CHECK(pthread_create(&ta, NULL, count_in_group, &a) == 0);
+    em_stats st;
+    WAIT_STAT(c, st, st.tasks_run == 1); /* A's partition 1 finished; partition 0 is held */
+    CHECK_EQ_I64(st.tasks_run, 1);
+    int64_t n = 0;
+    CHECK_OK(em_count(em_range(c, 0, 77, 1, 3), &n)); /* B, on this thread */
+    CHECK_EQ_I64(n, 77);
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.jobs_active, 1); /* A still runs */
+    CHECK_EQ_I64(em_cancel_job_group(c, "other"), 0);
+    CHECK_EQ_I64(em_cancel_job_group(c, "slow"), 1);
+    pthread_join(ta, NULL);
+    CHECK_EQ_I64(a.rc, EM_ECANCELED);
+    CHECK(strstr(a.msg, "job group \"slow\" canceled") != NULL);
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.jobs_active, 0);
+    CHECK_EQ_I64(st.tasks_running, 0);
+    CHECK_EQ_I64(st.tasks_killed, 1);
+    em_close(c);
+}
+
+TEST(jobs_group_names_checked) {
+    em_ctx *c = open_with("local[1]", NULL);
+    CHECK(c);
+    char longname[200];
+    memset(longname, 'g', sizeof longname - 1);
+    longname[sizeof longname - 1] = 0;
+    CHECK_EQ_I64(em_set_job_group(c, longname), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "longer than 127 bytes");
+    CHECK_EQ_I64(em_set_job_group(NULL, "x"), EM_EINVAL);
+    CHECK_EQ_I64(em_cancel_job_group(c, ""), EM_EINVAL);
+    CHECK_EQ_I64(em_cancel_job_group(c, NULL), EM_EINVAL);
+    /* A group set, then cleared: jobs run, and canceling the old name finds none. */
+    CHECK_OK(em_set_job_group(c, "g1"));
+    CHECK_OK(em_set_job_group(c, NULL));
+    int64_t n = 0;
+    CHECK_OK(em_count(em_range(c, 0, 5, 1, 1), &n));
+    CHECK_EQ_I64(n, 5);
+    CHECK_EQ_I64(em_cancel_job_group(c, "g1"), 0);
+    em_close(c);
+}
+
+/* ------------------------------------------------ a shared running stage */
+
+static int gate_open, gate_entered;
+
+/* Identity, but the first call of each task waits for the gate. */
+static int gated_key(const em_rec *in, em_emitter *out, const void *arg) {
+    static __thread int seen_part = -2;
+    int p = em_task_partition();
+    if (p != seen_part) {
+        seen_part = p;
+        __atomic_fetch_add(&gate_entered, 1, __ATOMIC_ACQ_REL);
+        while (!__atomic_load_n(&gate_open, __ATOMIC_ACQUIRE)) pause_briefly();
+    }
+    return fn_mod_key(in, out, arg);
+}
+
+TEST(jobs_share_a_running_map_stage) {
+    /* Thread A's job runs the map stage of a shuffle (held at a gate);
+     * thread B's job on the same shuffled RDD starts meanwhile and waits
+     * for that stage instead of running it again.  Both results exact; the
+     * map tasks ran once; no stage was skipped (B joined the running one). */
+    em_ctx *c = open_with("local[2]", NULL);
+    CHECK(c);
+    __atomic_store_n(&gate_open, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&gate_entered, 0, __ATOMIC_RELEASE);
+    int64_t m = 10;
+    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 1000, 1, 2), gated_key, &m, sizeof m), fn_sum_i64, NULL, 0, 3);
+    CHECK(sums);
+    job_arg a = {sums, NULL, 1, 0, NULL, ""}, b = {sums, NULL, 1, 0, NULL, ""};
+    pthread_t ta, tb;
+    CHECK(pthread_create(&ta, NULL, collect_it, &a) == 0);
+    while (__atomic_load_n(&gate_entered, __ATOMIC_ACQUIRE) < 1) pause_briefly();
+    CHECK(pthread_create(&tb, NULL, collect_it, &b) == 0);
+    em_stats st;
+    WAIT_STAT(c, st, st.jobs == 2); /* B's job started: it found the stage running */
+    CHECK_EQ_I64(st.jobs, 2);
+    __atomic_store_n(&gate_open, 1, __ATOMIC_RELEASE);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    CHECK_OK(a.rc);
+    CHECK_OK(b.rc);
+    CHECK(check_mod_sums(a.b, 1000, 10));
+    CHECK(check_mod_sums(b.b, 1000, 10));
+    em_batch_free(a.b);
+    em_batch_free(b.b);
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.map_tasks_run, 2);
+    CHECK_EQ_I64(st.stages_skipped, 0);
+    CHECK_EQ_I64(st.tasks_run, 2 + 3 + 3);
+    em_close(c);
+}
+
+/* -------------------------------------------- em_close during a job */
+
+TEST(jobs_close_during_two_stage_job) {
+    /* Thread A runs a two-stage job whose reduce partition 0 (stage 1) is
+     * held until killed.  em_close from this thread cancels it: A's action
+     * returns EM_ECANCELED naming em_close, and em_close returns after it. */
+    em_ctx *c = open_with("local[2]", "delay:stage=1,part=0,attempt=0");
+    CHECK(c);
+    int64_t m = 7;
+    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 500, 1, 3), fn_mod_key, &m, sizeof m), fn_sum_i64, NULL, 0, 2);
+    job_arg a = {sums, NULL, 1, 0, NULL, ""};
+    pthread_t ta;
+    CHECK(pthread_create(&ta, NULL, collect_it, &a) == 0);
+    em_stats st;
+    WAIT_STAT(c, st, st.map_tasks_run == 3 && st.tasks_run == 4); /* maps done, reduce 1 done, reduce 0 held */
+    CHECK_EQ_I64(st.tasks_run, 4);
+    em_close(c);
+    pthread_join(ta, NULL);
+    CHECK_EQ_I64(a.rc, EM_ECANCELED);
+    CHECK(strstr(a.msg, "em_close") != NULL);
+    CHECK(a.b == NULL);
+}
+
+TEST(jobs_cancel_all_during_two_stage_job_other_thread) {
+    /* The same with em_cancel_all: A returns EM_ECANCELED, the context
+     * stays usable and runs the same job afterwards. */
+    em_ctx *c = open_with("local[2]", "delay:stage=1,part=0,attempt=0");
+    CHECK(c);
+    int64_t m = 7;
+    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 500, 1, 3), fn_mod_key, &m, sizeof m), fn_sum_i64, NULL, 0, 2);
+    job_arg a = {sums, NULL, 1, 0, NULL, ""};
+    pthread_t ta;
+    CHECK(pthread_create(&ta, NULL, collect_it, &a) == 0);
+    em_stats st;
+    WAIT_STAT(c, st, st.map_tasks_run == 3 && st.tasks_run == 4);
+    em_cancel_all(c);
+    pthread_join(ta, NULL);
+    CHECK_EQ_I64(a.rc, EM_ECANCELED);
+    CHECK(strstr(a.msg, "em_cancel_all") != NULL);
+    CHECK_OK(em_set(c, "ember.test.faults", ""));
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(sums, &b));
+    CHECK(check_mod_sums(b, 500, 7));
+    em_batch_free(b);
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.tasks_running, 0);
+    em_close(c);
+}
+
+/* ------------------------------------- a loser stuck in a user function */
+
+static int loser_gate, loser_in;
+
+/* Partition 3's first attempt waits in the user function (which no kill
+ * can interrupt) until the test opens the gate; every other call counts. */
+static int stuck_once(const em_rec *in, em_emitter *out, const void *arg) {
+    em_acc acc;
+    memcpy(&acc, arg, sizeof acc);
+    if (em_task_partition() == 3 && !__atomic_exchange_n(&loser_in, 1, __ATOMIC_ACQ_REL))
+        while (!__atomic_load_n(&loser_gate, __ATOMIC_ACQUIRE)) pause_briefly();
+    em_acc_add_i64(acc, 1);
+    return em_emit_rec(out, in);
+}
+
+TEST(jobs_action_returns_before_a_stuck_loser) {
+    em_conf *conf = em_conf_new();
+    CHECK(conf);
+    CHECK_OK(em_conf_set(conf, "ember.speculation", "true"));
+    CHECK_OK(em_conf_set(conf, "ember.speculation.interval", "5ms"));
+    CHECK_OK(em_conf_set(conf, "ember.speculation.quantile", "0.5"));
+    CHECK_OK(em_conf_set(conf, "ember.speculation.minTaskRuntime", "50ms"));
+    CHECK_OK(em_conf_set(conf, "ember.progress", "false"));
+    em_ctx *c = em_open("local[4]", conf);
+    em_conf_free(conf);
+    CHECK(c);
+    __atomic_store_n(&loser_gate, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&loser_in, 0, __ATOMIC_RELEASE);
+    em_acc seen = em_acc_i64(c, "seen");
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(em_map(em_range(c, 0, 400, 1, 4), stuck_once, &seen, sizeof seen), &b));
+    CHECK_EQ_I64(em_batch_count(b), 400);
+    CHECK_EQ_I64(batch_sum_i64(b), 399 * 400 / 2);
+    em_batch_free(b);
+    em_stats st;
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.tasks_running, 1); /* the original, still in the user function */
+    CHECK_EQ_I64(st.speculative_wins, 1);
+    /* The copy's additions counted; the stuck original's 100 are not
+     * counted while it runs, and never will be. */
+    CHECK_EQ_I64(em_acc_value_i64(c, seen), 400);
+    __atomic_store_n(&loser_gate, 1, __ATOMIC_RELEASE);
+    wait_no_tasks(c, &st);
+    CHECK_EQ_I64(st.tasks_running, 0);
+    CHECK_EQ_I64(st.tasks_killed, 1);
+    CHECK_EQ_I64(em_acc_value_i64(c, seen), 400);
+    em_close(c);
+}
+
+static int gate_opened;
+
+/* Opens the loser's gate a little later, noting first that it did. */
+static void *open_gate_later(void *p) {
+    (void)p;
+    struct timespec t = {0, 50000000L};
+    nanosleep(&t, NULL);
+    __atomic_store_n(&gate_opened, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&loser_gate, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+TEST(jobs_close_waits_for_a_stuck_loser) {
+    /* em_close with a loser still in its user function: it waits for it
+     * (the gate opens from another thread), then frees. */
+    em_conf *conf = em_conf_new();
+    CHECK(conf);
+    CHECK_OK(em_conf_set(conf, "ember.speculation", "true"));
+    CHECK_OK(em_conf_set(conf, "ember.speculation.interval", "5ms"));
+    CHECK_OK(em_conf_set(conf, "ember.speculation.quantile", "0.5"));
+    CHECK_OK(em_conf_set(conf, "ember.speculation.minTaskRuntime", "50ms"));
+    CHECK_OK(em_conf_set(conf, "ember.progress", "false"));
+    em_ctx *c = em_open("local[4]", conf);
+    em_conf_free(conf);
+    CHECK(c);
+    __atomic_store_n(&loser_gate, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&loser_in, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&gate_opened, 0, __ATOMIC_RELEASE);
+    em_acc seen = em_acc_i64(c, "seen");
+    int64_t n = 0;
+    CHECK_OK(em_count(em_map(em_range(c, 0, 400, 1, 4), stuck_once, &seen, sizeof seen), &n));
+    CHECK_EQ_I64(n, 400);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, open_gate_later, NULL) == 0);
+    em_close(c); /* returns only after the gate opened and the loser ended */
+    CHECK_EQ_I64(__atomic_load_n(&gate_opened, __ATOMIC_ACQUIRE), 1);
+    pthread_join(t, NULL);
+}
