@@ -50,10 +50,11 @@
  * time on the one scheduler, started in the order their actions asked and
  * sharing stages: a shuffle two threads' jobs need is computed once and
  * reused.  em_cancel_all, em_set_job_group and em_cancel_job_group may
- * come from any thread.  Not
- * allowed: em_close while another thread still uses the context (finish
- * or cancel those actions first), em_get of a key another thread is
- * em_set-ting, and any action from inside a user function (EM_ESTATE).
+ * come from any thread, and so may em_close: it cancels the actions other
+ * threads are running (they return EM_ECANCELED) and waits for them to
+ * return before freeing.  Not allowed: using the context after em_close
+ * returns, em_get of a key another thread is em_set-ting, and any action
+ * from inside a user function (EM_ESTATE).
  */
 #ifndef EMBER_H
 #define EMBER_H
@@ -271,8 +272,10 @@ EM_API void em_conf_free(em_conf *conf);
  * $EMBER_MASTER, then ember.master.  conf may be NULL; it is copied.
  * Returns NULL (see em_errmsg) on a bad master URL or configuration. */
 EM_API em_ctx *em_open(const char *master, const em_conf *conf);
-/* Stop executors, remove shuffle and spill files, free every RDD.
- * A context's scratch directory (ember-PID-XXXXXX under ember.local.dir) is
+/* Cancel the jobs running (other threads' actions return EM_ECANCELED;
+ * em_close waits until they have returned, and until every task attempt,
+ * including a speculative loser still in a user function, has ended), stop
+ * executors, remove shuffle and spill files, free every RDD.  A context's scratch directory (ember-PID-XXXXXX under ember.local.dir) is
  * also removed when the process exits without em_close (exit, return from
  * main) and on SIGINT or SIGTERM: the first em_open installs, for each of
  * the two whose disposition is still the default, a handler that removes
@@ -291,9 +294,8 @@ EM_API int em_cores(em_ctx *ctx);
 /* Cancel the jobs running on ctx now: their running task attempts are
  * killed (at their next check between record batches; a user function that
  * never returns cannot be interrupted) and their actions return
- * EM_ECANCELED.  Jobs started after the call run normally.  This is the one
- * call that may be made from another thread while an action runs (or from
- * a signal-free context such as a watchdog thread); it returns at once. */
+ * EM_ECANCELED.  Jobs started after the call run normally.  Any thread may
+ * call it (a watchdog thread, say); it returns at once. */
 EM_API void em_cancel_all(em_ctx *ctx);
 /* Job groups, as Spark's setJobGroup / cancelJobGroup.  em_set_job_group
  * names the group of the jobs the calling thread's actions start on ctx
