@@ -85,8 +85,15 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.speculation.quantile", .def = "0.9", .type = CONF_DOUBLE, .dmin = 0, .dmax = 1},
     {.key = "ember.speculation.minTaskRuntime", .def = "100ms", .type = CONF_DURATION, .unit_ms = 1, .min = 0,
      .max = 3600000},
-    /* Tests only (engine/faults.h): never set it in production. */
+    /* Delay scheduling, as Spark's spark.locality.wait: how long a task
+     * whose input is cached on a busy executor waits for it before running
+     * elsewhere (0: never waits). */
+    {.key = "ember.locality.wait", .def = "3s", .type = CONF_DURATION, .unit_ms = 1, .min = 0, .max = 86400000},
+    /* Tests only (engine/faults.h): never set them in production. */
     {.key = "ember.test.faults", .def = "", .type = CONF_FAULTS},
+    /* local[N]'s threads split into this many executors (1 to N, fixed at
+     * em_open), to test placement across executors without processes. */
+    {.key = "ember.test.executors", .def = "1", .type = CONF_INT, .min = 1, .max = 1024},
 };
 #define NKEYS (sizeof conf_keys / sizeof conf_keys[0])
 

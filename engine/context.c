@@ -87,7 +87,13 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
     if (!(ctx->dag = dag_new(&ctx->stats, ctx->uid))) goto nomem;
     ctx->env->ask_commit = dag_ask_commit;
     ctx->env->commit_ctx = ctx->dag;
-    if (!(ctx->be = local_backend_new(ctx->cores, ctx->env, dag_events(ctx->dag)))) goto fail;
+    int nexec = (int)conf_i64(ctx->conf, "ember.test.executors");
+    if (nexec > ctx->cores) {
+        em__seterr(EM_EINVAL, "em_open: ember.test.executors is %d, more than the %d threads of %s", nexec,
+                   ctx->cores, master);
+        goto fail;
+    }
+    if (!(ctx->be = local_backend_new(ctx->cores, nexec, ctx->env, dag_events(ctx->dag)))) goto fail;
     if (dag_start(ctx->dag, ctx->be)) goto fail;
     return ctx;
 nomem:
@@ -133,7 +139,7 @@ void em_close(em_ctx *ctx) {
 
 int em_set(em_ctx *ctx, const char *key, const char *value) {
     if (!ctx || !key) return em__seterr(EM_EINVAL, "em_set: NULL argument");
-    if (!strcmp(key, "ember.master") || !strcmp(key, "ember.local.dir"))
+    if (!strcmp(key, "ember.master") || !strcmp(key, "ember.local.dir") || !strcmp(key, "ember.test.executors"))
         return em__seterr(EM_EINVAL, "em_set: %s cannot change after em_open", key);
     pthread_mutex_lock(&ctx->mu);
     int rc = em_conf_set(ctx->conf, key, value);
@@ -332,6 +338,7 @@ int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
     j.spec_multiplier = conf_double(ctx->conf, "ember.speculation.multiplier");
     j.spec_quantile = conf_double(ctx->conf, "ember.speculation.quantile");
     j.spec_min_ms = conf_duration_ms(ctx->conf, "ember.speculation.minTaskRuntime");
+    j.locality_wait_ms = conf_duration_ms(ctx->conf, "ember.locality.wait");
     const char *faults = em_conf_get(ctx->conf, "ember.test.faults");
     char *faults_copy = faults && *faults ? strdup(faults) : NULL;
     int nomem = faults && *faults && !faults_copy;

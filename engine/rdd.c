@@ -65,6 +65,7 @@ void rdd_free(em_rdd *r) {
     free(r->offs);
     if (r->splits) text_splits_free(r->splits, r->nparts);
     free(r->groups);
+    free(r->cache_exec);
     ebuf_free(&r->bounds);
     agg_clear(&r->agg);
 }

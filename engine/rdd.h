@@ -74,6 +74,10 @@ struct em_rdd {
     int hash_partitioned;
 
     int persist_level;          /* 0: not persisted */
+    /* Persisted RDDs: per partition, the executor that last computed (so
+     * cached) it, -1 unknown.  Written and read by the scheduler's thread
+     * only, for locality (allocated there). */
+    int *cache_exec;
 };
 
 /* Register a new RDD of ctx (zeroed, id assigned).  NULL on ENOMEM. */

@@ -2,7 +2,11 @@
  * local.c -- the local[N] backend (see local.h).
  *
  * One executor (id 0) with N slots: N worker threads take attempts from one
- * FIFO.  One mutex, the scheduler's event queue's own, guards the FIFO, the
+ * FIFO.  For tests of placement (ember.test.executors) the N threads may be
+ * split into E executors, ids 0..E-1, each with its own FIFO and threads,
+ * which like a cluster's executors accept no more attempts than they have
+ * threads; the one executor of plain local[N] accepts any number, queued
+ * in its FIFO (there is nowhere else to run them).  One mutex, the scheduler's event queue's own, guards the FIFO, the
  * list of running attempts and the queue of events, so a worker reports an
  * attempt's end and takes the next attempt in one critical section.
  * Launches gather on the scheduler's thread and join the FIFO at flush, in
@@ -29,24 +33,38 @@ typedef struct ltask {
     sched_event ev;
     struct ltask *next, *prev; /* in the queue, or in the running list */
     uint64_t id;
+    int exec;
     uint8_t *desc;
     size_t len;
     task_ctl ctl;
 } ltask;
 
+/* One executor: its FIFO and the threads that serve it. */
+typedef struct lexec {
+    pthread_cond_t work;
+    ltask *qhead, *qtail; /* queued, in launch order */
+    int nthreads;
+} lexec;
+
 typedef struct local_backend {
     backend b;
     exec_env *env;
     evq *events;
-    int n;
+    int n;                /* threads started */
     pthread_t *threads;
+    struct worker_arg *args;
+    int nexec;
+    lexec *execs;
     pthread_mutex_t *mu; /* the scheduler's event queue's: one lock for both */
-    pthread_cond_t work;
-    ltask *qhead, *qtail; /* queued, in launch order */
     ltask *bhead, *btail; /* launched, not yet flushed (the scheduler's thread only) */
     ltask *running;       /* doubly linked */
     int stopping;
 } local_backend;
+
+typedef struct worker_arg {
+    local_backend *lb;
+    int exec;
+} worker_arg;
 
 static void unlink_running(local_backend *lb, ltask *t) {
     if (t->prev) t->prev->next = t->next;
@@ -60,21 +78,22 @@ static void unlink_running(local_backend *lb, ltask *t) {
 static void post_end(local_backend *lb, ltask *t, int killed) {
     sched_event *ev = &t->ev;
     ev->kind = EV_TASK_ENDED;
-    ev->exec = 0;
+    ev->exec = t->exec;
     ev->killed = killed;
     ev->res.task_id = t->id;
     evq_post_locked(lb->events, ev);
 }
 
 static void *worker(void *arg) {
-    local_backend *lb = arg;
+    local_backend *lb = ((worker_arg *)arg)->lb;
+    lexec *x = &lb->execs[((worker_arg *)arg)->exec];
     pthread_mutex_lock(lb->mu);
     for (;;) {
-        while (!lb->qhead && !lb->stopping) pthread_cond_wait(&lb->work, lb->mu);
-        if (!lb->qhead) break;
-        ltask *t = lb->qhead;
-        lb->qhead = t->next;
-        if (!lb->qhead) lb->qtail = NULL;
+        while (!x->qhead && !lb->stopping) pthread_cond_wait(&x->work, lb->mu);
+        if (!x->qhead) break;
+        ltask *t = x->qhead;
+        x->qhead = t->next;
+        if (!x->qhead) x->qtail = NULL;
         t->prev = NULL;
         t->next = lb->running;
         if (lb->running) lb->running->prev = t;
@@ -97,7 +116,7 @@ static void *worker(void *arg) {
 
 static int l_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec) {
     local_backend *lb = (local_backend *)b;
-    if (exec != BE_ANY_EXEC && exec != 0) {
+    if (exec != BE_ANY_EXEC && (exec < 0 || exec >= lb->nexec)) {
         free(desc);
         return em__seterr(EM_EINVAL, "local backend: no executor %d", exec);
     }
@@ -112,6 +131,7 @@ static int l_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int
     t->ev.res.accs = NULL;
     t->next = t->prev = NULL;
     t->id = task_id;
+    t->exec = exec == BE_ANY_EXEC ? 0 : exec;
     t->desc = desc;
     t->len = len;
     t->ctl.cancel = 0;
@@ -125,10 +145,15 @@ static void l_flush(backend *b) {
     local_backend *lb = (local_backend *)b;
     if (!lb->bhead) return;
     pthread_mutex_lock(lb->mu);
-    if (lb->qtail) lb->qtail->next = lb->bhead;
-    else lb->qhead = lb->bhead;
-    lb->qtail = lb->btail;
-    pthread_cond_broadcast(&lb->work);
+    for (ltask *t = lb->bhead, *n; t; t = n) {
+        n = t->next;
+        lexec *x = &lb->execs[t->exec];
+        t->next = NULL;
+        if (x->qtail) x->qtail->next = t;
+        else x->qhead = t;
+        x->qtail = t;
+    }
+    for (int i = 0; i < lb->nexec; i++) pthread_cond_broadcast(&lb->execs[i].work);
     pthread_mutex_unlock(lb->mu);
     lb->bhead = lb->btail = NULL;
 }
@@ -162,15 +187,18 @@ static int l_kill(backend *b, uint64_t task_id) {
             pthread_mutex_unlock(lb->mu);
             return 0;
         }
-    for (ltask **pp = &lb->qhead, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next)
-        if ((*pp)->id == task_id) {
-            ltask *t = *pp;
-            *pp = t->next;
-            if (lb->qtail == t) lb->qtail = prev;
-            end_unstarted(lb, t);
-            pthread_mutex_unlock(lb->mu);
-            return 0;
-        }
+    for (int i = 0; i < lb->nexec; i++) {
+        lexec *x = &lb->execs[i];
+        for (ltask **pp = &x->qhead, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next)
+            if ((*pp)->id == task_id) {
+                ltask *t = *pp;
+                *pp = t->next;
+                if (x->qtail == t) x->qtail = prev;
+                end_unstarted(lb, t);
+                pthread_mutex_unlock(lb->mu);
+                return 0;
+            }
+    }
     pthread_mutex_unlock(lb->mu);
     return EM_ESTATE;
 }
@@ -200,29 +228,44 @@ static void l_drop_map_output(backend *b, int exec, uint32_t shuffle_id, int map
 
 static int l_cores(backend *b) { return ((local_backend *)b)->n; }
 
+static void free_backend(local_backend *lb) {
+    for (int i = 0; i < lb->nexec; i++) pthread_cond_destroy(&lb->execs[i].work);
+    free(lb->execs);
+    free(lb->args);
+    free(lb->threads);
+    free(lb);
+}
+
 static void l_close(backend *b) {
     local_backend *lb = (local_backend *)b;
     l_flush(b);
     pthread_mutex_lock(lb->mu);
     /* Queued attempts never start. */
-    for (ltask *t = lb->qhead, *nx; t; t = nx) {
-        nx = t->next;
-        free(t->desc);
-        free(t); /* its event was never posted, and holds no result */
+    for (int i = 0; i < lb->nexec; i++) {
+        lexec *x = &lb->execs[i];
+        for (ltask *t = x->qhead, *nx; t; t = nx) {
+            nx = t->next;
+            free(t->desc);
+            free(t); /* its event was never posted, and holds no result */
+        }
+        x->qhead = x->qtail = NULL;
+        pthread_cond_broadcast(&x->work);
     }
-    lb->qhead = lb->qtail = NULL;
     lb->stopping = 1;
-    pthread_cond_broadcast(&lb->work);
     pthread_mutex_unlock(lb->mu);
     for (int i = 0; i < lb->n; i++) pthread_join(lb->threads[i], NULL);
-    pthread_cond_destroy(&lb->work);
-    free(lb->threads);
-    free(lb);
+    free_backend(lb);
 }
 
-backend *local_backend_new(int nthreads, exec_env *env, evq *events) {
+backend *local_backend_new(int nthreads, int nexec, exec_env *env, evq *events) {
     local_backend *lb = calloc(1, sizeof *lb);
-    if (!lb || !(lb->threads = calloc((size_t)nthreads, sizeof(pthread_t)))) {
+    if (nexec < 1 || nexec > nthreads) nexec = 1;
+    if (!lb || !(lb->threads = calloc((size_t)nthreads, sizeof(pthread_t))) ||
+        !(lb->args = calloc((size_t)nthreads, sizeof(worker_arg))) || !(lb->execs = calloc((size_t)nexec, sizeof(lexec)))) {
+        if (lb) {
+            free(lb->threads);
+            free(lb->args);
+        }
         free(lb);
         em__seterr(EM_ENOMEM, "local backend: out of memory");
         return NULL;
@@ -238,9 +281,19 @@ backend *local_backend_new(int nthreads, exec_env *env, evq *events) {
     lb->env = env;
     lb->events = events;
     lb->mu = &events->mu;
-    pthread_cond_init(&lb->work, NULL);
-    for (int i = 0; i < nthreads; i++) {
-        if (pthread_create(&lb->threads[i], NULL, worker, lb) != 0) {
+    lb->nexec = nexec;
+    for (int i = 0; i < nexec; i++) {
+        pthread_cond_init(&lb->execs[i].work, NULL);
+        lb->execs[i].nthreads = nthreads / nexec + (i < nthreads % nexec); /* as even as it goes */
+    }
+    for (int i = 0, x = 0, k = 0; i < nthreads; i++) {
+        lb->args[i].lb = lb;
+        lb->args[i].exec = x;
+        if (++k == lb->execs[x].nthreads) {
+            x++;
+            k = 0;
+        }
+        if (pthread_create(&lb->threads[i], NULL, worker, &lb->args[i]) != 0) {
             lb->n = i;
             l_close(&lb->b);
             em__seterr(EM_ENOMEM, "local backend: cannot start thread %d", i);
@@ -248,13 +301,16 @@ backend *local_backend_new(int nthreads, exec_env *env, evq *events) {
         }
         lb->n = i + 1;
     }
-    sched_event *ev = calloc(1, sizeof *ev);
-    if (ev) { /* one executor, id 0, with a slot per thread */
+    for (int i = 0; i < nexec; i++) {
+        sched_event *ev = calloc(1, sizeof *ev);
+        if (!ev) continue; /* an executor the scheduler never uses */
         ev->kind = EV_EXEC_ADDED;
-        ev->exec = 0;
-        ev->cores = nthreads;
+        ev->exec = i;
+        ev->cores = lb->execs[i].nthreads;
+        ev->backlog = nexec == 1 ? -1 : 0; /* alone, it queues everything */
         ev->res.fetch_map = -1;
-        snprintf(ev->text, sizeof ev->text, "local[%d]", nthreads);
+        if (nexec == 1) snprintf(ev->text, sizeof ev->text, "local[%d]", nthreads);
+        else snprintf(ev->text, sizeof ev->text, "local[%d] executor %d of %d", nthreads, i, nexec);
         evq_post(events, ev);
     }
     return &lb->b;

@@ -1,6 +1,6 @@
 /*
  * local.h -- the local[N] backend: one executor of N threads inside the
- * driver process, fed serialized task descriptions through a queue; it
+ * driver process (or, for tests, several sharing the N threads), fed serialized task descriptions through a queue; it
  * posts every attempt's end to the scheduler's event queue.
  */
 #ifndef EM_LOCAL_H
@@ -10,8 +10,10 @@
 #include "events.h"
 #include "runner.h"
 
-/* env and events must outlive the backend.  Posts EV_EXEC_ADDED (executor
- * 0, nthreads cores) before it returns.  NULL on failure (message set). */
-backend *local_backend_new(int nthreads, exec_env *env, evq *events);
+/* env and events must outlive the backend.  nexec: 1, or, for tests of
+ * placement, how many executors the nthreads threads are split into.
+ * Posts EV_EXEC_ADDED for each (ids 0..nexec-1) before it returns.  NULL on
+ * failure (message set). */
+backend *local_backend_new(int nthreads, int nexec, exec_env *env, evq *events);
 
 #endif

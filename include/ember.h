@@ -328,6 +328,8 @@ typedef struct em_stats {
     int64_t cache_hits;       /* partitions served from the cache */
     int64_t jobs_active;      /* now: actions running (their jobs posted to
                                  the scheduler and not yet returned) */
+    int64_t tasks_local;      /* attempts launched on the executor that holds
+                                 their input partition in its cache */
     int64_t tasks_running;    /* now: task attempts running, with the losers
                                  of finished jobs still ending in the
                                  background */

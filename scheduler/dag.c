@@ -41,6 +41,7 @@ enum { A_RUNNING = 0, A_OK, A_FAILED, A_KILLED };
 
 #define JOB_MSG_MAX 1024
 #define RESULTS_PER_WAKE 256
+#define DISPATCH_FLUSH_EVERY 32
 
 /* One attempt of one task: launched on an executor, ended some way. */
 typedef struct attempt_rec {
@@ -69,6 +70,7 @@ typedef struct stage {
     int *attempts;      /* failed attempts, against max_failures */
     uint32_t *launched; /* attempts launched: the next one's number */
     uint32_t *nrun;     /* attempts running now */
+    uint8_t *queued;    /* entries in the run queue (an attempt to launch) */
     attempt_rec *att;   /* attempts launched since the stage was last idle */
     int natt, capatt;
     int done, running;
@@ -103,6 +105,8 @@ struct job {
     int finishing;      /* every partition has a winner, or it failed: no
                            more launches */
     int save;           /* its tasks write output (SK_SAVE) */
+    int launch_rc;      /* a launch failed during dispatch: failed after it */
+    char launch_msg[JOB_MSG_MAX];
     int dirty;          /* in d->dirty: its caller is to be woken */
     int nqueued;        /* results handed on */
     job *next_dirty;
@@ -133,6 +137,13 @@ struct dag {
     job *jobs, *jobs_tail; /* running, in start order */
     job *held, *held_tail; /* posted while held, in order */
     job *dirty;      /* jobs with results to wake their callers for */
+    /* Executors, as the backend announced them, and the attempts waiting
+     * for a place on one (in the order asked; dispatched by job order). */
+    struct exec_rec *execs;
+    int nexecs, capexecs;
+    struct runq_entry *runq;
+    int nrunq, caprunq;
+    uint64_t locality_due_us; /* the earliest locality wait to end, 0: none */
     stage **waitq;
     int nwait, capwait;
     stage **active;  /* stages with running attempts or waiting: what
@@ -152,6 +163,24 @@ struct dag {
     pthread_cond_t jcv;  /* sync calls done */
     int closing;
 };
+
+/* An executor: its slots, and the attempts it has now. */
+typedef struct exec_rec {
+    int id;
+    int cores;
+    int backlog;   /* attempts it accepts beyond its cores (-1: any number) */
+    int assigned;  /* attempts launched on it, not yet ended */
+    int alive;
+} exec_rec;
+
+/* An attempt to launch once an executor has room for it. */
+typedef struct runq_entry {
+    job *j;        /* NULL: taken (launched, dropped); removed at compaction */
+    stage *s;
+    int idx;
+    int speculative;
+    uint64_t since_us; /* queued at */
+} runq_entry;
 
 /* A call a driver thread waits for. */
 typedef struct sync_call {
@@ -188,6 +217,7 @@ static void stage_free(stage *s) {
     free(s->attempts);
     free(s->launched);
     free(s->nrun);
+    free(s->queued);
     free(s->att);
     free(s->reg_task);
     free(s);
@@ -199,6 +229,8 @@ void dag_free(dag *d) {
     if (!d) return;
     idmap_free(&d->maps, stage_free_v);
     idmap_free(&d->inflight, free);
+    free(d->execs);
+    free(d->runq);
     mo_free(&d->mo);
     free(d->waitq);
     free(d->active);
@@ -269,8 +301,9 @@ static stage *stage_new(dag *d, em_rdd *rdd, em_rdd *shuffled, int ntasks) {
     s->attempts = calloc((size_t)ntasks + 1, sizeof(int));
     s->launched = calloc((size_t)ntasks + 1, sizeof(uint32_t));
     s->nrun = calloc((size_t)ntasks + 1, sizeof(uint32_t));
+    s->queued = calloc((size_t)ntasks + 1, 1);
     if (shuffled) s->reg_task = calloc((size_t)ntasks + 1, sizeof(uint64_t));
-    if (!s->state || !s->attempts || !s->launched || !s->nrun || (shuffled && !s->reg_task) || find_parents(d, s, rdd, &v) < 0) {
+    if (!s->state || !s->attempts || !s->launched || !s->nrun || !s->queued || (shuffled && !s->reg_task) || find_parents(d, s, rdd, &v) < 0) {
         free(v.seen);
         stage_free(s);
         return NULL;
@@ -570,6 +603,7 @@ static void unwait(dag *d, stage *s) {
 }
 
 static int stage_complete(dag *d, stage *s);
+static void runq_drop_stage(dag *d, stage *s);
 
 /* Drop idle stages from the active list, and free stages left to die. */
 static void prune_active(dag *d) {
@@ -582,7 +616,10 @@ static void prune_active(dag *d) {
         }
         s->active = 0;
         d->active[i--] = d->active[--d->nactive];
-        if (s->dropped) stage_free(s);
+        if (s->dropped) {
+            runq_drop_stage(d, s);
+            stage_free(s);
+        }
     }
 }
 
@@ -592,7 +629,10 @@ static void retire_stage(dag *d, stage *s) {
     unwait(d, s);
     s->job = NULL;
     s->dropped = 1;
-    if (!s->running && !s->active) stage_free(s); /* else prune_active frees it */
+    if (!s->running && !s->active) { /* else prune_active frees it */
+        runq_drop_stage(d, s);
+        stage_free(s);
+    }
 }
 
 static int stage_complete(dag *d, stage *s) {
@@ -602,11 +642,19 @@ static int stage_complete(dag *d, stage *s) {
 }
 
 static void job_failf(dag *d, job *j, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void job_fail_msg(dag *d, job *j, int code, const char *msg);
 static void job_fail_here(dag *d, job *j, int code);
 
 static int job_part(const job *j, int idx) { return j->spec.parts ? j->spec.parts[idx] : idx; }
 
-static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative) {
+static exec_rec *find_exec(dag *d, int id) {
+    for (int i = 0; i < d->nexecs; i++)
+        if (d->execs[i].id == id) return &d->execs[i];
+    return NULL;
+}
+
+/* Launch an attempt of task idx of s, for j, on executor x. */
+static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, exec_rec *x) {
     const job_spec *js = &j->spec;
     task_desc t;
     plan_sink ms;
@@ -667,7 +715,7 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative) {
     a->task_id = t.task_id;
     a->idx = idx;
     a->number = t.attempt;
-    a->exec = -1;
+    a->exec = x->id;
     a->state = A_RUNNING;
     a->speculative = (uint8_t)speculative;
     f->s = s;
@@ -679,13 +727,15 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative) {
     s->state[idx] = T_RUNNING;
     s->running++;
     d->running++;
+    x->assigned++;
     STAT_ADD(d, tasks_running, 1);
     j->nrun++;
     activate(d, s);
     size_t len;
     uint8_t *bytes = ebuf_steal(&out, &len);
-    rc = d->be->launch(d->be, t.task_id, bytes, len, BE_ANY_EXEC);
+    rc = d->be->launch(d->be, t.task_id, bytes, len, x->id);
     if (rc) {
+        x->assigned--;
         idmap_del(&d->inflight, t.task_id);
         free(f);
         s->state[idx] = s->nrun[idx] > 1 ? T_RUNNING : T_PENDING;
@@ -700,7 +750,215 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative) {
     return rc;
 }
 
-static int launch(dag *d, job *j, stage *s, int idx) { return launch_attempt(d, j, s, idx, 0); }
+/* Ask for an attempt of task idx: it joins the run queue, and dispatch
+ * (after every burst of events) launches it where there is room.  0 or
+ * EM_ENOMEM. */
+static int enqueue(dag *d, job *j, stage *s, int idx, int speculative) {
+    if (d->nrunq == d->caprunq) {
+        int cap = d->caprunq ? d->caprunq * 2 : 256;
+        runq_entry *q = realloc(d->runq, sizeof *q * (size_t)cap);
+        if (!q) return em__seterr(EM_ENOMEM, "scheduler: out of memory");
+        d->runq = q;
+        d->caprunq = cap;
+    }
+    runq_entry *e = &d->runq[d->nrunq++];
+    e->j = j;
+    e->s = s;
+    e->idx = idx;
+    e->speculative = speculative;
+    e->since_us = ev_now_us();
+    s->queued[idx]++;
+    activate(d, s);
+    return 0;
+}
+
+static int launch(dag *d, job *j, stage *s, int idx) { return enqueue(d, j, s, idx, 0); }
+
+/* Take entry e out of the queue (compacted away later). */
+static void runq_take(runq_entry *e) {
+    if (!e->j) return;
+    e->s->queued[e->idx]--;
+    e->j = NULL;
+}
+
+/* Drop the queue's entries of a job, or of a stage, or move a stage's
+ * entries from one job to another. */
+static void runq_drop_job(dag *d, job *j) {
+    for (int i = 0; i < d->nrunq; i++)
+        if (d->runq[i].j == j) runq_take(&d->runq[i]);
+}
+
+static void runq_drop_stage(dag *d, stage *s) {
+    for (int i = 0; i < d->nrunq; i++)
+        if (d->runq[i].j && d->runq[i].s == s) runq_take(&d->runq[i]);
+}
+
+static void runq_move(dag *d, stage *s, job *from, job *to) {
+    for (int i = 0; i < d->nrunq; i++)
+        if (d->runq[i].s == s && d->runq[i].j == from) d->runq[i].j = to;
+}
+
+static void runq_compact(dag *d) {
+    int n = 0;
+    for (int i = 0; i < d->nrunq; i++)
+        if (d->runq[i].j) d->runq[n++] = d->runq[i];
+    d->nrunq = n;
+}
+
+/* ------------------------------------------------------------ locality */
+
+/* The executor holding partition part of r's input in its cache: r or an
+ * ancestor through one-to-one narrow dependencies (an operator, a union)
+ * that is persisted and was last computed there.  -1: none known. */
+static int cache_pref(em_rdd *r, int part) {
+    for (int depth = 0; r && depth < 256; depth++) {
+        if (part < 0 || part >= r->nparts) return -1;
+        if (r->persist_level && r->cache_exec && r->cache_exec[part] >= 0) return r->cache_exec[part];
+        if (r->kind == RDD_OP) {
+            r = r->parent;
+        } else if (r->kind == RDD_UNION) {
+            if (part >= r->parent->nparts) {
+                part -= r->parent->nparts;
+                r = r->parent2;
+            } else {
+                r = r->parent;
+            }
+        } else {
+            return -1;
+        }
+    }
+    return -1;
+}
+
+/* An attempt computed partition part of r on executor exec: every
+ * persisted RDD on that path now has it cached there (a preference only:
+ * a block evicted since is recomputed wherever the task runs). */
+static void note_cache(em_rdd *r, int part, int exec) {
+    for (int depth = 0; r && depth < 256; depth++) {
+        if (part < 0 || part >= r->nparts) return;
+        if (r->persist_level) {
+            if (!r->cache_exec && (r->cache_exec = malloc(sizeof(int) * (size_t)r->nparts)))
+                for (int i = 0; i < r->nparts; i++) r->cache_exec[i] = -1;
+            if (r->cache_exec) r->cache_exec[part] = exec;
+        }
+        if (r->kind == RDD_OP) {
+            r = r->parent;
+        } else if (r->kind == RDD_UNION) {
+            if (part >= r->parent->nparts) {
+                part -= r->parent->nparts;
+                r = r->parent2;
+            } else {
+                r = r->parent;
+            }
+        } else {
+            return;
+        }
+    }
+}
+
+static int has_room(const exec_rec *x) {
+    return x->alive && (x->backlog < 0 || x->assigned < x->cores + x->backlog);
+}
+
+/* The executor of task idx's running attempt, -1 if none. */
+static int running_exec(const stage *s, int idx) {
+    for (int i = s->natt; i-- > 0;)
+        if (s->att[i].idx == idx && s->att[i].state == A_RUNNING) return s->att[i].exec;
+    return -1;
+}
+
+/* Where an attempt with that preference goes: its preferred executor if it
+ * has room; else, once its locality wait is over (or at once without a
+ * preference), the executor with the most room, avoiding `avoid` (a
+ * speculative copy's original) where another has room.  NULL: wait. */
+static exec_rec *choose_exec(dag *d, int pref, int avoid, int waited_out) {
+    exec_rec *p = pref >= 0 ? find_exec(d, pref) : NULL;
+    if (p && has_room(p)) return p;
+    if (p && p->alive && !waited_out) return NULL;
+    exec_rec *best = NULL;
+    long best_room = -1;
+    for (int i = 0; i < d->nexecs; i++) {
+        exec_rec *x = &d->execs[i];
+        if (!has_room(x)) continue;
+        long room = x->backlog < 0 ? (long)1 << 40 : (long)(x->cores + x->backlog - x->assigned);
+        if (x->id == avoid) room = 0; /* last resort */
+        if (room > best_room) {
+            best = x;
+            best_room = room;
+        }
+    }
+    return best;
+}
+
+static int any_room(dag *d) {
+    for (int i = 0; i < d->nexecs; i++)
+        if (has_room(&d->execs[i])) return 1;
+    return 0;
+}
+
+/* Whether a queued entry still asks for something: its job runs the
+ * stage, and the task is pending (or, for a speculative copy, runs in one
+ * attempt only). */
+static int entry_valid(const runq_entry *e) {
+    const stage *s = e->s;
+    if (e->j->finishing || s->dropped || s->job != e->j) return 0;
+    if (s->state[e->idx] == T_PENDING) return s->nrun[e->idx] == 0;
+    return e->speculative && s->state[e->idx] == T_RUNNING && s->nrun[e->idx] == 1;
+}
+
+/* Launch what the queue holds where there is room, earlier jobs first, in
+ * the order asked within a job. */
+static void dispatch(dag *d) {
+    if (!d->nrunq) return;
+    uint64_t now = ev_now_us();
+    d->locality_due_us = 0;
+    int full = !any_room(d), launched = 0;
+    for (job *j = d->jobs; j && !full; j = j->next) {
+        if (j->launch_rc) continue;
+        for (int i = 0; i < d->nrunq && !full; i++) {
+            runq_entry *e = &d->runq[i];
+            if (e->j != j) continue;
+            if (!entry_valid(e)) {
+                runq_take(e);
+                continue;
+            }
+            stage *s = e->s;
+            int part = s->shuffled ? e->idx : job_part(j, e->idx);
+            int pref = cache_pref(s->rdd, part);
+            uint64_t due = e->since_us + (uint64_t)j->spec.locality_wait_ms * 1000u;
+            exec_rec *x = choose_exec(d, pref, e->speculative ? running_exec(s, e->idx) : -1, now >= due);
+            if (!x) {
+                if (!any_room(d)) full = 1;
+                else if (!d->locality_due_us || due < d->locality_due_us) d->locality_due_us = due;
+                continue;
+            }
+            int idx = e->idx, spec = e->speculative;
+            runq_take(e);
+            if (s->state[idx] == T_PENDING && spec) spec = 0; /* its original ended: a plain retry */
+            int rc = launch_attempt(d, j, s, idx, spec, x);
+            if (rc) {
+                j->launch_rc = rc;
+                em__geterr(j->launch_msg, sizeof j->launch_msg);
+                break;
+            }
+            if (pref >= 0 && x->id == pref) STAT_ADD(d, tasks_local, 1);
+            if (spec) STAT_ADD(d, tasks_speculative, 1);
+            /* A stage's thousand tasks: executors start on the first ones
+             * while the rest are encoded. */
+            if (++launched % DISPATCH_FLUSH_EVERY == 0) d->be->flush(d->be);
+        }
+    }
+    runq_compact(d);
+    /* Launches that failed fail their jobs, now that the queue is whole. */
+    for (job *j = d->jobs, *next; j; j = next) {
+        next = j->next;
+        if (j->launch_rc) {
+            int rc = j->launch_rc;
+            j->launch_rc = 0;
+            job_fail_msg(d, j, rc, j->launch_msg);
+        }
+    }
+}
 
 /* The stage starts running for j.  A map stage that was idle starts a new
  * attempt of itself: failure counts start again (attempt numbers go on:
@@ -720,7 +978,7 @@ static int launch_pending(dag *d, job *j, stage *s) {
     int any = 0;
     take_stage(d, s, j);
     for (int i = 0; i < s->ntasks; i++)
-        if (s->state[i] == T_PENDING) {
+        if (s->state[i] == T_PENDING && !s->queued[i]) {
             int rc = launch(d, j, s, i);
             if (rc) return rc;
             any = 1;
@@ -828,6 +1086,7 @@ static void release_stages(dag *d, job *j) {
         if (other) {
             s->job = other;
             move_attempts(d, s, j, other);
+            runq_move(d, s, j, other);
             if (!s->waiting && !s->running) {
                 int rc = submit_stage(d, other, s);
                 if (rc) job_fail_here(d, other, rc);
@@ -916,6 +1175,7 @@ static void end_job(dag *d, job *j) {
     j->over = 1;
     if (j->result && j->save) cc_stage_close(&d->commits, j->result->id);
     release_stages(d, j);
+    runq_drop_job(d, j);
     if (j->result) retire_stage(d, j->result); /* freed at its last loser's end */
     j->result = NULL;
     if (d->prog_job == j) {
@@ -1016,6 +1276,7 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
 
     if (res->status == 0 && !ev->killed) {
         merge_once(d, s, idx, res);
+        note_cache(s->rdd, s->shuffled ? idx : job_part(j, idx), ev->exec);
         s->state[idx] = T_DONE;
         s->done++;
         won(d, s, idx, speculative);
@@ -1055,8 +1316,8 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
     }
     /* A failed or killed attempt is not replaced while another attempt of
      * the task still runs: that one may yet succeed. */
-    int others = s->nrun[idx] > 0;
-    if (!others) s->state[idx] = T_PENDING;
+    int others = s->nrun[idx] > 0 || s->queued[idx] > 0; /* a copy queued will run */
+    if (!s->nrun[idx]) s->state[idx] = T_PENDING;
     int rc = 0;
     /* Denied a commit (another attempt committed) or killed while the job
      * goes on: not a failure, run it again if nothing else runs it. */
@@ -1121,6 +1382,8 @@ static int handle_end(dag *d, sched_event *ev) {
     s->running--;
     s->nrun[idx]--;
     d->running--;
+    exec_rec *x = find_exec(d, ev->exec);
+    if (x) x->assigned--;
     a->exec = ev->exec;
     a->start_us = ev->start_us;
     a->end_us = ev->end_us;
@@ -1331,11 +1594,11 @@ static void speculate(dag *d) {
         for (int i = 0; i < natt && !j->finishing; i++) {
             attempt_rec a = s->att[i];
             uint64_t start;
-            if (a.state != A_RUNNING || s->state[a.idx] != T_RUNNING || s->nrun[a.idx] != 1) continue;
+            if (a.state != A_RUNNING || s->state[a.idx] != T_RUNNING || s->nrun[a.idx] != 1 || s->queued[a.idx])
+                continue;
             if (!d->be->running_since(d->be, a.task_id, &start) || (double)(now - start) <= threshold) continue;
-            int rc = launch_attempt(d, j, s, a.idx, 1);
+            int rc = enqueue(d, j, s, a.idx, 1); /* counted as speculative when launched */
             if (rc) job_fail_here(d, j, rc);
-            else STAT_ADD(d, tasks_speculative, 1);
         }
     }
 }
@@ -1343,6 +1606,11 @@ static void speculate(dag *d) {
 /* Milliseconds until timed work is due (-1: none). */
 static int next_timeout(dag *d) {
     int t = d->prog_job ? PROGRESS_TICK_MS : -1, spec = 0;
+    if (d->locality_due_us) {
+        uint64_t now = ev_now_us();
+        int until = d->locality_due_us > now ? (int)((d->locality_due_us - now + 999) / 1000) : 0;
+        if (t < 0 || until < t) t = until;
+    }
     int interval = -1;
     for (job *j = d->jobs; j; j = j->next)
         if (j->spec.speculation && !j->finishing) {
@@ -1374,12 +1642,31 @@ static void timed_work(dag *d) {
 /* Jobs that cannot progress (nothing runs, nothing will): a scheduler bug
  * made visible instead of a hang. */
 static void check_stuck(dag *d) {
-    if (d->running) return;
+    if (d->running || (d->nrunq && !any_room(d))) return; /* (no executor yet: waiting is right) */
     for (job *j = d->jobs, *next; j; j = next) {
         next = j->next;
         if (!j->finishing)
             job_failf(d, j, EM_ESTATE, "scheduler: no task is running and the job is not done");
     }
+}
+
+static void add_exec(dag *d, const sched_event *ev) {
+    exec_rec *x = find_exec(d, ev->exec);
+    if (!x) {
+        if (d->nexecs == d->capexecs) {
+            int cap = d->capexecs ? d->capexecs * 2 : 4;
+            exec_rec *v = realloc(d->execs, sizeof *v * (size_t)cap);
+            if (!v) return; /* an executor never used */
+            d->execs = v;
+            d->capexecs = cap;
+        }
+        x = &d->execs[d->nexecs++];
+        memset(x, 0, sizeof *x);
+        x->id = ev->exec;
+    }
+    x->cores = ev->cores > 0 ? ev->cores : 1;
+    x->backlog = ev->backlog;
+    x->alive = 1;
 }
 
 static void *sched_main(void *arg) {
@@ -1393,18 +1680,19 @@ static void *sched_main(void *arg) {
             switch (ev->kind) {
             case EV_TASK_ENDED: kept = handle_end(d, ev); break;
             case EV_CALL: ev->call(d, ev->arg); break;
-            case EV_EXEC_ADDED: /* local[N]'s one executor: nothing to place by yet */
-            case EV_EXEC_LOST:  /* no executor process can be lost before cluster mode */
+            case EV_EXEC_ADDED: add_exec(d, ev); break;
+            case EV_EXEC_LOST: /* no executor process can be lost before cluster mode */
             case EV_WAKE: break;
             }
             if (!kept) ev_free(ev);
         }
-        wake_dirty(d);
         timed_work(d);
+        dispatch(d);
         d->be->flush(d->be); /* the burst's launches, in one hand-over */
+        wake_dirty(d);
         check_stuck(d);
         prune_active(d);
-        if (!d->running && d->hold_waiters) {
+        if (!d->running && !d->nrunq && d->hold_waiters) {
             sync_call *w = d->hold_waiters;
             d->hold_waiters = NULL;
             for (sync_call *n; w; w = n) {

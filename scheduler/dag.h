@@ -52,6 +52,9 @@ typedef struct job_spec {
     int spec_interval_ms;
     double spec_multiplier, spec_quantile;
     int64_t spec_min_ms;
+    /* ember.locality.wait: how long a task waits for the executor holding
+     * its cached input before it runs elsewhere. */
+    int64_t locality_wait_ms;
 } job_spec;
 
 /* A scheduler with its event queue; it runs jobs once started. */

@@ -31,6 +31,9 @@ typedef struct sched_event {
     ev_kind kind;
     int exec;               /* executor id (task ended, added, lost) */
     int cores;              /* EV_EXEC_ADDED */
+    int backlog;            /* EV_EXEC_ADDED: attempts it accepts beyond its
+                               cores, queued (-1: any number; 0: one per core,
+                               as a cluster's executors) */
     int killed;             /* EV_TASK_ENDED: ended because it was killed */
     uint64_t start_us, end_us; /* EV_TASK_ENDED: on the executor's clock */
     char text[128];         /* EV_EXEC_ADDED: address; EV_EXEC_LOST: reason */
