@@ -80,6 +80,7 @@ typedef struct stage {
     uint8_t waiting;    /* in d->waitq: waits for parents */
     uint8_t dropped;    /* map stage of a dropped shuffle, or result stage of
                            an ended job: freed at its last attempt's end */
+    uint8_t resubmit;   /* dispatch found a parent incomplete: submit again */
     uint64_t counted;   /* the last job (seq) whose stats counted it */
     uint32_t mark;      /* == dag.gen: visited by the current walk */
 } stage;
@@ -906,13 +907,20 @@ static int entry_valid(const runq_entry *e) {
     return e->speculative && s->state[e->idx] == T_RUNNING && s->nrun[e->idx] == 1;
 }
 
-/* Launch what the queue holds where there is room, earlier jobs first, in
- * the order asked within a job. */
-static void dispatch(dag *d) {
-    if (!d->nrunq) return;
+static int submit_stage(dag *d, job *j, stage *s);
+
+static int parents_ready(dag *d, stage *s) {
+    for (int i = 0; i < s->nparents; i++)
+        if (!stage_complete(d, s->parents[i])) return 0;
+    return 1;
+}
+
+/* One pass of dispatch; returns whether a stage must be submitted again
+ * (an entry's parent lost an output since it was queued). */
+static int dispatch_pass(dag *d) {
     uint64_t now = ev_now_us();
     d->locality_due_us = 0;
-    int full = !any_room(d), launched = 0;
+    int full = !any_room(d), launched = 0, again = 0;
     for (job *j = d->jobs; j && !full; j = j->next) {
         if (j->launch_rc) continue;
         for (int i = 0; i < d->nrunq && !full; i++) {
@@ -923,6 +931,11 @@ static void dispatch(dag *d) {
                 continue;
             }
             stage *s = e->s;
+            if (!parents_ready(d, s)) { /* a map output was lost meanwhile */
+                runq_take(e);
+                s->resubmit = again = 1;
+                continue;
+            }
             int part = s->shuffled ? e->idx : job_part(j, e->idx);
             int pref = cache_pref(s->rdd, part);
             uint64_t due = e->since_us + (uint64_t)j->spec.locality_wait_ms * 1000u;
@@ -956,6 +969,25 @@ static void dispatch(dag *d) {
             int rc = j->launch_rc;
             j->launch_rc = 0;
             job_fail_msg(d, j, rc, j->launch_msg);
+        }
+    }
+    return again;
+}
+
+/* Launch what the queue holds where there is room, earlier jobs first, in
+ * the order asked within a job.  A stage whose parent lost an output since
+ * its tasks were queued waits for that parent again (its map task is
+ * queued by then), as submit_stage makes it. */
+static void dispatch(dag *d) {
+    for (int round = 0; d->nrunq && round < 4; round++) {
+        if (!dispatch_pass(d)) return;
+        for (int i = 0; i < d->nactive; i++) {
+            stage *s = d->active[i];
+            if (!s->resubmit) continue;
+            s->resubmit = 0;
+            if (!s->job || s->job->finishing || s->dropped || s->waiting) continue;
+            int rc = submit_stage(d, s->job, s);
+            if (rc) job_fail_here(d, s->job, rc);
         }
     }
 }

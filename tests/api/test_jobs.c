@@ -259,15 +259,18 @@ TEST(jobs_action_returns_before_a_stuck_loser) {
     em_batch_free(b);
     em_stats st;
     em_get_stats(c, &st);
-    CHECK_EQ_I64(st.tasks_running, 1); /* the original, still in the user function */
-    CHECK_EQ_I64(st.speculative_wins, 1);
+    /* The original, still in the user function (on a slow machine other
+     * tasks may have had copies too, whose losers are still ending). */
+    CHECK(st.tasks_running >= 1);
+    CHECK(st.speculative_wins >= 1);
     /* The copy's additions counted; the stuck original's 100 are not
      * counted while it runs, and never will be. */
     CHECK_EQ_I64(em_acc_value_i64(c, seen), 400);
     __atomic_store_n(&loser_gate, 1, __ATOMIC_RELEASE);
     wait_no_tasks(c, &st);
     CHECK_EQ_I64(st.tasks_running, 0);
-    CHECK_EQ_I64(st.tasks_killed, 1);
+    CHECK(st.tasks_killed >= 1);
+    CHECK(st.tasks_killed <= st.tasks_speculative); /* at most one loser per copy */
     CHECK_EQ_I64(em_acc_value_i64(c, seen), 400);
     em_close(c);
 }
