@@ -454,7 +454,7 @@ int dag_run_job(dag *d, const job_spec *spec, const char *group) {
                         /* The job fails with the action's message. */
                         abort_req *a = malloc(sizeof *a);
                         sched_event *aev = malloc(sizeof *aev);
-                        failed = 1;
+                        failed = rc;
                         if (a && aev) {
                             a->j = j;
                             a->rc = rc;
