@@ -28,6 +28,7 @@
 #include "err.h"
 #include "fnref.h"
 #include "idmap.h"
+#include "placement.h"
 #include "progress.h"
 #include "taskbuild.h"
 #include "vars.h"
@@ -140,8 +141,7 @@ struct dag {
     job *dirty;      /* jobs with results to wake their callers for */
     /* Executors, as the backend announced them, and the attempts waiting
      * for a place on one (in the order asked; dispatched by job order). */
-    struct exec_rec *execs;
-    int nexecs, capexecs;
+    exec_table execs;
     struct runq_entry *runq;
     int nrunq, caprunq;
     uint64_t locality_due_us; /* the earliest locality wait to end, 0: none */
@@ -164,15 +164,6 @@ struct dag {
     pthread_cond_t jcv;  /* sync calls done */
     int closing;
 };
-
-/* An executor: its slots, and the attempts it has now. */
-typedef struct exec_rec {
-    int id;
-    int cores;
-    int backlog;   /* attempts it accepts beyond its cores (-1: any number) */
-    int assigned;  /* attempts launched on it, not yet ended */
-    int alive;
-} exec_rec;
 
 /* An attempt to launch once an executor has room for it. */
 typedef struct runq_entry {
@@ -230,7 +221,7 @@ void dag_free(dag *d) {
     if (!d) return;
     idmap_free(&d->maps, stage_free_v);
     idmap_free(&d->inflight, free);
-    free(d->execs);
+    et_free(&d->execs);
     free(d->runq);
     mo_free(&d->mo);
     free(d->waitq);
@@ -648,12 +639,6 @@ static void job_fail_here(dag *d, job *j, int code);
 
 static int job_part(const job *j, int idx) { return j->spec.parts ? j->spec.parts[idx] : idx; }
 
-static exec_rec *find_exec(dag *d, int id) {
-    for (int i = 0; i < d->nexecs; i++)
-        if (d->execs[i].id == id) return &d->execs[i];
-    return NULL;
-}
-
 /* Launch an attempt of task idx of s, for j, on executor x. */
 static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, exec_rec *x) {
     const job_spec *js = &j->spec;
@@ -806,95 +791,11 @@ static void runq_compact(dag *d) {
     d->nrunq = n;
 }
 
-/* ------------------------------------------------------------ locality */
-
-/* The executor holding partition part of r's input in its cache: r or an
- * ancestor through one-to-one narrow dependencies (an operator, a union)
- * that is persisted and was last computed there.  -1: none known. */
-static int cache_pref(em_rdd *r, int part) {
-    for (int depth = 0; r && depth < 256; depth++) {
-        if (part < 0 || part >= r->nparts) return -1;
-        if (r->persist_level && r->cache_exec && r->cache_exec[part] >= 0) return r->cache_exec[part];
-        if (r->kind == RDD_OP) {
-            r = r->parent;
-        } else if (r->kind == RDD_UNION) {
-            if (part >= r->parent->nparts) {
-                part -= r->parent->nparts;
-                r = r->parent2;
-            } else {
-                r = r->parent;
-            }
-        } else {
-            return -1;
-        }
-    }
-    return -1;
-}
-
-/* An attempt computed partition part of r on executor exec: every
- * persisted RDD on that path now has it cached there (a preference only:
- * a block evicted since is recomputed wherever the task runs). */
-static void note_cache(em_rdd *r, int part, int exec) {
-    for (int depth = 0; r && depth < 256; depth++) {
-        if (part < 0 || part >= r->nparts) return;
-        if (r->persist_level) {
-            if (!r->cache_exec && (r->cache_exec = malloc(sizeof(int) * (size_t)r->nparts)))
-                for (int i = 0; i < r->nparts; i++) r->cache_exec[i] = -1;
-            if (r->cache_exec) r->cache_exec[part] = exec;
-        }
-        if (r->kind == RDD_OP) {
-            r = r->parent;
-        } else if (r->kind == RDD_UNION) {
-            if (part >= r->parent->nparts) {
-                part -= r->parent->nparts;
-                r = r->parent2;
-            } else {
-                r = r->parent;
-            }
-        } else {
-            return;
-        }
-    }
-}
-
-static int has_room(const exec_rec *x) {
-    return x->alive && (x->backlog < 0 || x->assigned < x->cores + x->backlog);
-}
-
 /* The executor of task idx's running attempt, -1 if none. */
 static int running_exec(const stage *s, int idx) {
     for (int i = s->natt; i-- > 0;)
         if (s->att[i].idx == idx && s->att[i].state == A_RUNNING) return s->att[i].exec;
     return -1;
-}
-
-/* Where an attempt with that preference goes: its preferred executor if it
- * has room; else, once its locality wait is over (or at once without a
- * preference), the executor with the most room, avoiding `avoid` (a
- * speculative copy's original) where another has room.  NULL: wait. */
-static exec_rec *choose_exec(dag *d, int pref, int avoid, int waited_out) {
-    exec_rec *p = pref >= 0 ? find_exec(d, pref) : NULL;
-    if (p && has_room(p)) return p;
-    if (p && p->alive && !waited_out) return NULL;
-    exec_rec *best = NULL;
-    long best_room = -1;
-    for (int i = 0; i < d->nexecs; i++) {
-        exec_rec *x = &d->execs[i];
-        if (!has_room(x)) continue;
-        long room = x->backlog < 0 ? (long)1 << 40 : (long)(x->cores + x->backlog - x->assigned);
-        if (x->id == avoid) room = 0; /* last resort */
-        if (room > best_room) {
-            best = x;
-            best_room = room;
-        }
-    }
-    return best;
-}
-
-static int any_room(dag *d) {
-    for (int i = 0; i < d->nexecs; i++)
-        if (has_room(&d->execs[i])) return 1;
-    return 0;
 }
 
 /* Whether a queued entry still asks for something: its job runs the
@@ -920,7 +821,7 @@ static int parents_ready(dag *d, stage *s) {
 static int dispatch_pass(dag *d) {
     uint64_t now = ev_now_us();
     d->locality_due_us = 0;
-    int full = !any_room(d), launched = 0, again = 0;
+    int full = !et_any_room(&d->execs), launched = 0, again = 0;
     for (job *j = d->jobs; j && !full; j = j->next) {
         if (j->launch_rc) continue;
         for (int i = 0; i < d->nrunq && !full; i++) {
@@ -939,9 +840,9 @@ static int dispatch_pass(dag *d) {
             int part = s->shuffled ? e->idx : job_part(j, e->idx);
             int pref = cache_pref(s->rdd, part);
             uint64_t due = e->since_us + (uint64_t)j->spec.locality_wait_ms * 1000u;
-            exec_rec *x = choose_exec(d, pref, e->speculative ? running_exec(s, e->idx) : -1, now >= due);
+            exec_rec *x = et_choose(&d->execs, pref, e->speculative ? running_exec(s, e->idx) : -1, now >= due);
             if (!x) {
-                if (!any_room(d)) full = 1;
+                if (!et_any_room(&d->execs)) full = 1;
                 else if (!d->locality_due_us || due < d->locality_due_us) d->locality_due_us = due;
                 continue;
             }
@@ -1414,7 +1315,7 @@ static int handle_end(dag *d, sched_event *ev) {
     s->running--;
     s->nrun[idx]--;
     d->running--;
-    exec_rec *x = find_exec(d, ev->exec);
+    exec_rec *x = et_find(&d->execs, ev->exec);
     if (x) x->assigned--;
     a->exec = ev->exec;
     a->start_us = ev->start_us;
@@ -1674,31 +1575,12 @@ static void timed_work(dag *d) {
 /* Jobs that cannot progress (nothing runs, nothing will): a scheduler bug
  * made visible instead of a hang. */
 static void check_stuck(dag *d) {
-    if (d->running || (d->nrunq && !any_room(d))) return; /* (no executor yet: waiting is right) */
+    if (d->running || (d->nrunq && !et_any_room(&d->execs))) return; /* (no executor yet: waiting is right) */
     for (job *j = d->jobs, *next; j; j = next) {
         next = j->next;
         if (!j->finishing)
             job_failf(d, j, EM_ESTATE, "scheduler: no task is running and the job is not done");
     }
-}
-
-static void add_exec(dag *d, const sched_event *ev) {
-    exec_rec *x = find_exec(d, ev->exec);
-    if (!x) {
-        if (d->nexecs == d->capexecs) {
-            int cap = d->capexecs ? d->capexecs * 2 : 4;
-            exec_rec *v = realloc(d->execs, sizeof *v * (size_t)cap);
-            if (!v) return; /* an executor never used */
-            d->execs = v;
-            d->capexecs = cap;
-        }
-        x = &d->execs[d->nexecs++];
-        memset(x, 0, sizeof *x);
-        x->id = ev->exec;
-    }
-    x->cores = ev->cores > 0 ? ev->cores : 1;
-    x->backlog = ev->backlog;
-    x->alive = 1;
 }
 
 static void *sched_main(void *arg) {
@@ -1712,7 +1594,7 @@ static void *sched_main(void *arg) {
             switch (ev->kind) {
             case EV_TASK_ENDED: kept = handle_end(d, ev); break;
             case EV_CALL: ev->call(d, ev->arg); break;
-            case EV_EXEC_ADDED: add_exec(d, ev); break;
+            case EV_EXEC_ADDED: et_add(&d->execs, ev->exec, ev->cores, ev->backlog); break; /* ENOMEM: an executor never used */
             case EV_EXEC_LOST: /* no executor process can be lost before cluster mode */
             case EV_WAKE: break;
             }

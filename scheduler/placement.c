@@ -1,0 +1,98 @@
+/*
+ * placement.c -- executors, the choice of one for an attempt, and the
+ * locality of cached partitions (see placement.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember.h"
+#include "placement.h"
+
+exec_rec *et_find(exec_table *t, int id) {
+    for (int i = 0; i < t->n; i++)
+        if (t->v[i].id == id) return &t->v[i];
+    return NULL;
+}
+
+int et_add(exec_table *t, int id, int cores, int backlog) {
+    exec_rec *x = et_find(t, id);
+    if (!x) {
+        if (t->n == t->cap) {
+            int cap = t->cap ? t->cap * 2 : 4;
+            exec_rec *v = realloc(t->v, sizeof *v * (size_t)cap);
+            if (!v) return EM_ENOMEM;
+            t->v = v;
+            t->cap = cap;
+        }
+        x = &t->v[t->n++];
+        memset(x, 0, sizeof *x);
+        x->id = id;
+    }
+    x->cores = cores > 0 ? cores : 1;
+    x->backlog = backlog;
+    x->alive = 1;
+    return 0;
+}
+
+void et_free(exec_table *t) {
+    free(t->v);
+    t->v = NULL;
+    t->n = t->cap = 0;
+}
+
+int et_has_room(const exec_rec *x) {
+    return x->alive && (x->backlog < 0 || x->assigned < x->cores + x->backlog);
+}
+
+int et_any_room(const exec_table *t) {
+    for (int i = 0; i < t->n; i++)
+        if (et_has_room(&t->v[i])) return 1;
+    return 0;
+}
+
+exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out) {
+    exec_rec *p = pref >= 0 ? et_find(t, pref) : NULL;
+    if (p && et_has_room(p)) return p;
+    if (p && p->alive && !waited_out) return NULL;
+    exec_rec *best = NULL;
+    long best_room = -1;
+    for (int i = 0; i < t->n; i++) {
+        exec_rec *x = &t->v[i];
+        if (!et_has_room(x)) continue;
+        long room = x->backlog < 0 ? (long)1 << 40 : (long)(x->cores + x->backlog - x->assigned);
+        if (x->id == avoid) room = 0; /* last resort */
+        if (room > best_room) {
+            best = x;
+            best_room = room;
+        }
+    }
+    return best;
+}
+
+/* One step down r's one-to-one narrow dependencies, mapping the partition;
+ * NULL where they end (a source, a shuffle, a coalesce). */
+static em_rdd *narrow_parent(em_rdd *r, int *part) {
+    if (r->kind == RDD_OP) return r->parent;
+    if (r->kind != RDD_UNION) return NULL;
+    if (*part < r->parent->nparts) return r->parent;
+    *part -= r->parent->nparts;
+    return r->parent2;
+}
+
+int cache_pref(em_rdd *r, int part) {
+    for (int depth = 0; r && depth < 256; depth++, r = narrow_parent(r, &part)) {
+        if (part < 0 || part >= r->nparts) return -1;
+        if (r->persist_level && r->cache_exec && r->cache_exec[part] >= 0) return r->cache_exec[part];
+    }
+    return -1;
+}
+
+void note_cache(em_rdd *r, int part, int exec) {
+    for (int depth = 0; r && depth < 256; depth++, r = narrow_parent(r, &part)) {
+        if (part < 0 || part >= r->nparts) return;
+        if (!r->persist_level) continue;
+        if (!r->cache_exec && (r->cache_exec = malloc(sizeof(int) * (size_t)r->nparts)))
+            for (int i = 0; i < r->nparts; i++) r->cache_exec[i] = -1;
+        if (r->cache_exec) r->cache_exec[part] = exec; /* else no preference: still correct */
+    }
+}

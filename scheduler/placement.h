@@ -1,0 +1,50 @@
+/*
+ * placement.h -- where task attempts go: the table of executors the backend
+ * announced (their cores, how many attempts each accepts beyond them, how
+ * many it holds now), the choice of an executor for an attempt, and the
+ * locality of cached partitions (which executor last computed a partition
+ * of a persisted RDD).  Used by the scheduler's thread only; it knows
+ * nothing of jobs, stages or the run queue (dag.c).
+ */
+#ifndef EM_PLACEMENT_H
+#define EM_PLACEMENT_H
+
+#include "rdd.h"
+
+typedef struct exec_rec {
+    int id;
+    int cores;
+    int backlog;   /* attempts it accepts beyond its cores (-1: any number) */
+    int assigned;  /* attempts launched on it, not yet ended */
+    int alive;
+} exec_rec;
+
+typedef struct exec_table {
+    exec_rec *v;
+    int n, cap;
+} exec_table;
+
+exec_rec *et_find(exec_table *t, int id);
+/* An executor joined (or announced itself again): 0, or EM_ENOMEM. */
+int et_add(exec_table *t, int id, int cores, int backlog);
+void et_free(exec_table *t);
+/* Whether x may take one more attempt now. */
+int et_has_room(const exec_rec *x);
+int et_any_room(const exec_table *t);
+/* The executor for an attempt whose input is cached on executor pref (-1:
+ * none known): pref if it has room; else, once the attempt's locality wait
+ * is over (waited_out) or when pref is gone, the executor with the most
+ * room, avoiding `avoid` (a speculative copy's original) while another has
+ * room.  NULL: none has room, or the attempt should wait for pref. */
+exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out);
+
+/* The executor holding partition part of r's input in its cache: r or an
+ * ancestor through one-to-one narrow dependencies (an operator, a union)
+ * that is persisted and was last computed there.  -1: none known. */
+int cache_pref(em_rdd *r, int part);
+/* An attempt computed partition part of r on executor exec: every
+ * persisted RDD on that path now has it cached there (a preference only:
+ * a block evicted since is recomputed wherever the task runs). */
+void note_cache(em_rdd *r, int part, int exec);
+
+#endif
