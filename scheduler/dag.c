@@ -93,6 +93,7 @@ typedef struct inflight {
     int idx;
     int att; /* index in s->att */
     job *j;
+    struct inflight *next_free; /* on d->free_fl */
 } inflight;
 
 struct job {
@@ -109,9 +110,11 @@ struct job {
     int save;           /* its tasks write output (SK_SAVE) */
     int launch_rc;      /* a launch failed during dispatch: failed after it */
     char launch_msg[JOB_MSG_MAX];
-    int dirty;          /* in d->dirty: its caller is to be woken */
+    int dirty;          /* in d->dirty: results to hand on after the burst */
+    int wake;           /* and its caller to wake then */
     int nqueued;        /* results handed on */
     job *next_dirty;
+    sched_event *phead, *ptail; /* results not yet handed on (scheduler only) */
     int over;           /* end_job ran */
     int nrun;           /* attempts running for it */
     int sched_ref;      /* the scheduler still refers to it */
@@ -131,6 +134,7 @@ struct dag {
     uint64_t ns;
     idmap maps;      /* shuffle id -> its map stage */
     idmap inflight;  /* task id -> inflight */
+    inflight *free_fl; /* inflight records to reuse */
     uint32_t next_stage;
     uint64_t next_task;
     uint64_t next_seq;
@@ -221,6 +225,10 @@ void dag_free(dag *d) {
     if (!d) return;
     idmap_free(&d->maps, stage_free_v);
     idmap_free(&d->inflight, free);
+    for (inflight *f = d->free_fl, *n; f; f = n) {
+        n = f->next_free;
+        free(f);
+    }
     et_free(&d->execs);
     free(d->runq);
     mo_free(&d->mo);
@@ -381,6 +389,10 @@ static void job_unref_locked(job *j, int caller) {
     if (j->caller_ref || j->sched_ref) return;
     pthread_cond_destroy(&j->cv);
     for (sched_event *e = j->rhead, *n; e; e = n) {
+        n = e->next;
+        ev_free(e);
+    }
+    for (sched_event *e = j->phead, *n; e; e = n) {
         n = e->next;
         ev_free(e);
     }
@@ -690,7 +702,9 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
         s->att = a;
         s->capatt = cap;
     }
-    inflight *f = malloc(sizeof *f);
+    inflight *f = d->free_fl;
+    if (f) d->free_fl = f->next_free;
+    else f = malloc(sizeof *f);
     if (!f || idmap_put(&d->inflight, t.task_id, f)) {
         free(f);
         ebuf_free(&out);
@@ -723,7 +737,8 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
     if (rc) {
         x->assigned--;
         idmap_del(&d->inflight, t.task_id);
-        free(f);
+        f->next_free = d->free_fl;
+        d->free_fl = f;
         s->state[idx] = s->nrun[idx] > 1 ? T_RUNNING : T_PENDING;
         s->running--;
         d->running--;
@@ -1079,15 +1094,22 @@ static void fail_dependents(dag *d, stage *s, int idx, int times, const task_res
     }
 }
 
-/* Wake the callers of jobs whose results were queued. */
+/* Hand the burst's results on to their callers' mailboxes, waking the
+ * callers due a wake-up. */
 static void wake_dirty(dag *d) {
     if (!d->dirty) return;
     pthread_mutex_lock(&d->jmu);
     for (job *j = d->dirty, *n; j; j = n) {
         n = j->next_dirty;
-        j->dirty = 0;
+        if (j->phead) {
+            if (j->rtail) j->rtail->next = j->phead;
+            else j->rhead = j->phead;
+            j->rtail = j->ptail;
+            j->phead = j->ptail = NULL;
+        }
+        if (j->wake) pthread_cond_signal(&j->cv);
+        j->dirty = j->wake = 0;
         j->next_dirty = NULL;
-        pthread_cond_signal(&j->cv);
     }
     d->dirty = NULL;
     pthread_mutex_unlock(&d->jmu);
@@ -1224,18 +1246,18 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
             }
             return 0;
         }
-        /* A result: to the caller's thread, in completion order. */
+        /* A result: to the caller's thread, in completion order, handed
+         * on after the burst (wake_dirty: one lock for all).  The caller is
+         * woken at the job's end, and on the way every RESULTS_PER_WAKE
+         * results: a wake-up per result would cost more than a short
+         * task. */
         ev->idx = idx;
         ev->next = NULL;
-        pthread_mutex_lock(&d->jmu);
-        if (j->rtail) j->rtail->next = ev;
-        else j->rhead = ev;
-        j->rtail = ev;
-        pthread_mutex_unlock(&d->jmu);
-        /* The caller is woken at the job's end, and on the way every
-         * RESULTS_PER_WAKE results: a wake-up per result would cost more
-         * than a short task. */
-        if (++j->nqueued % RESULTS_PER_WAKE == 0 && !j->dirty) {
+        if (j->ptail) j->ptail->next = ev;
+        else j->phead = ev;
+        j->ptail = ev;
+        if (++j->nqueued % RESULTS_PER_WAKE == 0) j->wake = 1;
+        if (!j->dirty) {
             j->dirty = 1;
             j->next_dirty = d->dirty;
             d->dirty = j;
@@ -1310,7 +1332,8 @@ static int handle_end(dag *d, sched_event *ev) {
     stage *s = f->s;
     job *j = f->j;
     int idx = f->idx, att = f->att;
-    free(f);
+    f->next_free = d->free_fl; /* kept for the next launch: no malloc per task */
+    d->free_fl = f;
     attempt_rec *a = &s->att[att];
     s->running--;
     s->nrun[idx]--;
