@@ -97,7 +97,8 @@ extern "C" {
     XX(EPROTO, -11, "protocol error")                                  \
     XX(EFETCH, -12, "shuffle fetch failed")                            \
     XX(EFNREF, -13, "function cannot be named on the wire")           \
-    XX(ECANCELED, -14, "job canceled")
+    XX(ECANCELED, -14, "job canceled")                                 \
+    XX(EAUTH, -15, "authentication failed")
 
 enum {
     EM_OK = 0,
