@@ -1,0 +1,83 @@
+/*
+ * msg.h -- the typed control messages of the wire (cluster mode).  The body
+ * of an FT_MSG frame (frame.h) is one msgpack array: the message's tag,
+ * then its fields, each of a fixed type.  The table in msg.c says, for
+ * every tag, its name and its fields (name, type, and for strings and
+ * bytes the largest size accepted).  Decoding trusts nothing: the bytes
+ * must be exactly one message (mpcheck.h first), of a known tag, with the
+ * right number of fields, each of its type and within its size; anything
+ * else is EM_EPROTO naming the message and the field, and the connection
+ * is closed.  Bulk data (binaries, shuffle segments, results) does not go
+ * in messages but in FT_CHUNK frames that follow one.
+ */
+#ifndef EM_MSG_H
+#define EM_MSG_H
+
+#include <msgpack.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define MSG_MAX_FIELDS 8
+
+enum msg_tag {
+    /* worker <-> master */
+    M_REGISTER_WORKER = 1, /* worker id, host, port, cores, memory MiB */
+    M_WORKER_REGISTERED,   /* master url */
+    M_REGISTER_REFUSED,    /* reason */
+    M_HEARTBEAT,           /* sender id */
+    /* driver <-> master */
+    M_REGISTER_APP,        /* name, driver url, binary hash, cores max, cores per executor, memory MiB */
+    M_APP_REGISTERED,      /* app id */
+    M_EXECUTOR_ADDED,      /* executor id, worker id, host, cores */
+    M_EXECUTOR_LOST,       /* executor id, reason */
+    M_UNREGISTER_APP,      /* app id */
+    /* master -> worker, worker -> master */
+    M_LAUNCH_EXECUTOR,     /* app id, executor id, cores, memory MiB, driver url, binary hash */
+    M_EXECUTOR_EXITED,     /* app id, executor id, exit code, signal, last stderr lines */
+    M_KILL_EXECUTOR,       /* app id, executor id */
+    /* executor <-> driver */
+    M_REGISTER_EXECUTOR,   /* executor id, host, shuffle port, cores, binary hash */
+    M_EXECUTOR_REFUSED,    /* reason */
+    M_LAUNCH_TASK,         /* task id, description bytes */
+    M_KILL_TASK,           /* task id */
+    M_TASK_ENDED,          /* task id, killed, start us, end us, result bytes */
+    /* executor <-> executor, worker */
+    M_FETCH_SEGMENT,       /* request id, shuffle id, map, attempt, reduce partition */
+    M_SEGMENT,             /* request id, length (its bytes follow as chunks) */
+    /* any */
+    M_ERROR,               /* code, message */
+    M_TAG_END
+};
+
+enum msg_type { MT_U64 = 1, MT_I64, MT_BOOL, MT_STR, MT_BIN };
+
+/* One field of a decoded message.  Strings and bytes point into the
+ * decoded message's memory (valid until msg_free). */
+typedef struct msg_val {
+    uint64_t u;      /* MT_U64, MT_BOOL (0 or 1) */
+    int64_t i;       /* MT_I64 */
+    const uint8_t *p; /* MT_STR (not NUL-terminated), MT_BIN */
+    size_t len;
+} msg_val;
+
+typedef struct msg {
+    int tag;
+    int n;
+    msg_val f[MSG_MAX_FIELDS];
+    msgpack_unpacked u; /* what f's pointers point into */
+} msg;
+
+/* The message's name ("register_worker"), "unknown" for a bad tag. */
+const char *msg_name(int tag);
+/* Encode message tag with its fields (n must be the table's count, each
+ * value read per its type) into out.  0, EM_EINVAL (a value over its
+ * size, a wrong count: a bug) or EM_ENOMEM. */
+int msg_encode(ebuf *out, int tag, const msg_val *f, int n);
+/* Decode a frame body into m (msg_free it after, whatever the result).  0
+ * or EM_EPROTO with a message naming the problem. */
+int msg_decode(msg *m, const uint8_t *body, size_t len);
+void msg_free(msg *m);
+
+#endif

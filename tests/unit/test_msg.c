@@ -1,0 +1,109 @@
+/*
+ * test_msg.c -- the wire's typed messages (engine/msg.c): every message
+ * round-trips; decoding refuses an unknown tag, a wrong field count, a
+ * field of the wrong type or out of its bounds, trailing bytes and a
+ * container header announcing more elements than there are bytes, each
+ * with a message naming the message and the field.
+ */
+#include <string.h>
+
+#include "../test.h"
+#include "ember.h"
+#include "msg.h"
+
+static msg_val str(const char *s) {
+    msg_val v;
+    memset(&v, 0, sizeof v);
+    v.p = (const uint8_t *)s;
+    v.len = strlen(s);
+    return v;
+}
+
+static msg_val u(uint64_t x) {
+    msg_val v;
+    memset(&v, 0, sizeof v);
+    v.u = x;
+    return v;
+}
+
+TEST(msg_round_trip) {
+    uint8_t hash[32];
+    memset(hash, 0xab, sizeof hash);
+    msg_val h = {0, 0, hash, 32, };
+    msg_val f[] = {str("app-7"), u(3), u(2), u(1024), str("tcp://127.0.0.1:4040"), h};
+    ebuf out = EBUF_INIT;
+    CHECK_OK(msg_encode(&out, M_LAUNCH_EXECUTOR, f, 6));
+    msg m;
+    CHECK_OK(msg_decode(&m, out.p, out.len));
+    CHECK_EQ_I64(m.tag, M_LAUNCH_EXECUTOR);
+    CHECK_EQ_I64(m.n, 6);
+    CHECK(m.f[0].len == 5 && !memcmp(m.f[0].p, "app-7", 5));
+    CHECK_EQ_I64((int64_t)m.f[1].u, 3);
+    CHECK_EQ_I64((int64_t)m.f[3].u, 1024);
+    CHECK(m.f[5].len == 32 && !memcmp(m.f[5].p, hash, 32));
+    msg_free(&m);
+    /* Signed and boolean fields. */
+    ebuf_reset(&out);
+    msg_val e[] = {{0, -14, NULL, 0}, str("job canceled")};
+    CHECK_OK(msg_encode(&out, M_ERROR, e, 2));
+    CHECK_OK(msg_decode(&m, out.p, out.len));
+    CHECK_EQ_I64(m.f[0].i, -14);
+    msg_free(&m);
+    ebuf_reset(&out);
+    msg_val t[] = {u(99), u(1), u(5), u(9), {0, 0, (const uint8_t *)"r", 1}};
+    CHECK_OK(msg_encode(&out, M_TASK_ENDED, t, 5));
+    CHECK_OK(msg_decode(&m, out.p, out.len));
+    CHECK_EQ_I64((int64_t)m.f[1].u, 1);
+    CHECK_STR_CONTAINS(msg_name(m.tag), "task_ended");
+    msg_free(&m);
+    ebuf_free(&out);
+}
+
+TEST(msg_encode_checks_bounds) {
+    ebuf out = EBUF_INIT;
+    msg_val f[] = {str("w1"), str("host"), u(70000), u(4), u(1024)};
+    CHECK_EQ_I64(msg_encode(&out, M_REGISTER_WORKER, f, 5), EM_EINVAL); /* port */
+    CHECK_EQ_I64(msg_encode(&out, M_REGISTER_WORKER, f, 4), EM_EINVAL); /* count */
+    CHECK_EQ_I64(msg_encode(&out, 999, f, 5), EM_EINVAL);
+    CHECK_EQ_I64((int64_t)out.len, 0);
+    ebuf_free(&out);
+}
+
+/* Decode hand-made msgpack bytes; returns the code. */
+static int dec(const char *bytes, size_t n) {
+    msg m;
+    int rc = msg_decode(&m, (const uint8_t *)bytes, n);
+    msg_free(&m);
+    return rc;
+}
+
+TEST(msg_decode_refuses_bad_messages) {
+    /* [99]: unknown tag */
+    CHECK_EQ_I64(dec("\x91\x63", 2), EM_EPROTO);
+    CHECK_STR_CONTAINS(em_errmsg(), "message of unknown tag 99");
+    /* [kill_task]: no field */
+    char kt[] = {(char)0x91, M_KILL_TASK};
+    CHECK_EQ_I64(dec(kt, 2), EM_EPROTO);
+    CHECK_STR_CONTAINS(em_errmsg(), "message kill_task: 0 fields, expected 1");
+    /* [kill_task, "x"]: wrong type */
+    char kt2[] = {(char)0x92, M_KILL_TASK, (char)0xa1, 'x'};
+    CHECK_EQ_I64(dec(kt2, 4), EM_EPROTO);
+    CHECK_STR_CONTAINS(em_errmsg(), "message kill_task: field \"task id\" is not an unsigned integer");
+    /* [kill_task, 0]: below its minimum */
+    char kt3[] = {(char)0x92, M_KILL_TASK, 0};
+    CHECK_EQ_I64(dec(kt3, 3), EM_EPROTO);
+    CHECK_STR_CONTAINS(em_errmsg(), "field \"task id\" is 0, outside [1, any]");
+    /* [heartbeat, ""]: an empty id */
+    char hb[] = {(char)0x92, M_HEARTBEAT, (char)0xa0};
+    CHECK_EQ_I64(dec(hb, 3), EM_EPROTO);
+    CHECK_STR_CONTAINS(em_errmsg(), "field \"sender id\" has length 0");
+    /* trailing bytes */
+    char tr[] = {(char)0x92, M_KILL_TASK, 5, 0};
+    CHECK_EQ_I64(dec(tr, 4), EM_EPROTO);
+    /* an array claiming 2^32-1 elements in 5 bytes */
+    CHECK_EQ_I64(dec("\xdd\xff\xff\xff\xff", 5), EM_EPROTO);
+    CHECK_STR_CONTAINS(em_errmsg(), "not one msgpack message");
+    /* not an array */
+    CHECK_EQ_I64(dec("\x05", 1), EM_EPROTO);
+    CHECK_EQ_I64(dec("", 0), EM_EPROTO);
+}
