@@ -660,7 +660,7 @@ em_rdd *em_persist(em_rdd *rdd, int level) {
         em__seterr(EM_EINVAL, "em_persist: unknown storage level %d", level);
         return NULL;
     }
-    rdd->persist_level = level;
+    __atomic_store_n(&rdd->persist_level, level, __ATOMIC_RELAXED); /* read by the scheduler thread */
     return rdd;
 }
 
@@ -668,7 +668,7 @@ em_rdd *em_cache(em_rdd *rdd) { return em_persist(rdd, EM_MEMORY_ONLY); }
 
 int em_unpersist(em_rdd *rdd) {
     if (ctx_check(rdd, "em_unpersist")) return EM_EINVAL;
-    rdd->persist_level = 0;
+    __atomic_store_n(&rdd->persist_level, 0, __ATOMIC_RELAXED);
     bs_remove(rdd->ctx->store, rdd->ctx->uid, rdd->id);
     return 0;
 }

@@ -60,7 +60,10 @@ typedef struct job job;
 typedef struct stage {
     uint32_t id;
     em_rdd *rdd;       /* the RDD whose partitions the tasks compute */
-    em_rdd *shuffled;  /* map stages: the shuffled RDD reading the output */
+    em_rdd *shuffled;  /* map stages: the shuffled RDD reading the output
+                          (not read once dropped: it may be freed) */
+    uint32_t shuffle_id; /* map stages: its shuffle, and how many partitions */
+    int out_parts;       /* the shuffle has (copies: valid after the drop) */
     int nparents;
     struct stage **parents;
     int ntasks;
@@ -117,11 +120,11 @@ struct job {
     sched_event *phead, *ptail; /* results not yet handed on (scheduler only) */
     int over;           /* end_job ran */
     int nrun;           /* attempts running for it */
-    int sched_ref;      /* the scheduler still refers to it */
+    job *next_dead;     /* on d->dead: the scheduler lets go after the burst */
     /* Shared with the calling thread, under d->jmu: */
     sched_event *rhead, *rtail; /* successful results for on_result */
     int ended;
-    int caller_ref;
+    int refs;           /* the caller, the scheduler, each abort request */
     pthread_cond_t cv;
 };
 
@@ -143,6 +146,7 @@ struct dag {
     job *jobs, *jobs_tail; /* running, in start order */
     job *held, *held_tail; /* posted while held, in order */
     job *dirty;      /* jobs with results to wake their callers for */
+    job *dead;       /* jobs the scheduler lets go after this burst */
     /* Executors, as the backend announced them, and the attempts waiting
      * for a place on one (in the order asked; dispatched by job order). */
     exec_table execs;
@@ -319,6 +323,8 @@ static stage *map_stage(dag *d, em_rdd *shuffled) {
     if (s) return s;
     s = stage_new(d, shuffled->parent, shuffled, shuffled->parent->nparts);
     if (!s) return NULL;
+    s->shuffle_id = id;
+    s->out_parts = shuffled->nparts;
     if (!mo_get(&d->mo, id, s->ntasks, shuffled->nparts) || idmap_put(&d->maps, id, s)) {
         stage_free(s);
         return NULL;
@@ -383,10 +389,8 @@ static int call_sync(dag *d, void (*fn)(dag *, void *), void *arg) {
     return 0;
 }
 
-static void job_unref_locked(job *j, int caller) {
-    if (caller) j->caller_ref = 0;
-    else j->sched_ref = 0;
-    if (j->caller_ref || j->sched_ref) return;
+static void job_unref_locked(job *j) {
+    if (--j->refs) return;
     pthread_cond_destroy(&j->cv);
     for (sched_event *e = j->rhead, *n; e; e = n) {
         n = e->next;
@@ -400,10 +404,29 @@ static void job_unref_locked(job *j, int caller) {
     free(j);
 }
 
-static void job_unref(dag *d, job *j, int caller) {
+static void job_unref(dag *d, job *j) {
     pthread_mutex_lock(&d->jmu);
-    job_unref_locked(j, caller);
+    job_unref_locked(j);
     pthread_mutex_unlock(&d->jmu);
+}
+
+/* The scheduler is done with j (ended, none of its attempts runs): it lets
+ * go at the end of the burst, so that no loop of this burst meets a freed
+ * job. */
+static void sched_release(dag *d, job *j) {
+    j->next_dead = d->dead;
+    d->dead = j;
+}
+
+static void release_dead(dag *d) {
+    if (!d->dead) return;
+    pthread_mutex_lock(&d->jmu);
+    for (job *j = d->dead, *n; j; j = n) {
+        n = j->next_dead;
+        job_unref_locked(j);
+    }
+    pthread_mutex_unlock(&d->jmu);
+    d->dead = NULL;
 }
 
 static void start_job_call(void *d, void *j);
@@ -426,7 +449,7 @@ int dag_run_job(dag *d, const job_spec *spec, const char *group) {
     }
     j->spec = *spec;
     j->save = spec->sink->kind == SK_SAVE;
-    j->caller_ref = j->sched_ref = 1;
+    j->refs = 2; /* the caller's and the scheduler's */
     pthread_cond_init(&j->cv, NULL);
     pthread_mutex_lock(&d->jmu);
     if (d->closing) {
@@ -459,6 +482,9 @@ int dag_run_job(dag *d, const job_spec *spec, const char *group) {
                         sched_event *aev = malloc(sizeof *aev);
                         failed = rc;
                         if (a && aev) {
+                            pthread_mutex_lock(&d->jmu);
+                            j->refs++; /* the request's: the job may end before it is read */
+                            pthread_mutex_unlock(&d->jmu);
                             a->j = j;
                             a->rc = rc;
                             em__geterr(a->msg, sizeof a->msg);
@@ -481,7 +507,7 @@ int dag_run_job(dag *d, const job_spec *spec, const char *group) {
     int rc = j->rc;
     if (rc) em__seterr(rc, "%s", j->msg);
     else if (failed) rc = failed; /* its message is this thread's */
-    job_unref_locked(j, 1);
+    job_unref_locked(j);
     pthread_mutex_unlock(&d->jmu);
     STAT_ADD(d, jobs_active, -1);
     return rc;
@@ -641,7 +667,7 @@ static void retire_stage(dag *d, stage *s) {
 
 static int stage_complete(dag *d, stage *s) {
     if (!s->shuffled) return s->done == s->ntasks;
-    shuffle_out *so = mo_find(&d->mo, s->shuffled->shuffle_id);
+    shuffle_out *so = mo_find(&d->mo, s->shuffle_id);
     return so && so->navail == so->nmaps;
 }
 
@@ -911,10 +937,15 @@ static void dispatch(dag *d) {
 /* The stage starts running for j.  A map stage that was idle starts a new
  * attempt of itself: failure counts start again (attempt numbers go on:
  * each attempt of a task has its own). */
+static void move_attempts(dag *d, stage *s, job *from, job *to);
+
 static void take_stage(dag *d, stage *s, job *j) {
     if (s->job == j) return;
     activate(d, s); /* every stage a job holds is in the list release_stages scans */
-    if (!s->job) {
+    if (s->job) { /* from a job that is finishing: its attempts and queued tasks are j's now */
+        move_attempts(d, s, s->job, j);
+        runq_move(d, s, s->job, j);
+    } else {
         s->fetch_failures = 0;
         for (int i = 0; i < s->ntasks; i++) s->attempts[i] = 0;
         if (!s->running) s->natt = 0;
@@ -1035,7 +1066,7 @@ static void release_stages(dag *d, job *j) {
             s->job = other;
             move_attempts(d, s, j, other);
             runq_move(d, s, j, other);
-            if (!s->waiting && !s->running) {
+            if (!s->waiting) { /* its pending tasks (a failed launch's too) go to the queue */
                 int rc = submit_stage(d, other, s);
                 if (rc) job_fail_here(d, other, rc);
             }
@@ -1061,6 +1092,7 @@ static void job_fail_msg(dag *d, job *j, int code, const char *msg) {
         kill_stage(d, j->result);
     }
     release_stages(d, j);
+    runq_drop_job(d, j); /* what it queued and nobody took over */
     try_end(d, j);
 }
 
@@ -1141,8 +1173,8 @@ static void end_job(dag *d, job *j) {
     pthread_mutex_lock(&d->jmu);
     j->ended = 1;
     pthread_cond_signal(&j->cv);
-    if (!j->nrun) job_unref_locked(j, 0);
     pthread_mutex_unlock(&d->jmu);
+    if (!j->nrun) sched_release(d, j);
 }
 
 /* End j if it is finishing and may end now: a failed job, or one whose
@@ -1173,7 +1205,7 @@ static void account(dag *d, stage *s, const sched_event *ev) {
  * succeeded. */
 static void merge_once(dag *d, stage *s, int idx, const task_result *res) {
     if (s->shuffled) {
-        shuffle_out *so = mo_find(&d->mo, s->shuffled->shuffle_id);
+        shuffle_out *so = mo_find(&d->mo, s->shuffle_id);
         if (so && so->merged[idx]) return;
         if (so) so->merged[idx] = 1;
     }
@@ -1195,9 +1227,9 @@ static void won(dag *d, stage *s, int idx, int speculative) {
  * stay on disk. */
 static void drop_unregistered(dag *d, stage *s, int idx, const sched_event *ev) {
     if (!s->shuffled || !d->be->drop_map_output) return;
-    shuffle_out *so = s->dropped ? NULL : mo_find(&d->mo, s->shuffled->shuffle_id);
+    shuffle_out *so = s->dropped ? NULL : mo_find(&d->mo, s->shuffle_id);
     if (so && so->m[idx].have && so->m[idx].attempt == ev->res.task_id) return;
-    d->be->drop_map_output(d->be, ev->exec, s->shuffled->shuffle_id, idx, ev->res.task_id);
+    d->be->drop_map_output(d->be, ev->exec, s->shuffle_id, idx, ev->res.task_id);
 }
 
 /* Forget map output m of a shuffle (lost or corrupt) and remove its files. */
@@ -1211,9 +1243,9 @@ static void lose_output(dag *d, shuffle_out *so, int m) {
  * per-reduce segment sizes from the result.  0 or EM_ENOMEM. */
 static int register_output(dag *d, stage *s, int idx, sched_event *ev) {
     task_result *res = &ev->res;
-    shuffle_out *so = mo_find(&d->mo, s->shuffled->shuffle_id);
+    shuffle_out *so = mo_find(&d->mo, s->shuffle_id);
     uint64_t *segs = NULL;
-    if (res->len == sizeof(uint64_t) * (size_t)s->shuffled->nparts) {
+    if (res->len == sizeof(uint64_t) * (size_t)s->out_parts) {
         segs = (uint64_t *)res->data;
         res->data = NULL;
     }
@@ -1315,7 +1347,7 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
 static void keep_late_output(dag *d, stage *s, int idx, sched_event *ev) {
     task_result *res = &ev->res;
     if (res->status != 0 || ev->killed || !s->shuffled || s->dropped || s->state[idx] == T_DONE ||
-        res->len != sizeof(uint64_t) * (size_t)s->shuffled->nparts)
+        res->len != sizeof(uint64_t) * (size_t)s->out_parts)
         return;
     merge_once(d, s, idx, res);
     if (!register_output(d, s, idx, ev)) {
@@ -1358,7 +1390,7 @@ static int handle_end(dag *d, sched_event *ev) {
 
     j->nrun--;
     if (j->ended) {
-        if (!j->nrun) job_unref(d, j, 0);
+        if (!j->nrun) sched_release(d, j);
     } else {
         try_end(d, j);
     }
@@ -1416,7 +1448,10 @@ static void fail_unstarted(dag *d, job *j, const char *msg) {
 static void start_job_call(void *dv, void *jv) {
     dag *d = dv;
     job *j = jv;
-    if (d->stopping) { /* cannot happen: em_close refuses jobs first */
+    pthread_mutex_lock(&d->jmu);
+    int closing = d->closing;
+    pthread_mutex_unlock(&d->jmu);
+    if (closing || d->stopping) { /* posted just before em_close refused new jobs */
         fail_unstarted(d, j, "job canceled: the context is closing (em_close)");
         return;
     }
@@ -1435,6 +1470,7 @@ static void abort_job_call(void *dv, void *av) {
     abort_req *a = av;
     /* Once finishing, the caller's own failure is what it returns. */
     if (!a->j->finishing) job_fail_msg(d, a->j, a->rc, a->msg);
+    job_unref(d, a->j); /* the request's reference */
     free(a);
 }
 
@@ -1629,6 +1665,7 @@ static void *sched_main(void *arg) {
         wake_dirty(d);
         check_stuck(d);
         prune_active(d);
+        release_dead(d);
         if (!d->running && !d->nrunq && d->hold_waiters) {
             sync_call *w = d->hold_waiters;
             d->hold_waiters = NULL;

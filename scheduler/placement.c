@@ -82,7 +82,7 @@ static em_rdd *narrow_parent(em_rdd *r, int *part) {
 int cache_pref(em_rdd *r, int part) {
     for (int depth = 0; r && depth < 256; depth++, r = narrow_parent(r, &part)) {
         if (part < 0 || part >= r->nparts) return -1;
-        if (r->persist_level && r->cache_exec && r->cache_exec[part] >= 0) return r->cache_exec[part];
+        if (__atomic_load_n(&r->persist_level, __ATOMIC_RELAXED) && r->cache_exec && r->cache_exec[part] >= 0) return r->cache_exec[part];
     }
     return -1;
 }
@@ -90,7 +90,7 @@ int cache_pref(em_rdd *r, int part) {
 void note_cache(em_rdd *r, int part, int exec) {
     for (int depth = 0; r && depth < 256; depth++, r = narrow_parent(r, &part)) {
         if (part < 0 || part >= r->nparts) return;
-        if (!r->persist_level) continue;
+        if (!__atomic_load_n(&r->persist_level, __ATOMIC_RELAXED)) continue;
         if (!r->cache_exec && (r->cache_exec = malloc(sizeof(int) * (size_t)r->nparts)))
             for (int i = 0; i < r->nparts; i++) r->cache_exec[i] = -1;
         if (r->cache_exec) r->cache_exec[part] = exec; /* else no preference: still correct */

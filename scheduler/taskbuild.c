@@ -92,9 +92,10 @@ static plan_node *build_shuffle_read(builder *b, em_rdd *r, int part) {
 
 static plan_node *build(builder *b, em_rdd *r, int part, int use_cache) {
     plan_node *n = NULL;
-    if (use_cache && r->persist_level) {
+    int level = __atomic_load_n(&r->persist_level, __ATOMIC_RELAXED); /* em_persist may run meanwhile */
+    if (use_cache && level) {
         if (!(n = node(b, r, part, PN_CACHED, 1))) return NULL;
-        n->level = (uint8_t)r->persist_level;
+        n->level = (uint8_t)level;
         n->cache_key = b->ns;
         return (n->child[0] = build(b, r, part, 0)) ? n : NULL;
     }

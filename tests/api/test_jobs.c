@@ -5,7 +5,11 @@
  * from another thread cancels a running two-stage job and waits for its
  * action to return.  An action returns once every partition has a winner,
  * while a losing attempt stuck in a user function finishes in the
- * background.  Every wait is for a count or a flag, never for a time.
+ * background.  A canceled job's queued tasks go to the job that takes its
+ * stage over; a map loser ending after its shuffle was dropped, and an
+ * action whose own code fails on the last result, are handled without
+ * touching freed memory (ASan checks).  Every wait is for a count or a
+ * flag, never for a time.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -14,8 +18,11 @@
 #include <time.h>
 
 #include "../test.h"
+#include "ctx.h"
 #include "ember.h"
+#include "err.h"
 #include "helpers.h"
+#include "taskresult.h"
 
 static void pause_briefly(void) {
     struct timespec t = {0, 200000L};
@@ -312,4 +319,137 @@ TEST(jobs_close_waits_for_a_stuck_loser) {
     em_close(c); /* returns only after the gate opened and the loser ended */
     CHECK_EQ_I64(__atomic_load_n(&gate_opened, __ATOMIC_ACQUIRE), 1);
     pthread_join(t, NULL);
+}
+
+/* ------------------------------------------------ found in review */
+
+static int fail_result(void *c, int idx, task_result *res) {
+    (void)c;
+    (void)idx;
+    (void)res;
+    return em__seterr(EM_EIO, "the action fails on a result");
+}
+
+TEST(jobs_action_fails_on_its_last_result) {
+    /* The result and the job's end come in one burst: the abort request
+     * the caller posts must not outlive the job (it holds a reference). */
+    em_ctx *c = open_with("local[2]", NULL);
+    CHECK(c);
+    em_rdd *r = em_range(c, 0, 10, 1, 1);
+    for (int i = 0; i < 300; i++) {
+        plan_sink s;
+        memset(&s, 0, sizeof s);
+        s.kind = SK_COUNT;
+        CHECK_EQ_I64(ctx_run(r, &s, NULL, 0, fail_result, NULL), EM_EIO);
+        CHECK_STR_CONTAINS(em_errmsg(), "the action fails on a result");
+    }
+    em_close(c);
+}
+
+static int gate2, entered2;
+
+/* The first two map tasks to start wait at the gate. */
+static int two_gated(const em_rec *in, em_emitter *out, const void *arg) {
+    static __thread int seen = -2, held = 0;
+    int p = em_task_partition();
+    if (p != seen) {
+        seen = p;
+        held = __atomic_fetch_add(&entered2, 1, __ATOMIC_ACQ_REL) < 2;
+        if (held)
+            while (!__atomic_load_n(&gate2, __ATOMIC_ACQUIRE)) pause_briefly();
+    }
+    return fn_mod_key(in, out, arg);
+}
+
+static void *collect_in_group(void *p) {
+    job_arg *a = p;
+    if (a->group) em_set_job_group(group_ctx, a->group);
+    a->rc = em_collect(a->r, &a->b);
+    snprintf(a->msg, sizeof a->msg, "%s", em_errmsg());
+    return NULL;
+}
+
+TEST(jobs_canceled_job_queued_tasks_taken_over) {
+    /* Two one-slot executors: job F runs a map stage of six tasks, two held
+     * at a gate, four queued.  F is canceled; job B, on the same shuffle,
+     * takes the stage over, queued tasks included, and finishes exactly. */
+    em_conf *conf = em_conf_new();
+    CHECK(conf);
+    CHECK_OK(em_conf_set(conf, "ember.progress", "false"));
+    CHECK_OK(em_conf_set(conf, "ember.test.executors", "2"));
+    em_ctx *c = em_open("local[2]", conf);
+    em_conf_free(conf);
+    CHECK(c);
+    group_ctx = c;
+    __atomic_store_n(&gate2, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&entered2, 0, __ATOMIC_RELEASE);
+    int64_t m = 10;
+    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 600, 1, 6), two_gated, &m, sizeof m), fn_sum_i64, NULL, 0, 2);
+    CHECK(sums);
+    job_arg a = {sums, "f", 1, 0, NULL, ""}, b = {sums, NULL, 1, 0, NULL, ""};
+    pthread_t ta, tb;
+    CHECK(pthread_create(&ta, NULL, collect_in_group, &a) == 0);
+    while (__atomic_load_n(&entered2, __ATOMIC_ACQUIRE) < 2) pause_briefly();
+    CHECK_EQ_I64(em_cancel_job_group(c, "f"), 1);
+    CHECK(pthread_create(&tb, NULL, collect_in_group, &b) == 0);
+    em_stats st;
+    WAIT_STAT(c, st, st.jobs == 2);
+    CHECK_EQ_I64(st.jobs, 2);
+    __atomic_store_n(&gate2, 1, __ATOMIC_RELEASE);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    CHECK_EQ_I64(a.rc, EM_ECANCELED);
+    CHECK_OK(b.rc);
+    CHECK(check_mod_sums(b.b, 600, 10));
+    em_batch_free(b.b);
+    em_close(c);
+}
+
+static int gate3, in3;
+
+/* Partition 3's first attempt waits in the user function. */
+static int stuck_map(const em_rec *in, em_emitter *out, const void *arg) {
+    if (em_task_partition() == 3 && !__atomic_exchange_n(&in3, 1, __ATOMIC_ACQ_REL))
+        while (!__atomic_load_n(&gate3, __ATOMIC_ACQUIRE)) pause_briefly();
+    return fn_mod_key(in, out, arg);
+}
+
+TEST(jobs_map_loser_ends_after_its_shuffle_is_dropped) {
+    /* A speculative copy wins a map task; the action returns; the user
+     * releases every RDD (the shuffle is dropped); then the stuck original
+     * ends.  Its output is removed, nothing freed is read, nothing is left. */
+    em_conf *conf = em_conf_new();
+    CHECK(conf);
+    CHECK_OK(em_conf_set(conf, "ember.speculation", "true"));
+    CHECK_OK(em_conf_set(conf, "ember.speculation.interval", "5ms"));
+    CHECK_OK(em_conf_set(conf, "ember.speculation.quantile", "0.5"));
+    CHECK_OK(em_conf_set(conf, "ember.speculation.minTaskRuntime", "50ms"));
+    CHECK_OK(em_conf_set(conf, "ember.progress", "false"));
+    em_ctx *c = em_open("local[4]", conf);
+    em_conf_free(conf);
+    CHECK(c);
+    __atomic_store_n(&gate3, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&in3, 0, __ATOMIC_RELEASE);
+    int64_t m = 10;
+    em_rdd *src = em_range(c, 0, 400, 1, 4);
+    em_rdd *mapped = em_map(src, stuck_map, &m, sizeof m);
+    em_rdd *sums = em_reduce_by_key(mapped, fn_sum_i64, NULL, 0, 2);
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(sums, &b));
+    CHECK(check_mod_sums(b, 400, 10));
+    em_batch_free(b);
+    em_rdd_release(sums);
+    em_rdd_release(mapped);
+    em_rdd_release(src);
+    em_stats st;
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.live_rdds, 0);
+    CHECK_EQ_I64(st.live_shuffles, 0);
+    CHECK(st.tasks_running >= 1); /* the original, still stuck */
+    __atomic_store_n(&gate3, 1, __ATOMIC_RELEASE);
+    wait_no_tasks(c, &st);
+    CHECK_EQ_I64(st.tasks_running, 0);
+    CHECK_EQ_I64(st.live_stages, 0);
+    CHECK_EQ_I64(st.scratch_bytes, 0); /* the loser's output went too */
+    em_close(c);
 }
