@@ -32,9 +32,8 @@ endif
 SAN ?=
 CFLAGS_ALL = -std=gnu11 $(OPT) $(WARN) $(SAN) -fPIC -pthread -D_GNU_SOURCE \
 	-Iinclude -Iengine -Ischeduler -Iexecutor -Imllib $(CFLAGS)
-# libuv is not linked: nothing uses it until cluster mode brings the TCP
-# transport.  `make deps` and scripts/install-deps.sh still install it.
-LIBS = -lmsgpackc -lopenblas -lz -lsodium -lpthread -ldl -lm
+# libuv carries cluster mode's connections (engine/conn.c).
+LIBS = -luv -lmsgpackc -lopenblas -lz -lsodium -lpthread -ldl -lm
 LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 
 LIB_SRC = $(wildcard engine/*.c scheduler/*.c executor/*.c mllib/*.c)

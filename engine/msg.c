@@ -152,29 +152,30 @@ int msg_decode(msg *m, const uint8_t *body, size_t len) {
         msg_val *v = &m->f[i];
         int ok = 0;
         uint64_t measure = 0;
+        /* The union is read only once the type is known. */
         switch (fd->type) {
         case MT_U64:
-            ok = x->type == MSGPACK_OBJECT_POSITIVE_INTEGER;
-            measure = v->u = x->via.u64;
+            if ((ok = x->type == MSGPACK_OBJECT_POSITIVE_INTEGER)) measure = v->u = x->via.u64;
             break;
         case MT_I64:
             ok = x->type == MSGPACK_OBJECT_NEGATIVE_INTEGER ||
                  (x->type == MSGPACK_OBJECT_POSITIVE_INTEGER && x->via.u64 <= INT64_MAX);
-            v->i = x->via.i64;
+            if (ok) v->i = x->via.i64;
             break;
         case MT_BOOL:
-            ok = x->type == MSGPACK_OBJECT_BOOLEAN;
-            measure = v->u = x->via.boolean ? 1 : 0;
+            if ((ok = x->type == MSGPACK_OBJECT_BOOLEAN)) measure = v->u = x->via.boolean ? 1 : 0;
             break;
         case MT_STR:
-            ok = x->type == MSGPACK_OBJECT_STR;
-            v->p = (const uint8_t *)x->via.str.ptr;
-            measure = v->len = x->via.str.size;
+            if ((ok = x->type == MSGPACK_OBJECT_STR)) {
+                v->p = (const uint8_t *)x->via.str.ptr;
+                measure = v->len = x->via.str.size;
+            }
             break;
         case MT_BIN:
-            ok = x->type == MSGPACK_OBJECT_BIN;
-            v->p = (const uint8_t *)x->via.bin.ptr;
-            measure = v->len = x->via.bin.size;
+            if ((ok = x->type == MSGPACK_OBJECT_BIN)) {
+                v->p = (const uint8_t *)x->via.bin.ptr;
+                measure = v->len = x->via.bin.size;
+            }
             break;
         }
         if (!ok) return em__seterr(EM_EPROTO, "message %s: field \"%s\" is not %s", d->name, fd->name, type_name(fd->type));

@@ -1,0 +1,425 @@
+/*
+ * conn.c -- framed, authenticated TCP connections on libuv (see conn.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth.h"
+#include "conn.h"
+#include "ember.h"
+#include "err.h"
+#include "frame.h"
+#include "log.h"
+
+enum { C_CONNECTING = 0, C_AUTH, C_OPEN, C_CLOSING };
+
+struct conn {
+    iol_owner owner;  /* first: the handle's data */
+    uv_tcp_t tcp;
+    uv_connect_t creq;
+    ioloop *loop;
+    conn_opts o;
+    uint8_t *secret;  /* a copy */
+    conn_cb cb;
+    void *ud;
+    int state;
+    int server;       /* accepted (the server side of the handshake) */
+    frame_reader rd;
+    auth_state auth;
+    seal_state tx, rx;
+    char peer[64];
+    char reason[512];
+};
+
+struct listener {
+    iol_owner owner;
+    uv_tcp_t tcp;
+    ioloop *loop;
+    conn_opts o;
+    uint8_t *secret;
+    conn_cb cb;
+    void *ud;
+    char addr[64];
+};
+
+static const char *comp(const conn_opts *o) { return o->component ? o->component : "conn"; }
+
+const char *conn_peer(const conn *c) { return c->peer; }
+
+void conn_set_ud(conn *c, void *ud) { c->ud = ud; }
+
+static void on_closed(uv_handle_t *h) {
+    conn *c = (conn *)h->data;
+    if (c->cb.on_close) c->cb.on_close(c, c->reason, c->ud);
+    fr_free(&c->rd);
+    auth_wipe(&c->auth);
+    sodium_memzero(&c->tx, sizeof c->tx);
+    sodium_memzero(&c->rx, sizeof c->rx);
+    if (c->secret) {
+        sodium_memzero(c->secret, c->o.secret_len);
+        free(c->secret);
+    }
+    free(c);
+}
+
+void conn_close(conn *c, const char *reason) {
+    if (c->state == C_CLOSING) return;
+    c->state = C_CLOSING;
+    snprintf(c->reason, sizeof c->reason, "%s", reason ? reason : "closed");
+    log_msg(LOG_INFO, comp(&c->o), "connection %s closed: %s", c->peer[0] ? c->peer : "(unconnected)", c->reason);
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    uv_close((uv_handle_t *)&c->tcp, on_closed);
+}
+
+static void owner_close(void *self, const char *reason) { conn_close(self, reason); }
+
+/* ------------------------------------------------------------- writing */
+
+typedef struct wreq {
+    uv_write_t req;
+    conn *c;
+    uint8_t *bytes;
+} wreq;
+
+static void on_written(uv_write_t *req, int status) {
+    wreq *w = (wreq *)req;
+    if (status < 0 && status != UV_ECANCELED) {
+        char why[128];
+        snprintf(why, sizeof why, "write failed: %s", uv_strerror(status));
+        conn_close(w->c, why);
+    }
+    free(w->bytes);
+    free(w);
+}
+
+/* Write out's bytes (taken). */
+static int write_bytes(conn *c, ebuf *out) {
+    if (!out->len) return 0;
+    wreq *w = malloc(sizeof *w);
+    if (!w) {
+        ebuf_free(out);
+        return em__seterr(EM_ENOMEM, "connection: out of memory");
+    }
+    size_t len;
+    w->c = c;
+    w->bytes = ebuf_steal(out, &len);
+    uv_buf_t b = uv_buf_init((char *)w->bytes, (unsigned)len);
+    int rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_written);
+    if (rc) {
+        free(w->bytes);
+        free(w);
+        return em__seterr(EM_EIO, "connection %s: %s", c->peer, uv_strerror(rc));
+    }
+    return 0;
+}
+
+int conn_send(conn *c, uint8_t type, const void *body, size_t len) {
+    if (c->state != C_OPEN) return em__seterr(EM_ESTATE, "connection %s: not open", c->peer);
+    ebuf out = EBUF_INIT;
+    int rc = c->o.encrypt ? seal_frame(&c->tx, type, body, len, &out, c->o.max_frame)
+                          : frame_put(&out, type, body, len, c->o.max_frame);
+    if (rc) {
+        ebuf_free(&out);
+        return rc;
+    }
+    return write_bytes(c, &out);
+}
+
+/* ------------------------------------------------------------- reading */
+
+static void opened(conn *c) {
+    ebuf out = EBUF_INIT;
+    if (c->o.encrypt && c->secret) {
+        if (seal_tx_start(&c->tx, &c->auth, &out, c->o.max_frame) || write_bytes(c, &out)) {
+            ebuf_free(&out);
+            conn_close(c, em_errmsg());
+            return;
+        }
+    }
+    c->state = C_OPEN;
+    log_msg(LOG_DEBUG, comp(&c->o), "connection %s open%s", c->peer, c->secret ? " (authenticated)" : "");
+    if (c->cb.on_open) c->cb.on_open(c, c->ud);
+}
+
+/* One whole frame from the peer.  Returns -1 when the connection closed. */
+static int handle_frame(conn *c, uint8_t type, uint8_t *body, size_t len) {
+    char why[600];
+    if (c->state == C_AUTH) {
+        if (type != FT_AUTH) {
+            free(body);
+            conn_close(c, "a frame before authentication");
+            return -1;
+        }
+        ebuf out = EBUF_INIT;
+        int rc = auth_step(&c->auth, body, len, &out);
+        free(body);
+        if (rc || write_bytes(c, &out)) {
+            snprintf(why, sizeof why, "%s", em_errmsg());
+            ebuf_free(&out);
+            log_msg(LOG_WARN, comp(&c->o), "connection %s: %s", c->peer, why);
+            conn_close(c, why);
+            return -1;
+        }
+        if (c->auth.done) opened(c);
+        return c->state == C_CLOSING ? -1 : 0;
+    }
+    if (c->state != C_OPEN) {
+        free(body);
+        return -1;
+    }
+    if (type == FT_AUTH) {
+        free(body);
+        conn_close(c, "an authentication frame out of turn (a secret is set on one side only?)");
+        return -1;
+    }
+    if (c->o.encrypt) {
+        if (type != FT_SEALED) {
+            free(body);
+            conn_close(c, "a frame that is not sealed on an encrypted connection");
+            return -1;
+        }
+        uint8_t itype, *inner;
+        size_t ilen;
+        int rc = seal_open(&c->rx, &c->auth, body, len, &itype, &inner, &ilen);
+        free(body);
+        if (rc) {
+            snprintf(why, sizeof why, "%s", em_errmsg());
+            log_msg(LOG_WARN, comp(&c->o), "connection %s: %s", c->peer, why);
+            conn_close(c, why);
+            return -1;
+        }
+        if (!itype) return 0; /* the peer's stream header */
+        type = itype;
+        body = inner;
+        len = ilen;
+    } else if (type == FT_SEALED) {
+        free(body);
+        conn_close(c, "a sealed frame on a connection that is not encrypted");
+        return -1;
+    }
+    if (c->cb.on_frame) c->cb.on_frame(c, type, body, len, c->ud);
+    else free(body);
+    return c->state == C_CLOSING ? -1 : 0;
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+    (void)h;
+    size_t n = suggested < 65536 ? suggested : 65536;
+    buf->base = malloc(n);
+    buf->len = buf->base ? n : 0;
+}
+
+static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+    conn *c = (conn *)s->data;
+    char why[600];
+    if (nread < 0) {
+        free(buf->base);
+        if (nread == UV_EOF) conn_close(c, "the peer closed the connection");
+        else {
+            snprintf(why, sizeof why, "read failed: %s", uv_strerror((int)nread));
+            conn_close(c, why);
+        }
+        return;
+    }
+    const uint8_t *p = (const uint8_t *)buf->base;
+    size_t n = (size_t)nread;
+    while (n && c->state != C_CLOSING) {
+        size_t used = 0;
+        int rc = fr_feed(&c->rd, p, n, &used);
+        p += used;
+        n -= used;
+        if (rc < 0) {
+            snprintf(why, sizeof why, "%s", em_errmsg());
+            log_msg(LOG_WARN, comp(&c->o), "connection %s: %s", c->peer, why);
+            conn_close(c, why);
+            break;
+        }
+        if (rc == 1) {
+            uint8_t type;
+            size_t len;
+            uint8_t *body = fr_take(&c->rd, &type, &len);
+            if (handle_frame(c, type, body, len) < 0) break;
+        }
+    }
+    free(buf->base);
+}
+
+/* --------------------------------------------------------- setting up */
+
+static conn *conn_new(ioloop *l, const conn_opts *o, const uint8_t *secret, const conn_cb *cb, void *ud) {
+    conn *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->owner.close = owner_close;
+    c->loop = l;
+    c->o = *o;
+    if (!c->o.max_frame) c->o.max_frame = FRAME_MAX_DEFAULT;
+    if (secret && o->secret_len) {
+        if (!(c->secret = malloc(o->secret_len))) {
+            free(c);
+            return NULL;
+        }
+        memcpy(c->secret, secret, o->secret_len);
+    }
+    c->o.secret = c->secret;
+    c->cb = *cb;
+    c->ud = ud;
+    fr_init(&c->rd, c->o.max_frame);
+    if (uv_tcp_init(iol_uv(l), &c->tcp)) {
+        free(c->secret);
+        free(c);
+        return NULL;
+    }
+    c->tcp.data = c;
+    return c;
+}
+
+static void name_peer(conn *c) {
+    struct sockaddr_storage sa;
+    int len = sizeof sa;
+    char host[48] = "?";
+    int port = 0;
+    if (!uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&sa, &len) && sa.ss_family == AF_INET) {
+        uv_ip4_name((struct sockaddr_in *)&sa, host, sizeof host);
+        port = ntohs(((struct sockaddr_in *)&sa)->sin_port);
+    }
+    snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
+}
+
+/* Connected (either side): start reading, and the handshake if any. */
+static void start(conn *c) {
+    int rc = uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb);
+    if (rc) {
+        char why[128];
+        snprintf(why, sizeof why, "cannot read: %s", uv_strerror(rc));
+        conn_close(c, why);
+        return;
+    }
+    if (!c->secret) {
+        opened(c);
+        return;
+    }
+    c->state = C_AUTH;
+    if (c->server) {
+        if (auth_server_start(&c->auth, c->secret, c->o.secret_len)) conn_close(c, em_errmsg());
+        return;
+    }
+    ebuf out = EBUF_INIT;
+    if (auth_client_start(&c->auth, c->secret, c->o.secret_len, &out) || write_bytes(c, &out)) {
+        ebuf_free(&out);
+        conn_close(c, em_errmsg());
+    }
+}
+
+static void on_connected(uv_connect_t *req, int status) {
+    conn *c = req->data;
+    if (c->state == C_CLOSING) return;
+    if (status < 0) {
+        char why[160];
+        snprintf(why, sizeof why, "cannot connect to %s: %s", c->peer, uv_strerror(status));
+        conn_close(c, why);
+        return;
+    }
+    start(c);
+}
+
+int conn_connect(ioloop *l, const char *host, int port, const conn_opts *o, const conn_cb *cb, void *ud, conn **out) {
+    struct sockaddr_in sa;
+    *out = NULL;
+    if (uv_ip4_addr(host, port, &sa))
+        return em__seterr(EM_EINVAL, "connect: \"%s\" is not a numeric IPv4 address", host);
+    conn *c = conn_new(l, o, o->secret, cb, ud);
+    if (!c) return em__seterr(EM_ENOMEM, "connect: out of memory");
+    snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
+    c->creq.data = c;
+    int rc = uv_tcp_connect(&c->creq, &c->tcp, (const struct sockaddr *)&sa, on_connected);
+    if (rc) {
+        c->cb.on_close = NULL; /* the caller hears it from the return code */
+        conn_close(c, uv_strerror(rc));
+        return em__seterr(EM_EIO, "connect to %s:%d: %s", host, port, uv_strerror(rc));
+    }
+    *out = c;
+    return 0;
+}
+
+static void on_accept(uv_stream_t *server, int status) {
+    listener *ls = server->data;
+    if (status < 0) {
+        log_msg(LOG_WARN, comp(&ls->o), "listener %s: accept failed: %s", ls->addr, uv_strerror(status));
+        return;
+    }
+    conn *c = conn_new(ls->loop, &ls->o, ls->secret, &ls->cb, ls->ud);
+    if (!c) {
+        log_msg(LOG_ERROR, comp(&ls->o), "listener %s: out of memory for a connection", ls->addr);
+        return;
+    }
+    c->server = 1;
+    if (uv_accept(server, (uv_stream_t *)&c->tcp)) {
+        conn_close(c, "accept failed");
+        return;
+    }
+    name_peer(c);
+    start(c);
+}
+
+static void listener_closed(uv_handle_t *h) {
+    listener *ls = h->data;
+    if (ls->secret) {
+        sodium_memzero(ls->secret, ls->o.secret_len);
+        free(ls->secret);
+    }
+    free(ls);
+}
+
+void listener_close(listener *ls) {
+    if (!uv_is_closing((uv_handle_t *)&ls->tcp)) uv_close((uv_handle_t *)&ls->tcp, listener_closed);
+}
+
+static void listener_owner_close(void *self, const char *reason) {
+    (void)reason;
+    listener_close(self);
+}
+
+int conn_listen(ioloop *l, const char *host, int port, const conn_opts *o, const conn_cb *cb, void *ud,
+                listener **out, int *port_out) {
+    struct sockaddr_in sa;
+    *out = NULL;
+    if (uv_ip4_addr(host, port, &sa)) return em__seterr(EM_EINVAL, "listen: \"%s\" is not a numeric IPv4 address", host);
+    listener *ls = calloc(1, sizeof *ls);
+    if (!ls) return em__seterr(EM_ENOMEM, "listen: out of memory");
+    ls->owner.close = listener_owner_close;
+    ls->loop = l;
+    ls->o = *o;
+    ls->cb = *cb;
+    ls->ud = ud;
+    if (o->secret && o->secret_len) {
+        if (!(ls->secret = malloc(o->secret_len))) {
+            free(ls);
+            return em__seterr(EM_ENOMEM, "listen: out of memory");
+        }
+        memcpy(ls->secret, o->secret, o->secret_len);
+    }
+    ls->o.secret = ls->secret;
+    int rc = uv_tcp_init(iol_uv(l), &ls->tcp);
+    if (rc) {
+        free(ls->secret);
+        free(ls);
+        return em__seterr(EM_EIO, "listen on %s:%d: %s", host, port, uv_strerror(rc));
+    }
+    ls->tcp.data = ls;
+    rc = uv_tcp_bind(&ls->tcp, (const struct sockaddr *)&sa, 0);
+    if (!rc) rc = uv_listen((uv_stream_t *)&ls->tcp, 128, on_accept);
+    if (rc) {
+        listener_close(ls);
+        return em__seterr(EM_EIO, "listen on %s:%d: %s", host, port, uv_strerror(rc));
+    }
+    struct sockaddr_storage got;
+    int len = sizeof got;
+    int bound = port;
+    if (!uv_tcp_getsockname(&ls->tcp, (struct sockaddr *)&got, &len) && got.ss_family == AF_INET)
+        bound = ntohs(((struct sockaddr_in *)&got)->sin_port);
+    snprintf(ls->addr, sizeof ls->addr, "%s:%d", host, bound);
+    if (port_out) *port_out = bound;
+    *out = ls;
+    return 0;
+}

@@ -1,0 +1,62 @@
+/*
+ * conn.h -- connections between ember processes: TCP on libuv, carrying
+ * frames (frame.h), authenticated with the shared secret when one is set
+ * (auth.h), sealed when encryption is on.  A connection lives on one io
+ * loop (ioloop.h); every call here is made on that loop's thread, and every
+ * callback comes on it.
+ *
+ * A malformed, oversized or unexpected frame, a failed handshake, a frame
+ * before authentication, or a peer that goes away closes that connection
+ * with a reason, logged with the peer's address; a listener keeps serving
+ * every other connection.
+ */
+#ifndef EM_CONN_H
+#define EM_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ioloop.h"
+
+typedef struct conn conn;
+typedef struct listener listener;
+
+typedef struct conn_opts {
+    size_t max_frame;     /* ember.rpc.message.maxSize */
+    const void *secret;   /* NULL: no authentication */
+    size_t secret_len;
+    int encrypt;          /* seal every frame after the handshake */
+    const char *component; /* for log lines ("master", "worker", ...) */
+} conn_opts;
+
+typedef struct conn_cb {
+    /* Ready: authenticated (or at once without a secret). */
+    void (*on_open)(conn *c, void *ud);
+    /* A frame from the peer; body (malloc'd, NULL when empty) is the
+     * callee's. */
+    void (*on_frame)(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud);
+    /* Closed, for `reason`; c is freed when this returns. */
+    void (*on_close)(conn *c, const char *reason, void *ud);
+} conn_cb;
+
+/* Listen on host:port (a numeric IPv4 address; port 0: any free one, then
+ * *port_out says which).  Accepted connections use o, cb and ud.  0, or
+ * EM_EIO with a message naming the address and the cause. */
+int conn_listen(ioloop *l, const char *host, int port, const conn_opts *o, const conn_cb *cb, void *ud,
+                listener **out, int *port_out);
+void listener_close(listener *ls);
+/* Connect to host:port; cb->on_open when ready, cb->on_close if it fails
+ * (refused, unreachable, the handshake). */
+int conn_connect(ioloop *l, const char *host, int port, const conn_opts *o, const conn_cb *cb, void *ud, conn **out);
+/* Queue a frame (sealed if the session is).  0, or EM_EINVAL / EM_ENOMEM /
+ * EM_ESTATE (not open, or closing). */
+int conn_send(conn *c, uint8_t type, const void *body, size_t len);
+/* Close with a reason (logged); on_close follows. */
+void conn_close(conn *c, const char *reason);
+/* "127.0.0.1:5000" */
+const char *conn_peer(const conn *c);
+/* Change the callbacks' user data (an accepted connection starts with the
+ * listener's). */
+void conn_set_ud(conn *c, void *ud);
+
+#endif

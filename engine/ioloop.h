@@ -1,0 +1,35 @@
+/*
+ * ioloop.h -- a libuv loop on its own thread, and a mailbox into it: any
+ * thread may post a function to run on the loop's thread (uv_async).  Every
+ * connection (conn.h) lives on one loop and is touched only from its
+ * thread.
+ */
+#ifndef EM_IOLOOP_H
+#define EM_IOLOOP_H
+
+#include <uv.h>
+
+typedef struct ioloop ioloop;
+
+/* What a handle's data points to: its owner, whose close(owner, reason)
+ * closes it (and whatever else the owner holds) when the loop stops with
+ * the handle still open. */
+typedef struct iol_owner {
+    void (*close)(void *owner, const char *reason);
+} iol_owner;
+
+/* Start a loop thread.  NULL on failure (message set). */
+ioloop *iol_start(const char *name);
+/* Run fn(arg) on the loop's thread, soon.  0, or EM_ENOMEM / EM_ESTATE
+ * (the loop is stopping; fn will not run). */
+int iol_post(ioloop *l, void (*fn)(void *arg), void *arg);
+/* Run fn(arg) on the loop's thread and wait for it to return. */
+int iol_call(ioloop *l, void (*fn)(void *arg), void *arg);
+/* Whether the calling thread is l's. */
+int iol_here(ioloop *l);
+uv_loop_t *iol_uv(ioloop *l);
+/* Close every handle still open (their close callbacks run), stop the
+ * thread and free the loop.  Not from the loop's thread. */
+void iol_stop(ioloop *l);
+
+#endif

@@ -1,0 +1,258 @@
+/*
+ * test_conn.c -- connections (engine/conn.c) over real TCP on 127.0.0.1:
+ * frames echo back intact; garbage from a raw socket (a frame claiming
+ * 4 GB, an unknown type, a frame before authentication) closes only that
+ * connection, with the reason, and the listener serves the next client;
+ * with a shared secret and encryption, a client with the secret talks, one
+ * with a wrong secret or none is refused.  Every wait is for an event,
+ * bounded, never a sleep.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../test.h"
+#include "conn.h"
+#include "ember.h"
+#include "frame.h"
+#include "log.h"
+
+typedef struct side {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int opened, closed, frames;
+    uint8_t type[8];
+    size_t len[8];
+    uint8_t *body[8];
+    char reason[512];
+    int echo; /* a server: send every frame back */
+    /* a client: frames to send once open */
+    int nsend;
+    uint8_t send_type[4];
+    const void *send_body[4];
+    size_t send_len[4];
+} side;
+
+static void side_init(side *s) {
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+}
+
+static void side_free(side *s) {
+    for (int i = 0; i < 8; i++) free(s->body[i]);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+}
+
+static void on_open(conn *c, void *ud) {
+    side *s = ud;
+    for (int i = 0; i < s->nsend; i++) conn_send(c, s->send_type[i], s->send_body[i], s->send_len[i]);
+    pthread_mutex_lock(&s->mu);
+    s->opened++;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
+    side *s = ud;
+    if (s->echo) conn_send(c, type, body, len);
+    pthread_mutex_lock(&s->mu);
+    if (s->frames < 8) {
+        s->type[s->frames] = type;
+        s->len[s->frames] = len;
+        s->body[s->frames] = body;
+        body = NULL;
+    }
+    s->frames++;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    free(body);
+}
+
+static void on_close(conn *c, const char *reason, void *ud) {
+    side *s = ud;
+    pthread_mutex_lock(&s->mu);
+    s->closed++;
+    snprintf(s->reason, sizeof s->reason, "%s", reason);
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static const conn_cb callbacks = {on_open, on_frame, on_close};
+
+/* Wait (at most 20 s) until *field reaches want. */
+static int wait_for(side *s, int *field, int want) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    pthread_mutex_lock(&s->mu);
+    while (*field < want && pthread_cond_timedwait(&s->cv, &s->mu, &until) == 0) {}
+    int ok = *field >= want;
+    pthread_mutex_unlock(&s->mu);
+    return ok;
+}
+
+typedef struct setup {
+    ioloop *l;
+    conn_opts o;
+    side *s;
+    listener *ls;
+    int port;
+    conn *c;
+    int rc;
+} setup;
+
+static void do_listen(void *a) {
+    setup *u = a;
+    u->rc = conn_listen(u->l, "127.0.0.1", 0, &u->o, &callbacks, u->s, &u->ls, &u->port);
+}
+
+static void do_connect(void *a) {
+    setup *u = a;
+    u->rc = conn_connect(u->l, "127.0.0.1", u->port, &u->o, &callbacks, u->s, &u->c);
+}
+
+static void do_close_conn(void *a) { conn_close(a, "done"); }
+
+static void do_close_listener(void *a) { listener_close(a); }
+
+/* A raw socket to the listener: send bytes, then wait for the server to
+ * close it.  1 when it did (read gives 0 or a reset), 0 otherwise. */
+static int raw_send_expect_close(int port, const void *bytes, size_t n) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct timeval tv = {20, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    int closed = 0;
+    if (fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof sa) && write(fd, bytes, n) == (ssize_t)n) {
+        char buf[256];
+        ssize_t r;
+        while ((r = read(fd, buf, sizeof buf)) > 0) {}
+        closed = r == 0 || (r < 0 && errno == ECONNRESET);
+    }
+    if (fd >= 0) close(fd);
+    return closed;
+}
+
+/* An echo client exchange with the server of u: 3 frames back intact. */
+static int echo_roundtrip(setup *srv, const conn_opts *o) {
+    side cs;
+    side_init(&cs);
+    static uint8_t big[100000];
+    for (size_t i = 0; i < sizeof big; i++) big[i] = (uint8_t)(i * 13);
+    cs.nsend = 3;
+    cs.send_type[0] = FT_MSG, cs.send_body[0] = "a", cs.send_len[0] = 1;
+    cs.send_type[1] = FT_CHUNK, cs.send_body[1] = big, cs.send_len[1] = sizeof big;
+    cs.send_type[2] = FT_CHUNK, cs.send_body[2] = NULL, cs.send_len[2] = 0;
+    setup cu = {srv->l, *o, &cs, NULL, srv->port, NULL, 0};
+    iol_call(srv->l, do_connect, &cu);
+    int ok = cu.rc == 0 && wait_for(&cs, &cs.frames, 3);
+    ok = ok && cs.type[0] == FT_MSG && cs.len[0] == 1 && cs.body[0][0] == 'a';
+    ok = ok && cs.type[1] == FT_CHUNK && cs.len[1] == sizeof big && !memcmp(cs.body[1], big, sizeof big);
+    ok = ok && cs.type[2] == FT_CHUNK && cs.len[2] == 0;
+    if (cu.c && !cs.closed) iol_call(srv->l, do_close_conn, cu.c);
+    wait_for(&cs, &cs.closed, 1);
+    side_free(&cs);
+    return ok;
+}
+
+static void quiet_logs(void) { log_set_level(LOG_ERROR); }
+
+TEST(conn_frames_echo_intact) {
+    quiet_logs();
+    side ss;
+    side_init(&ss);
+    ss.echo = 1;
+    conn_opts o = {0, NULL, 0, 0, "test"};
+    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0};
+    CHECK(u.l);
+    iol_call(u.l, do_listen, &u);
+    CHECK_OK(u.rc);
+    CHECK(u.port > 0);
+    CHECK(echo_roundtrip(&u, &o));
+    CHECK(echo_roundtrip(&u, &o)); /* and again, a second client */
+    CHECK(wait_for(&ss, &ss.closed, 2));
+    iol_call(u.l, do_close_listener, u.ls);
+    iol_stop(u.l);
+    side_free(&ss);
+}
+
+TEST(conn_garbage_closes_only_that_connection) {
+    quiet_logs();
+    side ss;
+    side_init(&ss);
+    ss.echo = 1;
+    conn_opts o = {1 << 20, NULL, 0, 0, "test"};
+    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0};
+    CHECK(u.l);
+    iol_call(u.l, do_listen, &u);
+    CHECK_OK(u.rc);
+    uint8_t huge[5] = {0xff, 0xff, 0xff, 0xff, FT_MSG};
+    CHECK(raw_send_expect_close(u.port, huge, sizeof huge));
+    CHECK(wait_for(&ss, &ss.closed, 1));
+    CHECK_STR_CONTAINS(ss.reason, "exceeds ember.rpc.message.maxSize");
+    uint8_t unknown[8] = {0, 0, 0, 3, 77, 1, 2, 3};
+    CHECK(raw_send_expect_close(u.port, unknown, sizeof unknown));
+    CHECK(wait_for(&ss, &ss.closed, 2));
+    CHECK_STR_CONTAINS(ss.reason, "unknown type 77");
+    uint8_t random[64];
+    for (int i = 0; i < 64; i++) random[i] = (uint8_t)(i * 97 + 13);
+    random[4] = 200; /* an unknown type in the first header */
+    CHECK(raw_send_expect_close(u.port, random, sizeof random));
+    CHECK(wait_for(&ss, &ss.closed, 3));
+    /* The listener still serves a real client. */
+    CHECK(echo_roundtrip(&u, &o));
+    iol_call(u.l, do_close_listener, u.ls);
+    iol_stop(u.l);
+    side_free(&ss);
+}
+
+TEST(conn_secret_and_encryption) {
+    quiet_logs();
+    side ss;
+    side_init(&ss);
+    ss.echo = 1;
+    static const char secret[] = "shared secret";
+    conn_opts o = {1 << 20, secret, sizeof secret - 1, 1, "test"};
+    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0};
+    CHECK(u.l);
+    iol_call(u.l, do_listen, &u);
+    CHECK_OK(u.rc);
+    CHECK(echo_roundtrip(&u, &o)); /* the right secret, sealed frames */
+    CHECK(wait_for(&ss, &ss.closed, 1));
+    /* A wrong secret: the client refuses the server's proof, and closes. */
+    side cs;
+    side_init(&cs);
+    conn_opts bad = {1 << 20, "wrong", 5, 1, "test"};
+    setup cu = {u.l, bad, &cs, NULL, u.port, NULL, 0};
+    iol_call(u.l, do_connect, &cu);
+    CHECK_OK(cu.rc);
+    CHECK(wait_for(&cs, &cs.closed, 1));
+    CHECK_EQ_I64(cs.opened, 0);
+    CHECK_STR_CONTAINS(cs.reason, "did not prove the shared secret");
+    CHECK(wait_for(&ss, &ss.closed, 2));
+    side_free(&cs);
+    /* No secret at all: a plain frame before authentication. */
+    uint8_t hello[6] = {0, 0, 0, 1, FT_MSG, 0x90};
+    CHECK(raw_send_expect_close(u.port, hello, sizeof hello));
+    CHECK(wait_for(&ss, &ss.closed, 3));
+    CHECK_STR_CONTAINS(ss.reason, "a frame before authentication");
+    CHECK_EQ_I64(ss.frames, 3); /* only the good client's frames ever arrived */
+    /* And the next good client is served. */
+    CHECK(echo_roundtrip(&u, &o));
+    iol_call(u.l, do_close_listener, u.ls);
+    iol_stop(u.l);
+    side_free(&ss);
+}
