@@ -32,8 +32,11 @@ endif
 SAN ?=
 CFLAGS_ALL = -std=gnu11 $(OPT) $(WARN) $(SAN) -fPIC -pthread -D_GNU_SOURCE \
 	-Iinclude -Iengine -Ischeduler -Iexecutor -Imllib $(CFLAGS)
-# libuv carries cluster mode's connections (engine/conn.c).
+# libuv carries cluster mode's connections (engine/conn.c).  Debian names
+# its static archive libuv_a.a (pkg-config libuv-static): a fully static
+# link asks for that one.
 LIBS = -luv -lmsgpackc -lopenblas -lz -lsodium -lpthread -ldl -lm
+LIBS_FULL_STATIC = $(subst -luv ,-luv_a ,$(LIBS)) -lrt
 LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 
 LIB_SRC = $(wildcard engine/*.c scheduler/*.c executor/*.c mllib/*.c)
@@ -158,7 +161,7 @@ $(BUILD)/link/collide-shared: tests/link/collide.c $(BUILD)/libember.so
 	$(CC) $(CFLAGS_ALL) -rdynamic $< -o $@ -L$(BUILD) -lember $(LDFLAGS_ALL)
 $(BUILD)/link/collide-full-static: tests/link/collide.c $(BUILD)/libember.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -static $< -o $@ $(BUILD)/libember.a $(LDFLAGS_ALL) $(LIBS)
+	$(CC) $(CFLAGS_ALL) -static $< -o $@ $(BUILD)/libember.a $(LDFLAGS_ALL) $(LIBS_FULL_STATIC)
 test-link: $(LINK_VARIANTS:%=$(BUILD)/link/collide-%) $(BUILD)/libember.so $(BUILD)/libember.a
 	SANITIZED="$(SAN)" sh tests/link/check.sh $(BUILD) $(LINK_VARIANTS)
 
