@@ -244,7 +244,7 @@ install: lib
 	install -m 644 $(BUILD)/libember.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libember.so $(DESTDIR)$(PREFIX)/lib/libember.so.0
 	ln -sf libember.so.0 $(DESTDIR)$(PREFIX)/lib/libember.so
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(LIBS)|' ember.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ember.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(LIBS_FULL_STATIC)|' ember.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ember.pc
 
 clean:
 	rm -rf build build-san build-tsan
