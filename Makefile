@@ -39,7 +39,9 @@ LIBS = -luv -lmsgpackc -lopenblas -lz -lsodium -lpthread -ldl -lm
 LIBS_FULL_STATIC = $(subst -luv ,-luv_a ,$(LIBS)) -lrt
 LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 
-LIB_SRC = $(wildcard engine/*.c scheduler/*.c executor/*.c mllib/*.c)
+# A daemon's main (*_main.c) is not part of the library: it makes bin/.
+LIB_SRC = $(filter-out %_main.c,$(wildcard engine/*.c scheduler/*.c executor/*.c mllib/*.c))
+DAEMONS = $(BUILD)/bin/ember-master
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/*.c tests/unit/*.c tests/api/*.c tests/ml/*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
@@ -47,9 +49,9 @@ EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 DEPS_STAMP = $(BUILD)/.deps-ok
 
-.PHONY: all deps lib examples benches test test-sanitize test-tsan install clean run-example fuzz fuzz-run fuzz-replay
+.PHONY: all deps lib examples benches daemons test test-sanitize test-tsan install clean run-example fuzz fuzz-run fuzz-replay
 
-all: lib examples benches $(BUILD)/tests/run_tests
+all: lib examples benches daemons $(BUILD)/tests/run_tests
 
 # Install Debian packages once if any header is missing.
 deps: $(DEPS_STAMP)
@@ -137,6 +139,12 @@ $(BENCH_INTERNAL): $(BUILD)/bench/%: bench/%.c $(LIB_OBJ)
 $(BUILD)/tests/run_tests: $(TEST_OBJ) $(LIB_OBJ)
 	$(CC) -o $@ $(TEST_OBJ) $(LIB_OBJ) $(LDFLAGS_ALL) $(LIBS)
 
+# Daemons: a main of a few lines over the library's objects.
+daemons: $(DAEMONS)
+$(BUILD)/bin/ember-master: scheduler/masterd_main.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $< -o $@ $(LIB_OBJ) $(LDFLAGS_ALL) $(LIBS)
+
 # Examples linked against libember.so: there user functions are named by
 # offset from the program's image and mllib's by offset from libember.so's
 # (engine/fnref.c: FN_EMBER, no exported symbol needed), a path the
@@ -166,7 +174,7 @@ test-link: $(LINK_VARIANTS:%=$(BUILD)/link/collide-%) $(BUILD)/libember.so $(BUI
 	SANITIZED="$(SAN)" sh tests/link/check.sh $(BUILD) $(LINK_VARIANTS)
 
 # The test command README gives and CI runs.
-test: $(BUILD)/tests/run_tests $(EXAMPLES) $(SHARED_CHECK) fuzz-replay test-link
+test: $(BUILD)/tests/run_tests $(DAEMONS) $(EXAMPLES) $(SHARED_CHECK) fuzz-replay test-link
 	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/wordcount tests/data/words.txt 3 > /dev/null
 	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/logreg --lbfgs --l2 0.001 > /dev/null 2>&1
 	cd $(CURDIR) && sh tests/examples/run.sh $(BUILD)
@@ -238,8 +246,9 @@ run-example: all
 	$(BUILD)/examples/wordcount tests/data/words.txt 10
 	$(BUILD)/examples/logreg
 
-install: lib
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+install: lib daemons
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(DAEMONS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 include/ember.h include/ember_ml.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(BUILD)/libember.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libember.so $(DESTDIR)$(PREFIX)/lib/libember.so.0

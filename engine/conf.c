@@ -89,6 +89,11 @@ static const conf_spec conf_keys[] = {
      * whose input is cached on a busy executor waits for it before running
      * elsewhere (0: never waits). */
     {.key = "ember.locality.wait", .def = "3s", .type = CONF_DURATION, .unit_ms = 1, .min = 0, .max = 86400000},
+    /* Cluster mode's master: a worker silent this long is lost (Spark's
+     * spark.worker.timeout is 60 s; seconds on a LAN), and whether an
+     * application's executors spread across workers. */
+    {.key = "ember.worker.timeout", .def = "10s", .type = CONF_DURATION, .unit_ms = 1, .min = 100, .max = 86400000},
+    {.key = "ember.deploy.spreadOut", .def = "true", .type = CONF_BOOL},
     /* Tests only (engine/faults.h): never set them in production. */
     {.key = "ember.test.faults", .def = "", .type = CONF_FAULTS},
     /* local[N]'s threads split into this many executors (1 to N, fixed at

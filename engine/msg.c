@@ -44,7 +44,7 @@ static const msg_def defs[M_TAG_END] = {
     [M_HEARTBEAT] = {"heartbeat", 1, {STR("sender id", 1, ID_MAX)}},
     [M_REGISTER_APP] = {"register_app", 6,
                         {STR("name", 0, ID_MAX), STR("driver url", 1, HOST_MAX), BIN("binary hash", HASH_LEN, HASH_LEN),
-                         U64("cores max", 0, ANY), U64("cores per executor", 1, 1u << 20),
+                         U64("cores max", 0, ANY), U64("cores per executor", 0, 1u << 20),
                          U64("memory MiB", 1, ANY)}},
     [M_APP_REGISTERED] = {"app_registered", 1, {STR("app id", 1, ID_MAX)}},
     [M_EXECUTOR_ADDED] = {"executor_added", 4,

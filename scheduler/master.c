@@ -134,24 +134,36 @@ static void drop_exec(master *m, app *a, int k) {
     a->execs[k] = a->execs[--a->nexecs];
 }
 
+/* Worker w is gone: its executors are lost. */
+static void kill_worker(master *m, worker *w, void (*lost)(void *ud, const master_exec *e), void *ud) {
+    w->alive = 0;
+    for (int j = 0; j < m->na; j++)
+        for (int k = 0; k < m->a[j].nexecs; k++)
+            if (!strcmp(m->a[j].execs[k].worker, w->id)) {
+                master_exec e = m->a[j].execs[k];
+                drop_exec(m, &m->a[j], k--);
+                if (lost) lost(ud, &e);
+            }
+    w->cores_used = 0;
+    w->mem_used = 0;
+}
+
 int master_expire(master *m, uint64_t now_ms, void (*lost)(void *ud, const master_exec *e), void *ud) {
     int died = 0;
     for (int i = 0; i < m->nw; i++) {
         worker *w = &m->w[i];
         if (!w->alive || now_ms - w->last_beat <= m->c.worker_timeout_ms) continue;
-        w->alive = 0;
+        kill_worker(m, w, lost, ud);
         died++;
-        for (int j = 0; j < m->na; j++)
-            for (int k = 0; k < m->a[j].nexecs; k++)
-                if (!strcmp(m->a[j].execs[k].worker, w->id)) {
-                    master_exec e = m->a[j].execs[k];
-                    drop_exec(m, &m->a[j], k--);
-                    if (lost) lost(ud, &e);
-                }
-        w->cores_used = 0;
-        w->mem_used = 0;
     }
     return died;
+}
+
+int master_worker_lost(master *m, const char *id, void (*lost)(void *ud, const master_exec *e), void *ud) {
+    worker *w = find_worker(m, id);
+    if (!w || !w->alive) return em__seterr(EM_ENOENT, "master: no live worker %s", id);
+    kill_worker(m, w, lost, ud);
+    return 0;
 }
 
 int master_register_app(master *m, const char *name, int cores_max, int cores_per_exec, int64_t mem_mib,

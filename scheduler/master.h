@@ -51,6 +51,9 @@ int master_heartbeat(master *m, const char *id, uint64_t now_ms);
  * lost(ud, exec) is called. */
 int master_expire(master *m, uint64_t now_ms, void (*lost)(void *ud, const master_exec *e), void *ud);
 
+/* The worker's connection dropped: it is lost at once, as if expired. */
+int master_worker_lost(master *m, const char *id, void (*lost)(void *ud, const master_exec *e), void *ud);
+
 /* An application registers: returns its id in id_out ("app-<n>"), or
  * EM_EINVAL.  cores_max 0: no limit; cores_per_exec 0: one executor per
  * worker with all the cores it can get (Spark's default when

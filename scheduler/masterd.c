@@ -1,0 +1,542 @@
+/*
+ * masterd.c -- the ember-master daemon (see masterd.h).  Everything but
+ * main's wait for a signal runs on one io loop thread.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "conf.h"
+#include "conn.h"
+#include "ember.h"
+#include "err.h"
+#include "frame.h"
+#include "log.h"
+#include "master.h"
+#include "masterd.h"
+#include "msg.h"
+
+#define HTTP_REQUEST_MAX 8192
+
+enum { P_UNKNOWN = 0, P_WORKER, P_DRIVER };
+
+typedef struct peer {
+    conn *c;
+    int kind;
+    char id[MASTER_ID_MAX]; /* worker id or application id */
+    char addr[256];         /* a worker's host; a driver's url */
+} peer;
+
+typedef struct masterd {
+    ioloop *l;
+    master *m;
+    listener *ls;
+    char host[64];
+    int port, webport;
+    char url[128];
+    uint64_t timeout_ms;
+    peer *peers;
+    int npeers, cappeers;
+    struct { iol_owner owner; uv_tcp_t tcp; } web;
+    struct { iol_owner owner; uv_timer_t t; } tick;
+    master_conf mc;
+    int rc; /* start-up result */
+} masterd;
+
+static uint64_t now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+static peer *peer_of(masterd *d, conn *c) {
+    for (int i = 0; i < d->npeers; i++)
+        if (d->peers[i].c == c) return &d->peers[i];
+    return NULL;
+}
+
+static peer *peer_by_id(masterd *d, int kind, const char *id) {
+    for (int i = 0; i < d->npeers; i++)
+        if (d->peers[i].kind == kind && !strcmp(d->peers[i].id, id)) return &d->peers[i];
+    return NULL;
+}
+
+/* Send a message; a failure closes that connection (logged there). */
+static void send_msg(conn *c, int tag, const msg_val *f, int n) {
+    ebuf out = EBUF_INIT;
+    if (msg_encode(&out, tag, f, n) || conn_send(c, FT_MSG, out.p, out.len)) {
+        char why[256];
+        snprintf(why, sizeof why, "cannot send %s: %s", msg_name(tag), em_errmsg());
+        conn_close(c, why);
+    }
+    ebuf_free(&out);
+}
+
+static msg_val vstr(const char *s) {
+    msg_val v = {0, 0, (const uint8_t *)s, strlen(s)};
+    return v;
+}
+
+static msg_val vu(uint64_t u) {
+    msg_val v = {u, 0, NULL, 0};
+    return v;
+}
+
+/* ------------------------------------------------ carrying out decisions */
+
+static void tell_lost(void *ud, const master_exec *e) {
+    masterd *d = ud;
+    peer *p = peer_by_id(d, P_DRIVER, e->app);
+    log_msg(LOG_INFO, "master", "executor %s/%d on worker %s lost", e->app, e->id, e->worker);
+    if (p) {
+        msg_val f[] = {vu((uint64_t)e->id), vstr("its worker was lost")};
+        send_msg(p->c, M_EXECUTOR_LOST, f, 2);
+    }
+}
+
+static void tell_kill(void *ud, const master_exec *e) {
+    masterd *d = ud;
+    peer *w = peer_by_id(d, P_WORKER, e->worker);
+    if (w) {
+        msg_val f[] = {vstr(e->app), vu((uint64_t)e->id)};
+        send_msg(w->c, M_KILL_EXECUTOR, f, 2);
+    }
+}
+
+static void tell_launch(void *ud, const master_exec *e) {
+    masterd *d = ud;
+    peer *w = peer_by_id(d, P_WORKER, e->worker);
+    peer *p = peer_by_id(d, P_DRIVER, e->app);
+    log_msg(LOG_INFO, "master", "granting executor %s/%d on worker %s (%d cores, %lld MiB)", e->app, e->id, e->worker,
+            e->cores, (long long)e->mem_mib);
+    if (w && p) {
+        /* The application binary's hash comes with the upload (cluster
+         * mode's next step): zeros until then. */
+        static const uint8_t nohash[32];
+        msg_val f[] = {vstr(e->app), vu((uint64_t)e->id), vu((uint64_t)e->cores), vu((uint64_t)e->mem_mib),
+                       vstr(p->addr), {0, 0, nohash, 32}};
+        send_msg(w->c, M_LAUNCH_EXECUTOR, f, 6);
+        msg_val g[] = {vu((uint64_t)e->id), vstr(e->worker), vstr(w->addr), vu((uint64_t)e->cores)};
+        send_msg(p->c, M_EXECUTOR_ADDED, g, 4);
+    }
+}
+
+/* ------------------------------------------------------------- messages */
+
+static void on_open(conn *c, void *ud) {
+    masterd *d = ud;
+    if (d->npeers == d->cappeers) {
+        int cap = d->cappeers ? d->cappeers * 2 : 16;
+        peer *v = realloc(d->peers, sizeof *v * (size_t)cap);
+        if (!v) {
+            conn_close(c, "the master is out of memory");
+            return;
+        }
+        d->peers = v;
+        d->cappeers = cap;
+    }
+    peer *p = &d->peers[d->npeers++];
+    memset(p, 0, sizeof *p);
+    p->c = c;
+}
+
+static int copy_str(char *dst, size_t cap, const msg_val *v) {
+    if (v->len >= cap) return -1;
+    memcpy(dst, v->p, v->len);
+    dst[v->len] = 0;
+    return 0;
+}
+
+static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
+    masterd *d = ud;
+    msg m;
+    char why[600];
+    if (type != FT_MSG) {
+        free(body);
+        conn_close(c, "a frame that is not a message");
+        return;
+    }
+    int rc = msg_decode(&m, body, len);
+    if (rc) {
+        snprintf(why, sizeof why, "%s", em_errmsg());
+        msg_free(&m);
+        free(body);
+        conn_close(c, why);
+        return;
+    }
+    peer *p = peer_of(d, c);
+    char id[MASTER_ID_MAX] = "", host[256] = "";
+    switch (m.tag) {
+    case M_REGISTER_WORKER:
+        if (copy_str(id, sizeof id, &m.f[0]) || copy_str(host, sizeof host, &m.f[1]) ||
+            master_register_worker(d->m, id, host, (int)m.f[2].u, (int)m.f[3].u, (int64_t)m.f[4].u, now_ms())) {
+            msg_val f[] = {vstr(em_errmsg())};
+            send_msg(c, M_REGISTER_REFUSED, f, 1);
+            break;
+        }
+        if (p) {
+            p->kind = P_WORKER;
+            snprintf(p->id, sizeof p->id, "%s", id);
+            snprintf(p->addr, sizeof p->addr, "%s", host);
+        }
+        log_msg(LOG_INFO, "master", "worker %s registered from %s: %d cores, %llu MiB", id, conn_peer(c),
+                (int)m.f[3].u, (unsigned long long)m.f[4].u);
+        {
+            msg_val f[] = {vstr(d->url)};
+            send_msg(c, M_WORKER_REGISTERED, f, 1);
+        }
+        master_schedule(d->m, tell_launch, d);
+        break;
+    case M_HEARTBEAT:
+        if (copy_str(id, sizeof id, &m.f[0]) || master_heartbeat(d->m, id, now_ms())) {
+            msg_val f[] = {vstr("unknown worker: register again")};
+            send_msg(c, M_REGISTER_REFUSED, f, 1);
+        }
+        break;
+    case M_REGISTER_APP: {
+        char name[128] = "";
+        copy_str(name, sizeof name, &m.f[0]);
+        if (master_register_app(d->m, name, (int)m.f[3].u, (int)m.f[4].u, (int64_t)m.f[5].u, now_ms(), id)) {
+            msg_val f[] = {vstr(em_errmsg())};
+            send_msg(c, M_REGISTER_REFUSED, f, 1);
+            break;
+        }
+        if (p) {
+            p->kind = P_DRIVER;
+            snprintf(p->id, sizeof p->id, "%s", id);
+            copy_str(p->addr, sizeof p->addr, &m.f[1]);
+        }
+        log_msg(LOG_INFO, "master", "application %s (%s) registered from %s", id, name, conn_peer(c));
+        msg_val f[] = {vstr(id)};
+        send_msg(c, M_APP_REGISTERED, f, 1);
+        master_schedule(d->m, tell_launch, d);
+        break;
+    }
+    case M_UNREGISTER_APP:
+        if (!copy_str(id, sizeof id, &m.f[0]) && !master_unregister_app(d->m, id, now_ms(), tell_kill, d)) {
+            log_msg(LOG_INFO, "master", "application %s finished", id);
+            master_schedule(d->m, tell_launch, d);
+        }
+        break;
+    case M_EXECUTOR_EXITED:
+        if (!copy_str(id, sizeof id, &m.f[0]) && !master_executor_exited(d->m, id, (int)m.f[1].u)) {
+            peer *drv = peer_by_id(d, P_DRIVER, id);
+            if (drv) {
+                msg_val f[] = {m.f[1], m.f[4]};
+                send_msg(drv->c, M_EXECUTOR_LOST, f, 2);
+            }
+            master_schedule(d->m, tell_launch, d);
+        }
+        break;
+    default:
+        snprintf(why, sizeof why, "a %s message the master does not take", msg_name(m.tag));
+        msg_free(&m);
+        free(body);
+        conn_close(c, why);
+        return;
+    }
+    msg_free(&m);
+    free(body);
+}
+
+static void on_close(conn *c, const char *reason, void *ud) {
+    masterd *d = ud;
+    peer *p = peer_of(d, c);
+    if (!p) return;
+    if (p->kind == P_WORKER && !master_worker_lost(d->m, p->id, tell_lost, d))
+        log_msg(LOG_WARN, "master", "worker %s lost: %s", p->id, reason);
+    if (p->kind == P_DRIVER && !master_unregister_app(d->m, p->id, now_ms(), tell_kill, d))
+        log_msg(LOG_INFO, "master", "application %s ended: its driver disconnected (%s)", p->id, reason);
+    int kind = p->kind;
+    *p = d->peers[--d->npeers];
+    if (kind == P_WORKER || kind == P_DRIVER) master_schedule(d->m, tell_launch, d);
+}
+
+static const conn_cb callbacks = {on_open, on_frame, on_close};
+
+/* ---------------------------------------------------------- status port */
+
+typedef struct http_client {
+    iol_owner owner;
+    uv_tcp_t tcp;
+    masterd *d;
+    char req[HTTP_REQUEST_MAX];
+    size_t n;
+    int answered;
+} http_client;
+
+static void http_closed(uv_handle_t *h) { free(h->data); }
+
+static void http_close(void *self, const char *reason) {
+    http_client *h = self;
+    (void)reason;
+    if (!uv_is_closing((uv_handle_t *)&h->tcp)) uv_close((uv_handle_t *)&h->tcp, http_closed);
+}
+
+typedef struct http_write {
+    uv_write_t req;
+    http_client *h;
+    char *bytes;
+} http_write;
+
+static void http_written(uv_write_t *req, int status) {
+    http_write *w = (http_write *)req;
+    (void)status;
+    http_close(w->h, "answered");
+    free(w->bytes);
+    free(w);
+}
+
+/* The page: workers and applications with their executors, from the JSON's
+ * numbers (no script: the JSON is the machine's view). */
+static int status_page(masterd *d, ebuf *b) {
+    char line[512];
+    int rc = ebuf_append(b, "<!doctype html><html><head><meta charset=utf-8><title>ember master</title></head><body>", 86);
+    snprintf(line, sizeof line, "<h1>ember master at %s</h1><p>JSON: <a href=\"/json\">/json</a></p><pre>", d->url);
+    rc = rc || ebuf_append(b, line, strlen(line));
+    ebuf j = EBUF_INIT;
+    rc = rc || master_json(d->m, now_ms(), &j);
+    for (size_t i = 0; i < j.len && !rc; i++) { /* the JSON, escaped for HTML, one item per line */
+        char ch = (char)j.p[i];
+        const char *esc = ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : NULL;
+        rc = esc ? ebuf_append(b, esc, strlen(esc)) : ebuf_append(b, &ch, 1);
+        if (!rc && (ch == '{' || ch == ',')) rc = ebuf_append(b, "\n", 1);
+    }
+    ebuf_free(&j);
+    return rc || ebuf_append(b, "</pre></body></html>\n", 21);
+}
+
+static void http_answer(http_client *h) {
+    masterd *d = h->d;
+    ebuf body = EBUF_INIT, out = EBUF_INIT;
+    const char *status = "200 OK", *ctype = "application/json";
+    int rc = 0;
+    if (!strncmp(h->req, "GET /json ", 10) || !strncmp(h->req, "GET /json/ ", 11)) {
+        rc = master_json(d->m, now_ms(), &body);
+    } else if (!strncmp(h->req, "GET / ", 6)) {
+        ctype = "text/html; charset=utf-8";
+        rc = status_page(d, &body);
+    } else {
+        status = "404 Not Found";
+        ctype = "text/plain";
+        rc = ebuf_append(&body, "not found\n", 10);
+    }
+    char head[256];
+    int n = snprintf(head, sizeof head, "HTTP/1.0 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+                     status, ctype, body.len);
+    rc = rc || ebuf_append(&out, head, (size_t)n) || ebuf_append(&out, body.p, body.len);
+    ebuf_free(&body);
+    http_write *w = rc ? NULL : malloc(sizeof *w);
+    if (!w) {
+        ebuf_free(&out);
+        http_close(h, "out of memory");
+        return;
+    }
+    size_t len;
+    w->h = h;
+    w->bytes = (char *)ebuf_steal(&out, &len);
+    uv_buf_t buf = uv_buf_init(w->bytes, (unsigned)len);
+    if (uv_write(&w->req, (uv_stream_t *)&h->tcp, &buf, 1, http_written)) {
+        free(w->bytes);
+        free(w);
+        http_close(h, "write failed");
+    }
+}
+
+static void http_alloc(uv_handle_t *hd, size_t suggested, uv_buf_t *buf) {
+    http_client *h = hd->data;
+    (void)suggested;
+    buf->base = h->req + h->n;
+    buf->len = sizeof h->req - 1 - h->n;
+}
+
+static void http_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+    http_client *h = s->data;
+    (void)buf;
+    if (nread < 0) {
+        http_close(h, "peer closed");
+        return;
+    }
+    h->n += (size_t)nread;
+    h->req[h->n] = 0;
+    if (strstr(h->req, "\r\n\r\n") || strstr(h->req, "\n\n")) {
+        uv_read_stop(s);
+        if (!h->answered) {
+            h->answered = 1;
+            http_answer(h);
+        }
+    } else if (h->n >= sizeof h->req - 1) {
+        http_close(h, "request too large");
+    }
+}
+
+static void http_accept(uv_stream_t *server, int status) {
+    masterd *md = (masterd *)((char *)server->data - offsetof(masterd, web));
+    if (status < 0) return;
+    http_client *h = calloc(1, sizeof *h);
+    if (!h) return;
+    h->owner.close = http_close;
+    h->d = md;
+    if (uv_tcp_init(iol_uv(md->l), &h->tcp)) {
+        free(h);
+        return;
+    }
+    h->tcp.data = h;
+    if (uv_accept(server, (uv_stream_t *)&h->tcp) || uv_read_start((uv_stream_t *)&h->tcp, http_alloc, http_read))
+        http_close(h, "accept failed");
+}
+
+/* ------------------------------------------------------------ the loop */
+
+static void close_web(void *self, const char *reason) {
+    (void)reason;
+    uv_tcp_t *t = &((masterd *)((char *)self - offsetof(masterd, web)))->web.tcp;
+    if (!uv_is_closing((uv_handle_t *)t)) uv_close((uv_handle_t *)t, NULL);
+}
+
+static void close_tick(void *self, const char *reason) {
+    (void)reason;
+    uv_timer_t *t = &((masterd *)((char *)self - offsetof(masterd, tick)))->tick.t;
+    if (!uv_is_closing((uv_handle_t *)t)) uv_close((uv_handle_t *)t, NULL);
+}
+
+static void on_tick(uv_timer_t *t) {
+    masterd *d = (masterd *)((char *)t->data - offsetof(masterd, tick));
+    if (master_expire(d->m, now_ms(), tell_lost, d)) master_schedule(d->m, tell_launch, d);
+}
+
+static void start_fn(void *arg) {
+    masterd *d = arg;
+    conn_opts o = {0, NULL, 0, 0, "master"};
+    d->rc = conn_listen(d->l, d->host, d->port, &o, &callbacks, d, &d->ls, &d->port);
+    if (d->rc) return;
+    snprintf(d->url, sizeof d->url, "ember://%s:%d", d->host, d->port);
+    /* No callback runs before this returns: the loop thread is here. */
+    d->mc.url = d->url;
+    if (!(d->m = master_new(&d->mc))) {
+        d->rc = EM_ENOMEM;
+        return;
+    }
+    struct sockaddr_in sa;
+    d->web.owner.close = close_web;
+    d->tick.owner.close = close_tick;
+    int rc = uv_ip4_addr(d->host, d->webport, &sa);
+    if (!rc) rc = uv_tcp_init(iol_uv(d->l), &d->web.tcp);
+    if (rc) {
+        d->rc = em__seterr(EM_EIO, "status port %s:%d: %s", d->host, d->webport, uv_strerror(rc));
+        return;
+    }
+    d->web.tcp.data = &d->web;
+    rc = uv_tcp_bind(&d->web.tcp, (const struct sockaddr *)&sa, 0);
+    if (!rc) rc = uv_listen((uv_stream_t *)&d->web.tcp, 64, http_accept);
+    if (rc) {
+        d->rc = em__seterr(EM_EIO, "status port %s:%d: %s", d->host, d->webport, uv_strerror(rc));
+        return;
+    }
+    struct sockaddr_storage got;
+    int len = sizeof got;
+    if (!uv_tcp_getsockname(&d->web.tcp, (struct sockaddr *)&got, &len) && got.ss_family == AF_INET)
+        d->webport = ntohs(((struct sockaddr_in *)&got)->sin_port);
+    uv_timer_init(iol_uv(d->l), &d->tick.t);
+    d->tick.t.data = &d->tick;
+    uint64_t every = d->timeout_ms / 4 ? d->timeout_ms / 4 : 1;
+    uv_timer_start(&d->tick.t, on_tick, every, every);
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: ember-master [--host HOST] [--port PORT] [--webui-port PORT] [--conf KEY=VALUE]...\n"
+               "  Runs the cluster master: workers and applications connect to HOST:PORT\n"
+               "  (default 127.0.0.1:7077), its state is served on HOST:WEBUI_PORT (default\n"
+               "  8080) as /json and /.  PORT 0: any free port (the log line says which).\n"
+               "  Settings: ember.worker.timeout (10s), ember.deploy.spreadOut (true),\n"
+               "  ember.log.level (info).  Stops on SIGTERM or SIGINT.\n");
+}
+
+static int parse_port(const char *s, int *out) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < 0 || v > 65535) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int masterd_main(int argc, char **argv) {
+    masterd d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.host, sizeof d.host, "127.0.0.1");
+    d.port = 7077;
+    d.webport = 8080;
+    em_conf *conf = em_conf_new();
+    if (!conf) return 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            em_conf_free(conf);
+            return 0;
+        }
+        int bad = !v;
+        if (!bad && !strcmp(a, "--host")) bad = snprintf(d.host, sizeof d.host, "%s", v) >= (int)sizeof d.host;
+        else if (!bad && !strcmp(a, "--port")) bad = parse_port(v, &d.port);
+        else if (!bad && !strcmp(a, "--webui-port")) bad = parse_port(v, &d.webport);
+        else if (!bad && !strcmp(a, "--conf")) {
+            char key[256];
+            const char *eq = strchr(v, '=');
+            bad = !eq || (size_t)(eq - v) >= sizeof key;
+            if (!bad) {
+                snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
+                if (!strcmp(key, "ember.log.level")) bad = log_level_parse(eq + 1) < 0;
+                else if (em_conf_set(conf, key, eq + 1)) {
+                    fprintf(stderr, "ember-master: %s\n", em_errmsg());
+                    em_conf_free(conf);
+                    return 2;
+                }
+                if (!strcmp(key, "ember.log.level") && !bad) log_set_level(log_level_parse(eq + 1));
+            }
+        } else bad = 1;
+        if (bad) {
+            fprintf(stderr, "ember-master: bad argument %s%s%s\n", a, v ? " " : "", v ? v : "");
+            usage(stderr);
+            em_conf_free(conf);
+            return 2;
+        }
+        i++;
+    }
+    d.timeout_ms = (uint64_t)conf_duration_ms(conf, "ember.worker.timeout");
+    d.mc.worker_timeout_ms = d.timeout_ms;
+    d.mc.spread_out = conf_bool(conf, "ember.deploy.spreadOut");
+    em_conf_free(conf);
+    /* Signals are taken by sigwait below, not by the loop thread. */
+    sigset_t sigs;
+    signal(SIGTERM, SIG_DFL); /* an inherited "ignore" would discard them before sigwait */
+    signal(SIGINT, SIG_DFL);
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (!(d.l = iol_start("master"))) {
+        fprintf(stderr, "ember-master: %s\n", em_errmsg());
+        return 1;
+    }
+    iol_call(d.l, start_fn, &d);
+    if (d.rc) {
+        fprintf(stderr, "ember-master: %s\n", em_errmsg());
+        iol_stop(d.l);
+        master_free(d.m);
+        return 1;
+    }
+    log_msg(LOG_INFO, "master", "listening on %s:%d, status on http://%s:%d/json, worker timeout %llu ms", d.host,
+            d.port, d.host, d.webport, (unsigned long long)d.timeout_ms);
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    log_msg(LOG_INFO, "master", "stopping on signal %d", sig);
+    iol_stop(d.l); /* closes every connection and listener */
+    master_free(d.m);
+    free(d.peers);
+    return 0;
+}

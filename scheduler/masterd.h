@@ -1,0 +1,18 @@
+/*
+ * masterd.h -- the ember-master daemon: master.c's decisions on the wire.
+ * It listens for workers and applications (frames and typed messages,
+ * conn.h) on --host:--port (127.0.0.1:7077 by default, Spark's port),
+ * serves the cluster's state on --webui-port (8080) as JSON (/json) and as
+ * a page (/), expires silent workers (ember.worker.timeout), and stops on
+ * SIGTERM or SIGINT.  Not yet: launching executors on workers carries no
+ * application binary (cluster mode's next step), recovery of its state
+ * after a restart, authentication settings.
+ */
+#ifndef EM_MASTERD_H
+#define EM_MASTERD_H
+
+/* The daemon's main: 0 on a clean stop, 2 for a usage error, 1 when it
+ * cannot start (the message on stderr). */
+int masterd_main(int argc, char **argv);
+
+#endif
