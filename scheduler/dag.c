@@ -1379,6 +1379,9 @@ static int handle_end(dag *d, sched_event *ev) {
     if (s->state[idx] == T_RUNNING && !s->nrun[idx] && (!s->job || s->dropped))
         s->state[idx] = T_PENDING; /* no job to rerun it: pending when one comes */
     account(d, s, ev);
+    /* Before react, which may end the job and wake its caller: an action
+     * that returned never sees its own last attempt as running. */
+    STAT_ADD(d, tasks_running, -1);
 
     int kept = 0;
     if (!s->shuffled && !j->over && j->save && ev->res.status && !ev->res.commit_denied && j->result == s)
@@ -1395,7 +1398,6 @@ static int handle_end(dag *d, sched_event *ev) {
         try_end(d, j);
     }
     if (s->dropped && !s->running) retire_stage(d, s);
-    STAT_ADD(d, tasks_running, -1); /* last: a reader seeing 0 sees every count */
     return kept;
 }
 
