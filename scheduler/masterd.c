@@ -45,6 +45,7 @@ typedef struct masterd {
     struct { iol_owner owner; uv_timer_t t; } tick;
     master_conf mc;
     int rc; /* start-up result */
+    char err[512]; /* and its message (set on the loop's thread) */
 } masterd;
 
 static uint64_t now_ms(void) {
@@ -409,8 +410,16 @@ static void on_tick(uv_timer_t *t) {
     if (master_expire(d->m, now_ms(), tell_lost, d)) master_schedule(d->m, tell_launch, d);
 }
 
+static void start(masterd *d);
+
+/* Start on the loop's thread; the message crosses to main's thread. */
 static void start_fn(void *arg) {
     masterd *d = arg;
+    start(d);
+    if (d->rc) em__geterr(d->err, sizeof d->err);
+}
+
+static void start(masterd *d) {
     conn_opts o = {0, NULL, 0, 0, "master"};
     d->rc = conn_listen(d->l, d->host, d->port, &o, &callbacks, d, &d->ls, &d->port);
     if (d->rc) return;
@@ -525,7 +534,7 @@ int masterd_main(int argc, char **argv) {
     }
     iol_call(d.l, start_fn, &d);
     if (d.rc) {
-        fprintf(stderr, "ember-master: %s\n", em_errmsg());
+        fprintf(stderr, "ember-master: %s\n", d.err);
         iol_stop(d.l);
         master_free(d.m);
         return 1;
