@@ -114,8 +114,15 @@ static int write_bytes(conn *c, ebuf *out) {
     return 0;
 }
 
+/* Bytes queued for a peer beyond which it is taken as not reading. */
+#define CONN_QUEUE_MAX ((size_t)256 << 20)
+
 int conn_send(conn *c, uint8_t type, const void *body, size_t len) {
     if (c->state != C_OPEN) return em__seterr(EM_ESTATE, "connection %s: not open", c->peer);
+    if (uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > CONN_QUEUE_MAX) {
+        conn_close(c, "the peer does not read what is sent to it (256 MiB queued)");
+        return em__seterr(EM_EIO, "connection %s: the peer does not read", c->peer);
+    }
     ebuf out = EBUF_INIT;
     int rc = c->o.encrypt ? seal_frame(&c->tx, type, body, len, &out, c->o.max_frame)
                           : frame_put(&out, type, body, len, c->o.max_frame);

@@ -135,6 +135,10 @@ int msg_decode(msg *m, const uint8_t *body, size_t len) {
     msgpack_unpacked_init(&m->u);
     const char *why = mp_precheck(body, len);
     if (why) return em__seterr(EM_EPROTO, "message: %s", why);
+    /* A message is a short flat array: refuse any other top level before
+     * msgpack-c allocates for it (24 bytes per element). */
+    if (!len || body[0] < 0x91 || body[0] > 0x90 + MSG_MAX_FIELDS + 1)
+        return em__seterr(EM_EPROTO, "message: not an array of a tag and at most %d fields", MSG_MAX_FIELDS);
     if (msgpack_unpack_next(&m->u, (const char *)body, len, &off) != MSGPACK_UNPACK_SUCCESS || off != len)
         return em__seterr(EM_EPROTO, "message: not one msgpack message");
     const msgpack_object *o = &m->u.data;

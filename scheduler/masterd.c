@@ -21,6 +21,7 @@
 #include "msg.h"
 
 #define HTTP_REQUEST_MAX 8192
+#define MASTERD_FRAME_MAX ((size_t)1 << 20)
 
 enum { P_UNKNOWN = 0, P_WORKER, P_DRIVER };
 
@@ -28,7 +29,7 @@ typedef struct peer {
     conn *c;
     int kind;
     char id[MASTER_ID_MAX]; /* worker id or application id */
-    char addr[256];         /* a worker's host; a driver's url */
+    char addr[1025];        /* a worker's host; a driver's url (msg.c's bounds) */
 } peer;
 
 typedef struct masterd {
@@ -146,7 +147,7 @@ static void on_open(conn *c, void *ud) {
 }
 
 static int copy_str(char *dst, size_t cap, const msg_val *v) {
-    if (v->len >= cap) return -1;
+    if (v->len >= cap) return em__seterr(EM_EINVAL, "a field of %zu bytes, over this master's %zu", v->len, cap - 1);
     memcpy(dst, v->p, v->len);
     dst[v->len] = 0;
     return 0;
@@ -173,12 +174,23 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
     char id[MASTER_ID_MAX] = "", host[256] = "";
     switch (m.tag) {
     case M_REGISTER_WORKER:
+        if (p && p->kind != P_UNKNOWN) {
+            msg_val f[] = {vstr("this connection has registered already")};
+            send_msg(c, M_REGISTER_REFUSED, f, 1);
+            break;
+        }
         if (copy_str(id, sizeof id, &m.f[0]) || copy_str(host, sizeof host, &m.f[1]) ||
             master_register_worker(d->m, id, host, (int)m.f[2].u, (int)m.f[3].u, (int64_t)m.f[4].u, now_ms())) {
             msg_val f[] = {vstr(em_errmsg())};
             send_msg(c, M_REGISTER_REFUSED, f, 1);
             break;
         }
+        for (int i = 0; i < d->npeers; i++) /* its old connection (a network cut): forgotten, closed */
+            if (d->peers[i].c != c && d->peers[i].kind == P_WORKER && !strcmp(d->peers[i].id, id)) {
+                d->peers[i].kind = P_UNKNOWN;
+                conn_close(d->peers[i].c, "the worker registered again on another connection");
+            }
+        p = peer_of(d, c);
         if (p) {
             p->kind = P_WORKER;
             snprintf(p->id, sizeof p->id, "%s", id);
@@ -199,8 +211,13 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
         }
         break;
     case M_REGISTER_APP: {
-        char name[128] = "";
-        copy_str(name, sizeof name, &m.f[0]);
+        char name[128] = "", url[1025] = "";
+        if ((p && p->kind != P_UNKNOWN) || copy_str(name, sizeof name, &m.f[0]) || copy_str(url, sizeof url, &m.f[1])) {
+            msg_val f[] = {vstr(p && p->kind != P_UNKNOWN ? "this connection has registered already"
+                                                          : "a name or driver address too long")};
+            send_msg(c, M_REGISTER_REFUSED, f, 1);
+            break;
+        }
         if (master_register_app(d->m, name, (int)m.f[3].u, (int)m.f[4].u, (int64_t)m.f[5].u, now_ms(), id)) {
             msg_val f[] = {vstr(em_errmsg())};
             send_msg(c, M_REGISTER_REFUSED, f, 1);
@@ -209,7 +226,7 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
         if (p) {
             p->kind = P_DRIVER;
             snprintf(p->id, sizeof p->id, "%s", id);
-            copy_str(p->addr, sizeof p->addr, &m.f[1]);
+            snprintf(p->addr, sizeof p->addr, "%s", url);
         }
         log_msg(LOG_INFO, "master", "application %s (%s) registered from %s", id, name, conn_peer(c));
         msg_val f[] = {vstr(id)};
@@ -296,7 +313,8 @@ static void http_written(uv_write_t *req, int status) {
  * numbers (no script: the JSON is the machine's view). */
 static int status_page(masterd *d, ebuf *b) {
     char line[512];
-    int rc = ebuf_append(b, "<!doctype html><html><head><meta charset=utf-8><title>ember master</title></head><body>", 86);
+    static const char head[] = "<!doctype html><html><head><meta charset=utf-8><title>ember master</title></head><body>";
+    int rc = ebuf_append(b, head, sizeof head - 1);
     snprintf(line, sizeof line, "<h1>ember master at %s</h1><p>JSON: <a href=\"/json\">/json</a></p><pre>", d->url);
     rc = rc || ebuf_append(b, line, strlen(line));
     ebuf j = EBUF_INIT;
@@ -308,7 +326,8 @@ static int status_page(masterd *d, ebuf *b) {
         if (!rc && (ch == '{' || ch == ',')) rc = ebuf_append(b, "\n", 1);
     }
     ebuf_free(&j);
-    return rc || ebuf_append(b, "</pre></body></html>\n", 21);
+    static const char tail[] = "</pre></body></html>\n";
+    return rc || ebuf_append(b, tail, sizeof tail - 1);
 }
 
 static void http_answer(http_client *h) {
@@ -420,7 +439,9 @@ static void start_fn(void *arg) {
 }
 
 static void start(masterd *d) {
-    conn_opts o = {0, NULL, 0, 0, "master"};
+    /* Control messages are small: a small frame limit bounds what one
+     * message can make msgpack-c allocate. */
+    conn_opts o = {MASTERD_FRAME_MAX, NULL, 0, 0, "master"};
     d->rc = conn_listen(d->l, d->host, d->port, &o, &callbacks, d, &d->ls, &d->port);
     if (d->rc) return;
     snprintf(d->url, sizeof d->url, "ember://%s:%d", d->host, d->port);

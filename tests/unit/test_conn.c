@@ -120,9 +120,23 @@ static void do_connect(void *a) {
     u->rc = conn_connect(u->l, "127.0.0.1", u->port, &u->o, &callbacks, u->s, &u->c);
 }
 
-static void do_close_conn(void *a) { conn_close(a, "done"); }
 
 static void do_close_listener(void *a) { listener_close(a); }
+
+typedef struct close_req {
+    side *s;
+    conn *c;
+} close_req;
+
+/* On the loop's thread, where on_close also runs: c is still there
+ * exactly when its side has not seen it close. */
+static void do_close_if_open(void *a) {
+    close_req *r = a;
+    pthread_mutex_lock(&r->s->mu);
+    int closed = r->s->closed;
+    pthread_mutex_unlock(&r->s->mu);
+    if (!closed) conn_close(r->c, "done");
+}
 
 /* A raw socket to the listener: send bytes, then wait for the server to
  * close it.  1 when it did (read gives 0 or a reset), 0 otherwise. */
@@ -162,7 +176,8 @@ static int echo_roundtrip(setup *srv, const conn_opts *o) {
     ok = ok && cs.type[0] == FT_MSG && cs.len[0] == 1 && cs.body[0][0] == 'a';
     ok = ok && cs.type[1] == FT_CHUNK && cs.len[1] == sizeof big && !memcmp(cs.body[1], big, sizeof big);
     ok = ok && cs.type[2] == FT_CHUNK && cs.len[2] == 0;
-    if (cu.c && !cs.closed) iol_call(srv->l, do_close_conn, cu.c);
+    close_req cr = {&cs, cu.c};
+    if (cu.c) iol_call(srv->l, do_close_if_open, &cr);
     wait_for(&cs, &cs.closed, 1);
     side_free(&cs);
     return ok;
