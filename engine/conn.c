@@ -47,8 +47,6 @@ static const char *comp(const conn_opts *o) { return o->component ? o->component
 
 const char *conn_peer(const conn *c) { return c->peer; }
 
-void conn_set_ud(conn *c, void *ud) { c->ud = ud; }
-
 static void on_closed(uv_handle_t *h) {
     conn *c = (conn *)h->data;
     if (c->cb.on_close) c->cb.on_close(c, c->reason, c->ud);

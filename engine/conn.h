@@ -55,8 +55,5 @@ int conn_send(conn *c, uint8_t type, const void *body, size_t len);
 void conn_close(conn *c, const char *reason);
 /* "127.0.0.1:5000" */
 const char *conn_peer(const conn *c);
-/* Change the callbacks' user data (an accepted connection starts with the
- * listener's). */
-void conn_set_ud(conn *c, void *ud);
 
 #endif

@@ -1656,8 +1656,7 @@ static void *sched_main(void *arg) {
             case EV_TASK_ENDED: kept = handle_end(d, ev); break;
             case EV_CALL: ev->call(d, ev->arg); break;
             case EV_EXEC_ADDED: et_add(&d->execs, ev->exec, ev->cores, ev->backlog); break; /* ENOMEM: an executor never used */
-            case EV_EXEC_LOST: /* no executor process can be lost before cluster mode */
-            case EV_WAKE: break;
+            case EV_EXEC_LOST: break; /* no executor process can be lost before cluster mode */
             }
             if (!kept) ev_free(ev);
         }

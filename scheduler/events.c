@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "ember.h"
-#include "err.h"
 #include "events.h"
 
 void evq_init(evq *q) {
@@ -50,16 +48,6 @@ void evq_post(evq *q, sched_event *ev) {
     pthread_mutex_unlock(&q->mu);
 }
 
-int evq_post_kind(evq *q, ev_kind kind) {
-    sched_event *ev = calloc(1, sizeof *ev);
-    if (!ev) return em__seterr(EM_ENOMEM, "scheduler: out of memory");
-    ev->kind = kind;
-    ev->exec = -1;
-    ev->res.fetch_map = -1;
-    evq_post(q, ev);
-    return 0;
-}
-
 uint64_t ev_now_us(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -86,27 +74,6 @@ sched_event *evq_wait_all(evq *q, int timeout_ms) {
     }
     sched_event *ev = q->head;
     q->head = q->tail = NULL;
-    pthread_mutex_unlock(&q->mu);
-    return ev;
-}
-
-sched_event *evq_wait(evq *q, int timeout_ms) {
-    struct timespec until;
-    if (timeout_ms >= 0) deadline(&until, timeout_ms);
-    pthread_mutex_lock(&q->mu);
-    while (!q->head) {
-        if (timeout_ms < 0) {
-            pthread_cond_wait(&q->cv, &q->mu);
-        } else if (pthread_cond_timedwait(&q->cv, &q->mu, &until) == ETIMEDOUT) {
-            break;
-        }
-    }
-    sched_event *ev = q->head;
-    if (ev) {
-        q->head = ev->next;
-        if (!q->head) q->tail = NULL;
-        ev->next = NULL;
-    }
     pthread_mutex_unlock(&q->mu);
     return ev;
 }

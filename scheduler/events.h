@@ -22,7 +22,6 @@ typedef enum ev_kind {
                           attempts too: res.status EM_ECANCELED, killed 1) */
     EV_EXEC_ADDED,     /* an executor joined: exec, cores, address */
     EV_EXEC_LOST,      /* an executor is gone: exec, reason */
-    EV_WAKE,           /* nothing: makes the waiter look again */
     EV_CALL,           /* run call(sched, arg) on the scheduler's thread */
 } ev_kind;
 
@@ -60,11 +59,6 @@ void evq_post(evq *q, sched_event *ev);
  * the next one) may share q->mu as its lock, so one lock round trip does
  * both. */
 void evq_post_locked(evq *q, sched_event *ev);
-/* A new zeroed event of that kind, posted; 0, or EM_ENOMEM. */
-int evq_post_kind(evq *q, ev_kind kind);
-/* The oldest event, waiting at most timeout_ms (< 0: without limit); NULL
- * when the time passed with none.  The caller frees it with ev_free. */
-sched_event *evq_wait(evq *q, int timeout_ms);
 /* Every queued event, oldest first, as a list linked by next, waiting at
  * most timeout_ms for the first (NULL when the time passed with none):
  * one lock round trip for a burst of events. */

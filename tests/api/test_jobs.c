@@ -39,6 +39,20 @@ static em_ctx *open_with(const char *master, const char *faults) {
     return c;
 }
 
+/* local[4] with speculation checked every 5 ms, once half the tasks are
+ * done, for attempts running over 50 ms. */
+static em_ctx *open_speculating(void) {
+    em_conf *conf = em_conf_new();
+    em_ctx *c = NULL;
+    if (conf && !em_conf_set(conf, "ember.speculation", "true") &&
+        !em_conf_set(conf, "ember.speculation.interval", "5ms") &&
+        !em_conf_set(conf, "ember.speculation.quantile", "0.5") &&
+        !em_conf_set(conf, "ember.speculation.minTaskRuntime", "50ms") && !em_conf_set(conf, "ember.progress", "false"))
+        c = em_open("local[4]", conf);
+    em_conf_free(conf);
+    return c;
+}
+
 /* Poll the stats until cond holds (at most about 60 s). */
 #define WAIT_STAT(c, st, cond)                          \
     do {                                                \
@@ -246,15 +260,7 @@ static int stuck_once(const em_rec *in, em_emitter *out, const void *arg) {
 }
 
 TEST(jobs_action_returns_before_a_stuck_loser) {
-    em_conf *conf = em_conf_new();
-    CHECK(conf);
-    CHECK_OK(em_conf_set(conf, "ember.speculation", "true"));
-    CHECK_OK(em_conf_set(conf, "ember.speculation.interval", "5ms"));
-    CHECK_OK(em_conf_set(conf, "ember.speculation.quantile", "0.5"));
-    CHECK_OK(em_conf_set(conf, "ember.speculation.minTaskRuntime", "50ms"));
-    CHECK_OK(em_conf_set(conf, "ember.progress", "false"));
-    em_ctx *c = em_open("local[4]", conf);
-    em_conf_free(conf);
+    em_ctx *c = open_speculating();
     CHECK(c);
     __atomic_store_n(&loser_gate, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&loser_in, 0, __ATOMIC_RELEASE);
@@ -297,15 +303,7 @@ static void *open_gate_later(void *p) {
 TEST(jobs_close_waits_for_a_stuck_loser) {
     /* em_close with a loser still in its user function: it waits for it
      * (the gate opens from another thread), then frees. */
-    em_conf *conf = em_conf_new();
-    CHECK(conf);
-    CHECK_OK(em_conf_set(conf, "ember.speculation", "true"));
-    CHECK_OK(em_conf_set(conf, "ember.speculation.interval", "5ms"));
-    CHECK_OK(em_conf_set(conf, "ember.speculation.quantile", "0.5"));
-    CHECK_OK(em_conf_set(conf, "ember.speculation.minTaskRuntime", "50ms"));
-    CHECK_OK(em_conf_set(conf, "ember.progress", "false"));
-    em_ctx *c = em_open("local[4]", conf);
-    em_conf_free(conf);
+    em_ctx *c = open_speculating();
     CHECK(c);
     __atomic_store_n(&loser_gate, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&loser_in, 0, __ATOMIC_RELEASE);
@@ -418,15 +416,7 @@ TEST(jobs_map_loser_ends_after_its_shuffle_is_dropped) {
     /* A speculative copy wins a map task; the action returns; the user
      * releases every RDD (the shuffle is dropped); then the stuck original
      * ends.  Its output is removed, nothing freed is read, nothing is left. */
-    em_conf *conf = em_conf_new();
-    CHECK(conf);
-    CHECK_OK(em_conf_set(conf, "ember.speculation", "true"));
-    CHECK_OK(em_conf_set(conf, "ember.speculation.interval", "5ms"));
-    CHECK_OK(em_conf_set(conf, "ember.speculation.quantile", "0.5"));
-    CHECK_OK(em_conf_set(conf, "ember.speculation.minTaskRuntime", "50ms"));
-    CHECK_OK(em_conf_set(conf, "ember.progress", "false"));
-    em_ctx *c = em_open("local[4]", conf);
-    em_conf_free(conf);
+    em_ctx *c = open_speculating();
     CHECK(c);
     __atomic_store_n(&gate3, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&in3, 0, __ATOMIC_RELEASE);
