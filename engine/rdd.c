@@ -655,7 +655,10 @@ em_rdd *em_sort_by_key(em_rdd *rdd, int ascending, int partitions) {
 /* --------------------------------------------------------- persistence */
 
 em_rdd *em_persist(em_rdd *rdd, int level) {
-    if (ctx_check(rdd, "em_persist")) return NULL;
+    if (!rdd) { /* tested here, not only in ctx_check: GCC's LTO then sees no store through NULL */
+        ctx_check(rdd, "em_persist");
+        return NULL;
+    }
     if (level < EM_MEMORY_ONLY || level > EM_DISK_ONLY) {
         em__seterr(EM_EINVAL, "em_persist: unknown storage level %d", level);
         return NULL;
@@ -667,7 +670,7 @@ em_rdd *em_persist(em_rdd *rdd, int level) {
 em_rdd *em_cache(em_rdd *rdd) { return em_persist(rdd, EM_MEMORY_ONLY); }
 
 int em_unpersist(em_rdd *rdd) {
-    if (ctx_check(rdd, "em_unpersist")) return EM_EINVAL;
+    if (!rdd) return ctx_check(rdd, "em_unpersist");
     __atomic_store_n(&rdd->persist_level, 0, __ATOMIC_RELAXED);
     bs_remove(rdd->ctx->store, rdd->ctx->uid, rdd->id);
     return 0;
