@@ -1379,8 +1379,13 @@ static int handle_end(dag *d, sched_event *ev) {
     if (s->state[idx] == T_RUNNING && !s->nrun[idx] && (!s->job || s->dropped))
         s->state[idx] = T_PENDING; /* no job to rerun it: pending when one comes */
     account(d, s, ev);
-    /* Before react, which may end the job and wake its caller: an action
-     * that returned never sees its own last attempt as running. */
+    /* An output that cannot be registered (a failed or killed attempt, a
+     * late duplicate, a dropped shuffle) goes first; then the attempt stops
+     * counting as running, before react, which may end the job and wake
+     * its caller: an action that returned never sees its own last attempt
+     * running, and a reader that sees none running sees no loser's files. */
+    int doomed = ev->killed || ev->res.status || s->dropped || s->state[idx] == T_DONE;
+    if (doomed) drop_unregistered(d, s, idx, ev);
     STAT_ADD(d, tasks_running, -1);
 
     int kept = 0;
@@ -1389,7 +1394,7 @@ static int handle_end(dag *d, sched_event *ev) {
         cc_attempt_failed(&d->commits, s->id, job_part(j, idx), ev->res.task_id);
     if (s->job && !s->dropped && !s->job->finishing) kept = react(d, s->job, s, idx, a->speculative, ev);
     else if (s->shuffled) keep_late_output(d, s, idx, ev);
-    drop_unregistered(d, s, idx, ev);
+    if (!doomed) drop_unregistered(d, s, idx, ev); /* registered by now, unless out of memory */
 
     j->nrun--;
     if (j->ended) {
