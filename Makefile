@@ -41,7 +41,7 @@ LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 
 # A daemon's main (*_main.c) is not part of the library: it makes bin/.
 LIB_SRC = $(filter-out %_main.c,$(wildcard engine/*.c scheduler/*.c executor/*.c mllib/*.c))
-DAEMONS = $(BUILD)/bin/ember-master
+DAEMONS = $(BUILD)/bin/ember-master $(BUILD)/bin/ember-worker
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/*.c tests/unit/*.c tests/api/*.c tests/ml/*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
@@ -142,6 +142,9 @@ $(BUILD)/tests/run_tests: $(TEST_OBJ) $(LIB_OBJ)
 # Daemons: a main of a few lines over the library's objects.
 daemons: $(DAEMONS)
 $(BUILD)/bin/ember-master: scheduler/masterd_main.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $< -o $@ $(LIB_OBJ) $(LDFLAGS_ALL) $(LIBS)
+$(BUILD)/bin/ember-worker: executor/worker_main.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $< -o $@ $(LIB_OBJ) $(LDFLAGS_ALL) $(LIBS)
 

@@ -657,7 +657,14 @@ static int save_as_text_file_unguarded(em_rdd *rdd, const char *dir) {
     if (mkdir(tmp, 0755)) return save_mkdir_error(dir, dlen, errno);
     memset(&s, 0, sizeof s);
     s.kind = SK_SAVE;
-    s.path = tmp;
+    /* Executors of a cluster run in directories of their own: they write
+     * where the driver's working directory says. */
+    char abs_tmp[8192];
+    char cwd[4000];
+    if (tmp[0] != '/' && getcwd(cwd, sizeof cwd)) {
+        snprintf(abs_tmp, sizeof abs_tmp, "%s/%s", cwd, tmp);
+        s.path = abs_tmp;
+    } else s.path = tmp;
     save_ctx c = {tmp, dir};
     int rc = ctx_run(rdd, &s, NULL, 0, commit_part, &c);
     if (!rc) {

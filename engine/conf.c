@@ -52,6 +52,7 @@
  * its own, and a small job ran for minutes. */
 #define MEMORY_FLOOR (128 * KiB)
 
+static const char *const log_choices[] = {"error", "warn", "info", "debug", NULL};
 static const char *const progress_choices[] = {"auto", "true", "false", NULL};
 
 static const conf_spec conf_keys[] = {
@@ -94,6 +95,32 @@ static const conf_spec conf_keys[] = {
      * application's executors spread across workers. */
     {.key = "ember.worker.timeout", .def = "10s", .type = CONF_DURATION, .unit_ms = 1, .min = 100, .max = 86400000},
     {.key = "ember.deploy.spreadOut", .def = "true", .type = CONF_BOOL},
+    /* A worker's heartbeat to the master (a quarter of the timeout, as
+     * Spark's 15 s of 60 s), and how long it keeps a failed application's
+     * executor logs (Spark's spark.worker.cleanup.appDataTtl: 7 days). */
+    {.key = "ember.worker.heartbeatInterval", .def = "2500ms", .type = CONF_DURATION, .unit_ms = 1, .min = 10,
+     .max = 3600000},
+    {.key = "ember.worker.cleanup.appDataTtl", .def = "7d", .type = CONF_DURATION, .unit_ms = 1000, .min = 0,
+     .max = (int64_t)3650 * 86400000},
+    /* Cluster mode's wire and security. */
+    {.key = "ember.rpc.message.maxSize", .def = "128m", .type = CONF_SIZE, .min = 64 * KiB, .max = ((int64_t)1 << 31) - 1,
+     .why_max = "a frame's length is 32 bits"},
+    {.key = "ember.authenticate.secret", .def = "", .type = CONF_STRING},
+    {.key = "ember.authenticate.secretFile", .def = "", .type = CONF_STRING},
+    {.key = "ember.network.crypto.enabled", .def = "false", .type = CONF_BOOL},
+    {.key = "ember.network.insecure", .def = "false", .type = CONF_BOOL},
+    /* Cluster mode's driver and its application. */
+    {.key = "ember.driver.host", .def = "127.0.0.1", .type = CONF_STRING},
+    {.key = "ember.driver.port", .def = "0", .type = CONF_INT, .min = 0, .max = 65535},
+    {.key = "ember.driver.maxResultSize", .def = "1g", .type = CONF_SIZE, .min = 0, .max = INT64_MAX},
+    {.key = "ember.scheduler.maxRegisteredWait", .def = "30s", .type = CONF_DURATION, .unit_ms = 1, .min = 0,
+     .max = 86400000},
+    {.key = "ember.executor.cores", .def = "0", .type = CONF_INT, .min = 0, .max = 1 << 16},
+    {.key = "ember.executor.memory", .def = "1g", .type = CONF_SIZE, .min = MiB, .max = INT64_MAX},
+    {.key = "ember.cores.max", .def = "0", .type = CONF_INT, .min = 0, .max = INT32_MAX},
+    /* Log lines of cluster mode (log.h): the driver's own default is warn,
+     * so that a program's output is its own; the daemons' is info. */
+    {.key = "ember.log.level", .def = "warn", .type = CONF_ENUM, .choices = log_choices},
     /* Tests only (engine/faults.h): never set them in production. */
     {.key = "ember.test.faults", .def = "", .type = CONF_FAULTS},
     /* local[N]'s threads split into this many executors (1 to N, fixed at
@@ -199,7 +226,7 @@ int conf_parse_size(const char *s, int64_t *out) {
 
 int conf_parse_duration(const char *s, int64_t unit_ms, int64_t *out) {
     const struct unit units[] = {
-        {"", unit_ms}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"min", 60000}, {"h", 3600000},
+        {"", unit_ms}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"min", 60000}, {"h", 3600000}, {"d", 86400000},
     };
     return parse_scaled(s, units, sizeof units / sizeof units[0], out);
 }

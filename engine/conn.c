@@ -65,7 +65,7 @@ void conn_close(conn *c, const char *reason) {
     if (c->state == C_CLOSING) return;
     c->state = C_CLOSING;
     snprintf(c->reason, sizeof c->reason, "%s", reason ? reason : "closed");
-    log_msg(LOG_INFO, comp(&c->o), "connection %s closed: %s", c->peer[0] ? c->peer : "(unconnected)", c->reason);
+    log_msg(LOG_DEBUG, comp(&c->o), "connection %s closed: %s", c->peer[0] ? c->peer : "(unconnected)", c->reason);
     uv_read_stop((uv_stream_t *)&c->tcp);
     uv_close((uv_handle_t *)&c->tcp, on_closed);
 }

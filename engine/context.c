@@ -5,24 +5,63 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "blockstore.h"
+#include "cluster.h"
 #include "conf.h"
 #include "ctx.h"
 #include "dag.h"
 #include "err.h"
+#include "executor.h"
 #include "local.h"
+#include "log.h"
+#include "masterd.h"
+#include "netconf.h"
+#include "worker.h"
 #include "rdd.h"
 #include "runner.h"
 #include "scratch.h"
 #include "vars.h"
 
 static uint64_t next_uid = 1;
+
+/*
+ * The takeover (architecture section 3).  Cluster mode runs the driver's
+ * own binary in other roles: a worker starts it as an executor, and a
+ * driver of local-cluster starts it as the master and the workers.
+ * EMBER_ROLE in the environment says which; then libember runs that role
+ * before main and exits, so main never runs.  It lives in the object of
+ * em_open, so that any program that can open a context, linked shared or
+ * static, carries it.  EMBER_PARENT_PID makes the process die with the one
+ * that started it (a parent-death signal, checked against a parent that
+ * died before it was set).  glibc passes argc and argv to constructors.
+ */
+__attribute__((constructor)) static void em__takeover(int argc, char **argv) {
+    const char *role = getenv("EMBER_ROLE");
+    if (!role || !*role) return;
+    const char *pp = getenv("EMBER_PARENT_PID");
+    if (pp && *pp) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != (pid_t)atol(pp)) _exit(1);
+    }
+    int rc;
+    if (!strcmp(role, "executor")) rc = executor_main();
+    else if (!strcmp(role, "master")) rc = masterd_main(argc, argv);
+    else if (!strcmp(role, "worker")) rc = worker_main(argc, argv);
+    else {
+        fprintf(stderr, "ember: unknown EMBER_ROLE \"%s\" (executor, master or worker)\n", role);
+        rc = 2;
+    }
+    fflush(NULL);
+    _exit(rc);
+}
 
 #define MASTER_MAX_THREADS 1024 /* local[N]: N executor threads at most */
 
@@ -64,10 +103,19 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
         from = "the ember.master setting";
     }
     snprintf(ctx->master, sizeof ctx->master, "%s", master);
-    if ((ctx->cores = parse_master(master)) < 0) {
+    int lc_w = 0, lc_c = 0;
+    int64_t lc_m = 0;
+    int lc = cluster_parse_local(master, &lc_w, &lc_c, &lc_m);
+    if (lc < 0) {
+        em__seterr(EM_EINVAL, "em_open: %s (from %s)", em_errmsg(), from);
+        goto fail;
+    }
+    ctx->cluster = lc > 0 || !strncmp(master, "ember://", 8);
+    if (ctx->cluster) ctx->cores = lc > 0 ? lc_w * lc_c : 2;
+    else if ((ctx->cores = parse_master(master)) < 0) {
         em__seterr(EM_EINVAL,
                    "em_open: unsupported master URL \"%s\" from %s (expected local, local[N] with N from 1 "
-                   "to %d, or local[*])",
+                   "to %d, local[*], local-cluster[W,C], local-cluster[W,C,M] or ember://HOST:PORT)",
                    master, from, MASTER_MAX_THREADS);
         goto fail;
     }
@@ -93,7 +141,37 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
                    ctx->cores, master);
         goto fail;
     }
-    if (!(ctx->be = local_backend_new(ctx->cores, nexec, ctx->env, dag_events(ctx->dag)))) goto fail;
+    log_set_level(log_level_parse(em_conf_get(ctx->conf, "ember.log.level")));
+    dag_set_register_wait(ctx->dag, conf_duration_ms(ctx->conf, "ember.scheduler.maxRegisteredWait"));
+    if (ctx->cluster) {
+        /* A peer that goes away must not kill the driver: writes to its
+         * socket fail instead (only where the program left the default). */
+        struct sigaction sa;
+        if (!sigaction(SIGPIPE, NULL, &sa) && sa.sa_handler == SIG_DFL && !(sa.sa_flags & SA_SIGINFO))
+            signal(SIGPIPE, SIG_IGN);
+        if (!(ctx->net = calloc(1, sizeof *ctx->net))) goto nomem;
+        if (netconf_load(ctx->conf, ctx->net)) goto fail;
+        cluster_opts co;
+        memset(&co, 0, sizeof co);
+        co.master = lc > 0 ? NULL : master;
+        co.lc_workers = lc_w;
+        co.lc_cores = lc_c;
+        co.lc_mem_mib = lc_m;
+        co.app_name = em_conf_get(ctx->conf, "ember.app.name");
+        co.driver_host = em_conf_get(ctx->conf, "ember.driver.host");
+        co.driver_port = (int)conf_i64(ctx->conf, "ember.driver.port");
+        co.exec_cores = (int)conf_i64(ctx->conf, "ember.executor.cores");
+        co.exec_mem_mib = conf_size(ctx->conf, "ember.executor.memory") >> 20;
+        co.cores_max = (int)conf_i64(ctx->conf, "ember.cores.max");
+        co.nc = ctx->net;
+        co.scratch = ctx->local_dir;
+        co.ask_commit = dag_ask_commit;
+        co.commit_ctx = ctx->dag;
+        if (!(ctx->be = cluster_backend_new(&co, dag_events(ctx->dag)))) {
+            em__seterr(EM_EIO, "em_open(\"%s\"): %s", master, em_errmsg());
+            goto fail;
+        }
+    } else if (!(ctx->be = local_backend_new(ctx->cores, nexec, ctx->env, dag_events(ctx->dag)))) goto fail;
     if (dag_start(ctx->dag, ctx->be)) goto fail;
     return ctx;
 nomem:
@@ -126,6 +204,10 @@ void em_close(em_ctx *ctx) {
     free(ctx->free_ids);
     bs_free(ctx->store);
     free(ctx->env);
+    if (ctx->net) {
+        netconf_free(ctx->net);
+        free(ctx->net);
+    }
     vars_drop_ns(ctx->uid);
     if (ctx->local_dir) {
         scratch_remove(ctx->local_dir);
@@ -158,7 +240,14 @@ const char *em_get(em_ctx *ctx, const char *key) {
     return em_conf_get(ctx->conf, key);
 }
 
-int em_cores(em_ctx *ctx) { return ctx ? ctx->cores : 0; }
+/* Cluster mode: the cores of the executors registered now. */
+static int ctx_cores(em_ctx *ctx) { return ctx->cluster && ctx->be ? ctx->be->cores(ctx->be) : ctx->cores; }
+
+int em_cores(em_ctx *ctx) { return ctx ? ctx_cores(ctx) : 0; }
+
+void ctx_bcast_dropped(em_ctx *ctx, uint64_t id) {
+    if (ctx->be && ctx->be->drop_bcast) ctx->be->drop_bcast(ctx->be, id);
+}
 
 void em_cancel_all(em_ctx *ctx) {
     if (!ctx || !ctx->dag) return;
@@ -295,7 +384,7 @@ void ctx_rdd_gone(em_ctx *ctx, em_rdd *r) {
 
 int ctx_default_parallelism(em_ctx *ctx) {
     int64_t p = conf_i64(ctx->conf, "ember.default.parallelism");
-    return p > 0 ? (int)p : ctx->cores;
+    return p > 0 ? (int)p : ctx_cores(ctx);
 }
 
 int ctx_check(const em_rdd *r, const char *fn) {

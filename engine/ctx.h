@@ -29,7 +29,9 @@ struct em_ctx {
     em_conf *conf;
     uint64_t uid;          /* namespace of its cache blocks and variables */
     int cores;
-    char master[64];
+    char master[128];
+    int cluster;           /* the backend is cluster mode's */
+    struct netconf *net;   /* cluster mode: its connections' settings */
     char *local_dir;       /* this context's scratch directory */
     em_rdd **rdds;         /* by id; NULL where an RDD was freed */
     int nrdds, caprdds;    /* slots used, allocated */
@@ -72,6 +74,8 @@ int ctx_in_task(void);
  * EM_ENOMEM (then nothing is held). */
 int ctx_hold_jobs(em_ctx *ctx);
 void ctx_release_jobs(em_ctx *ctx);
+/* A broadcast was destroyed (vars.c): executors drop their copies. */
+void ctx_bcast_dropped(em_ctx *ctx, uint64_t id);
 /* Every public call that runs jobs runs between ctx_enter and ctx_leave,
  * so that em_close from another thread can cancel its jobs and wait for it
  * to return before freeing anything.  ctx_enter fails with EM_ECANCELED

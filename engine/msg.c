@@ -37,7 +37,7 @@ typedef struct msg_def {
 
 static const msg_def defs[M_TAG_END] = {
     [M_REGISTER_WORKER] = {"register_worker", 5,
-                           {STR("worker id", 1, ID_MAX), STR("host", 1, HOST_MAX), U64("port", 1, 65535),
+                           {STR("worker id", 1, ID_MAX), STR("host", 1, HOST_MAX), U64("port", 0, 65535),
                             U64("cores", 1, 1u << 20), U64("memory MiB", 1, ANY)}},
     [M_WORKER_REGISTERED] = {"worker_registered", 1, {STR("master url", 1, HOST_MAX)}},
     [M_REGISTER_REFUSED] = {"register_refused", 1, {STR("reason", 0, TEXT_MAX)}},
@@ -74,6 +74,18 @@ static const msg_def defs[M_TAG_END] = {
                           U64("attempt", 1, ANY), U64("reduce partition", 0, INT32_MAX)}},
     [M_SEGMENT] = {"segment", 2, {U64("request id", 0, ANY), U64("length", 0, ANY)}},
     [M_ERROR] = {"error", 2, {I64("code"), STR("message", 0, TEXT_MAX)}},
+    [M_FETCH_BINARY] = {"fetch_binary", 1, {BIN("binary hash", HASH_LEN, HASH_LEN)}},
+    [M_BINARY] = {"binary", 2, {U64("length", 1, ANY), BIN("file hash", HASH_LEN, HASH_LEN)}},
+    [M_DROP_SHUFFLE] = {"drop_shuffle", 1, {U64("shuffle id", 0, UINT32_MAX)}},
+    [M_DROP_MAP_OUTPUT] = {"drop_map_output", 3,
+                           {U64("shuffle id", 0, UINT32_MAX), U64("map", 0, INT32_MAX), U64("attempt", 1, ANY)}},
+    [M_DROP_BCAST] = {"drop_bcast", 1, {U64("broadcast id", 1, ANY)}},
+    [M_ASK_COMMIT] = {"ask_commit", 4,
+                      {U64("request id", 0, ANY), U64("stage", 0, UINT32_MAX), U64("partition", 0, INT32_MAX),
+                       U64("attempt", 1, ANY)}},
+    [M_COMMIT_ANSWER] = {"commit_answer", 2, {U64("request id", 0, ANY), BOOL("granted")}},
+    [M_FETCH_BCAST] = {"fetch_bcast", 2, {U64("request id", 0, ANY), U64("broadcast id", 1, ANY)}},
+    [M_BCAST] = {"bcast", 3, {U64("request id", 0, ANY), BOOL("found"), BIN("value", 0, ANY)}},
 };
 
 static const msg_def *def_of(int tag) { return tag > 0 && tag < M_TAG_END && defs[tag].name ? &defs[tag] : NULL; }

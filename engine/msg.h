@@ -48,6 +48,18 @@ enum msg_tag {
     M_SEGMENT,             /* request id, length (its bytes follow as chunks) */
     /* any */
     M_ERROR,               /* code, message */
+    /* worker -> driver: the application's binary */
+    M_FETCH_BINARY,        /* binary hash */
+    M_BINARY,              /* length, file hash (its bytes follow as chunks) */
+    /* driver -> executor */
+    M_DROP_SHUFFLE,        /* shuffle id */
+    M_DROP_MAP_OUTPUT,     /* shuffle id, map, attempt */
+    M_DROP_BCAST,          /* broadcast id */
+    /* executor <-> driver, during a task */
+    M_ASK_COMMIT,          /* request id, stage, partition, attempt */
+    M_COMMIT_ANSWER,       /* request id, granted */
+    M_FETCH_BCAST,         /* request id, broadcast id */
+    M_BCAST,               /* request id, found, value bytes */
     M_TAG_END
 };
 

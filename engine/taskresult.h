@@ -34,4 +34,14 @@ typedef struct task_result {
 
 void task_result_clear(task_result *r); /* frees data and accs */
 
+/* The wire form of a result (cluster mode: an executor's M_TASK_ENDED), a
+ * msgpack array of every field but task_id.  Encode appends to out: 0 or
+ * EM_ENOMEM.  Decode trusts nothing (mpcheck first, every field's type and
+ * size checked): 0, or EM_EPROTO naming the field; r's data and accs are
+ * malloc'd copies (task_result_clear frees them) and task_id is left as
+ * it was. */
+#include "buf.h"
+int taskresult_encode(const task_result *r, ebuf *out);
+int taskresult_decode(const uint8_t *p, size_t len, task_result *r);
+
 #endif

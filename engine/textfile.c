@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ember.h"
 #include "err.h"
@@ -165,6 +166,19 @@ void text_splits_free(text_split *s, int n) {
     free(s);
 }
 
+static char *abs_path(const char *p) {
+    char cwd[4096];
+    if (p[0] == '/' || !getcwd(cwd, sizeof cwd)) return strdup(p);
+    size_t a = strlen(cwd), b = strlen(p);
+    char *r = malloc(a + b + 2);
+    if (r) {
+        memcpy(r, cwd, a);
+        r[a] = '/';
+        memcpy(r + a + 1, p, b + 1);
+    }
+    return r;
+}
+
 int text_plan(const char *path, int min_partitions, uint64_t max_split, text_split **out, int *n) {
     if (!path || !out || !n) return em__seterr(EM_EINVAL, "text_file: NULL argument");
     *out = NULL;
@@ -231,7 +245,10 @@ int text_plan(const char *path, int min_partitions, uint64_t max_split, text_spl
         uint64_t off = 0;
         do {
             uint64_t len = gz ? sz : (sz - off < split ? sz - off : split);
-            char *p = strdup(l.v[i].path); /* each split owns its path */
+            /* Each split owns its path, absolute: the executors of a
+             * cluster run in directories of their own, and a relative
+             * path means the driver's working directory's. */
+            char *p = abs_path(l.v[i].path);
             if (!p) {
                 text_splits_free(s, (int)k);
                 flist_free(&l);

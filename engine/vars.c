@@ -106,16 +106,51 @@ em_bcast em_broadcast(em_ctx *ctx, const void *data, size_t len) {
     return b;
 }
 
-const void *em_bcast_value(em_bcast b, size_t *len) {
+static int (*bcast_fetch)(uint64_t id, void **data, size_t *len);
+static pthread_mutex_t fetch_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void vars_set_bcast_fetch(int (*fetch)(uint64_t id, void **data, size_t *len)) { bcast_fetch = fetch; }
+
+void vars_bcast_drop(uint64_t id) {
+    pthread_rwlock_wrlock(&lock);
+    for (bvar **pp = &bvars; *pp;)
+        if ((*pp)->id == id) {
+            bvar *d = *pp;
+            *pp = d->next;
+            free(d->data);
+            free(d);
+        } else pp = &(*pp)->next;
+    pthread_rwlock_unlock(&lock);
+}
+
+static const void *bfind(uint64_t id, size_t *len) {
     const void *p = NULL;
     pthread_rwlock_rdlock(&lock);
     for (bvar *v = bvars; v; v = v->next)
-        if (v->id == b.id) {
+        if (v->id == id) {
             p = v->data;
             if (len) *len = v->len;
             break;
         }
     pthread_rwlock_unlock(&lock);
+    return p;
+}
+
+const void *em_bcast_value(em_bcast b, size_t *len) {
+    const void *p = bfind(b.id, len);
+    if (!p && bcast_fetch && b.id) {
+        /* One fetch at a time: a second thread asking for the same value
+         * finds it when the first is done. */
+        pthread_mutex_lock(&fetch_mu);
+        if (!(p = bfind(b.id, len))) {
+            void *data = NULL;
+            size_t n = 0;
+            if (!bcast_fetch(b.id, &data, &n) && !bput(0, b.id, data, n)) p = bfind(b.id, len);
+            free(data);
+        }
+        pthread_mutex_unlock(&fetch_mu);
+        if (!p) return NULL; /* the fetch's message */
+    }
     if (!p) em__seterr(EM_EINVAL, "broadcast %llu is unknown or destroyed", (unsigned long long)b.id);
     return p;
 }
@@ -141,6 +176,7 @@ void em_bcast_destroy(em_ctx *ctx, em_bcast b) {
             break;
         }
     pthread_rwlock_unlock(&lock);
+    if (dead) ctx_bcast_dropped(ctx, b.id); /* executors' copies too */
     ctx_release_jobs(ctx);
     if (dead) {
         free(dead->data);

@@ -29,5 +29,11 @@ void vars_merge(const acc_update *u, int n);
 void vars_drop_ns(uint64_t ns);
 /* Register a broadcast under a given id (executors receiving one). */
 int vars_bcast_put(uint64_t ns, uint64_t id, const void *data, size_t len);
+/* Executor processes: how em_bcast_value gets a broadcast this process
+ * does not hold yet (from the driver, once; then it is kept until
+ * vars_bcast_drop).  fetch returns 0 with *data (malloc'd, taken) and
+ * *len, EM_ENOENT for a broadcast the driver no longer has, or < 0. */
+void vars_set_bcast_fetch(int (*fetch)(uint64_t id, void **data, size_t *len));
+void vars_bcast_drop(uint64_t id);
 
 #endif

@@ -21,6 +21,14 @@ typedef struct exec_env {
      * always granted (unit tests). */
     int (*ask_commit)(void *c, uint32_t stage, int32_t partition, uint64_t attempt);
     void *commit_ctx;
+    /* Cluster mode (executor.c): where this executor's shuffle outputs are
+     * found, reported with them ("ember://HOST:PORT" + local_dir; NULL:
+     * local_dir), and how a segment held by another executor is fetched
+     * (sr_opts's self, fetch and fetch_ctx). */
+    const char *self;
+    int (*fetch)(void *fctx, const char *loc, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int reduce,
+                 uint64_t len);
+    void *fetch_ctx;
 } exec_env;
 
 /* How another thread stops a running attempt: it sets cancel (atomically);

@@ -104,6 +104,16 @@ typedef struct sr_opts {
     size_t max_record;        /* SR_GROUP, SR_COGROUP: a group is one record,
                                  so a key's group may not grow past this
                                  (ember.record.maxBytes; 0: no limit) */
+    /* Cluster mode: a location "ember://HOST:PORT/DIR" names the executor
+     * whose shuffle server holds the output.  When it starts with self
+     * (this executor's "ember://HOST:PORT") DIR is read from disk;
+     * otherwise fetch asks that server for the segment and returns a
+     * descriptor holding exactly its len bytes (>= 0), or < 0 with a
+     * message naming the executor (a fetch failure). */
+    const char *self;
+    int (*fetch)(void *fctx, const char *loc, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int reduce,
+                 uint64_t len);
+    void *fetch_ctx;
 } sr_opts;
 
 typedef struct sr_stats {
@@ -111,6 +121,17 @@ typedef struct sr_stats {
     int64_t spills;
     int failed_map;          /* on EM_EFETCH: the map whose output is bad */
 } sr_stats;
+
+/* Open map output (dir, shuffle_id, map, attempt) and find the segment
+ * of reduce partition `reduce`, with every check of shuffle_index.h: the
+ * descriptor (>= 0) with [*start, *end) set, or EM_EFETCH (message naming
+ * the file) or EM_ENOMEM.  The reader and the shuffle server share it. */
+int shuffle_locate(const char *dir, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int reduce, uint64_t *start,
+                   uint64_t *end);
+
+/* A location's directory: past "ember://HOST:PORT" for a cluster location,
+ * else loc itself. */
+const char *shuffle_loc_dir(const char *loc);
 
 /* Read reduce partition reduce_id of every map output and pass the result to
  * sink.  Returns 0 (also when sink stopped early with EM_STOP), EM_EFETCH

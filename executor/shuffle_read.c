@@ -22,6 +22,7 @@
  * Spill files are unlinked when created, so they vanish however this ends.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,18 +85,15 @@ static int read_index(const char *ipath, uint8_t **out, size_t *n) {
     return 0;
 }
 
-/* Open map m's data file and find its segment of the reduce partition:
- * every check of shuffle_index.h, then the segment's length against the
- * tracker's.  Returns the descriptor (>= 0) with [*start, *end) set, or a
- * code: EM_EFETCH (message naming the file) or EM_ENOMEM. */
-static int locate_segment(const sr_opts *o, int m, uint64_t *start, uint64_t *end) {
+int shuffle_locate(const char *dir, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int reduce, uint64_t *start,
+                   uint64_t *end) {
     char ipath[SR_PATH], dpath[SR_PATH];
     uint8_t *idx, hdr[SHUFFLE_DATA_HEADER];
     size_t ilen = 0;
     struct stat sb;
     int nparts = 0, rc;
-    shuffle_path(ipath, sizeof ipath, o->dirs[m], o->shuffle_id, (uint32_t)m, o->attempts ? o->attempts[m] : 0, "index");
-    shuffle_path(dpath, sizeof dpath, o->dirs[m], o->shuffle_id, (uint32_t)m, o->attempts ? o->attempts[m] : 0, "data");
+    shuffle_path(ipath, sizeof ipath, dir, shuffle_id, map, attempt, "index");
+    shuffle_path(dpath, sizeof dpath, dir, shuffle_id, map, attempt, "data");
     if ((rc = read_index(ipath, &idx, &ilen))) return rc;
     int fd = open(dpath, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &sb)) {
@@ -103,9 +101,9 @@ static int locate_segment(const sr_opts *o, int m, uint64_t *start, uint64_t *en
         goto fail;
     }
     if (shuffle_index_check(idx, ilen, (uint64_t)sb.st_size, ipath, &nparts)) goto fail;
-    if (o->reduce_id >= nparts) {
+    if (reduce < 0 || reduce >= nparts) {
         em__seterr(EM_EFETCH, "shuffle index %s: has %d partitions, reduce partition %d was asked for", ipath,
-                   nparts, o->reduce_id);
+                   nparts, reduce);
         goto fail;
     }
     ssize_t k;
@@ -116,19 +114,55 @@ static int locate_segment(const sr_opts *o, int m, uint64_t *start, uint64_t *en
         goto fail;
     }
     if (shuffle_data_header_check(hdr, nparts, dpath)) goto fail;
-    *start = shuffle_index_offset(idx, o->reduce_id);
-    *end = shuffle_index_offset(idx, o->reduce_id + 1);
-    if (o->seglens && *end - *start != o->seglens[m]) {
-        em__seterr(EM_EFETCH, "shuffle index %s: segment of reduce partition %d is %llu bytes, the map task wrote %llu",
-                   ipath, o->reduce_id, (unsigned long long)(*end - *start), (unsigned long long)o->seglens[m]);
-        goto fail;
-    }
+    *start = shuffle_index_offset(idx, reduce);
+    *end = shuffle_index_offset(idx, reduce + 1);
     free(idx);
     return fd;
 fail:
     free(idx);
     if (fd >= 0) close(fd);
     return EM_EFETCH;
+}
+
+const char *shuffle_loc_dir(const char *loc) {
+    if (strncmp(loc, "ember://", 8) != 0) return loc;
+    const char *d = strchr(loc + 8, '/');
+    return d ? d : "";
+}
+
+/* Whether loc names another executor's shuffle server (fetch over the
+ * network) rather than this process's disk. */
+static int loc_remote(const sr_opts *o, const char *loc) {
+    if (strncmp(loc, "ember://", 8) != 0 || !o->fetch) return 0;
+    size_t n = o->self ? strlen(o->self) : 0;
+    return !(n && !strncmp(loc, o->self, n) && loc[n] == '/');
+}
+
+/* Open map m's segment of the reduce partition, from disk or from the
+ * executor that wrote it, and check its length against the tracker's.
+ * Returns the descriptor (>= 0) with [*start, *end) set, or a code:
+ * EM_EFETCH (message naming the file or executor) or EM_ENOMEM. */
+static int locate_segment(const sr_opts *o, int m, uint64_t *start, uint64_t *end) {
+    uint64_t att = o->attempts ? o->attempts[m] : 0;
+    if (loc_remote(o, o->dirs[m])) {
+        if (!o->seglens) return em__seterr(EM_EFETCH, "shuffle %u map %d: a remote segment needs its length", o->shuffle_id, m);
+        int fd = o->fetch(o->fetch_ctx, o->dirs[m], o->shuffle_id, (uint32_t)m, att, o->reduce_id, o->seglens[m]);
+        if (fd < 0) return fd == EM_ENOMEM ? fd : EM_EFETCH;
+        *start = 0;
+        *end = o->seglens[m];
+        return fd;
+    }
+    int fd = shuffle_locate(shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att, o->reduce_id, start, end);
+    if (fd < 0) return fd;
+    if (o->seglens && *end - *start != o->seglens[m]) {
+        char ipath[SR_PATH];
+        shuffle_path(ipath, sizeof ipath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att, "index");
+        em__seterr(EM_EFETCH, "shuffle index %s: segment of reduce partition %d is %llu bytes, the map task wrote %llu",
+                   ipath, o->reduce_id, (unsigned long long)(*end - *start), (unsigned long long)o->seglens[m]);
+        close(fd);
+        return EM_EFETCH;
+    }
+    return fd;
 }
 
 /* Read map m's segment of the reduce partition into fn.  0, a fetch
@@ -138,7 +172,10 @@ static int read_segment(const sr_opts *o, int m, consume_fn fn, void *ctx, sr_st
     int fd = locate_segment(o, m, &start, &end);
     if (fd < 0) return fd == EM_EFETCH ? fetch_fail(st, m) : fd;
     char dpath[SR_PATH];
-    shuffle_path(dpath, sizeof dpath, o->dirs[m], o->shuffle_id, (uint32_t)m, o->attempts ? o->attempts[m] : 0, "data");
+    if (loc_remote(o, o->dirs[m])) snprintf(dpath, sizeof dpath, "%s (shuffle %u map %d)", o->dirs[m], o->shuffle_id, m);
+    else
+        shuffle_path(dpath, sizeof dpath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m,
+                     o->attempts ? o->attempts[m] : 0, "data");
     bf_reader rd;
     em_rec r;
     int rc;

@@ -219,7 +219,8 @@ static int end_shuffle(epipe *p) {
     res->shuffle_bytes = sr.bytes;
     res->shuffle_records = sr.records;
     res->spills += sr.spills;
-    snprintf(res->loc, sizeof res->loc, "%s", p->run->env->local_dir);
+    if (p->run->env->self) snprintf(res->loc, sizeof res->loc, "%s%s", p->run->env->self, p->run->env->local_dir);
+    else snprintf(res->loc, sizeof res->loc, "%s", p->run->env->local_dir);
     rc = ebuf_append(&p->buf, sr.seg_bytes, sizeof(uint64_t) * (size_t)s->nparts) ? EM_ENOMEM : 0;
     free(sr.seg_bytes);
     if (!rc) give_result(p, &p->buf);

@@ -98,7 +98,8 @@ extern "C" {
     XX(EFETCH, -12, "shuffle fetch failed")                            \
     XX(EFNREF, -13, "function cannot be named on the wire")           \
     XX(ECANCELED, -14, "job canceled")                                 \
-    XX(EAUTH, -15, "authentication failed")
+    XX(EAUTH, -15, "authentication failed")                            \
+    XX(EEXEC, -16, "no executor can run the application")
 
 enum {
     EM_OK = 0,

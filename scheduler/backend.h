@@ -51,6 +51,13 @@ struct backend {
     void (*drop_map_output)(backend *b, int exec, uint32_t shuffle_id, int map, uint64_t attempt);
     /* Executor cores available in all. */
     int (*cores)(backend *b);
+    /* Why no executor is alive, for the message of jobs that waited
+     * ember.scheduler.maxRegisteredWait for one (NULL: executors never go,
+     * as local[N]'s). */
+    void (*why_idle)(backend *b, char *buf, size_t cap);
+    /* A broadcast was destroyed: drop it on every executor (NULL: they
+     * share the driver's table). */
+    void (*drop_bcast)(backend *b, uint64_t id);
     /* Stop executors (kills queued attempts, waits for running ones, whose
      * events are dropped) and free the backend. */
     void (*close)(backend *b);

@@ -165,6 +165,11 @@ struct dag {
     struct sync_call *hold_waiters;
     int stopping;
     uint64_t next_spec_us;
+    /* Cluster mode: tasks wait with no executor alive since starved_us
+     * (0: not waiting); past register_wait_ms their jobs fail with the
+     * backend's reason (ember.scheduler.maxRegisteredWait). */
+    uint64_t starved_us;
+    int64_t register_wait_ms;
     /* Threads */
     pthread_t thread;
     int started;
@@ -575,6 +580,8 @@ void dag_drop_shuffle(dag *d, uint32_t id) {
 }
 
 static void *sched_main(void *arg);
+
+void dag_set_register_wait(dag *d, int64_t ms) { d->register_wait_ms = ms; }
 
 int dag_start(dag *d, backend *be) {
     d->be = be;
@@ -1610,6 +1617,11 @@ static int next_timeout(dag *d) {
         int until = d->locality_due_us > now ? (int)((d->locality_due_us - now + 999) / 1000) : 0;
         if (t < 0 || until < t) t = until;
     }
+    if (d->starved_us) {
+        uint64_t due = d->starved_us + (uint64_t)d->register_wait_ms * 1000u, now = ev_now_us();
+        int until = due > now ? (int)((due - now + 999) / 1000) : 0;
+        if (t < 0 || until < t) t = until;
+    }
     int interval = -1;
     for (job *j = d->jobs; j; j = j->next)
         if (j->spec.speculation && !j->finishing) {
@@ -1640,7 +1652,35 @@ static void timed_work(dag *d) {
 
 /* Jobs that cannot progress (nothing runs, nothing will): a scheduler bug
  * made visible instead of a hang. */
+static int any_alive(const exec_table *t) {
+    for (int i = 0; i < t->n; i++)
+        if (t->v[i].alive) return 1;
+    return 0;
+}
+
+/* Every job not yet finishing fails with code and msg. */
+static void fail_all(dag *d, int code, const char *msg) {
+    for (job *j = d->jobs, *next; j; j = next) {
+        next = j->next;
+        if (!j->finishing) job_fail_msg(d, j, code, msg);
+    }
+}
+
 static void check_stuck(dag *d) {
+    /* Tasks wait and no executor is alive: past the wait, the backend
+     * says why (cluster mode; local[N]'s executors never go). */
+    if (d->nrunq && !d->running && !any_alive(&d->execs) && d->be->why_idle) {
+        uint64_t now = ev_now_us();
+        if (!d->starved_us) d->starved_us = now;
+        else if (now - d->starved_us >= (uint64_t)d->register_wait_ms * 1000u) {
+            char why[1024];
+            d->be->why_idle(d->be, why, sizeof why);
+            d->starved_us = 0;
+            fail_all(d, EM_EEXEC, why);
+        }
+        return;
+    }
+    d->starved_us = 0;
     if (d->running || (d->nrunq && !et_any_room(&d->execs))) return; /* (no executor yet: waiting is right) */
     for (job *j = d->jobs, *next; j; j = next) {
         next = j->next;
@@ -1661,7 +1701,14 @@ static void *sched_main(void *arg) {
             case EV_TASK_ENDED: kept = handle_end(d, ev); break;
             case EV_CALL: ev->call(d, ev->arg); break;
             case EV_EXEC_ADDED: et_add(&d->execs, ev->exec, ev->cores, ev->backlog); break; /* ENOMEM: an executor never used */
-            case EV_EXEC_LOST: break; /* no executor process can be lost before cluster mode */
+            case EV_EXEC_LOST: {
+                /* Its attempts end as failures (the backend posts them);
+                 * lost outputs are found by the fetches that miss them. */
+                exec_rec *x = et_find(&d->execs, ev->exec);
+                if (x) x->alive = 0;
+                break;
+            }
+            case EV_APP_FAILED: fail_all(d, ev->res.status, ev->res.errmsg); break;
             }
             if (!kept) ev_free(ev);
         }

@@ -61,6 +61,9 @@ typedef struct job_spec {
 dag *dag_new(em_stats *stats, uint64_t cache_ns);
 /* The queue the backend posts its events to. */
 evq *dag_events(dag *d);
+/* ember.scheduler.maxRegisteredWait: how long tasks wait while no
+ * executor is alive before their jobs fail with the backend's why_idle. */
+void dag_set_register_wait(dag *d, int64_t ms);
 /* Start the scheduler's thread over the backend.  0, or < 0. */
 int dag_start(dag *d, backend *be);
 /* Refuse new jobs (EM_ECANCELED, "the context is closing") and cancel the

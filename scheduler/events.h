@@ -23,6 +23,9 @@ typedef enum ev_kind {
     EV_EXEC_ADDED,     /* an executor joined: exec, cores, address */
     EV_EXEC_LOST,      /* an executor is gone: exec, reason */
     EV_CALL,           /* run call(sched, arg) on the scheduler's thread */
+    EV_APP_FAILED,     /* the application cannot run (an executor of another
+                          binary): every job fails with res.status and
+                          res.errmsg */
 } ev_kind;
 
 typedef struct sched_event {

@@ -94,7 +94,7 @@ static int grow(void **v, int *cap, int n, size_t size) {
 
 int master_register_worker(master *m, const char *id, const char *host, int port, int cores, int64_t mem_mib,
                            uint64_t now_ms) {
-    if (!id || !*id || strlen(id) >= MASTER_ID_MAX || !host || !*host || strlen(host) >= 256 || port < 1 ||
+    if (!id || !*id || strlen(id) >= MASTER_ID_MAX || !host || !*host || strlen(host) >= 256 || port < 0 ||
         port > 65535 || cores < 1 || mem_mib < 1)
         return em__seterr(EM_EINVAL, "master: a worker registration with bad fields (id \"%s\", %d cores, %lld MiB)",
                           id ? id : "", cores, (long long)mem_mib);

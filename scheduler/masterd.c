@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "conf.h"
 #include "conn.h"
@@ -30,6 +31,7 @@ typedef struct peer {
     int kind;
     char id[MASTER_ID_MAX]; /* worker id or application id */
     char addr[1025];        /* a worker's host; a driver's url (msg.c's bounds) */
+    uint8_t hash[32];       /* a driver's: its binary's hash */
 } peer;
 
 typedef struct masterd {
@@ -116,11 +118,8 @@ static void tell_launch(void *ud, const master_exec *e) {
     log_msg(LOG_INFO, "master", "granting executor %s/%d on worker %s (%d cores, %lld MiB)", e->app, e->id, e->worker,
             e->cores, (long long)e->mem_mib);
     if (w && p) {
-        /* The application binary's hash comes with the upload (cluster
-         * mode's next step): zeros until then. */
-        static const uint8_t nohash[32];
         msg_val f[] = {vstr(e->app), vu((uint64_t)e->id), vu((uint64_t)e->cores), vu((uint64_t)e->mem_mib),
-                       vstr(p->addr), {0, 0, nohash, 32}};
+                       vstr(p->addr), {0, 0, p->hash, 32}};
         send_msg(w->c, M_LAUNCH_EXECUTOR, f, 6);
         msg_val g[] = {vu((uint64_t)e->id), vstr(e->worker), vstr(w->addr), vu((uint64_t)e->cores)};
         send_msg(p->c, M_EXECUTOR_ADDED, g, 4);
@@ -227,6 +226,7 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
             p->kind = P_DRIVER;
             snprintf(p->id, sizeof p->id, "%s", id);
             snprintf(p->addr, sizeof p->addr, "%s", url);
+            memcpy(p->hash, m.f[2].p, 32);
         }
         log_msg(LOG_INFO, "master", "application %s (%s) registered from %s", id, name, conn_peer(c));
         msg_val f[] = {vstr(id)};
@@ -562,6 +562,13 @@ int masterd_main(int argc, char **argv) {
     }
     log_msg(LOG_INFO, "master", "listening on %s:%d, status on http://%s:%d/json, worker timeout %llu ms", d.host,
             d.port, d.host, d.webport, (unsigned long long)d.timeout_ms);
+    /* A driver that started this master (local-cluster) learns its ports. */
+    const char *rfd = getenv("EMBER_READY_FD");
+    if (rfd && *rfd) {
+        int fd = atoi(rfd);
+        dprintf(fd, "%d %d\n", d.port, d.webport);
+        close(fd);
+    }
     int sig = 0;
     sigwait(&sigs, &sig);
     log_msg(LOG_INFO, "master", "stopping on signal %d", sig);

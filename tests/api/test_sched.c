@@ -199,12 +199,15 @@ TEST(sched_map_side_failure_retried) {
     em_close(c);
 }
 
-/* Shuffle data files of the context under test_tmpdir(). */
+/* Shuffle data files of the context under test_tmpdir(): in the driver's
+ * directory (local[N]) or in its executors' (local-cluster). */
 static size_t shuffle_files(glob_t *g, const char *what) {
     char pat[512];
-    snprintf(pat, sizeof pat, "%s/ember-*/shuffle_*.%s", test_tmpdir(), what);
     memset(g, 0, sizeof *g);
-    if (glob(pat, 0, NULL, g)) return 0;
+    snprintf(pat, sizeof pat, "%s/ember-*/shuffle_*.%s", test_tmpdir(), what);
+    glob(pat, 0, NULL, g);
+    snprintf(pat, sizeof pat, "%s/ember-*/worker-*/app-*/*/local/shuffle_*.%s", test_tmpdir(), what);
+    glob(pat, GLOB_APPEND, NULL, g);
     return g->gl_pathc;
 }
 

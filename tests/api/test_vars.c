@@ -437,7 +437,9 @@ TEST(api_vars_cache_large_partition_chunks) {
  * (A flipped bit used to give 967 records of 1,000 and a garbage sum.) */
 static int block_files(const char *dir, char paths[][1024], int max) {
     char cmd[1200];
-    snprintf(cmd, sizeof cmd, "ls -d '%s'/ember-*/block_* 2>/dev/null | sort", dir);
+    /* The driver's directory in local[N]; its executors' below it in
+     * local-cluster. */
+    snprintf(cmd, sizeof cmd, "find '%s' -name 'block_*' -type f 2>/dev/null | sort", dir);
     FILE *f = popen(cmd, "r");
     int n = 0;
     if (!f) return 0;

@@ -50,6 +50,7 @@ typedef struct env_fix {
 } env_fix;
 
 static int env_open(env_fix *f) {
+    memset(f, 0, sizeof *f);
     f->bs = bs_new(test_tmpdir(), 1 << 20);
     f->env.local_dir = test_tmpdir();
     f->env.store = f->bs;

@@ -1,0 +1,783 @@
+/*
+ * executor.c -- the executor process of cluster mode (see executor.h).
+ *
+ * Threads: the io loop (every connection: the driver's, the shuffle
+ * server's clients, the connections this executor opens to fetch
+ * segments), N task threads, and main, which waits for the end.  Task
+ * threads take attempts from one FIFO under x.mu; what they need from the
+ * network (a commit answer, a broadcast, a segment) they ask the loop for
+ * with iol_post and wait on their request's condition variable.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blockstore.h"
+#include "conn.h"
+#include "ember.h"
+#include "err.h"
+#include "events.h"
+#include "executor.h"
+#include "fnref.h"
+#include "frame.h"
+#include "log.h"
+#include "msg.h"
+#include "netconf.h"
+#include "runner.h"
+#include "shuffle.h"
+#include "taskresult.h"
+#include "vars.h"
+
+#define CHUNK ((size_t)1 << 20) /* bulk data travels in chunks of this size */
+
+/* One attempt the driver launched. */
+typedef struct xtask {
+    struct xtask *next, *prev;
+    uint64_t id;
+    uint8_t *desc;
+    size_t len;
+    task_ctl ctl;
+    uint64_t start_us;
+} xtask;
+
+/* A task thread's question to the driver (commit, broadcast). */
+typedef struct dreq {
+    struct dreq *next;
+    uint64_t id;
+    int tag;             /* M_ASK_COMMIT or M_FETCH_BCAST */
+    msg_val f[4];
+    int done, rc;
+    int granted, found;  /* the answer */
+    uint8_t *data;       /* a broadcast's value */
+    size_t len;
+    pthread_cond_t cv;
+} dreq;
+
+/* A segment fetch from another executor's shuffle server. */
+typedef struct freq {
+    struct freq *next;
+    char host[64];
+    int port;
+    uint64_t rid;
+    uint32_t shuffle, map;
+    uint64_t attempt, len, got;
+    int reduce;
+    int fd;
+    int started;         /* its M_SEGMENT came */
+    int done, rc;
+    char err[512];
+    pthread_cond_t cv;
+} freq;
+
+/* A connection to another executor's shuffle server, with its requests in
+ * the order they were sent (the server answers in that order). */
+typedef struct fconn {
+    struct fconn *next;
+    conn *c;
+    char key[80];
+    int open;
+    freq *head, *tail;   /* sent (or waiting for open), oldest first */
+} fconn;
+
+typedef struct executor {
+    ioloop *l;
+    conn_opts co;
+    netconf nc;
+    conn *driver;
+    listener *ls;
+    char host[64], dhost[64];
+    int dport, port, id, cores;
+    char dir[900], self[128];
+    blockstore *store;
+    exec_env env;
+    pthread_mutex_t mu;
+    pthread_cond_t work, ended;
+    xtask *qhead, *qtail, *running;
+    dreq *reqs;          /* waiting for the driver's answer (mu) */
+    uint64_t next_req;
+    fconn *fconns;       /* the loop's thread only */
+    int stop, status;
+    int registered;      /* the driver's connection opened */
+    char url[80];
+    char why[512];
+    pthread_t *threads;
+} executor;
+
+static executor x;
+
+static msg_val vu(uint64_t u) {
+    msg_val v = {u, 0, NULL, 0};
+    return v;
+}
+
+static msg_val vstr(const char *s) {
+    msg_val v = {0, 0, (const uint8_t *)s, strlen(s)};
+    return v;
+}
+
+static int send_msg(conn *c, int tag, const msg_val *f, int n) {
+    ebuf out = EBUF_INIT;
+    int rc = msg_encode(&out, tag, f, n);
+    if (!rc) rc = conn_send(c, FT_MSG, out.p, out.len);
+    ebuf_free(&out);
+    return rc;
+}
+
+/* The end of the executor: main returns status. */
+static void finish(int status, const char *why) {
+    pthread_mutex_lock(&x.mu);
+    if (!x.stop) {
+        x.stop = 1;
+        x.status = status;
+        snprintf(x.why, sizeof x.why, "%s", why);
+        pthread_cond_broadcast(&x.ended);
+        pthread_cond_broadcast(&x.work);
+    }
+    pthread_mutex_unlock(&x.mu);
+}
+
+/* --------------------------------------------------- questions to the driver */
+
+static void send_req(void *arg) {
+    dreq *r = arg;
+    int n = r->tag == M_ASK_COMMIT ? 4 : 2;
+    if (!x.driver || send_msg(x.driver, r->tag, r->f, n)) {
+        pthread_mutex_lock(&x.mu);
+        r->done = 1;
+        r->rc = em__seterr(EM_EIO, "executor %d: the driver's connection is gone", x.id);
+        pthread_cond_signal(&r->cv);
+        pthread_mutex_unlock(&x.mu);
+    }
+}
+
+/* Ask the driver and wait for its answer (x.mu not held). */
+static int ask_driver(dreq *r) {
+    pthread_cond_init(&r->cv, NULL);
+    pthread_mutex_lock(&x.mu);
+    r->id = x.next_req++;
+    r->f[0] = vu(r->id);
+    r->next = x.reqs;
+    x.reqs = r;
+    pthread_mutex_unlock(&x.mu);
+    int rc = iol_post(x.l, send_req, r);
+    pthread_mutex_lock(&x.mu);
+    if (rc) r->done = 1, r->rc = rc;
+    while (!r->done && !x.stop) pthread_cond_wait(&r->cv, &x.mu);
+    for (dreq **pp = &x.reqs; *pp; pp = &(*pp)->next)
+        if (*pp == r) {
+            *pp = r->next;
+            break;
+        }
+    if (!r->done) r->rc = em__seterr(EM_EIO, "executor %d: stopping", x.id);
+    pthread_mutex_unlock(&x.mu);
+    pthread_cond_destroy(&r->cv);
+    return r->rc;
+}
+
+static int ask_commit(void *c, uint32_t stage, int32_t partition, uint64_t attempt) {
+    (void)c;
+    dreq r;
+    memset(&r, 0, sizeof r);
+    r.tag = M_ASK_COMMIT;
+    r.f[1] = vu(stage);
+    r.f[2] = vu((uint64_t)partition);
+    r.f[3] = vu(attempt);
+    return ask_driver(&r) ? 0 : r.granted;
+}
+
+static int fetch_bcast(uint64_t id, void **data, size_t *len) {
+    dreq r;
+    memset(&r, 0, sizeof r);
+    r.tag = M_FETCH_BCAST;
+    r.f[1] = vu(id);
+    int rc = ask_driver(&r);
+    if (rc) return rc;
+    if (!r.found) {
+        free(r.data);
+        return em__seterr(EM_ENOENT, "broadcast %llu: the driver no longer has it", (unsigned long long)id);
+    }
+    *data = r.data;
+    *len = r.len;
+    return 0;
+}
+
+/* An answer from the driver, on the loop's thread. */
+static void answer(const msg *m) {
+    pthread_mutex_lock(&x.mu);
+    for (dreq *r = x.reqs; r; r = r->next)
+        if (r->id == m->f[0].u && !r->done) {
+            if (m->tag == M_COMMIT_ANSWER && r->tag == M_ASK_COMMIT) r->granted = (int)m->f[1].u;
+            else if (m->tag == M_BCAST && r->tag == M_FETCH_BCAST) {
+                r->found = (int)m->f[1].u;
+                if ((r->data = malloc(m->f[2].len ? m->f[2].len : 1))) {
+                    memcpy(r->data, m->f[2].p, m->f[2].len);
+                    r->len = m->f[2].len;
+                } else r->rc = em__seterr(EM_ENOMEM, "broadcast: out of memory for %zu bytes", m->f[2].len);
+            } else r->rc = em__seterr(EM_EPROTO, "executor: a %s answering a %s", msg_name(m->tag), msg_name(r->tag));
+            r->done = 1;
+            pthread_cond_signal(&r->cv);
+            break;
+        }
+    pthread_mutex_unlock(&x.mu);
+}
+
+/* ---------------------------------------------------------- segment fetch */
+
+static fconn *fconn_of(conn *c) {
+    for (fconn *f = x.fconns; f; f = f->next)
+        if (f->c == c) return f;
+    return NULL;
+}
+
+static void freq_end(freq *r, int rc, const char *why) {
+    pthread_mutex_lock(&x.mu);
+    r->done = 1;
+    r->rc = rc;
+    if (why) snprintf(r->err, sizeof r->err, "%s", why);
+    pthread_cond_signal(&r->cv);
+    pthread_mutex_unlock(&x.mu);
+}
+
+static void fetch_send(fconn *f, freq *r) {
+    msg_val v[] = {vu(r->rid), vu(r->shuffle), vu(r->map), vu(r->attempt), vu((uint64_t)r->reduce)};
+    if (send_msg(f->c, M_FETCH_SEGMENT, v, 5)) conn_close(f->c, em_errmsg());
+}
+
+static void fetch_open(conn *c, void *ud) {
+    (void)ud;
+    fconn *f = fconn_of(c);
+    if (!f) return;
+    f->open = 1;
+    for (freq *r = f->head; r; r = r->next) fetch_send(f, r);
+}
+
+static void fetch_closed(conn *c, const char *reason, void *ud) {
+    (void)ud;
+    for (fconn **pp = &x.fconns; *pp; pp = &(*pp)->next)
+        if ((*pp)->c == c) {
+            fconn *f = *pp;
+            *pp = f->next;
+            char why[600];
+            for (freq *r = f->head, *n; r; r = n) {
+                n = r->next;
+                snprintf(why, sizeof why, "executor at %s: %s", f->key, reason);
+                freq_end(r, EM_EFETCH, why);
+            }
+            free(f);
+            return;
+        }
+}
+
+static void fetch_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
+    (void)ud;
+    fconn *f = fconn_of(c);
+    freq *r = f ? f->head : NULL;
+    char why[700];
+    msg m;
+    memset(&m, 0, sizeof m);
+    if (!r) {
+        conn_close(c, "a frame no fetch asked for");
+        goto out;
+    }
+    if (type == FT_CHUNK) {
+        if (!r->started) {
+            conn_close(c, "a chunk before its segment's header");
+            goto out;
+        }
+        if (!len) { /* the end */
+            f->head = r->next;
+            if (!f->head) f->tail = NULL;
+            if (r->got != r->len) {
+                snprintf(why, sizeof why, "executor at %s sent %llu of the %llu bytes of shuffle %u map %u", f->key,
+                         (unsigned long long)r->got, (unsigned long long)r->len, r->shuffle, r->map);
+                freq_end(r, EM_EFETCH, why);
+            } else freq_end(r, 0, NULL);
+            goto out;
+        }
+        if (r->got + len > r->len) {
+            conn_close(c, "a segment longer than announced");
+            goto out;
+        }
+        size_t off = 0;
+        while (off < len) {
+            ssize_t k = pwrite(r->fd, body + off, len - off, (off_t)(r->got + off));
+            if (k < 0 && errno == EINTR) continue;
+            if (k <= 0) {
+                snprintf(why, sizeof why, "keeping a fetched segment: %s", k < 0 ? strerror(errno) : "short write");
+                conn_close(c, why);
+                goto out;
+            }
+            off += (size_t)k;
+        }
+        r->got += len;
+        goto out;
+    }
+    if (type != FT_MSG || msg_decode(&m, body, len)) {
+        conn_close(c, type != FT_MSG ? "an unexpected frame" : em_errmsg());
+        goto out;
+    }
+    if (m.tag == M_SEGMENT && !r->started && m.f[0].u == r->rid) {
+        if (m.f[1].u != r->len) {
+            f->head = r->next;
+            if (!f->head) f->tail = NULL;
+            snprintf(why, sizeof why,
+                     "executor at %s: shuffle %u map %u reduce partition %d is %llu bytes, the map task wrote %llu",
+                     f->key, r->shuffle, r->map, r->reduce, (unsigned long long)m.f[1].u, (unsigned long long)r->len);
+            freq_end(r, EM_EFETCH, why);
+            conn_close(c, "a segment of the wrong length"); /* its chunks would follow */
+            goto out;
+        }
+        r->started = 1;
+    } else if (m.tag == M_ERROR && !r->started) {
+        f->head = r->next;
+        if (!f->head) f->tail = NULL;
+        snprintf(why, sizeof why, "executor at %s: %.*s", f->key, (int)m.f[1].len, (const char *)m.f[1].p);
+        freq_end(r, EM_EFETCH, why);
+    } else {
+        snprintf(why, sizeof why, "a %s message out of turn", msg_name(m.tag));
+        conn_close(c, why);
+    }
+out:
+    msg_free(&m);
+    free(body);
+}
+
+static const conn_cb fetch_cb = {fetch_open, fetch_frame, fetch_closed};
+
+static void fetch_start(void *arg) {
+    freq *r = arg;
+    char key[80];
+    snprintf(key, sizeof key, "%s:%d", r->host, r->port);
+    fconn *f = x.fconns;
+    while (f && strcmp(f->key, key)) f = f->next;
+    if (!f) {
+        if (!(f = calloc(1, sizeof *f))) {
+            freq_end(r, EM_ENOMEM, "out of memory");
+            return;
+        }
+        snprintf(f->key, sizeof f->key, "%s", key);
+        f->next = x.fconns;
+        x.fconns = f;
+        if (conn_connect(x.l, r->host, r->port, &x.co, &fetch_cb, NULL, &f->c)) {
+            x.fconns = f->next;
+            free(f);
+            char why[600];
+            snprintf(why, sizeof why, "executor at %s: %s", key, em_errmsg());
+            freq_end(r, EM_EFETCH, why);
+            return;
+        }
+    }
+    r->next = NULL;
+    if (f->tail) f->tail->next = r;
+    else f->head = r;
+    f->tail = r;
+    if (f->open) fetch_send(f, r);
+}
+
+/* exec_env's fetch: the segment into an anonymous in-memory file. */
+static int fetch_segment(void *fctx, const char *loc, uint32_t shuffle, uint32_t map, uint64_t attempt, int reduce,
+                         uint64_t len) {
+    (void)fctx;
+    freq r;
+    memset(&r, 0, sizeof r);
+    const char *hp = loc + 8, *colon = strchr(hp, ':');
+    char *end;
+    long port = colon ? strtol(colon + 1, &end, 10) : 0;
+    if (!colon || (size_t)(colon - hp) >= sizeof r.host || port <= 0 || port > 65535 || *end != '/')
+        return em__seterr(EM_EFETCH, "shuffle %u map %u: bad location \"%s\"", shuffle, map, loc);
+    memcpy(r.host, hp, (size_t)(colon - hp));
+    r.port = (int)port;
+    r.shuffle = shuffle;
+    r.map = map;
+    r.attempt = attempt;
+    r.reduce = reduce;
+    r.len = len;
+    if ((r.fd = memfd_create("ember-segment", MFD_CLOEXEC)) < 0)
+        return em__seterr(EM_EFETCH, "shuffle %u map %u: memfd_create: %s", shuffle, map, strerror(errno));
+    pthread_cond_init(&r.cv, NULL);
+    pthread_mutex_lock(&x.mu);
+    r.rid = x.next_req++;
+    pthread_mutex_unlock(&x.mu);
+    int rc = iol_post(x.l, fetch_start, &r);
+    pthread_mutex_lock(&x.mu);
+    if (rc) r.done = 1, r.rc = rc;
+    /* The loop ends every request it holds (a closed connection fails
+     * them), so this wait ends; at stop the process exits anyway. */
+    while (!r.done) pthread_cond_wait(&r.cv, &x.mu);
+    pthread_mutex_unlock(&x.mu);
+    pthread_cond_destroy(&r.cv);
+    if (r.rc) {
+        close(r.fd);
+        if (r.rc == EM_ENOMEM) return em__seterr(EM_ENOMEM, "shuffle %u map %u: out of memory", shuffle, map);
+        return em__seterr(EM_EFETCH, "shuffle %u map %u reduce partition %d: %s", shuffle, map, reduce,
+                          r.err[0] ? r.err : em_errmsg());
+    }
+    return r.fd;
+}
+
+/* --------------------------------------------------------- shuffle server */
+
+static void serve_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
+    (void)ud;
+    msg m;
+    char why[600];
+    if (type != FT_MSG || msg_decode(&m, body, len) || m.tag != M_FETCH_SEGMENT) {
+        snprintf(why, sizeof why, "%s", type != FT_MSG ? "a frame that is not a message"
+                                        : m.tag ? "a message the shuffle server does not take"
+                                                : em_errmsg());
+        if (type == FT_MSG) msg_free(&m);
+        free(body);
+        conn_close(c, why);
+        return;
+    }
+    uint64_t start = 0, end = 0;
+    int fd = shuffle_locate(x.dir, (uint32_t)m.f[1].u, (uint32_t)m.f[2].u, m.f[3].u, (int)m.f[4].u, &start, &end);
+    if (fd < 0) {
+        msg_val f[] = {{0, fd, NULL, 0}, vstr(em_errmsg())};
+        f[0].i = fd;
+        if (send_msg(c, M_ERROR, f, 2)) conn_close(c, em_errmsg());
+    } else {
+        msg_val f[] = {m.f[0], vu(end - start)};
+        int rc = send_msg(c, M_SEGMENT, f, 2);
+        uint8_t *buf = rc ? NULL : malloc(CHUNK);
+        uint64_t off = start;
+        if (!rc && !buf) rc = em__seterr(EM_ENOMEM, "shuffle server: out of memory");
+        while (!rc && off < end) {
+            size_t want = end - off < CHUNK ? (size_t)(end - off) : CHUNK;
+            ssize_t k = pread(fd, buf, want, (off_t)off);
+            if (k < 0 && errno == EINTR) continue;
+            if (k <= 0) {
+                rc = em__seterr(EM_EIO, "reading shuffle %llu map %llu: %s", (unsigned long long)m.f[1].u,
+                                (unsigned long long)m.f[2].u, k < 0 ? strerror(errno) : "file shrank");
+                break;
+            }
+            rc = conn_send(c, FT_CHUNK, buf, (size_t)k);
+            off += (uint64_t)k;
+        }
+        if (!rc) rc = conn_send(c, FT_CHUNK, NULL, 0);
+        free(buf);
+        close(fd);
+        /* Half a segment was sent: the reader cannot be told apart from a
+         * good one but by closing. */
+        if (rc) conn_close(c, em_errmsg());
+    }
+    msg_free(&m);
+    free(body);
+}
+
+static const conn_cb serve_cb = {NULL, serve_frame, NULL};
+
+/* ------------------------------------------------------------ task threads */
+
+typedef struct ended {
+    uint64_t id;
+    int killed;
+    uint64_t start_us, end_us;
+    ebuf res;
+} ended;
+
+static void send_ended(void *arg) {
+    ended *e = arg;
+    msg_val f[] = {vu(e->id), vu((uint64_t)e->killed), vu(e->start_us), vu(e->end_us), {0, 0, e->res.p, e->res.len}};
+    if (x.driver && send_msg(x.driver, M_TASK_ENDED, f, 5))
+        log_msg(LOG_WARN, "executor", "cannot report task %llu: %s", (unsigned long long)e->id, em_errmsg());
+    ebuf_free(&e->res);
+    free(e);
+}
+
+/* Encode the result; one too large for a frame fails the attempt with a
+ * message naming the limit. */
+static void report(xtask *t, task_result *res, uint64_t end_us) {
+    ended *e = calloc(1, sizeof *e);
+    if (!e) return; /* the driver learns of it when this executor is lost */
+    e->id = t->id;
+    e->killed = __atomic_load_n(&t->ctl.cancel, __ATOMIC_RELAXED);
+    e->start_us = t->start_us;
+    e->end_us = end_us;
+    if (taskresult_encode(res, &e->res) || e->res.len + 256 > x.co.max_frame) {
+        size_t n = e->res.len;
+        ebuf_free(&e->res);
+        task_result_clear(res);
+        res->status = EM_EINVAL;
+        snprintf(res->errmsg, sizeof res->errmsg,
+                 n ? "the task's result is %zu bytes, more than ember.rpc.message.maxSize (%zu bytes)"
+                   : "out of memory encoding the task's result",
+                 n, x.co.max_frame);
+        taskresult_encode(res, &e->res);
+    }
+    if (iol_post(x.l, send_ended, e)) {
+        ebuf_free(&e->res);
+        free(e);
+    }
+}
+
+static void *task_thread(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&x.mu);
+    for (;;) {
+        while (!x.qhead && !x.stop) pthread_cond_wait(&x.work, &x.mu);
+        if (x.stop) break;
+        xtask *t = x.qhead;
+        x.qhead = t->next;
+        if (!x.qhead) x.qtail = NULL;
+        t->prev = NULL;
+        t->next = x.running;
+        if (x.running) x.running->prev = t;
+        x.running = t;
+        t->start_us = ev_now_us();
+        pthread_mutex_unlock(&x.mu);
+
+        task_result res;
+        memset(&res, 0, sizeof res);
+        res.fetch_map = -1;
+        res.task_id = t->id;
+        runner_run(&x.env, t->desc, t->len, &res, &t->ctl);
+        t->desc = NULL;
+        report(t, &res, ev_now_us());
+        task_result_clear(&res);
+
+        pthread_mutex_lock(&x.mu);
+        if (t->prev) t->prev->next = t->next;
+        else x.running = t->next;
+        if (t->next) t->next->prev = t->prev;
+        free(t);
+    }
+    pthread_mutex_unlock(&x.mu);
+    return NULL;
+}
+
+/* --------------------------------------------------------------- driver */
+
+static void launch(const msg *m) {
+    xtask *t = calloc(1, sizeof *t);
+    uint8_t *d = malloc(m->f[1].len);
+    if (!t || !d) {
+        free(t);
+        free(d);
+        task_result res;
+        memset(&res, 0, sizeof res);
+        res.status = EM_ENOMEM;
+        res.fetch_map = -1;
+        snprintf(res.errmsg, sizeof res.errmsg, "executor %d: out of memory for a task", x.id);
+        xtask tmp;
+        memset(&tmp, 0, sizeof tmp);
+        tmp.id = m->f[0].u;
+        report(&tmp, &res, ev_now_us());
+        return;
+    }
+    memcpy(d, m->f[1].p, m->f[1].len);
+    t->id = m->f[0].u;
+    t->desc = d;
+    t->len = m->f[1].len;
+    pthread_mutex_lock(&x.mu);
+    if (x.qtail) x.qtail->next = t;
+    else x.qhead = t;
+    x.qtail = t;
+    pthread_cond_signal(&x.work);
+    pthread_mutex_unlock(&x.mu);
+}
+
+static void kill_task(uint64_t id) {
+    xtask *q = NULL, *prev = NULL;
+    pthread_mutex_lock(&x.mu);
+    for (xtask *t = x.qhead; t; prev = t, t = t->next)
+        if (t->id == id) {
+            if (prev) prev->next = t->next;
+            else x.qhead = t->next;
+            if (x.qtail == t) x.qtail = prev;
+            q = t;
+            break;
+        }
+    if (!q)
+        for (xtask *t = x.running; t; t = t->next)
+            if (t->id == id) __atomic_store_n(&t->ctl.cancel, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&x.mu);
+    if (q) { /* queued: ends at once, killed */
+        task_result res;
+        memset(&res, 0, sizeof res);
+        res.status = EM_ECANCELED;
+        res.fetch_map = -1;
+        snprintf(res.errmsg, sizeof res.errmsg, "killed before it started");
+        q->ctl.cancel = 1;
+        q->start_us = ev_now_us();
+        report(q, &res, q->start_us);
+        free(q->desc);
+        free(q);
+    }
+}
+
+static void driver_open(conn *c, void *ud) {
+    (void)ud;
+    x.registered = 1;
+    msg_val f[] = {vu((uint64_t)x.id), vstr(x.host), vu((uint64_t)x.port), vu((uint64_t)x.cores),
+                   {0, 0, fnref_binary_hash(), 32}};
+    if (send_msg(c, M_REGISTER_EXECUTOR, f, 5)) conn_close(c, em_errmsg());
+}
+
+static void driver_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
+    (void)ud;
+    msg m;
+    char why[700];
+    if (type != FT_MSG || msg_decode(&m, body, len)) {
+        snprintf(why, sizeof why, "%s", type != FT_MSG ? "a frame that is not a message" : em_errmsg());
+        if (type == FT_MSG) msg_free(&m);
+        free(body);
+        conn_close(c, why);
+        return;
+    }
+    switch (m.tag) {
+    case M_LAUNCH_TASK: launch(&m); break;
+    case M_KILL_TASK: kill_task(m.f[0].u); break;
+    case M_DROP_SHUFFLE: shuffle_remove(x.dir, (uint32_t)m.f[0].u); break;
+    case M_DROP_MAP_OUTPUT:
+        shuffle_remove_output(x.dir, (uint32_t)m.f[0].u, (uint32_t)m.f[1].u, m.f[2].u);
+        break;
+    case M_DROP_BCAST: vars_bcast_drop(m.f[0].u); break;
+    case M_COMMIT_ANSWER:
+    case M_BCAST: answer(&m); break;
+    case M_EXECUTOR_REFUSED:
+        snprintf(why, sizeof why, "the driver refused this executor: %.*s", (int)m.f[0].len, (const char *)m.f[0].p);
+        x.driver = NULL;
+        conn_close(c, why);
+        finish(1, why);
+        break;
+    default:
+        snprintf(why, sizeof why, "a %s message the executor does not take", msg_name(m.tag));
+        conn_close(c, why);
+    }
+    msg_free(&m);
+    free(body);
+}
+
+static void driver_closed(conn *c, const char *reason, void *ud) {
+    (void)c;
+    (void)ud;
+    x.driver = NULL;
+    char why[600];
+    if (!x.registered) {
+        snprintf(why, sizeof why, "could not reach the driver at %s: %s", x.url, reason);
+        finish(1, why);
+        return;
+    }
+    snprintf(why, sizeof why, "the driver's connection closed: %s", reason);
+    finish(0, why);
+}
+
+static const conn_cb driver_cb = {driver_open, driver_frame, driver_closed};
+
+typedef struct start_arg {
+    int rc;
+    char err[512];
+} start_arg;
+
+static void start(void *arg) {
+    start_arg *a = arg;
+    conn_opts so = x.co;
+    so.component = "shuffle-server";
+    a->rc = conn_listen(x.l, x.host, 0, &so, &serve_cb, NULL, &x.ls, &x.port);
+    if (!a->rc) {
+        snprintf(x.self, sizeof x.self, "ember://%s:%d", x.host, x.port);
+        x.env.self = x.self;
+        a->rc = conn_connect(x.l, x.dhost, x.dport, &x.co, &driver_cb, NULL, &x.driver);
+    }
+    if (a->rc) em__geterr(a->err, sizeof a->err);
+}
+
+static int env_int(const char *name, long lo, long hi, long def, long *out) {
+    const char *s = getenv(name);
+    char *end;
+    if (!s || !*s) {
+        *out = def;
+        return def < lo ? -1 : 0;
+    }
+    long v = strtol(s, &end, 10);
+    if (*end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int executor_main(void) {
+    long id, cores, mem, rpc;
+    const char *url = getenv("EMBER_DRIVER_URL"), *dir = getenv("EMBER_EXECUTOR_DIR"),
+               *host = getenv("EMBER_EXECUTOR_HOST");
+    const char *colon = url ? strrchr(url, ':') : NULL;
+    if (!colon || (size_t)(colon - url) >= sizeof x.dhost || env_int("EMBER_EXECUTOR_ID", 0, INT32_MAX, -1, &id) ||
+        env_int("EMBER_EXECUTOR_CORES", 1, 1 << 16, -1, &cores) ||
+        env_int("EMBER_EXECUTOR_MEMORY", 1, 1L << 30, 1024, &mem) ||
+        env_int("EMBER_RPC_MAX_SIZE", 4096, 1L << 31, (long)FRAME_MAX_DEFAULT, &rpc) || !dir ||
+        strlen(dir) >= sizeof x.dir - 1 || (host && strlen(host) >= sizeof x.host)) {
+        fprintf(stderr,
+                "ember executor: bad environment: EMBER_DRIVER_URL=%s EMBER_EXECUTOR_ID=%s EMBER_EXECUTOR_CORES=%s "
+                "EMBER_EXECUTOR_DIR=%s\n",
+                url ? url : "(unset)", getenv("EMBER_EXECUTOR_ID") ? getenv("EMBER_EXECUTOR_ID") : "(unset)",
+                getenv("EMBER_EXECUTOR_CORES") ? getenv("EMBER_EXECUTOR_CORES") : "(unset)", dir ? dir : "(unset)");
+        return 1;
+    }
+    long dport;
+    char *end;
+    dport = strtol(colon + 1, &end, 10);
+    if (*end || dport <= 0 || dport > 65535) {
+        fprintf(stderr, "ember executor: bad driver address %s\n", url);
+        return 1;
+    }
+    memcpy(x.dhost, url, (size_t)(colon - url));
+    x.dport = (int)dport;
+    snprintf(x.url, sizeof x.url, "%s", url);
+    x.id = (int)id;
+    x.cores = (int)cores;
+    snprintf(x.dir, sizeof x.dir, "%s", dir);
+    snprintf(x.host, sizeof x.host, "%s", host && *host ? host : "127.0.0.1");
+    if (netconf_from_env(&x.nc)) {
+        fprintf(stderr, "ember executor: %s\n", em_errmsg());
+        return 1;
+    }
+    x.co = netconf_opts(&x.nc, "executor");
+    x.co.max_frame = (size_t)rpc;
+    pthread_mutex_init(&x.mu, NULL);
+    pthread_cond_init(&x.work, NULL);
+    pthread_cond_init(&x.ended, NULL);
+    x.next_req = 1;
+    signal(SIGPIPE, SIG_IGN);
+    if (!(x.store = bs_new(x.dir, (size_t)mem << 20))) {
+        fprintf(stderr, "ember executor: %s\n", em_errmsg());
+        return 1;
+    }
+    x.env.local_dir = x.dir;
+    x.env.store = x.store;
+    x.env.ask_commit = ask_commit;
+    x.env.fetch = fetch_segment;
+    vars_set_bcast_fetch(fetch_bcast);
+    if (!(x.threads = calloc((size_t)x.cores, sizeof *x.threads)) || !(x.l = iol_start("executor"))) {
+        fprintf(stderr, "ember executor: %s\n", em_errmsg());
+        return 1;
+    }
+    start_arg a = {0, ""};
+    iol_call(x.l, start, &a);
+    if (a.rc) {
+        fprintf(stderr, "ember executor %d: could not reach the driver at %s: %s\n", x.id, url, a.err);
+        return 1;
+    }
+    for (int i = 0; i < x.cores; i++)
+        if (pthread_create(&x.threads[i], NULL, task_thread, NULL)) {
+            fprintf(stderr, "ember executor: cannot start task threads\n");
+            return 1;
+        }
+    log_msg(LOG_INFO, "executor", "executor %d: %d cores, shuffle server %s, driver %s", x.id, x.cores, x.self, url);
+    pthread_mutex_lock(&x.mu);
+    while (!x.stop) pthread_cond_wait(&x.ended, &x.mu);
+    pthread_mutex_unlock(&x.mu);
+    /* Running tasks may be inside user code that never returns: the
+     * process ends without waiting for them.  Its directory is the
+     * worker's to remove. */
+    if (x.status) fprintf(stderr, "ember executor %d: %s\n", x.id, x.why);
+    else log_msg(LOG_INFO, "executor", "executor %d: %s", x.id, x.why);
+    fflush(stderr);
+    _exit(x.status);
+}

@@ -1,0 +1,777 @@
+/*
+ * worker.c -- the ember-worker daemon (see worker.h).  Everything but
+ * main's wait for a signal runs on one io loop thread: the master's
+ * connection, the binary fetches, the executor processes (uv_spawn, whose
+ * exits libuv reports on the loop), the timers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "appbin.h"
+#include "conf.h"
+#include "conn.h"
+#include "ember.h"
+#include "err.h"
+#include "frame.h"
+#include "fsutil.h"
+#include "log.h"
+#include "msg.h"
+#include "netconf.h"
+#include "worker.h"
+
+#define ID_MAX 64
+#define TAIL_BYTES 4096     /* of an executor's stderr, in its exit report */
+#define KILL_GRACE_MS 5000  /* SIGTERM, then SIGKILL after this */
+#define RECONNECT_MS 1000
+
+extern char **environ;
+
+typedef struct wexec wexec;
+typedef struct binfetch binfetch;
+
+/* A timer the loop can close at stop (ioloop.h). */
+typedef struct otimer {
+    iol_owner owner;
+    uv_timer_t t;
+} otimer;
+
+typedef struct worker {
+    ioloop *l;
+    netconf nc;
+    conn_opts co;
+    char id[ID_MAX + 64], host[64], mhost[64], dir[700];
+    int mport, cores;
+    int64_t mem_mib;
+    uint64_t hb_ms, ttl_ms;
+    conn *master;
+    int registered;
+    otimer hb, retry, sweep;
+    wexec *execs;
+    binfetch *fetches;
+    int stopping;
+} worker;
+
+/* One executor process. */
+struct wexec {
+    iol_owner owner;   /* first: the process handle's data */
+    uv_process_t proc;
+    uv_timer_t grace;  /* SIGKILL after SIGTERM */
+    wexec *next;
+    char app[ID_MAX];
+    int id, cores;
+    int64_t mem_mib;
+    char driver[1025];
+    uint8_t hash[32];
+    char dir[900];
+    int started, killed, exited, closing;
+    binfetch *waiting; /* the fetch it waits for, before it starts */
+};
+
+/* A fetch of an application's binary from its driver. */
+struct binfetch {
+    binfetch *next;
+    uint8_t hash[32];
+    char driver[1025];
+    conn *c;
+    int fd;
+    char tmp[900], path[800];
+    uint64_t len, got;
+    uint8_t file_hash[32];
+    crypto_generichash_state st;
+    int started;
+};
+
+static worker w;
+
+static msg_val vu(uint64_t u) {
+    msg_val v = {u, 0, NULL, 0};
+    return v;
+}
+
+static msg_val vstr(const char *s) {
+    msg_val v = {0, 0, (const uint8_t *)s, strlen(s)};
+    return v;
+}
+
+static int send_msg(conn *c, int tag, const msg_val *f, int n) {
+    ebuf out = EBUF_INIT;
+    int rc = msg_encode(&out, tag, f, n);
+    if (!rc) rc = conn_send(c, FT_MSG, out.p, out.len);
+    ebuf_free(&out);
+    return rc;
+}
+
+/* "host:port" into host and port.  0 or -1. */
+static int split_addr(const char *s, char *host, size_t cap, int *port) {
+    const char *colon = strrchr(s, ':');
+    char *end;
+    if (!colon || colon == s || (size_t)(colon - s) >= cap) return -1;
+    long p = strtol(colon + 1, &end, 10);
+    if (*end || p <= 0 || p > 65535) return -1;
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = 0;
+    *port = (int)p;
+    return 0;
+}
+
+static void app_dir(const char *app, char *out, size_t cap) { snprintf(out, cap, "%s/%s", w.dir, app); }
+
+/* ------------------------------------------------------------- executors */
+
+/* The last lines of the executor's stderr (at most TAIL_BYTES). */
+static void stderr_tail(const wexec *e, char *out, size_t cap) {
+    char path[1000];
+    snprintf(path, sizeof path, "%s/stderr", e->dir);
+    out[0] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    off_t end = lseek(fd, 0, SEEK_END);
+    size_t want = cap - 1 < TAIL_BYTES ? cap - 1 : TAIL_BYTES;
+    off_t from = end > (off_t)want ? end - (off_t)want : 0;
+    ssize_t k = pread(fd, out, (size_t)(end - from), from);
+    close(fd);
+    if (k < 0) k = 0;
+    out[k] = 0;
+    if (from > 0) { /* start at a whole line */
+        char *nl = strchr(out, '\n');
+        if (nl) memmove(out, nl + 1, strlen(nl + 1) + 1);
+    }
+}
+
+/* Whether any executor of app is alive (started or waiting). */
+static int app_alive(const char *app) {
+    for (wexec *e = w.execs; e; e = e->next)
+        if (!e->exited && !strcmp(e->app, app)) return 1;
+    return 0;
+}
+
+/* Whether an executor of app failed (exited by itself with a failure). */
+static int app_failed(const char *app) {
+    for (wexec *e = w.execs; e; e = e->next)
+        if (!strcmp(e->app, app) && e->exited == 2) return 1;
+    return 0;
+}
+
+static void exec_free(wexec *e) {
+    for (wexec **pp = &w.execs; *pp; pp = &(*pp)->next)
+        if (*pp == e) {
+            *pp = e->next;
+            break;
+        }
+    free(e);
+}
+
+static void proc_closed(uv_handle_t *h) { (void)h; }
+
+static void grace_closed(uv_handle_t *h) {
+    wexec *e = (wexec *)((char *)h - offsetof(wexec, grace));
+    char app[ID_MAX];
+    snprintf(app, sizeof app, "%s", e->app);
+    int failed = app_failed(app);
+    exec_free(e);
+    /* The application's last executor: its directory goes, unless one of
+     * them failed (kept for appDataTtl). */
+    if (!app_alive(app) && !failed) {
+        int left = 0;
+        for (wexec *o = w.execs; o; o = o->next) left |= !strcmp(o->app, app);
+        if (!left) {
+            char d[800];
+            app_dir(app, d, sizeof d);
+            rm_tree(d);
+        }
+    }
+}
+
+/* Close the executor's handles; it is freed when they are closed. */
+static void exec_close(wexec *e) {
+    if (e->closing) return;
+    e->closing = 1;
+    if (e->started) uv_close((uv_handle_t *)&e->proc, proc_closed);
+    uv_close((uv_handle_t *)&e->grace, grace_closed);
+}
+
+static void exec_ended(wexec *e, int64_t code, int sig, const char *why) {
+    char tail[TAIL_BYTES + 1];
+    if (why) snprintf(tail, sizeof tail, "%s", why);
+    else stderr_tail(e, tail, sizeof tail);
+    int failed = !e->killed && !w.stopping && (code != 0 || sig != 0);
+    e->exited = failed ? 2 : 1;
+    if (failed) {
+        /* Its directory's time starts now: the sweep removes it after the TTL. */
+        char d[800];
+        app_dir(e->app, d, sizeof d);
+        utimensat(AT_FDCWD, d, NULL, 0);
+    }
+    log_msg(failed ? LOG_WARN : LOG_INFO, "worker", "executor %s/%d exited (code %lld, signal %d)%s", e->app, e->id,
+            (long long)code, sig, failed ? ": its logs are kept" : "");
+    if (w.master && w.registered) {
+        msg_val f[] = {vstr(e->app), vu((uint64_t)e->id), {0, code, NULL, 0}, vu((uint64_t)sig), vstr(tail)};
+        if (send_msg(w.master, M_EXECUTOR_EXITED, f, 5)) conn_close(w.master, em_errmsg());
+    }
+    exec_close(e);
+}
+
+static void on_exit_cb(uv_process_t *p, int64_t status, int sig) {
+    wexec *e = (wexec *)((char *)p - offsetof(wexec, proc));
+    uv_timer_stop(&e->grace);
+    exec_ended(e, status, sig, NULL);
+}
+
+static void owner_close_exec(void *self, const char *reason) {
+    (void)reason;
+    wexec *e = self;
+    if (e->started && !e->exited) uv_process_kill(&e->proc, SIGKILL);
+    exec_close(e);
+}
+
+/* Start executor e from the cached binary at path. */
+static void exec_spawn(wexec *e, const char *path) {
+    char d[1000], out[1000], err[1000];
+    snprintf(d, sizeof d, "%s/local", e->dir);
+    if ((mkdir(e->dir, 0700) && errno != EEXIST) || (mkdir(d, 0700) && errno != EEXIST)) {
+        snprintf(err, sizeof err, "cannot make the executor's directory %s: %s", e->dir, strerror(errno));
+        exec_ended(e, -1, 0, err);
+        return;
+    }
+    snprintf(out, sizeof out, "%s/stdout", e->dir);
+    snprintf(err, sizeof err, "%s/stderr", e->dir);
+    int ofd = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    int efd = open(err, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    /* The environment: the worker's, but for its own role's variables. */
+    size_t n = 0;
+    while (environ[n]) n++;
+    char **env = calloc(n + 16, sizeof *env);
+    char vars[12][1100];
+    int nv = 0;
+    if (ofd < 0 || efd < 0 || !env) {
+        if (ofd >= 0) close(ofd);
+        if (efd >= 0) close(efd);
+        free(env);
+        exec_ended(e, -1, 0, "cannot open the executor's stdout and stderr files");
+        return;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "EMBER_", 6) || !strncmp(environ[i], "EMBER_SECRET_FILE=", 18) ||
+            !strncmp(environ[i], "EMBER_LOG_LEVEL=", 16))
+            env[k++] = environ[i];
+    snprintf(vars[nv++], sizeof vars[0], "EMBER_ROLE=executor");
+    snprintf(vars[nv++], sizeof vars[0], "EMBER_PARENT_PID=%d", (int)getpid());
+    snprintf(vars[nv++], sizeof vars[0], "EMBER_DRIVER_URL=%s", e->driver);
+    snprintf(vars[nv++], sizeof vars[0], "EMBER_EXECUTOR_ID=%d", e->id);
+    snprintf(vars[nv++], sizeof vars[0], "EMBER_APP_ID=%s", e->app);
+    snprintf(vars[nv++], sizeof vars[0], "EMBER_EXECUTOR_CORES=%d", e->cores);
+    snprintf(vars[nv++], sizeof vars[0], "EMBER_EXECUTOR_MEMORY=%lld", (long long)e->mem_mib);
+    snprintf(vars[nv++], sizeof vars[0], "EMBER_EXECUTOR_DIR=%s", d);
+    snprintf(vars[nv++], sizeof vars[0], "EMBER_EXECUTOR_HOST=%s", w.host);
+    snprintf(vars[nv++], sizeof vars[0], "EMBER_RPC_MAX_SIZE=%zu", w.nc.max_frame);
+    snprintf(vars[nv++], sizeof vars[0], "EMBER_NETWORK_CRYPTO=%d", w.co.encrypt ? 1 : 0);
+    for (int i = 0; i < nv; i++) env[k++] = vars[i];
+    env[k] = NULL;
+    char *args[] = {(char *)path, NULL};
+    uv_stdio_container_t stdio[3];
+    stdio[0].flags = UV_IGNORE;
+    stdio[1].flags = UV_INHERIT_FD;
+    stdio[1].data.fd = ofd;
+    stdio[2].flags = UV_INHERIT_FD;
+    stdio[2].data.fd = efd;
+    uv_process_options_t o;
+    memset(&o, 0, sizeof o);
+    o.exit_cb = on_exit_cb;
+    o.file = path;
+    o.args = args;
+    o.env = env;
+    o.cwd = e->dir;
+    o.stdio = stdio;
+    o.stdio_count = 3;
+    e->proc.data = e;
+    int rc = uv_spawn(iol_uv(w.l), &e->proc, &o);
+    close(ofd);
+    close(efd);
+    free(env);
+    if (rc) {
+        char why[1200];
+        snprintf(why, sizeof why, "cannot start the executor %s: %s", path, uv_strerror(rc));
+        uv_close((uv_handle_t *)&e->proc, NULL); /* libuv: close even after a failed spawn */
+        exec_ended(e, -1, 0, why);
+        return;
+    }
+    e->started = 1;
+    log_msg(LOG_INFO, "worker", "started executor %s/%d (pid %d, %d cores) for driver %s", e->app, e->id,
+            e->proc.pid, e->cores, e->driver);
+}
+
+/* -------------------------------------------------------- binary fetches */
+
+static void cached_path(const uint8_t hash[32], char *out, size_t cap) {
+    char hex[65];
+    appbin_hex(hash, hex);
+    snprintf(out, cap, "%s/bin/%s", w.dir, hex);
+}
+
+static void fetch_done(binfetch *b, const char *why) {
+    for (binfetch **pp = &w.fetches; *pp; pp = &(*pp)->next)
+        if (*pp == b) {
+            *pp = b->next;
+            break;
+        }
+    if (b->fd >= 0) close(b->fd);
+    if (why) unlink(b->tmp);
+    char msgbuf[1400];
+    if (why) snprintf(msgbuf, sizeof msgbuf, "could not fetch the application's binary from the driver at %s: %s",
+                      b->driver, why);
+    for (wexec *e = w.execs; e; e = e->next)
+        if (e->waiting == b) {
+            e->waiting = NULL;
+            if (why) exec_ended(e, -1, 0, msgbuf);
+            else exec_spawn(e, b->path);
+        }
+    free(b);
+}
+
+static void fetch_open(conn *c, void *ud) {
+    binfetch *b = ud;
+    msg_val f[] = {{0, 0, b->hash, 32}};
+    if (send_msg(c, M_FETCH_BINARY, f, 1)) conn_close(c, em_errmsg());
+}
+
+static void fetch_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
+    binfetch *b = ud;
+    msg m;
+    memset(&m, 0, sizeof m);
+    if (type == FT_MSG && !b->started) {
+        if (msg_decode(&m, body, len)) conn_close(c, em_errmsg());
+        else if (m.tag == M_ERROR) {
+            char why[600];
+            snprintf(why, sizeof why, "the driver says: %.*s", (int)m.f[1].len, (const char *)m.f[1].p);
+            conn_close(c, why);
+        } else if (m.tag != M_BINARY) conn_close(c, "a message that is not the binary");
+        else {
+            b->started = 1;
+            b->len = m.f[0].u;
+            memcpy(b->file_hash, m.f[1].p, 32);
+            crypto_generichash_init(&b->st, NULL, 0, 32);
+        }
+    } else if (type == FT_CHUNK && b->started && len) {
+        if (b->got + len > b->len) conn_close(c, "more bytes than the binary's length");
+        else {
+            size_t off = 0;
+            while (off < len) {
+                ssize_t k = write(b->fd, body + off, len - off);
+                if (k < 0 && errno == EINTR) continue;
+                if (k <= 0) break;
+                off += (size_t)k;
+            }
+            if (off < len) {
+                char why[1000];
+                snprintf(why, sizeof why, "writing %s: %s", b->tmp, strerror(errno));
+                conn_close(c, why);
+            } else {
+                crypto_generichash_update(&b->st, body, len);
+                b->got += len;
+            }
+        }
+    } else if (type == FT_CHUNK && b->started) { /* the end */
+        uint8_t h[32];
+        crypto_generichash_final(&b->st, h, 32);
+        if (b->got != b->len) conn_close(c, "the binary ended short of its length");
+        else if (sodium_memcmp(h, b->file_hash, 32)) conn_close(c, "the binary's contents do not match its hash");
+        else if (fchmod(b->fd, 0700) || fsync(b->fd) || rename(b->tmp, b->path)) {
+            char why[1000];
+            snprintf(why, sizeof why, "keeping %s: %s", b->path, strerror(errno));
+            conn_close(c, why);
+        } else {
+            log_msg(LOG_INFO, "worker", "fetched the application's binary (%llu bytes) from %s",
+                    (unsigned long long)b->len, b->driver);
+            b->started = 2; /* done: the close that follows is not a failure */
+            conn_close(c, "the binary is here");
+        }
+    } else conn_close(c, "an unexpected frame");
+    msg_free(&m);
+    free(body);
+}
+
+static void fetch_closed(conn *c, const char *reason, void *ud) {
+    (void)c;
+    binfetch *b = ud;
+    fetch_done(b, b->started == 2 ? NULL : reason);
+}
+
+static const conn_cb fetch_cb = {fetch_open, fetch_frame, fetch_closed};
+
+/* Make sure e's binary is here: start it at once, or once it is fetched. */
+static void exec_prepare(wexec *e) {
+    char path[800];
+    cached_path(e->hash, path, sizeof path);
+    if (!access(path, X_OK)) {
+        exec_spawn(e, path);
+        return;
+    }
+    for (binfetch *b = w.fetches; b; b = b->next)
+        if (!memcmp(b->hash, e->hash, 32)) {
+            e->waiting = b;
+            return;
+        }
+    binfetch *b = calloc(1, sizeof *b);
+    char host[256];
+    int port;
+    if (!b || split_addr(e->driver, host, sizeof host, &port)) {
+        free(b);
+        exec_ended(e, -1, 0, "a bad driver address");
+        return;
+    }
+    memcpy(b->hash, e->hash, 32);
+    snprintf(b->driver, sizeof b->driver, "%s", e->driver);
+    snprintf(b->path, sizeof b->path, "%s", path);
+    snprintf(b->tmp, sizeof b->tmp, "%s.tmp-%d-%p", path, (int)getpid(), (void *)b);
+    b->fd = open(b->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    b->next = w.fetches;
+    w.fetches = b;
+    e->waiting = b;
+    if (b->fd < 0) {
+        char why[1200];
+        snprintf(why, sizeof why, "%s: %s", b->tmp, strerror(errno));
+        fetch_done(b, why);
+        return;
+    }
+    conn_opts o = w.co;
+    o.component = "worker";
+    if (conn_connect(w.l, host, port, &o, &fetch_cb, b, &b->c)) fetch_done(b, em_errmsg());
+}
+
+/* -------------------------------------------------------------- master */
+
+static void launch(const msg *m) {
+    wexec *e = calloc(1, sizeof *e);
+    if (!e) return;
+    if (m->f[0].len >= sizeof e->app || m->f[4].len >= sizeof e->driver || memchr(m->f[0].p, '/', m->f[0].len) ||
+        (m->f[0].len && m->f[0].p[0] == '.')) {
+        free(e);
+        log_msg(LOG_WARN, "worker", "refused a launch with a bad application id or driver address");
+        return;
+    }
+    memcpy(e->app, m->f[0].p, m->f[0].len);
+    e->id = (int)m->f[1].u;
+    e->cores = (int)m->f[2].u;
+    e->mem_mib = (int64_t)m->f[3].u;
+    memcpy(e->driver, m->f[4].p, m->f[4].len);
+    memcpy(e->hash, m->f[5].p, 32);
+    char d[800];
+    app_dir(e->app, d, sizeof d);
+    snprintf(e->dir, sizeof e->dir, "%s/%d", d, e->id);
+    e->owner.close = owner_close_exec;
+    uv_timer_init(iol_uv(w.l), &e->grace);
+    e->grace.data = e;
+    e->next = w.execs;
+    w.execs = e;
+    if (mkdir(d, 0700) && errno != EEXIST) {
+        char why[1000];
+        snprintf(why, sizeof why, "cannot make %s: %s", d, strerror(errno));
+        exec_ended(e, -1, 0, why);
+        return;
+    }
+    exec_prepare(e);
+}
+
+static void on_grace(uv_timer_t *t) {
+    wexec *e = (wexec *)((char *)t - offsetof(wexec, grace));
+    if (e->started && !e->exited) uv_process_kill(&e->proc, SIGKILL);
+}
+
+static void kill_exec(const char *app, int id) {
+    for (wexec *e = w.execs; e; e = e->next)
+        if (!strcmp(e->app, app) && e->id == id && !e->exited) {
+            e->killed = 1;
+            if (e->started) {
+                uv_process_kill(&e->proc, SIGTERM);
+                uv_timer_start(&e->grace, on_grace, KILL_GRACE_MS, 0);
+            } else if (e->waiting) {
+                e->waiting = NULL;
+                exec_ended(e, -1, 0, "killed before it started");
+            }
+        }
+}
+
+static void master_open(conn *c, void *ud) {
+    (void)ud;
+    msg_val f[] = {vstr(w.id), vstr(w.host), vu(0), vu((uint64_t)w.cores), vu((uint64_t)w.mem_mib)};
+    if (send_msg(c, M_REGISTER_WORKER, f, 5)) conn_close(c, em_errmsg());
+}
+
+static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
+    (void)ud;
+    msg m;
+    char why[700];
+    if (type != FT_MSG || msg_decode(&m, body, len)) {
+        snprintf(why, sizeof why, "%s", type != FT_MSG ? "a frame that is not a message" : em_errmsg());
+        if (type == FT_MSG) msg_free(&m);
+        free(body);
+        conn_close(c, why);
+        return;
+    }
+    switch (m.tag) {
+    case M_WORKER_REGISTERED:
+        if (!w.registered) log_msg(LOG_INFO, "worker", "registered with %.*s as %s", (int)m.f[0].len,
+                                   (const char *)m.f[0].p, w.id);
+        w.registered = 1;
+        break;
+    case M_REGISTER_REFUSED:
+        snprintf(why, sizeof why, "the master refused this worker: %.*s", (int)m.f[0].len, (const char *)m.f[0].p);
+        w.registered = 0;
+        conn_close(c, why); /* and register again, after a pause */
+        break;
+    case M_LAUNCH_EXECUTOR: launch(&m); break;
+    case M_KILL_EXECUTOR: {
+        char app[ID_MAX];
+        if (m.f[0].len < sizeof app) {
+            memcpy(app, m.f[0].p, m.f[0].len);
+            app[m.f[0].len] = 0;
+            kill_exec(app, (int)m.f[1].u);
+        }
+        break;
+    }
+    default:
+        snprintf(why, sizeof why, "a %s message the worker does not take", msg_name(m.tag));
+        conn_close(c, why);
+    }
+    msg_free(&m);
+    free(body);
+}
+
+static void connect_master(void);
+
+static void master_closed(conn *c, const char *reason, void *ud) {
+    (void)c;
+    (void)ud;
+    if (w.registered || !w.stopping)
+        log_msg(LOG_WARN, "worker", "master %s:%d: %s; registering again in %d ms", w.mhost, w.mport, reason,
+                RECONNECT_MS);
+    w.master = NULL;
+    w.registered = 0;
+    if (!w.stopping) uv_timer_start(&w.retry.t, (uv_timer_cb)connect_master, RECONNECT_MS, 0);
+}
+
+static const conn_cb master_cb = {master_open, master_frame, master_closed};
+
+static void connect_master(void) {
+    if (w.master || w.stopping) return;
+    if (conn_connect(w.l, w.mhost, w.mport, &w.co, &master_cb, NULL, &w.master)) {
+        w.master = NULL;
+        uv_timer_start(&w.retry.t, (uv_timer_cb)connect_master, RECONNECT_MS, 0);
+    }
+}
+
+static void on_heartbeat(uv_timer_t *t) {
+    (void)t;
+    if (!w.master || !w.registered) return;
+    msg_val f[] = {vstr(w.id)};
+    if (send_msg(w.master, M_HEARTBEAT, f, 1)) conn_close(w.master, em_errmsg());
+}
+
+/* Failed applications' directories past the TTL go. */
+static void on_sweep(uv_timer_t *t) {
+    (void)t;
+    char cmd_dir[800];
+    snprintf(cmd_dir, sizeof cmd_dir, "%s", w.dir);
+    uv_fs_t req;
+    if (uv_fs_scandir(NULL, &req, cmd_dir, 0, NULL) < 0) return;
+    uv_dirent_t ent;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    while (uv_fs_scandir_next(&req, &ent) != UV_EOF) {
+        if (ent.type != UV_DIRENT_DIR || !strncmp(ent.name, "bin", 4) || app_alive(ent.name)) continue;
+        char d[900];
+        struct stat sb;
+        snprintf(d, sizeof d, "%s/%s", w.dir, ent.name);
+        if (!stat(d, &sb) && (uint64_t)(now.tv_sec - sb.st_mtime) * 1000u >= w.ttl_ms) {
+            log_msg(LOG_INFO, "worker", "removing %s (kept for ember.worker.cleanup.appDataTtl)", d);
+            rm_tree(d);
+        }
+    }
+    uv_fs_req_cleanup(&req);
+}
+
+static void close_timer(void *self, const char *reason) {
+    (void)reason;
+    uv_timer_t *t = &((otimer *)self)->t;
+    if (!uv_is_closing((uv_handle_t *)t)) uv_close((uv_handle_t *)t, NULL);
+}
+
+static void timer_init(uv_timer_t *t, iol_owner *o) {
+    o->close = close_timer;
+    uv_timer_init(iol_uv(w.l), t);
+    t->data = o;
+}
+
+typedef struct start_arg {
+    int rc;
+    char err[512];
+} start_arg;
+
+static void start(void *arg) {
+    start_arg *a = arg;
+    timer_init(&w.hb.t, &w.hb.owner);
+    timer_init(&w.retry.t, &w.retry.owner);
+    timer_init(&w.sweep.t, &w.sweep.owner);
+    uv_timer_start(&w.hb.t, on_heartbeat, w.hb_ms, w.hb_ms);
+    uv_timer_start(&w.sweep.t, on_sweep, 0, 60000);
+    connect_master();
+    a->rc = 0;
+}
+
+/* SIGTERM: every executor is killed; the loop then stops. */
+static void stop_all(void *arg) {
+    (void)arg;
+    w.stopping = 1;
+    for (wexec *e = w.execs; e; e = e->next)
+        if (e->started && !e->exited) {
+            e->killed = 1;
+            uv_process_kill(&e->proc, SIGKILL);
+        }
+    if (w.master) conn_close(w.master, "the worker is stopping");
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: ember-worker [--host HOST] [--cores N] [--memory SIZE] [--work-dir DIR]\n"
+               "                    [--conf KEY=VALUE]... [--insecure] MASTER\n"
+               "  Runs a worker of the cluster whose master is MASTER (ember://HOST:PORT): it\n"
+               "  launches the executors the master grants, as processes, with their logs and\n"
+               "  files under DIR/<application>/<executor>/ (default ./work).  HOST is the\n"
+               "  address executors listen on and advertise (default 127.0.0.1); N the cores\n"
+               "  it offers (default: all of this machine's); SIZE its memory (default 1g).\n"
+               "  Settings: ember.worker.heartbeatInterval (2500ms),\n"
+               "  ember.worker.cleanup.appDataTtl (7d), ember.authenticate.secret(File),\n"
+               "  ember.network.crypto.enabled, ember.log.level.  Stops on SIGTERM or SIGINT.\n");
+}
+
+int worker_main(int argc, char **argv) {
+    memset(&w, 0, sizeof w);
+    snprintf(w.host, sizeof w.host, "127.0.0.1");
+    snprintf(w.dir, sizeof w.dir, "work");
+    w.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    w.mem_mib = 1024;
+    const char *master = NULL;
+    int insecure = 0;
+    em_conf *conf = em_conf_new();
+    if (!conf) return 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            em_conf_free(conf);
+            return 0;
+        }
+        if (!strcmp(a, "--insecure")) {
+            insecure = 1;
+            continue;
+        }
+        if (a[0] != '-' && !master) {
+            master = a;
+            continue;
+        }
+        int bad = !v;
+        char *end;
+        if (!bad && !strcmp(a, "--host")) bad = snprintf(w.host, sizeof w.host, "%s", v) >= (int)sizeof w.host;
+        else if (!bad && !strcmp(a, "--work-dir")) bad = snprintf(w.dir, sizeof w.dir, "%s", v) >= (int)sizeof w.dir;
+        else if (!bad && !strcmp(a, "--cores")) {
+            long c = strtol(v, &end, 10);
+            bad = *end || c < 1 || c > (1 << 16);
+            w.cores = (int)c;
+        } else if (!bad && !strcmp(a, "--memory")) {
+            int64_t b;
+            bad = conf_parse_size(v, &b) || b < ((int64_t)1 << 20);
+            if (!bad && !strpbrk(v, "kKmMgGtTbB")) b <<= 20; /* a bare number is MiB, as Spark's */
+            w.mem_mib = b >> 20;
+        } else if (!bad && !strcmp(a, "--conf")) {
+            char key[256];
+            const char *eq = strchr(v, '=');
+            bad = !eq || (size_t)(eq - v) >= sizeof key;
+            if (!bad) {
+                snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
+                if (!strcmp(key, "ember.log.level")) {
+                    bad = log_level_parse(eq + 1) < 0;
+                    if (!bad) log_set_level(log_level_parse(eq + 1));
+                } else if (em_conf_set(conf, key, eq + 1)) {
+                    fprintf(stderr, "ember-worker: %s\n", em_errmsg());
+                    em_conf_free(conf);
+                    return 2;
+                }
+            }
+        } else bad = 1;
+        if (bad) {
+            fprintf(stderr, "ember-worker: bad argument %s%s%s\n", a, v ? " " : "", v ? v : "");
+            usage(stderr);
+            em_conf_free(conf);
+            return 2;
+        }
+        i++;
+    }
+    if (!master || strncmp(master, "ember://", 8) || split_addr(master + 8, w.mhost, sizeof w.mhost, &w.mport)) {
+        fprintf(stderr, "ember-worker: %s: the master's URL must be ember://HOST:PORT\n",
+                master ? master : "no master given");
+        usage(stderr);
+        em_conf_free(conf);
+        return 2;
+    }
+    if (insecure) em_conf_set(conf, "ember.network.insecure", "true");
+    w.hb_ms = (uint64_t)conf_duration_ms(conf, "ember.worker.heartbeatInterval");
+    w.ttl_ms = (uint64_t)conf_duration_ms(conf, "ember.worker.cleanup.appDataTtl");
+    int rc = netconf_load(conf, &w.nc);
+    em_conf_free(conf);
+    if (rc || netconf_check_bind(&w.nc, w.host, "ember-worker")) {
+        fprintf(stderr, "ember-worker: %s\n", em_errmsg());
+        return 1;
+    }
+    w.co = netconf_opts(&w.nc, "worker");
+    char bin[800];
+    snprintf(bin, sizeof bin, "%s/bin", w.dir);
+    if ((mkdir(w.dir, 0700) && errno != EEXIST) || (mkdir(bin, 0700) && errno != EEXIST)) {
+        fprintf(stderr, "ember-worker: cannot make the work directory %s: %s\n", w.dir, strerror(errno));
+        return 1;
+    }
+    {
+        char stamp[32];
+        time_t t = time(NULL);
+        struct tm tm;
+        strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", localtime_r(&t, &tm));
+        snprintf(w.id, sizeof w.id, "worker-%s-%s-%d", stamp, w.host, (int)getpid());
+    }
+    sigset_t sigs;
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (!(w.l = iol_start("worker"))) {
+        fprintf(stderr, "ember-worker: %s\n", em_errmsg());
+        return 1;
+    }
+    start_arg a = {0, ""};
+    iol_call(w.l, start, &a);
+    log_msg(LOG_INFO, "worker", "%s: %d cores, %lld MiB, work directory %s, master %s", w.id, w.cores,
+            (long long)w.mem_mib, w.dir, master);
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    log_msg(LOG_INFO, "worker", "stopping on signal %d", sig);
+    iol_call(w.l, stop_all, NULL);
+    iol_stop(w.l); /* closes every handle: the executors are gone */
+    /* Directories of applications that did not fail: nothing reads them. */
+    for (wexec *e = w.execs; e; e = e->next) {
+        char d[800];
+        app_dir(e->app, d, sizeof d);
+        if (!app_failed(e->app)) rm_tree(d);
+    }
+    netconf_free(&w.nc);
+    return 0;
+}

@@ -1,0 +1,977 @@
+/*
+ * cluster.c -- the driver's cluster backend (see cluster.h).
+ *
+ * Threads.  Every connection lives on the backend's io loop.  The
+ * scheduler's thread calls launch, kill, flush and running_since: launches
+ * gather in a list under mu and go to the loop at flush, in one post per
+ * burst; the table of attempts in flight (which executor, since when) is
+ * under mu too, since the loop ends attempts and the scheduler asks about
+ * them.  Executors' records are the loop's; their count of cores is read
+ * under mu.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sodium.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "appbin.h"
+#include "cluster.h"
+#include "conn.h"
+#include "ember.h"
+#include "err.h"
+#include "fnref.h"
+#include "frame.h"
+#include "idmap.h"
+#include "log.h"
+#include "msg.h"
+#include "taskresult.h"
+
+#define CHUNK ((size_t)1 << 20)
+#define START_WAIT_MS 20000   /* a daemon's start, the application's registration */
+#define STOP_WAIT_MS 5000     /* SIGTERM, then SIGKILL */
+
+extern char **environ;
+
+typedef struct cexec {
+    int id, cores, alive;
+    conn *c;
+    char addr[80];
+} cexec;
+
+typedef struct ctask {
+    uint64_t id;
+    int exec;
+    uint64_t since_us;
+} ctask;
+
+typedef struct pend {
+    struct pend *next;
+    uint64_t id;
+    uint8_t *desc;
+    size_t len;
+    int exec;
+} pend;
+
+/* What a listener's connection turned out to be. */
+enum { K_UNKNOWN = 0, K_EXEC, K_REFUSED };
+
+typedef struct lconn {
+    conn *c;
+    int kind, exec;
+} lconn;
+
+typedef struct cluster {
+    backend b;
+    evq *events;
+    ioloop *l;
+    conn_opts co;
+    char master_url[128], mhost[64], name[128], dhost[64], url[128], scratch[800];
+    int mport, dport, lc_workers, lc_cores, exec_cores, cores_max;
+    int64_t lc_mem_mib, exec_mem_mib;
+    int (*ask_commit)(void *c, uint32_t stage, int32_t partition, uint64_t attempt);
+    void *commit_ctx;
+    listener *ls;
+    int port;
+    conn *master;
+    char app_id[64];
+    /* Start-up: the application's registration (under mu). */
+    int reg_state;        /* 0 waiting, 1 registered, < 0 failed */
+    char reg_err[600];
+    pthread_cond_t reg_cv;
+    pthread_mutex_t mu;
+    idmap tasks;          /* ctask by attempt id (mu) */
+    pend *ph, *pt;        /* launched, not flushed (mu) */
+    int total_cores;      /* of executors alive (mu) */
+    int granted;          /* executors the master granted (mu) */
+    int refused_once;
+    char why[1200];       /* the last reason an executor went or was refused (mu) */
+    cexec *execs;         /* the loop's */
+    int nexec, capexec;
+    lconn *lconns;
+    int nlconn, caplconn;
+    /* The application binary, served to workers (the loop's). */
+    uint8_t file_hash[32];
+    uint64_t bin_size;
+    int have_hash;
+    /* local-cluster's daemons. */
+    pid_t master_pid;
+    pid_t *worker_pids;
+    int stopping;
+} cluster;
+
+static msg_val vu(uint64_t u) {
+    msg_val v = {u, 0, NULL, 0};
+    return v;
+}
+
+static msg_val vstr(const char *s) {
+    msg_val v = {0, 0, (const uint8_t *)s, strlen(s)};
+    return v;
+}
+
+static int send_msg(conn *c, int tag, const msg_val *f, int n) {
+    ebuf out = EBUF_INIT;
+    int rc = msg_encode(&out, tag, f, n);
+    if (!rc) rc = conn_send(c, FT_MSG, out.p, out.len);
+    ebuf_free(&out);
+    return rc;
+}
+
+int cluster_parse_local(const char *s, int *w, int *c, int64_t *mem_mib) {
+    if (strncmp(s, "local-cluster[", 14)) return 0;
+    long v[3] = {0, 0, 1024};
+    int n = 0;
+    const char *p = s + 14;
+    while (n < 3) {
+        char *end;
+        if (*p < '0' || *p > '9') break;
+        v[n++] = strtol(p, &end, 10);
+        p = end;
+        if (*p != ',') break;
+        p++;
+    }
+    if (n < 2 || *p != ']' || p[1] || v[0] < 1 || v[0] > 64 || v[1] < 1 || v[1] > 1024 || v[2] < 1 ||
+        v[2] > (1L << 30)) {
+        em__seterr(EM_EINVAL,
+                   "master URL \"%s\": expected local-cluster[W,C] or local-cluster[W,C,M] with W workers (1 to "
+                   "64) of C cores (1 to 1024) and M MiB each (default 1024)",
+                   s);
+        return -1;
+    }
+    *w = (int)v[0];
+    *c = (int)v[1];
+    *mem_mib = v[2];
+    return 1;
+}
+
+/* ------------------------------------------------------------- attempts */
+
+/* Post the end of an attempt that did not run to its end on an executor
+ * (its executor is gone, or it could not be sent). */
+static void post_failed(cluster *k, uint64_t id, int exec, const char *why) {
+    sched_event *ev = calloc(1, sizeof *ev);
+    if (!ev) return;
+    ev->kind = EV_TASK_ENDED;
+    ev->exec = exec;
+    ev->start_us = ev->end_us = ev_now_us();
+    ev->res.task_id = id;
+    ev->res.status = EM_EEXEC;
+    ev->res.fetch_map = -1;
+    snprintf(ev->res.errmsg, sizeof ev->res.errmsg, "%s", why);
+    evq_post(k->events, ev);
+}
+
+static cexec *exec_of(cluster *k, int id) {
+    for (int i = 0; i < k->nexec; i++)
+        if (k->execs[i].id == id) return &k->execs[i];
+    return NULL;
+}
+
+/* The loop's side of flush. */
+static void send_launches(void *arg) {
+    cluster *k = arg;
+    pthread_mutex_lock(&k->mu);
+    pend *p = k->ph;
+    k->ph = k->pt = NULL;
+    pthread_mutex_unlock(&k->mu);
+    for (pend *n; p; p = n) {
+        n = p->next;
+        cexec *x = exec_of(k, p->exec);
+        int rc = -1;
+        if (x && x->alive) {
+            msg_val f[] = {vu(p->id), {0, 0, p->desc, p->len}};
+            rc = send_msg(x->c, M_LAUNCH_TASK, f, 2);
+        }
+        if (rc) {
+            char why[700];
+            snprintf(why, sizeof why, "executor %d: cannot send the task: %s", p->exec,
+                     x && x->alive ? em_errmsg() : "the executor is gone");
+            pthread_mutex_lock(&k->mu);
+            ctask *t = idmap_del(&k->tasks, p->id);
+            pthread_mutex_unlock(&k->mu);
+            if (t) post_failed(k, p->id, p->exec, why);
+            free(t);
+        }
+        free(p->desc);
+        free(p);
+    }
+}
+
+static int c_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec) {
+    cluster *k = (cluster *)b;
+    pend *p = malloc(sizeof *p);
+    ctask *t = malloc(sizeof *t);
+    if (!p || !t || exec < 0) {
+        free(p);
+        free(t);
+        free(desc);
+        return exec < 0 ? em__seterr(EM_EINVAL, "cluster backend: no executor named for task %llu",
+                                     (unsigned long long)task_id)
+                        : em__seterr(EM_ENOMEM, "cluster backend: out of memory");
+    }
+    p->next = NULL;
+    p->id = task_id;
+    p->desc = desc;
+    p->len = len;
+    p->exec = exec;
+    t->id = task_id;
+    t->exec = exec;
+    t->since_us = ev_now_us();
+    pthread_mutex_lock(&k->mu);
+    if (idmap_put(&k->tasks, task_id, t)) {
+        pthread_mutex_unlock(&k->mu);
+        free(p);
+        free(t);
+        free(desc);
+        return em__seterr(EM_ENOMEM, "cluster backend: out of memory");
+    }
+    if (k->pt) k->pt->next = p;
+    else k->ph = p;
+    k->pt = p;
+    pthread_mutex_unlock(&k->mu);
+    return 0;
+}
+
+static void c_flush(backend *b) {
+    cluster *k = (cluster *)b;
+    pthread_mutex_lock(&k->mu);
+    int any = k->ph != NULL;
+    pthread_mutex_unlock(&k->mu);
+    if (any && iol_post(k->l, send_launches, k)) log_msg(LOG_ERROR, "driver", "cannot hand tasks to the io loop");
+}
+
+typedef struct kill_arg {
+    cluster *k;
+    uint64_t id;
+    int exec;
+} kill_arg;
+
+static void send_kill(void *arg) {
+    kill_arg *a = arg;
+    cexec *x = exec_of(a->k, a->exec);
+    if (x && x->alive) {
+        msg_val f[] = {vu(a->id)};
+        if (send_msg(x->c, M_KILL_TASK, f, 1)) conn_close(x->c, em_errmsg());
+    }
+    free(a);
+}
+
+static int c_kill(backend *b, uint64_t task_id) {
+    cluster *k = (cluster *)b;
+    pthread_mutex_lock(&k->mu);
+    ctask *t = idmap_get(&k->tasks, task_id);
+    int exec = t ? t->exec : -1;
+    pthread_mutex_unlock(&k->mu);
+    if (!t) return EM_ESTATE;
+    kill_arg *a = malloc(sizeof *a);
+    if (!a) return em__seterr(EM_ENOMEM, "cluster backend: out of memory");
+    a->k = k;
+    a->id = task_id;
+    a->exec = exec;
+    if (iol_post(k->l, send_kill, a)) free(a);
+    return 0;
+}
+
+static int c_running_since(backend *b, uint64_t task_id, uint64_t *start_us) {
+    cluster *k = (cluster *)b;
+    pthread_mutex_lock(&k->mu);
+    ctask *t = idmap_get(&k->tasks, task_id);
+    if (t) *start_us = t->since_us;
+    pthread_mutex_unlock(&k->mu);
+    return t != NULL;
+}
+
+/* A message to every executor alive, or to one (exec >= 0). */
+typedef struct bcast_msg {
+    cluster *k;
+    int exec, tag, n;
+    msg_val f[3];
+} bcast_msg;
+
+static void send_to_execs(void *arg) {
+    bcast_msg *m = arg;
+    cluster *k = m->k;
+    for (int i = 0; i < k->nexec; i++) {
+        cexec *x = &k->execs[i];
+        if (x->alive && (m->exec < 0 || x->id == m->exec) && send_msg(x->c, m->tag, m->f, m->n))
+            conn_close(x->c, em_errmsg());
+    }
+    free(m);
+}
+
+static void post_to_execs(cluster *k, int exec, int tag, int n, uint64_t a, uint64_t b, uint64_t c) {
+    bcast_msg *m = calloc(1, sizeof *m);
+    if (!m) return;
+    m->k = k;
+    m->exec = exec;
+    m->tag = tag;
+    m->n = n;
+    m->f[0] = vu(a);
+    m->f[1] = vu(b);
+    m->f[2] = vu(c);
+    if (iol_post(k->l, send_to_execs, m)) free(m);
+}
+
+static void c_drop_shuffle(backend *b, uint32_t shuffle_id) {
+    post_to_execs((cluster *)b, -1, M_DROP_SHUFFLE, 1, shuffle_id, 0, 0);
+}
+
+static void c_drop_map_output(backend *b, int exec, uint32_t shuffle_id, int map, uint64_t attempt) {
+    post_to_execs((cluster *)b, exec, M_DROP_MAP_OUTPUT, 3, shuffle_id, (uint64_t)map, attempt);
+}
+
+static void c_drop_bcast(backend *b, uint64_t id) { post_to_execs((cluster *)b, -1, M_DROP_BCAST, 1, id, 0, 0); }
+
+static int c_cores(backend *b) {
+    cluster *k = (cluster *)b;
+    pthread_mutex_lock(&k->mu);
+    int n = k->total_cores;
+    pthread_mutex_unlock(&k->mu);
+    if (n) return n;
+    /* None yet: what the cluster is expected to give (Spark's
+     * defaultParallelism is at least 2). */
+    if (k->lc_workers) return k->lc_workers * k->lc_cores;
+    return 2;
+}
+
+static void c_why_idle(backend *b, char *buf, size_t cap) {
+    cluster *k = (cluster *)b;
+    pthread_mutex_lock(&k->mu);
+    if (k->why[0]) snprintf(buf, cap, "no executor is alive after ember.scheduler.maxRegisteredWait: %s", k->why);
+    else if (k->granted)
+        snprintf(buf, cap,
+                 "no executor is alive after ember.scheduler.maxRegisteredWait: the master granted %d but none "
+                 "registered: they could not reach the driver at %s (set ember.driver.host to an address the "
+                 "workers can reach)",
+                 k->granted, k->url);
+    else
+        snprintf(buf, cap,
+                 "Initial job has not accepted any resources after ember.scheduler.maxRegisteredWait: the master "
+                 "%s granted no executor: no alive workers, or none with %d free cores and %lld MiB free memory "
+                 "(check its status page and the workers' logs)",
+                 k->master_url, k->exec_cores ? k->exec_cores : 1, (long long)k->exec_mem_mib);
+    pthread_mutex_unlock(&k->mu);
+}
+
+/* --------------------------------------------------- the master's connection */
+
+static void reg_done(cluster *k, int state, const char *err) {
+    pthread_mutex_lock(&k->mu);
+    if (k->reg_state == 0) {
+        k->reg_state = state;
+        if (err) snprintf(k->reg_err, sizeof k->reg_err, "%s", err);
+        pthread_cond_broadcast(&k->reg_cv);
+    }
+    pthread_mutex_unlock(&k->mu);
+}
+
+static void master_open(conn *c, void *ud) {
+    cluster *k = ud;
+    msg_val f[] = {vstr(k->name), vstr(k->url), {0, 0, fnref_binary_hash(), 32}, vu((uint64_t)k->cores_max),
+                   vu((uint64_t)k->exec_cores), vu((uint64_t)k->exec_mem_mib)};
+    if (send_msg(c, M_REGISTER_APP, f, 6)) conn_close(c, em_errmsg());
+}
+
+static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
+    cluster *k = ud;
+    msg m;
+    char why[800];
+    if (type != FT_MSG || msg_decode(&m, body, len)) {
+        snprintf(why, sizeof why, "%s", type != FT_MSG ? "a frame that is not a message" : em_errmsg());
+        if (type == FT_MSG) msg_free(&m);
+        free(body);
+        conn_close(c, why);
+        return;
+    }
+    switch (m.tag) {
+    case M_APP_REGISTERED:
+        snprintf(k->app_id, sizeof k->app_id, "%.*s", (int)m.f[0].len, (const char *)m.f[0].p);
+        log_msg(LOG_INFO, "driver", "application %s registered with %s", k->app_id, k->master_url);
+        reg_done(k, 1, NULL);
+        break;
+    case M_REGISTER_REFUSED:
+        snprintf(why, sizeof why, "the master %s refused the application: %.*s", k->master_url, (int)m.f[0].len,
+                 (const char *)m.f[0].p);
+        reg_done(k, EM_EINVAL, why);
+        conn_close(c, why);
+        break;
+    case M_EXECUTOR_ADDED:
+        pthread_mutex_lock(&k->mu);
+        k->granted++;
+        pthread_mutex_unlock(&k->mu);
+        log_msg(LOG_DEBUG, "driver", "executor %llu granted on %.*s", (unsigned long long)m.f[0].u, (int)m.f[1].len,
+                (const char *)m.f[1].p);
+        break;
+    case M_EXECUTOR_LOST:
+        pthread_mutex_lock(&k->mu);
+        if (!k->refused_once)
+            snprintf(k->why, sizeof k->why, "executor %llu exited: %.*s", (unsigned long long)m.f[0].u,
+                     (int)(m.f[1].len > 1000 ? 1000 : m.f[1].len), (const char *)m.f[1].p);
+        pthread_mutex_unlock(&k->mu);
+        log_msg(LOG_WARN, "driver", "executor %llu lost: %.*s", (unsigned long long)m.f[0].u, (int)m.f[1].len,
+                (const char *)m.f[1].p);
+        break;
+    default:
+        snprintf(why, sizeof why, "a %s message the driver does not take from its master", msg_name(m.tag));
+        conn_close(c, why);
+    }
+    msg_free(&m);
+    free(body);
+}
+
+static void master_closed(conn *c, const char *reason, void *ud) {
+    (void)c;
+    cluster *k = ud;
+    char why[800];
+    snprintf(why, sizeof why, "the master %s: %s", k->master_url, reason);
+    k->master = NULL;
+    reg_done(k, EM_EIO, why);
+    if (!k->stopping) {
+        log_msg(LOG_WARN, "driver", "lost the master: %s", why);
+        pthread_mutex_lock(&k->mu);
+        snprintf(k->why, sizeof k->why, "%s", why);
+        pthread_mutex_unlock(&k->mu);
+    }
+}
+
+static const conn_cb master_cb = {master_open, master_frame, master_closed};
+
+/* ------------------------------------------- executors and binary fetches */
+
+static lconn *lconn_of(cluster *k, conn *c) {
+    for (int i = 0; i < k->nlconn; i++)
+        if (k->lconns[i].c == c) return &k->lconns[i];
+    return NULL;
+}
+
+static void listen_open(conn *c, void *ud) {
+    cluster *k = ud;
+    if (k->nlconn == k->caplconn) {
+        int cap = k->caplconn ? k->caplconn * 2 : 8;
+        lconn *v = realloc(k->lconns, sizeof *v * (size_t)cap);
+        if (!v) {
+            conn_close(c, "the driver is out of memory");
+            return;
+        }
+        k->lconns = v;
+        k->caplconn = cap;
+    }
+    lconn *l = &k->lconns[k->nlconn++];
+    memset(l, 0, sizeof *l);
+    l->c = c;
+    l->exec = -1;
+}
+
+static void refuse(cluster *k, conn *c, lconn *l, const char *why) {
+    msg_val f[] = {vstr(why)};
+    send_msg(c, M_EXECUTOR_REFUSED, f, 1);
+    l->kind = K_REFUSED;
+    log_msg(LOG_ERROR, "driver", "refused executor from %s: %s", conn_peer(c), why);
+    pthread_mutex_lock(&k->mu);
+    snprintf(k->why, sizeof k->why, "%s", why);
+    int first = !k->refused_once;
+    k->refused_once = 1;
+    pthread_mutex_unlock(&k->mu);
+    if (first) { /* once: the application cannot run as it is */
+        sched_event *ev = calloc(1, sizeof *ev);
+        if (ev) {
+            ev->kind = EV_APP_FAILED;
+            ev->res.status = EM_EEXEC;
+            snprintf(ev->res.errmsg, sizeof ev->res.errmsg, "%s", why);
+            evq_post(k->events, ev);
+        }
+    }
+}
+
+static void register_exec(cluster *k, conn *c, lconn *l, const msg *m) {
+    char why[600];
+    if (sodium_memcmp(m->f[4].p, fnref_binary_hash(), 32)) {
+        char mine[65], theirs[65];
+        appbin_hex(fnref_binary_hash(), mine);
+        appbin_hex(m->f[4].p, theirs);
+        snprintf(why, sizeof why,
+                 "executor %llu runs another binary than the driver's (its hash %.16s..., the driver's %.16s...): "
+                 "an executor must run the driver's own program, linked with the same libember",
+                 (unsigned long long)m->f[0].u, theirs, mine);
+        refuse(k, c, l, why);
+        return;
+    }
+    int id = (int)m->f[0].u;
+    if (m->f[0].u > INT32_MAX || (exec_of(k, id) && exec_of(k, id)->alive)) {
+        snprintf(why, sizeof why, "executor id %llu is registered already", (unsigned long long)m->f[0].u);
+        refuse(k, c, l, why);
+        return;
+    }
+    cexec *x = exec_of(k, id);
+    if (!x) {
+        if (k->nexec == k->capexec) {
+            int cap = k->capexec ? k->capexec * 2 : 8;
+            cexec *v = realloc(k->execs, sizeof *v * (size_t)cap);
+            if (!v) {
+                conn_close(c, "the driver is out of memory");
+                return;
+            }
+            k->execs = v;
+            k->capexec = cap;
+        }
+        x = &k->execs[k->nexec++];
+    }
+    memset(x, 0, sizeof *x);
+    x->id = id;
+    x->cores = (int)m->f[3].u;
+    x->alive = 1;
+    x->c = c;
+    snprintf(x->addr, sizeof x->addr, "%.*s:%llu", (int)(m->f[1].len > 60 ? 60 : m->f[1].len),
+             (const char *)m->f[1].p, (unsigned long long)m->f[2].u);
+    l->kind = K_EXEC;
+    l->exec = id;
+    pthread_mutex_lock(&k->mu);
+    k->total_cores += x->cores;
+    pthread_mutex_unlock(&k->mu);
+    sched_event *ev = calloc(1, sizeof *ev);
+    if (ev) {
+        ev->kind = EV_EXEC_ADDED;
+        ev->exec = id;
+        ev->cores = x->cores;
+        ev->backlog = 0;
+        snprintf(ev->text, sizeof ev->text, "%s", x->addr);
+        evq_post(k->events, ev);
+    }
+    log_msg(LOG_INFO, "driver", "executor %d registered from %s: %d cores, shuffle server %s", id, conn_peer(c),
+            x->cores, x->addr);
+}
+
+/* An executor's connection closed: its attempts fail, and it is lost. */
+static void exec_lost(cluster *k, cexec *x, const char *reason) {
+    char why[700];
+    snprintf(why, sizeof why, "executor %d lost: %s", x->id, reason);
+    x->alive = 0;
+    uint64_t *ids = NULL;
+    size_t n = 0;
+    pthread_mutex_lock(&k->mu);
+    k->total_cores -= x->cores;
+    if (!k->stopping && !k->why[0]) snprintf(k->why, sizeof k->why, "%s", why);
+    ids = malloc(sizeof *ids * (k->tasks.n + 1));
+    for (uint32_t i = 0; ids && i < k->tasks.cap; i++) {
+        ctask *t = k->tasks.vals[i];
+        if (t && t->exec == x->id) ids[n++] = t->id;
+    }
+    for (size_t i = 0; i < n; i++) free(idmap_del(&k->tasks, ids[i]));
+    pthread_mutex_unlock(&k->mu);
+    for (size_t i = 0; i < n; i++) post_failed(k, ids[i], x->id, why);
+    free(ids);
+    if (!k->stopping) log_msg(LOG_WARN, "driver", "%s", why);
+    sched_event *ev = calloc(1, sizeof *ev);
+    if (ev) {
+        ev->kind = EV_EXEC_LOST;
+        ev->exec = x->id;
+        snprintf(ev->text, sizeof ev->text, "%.127s", reason);
+        evq_post(k->events, ev);
+    }
+}
+
+static void task_ended(cluster *k, conn *c, const msg *m, int exec) {
+    sched_event *ev = calloc(1, sizeof *ev);
+    if (!ev) {
+        conn_close(c, "the driver is out of memory");
+        return;
+    }
+    ev->res.task_id = m->f[0].u;
+    if (taskresult_decode(m->f[4].p, m->f[4].len, &ev->res)) {
+        free(ev);
+        conn_close(c, em_errmsg());
+        return;
+    }
+    pthread_mutex_lock(&k->mu);
+    ctask *t = idmap_del(&k->tasks, m->f[0].u);
+    pthread_mutex_unlock(&k->mu);
+    if (!t || t->exec != exec) { /* not one of its attempts: a late or bogus end */
+        free(t);
+        task_result_clear(&ev->res);
+        free(ev);
+        return;
+    }
+    free(t);
+    /* Times on the driver's clock: the executor's duration, ending now. */
+    uint64_t now = ev_now_us(), dur = m->f[3].u > m->f[2].u ? m->f[3].u - m->f[2].u : 0;
+    ev->kind = EV_TASK_ENDED;
+    ev->exec = exec;
+    ev->killed = (int)m->f[1].u;
+    ev->end_us = now;
+    ev->start_us = dur < now ? now - dur : 0;
+    evq_post(k->events, ev);
+}
+
+static void serve_binary(cluster *k, conn *c, const msg *m) {
+    if (sodium_memcmp(m->f[0].p, fnref_binary_hash(), 32)) {
+        msg_val f[] = {{0, EM_EINVAL, NULL, 0}, vstr("this driver runs another binary")};
+        f[0].i = EM_EINVAL;
+        send_msg(c, M_ERROR, f, 2);
+        return;
+    }
+    if (!k->have_hash) {
+        if (appbin_hash_file("/proc/self/exe", k->file_hash, &k->bin_size)) {
+            msg_val f[] = {{0, EM_EIO, NULL, 0}, vstr(em_errmsg())};
+            f[0].i = EM_EIO;
+            send_msg(c, M_ERROR, f, 2);
+            return;
+        }
+        k->have_hash = 1;
+    }
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    uint8_t *buf = malloc(CHUNK);
+    msg_val f[] = {vu(k->bin_size), {0, 0, k->file_hash, 32}};
+    int rc = fd < 0 || !buf ? EM_EIO : send_msg(c, M_BINARY, f, 2);
+    uint64_t sent = 0;
+    while (!rc && sent < k->bin_size) {
+        ssize_t n = read(fd, buf, CHUNK);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            rc = EM_EIO;
+            break;
+        }
+        rc = conn_send(c, FT_CHUNK, buf, (size_t)n);
+        sent += (uint64_t)n;
+    }
+    if (!rc) rc = conn_send(c, FT_CHUNK, NULL, 0);
+    if (fd >= 0) close(fd);
+    free(buf);
+    if (rc) conn_close(c, "cannot send the application's binary");
+    else log_msg(LOG_INFO, "driver", "sent the application's binary (%llu bytes) to %s", (unsigned long long)sent,
+                 conn_peer(c));
+}
+
+static void answer_bcast(conn *c, const msg *m) {
+    size_t len = 0;
+    em_bcast b = {m->f[1].u};
+    const void *p = em_bcast_value(b, &len);
+    msg_val f[] = {m->f[0], vu(p != NULL), {0, 0, p, p ? len : 0}};
+    if (send_msg(c, M_BCAST, f, 3)) conn_close(c, em_errmsg());
+}
+
+static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
+    cluster *k = ud;
+    lconn *l = lconn_of(k, c);
+    msg m;
+    char why[800];
+    if (!l || type != FT_MSG || msg_decode(&m, body, len)) {
+        snprintf(why, sizeof why, "%s", type != FT_MSG ? "a frame that is not a message" : em_errmsg());
+        if (type == FT_MSG) msg_free(&m);
+        free(body);
+        conn_close(c, why);
+        return;
+    }
+    switch (l->kind == K_EXEC ? m.tag : l->kind == K_UNKNOWN && (m.tag == M_REGISTER_EXECUTOR || m.tag == M_FETCH_BINARY) ? m.tag : -1) {
+    case M_REGISTER_EXECUTOR: register_exec(k, c, l, &m); break;
+    case M_FETCH_BINARY: serve_binary(k, c, &m); break;
+    case M_TASK_ENDED: task_ended(k, c, &m, l->exec); break;
+    case M_ASK_COMMIT: {
+        int granted = k->ask_commit ? k->ask_commit(k->commit_ctx, (uint32_t)m.f[1].u, (int32_t)m.f[2].u, m.f[3].u) : 1;
+        msg_val f[] = {m.f[0], vu((uint64_t)granted)};
+        if (send_msg(c, M_COMMIT_ANSWER, f, 2)) conn_close(c, em_errmsg());
+        break;
+    }
+    case M_FETCH_BCAST: answer_bcast(c, &m); break;
+    default:
+        snprintf(why, sizeof why, "a %s message the driver does not take here", msg_name(m.tag));
+        conn_close(c, why);
+    }
+    msg_free(&m);
+    free(body);
+}
+
+static void listen_closed(conn *c, const char *reason, void *ud) {
+    cluster *k = ud;
+    lconn *l = lconn_of(k, c);
+    if (!l) return;
+    if (l->kind == K_EXEC) {
+        cexec *x = exec_of(k, l->exec);
+        if (x && x->alive && x->c == c) exec_lost(k, x, reason);
+    }
+    *l = k->lconns[--k->nlconn];
+}
+
+static const conn_cb listen_cb = {listen_open, listen_frame, listen_closed};
+
+/* ------------------------------------------------ local-cluster's daemons */
+
+/* Spawn this binary in role `role` with args, its stdout and stderr into
+ * log, in process group pgid (0: a new one); ready_fd (>= 0) becomes its
+ * fd 3 and EMBER_READY_FD.  The pid, or -1 (message set). */
+static pid_t spawn_role(cluster *k, const char *role, char *const args[], const char *log, pid_t pgid, int ready_fd) {
+    size_t n = 0;
+    while (environ[n]) n++;
+    char **env = calloc(n + 8, sizeof *env);
+    char v[5][900];
+    if (!env) return em__seterr(EM_ENOMEM, "out of memory"), -1;
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "EMBER_ROLE=", 11) && strncmp(environ[i], "EMBER_PARENT_PID=", 17) &&
+            strncmp(environ[i], "EMBER_READY_FD=", 15) && strncmp(environ[i], "EMBER_SECRET_FILE=", 18))
+            env[j++] = environ[i];
+    snprintf(v[0], sizeof v[0], "EMBER_ROLE=%s", role);
+    snprintf(v[1], sizeof v[1], "EMBER_PARENT_PID=%d", (int)getpid());
+    env[j++] = v[0];
+    env[j++] = v[1];
+    if (ready_fd >= 0) {
+        snprintf(v[2], sizeof v[2], "EMBER_READY_FD=3");
+        env[j++] = v[2];
+    }
+    if (k->co.secret) {
+        snprintf(v[3], sizeof v[3], "EMBER_SECRET_FILE=%s/secret", k->scratch);
+        env[j++] = v[3];
+    }
+    env[j] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&at);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    if (ready_fd >= 0) posix_spawn_file_actions_adddup2(&fa, ready_fd, 3);
+    posix_spawnattr_setpgroup(&at, pgid);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    pid_t pid;
+    int rc = posix_spawn(&pid, "/proc/self/exe", &fa, &at, args, env);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    free(env);
+    if (rc) {
+        em__seterr(EM_EIO, "local-cluster: cannot start the %s: %s", role, strerror(rc));
+        return -1;
+    }
+    return pid;
+}
+
+/* The last lines of a daemon's log, for a start-up failure's message. */
+static void log_tail(const char *path, char *out, size_t cap) {
+    out[0] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    off_t end = lseek(fd, 0, SEEK_END);
+    off_t from = end > (off_t)(cap - 1) ? end - (off_t)(cap - 1) : 0;
+    ssize_t r = pread(fd, out, (size_t)(end - from), from);
+    close(fd);
+    out[r > 0 ? r : 0] = 0;
+}
+
+static int start_daemons(cluster *k) {
+    int p[2];
+    char log[900], line[64], tail[400];
+    if (pipe2(p, O_CLOEXEC)) return em__seterr(EM_EIO, "local-cluster: pipe: %s", strerror(errno));
+    snprintf(log, sizeof log, "%s/master.log", k->scratch);
+    char *margs[] = {"ember-master", "--host", "127.0.0.1", "--port", "0", "--webui-port", "0", NULL};
+    k->master_pid = spawn_role(k, "master", margs, log, 0, p[1]);
+    close(p[1]);
+    if (k->master_pid < 0) {
+        k->master_pid = 0;
+        close(p[0]);
+        return EM_EIO;
+    }
+    /* Its ports, once it listens (or nothing, if it dies). */
+    struct pollfd pf = {p[0], POLLIN, 0};
+    ssize_t n = 0;
+    if (poll(&pf, 1, START_WAIT_MS) == 1) n = read(p[0], line, sizeof line - 1);
+    close(p[0]);
+    line[n > 0 ? n : 0] = 0;
+    if (n <= 0 || sscanf(line, "%d", &k->mport) != 1) {
+        log_tail(log, tail, sizeof tail);
+        return em__seterr(EM_EIO, "local-cluster: the master did not start: %s", tail[0] ? tail : "(no output)");
+    }
+    snprintf(k->mhost, sizeof k->mhost, "127.0.0.1");
+    snprintf(k->master_url, sizeof k->master_url, "ember://127.0.0.1:%d", k->mport);
+    if (!(k->worker_pids = calloc((size_t)k->lc_workers, sizeof(pid_t)))) return em__seterr(EM_ENOMEM, "out of memory");
+    for (int i = 0; i < k->lc_workers; i++) {
+        char cores[16], mem[32], dir[900];
+        snprintf(cores, sizeof cores, "%d", k->lc_cores);
+        snprintf(mem, sizeof mem, "%lldm", (long long)k->lc_mem_mib);
+        snprintf(dir, sizeof dir, "%s/worker-%d", k->scratch, i);
+        snprintf(log, sizeof log, "%s/worker-%d.log", k->scratch, i);
+        char *wargs[] = {"ember-worker", "--cores", cores, "--memory", mem, "--work-dir", dir, k->master_url, NULL};
+        pid_t pid = spawn_role(k, "worker", wargs, log, k->master_pid, -1);
+        if (pid < 0) return EM_EIO;
+        k->worker_pids[i] = pid;
+    }
+    return 0;
+}
+
+/* Wait for pid to end, up to ms; 1 when it did. */
+static int wait_pid(pid_t pid, int ms) {
+    for (int waited = 0;; waited += 10) {
+        pid_t r = waitpid(pid, NULL, WNOHANG);
+        if (r == pid || (r < 0 && errno == ECHILD)) return 1;
+        if (waited >= ms) return 0;
+        struct timespec t = {0, 10 * 1000 * 1000};
+        nanosleep(&t, NULL);
+    }
+}
+
+/* SIGTERM to the daemons (workers first: they stop their executors), then
+ * SIGKILL to what is left; every one waited for by PID. */
+static void stop_daemons(cluster *k) {
+    for (int i = 0; k->worker_pids && i < k->lc_workers; i++)
+        if (k->worker_pids[i] > 0) kill(k->worker_pids[i], SIGTERM);
+    for (int i = 0; k->worker_pids && i < k->lc_workers; i++)
+        if (k->worker_pids[i] > 0 && !wait_pid(k->worker_pids[i], STOP_WAIT_MS)) {
+            kill(k->worker_pids[i], SIGKILL);
+            wait_pid(k->worker_pids[i], STOP_WAIT_MS);
+        }
+    if (k->master_pid > 0) {
+        kill(k->master_pid, SIGTERM);
+        if (!wait_pid(k->master_pid, STOP_WAIT_MS)) {
+            kill(k->master_pid, SIGKILL);
+            wait_pid(k->master_pid, STOP_WAIT_MS);
+        }
+    }
+    free(k->worker_pids);
+    k->worker_pids = NULL;
+    k->master_pid = 0;
+}
+
+/* ------------------------------------------------------------ start, stop */
+
+typedef struct start_arg {
+    cluster *k;
+    int rc;
+    char err[800];
+} start_arg;
+
+static void start_fn(void *arg) {
+    start_arg *a = arg;
+    cluster *k = a->k;
+    conn_opts o = k->co;
+    o.component = "driver";
+    a->rc = conn_listen(k->l, k->dhost, k->dport, &o, &listen_cb, k, &k->ls, &k->port);
+    if (!a->rc && k->lc_workers) a->rc = start_daemons(k);
+    if (!a->rc) {
+        snprintf(k->url, sizeof k->url, "%s:%d", k->dhost, k->port);
+        a->rc = conn_connect(k->l, k->mhost, k->mport, &o, &master_cb, k, &k->master);
+    }
+    if (a->rc) em__geterr(a->err, sizeof a->err);
+}
+
+static void stop_fn(void *arg) {
+    cluster *k = arg;
+    k->stopping = 1;
+    if (k->master && k->app_id[0]) {
+        msg_val f[] = {vstr(k->app_id)};
+        send_msg(k->master, M_UNREGISTER_APP, f, 1);
+    }
+    /* The daemons go first, so that executors end by their workers rather
+     * than by a lost driver. */
+    if (k->lc_workers) stop_daemons(k);
+}
+
+static void task_free(void *p) { free(p); }
+
+static void c_close(backend *b) {
+    cluster *k = (cluster *)b;
+    if (k->l) {
+        iol_call(k->l, stop_fn, k);
+        iol_stop(k->l); /* every connection closes */
+    }
+    if (k->worker_pids || k->master_pid) stop_daemons(k);
+    for (pend *p = k->ph, *n; p; p = n) {
+        n = p->next;
+        free(p->desc);
+        free(p);
+    }
+    idmap_free(&k->tasks, task_free);
+    free(k->execs);
+    free(k->lconns);
+    pthread_mutex_destroy(&k->mu);
+    pthread_cond_destroy(&k->reg_cv);
+    free(k);
+}
+
+backend *cluster_backend_new(const cluster_opts *o, evq *events) {
+    cluster *k = calloc(1, sizeof *k);
+    if (!k) return em__seterr(EM_ENOMEM, "out of memory"), NULL;
+    pthread_mutex_init(&k->mu, NULL);
+    pthread_cond_init(&k->reg_cv, NULL);
+    k->events = events;
+    k->co = netconf_opts(o->nc, "driver");
+    snprintf(k->name, sizeof k->name, "%s", o->app_name ? o->app_name : "ember");
+    snprintf(k->dhost, sizeof k->dhost, "%s", o->driver_host ? o->driver_host : "127.0.0.1");
+    k->dport = o->driver_port;
+    snprintf(k->scratch, sizeof k->scratch, "%s", o->scratch);
+    k->lc_workers = o->master ? 0 : o->lc_workers;
+    k->lc_cores = o->lc_cores;
+    k->lc_mem_mib = o->lc_mem_mib;
+    k->exec_cores = o->master ? o->exec_cores : o->lc_cores;
+    k->exec_mem_mib = o->master ? o->exec_mem_mib : (o->exec_mem_mib < o->lc_mem_mib ? o->exec_mem_mib : o->lc_mem_mib);
+    k->cores_max = o->cores_max;
+    k->ask_commit = o->ask_commit;
+    k->commit_ctx = o->commit_ctx;
+    k->b.launch = c_launch;
+    k->b.flush = c_flush;
+    k->b.kill = c_kill;
+    k->b.running_since = c_running_since;
+    k->b.drop_shuffle = c_drop_shuffle;
+    k->b.drop_map_output = c_drop_map_output;
+    k->b.cores = c_cores;
+    k->b.why_idle = c_why_idle;
+    k->b.drop_bcast = c_drop_bcast;
+    k->b.close = c_close;
+    if (o->master) {
+        snprintf(k->master_url, sizeof k->master_url, "%s", o->master);
+        const char *hp = o->master + 8, *colon = strrchr(hp, ':');
+        char *end;
+        long port = colon ? strtol(colon + 1, &end, 10) : 0;
+        if (strncmp(o->master, "ember://", 8) || !colon || (size_t)(colon - hp) >= sizeof k->mhost || *end ||
+            port <= 0 || port > 65535) {
+            em__seterr(EM_EINVAL, "master URL \"%s\": expected ember://HOST:PORT", o->master);
+            c_close(&k->b);
+            return NULL;
+        }
+        memcpy(k->mhost, hp, (size_t)(colon - hp));
+        k->mport = (int)port;
+    }
+    char secret_path[900];
+    snprintf(secret_path, sizeof secret_path, "%s/secret", k->scratch);
+    if (netconf_check_bind(o->nc, k->dhost, "driver") ||
+        (k->co.secret && k->lc_workers && netconf_write_secret(o->nc, secret_path))) {
+        c_close(&k->b);
+        return NULL;
+    }
+    start_arg a = {k, 0, ""};
+    if (!(k->l = iol_start("driver-net"))) {
+        c_close(&k->b);
+        return NULL;
+    }
+    iol_call(k->l, start_fn, &a);
+    if (a.rc) {
+        c_close(&k->b);
+        em__seterr(EM_EIO, "%s", a.err);
+        return NULL;
+    }
+    /* The application's registration. */
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += START_WAIT_MS / 1000;
+    pthread_mutex_lock(&k->mu);
+    while (!k->reg_state && pthread_cond_timedwait(&k->reg_cv, &k->mu, &dl) == 0) {}
+    int st = k->reg_state;
+    char err[600];
+    snprintf(err, sizeof err, "%s", st ? k->reg_err : "no answer from the master");
+    pthread_mutex_unlock(&k->mu);
+    if (st != 1) {
+        c_close(&k->b);
+        em__seterr(EM_EIO, "cannot register the application: %s", err);
+        return NULL;
+    }
+    return &k->b;
+}

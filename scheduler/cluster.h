@@ -1,0 +1,56 @@
+/*
+ * cluster.h -- the driver's cluster backend: the same seam as local[N]
+ * (backend.h) over processes.  It registers the application with a master,
+ * listens for the executors the master has workers start, checks each
+ * one's binary hash, sends them task descriptions, and turns what they
+ * send back into the scheduler's events.  It serves the application's
+ * binary to workers (appbin.h), broadcast values and output-commit answers
+ * to executors.
+ *
+ * For local-cluster[W,C,M] it first starts the cluster itself: a master
+ * and W workers of C cores and M MiB, as child processes of the driver's
+ * io loop thread running the driver's own binary in their role (the
+ * takeover, engine/context.c), on 127.0.0.1 with any free ports, their
+ * logs and work directories under the driver's scratch directory.  They
+ * die with the driver, even when it is killed with SIGKILL (parent-death
+ * signals down the tree: driver, daemons, executors), and close stops
+ * them and waits for them by PID.
+ */
+#ifndef EM_CLUSTER_H
+#define EM_CLUSTER_H
+
+#include <stdint.h>
+
+#include "backend.h"
+#include "events.h"
+#include "netconf.h"
+
+typedef struct cluster_opts {
+    const char *master;      /* "ember://HOST:PORT", or NULL for local-cluster */
+    int lc_workers, lc_cores; /* local-cluster[W,C,M] */
+    int64_t lc_mem_mib;
+    const char *app_name;
+    const char *driver_host;  /* ember.driver.host */
+    int driver_port;          /* ember.driver.port (0: any) */
+    int exec_cores;           /* ember.executor.cores (0: all of a worker's) */
+    int64_t exec_mem_mib;     /* ember.executor.memory */
+    int cores_max;            /* ember.cores.max (0: no limit) */
+    const netconf *nc;
+    const char *scratch;      /* the driver's scratch directory */
+    /* The output commit coordinator (runner.h's ask_commit). */
+    int (*ask_commit)(void *c, uint32_t stage, int32_t partition, uint64_t attempt);
+    void *commit_ctx;
+} cluster_opts;
+
+/* Start (for local-cluster, the cluster first), register the application
+ * and return the backend; executors announce themselves to events as
+ * they register.  NULL on failure (message set: the master cannot be
+ * reached, a daemon did not start, ...). */
+backend *cluster_backend_new(const cluster_opts *o, evq *events);
+
+/* Parse "local-cluster[W,C]" or "local-cluster[W,C,M]": 1 (and the
+ * numbers set), 0 when s is not of that form at all, -1 when it is but the
+ * numbers are bad (message set). */
+int cluster_parse_local(const char *s, int *w, int *c, int64_t *mem_mib);
+
+#endif
