@@ -336,11 +336,10 @@ static int c_cores(backend *b) {
     pthread_mutex_lock(&k->mu);
     int n = k->total_cores;
     pthread_mutex_unlock(&k->mu);
-    if (n) return n;
-    /* None yet: what the cluster is expected to give (Spark's
-     * defaultParallelism is at least 2). */
-    if (k->lc_workers) return k->lc_workers * k->lc_cores;
-    return 2;
+    /* local-cluster's are known before they register; otherwise those
+     * registered, at least 2 (Spark's defaultParallelism). */
+    int floor = k->lc_workers ? k->lc_workers * k->lc_cores : 2;
+    return n > floor ? n : floor;
 }
 
 static void c_why_idle(backend *b, char *buf, size_t cap) {

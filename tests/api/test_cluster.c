@@ -1,0 +1,298 @@
+/*
+ * test_cluster.c -- cluster mode with real processes on 127.0.0.1: tasks
+ * run in executor processes that workers started; a driver killed with
+ * SIGKILL leaves no daemon or executor behind (checked by PID); a job with
+ * no worker to run on fails after ember.scheduler.maxRegisteredWait with
+ * the reason; an executor started from another binary is refused, with a
+ * message that fails the job.  Every process a test starts is stopped and
+ * waited for by PID.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../test.h"
+#include "ember.h"
+#include "helpers.h"
+
+extern char **environ;
+
+static int fn_pid(const em_rec *in, em_emitter *out, const void *arg) { return em_emit_i64(out, (int64_t)getpid()); }
+
+/* Start `exe` (NULL: this test binary) in a role, with extra environment
+ * variables; fd 3 of the child is ready_fd when >= 0.  Its pid or -1. */
+static pid_t spawn_role(const char *exe, const char *role, char *const args[], const char *const *extra, int ready_fd,
+                        const char *log) {
+    size_t n = 0;
+    while (environ[n]) n++;
+    char **env = calloc(n + 16, sizeof *env);
+    char rolev[64];
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "EMBER_", 6)) env[j++] = environ[i];
+    snprintf(rolev, sizeof rolev, "EMBER_ROLE=%s", role);
+    env[j++] = rolev;
+    for (int i = 0; extra && extra[i]; i++) env[j++] = (char *)extra[i];
+    env[j] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    if (ready_fd >= 0) posix_spawn_file_actions_adddup2(&fa, ready_fd, 3);
+    pid_t pid;
+    int rc = posix_spawn(&pid, exe ? exe : "/proc/self/exe", &fa, NULL, args, env);
+    posix_spawn_file_actions_destroy(&fa);
+    free(env);
+    return rc ? -1 : pid;
+}
+
+/* A master of our own (this binary in its role); its port, or -1. */
+static pid_t start_master(int *port) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC)) return -1;
+    char *args[] = {"ember-master", "--port", "0", "--webui-port", "0", NULL};
+    const char *extra[] = {"EMBER_READY_FD=3", NULL};
+    pid_t pid = spawn_role(NULL, "master", args, extra, p[1], tmp_path("master.log"));
+    close(p[1]);
+    char line[64] = "";
+    struct pollfd pf = {p[0], POLLIN, 0};
+    ssize_t k = poll(&pf, 1, 20000) == 1 ? read(p[0], line, sizeof line - 1) : -1;
+    close(p[0]);
+    if (pid < 0 || k <= 0 || sscanf(line, "%d", port) != 1) {
+        if (pid > 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        }
+        return -1;
+    }
+    return pid;
+}
+
+static int stop_pid(pid_t pid) {
+    int st = 0;
+    kill(pid, SIGTERM);
+    for (int i = 0; i < 500; i++) {
+        if (waitpid(pid, &st, WNOHANG) == pid) return st;
+        struct timespec t = {0, 10000000};
+        nanosleep(&t, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return st;
+}
+
+static em_ctx *open_cluster(const char *master, const char *k1, const char *v1, const char *k2, const char *v2) {
+    em_conf *conf = em_conf_new();
+    em_conf_set(conf, "ember.local.dir", test_scratchdir());
+    if (k1) em_conf_set(conf, k1, v1);
+    if (k2) em_conf_set(conf, k2, v2);
+    em_ctx *c = em_open(master, conf);
+    if (!c) fprintf(stderr, "  em_open(%s): %s\n", master, em_errmsg());
+    em_conf_free(conf);
+    return c;
+}
+
+/* The parent pid of a process, from /proc; -1 when it is gone. */
+static pid_t parent_of(pid_t pid) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *rp = strrchr(buf, ')');
+    char state;
+    int ppid;
+    if (!rp || sscanf(rp + 2, "%c %d", &state, &ppid) != 2) return -1;
+    return state == 'Z' || state == 'X' ? -1 : (pid_t)ppid;
+}
+
+TEST(cluster_tasks_run_in_executor_processes) {
+    em_ctx *c = open_cluster("local-cluster[2,1,512]", NULL, NULL, NULL, NULL);
+    CHECK(c);
+    em_batch *b;
+    CHECK_OK(em_collect(em_map(em_range(c, 0, 8, 1, 8), fn_pid, NULL, 0), &b));
+    size_t pos = 0;
+    em_rec r;
+    int n = 0;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        pid_t pid = (pid_t)rec_i64(&r);
+        CHECK(pid != getpid());
+        /* An executor, child of a worker, child of this driver. */
+        pid_t worker = parent_of(pid);
+        CHECK(worker > 0 && parent_of(worker) == getpid());
+        n++;
+    }
+    CHECK_EQ_I64(n, 8);
+    em_batch_free(b);
+    CHECK_EQ_I64(em_cores(c), 2);
+    em_close(c);
+}
+
+TEST(cluster_sigkill_driver_leaves_no_process) {
+    int p[2];
+    CHECK(pipe(p) == 0);
+    pid_t drv = fork();
+    CHECK(drv >= 0);
+    if (drv == 0) {
+        close(p[0]);
+        em_ctx *c = open_cluster("local-cluster[2,1,512]", NULL, NULL, NULL, NULL);
+        em_batch *b;
+        if (!c || em_collect(em_map(em_range(c, 0, 4, 1, 4), fn_pid, NULL, 0), &b)) _exit(1);
+        size_t pos = 0;
+        em_rec r;
+        char line[64];
+        while (em_batch_next(b, &pos, &r) == 1) {
+            int k = snprintf(line, sizeof line, "%lld\n", (long long)rec_i64(&r));
+            if (write(p[1], line, (size_t)k) != k) _exit(1);
+        }
+        /* The daemons: this process's children. */
+        char path[64], buf[4096];
+        snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f) fclose(f);
+        buf[n] = 0;
+        /* Children of the io loop's thread, which started them: every task. */
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "cat /proc/%d/task/*/children", (int)getpid());
+        FILE *pf = popen(cmd, "r");
+        n = pf ? fread(buf, 1, sizeof buf - 1, pf) : 0;
+        if (pf) pclose(pf);
+        buf[n] = 0;
+        for (char *t = strtok(buf, " \n"); t; t = strtok(NULL, " \n")) {
+            int k = snprintf(line, sizeof line, "%s\n", t);
+            if (write(p[1], line, (size_t)k) != k) _exit(1);
+        }
+        if (write(p[1], "end\n", 4) != 4) _exit(1);
+        for (;;) pause();
+    }
+    close(p[1]);
+    FILE *in = fdopen(p[0], "r");
+    CHECK(in);
+    char line[64];
+    pid_t pids[64];
+    int n = 0, ended = 0;
+    while (n < 64 && fgets(line, sizeof line, in)) {
+        if (!strcmp(line, "end\n")) {
+            ended = 1;
+            break;
+        }
+        pid_t v = (pid_t)atol(line);
+        int dup = 0;
+        for (int i = 0; i < n; i++) dup |= pids[i] == v;
+        if (v > 0 && !dup && v != drv) pids[n++] = v;
+    }
+    fclose(in);
+    kill(drv, SIGKILL);
+    waitpid(drv, NULL, 0);
+    CHECK(ended);
+    CHECK(n >= 4); /* a master, two workers, one executor at least */
+    /* Every one of them dies (parent-death signals down the tree). */
+    int alive = n;
+    for (int tries = 0; tries < 1000 && alive; tries++) {
+        alive = 0;
+        for (int i = 0; i < n; i++) alive += parent_of(pids[i]) > 0;
+        struct timespec t = {0, 10000000};
+        if (alive) nanosleep(&t, NULL);
+    }
+    for (int i = 0; i < n; i++)
+        if (parent_of(pids[i]) > 0) fprintf(stderr, "  pid %d still runs\n", (int)pids[i]);
+    CHECK_EQ_I64(alive, 0);
+}
+
+TEST(cluster_no_worker_fails_with_reason) {
+    int port;
+    pid_t m = start_master(&port);
+    CHECK(m > 0);
+    char url[64];
+    snprintf(url, sizeof url, "ember://127.0.0.1:%d", port);
+    em_ctx *c = open_cluster(url, "ember.scheduler.maxRegisteredWait", "300ms", NULL, NULL);
+    int64_t n = 0;
+    int rc = c ? em_count(em_range(c, 0, 10, 1, 2), &n) : -1;
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", em_errmsg());
+    em_close(c);
+    stop_pid(m);
+    CHECK(c);
+    CHECK_EQ_I64(rc, EM_EEXEC);
+    if (!strstr(msg, "Initial job has not accepted any resources") || !strstr(msg, "no alive workers"))
+        fprintf(stderr, "  message: %s\n", msg);
+    CHECK(strstr(msg, "Initial job has not accepted any resources") && strstr(msg, "no alive workers"));
+}
+
+/* A port free now (the kernel's choice), for ember.driver.port. */
+static int free_port(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int port = -1;
+    if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof a) && !getsockname(fd, (struct sockaddr *)&a, &len))
+        port = ntohs(a.sin_port);
+    if (fd >= 0) close(fd);
+    return port;
+}
+
+TEST(cluster_executor_of_another_binary_refused) {
+    /* Another program linked with libember: the worker daemon's binary,
+     * next to this test binary's directory. */
+    char exe[1024], other[1100];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    CHECK(k > 0);
+    exe[k] = 0;
+    char *slash = strrchr(exe, '/');
+    CHECK(slash);
+    *slash = 0;
+    snprintf(other, sizeof other, "%s/../bin/ember-worker", exe);
+    CHECK(access(other, X_OK) == 0);
+    int port, dport = free_port();
+    CHECK(dport > 0);
+    pid_t m = start_master(&port);
+    CHECK(m > 0);
+    char url[64], dp[16];
+    snprintf(url, sizeof url, "ember://127.0.0.1:%d", port);
+    snprintf(dp, sizeof dp, "%d", dport);
+    em_ctx *c = open_cluster(url, "ember.driver.port", dp, "ember.scheduler.maxRegisteredWait", "3s");
+    pid_t x = -1;
+    int rc = -1, st = 0;
+    char msg[1024] = "";
+    if (c) {
+        char durl[64], dir[600];
+        snprintf(durl, sizeof durl, "EMBER_DRIVER_URL=127.0.0.1:%d", dport);
+        snprintf(dir, sizeof dir, "EMBER_EXECUTOR_DIR=%s", test_tmpdir());
+        const char *extra[] = {durl, "EMBER_EXECUTOR_ID=7", "EMBER_EXECUTOR_CORES=1", dir, NULL};
+        char *args[] = {"ember-worker", NULL};
+        x = spawn_role(other, "executor", args, extra, -1, tmp_path("executor.log"));
+        int64_t n;
+        rc = em_count(em_range(c, 0, 10, 1, 2), &n);
+        snprintf(msg, sizeof msg, "%s", em_errmsg());
+        if (x > 0) waitpid(x, &st, 0);
+    }
+    em_close(c);
+    stop_pid(m);
+    CHECK(c && x > 0);
+    CHECK_EQ_I64(rc, EM_EEXEC);
+    if (!strstr(msg, "runs another binary than the driver's")) fprintf(stderr, "  message: %s\n", msg);
+    CHECK(strstr(msg, "runs another binary than the driver's"));
+    /* The executor ended at once, saying why. */
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+    size_t len = 0;
+    char *log = read_file_all(tmp_path("executor.log"), &len);
+    CHECK(log && strstr(log, "the driver refused this executor"));
+    free(log);
+}
