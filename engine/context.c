@@ -107,7 +107,9 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
     int64_t lc_m = 0;
     int lc = cluster_parse_local(master, &lc_w, &lc_c, &lc_m);
     if (lc < 0) {
-        em__seterr(EM_EINVAL, "em_open: %s (from %s)", em_errmsg(), from);
+        char why[512];
+        em__geterr(why, sizeof why);
+        em__seterr(EM_EINVAL, "em_open: %s (from %s)", why, from);
         goto fail;
     }
     ctx->cluster = lc > 0 || !strncmp(master, "ember://", 8);
@@ -168,7 +170,9 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
         co.ask_commit = dag_ask_commit;
         co.commit_ctx = ctx->dag;
         if (!(ctx->be = cluster_backend_new(&co, dag_events(ctx->dag)))) {
-            em__seterr(EM_EIO, "em_open(\"%s\"): %s", master, em_errmsg());
+            char why[1024];
+            em__geterr(why, sizeof why);
+            em__seterr(EM_EIO, "em_open(\"%s\"): %s", master, why);
             goto fail;
         }
     } else if (!(ctx->be = local_backend_new(ctx->cores, nexec, ctx->env, dag_events(ctx->dag)))) goto fail;

@@ -58,17 +58,14 @@ int netconf_load(const em_conf *c, netconf *out) {
         }
         if (f && *f) return read_secret(f, "ember.authenticate.secretFile", out);
     }
+    const char *cr = getenv("EMBER_NETWORK_CRYPTO"); /* a parent's choice (local-cluster, a worker's executors) */
+    if (cr && !strcmp(cr, "1")) out->encrypt = 1;
     const char *e = getenv("EMBER_SECRET_FILE");
     if (e && *e) return read_secret(e, "$EMBER_SECRET_FILE", out);
     return 0;
 }
 
-int netconf_from_env(netconf *out) {
-    int rc = netconf_load(NULL, out);
-    const char *c = getenv("EMBER_NETWORK_CRYPTO");
-    out->encrypt = c && !strcmp(c, "1");
-    return rc;
-}
+int netconf_from_env(netconf *out) { return netconf_load(NULL, out); }
 
 int netconf_write_secret(const netconf *n, const char *path) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

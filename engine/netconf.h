@@ -26,7 +26,9 @@ typedef struct netconf {
 } netconf;
 
 /* From settings (c may be NULL: defaults), then $EMBER_SECRET_FILE when
- * no secret is set.  0, or EM_EINVAL naming the file or setting. */
+ * no secret is set, and encryption also when $EMBER_NETWORK_CRYPTO is 1
+ * (what a process that starts ember processes passes on).  0, or
+ * EM_EINVAL naming the file or setting. */
 int netconf_load(const em_conf *c, netconf *out);
 /* An executor's: $EMBER_SECRET_FILE, $EMBER_NETWORK_CRYPTO ("1"). */
 int netconf_from_env(netconf *out);

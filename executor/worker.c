@@ -250,7 +250,7 @@ static void exec_spawn(wexec *e, const char *path) {
     size_t n = 0;
     while (environ[n]) n++;
     char **env = calloc(n + 16, sizeof *env);
-    char vars[12][1100];
+    char vars[14][1100];
     int nv = 0;
     if (ofd < 0 || efd < 0 || !env) {
         if (ofd >= 0) close(ofd);
@@ -261,8 +261,7 @@ static void exec_spawn(wexec *e, const char *path) {
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "EMBER_", 6) || !strncmp(environ[i], "EMBER_SECRET_FILE=", 18) ||
-            !strncmp(environ[i], "EMBER_LOG_LEVEL=", 16))
+        if (strncmp(environ[i], "EMBER_", 6))
             env[k++] = environ[i];
     snprintf(vars[nv++], sizeof vars[0], "EMBER_ROLE=executor");
     snprintf(vars[nv++], sizeof vars[0], "EMBER_PARENT_PID=%d", (int)getpid());
@@ -275,6 +274,7 @@ static void exec_spawn(wexec *e, const char *path) {
     snprintf(vars[nv++], sizeof vars[0], "EMBER_EXECUTOR_HOST=%s", w.host);
     snprintf(vars[nv++], sizeof vars[0], "EMBER_RPC_MAX_SIZE=%zu", w.nc.max_frame);
     snprintf(vars[nv++], sizeof vars[0], "EMBER_NETWORK_CRYPTO=%d", w.co.encrypt ? 1 : 0);
+    if (w.nc.secret) snprintf(vars[nv++], sizeof vars[0], "EMBER_SECRET_FILE=%s/secret", w.dir);
     for (int i = 0; i < nv; i++) env[k++] = vars[i];
     env[k] = NULL;
     char *args[] = {(char *)path, NULL};
@@ -736,6 +736,13 @@ int worker_main(int argc, char **argv) {
     snprintf(bin, sizeof bin, "%s/bin", w.dir);
     if ((mkdir(w.dir, 0700) && errno != EEXIST) || (mkdir(bin, 0700) && errno != EEXIST)) {
         fprintf(stderr, "ember-worker: cannot make the work directory %s: %s\n", w.dir, strerror(errno));
+        return 1;
+    }
+    /* Executors get the secret through a file only the worker's user reads. */
+    char sf[800];
+    snprintf(sf, sizeof sf, "%s/secret", w.dir);
+    if (w.nc.secret && netconf_write_secret(&w.nc, sf)) {
+        fprintf(stderr, "ember-worker: %s\n", em_errmsg());
         return 1;
     }
     {

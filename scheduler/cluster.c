@@ -430,8 +430,14 @@ static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
 static void master_closed(conn *c, const char *reason, void *ud) {
     (void)c;
     cluster *k = ud;
-    char why[800];
-    snprintf(why, sizeof why, "the master %s: %s", k->master_url, reason);
+    char why[900];
+    pthread_mutex_lock(&k->mu);
+    int registering = k->reg_state == 0;
+    pthread_mutex_unlock(&k->mu);
+    snprintf(why, sizeof why, "the master %s: %s%s", k->master_url, reason,
+             registering && !k->co.secret ? " (a master that requires a shared secret closes a client without one: "
+                                            "set ember.authenticate.secret or secretFile)"
+                                          : "");
     k->master = NULL;
     reg_done(k, EM_EIO, why);
     if (!k->stopping) {
@@ -715,7 +721,8 @@ static pid_t spawn_role(cluster *k, const char *role, char *const args[], const 
     size_t j = 0;
     for (size_t i = 0; i < n; i++)
         if (strncmp(environ[i], "EMBER_ROLE=", 11) && strncmp(environ[i], "EMBER_PARENT_PID=", 17) &&
-            strncmp(environ[i], "EMBER_READY_FD=", 15) && strncmp(environ[i], "EMBER_SECRET_FILE=", 18))
+            strncmp(environ[i], "EMBER_READY_FD=", 15) && strncmp(environ[i], "EMBER_SECRET_FILE=", 18) &&
+            strncmp(environ[i], "EMBER_NETWORK_CRYPTO=", 21))
             env[j++] = environ[i];
     snprintf(v[0], sizeof v[0], "EMBER_ROLE=%s", role);
     snprintf(v[1], sizeof v[1], "EMBER_PARENT_PID=%d", (int)getpid());
@@ -728,6 +735,10 @@ static pid_t spawn_role(cluster *k, const char *role, char *const args[], const 
     if (k->co.secret) {
         snprintf(v[3], sizeof v[3], "EMBER_SECRET_FILE=%s/secret", k->scratch);
         env[j++] = v[3];
+    }
+    if (k->co.encrypt) {
+        snprintf(v[4], sizeof v[4], "EMBER_NETWORK_CRYPTO=1");
+        env[j++] = v[4];
     }
     env[j] = NULL;
     posix_spawn_file_actions_t fa;

@@ -20,6 +20,7 @@
 #include "master.h"
 #include "masterd.h"
 #include "msg.h"
+#include "netconf.h"
 
 #define HTTP_REQUEST_MAX 8192
 #define MASTERD_FRAME_MAX ((size_t)1 << 20)
@@ -47,6 +48,7 @@ typedef struct masterd {
     struct { iol_owner owner; uv_tcp_t tcp; } web;
     struct { iol_owner owner; uv_timer_t t; } tick;
     master_conf mc;
+    netconf nc;
     int rc; /* start-up result */
     char err[512]; /* and its message (set on the loop's thread) */
 } masterd;
@@ -441,7 +443,8 @@ static void start_fn(void *arg) {
 static void start(masterd *d) {
     /* Control messages are small: a small frame limit bounds what one
      * message can make msgpack-c allocate. */
-    conn_opts o = {MASTERD_FRAME_MAX, NULL, 0, 0, "master"};
+    conn_opts o = netconf_opts(&d->nc, "master");
+    o.max_frame = MASTERD_FRAME_MAX;
     d->rc = conn_listen(d->l, d->host, d->port, &o, &callbacks, d, &d->ls, &d->port);
     if (d->rc) return;
     snprintf(d->url, sizeof d->url, "ember://%s:%d", d->host, d->port);
@@ -479,11 +482,14 @@ static void start(masterd *d) {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: ember-master [--host HOST] [--port PORT] [--webui-port PORT] [--conf KEY=VALUE]...\n"
+               "                    [--insecure]\n"
                "  Runs the cluster master: workers and applications connect to HOST:PORT\n"
                "  (default 127.0.0.1:7077), its state is served on HOST:WEBUI_PORT (default\n"
                "  8080) as /json and /.  PORT 0: any free port (the log line says which).\n"
                "  Settings: ember.worker.timeout (10s), ember.deploy.spreadOut (true),\n"
-               "  ember.log.level (info).  Stops on SIGTERM or SIGINT.\n");
+               "  ember.log.level (info), ember.authenticate.secret or secretFile (or\n"
+               "  $EMBER_SECRET_FILE), ember.network.crypto.enabled.  A HOST other than a\n"
+               "  loopback address needs a secret, or --insecure.  Stops on SIGTERM or SIGINT.\n");
 }
 
 static int parse_port(const char *s, int *out) {
@@ -508,6 +514,10 @@ int masterd_main(int argc, char **argv) {
             usage(stdout);
             em_conf_free(conf);
             return 0;
+        }
+        if (!strcmp(a, "--insecure")) {
+            em_conf_set(conf, "ember.network.insecure", "true");
+            continue;
         }
         int bad = !v;
         if (!bad && !strcmp(a, "--host")) bad = snprintf(d.host, sizeof d.host, "%s", v) >= (int)sizeof d.host;
@@ -539,7 +549,13 @@ int masterd_main(int argc, char **argv) {
     d.timeout_ms = (uint64_t)conf_duration_ms(conf, "ember.worker.timeout");
     d.mc.worker_timeout_ms = d.timeout_ms;
     d.mc.spread_out = conf_bool(conf, "ember.deploy.spreadOut");
+    int nrc = netconf_load(conf, &d.nc);
     em_conf_free(conf);
+    if (nrc || netconf_check_bind(&d.nc, d.host, "ember-master")) {
+        fprintf(stderr, "ember-master: %s\n", em_errmsg());
+        netconf_free(&d.nc);
+        return 1;
+    }
     /* Signals are taken by sigwait below, not by the loop thread. */
     sigset_t sigs;
     signal(SIGTERM, SIG_DFL); /* an inherited "ignore" would discard them before sigwait */
@@ -575,5 +591,6 @@ int masterd_main(int argc, char **argv) {
     iol_stop(d.l); /* closes every connection and listener */
     master_free(d.m);
     free(d.peers);
+    netconf_free(&d.nc);
     return 0;
 }

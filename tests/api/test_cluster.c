@@ -296,3 +296,75 @@ TEST(cluster_executor_of_another_binary_refused) {
     CHECK(log && strstr(log, "the driver refused this executor"));
     free(log);
 }
+
+#define SECRET "a shared secret of 32 bytes or more, for tests only"
+
+TEST(cluster_authenticated_encrypted_shuffle) {
+    em_ctx *c = open_cluster("local-cluster[2,1,512]", "ember.authenticate.secret", SECRET,
+                             "ember.network.crypto.enabled", "true");
+    CHECK(c);
+    int64_t m = 7;
+    em_batch *b;
+    /* A shuffle: map outputs travel between executors over sealed
+     * connections. */
+    CHECK_OK(em_collect(em_reduce_by_key(em_map(em_range(c, 0, 1000, 1, 4), fn_mod_key, &m, sizeof m), fn_sum_i64,
+                                         NULL, 0, 3),
+                        &b));
+    size_t pos = 0;
+    em_rec r;
+    int64_t total = 0, keys = 0;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        total += em_i64_dec(r.val);
+        keys++;
+    }
+    em_batch_free(b);
+    em_close(c);
+    CHECK_EQ_I64(keys, 7);
+    CHECK_EQ_I64(total, 999 * 1000 / 2);
+}
+
+TEST(cluster_wrong_or_missing_secret_refused) {
+    int p[2];
+    CHECK(pipe2(p, O_CLOEXEC) == 0);
+    char *args[] = {"ember-master", "--port", "0", "--webui-port", "0", "--conf", "ember.authenticate.secret=" SECRET,
+                    NULL};
+    const char *extra[] = {"EMBER_READY_FD=3", NULL};
+    pid_t m = spawn_role(NULL, "master", args, extra, p[1], tmp_path("master.log"));
+    close(p[1]);
+    char line[64] = "";
+    int port = 0;
+    struct pollfd pf = {p[0], POLLIN, 0};
+    ssize_t k = poll(&pf, 1, 20000) == 1 ? read(p[0], line, sizeof line - 1) : -1;
+    close(p[0]);
+    CHECK(m > 0);
+    if (k <= 0 || sscanf(line, "%d", &port) != 1) {
+        stop_pid(m);
+        CHECK(!"the master did not start");
+    }
+    char url[64];
+    snprintf(url, sizeof url, "ember://127.0.0.1:%d", port);
+    em_ctx *wrong = open_cluster(url, "ember.authenticate.secret", "another secret, also long enough to pass", NULL,
+                                 NULL);
+    char msg1[1024];
+    snprintf(msg1, sizeof msg1, "%s", em_errmsg());
+    em_ctx *none = open_cluster(url, NULL, NULL, NULL, NULL);
+    char msg2[1024];
+    snprintf(msg2, sizeof msg2, "%s", em_errmsg());
+    /* The master still serves a client that knows the secret. */
+    em_ctx *right = open_cluster(url, "ember.authenticate.secret", SECRET, NULL, NULL);
+    em_close(wrong);
+    em_close(none);
+    em_close(right);
+    int st = stop_pid(m);
+    size_t len = 0;
+    char *log = read_file_all(tmp_path("master.log"), &len);
+    CHECK(!wrong && !none && right);
+    if (!strstr(msg1, "authentication")) fprintf(stderr, "  wrong secret: %s\n", msg1);
+    CHECK(strstr(msg1, "authentication"));
+    if (!strstr(msg2, "cannot register the application")) fprintf(stderr, "  no secret: %s\n", msg2);
+    CHECK(strstr(msg2, "cannot register the application"));
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    /* Each refusal logged with the peer's address. */
+    CHECK(log && strstr(log, "127.0.0.1:"));
+    free(log);
+}
