@@ -23,7 +23,8 @@ int taskresult_encode(const task_result *r, ebuf *out) {
     size_t start = out->len, elen = strnlen(r->errmsg, sizeof r->errmsg), llen = strnlen(r->loc, sizeof r->loc);
     msgpack_packer_init(&pk, out, write_cb);
     int bad = msgpack_pack_array(&pk, TR_FIELDS) || msgpack_pack_int64(&pk, r->status) ||
-              msgpack_pack_str_with_body(&pk, r->errmsg, elen) || msgpack_pack_bin_with_body(&pk, r->data, r->len) ||
+              msgpack_pack_str_with_body(&pk, r->errmsg, elen) || msgpack_pack_bin(&pk, r->len) ||
+              (r->len && msgpack_pack_bin_body(&pk, r->data, r->len)) ||
               msgpack_pack_array(&pk, (size_t)r->naccs);
     for (int i = 0; i < r->naccs && !bad; i++)
         bad = msgpack_pack_array(&pk, 4) || msgpack_pack_uint32(&pk, r->accs[i].id) ||
@@ -57,9 +58,10 @@ static int get_u64(const msgpack_object *o, uint64_t hi, uint64_t *v) {
 }
 
 static int get_str(const msgpack_object *o, char *dst, size_t cap) {
-    if (o->type != MSGPACK_OBJECT_STR || o->via.str.size >= cap || memchr(o->via.str.ptr, 0, o->via.str.size))
+    if (o->type != MSGPACK_OBJECT_STR || o->via.str.size >= cap ||
+        (o->via.str.size && memchr(o->via.str.ptr, 0, o->via.str.size)))
         return -1;
-    memcpy(dst, o->via.str.ptr, o->via.str.size);
+    if (o->via.str.size) memcpy(dst, o->via.str.ptr, o->via.str.size);
     dst[o->via.str.size] = 0;
     return 0;
 }
