@@ -14,6 +14,15 @@
 #define TR_FIELDS 13
 #define TR_MAX_ACCS (1 << 20)
 
+void task_result_clear(task_result *r) {
+    free(r->data);
+    free(r->accs);
+    r->data = NULL;
+    r->accs = NULL;
+    r->len = 0;
+    r->naccs = 0;
+}
+
 static int write_cb(void *data, const char *buf, size_t len) {
     return ebuf_append((ebuf *)data, buf, len) ? -1 : 0;
 }

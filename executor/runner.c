@@ -281,12 +281,3 @@ done:
     cur_ctl = NULL;
     in_task = 0;
 }
-
-void task_result_clear(task_result *r) {
-    free(r->data);
-    free(r->accs);
-    r->data = NULL;
-    r->accs = NULL;
-    r->len = 0;
-    r->naccs = 0;
-}
