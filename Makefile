@@ -181,6 +181,7 @@ test: $(BUILD)/tests/run_tests $(DAEMONS) $(EXAMPLES) $(SHARED_CHECK) fuzz-repla
 	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/wordcount tests/data/words.txt 3 > /dev/null
 	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/logreg --lbfgs --l2 0.001 > /dev/null 2>&1
 	cd $(CURDIR) && sh tests/examples/run.sh $(BUILD)
+	cd $(CURDIR) && sh tests/cluster/scripts.sh $(BUILD)
 	cd $(CURDIR) && $(BUILD)/tests/run_tests $(T)
 	@echo "the same suite against local-cluster[2,1,1024] (processes over TCP):"
 	cd $(CURDIR) && EMBER_TEST_MASTER='local-cluster[2,1,1024]' $(BUILD)/tests/run_tests $(T)
@@ -252,8 +253,12 @@ run-example: all
 	$(BUILD)/examples/logreg
 
 install: lib daemons
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(DAEMONS) $(DESTDIR)$(PREFIX)/bin/
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
+	  $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/conf
+	install -m 755 $(DAEMONS) scripts/ember-submit $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 scripts/ember-daemon.sh scripts/start-master.sh scripts/stop-master.sh \
+	  scripts/start-worker.sh scripts/stop-worker.sh $(DESTDIR)$(PREFIX)/sbin/
+	install -m 644 conf/ember-defaults.conf.template $(DESTDIR)$(PREFIX)/conf/
 	install -m 644 include/ember.h include/ember_ml.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(BUILD)/libember.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libember.so $(DESTDIR)$(PREFIX)/lib/libember.so.0

@@ -463,6 +463,40 @@ em_conf *conf_dup(const em_conf *c) {
     return d;
 }
 
+int conf_from_env(em_conf *c, const char *var) {
+    const char *s = getenv(var);
+    if (!s || !*s) return 0;
+    char line[4096];
+    int n = 0;
+    while (*s) {
+        const char *nl = strchr(s, '\n'), *end = nl ? nl : s + strlen(s);
+        size_t len = (size_t)(end - s);
+        n++;
+        if (len >= sizeof line)
+            return em__seterr(EM_EINVAL, "$%s: line %d is longer than %zu bytes", var, n, sizeof line - 1);
+        memcpy(line, s, len);
+        line[len] = 0;
+        char *eq = strchr(line, '=');
+        if (len && line[0] != '#') {
+            if (!eq) return em__seterr(EM_EINVAL, "$%s: line %d \"%s\" is not KEY=VALUE", var, n, line);
+            *eq = 0;
+            if (em_conf_set(c, line, eq + 1)) {
+                char why[512];
+                em__geterr(why, sizeof why);
+                return em__seterr(EM_EINVAL, "$%s: line %d: %s", var, n, why);
+            }
+        }
+        s = nl ? nl + 1 : end;
+    }
+    return 0;
+}
+
+int conf_merge(em_conf *dst, const em_conf *src) {
+    for (size_t i = 0; src && i < src->n; i++)
+        if (put(dst, src->v[i].key, src->v[i].val)) return em__seterr(EM_ENOMEM, "out of memory");
+    return 0;
+}
+
 /* --------------------------------------------------------------- getters */
 
 /* The value of a numeric key (checked when set, so it parses). */

@@ -53,6 +53,11 @@ int conf_validate(const em_conf *c);
 /* A copy of c (a NULL conf: a new empty one).  Values are copied unchecked.
  * NULL (message set) when out of memory. */
 em_conf *conf_dup(const em_conf *c);
+/* Set the KEY=VALUE lines of environment variable var (ember-submit's
+ * $EMBER_CONF; '#' lines are skipped).  0, or EM_EINVAL naming the line. */
+int conf_from_env(em_conf *c, const char *var);
+/* Every key src sets, set in dst too (src's values win).  0 or EM_ENOMEM. */
+int conf_merge(em_conf *dst, const em_conf *src);
 
 /* Parsers.  Each skips blanks around the text and returns 0 with *out set,
  * -1 when the text is not of the type, or 1 when it is but its magnitude

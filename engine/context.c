@@ -90,7 +90,16 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
     }
     pthread_mutex_init(&ctx->mu, NULL);
     pthread_cond_init(&ctx->idle, NULL);
-    if (!(ctx->conf = conf_dup(conf))) goto nomem;
+    /* Settings ember-submit passes ($EMBER_CONF), under the program's own
+     * (which win, as a SparkConf's over spark-submit's flags). */
+    if (!(ctx->conf = em_conf_new())) goto nomem;
+    if (conf_from_env(ctx->conf, "EMBER_CONF")) {
+        char why[600];
+        em__geterr(why, sizeof why);
+        em__seterr(EM_EINVAL, "em_open: %s", why);
+        goto fail;
+    }
+    if (conf_merge(ctx->conf, conf)) goto fail;
     if (conf_validate(ctx->conf)) goto fail;
     /* Where the master came from, for the message if it is bad. */
     const char *from = "em_open's master argument";

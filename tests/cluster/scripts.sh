@@ -1,0 +1,58 @@
+#!/bin/sh
+# scripts.sh BUILD -- the operator scripts and ember-submit, for real: a
+# master and a worker started with scripts/start-*.sh (PID files and logs in
+# a temporary EMBER_PID_DIR and EMBER_LOG_DIR), the word count example run
+# on them with ember-submit and compared with a local run, a PID file naming
+# a process that is not ours left alone by the stop script, then
+# stop-worker.sh and stop-master.sh, after which no process they started
+# runs and no PID file is left.  Run by `make test`.
+set -eu
+B="$1"
+T=$(mktemp -d /tmp/ember-scripts-XXXXXX)
+export EMBER_PID_DIR="$T/pids" EMBER_LOG_DIR="$T/logs" EMBER_BIN_DIR="$B/bin"
+unset EMBER_MASTER EMBER_CONF EMBER_WORKER_INSTANCE || true
+fail=0
+spid=""
+cleanup() {
+    # Whatever a failed check left: by PID only.
+    for f in "$T"/pids/*.pid; do
+        [ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null || true
+    done
+    [ -n "$spid" ] && kill -KILL "$spid" 2>/dev/null || true
+    rm -rf "$T"
+}
+trap cleanup EXIT
+check() {
+    if eval "$2"; then echo "ok   scripts: $1"; else echo "FAIL scripts: $1"; fail=1; fi
+}
+
+out=$(scripts/start-master.sh --port 0 --webui-port 0)
+url=$(printf '%s\n' "$out" | sed -n 's/.*listening on \([0-9.]*:[0-9]*\),.*/ember:\/\/\1/p')
+check "start-master.sh reports where the master listens" '[ -n "$url" ]'
+mpid=$(cat "$T"/pids/ember-*-master-1.pid)
+scripts/start-worker.sh "$url" --cores 1 --memory 512m --work-dir "$T/work" > "$T/worker.out"
+wpid=$(cat "$T"/pids/ember-*-worker-1.pid)
+check "start-worker.sh: the worker registered" 'grep -q "registered with" "$T/worker.out"'
+
+want=$("$B/examples/wordcount" tests/data/words.txt 3 'local[2]' | grep -v '^word ')
+got=$(scripts/ember-submit --master "$url" --name wc --executor-memory 512m --conf ember.local.dir="$T" \
+      "$B/examples/wordcount" tests/data/words.txt 3 2> "$T/submit.err" | grep -v '^word ' || true)
+check "ember-submit runs word count on the cluster" '[ -n "$got" ] && [ "$got" = "$want" ]'
+[ "$got" = "$want" ] || { echo "  want: $want"; echo "  got:  $got"; cat "$T/submit.err"; }
+check "the application's executor ran on the worker" 'grep -q "started executor" "$T"/logs/ember-*-worker-1.out'
+
+# A PID file naming another process: stop-worker.sh leaves it alone.
+sleep 300 &
+spid=$!
+echo "$spid" > "$(echo "$T"/pids/ember-*-worker-1.pid | sed 's/-1\.pid$/-2.pid/')"
+EMBER_WORKER_INSTANCE=2 scripts/stop-worker.sh > /dev/null
+check "a stop script does not signal a process it did not start" 'kill -0 "$spid" 2>/dev/null'
+kill "$spid"; wait "$spid" 2>/dev/null || true; spid=""
+
+scripts/stop-worker.sh > /dev/null
+scripts/stop-master.sh > /dev/null
+gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+check "stop-worker.sh and stop-master.sh stopped both" 'gone "$mpid" && gone "$wpid"'
+check "no PID file is left" '[ -z "$(ls "$T/pids")" ]'
+check "the application's work directory went with it" '[ -z "$(ls "$T/work" | grep -v "^bin$" | grep -v "^secret$")" ]'
+exit $fail
