@@ -441,6 +441,7 @@ int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
     j.spec_quantile = conf_double(ctx->conf, "ember.speculation.quantile");
     j.spec_min_ms = conf_duration_ms(ctx->conf, "ember.speculation.minTaskRuntime");
     j.locality_wait_ms = conf_duration_ms(ctx->conf, "ember.locality.wait");
+    j.max_result_bytes = (uint64_t)conf_size(ctx->conf, "ember.driver.maxResultSize");
     const char *faults = em_conf_get(ctx->conf, "ember.test.faults");
     char *faults_copy = faults && *faults ? strdup(faults) : NULL;
     int nomem = faults && *faults && !faults_copy;

@@ -123,6 +123,7 @@ struct job {
     job *next_dead;     /* on d->dead: the scheduler lets go after the burst */
     /* Shared with the calling thread, under d->jmu: */
     sched_event *rhead, *rtail; /* successful results for on_result */
+    uint64_t result_bytes;      /* of every result handed on */
     int ended;
     int refs;           /* the caller, the scheduler, each abort request */
     pthread_cond_t cv;
@@ -1283,6 +1284,19 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
                 s->job = NULL;
                 resubmit_waiting(d);
             }
+            return 0;
+        }
+        /* Results that together outgrow ember.driver.maxResultSize fail
+         * the job before they exhaust the driver (Spark's check). */
+        j->result_bytes += res->len;
+        if (j->spec.max_result_bytes && j->result_bytes > j->spec.max_result_bytes) {
+            s->state[idx] = T_PENDING; /* not handed on */
+            s->done--;
+            job_failf(d, j, EM_ETOOBIG,
+                      "Total size of serialized results of %d tasks (%llu bytes) is bigger than "
+                      "ember.driver.maxResultSize (%llu bytes)",
+                      s->done + 1, (unsigned long long)j->result_bytes,
+                      (unsigned long long)j->spec.max_result_bytes);
             return 0;
         }
         /* A result: to the caller's thread, in completion order, handed

@@ -55,6 +55,9 @@ typedef struct job_spec {
     /* ember.locality.wait: how long a task waits for the executor holding
      * its cached input before it runs elsewhere. */
     int64_t locality_wait_ms;
+    /* ember.driver.maxResultSize: the results of all of the job's tasks
+     * together may not be larger (0: no limit). */
+    uint64_t max_result_bytes;
 } job_spec;
 
 /* A scheduler with its event queue; it runs jobs once started. */

@@ -368,3 +368,74 @@ TEST(cluster_wrong_or_missing_secret_refused) {
     CHECK(log && strstr(log, "127.0.0.1:"));
     free(log);
 }
+
+/* Send bytes to 127.0.0.1:port on a fresh connection and close it. */
+static int send_garbage(int port, const void *p, size_t n) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int ok = fd >= 0 && !connect(fd, (struct sockaddr *)&a, sizeof a) && write(fd, p, n) == (ssize_t)n;
+    if (fd >= 0) close(fd);
+    return ok ? 0 : -1;
+}
+
+TEST(cluster_driver_port_survives_garbage) {
+    int dport = free_port();
+    CHECK(dport > 0);
+    char dp[16];
+    snprintf(dp, sizeof dp, "%d", dport);
+    em_ctx *c = open_cluster("local-cluster[1,1,512]", "ember.driver.port", dp, NULL, NULL);
+    CHECK(c);
+    int64_t n = 0;
+    CHECK_OK(em_count(em_range(c, 0, 100, 1, 2), &n));
+    uint8_t rnd[4096];
+    srand(7);
+    for (size_t i = 0; i < sizeof rnd; i++) rnd[i] = (uint8_t)rand();
+    const uint8_t huge[] = {0xff, 0xff, 0xff, 0xf0, 1};       /* a frame claiming 4 GB */
+    const uint8_t cut[] = {0, 0, 0, 40, 1, 0x95, 1, 2};        /* a frame cut short */
+    const uint8_t badtype[] = {0, 0, 0, 1, 99, 0};             /* an unknown frame type */
+    const uint8_t notmsg[] = {0, 0, 0, 3, 1, 0xc1, 0xc1, 0xc1}; /* not msgpack */
+    CHECK_OK(send_garbage(dport, rnd, sizeof rnd));
+    CHECK_OK(send_garbage(dport, huge, sizeof huge));
+    CHECK_OK(send_garbage(dport, cut, sizeof cut));
+    CHECK_OK(send_garbage(dport, badtype, sizeof badtype));
+    CHECK_OK(send_garbage(dport, notmsg, sizeof notmsg));
+    /* A client that sends a byte and stays: it holds one connection. */
+    int slow = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)dport);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(slow >= 0 && !connect(slow, (struct sockaddr *)&a, sizeof a) && write(slow, huge, 1) == 1);
+    /* The driver serves the next job, on the same executors. */
+    em_batch *b;
+    CHECK_OK(em_collect(em_map(em_range(c, 0, 4, 1, 4), fn_double_i64, NULL, 0), &b));
+    CHECK_EQ_I64(em_batch_count(b), 4);
+    em_batch_free(b);
+    CHECK_OK(em_count(em_range(c, 0, 100, 1, 2), &n));
+    CHECK_EQ_I64(n, 100);
+    close(slow);
+    em_close(c);
+}
+
+TEST(cluster_max_result_size) {
+    em_ctx *c = open_test_ctx_with("ember.driver.maxResultSize", "16k");
+    CHECK(c);
+    em_batch *b = NULL;
+    /* 10,000 records of 8 bytes (and their lengths) in 4 results: past 16 KiB. */
+    int rc = em_collect(em_range(c, 0, 10000, 1, 4), &b);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", em_errmsg());
+    CHECK_EQ_I64(rc, EM_ETOOBIG);
+    if (!strstr(msg, "ember.driver.maxResultSize")) fprintf(stderr, "  message: %s\n", msg);
+    CHECK(strstr(msg, "is bigger than ember.driver.maxResultSize (16384 bytes)"));
+    /* Small results still come back. */
+    int64_t n = 0;
+    CHECK_OK(em_count(em_range(c, 0, 10000, 1, 4), &n));
+    CHECK_EQ_I64(n, 10000);
+    em_close(c);
+}
