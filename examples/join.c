@@ -34,7 +34,7 @@
 static const char usage_text[] =
     "usage: join [--conf KEY=VALUE]... [MASTER]\n"
     "  Joins built-in customer and order tables and prints the results.\n"
-    "  MASTER: local, local[N] or local[*] (default: $EMBER_MASTER, else local[*]).\n"
+    "  MASTER: local[N], local[*], local-cluster[W,C] or ember://HOST:PORT (default: $EMBER_MASTER, else local[*]).\n"
     "  --conf KEY=VALUE  set a configuration key (e.g. ember.progress=false)\n";
 
 /* A usage error: what is wrong, where to look; exit status 2. */

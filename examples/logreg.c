@@ -57,7 +57,7 @@ static const char usage_text[] =
     "  --iters N          at most N iterations (default 100)\n"
     "  --step S           gradient descent step (default 1.0)\n"
     "  --l2 L             L2 regularization (default 0)\n"
-    "  --master M         local, local[N] or local[*] (default: $EMBER_MASTER, else local[*])\n"
+    "  --master M         local[N], local[*], local-cluster[W,C], ember://H:P (default: $EMBER_MASTER, else local[*])\n"
     "  --model OUT        write the model, for raw (unstandardized) rows, to OUT\n"
     "  --conf KEY=VALUE   set a configuration key (e.g. ember.task.maxFailures=1)\n";
 

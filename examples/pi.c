@@ -38,7 +38,7 @@ static const char usage_text[] =
     "usage: pi [--conf KEY=VALUE]... [SAMPLES [PARTITIONS [MASTER]]]\n"
     "  Estimates pi from SAMPLES (default 10000000) pseudo-random points in\n"
     "  PARTITIONS tasks (default: one per core).\n"
-    "  MASTER: local, local[N] or local[*] (default: $EMBER_MASTER, else local[*]).\n"
+    "  MASTER: local[N], local[*], local-cluster[W,C] or ember://HOST:PORT (default: $EMBER_MASTER, else local[*]).\n"
     "  --conf KEY=VALUE  set a configuration key (e.g. ember.progress=false)\n";
 
 /* A usage error: what is wrong, where to look; exit status 2. */

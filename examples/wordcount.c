@@ -38,7 +38,7 @@ static const char usage_text[] =
     "  Counts the whitespace-separated words of the input (a file, every\n"
     "  file of a directory, or a quoted glob; .gz files are decompressed)\n"
     "  and prints the TOP_N (default 10) most frequent ones.\n"
-    "  MASTER: local, local[N] or local[*] (default: $EMBER_MASTER, else local[*]).\n"
+    "  MASTER: local[N], local[*], local-cluster[W,C] or ember://HOST:PORT (default: $EMBER_MASTER, else local[*]).\n"
     "  --conf KEY=VALUE  set a configuration key (e.g. ember.progress=false)\n";
 
 /* A usage error: what is wrong, where to look; exit status 2. */
