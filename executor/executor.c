@@ -773,9 +773,13 @@ int executor_main(void) {
     pthread_mutex_lock(&x.mu);
     while (!x.stop) pthread_cond_wait(&x.ended, &x.mu);
     pthread_mutex_unlock(&x.mu);
-    /* Running tasks may be inside user code that never returns: the
-     * process ends without waiting for them.  Its directory is the
-     * worker's to remove. */
+    /* Idle task threads end at once; running tasks may be inside user code
+     * that never returns: the process ends without waiting more than a
+     * moment for them.  Its directory is the worker's to remove. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 1;
+    for (int i = 0; i < x.cores; i++) pthread_timedjoin_np(x.threads[i], NULL, &until);
     if (x.status) fprintf(stderr, "ember executor %d: %s\n", x.id, x.why);
     else log_msg(LOG_INFO, "executor", "executor %d: %s", x.id, x.why);
     fflush(stderr);

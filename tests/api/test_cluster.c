@@ -290,9 +290,10 @@ TEST(cluster_executor_of_another_binary_refused) {
     if (!strstr(msg, "runs another binary than the driver's")) fprintf(stderr, "  message: %s\n", msg);
     CHECK(strstr(msg, "runs another binary than the driver's"));
     /* The executor ended at once, saying why. */
-    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
     size_t len = 0;
     char *log = read_file_all(tmp_path("executor.log"), &len);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 1) fprintf(stderr, "  executor status %d, log:\n%s\n", st, log ? log : "");
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
     CHECK(log && strstr(log, "the driver refused this executor"));
     free(log);
 }
