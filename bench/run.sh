@@ -13,6 +13,10 @@ echo "== word count (local[2] vs single-threaded C hash count, same run)"
 build/bench/wordcount "$F" local[2] 3
 echo "== scheduling"
 build/bench/tasks local[2] 1000
+echo "== cluster mode: local-cluster[2,1] (a master, 2 workers, 2 executor processes over TCP) beside local[2]"
+build/bench/wordcount "$F" 'local-cluster[2,1]' 3
+build/bench/tasks 'local-cluster[2,1]' 1000
+build/bench/cluster_start
 echo "== logistic regression (10k x 10k, 1M x 100 dense, sparse; C loop and memory bound, same run)"
 build/bench/logreg
 echo "== LIBSVM load (2000 x 10000 dense as LIBSVM, 288 MB; C strtod loop same run, scikit-learn quoted)"
