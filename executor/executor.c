@@ -240,7 +240,7 @@ static void freq_end(freq *r, int rc, const char *why) {
     pthread_mutex_lock(&x.mu);
     r->done = 1;
     r->rc = rc;
-    if (why) snprintf(r->err, sizeof r->err, "%s", why);
+    if (why) snprintf(r->err, sizeof r->err, "%.*s", (int)sizeof r->err - 1, why);
     pthread_cond_signal(&r->cv);
     pthread_mutex_unlock(&x.mu);
 }

@@ -367,7 +367,7 @@ static void reg_done(cluster *k, int state, const char *err) {
     pthread_mutex_lock(&k->mu);
     if (k->reg_state == 0) {
         k->reg_state = state;
-        if (err) snprintf(k->reg_err, sizeof k->reg_err, "%s", err);
+        if (err) snprintf(k->reg_err, sizeof k->reg_err, "%.*s", (int)sizeof k->reg_err - 1, err);
         pthread_cond_broadcast(&k->reg_cv);
     }
     pthread_mutex_unlock(&k->mu);
