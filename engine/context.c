@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,11 +42,28 @@ static uint64_t next_uid = 1;
  * em_open, so that any program that can open a context, linked shared or
  * static, carries it.  EMBER_PARENT_PID makes the process die with the one
  * that started it (a parent-death signal, checked against a parent that
- * died before it was set).  glibc passes argc and argv to constructors.
+ * died before it was set).  The role's arguments are read from
+ * /proc/self/cmdline: a constructor takes no parameters as far as the
+ * compiler knows (with LTO, glibc's argc and argv do not arrive).
  */
-__attribute__((constructor)) static void em__takeover(int argc, char **argv) {
+#define TAKEOVER_ARGS 256
+static int takeover_args(char **argv) {
+    static char buf[65536];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC), argc = 0;
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n <= 0) n = 0;
+    buf[n] = 0;
+    for (ssize_t i = 0; i < n && argc < TAKEOVER_ARGS - 1; i += (ssize_t)strlen(buf + i) + 1) argv[argc++] = buf + i;
+    argv[argc] = NULL;
+    return argc;
+}
+
+__attribute__((constructor)) static void em__takeover(void) {
     const char *role = getenv("EMBER_ROLE");
     if (!role || !*role) return;
+    char *argv[TAKEOVER_ARGS];
+    int argc = takeover_args(argv);
     const char *pp = getenv("EMBER_PARENT_PID");
     if (pp && *pp) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
