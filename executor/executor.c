@@ -200,8 +200,13 @@ static int fetch_bcast(uint64_t id, void **data, size_t *len) {
     int rc = ask_driver(&r);
     if (rc) return rc;
     if (!r.found) {
+        /* The driver's reason, when it gave one. */
+        int given = r.len > 0 && r.len < 400;
+        em__seterr(EM_ENOENT, "broadcast %llu: %.*s", (unsigned long long)id, given ? (int)r.len : 0,
+                   given ? (const char *)r.data : "");
+        if (!given) em__seterr(EM_ENOENT, "broadcast %llu: the driver no longer has it", (unsigned long long)id);
         free(r.data);
-        return em__seterr(EM_ENOENT, "broadcast %llu: the driver no longer has it", (unsigned long long)id);
+        return EM_ENOENT;
     }
     *data = r.data;
     *len = r.len;
@@ -446,11 +451,12 @@ static void serve_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *
     } else {
         msg_val f[] = {m.f[0], vu(end - start)};
         int rc = send_msg(c, M_SEGMENT, f, 2);
-        uint8_t *buf = rc ? NULL : malloc(CHUNK);
+        size_t chunk = x.co.max_frame - 64 < CHUNK ? x.co.max_frame - 64 : CHUNK; /* room for sealing */
+        uint8_t *buf = rc ? NULL : malloc(chunk);
         uint64_t off = start;
         if (!rc && !buf) rc = em__seterr(EM_ENOMEM, "shuffle server: out of memory");
         while (!rc && off < end) {
-            size_t want = end - off < CHUNK ? (size_t)(end - off) : CHUNK;
+            size_t want = end - off < chunk ? (size_t)(end - off) : chunk;
             ssize_t k = pread(fd, buf, want, (off_t)off);
             if (k < 0 && errno == EINTR) continue;
             if (k <= 0) {

@@ -73,6 +73,7 @@ struct wexec {
     uint8_t hash[32];
     char dir[900];
     int started, killed, exited, closing;
+    int open;          /* handles not yet closed: freed at 0 */
     binfetch *waiting; /* the fetch it waits for, before it starts */
 };
 
@@ -154,13 +155,6 @@ static int app_alive(const char *app) {
     return 0;
 }
 
-/* Whether an executor of app failed (exited by itself with a failure). */
-static int app_failed(const char *app) {
-    for (wexec *e = w.execs; e; e = e->next)
-        if (!strcmp(e->app, app) && e->exited == 2) return 1;
-    return 0;
-}
-
 static void exec_free(wexec *e) {
     for (wexec **pp = &w.execs; *pp; pp = &(*pp)->next)
         if (*pp == e) {
@@ -170,31 +164,40 @@ static void exec_free(wexec *e) {
     free(e);
 }
 
-static void proc_closed(uv_handle_t *h) { (void)h; }
+/* Whether one of app's executors failed: a marker in its directory, which
+ * outlives the executors' records. */
+static int app_marked_failed(const char *app) {
+    char f[900];
+    snprintf(f, sizeof f, "%s/%s/.failed", w.dir, app);
+    return access(f, F_OK) == 0;
+}
 
-static void grace_closed(uv_handle_t *h) {
-    wexec *e = (wexec *)((char *)h - offsetof(wexec, grace));
+/* The last of an executor's handles closed: it is freed, and the
+ * application's directory goes with its last executor unless one of them
+ * failed (kept for appDataTtl). */
+static void handle_closed(wexec *e) {
+    if (--e->open > 0) return;
     char app[ID_MAX];
     snprintf(app, sizeof app, "%s", e->app);
-    int failed = app_failed(app);
     exec_free(e);
-    /* The application's last executor: its directory goes, unless one of
-     * them failed (kept for appDataTtl). */
-    if (!app_alive(app) && !failed) {
-        int left = 0;
-        for (wexec *o = w.execs; o; o = o->next) left |= !strcmp(o->app, app);
-        if (!left) {
-            char d[800];
-            app_dir(app, d, sizeof d);
-            rm_tree(d);
-        }
+    int left = 0;
+    for (wexec *o = w.execs; o; o = o->next) left |= !strcmp(o->app, app);
+    if (!left && !app_marked_failed(app)) {
+        char d[800];
+        app_dir(app, d, sizeof d);
+        rm_tree(d);
     }
 }
 
-/* Close the executor's handles; it is freed when they are closed. */
+static void proc_closed(uv_handle_t *h) { handle_closed((wexec *)((char *)h - offsetof(wexec, proc))); }
+
+static void grace_closed(uv_handle_t *h) { handle_closed((wexec *)((char *)h - offsetof(wexec, grace))); }
+
+/* Close the executor's handles; it is freed when both are closed. */
 static void exec_close(wexec *e) {
     if (e->closing) return;
     e->closing = 1;
+    e->open = e->started ? 2 : 1;
     if (e->started) uv_close((uv_handle_t *)&e->proc, proc_closed);
     uv_close((uv_handle_t *)&e->grace, grace_closed);
 }
@@ -206,9 +209,13 @@ static void exec_ended(wexec *e, int64_t code, int sig, const char *why) {
     int failed = !e->killed && !w.stopping && (code != 0 || sig != 0);
     e->exited = failed ? 2 : 1;
     if (failed) {
-        /* Its directory's time starts now: the sweep removes it after the TTL. */
-        char d[800];
+        /* Kept: a marker says so, and its time starts now (the sweep
+         * removes the directory after the TTL). */
+        char d[800], f[900];
         app_dir(e->app, d, sizeof d);
+        snprintf(f, sizeof f, "%s/.failed", d);
+        int fd = open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        if (fd >= 0) close(fd);
         utimensat(AT_FDCWD, d, NULL, 0);
     }
     log_msg(failed ? LOG_WARN : LOG_INFO, "worker", "executor %s/%d exited (code %lld, signal %d)%s", e->app, e->id,
@@ -301,7 +308,10 @@ static void exec_spawn(wexec *e, const char *path) {
     if (rc) {
         char why[1200];
         snprintf(why, sizeof why, "cannot start the executor %s: %s", path, uv_strerror(rc));
-        uv_close((uv_handle_t *)&e->proc, NULL); /* libuv: close even after a failed spawn */
+        /* libuv: the handle is closed even after a failed spawn; counted
+         * as one of the executor's open handles. */
+        e->started = 1;
+        e->exited = 1;
         exec_ended(e, -1, 0, why);
         return;
     }
@@ -738,6 +748,15 @@ int worker_main(int argc, char **argv) {
         fprintf(stderr, "ember-worker: cannot make the work directory %s: %s\n", w.dir, strerror(errno));
         return 1;
     }
+    /* Absolute: executors start in directories of their own. */
+    char *abs = realpath(w.dir, NULL);
+    if (!abs || strlen(abs) >= sizeof w.dir) {
+        fprintf(stderr, "ember-worker: the work directory %s: %s\n", w.dir, abs ? "path too long" : strerror(errno));
+        free(abs);
+        return 1;
+    }
+    snprintf(w.dir, sizeof w.dir, "%s", abs);
+    free(abs);
     /* Executors get the secret through a file only the worker's user reads. */
     char sf[800];
     snprintf(sf, sizeof sf, "%s/secret", w.dir);
@@ -773,12 +792,8 @@ int worker_main(int argc, char **argv) {
     log_msg(LOG_INFO, "worker", "stopping on signal %d", sig);
     iol_call(w.l, stop_all, NULL);
     iol_stop(w.l); /* closes every handle: the executors are gone */
-    /* Directories of applications that did not fail: nothing reads them. */
-    for (wexec *e = w.execs; e; e = e->next) {
-        char d[800];
-        app_dir(e->app, d, sizeof d);
-        if (!app_failed(e->app)) rm_tree(d);
-    }
+    /* (Directories went with their executors' handles as the loop
+     * stopped, but for failed applications'.) */
     netconf_free(&w.nc);
     return 0;
 }

@@ -596,11 +596,13 @@ static void task_ended(cluster *k, conn *c, const msg *m, int exec) {
         conn_close(c, em_errmsg());
         return;
     }
+    /* Only an attempt this executor runs: another's id is not its to end. */
     pthread_mutex_lock(&k->mu);
-    ctask *t = idmap_del(&k->tasks, m->f[0].u);
+    ctask *t = idmap_get(&k->tasks, m->f[0].u);
+    if (t && t->exec == exec) idmap_del(&k->tasks, m->f[0].u);
+    else t = NULL;
     pthread_mutex_unlock(&k->mu);
-    if (!t || t->exec != exec) { /* not one of its attempts: a late or bogus end */
-        free(t);
+    if (!t) { /* a late or bogus end */
         task_result_clear(&ev->res);
         free(ev);
         return;
@@ -633,12 +635,13 @@ static void serve_binary(cluster *k, conn *c, const msg *m) {
         k->have_hash = 1;
     }
     int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-    uint8_t *buf = malloc(CHUNK);
+    size_t chunk = k->co.max_frame - 64 < CHUNK ? k->co.max_frame - 64 : CHUNK; /* room for a sealed frame's overhead */
+    uint8_t *buf = malloc(chunk);
     msg_val f[] = {vu(k->bin_size), {0, 0, k->file_hash, 32}};
     int rc = fd < 0 || !buf ? EM_EIO : send_msg(c, M_BINARY, f, 2);
     uint64_t sent = 0;
     while (!rc && sent < k->bin_size) {
-        ssize_t n = read(fd, buf, CHUNK);
+        ssize_t n = read(fd, buf, chunk);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
             rc = EM_EIO;
@@ -655,11 +658,19 @@ static void serve_binary(cluster *k, conn *c, const msg *m) {
                  conn_peer(c));
 }
 
-static void answer_bcast(conn *c, const msg *m) {
+static void answer_bcast(cluster *k, conn *c, const msg *m) {
     size_t len = 0;
     em_bcast b = {m->f[1].u};
     const void *p = em_bcast_value(b, &len);
-    msg_val f[] = {m->f[0], vu(p != NULL), {0, 0, p, p ? len : 0}};
+    char why[300] = "";
+    if (p && len + 1024 > k->co.max_frame) {
+        /* Not found, with the reason as the value: the task fails saying so. */
+        snprintf(why, sizeof why,
+                 "broadcast %llu is %zu bytes, more than ember.rpc.message.maxSize (%zu bytes) lets travel",
+                 (unsigned long long)b.id, len, k->co.max_frame);
+        p = NULL;
+    }
+    msg_val f[] = {m->f[0], vu(p != NULL), p ? (msg_val){0, 0, p, len} : vstr(why)};
     if (send_msg(c, M_BCAST, f, 3)) conn_close(c, em_errmsg());
 }
 
@@ -675,7 +686,12 @@ static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
         conn_close(c, why);
         return;
     }
-    switch (l->kind == K_EXEC ? m.tag : l->kind == K_UNKNOWN && (m.tag == M_REGISTER_EXECUTOR || m.tag == M_FETCH_BINARY) ? m.tag : -1) {
+    /* A connection registers once, as an executor, or fetches the binary;
+     * an executor sends the rest.  Anything else closes it. */
+    int tag = l->kind == K_UNKNOWN ? (m.tag == M_REGISTER_EXECUTOR || m.tag == M_FETCH_BINARY ? m.tag : -1)
+              : l->kind == K_EXEC  ? (m.tag == M_REGISTER_EXECUTOR || m.tag == M_FETCH_BINARY ? -1 : m.tag)
+                                   : -1;
+    switch (tag) {
     case M_REGISTER_EXECUTOR: register_exec(k, c, l, &m); break;
     case M_FETCH_BINARY: serve_binary(k, c, &m); break;
     case M_TASK_ENDED: task_ended(k, c, &m, l->exec); break;
@@ -685,7 +701,7 @@ static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
         if (send_msg(c, M_COMMIT_ANSWER, f, 2)) conn_close(c, em_errmsg());
         break;
     }
-    case M_FETCH_BCAST: answer_bcast(c, &m); break;
+    case M_FETCH_BCAST: answer_bcast(k, c, &m); break;
     default:
         snprintf(why, sizeof why, "a %s message the driver does not take here", msg_name(m.tag));
         conn_close(c, why);
@@ -917,7 +933,10 @@ backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     snprintf(k->name, sizeof k->name, "%s", o->app_name ? o->app_name : "ember");
     snprintf(k->dhost, sizeof k->dhost, "%s", o->driver_host ? o->driver_host : "127.0.0.1");
     k->dport = o->driver_port;
-    snprintf(k->scratch, sizeof k->scratch, "%s", o->scratch);
+    /* Absolute: the daemons start in directories of their own. */
+    char *abs = realpath(o->scratch, NULL);
+    snprintf(k->scratch, sizeof k->scratch, "%s", abs ? abs : o->scratch);
+    free(abs);
     k->lc_workers = o->master ? 0 : o->lc_workers;
     k->lc_cores = o->lc_cores;
     k->lc_mem_mib = o->lc_mem_mib;
