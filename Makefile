@@ -185,6 +185,7 @@ test: $(BUILD)/tests/run_tests $(DAEMONS) $(EXAMPLES) $(SHARED_CHECK) fuzz-repla
 	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/logreg --lbfgs --l2 0.001 > /dev/null 2>&1
 	cd $(CURDIR) && sh tests/examples/run.sh $(BUILD)
 	cd $(CURDIR) && sh tests/cluster/scripts.sh $(BUILD)
+	cd $(CURDIR) && sh tests/cluster/netns.sh $(BUILD)
 	cd $(CURDIR) && $(BUILD)/tests/run_tests $(T)
 	@echo "the same suite against local-cluster[2,1,1024] (processes over TCP):"
 	cd $(CURDIR) && EMBER_TEST_MASTER='local-cluster[2,1,1024]' $(BUILD)/tests/run_tests $(LC_T)

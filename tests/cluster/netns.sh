@@ -1,0 +1,82 @@
+#!/bin/sh
+# netns.sh BUILD -- cluster mode across hosts: network namespaces stand for
+# four machines, joined by veth pairs to a bridge in a fifth, with addresses
+# of 192.0.2.0/24 (TEST-NET-1, never routed).  A master runs in one, a
+# worker in each of two others, and the word count example (a shuffle
+# between the two workers' executors, over their own addresses) runs as the
+# driver in the fourth, authenticated and encrypted with a shared secret;
+# its output must equal a local run's.  Everything it made (processes by
+# PID, namespaces, files) is removed.  Where namespaces cannot be made (no
+# permission, no ip), it says it skipped and why, and counts as skipped.
+set -u
+B="$1"
+tag="em$$"
+T=$(mktemp -d /tmp/ember-netns-XXXXXX)
+pids=""
+made=""
+cleanup() {
+    for p in $pids; do kill -TERM "$p" 2>/dev/null || true; done
+    sleep 0.3
+    for p in $pids; do kill -KILL "$p" 2>/dev/null || true; done
+    for n in $made; do ip netns del "$n" 2>/dev/null || true; done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+skip() {
+    echo "skip netns: $1"
+    exit 0
+}
+
+command -v ip > /dev/null 2>&1 || skip "no ip command (iproute2)"
+ip netns add "$tag-br" 2> "$T/err" || skip "cannot create a network namespace: $(cat "$T/err")"
+made="$tag-br"
+ip -n "$tag-br" link add br0 type bridge 2> "$T/err" || skip "cannot create a bridge: $(cat "$T/err")"
+ip -n "$tag-br" link set br0 up
+i=1
+for role in m w1 w2 d; do
+    n="$tag-$role"
+    ip netns add "$n" || skip "cannot create namespace $n"
+    made="$made $n"
+    ip link add "v$tag$i" netns "$n" type veth peer name "b$tag$i" netns "$tag-br" 2> "$T/err" ||
+        skip "cannot create veth pairs: $(cat "$T/err")"
+    ip -n "$n" addr add "192.0.2.$i/24" dev "v$tag$i"
+    ip -n "$n" link set "v$tag$i" up
+    ip -n "$n" link set lo up
+    ip -n "$tag-br" link set "b$tag$i" master br0
+    ip -n "$tag-br" link set "b$tag$i" up
+    i=$((i + 1))
+done
+
+fail=0
+check() {
+    if eval "$2"; then echo "ok   netns: $1"; else echo "FAIL netns: $1"; fail=1; fi
+}
+head -c 48 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$T/secret"
+chmod 600 "$T/secret"
+export EMBER_SECRET_FILE="$T/secret"
+unset EMBER_MASTER EMBER_CONF || true
+
+ip netns exec "$tag-m" "$B/bin/ember-master" --host 192.0.2.1 --port 7077 --webui-port 8080 \
+    --conf ember.network.crypto.enabled=true > "$T/master.log" 2>&1 &
+pids="$pids $!"
+for w in 1 2; do
+    ip netns exec "$tag-w$w" "$B/bin/ember-worker" --host "192.0.2.$((w + 1))" --cores 1 --memory 512m \
+        --work-dir "$T/w$w" --conf ember.network.crypto.enabled=true ember://192.0.2.1:7077 > "$T/w$w.log" 2>&1 &
+    pids="$pids $!"
+done
+for k in $(seq 1 100); do
+    [ "$(grep -c 'registered from' "$T/master.log" 2>/dev/null)" -ge 2 ] && break
+    sleep 0.1
+done
+check "two workers in their namespaces registered with the master" \
+    '[ "$(grep -c "registered from 192.0.2" "$T/master.log")" -eq 2 ]'
+
+want=$("$B/examples/wordcount" tests/data/words.txt 5 'local[2]' | grep -v '^word ')
+got=$(ip netns exec "$tag-d" "$B/examples/wordcount" --conf ember.driver.host=192.0.2.4 \
+      --conf ember.network.crypto.enabled=true --conf ember.local.dir="$T" --conf ember.executor.memory=512m \
+      tests/data/words.txt 5 ember://192.0.2.1:7077 2> "$T/driver.err" | grep -v '^word ')
+check "word count across the namespaces equals the local run" '[ -n "$got" ] && [ "$got" = "$want" ]'
+[ "$got" = "$want" ] || { echo "  want: $want"; echo "  got:  $got"; cat "$T/driver.err" "$T/master.log" "$T"/w*.log; }
+check "each worker ran an executor on its own address" \
+    'grep -q "started executor" "$T/w1.log" && grep -q "started executor" "$T/w2.log"'
+exit $fail
