@@ -30,6 +30,8 @@ struct conn {
     seal_state tx, rx;
     char peer[64];
     char reason[512];
+    void (*drain)(conn *c, void *arg); /* once the queue is short again */
+    void *drain_arg;
 };
 
 struct listener {
@@ -82,13 +84,26 @@ typedef struct wreq {
 
 static void on_written(uv_write_t *req, int status) {
     wreq *w = (wreq *)req;
+    conn *c = w->c;
     if (status < 0 && status != UV_ECANCELED) {
         char why[128];
         snprintf(why, sizeof why, "write failed: %s", uv_strerror(status));
-        conn_close(w->c, why);
+        conn_close(c, why);
     }
     free(w->bytes);
     free(w);
+    if (c->drain && c->state == C_OPEN && conn_queued(c) <= CONN_DRAIN_LOW) {
+        void (*fn)(conn *, void *) = c->drain;
+        c->drain = NULL;
+        fn(c, c->drain_arg);
+    }
+}
+
+size_t conn_queued(const conn *c) { return uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp); }
+
+void conn_on_drain(conn *c, void (*fn)(conn *c, void *arg), void *arg) {
+    c->drain = fn;
+    c->drain_arg = arg;
 }
 
 /* Write out's bytes (taken). */

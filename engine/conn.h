@@ -51,6 +51,14 @@ int conn_connect(ioloop *l, const char *host, int port, const conn_opts *o, cons
 /* Queue a frame (sealed if the session is).  0, or EM_EINVAL / EM_ENOMEM /
  * EM_ESTATE (not open, or closing). */
 int conn_send(conn *c, uint8_t type, const void *body, size_t len);
+/* Bytes queued for the peer and not yet written. */
+size_t conn_queued(const conn *c);
+/* Call fn(c, arg) once, when a write completes with at most
+ * CONN_DRAIN_LOW bytes left queued: how a sender of bulk data (a shuffle
+ * segment, the binary) keeps a bounded amount in flight.  Not called once
+ * the connection is closing. */
+#define CONN_DRAIN_LOW ((size_t)1 << 20)
+void conn_on_drain(conn *c, void (*fn)(conn *c, void *arg), void *arg);
 /* Close with a reason (logged); on_close follows. */
 void conn_close(conn *c, const char *reason);
 /* "127.0.0.1:5000" */

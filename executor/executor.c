@@ -36,6 +36,9 @@
 #include "vars.h"
 
 #define CHUNK ((size_t)1 << 20) /* bulk data travels in chunks of this size */
+#define FETCH_TIMEOUT_S 120      /* Spark's spark.network.timeout */
+#define FETCH_TIMEOUT_TEXT "120 s"
+#define SERVE_HIGH ((size_t)4 << 20) /* a segment's bytes queued per connection at most */
 
 /* One attempt the driver launched. */
 typedef struct xtask {
@@ -72,6 +75,7 @@ typedef struct freq {
     int fd;
     int started;         /* its M_SEGMENT came */
     int done, rc;
+    const char *abort_why; /* set by the waiting thread before fetch_abort */
     char err[512];
     pthread_cond_t cv;
 } freq;
@@ -386,6 +390,20 @@ static void fetch_start(void *arg) {
     if (f->open) fetch_send(f, r);
 }
 
+/* The waiting thread gave up on r: close the connection it waits on (its
+ * close fails every request on it, r too). */
+static void fetch_abort(void *arg) {
+    freq *r = arg;
+    for (fconn *f = x.fconns; f; f = f->next)
+        for (freq *q = f->head; q; q = q->next)
+            if (q == r) {
+                char why[200];
+                snprintf(why, sizeof why, "fetch given up: %s", r->abort_why);
+                conn_close(f->c, why);
+                return;
+            }
+}
+
 /* exec_env's fetch: the segment into an anonymous in-memory file. */
 static int fetch_segment(void *fctx, const char *loc, uint32_t shuffle, uint32_t map, uint64_t attempt, int reduce,
                          uint64_t len) {
@@ -414,8 +432,27 @@ static int fetch_segment(void *fctx, const char *loc, uint32_t shuffle, uint32_t
     pthread_mutex_lock(&x.mu);
     if (rc) r.done = 1, r.rc = rc;
     /* The loop ends every request it holds (a closed connection fails
-     * them), so this wait ends; at stop the process exits anyway. */
-    while (!r.done) pthread_cond_wait(&r.cv, &x.mu);
+     * them).  A killed attempt, or a peer silent for FETCH_TIMEOUT_S (a
+     * host gone without a word), closes that connection, which ends this
+     * request and every other on it. */
+    uint64_t since = ev_now_us();
+    int aborted = 0;
+    while (!r.done) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 200 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000) until.tv_sec++, until.tv_nsec -= 1000000000;
+        pthread_cond_timedwait(&r.cv, &x.mu, &until);
+        if (r.done || aborted) continue;
+        int cancel = runner_cancelled(), late = ev_now_us() - since > (uint64_t)FETCH_TIMEOUT_S * 1000000u;
+        if (cancel || late) {
+            aborted = 1;
+            r.abort_why = cancel ? "the task was killed" : "no answer in " FETCH_TIMEOUT_TEXT;
+            pthread_mutex_unlock(&x.mu);
+            if (iol_post(x.l, fetch_abort, &r)) aborted = 0;
+            pthread_mutex_lock(&x.mu);
+        }
+    }
     pthread_mutex_unlock(&x.mu);
     pthread_cond_destroy(&r.cv);
     if (r.rc) {
@@ -428,6 +465,95 @@ static int fetch_segment(void *fctx, const char *loc, uint32_t shuffle, uint32_t
 }
 
 /* --------------------------------------------------------- shuffle server */
+
+/* One answer to give, in the order the requests came. */
+typedef struct sjob {
+    struct sjob *next;
+    msg_val rid;
+    int fd;              /* -1: an error answer */
+    uint64_t off, end;
+    int code;
+    char err[400];
+    int started;
+} sjob;
+
+/* A client's connection and its answers still to send: a segment goes out
+ * a chunk at a time, with at most SERVE_HIGH bytes queued, the rest when
+ * the connection drains. */
+typedef struct sconn {
+    struct sconn *next;
+    conn *c;
+    sjob *head, *tail;
+    uint8_t *buf;
+} sconn;
+
+static sconn *sconns; /* the loop's */
+
+static sconn *sconn_of(conn *c, int make) {
+    for (sconn *s = sconns; s; s = s->next)
+        if (s->c == c) return s;
+    if (!make) return NULL;
+    sconn *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->c = c;
+    s->next = sconns;
+    sconns = s;
+    return s;
+}
+
+static void sjob_pop(sconn *s) {
+    sjob *j = s->head;
+    s->head = j->next;
+    if (!s->head) s->tail = NULL;
+    if (j->fd >= 0) close(j->fd);
+    free(j);
+}
+
+static void pump(conn *c, void *arg);
+
+/* Send what fits; ask to be called again when the connection drains. */
+static void pump(conn *c, void *arg) {
+    sconn *s = arg;
+    size_t chunk = x.co.max_frame - 64 < CHUNK ? x.co.max_frame - 64 : CHUNK; /* room for sealing */
+    int rc = 0;
+    while (s->head && !rc && conn_queued(c) < SERVE_HIGH) {
+        sjob *j = s->head;
+        if (!j->started) {
+            j->started = 1;
+            if (j->fd < 0) {
+                msg_val f[] = {{0, j->code, NULL, 0}, vstr(j->err)};
+                rc = send_msg(c, M_ERROR, f, 2);
+                if (!rc) sjob_pop(s);
+            } else {
+                msg_val f[] = {j->rid, vu(j->end - j->off)};
+                rc = send_msg(c, M_SEGMENT, f, 2);
+            }
+            continue;
+        }
+        if (j->off < j->end) {
+            if (!s->buf && !(s->buf = malloc(chunk))) {
+                rc = em__seterr(EM_ENOMEM, "shuffle server: out of memory");
+                break;
+            }
+            size_t want = j->end - j->off < chunk ? (size_t)(j->end - j->off) : chunk;
+            ssize_t k = pread(j->fd, s->buf, want, (off_t)j->off);
+            if (k < 0 && errno == EINTR) continue;
+            if (k <= 0) {
+                rc = em__seterr(EM_EIO, "reading a shuffle segment: %s", k < 0 ? strerror(errno) : "file shrank");
+                break;
+            }
+            rc = conn_send(c, FT_CHUNK, s->buf, (size_t)k);
+            j->off += (uint64_t)k;
+            continue;
+        }
+        rc = conn_send(c, FT_CHUNK, NULL, 0); /* the end */
+        if (!rc) sjob_pop(s);
+    }
+    /* Half a segment was sent: the reader cannot be told apart from a good
+     * one but by closing. */
+    if (rc) conn_close(c, em_errmsg());
+    else if (s->head) conn_on_drain(c, pump, s);
+}
 
 static void serve_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
     (void)ud;
@@ -442,43 +568,44 @@ static void serve_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *
         conn_close(c, why);
         return;
     }
-    uint64_t start = 0, end = 0;
-    int fd = shuffle_locate(x.dir, (uint32_t)m.f[1].u, (uint32_t)m.f[2].u, m.f[3].u, (int)m.f[4].u, &start, &end);
-    if (fd < 0) {
-        msg_val f[] = {{0, fd, NULL, 0}, vstr(em_errmsg())};
-        f[0].i = fd;
-        if (send_msg(c, M_ERROR, f, 2)) conn_close(c, em_errmsg());
-    } else {
-        msg_val f[] = {m.f[0], vu(end - start)};
-        int rc = send_msg(c, M_SEGMENT, f, 2);
-        size_t chunk = x.co.max_frame - 64 < CHUNK ? x.co.max_frame - 64 : CHUNK; /* room for sealing */
-        uint8_t *buf = rc ? NULL : malloc(chunk);
-        uint64_t off = start;
-        if (!rc && !buf) rc = em__seterr(EM_ENOMEM, "shuffle server: out of memory");
-        while (!rc && off < end) {
-            size_t want = end - off < chunk ? (size_t)(end - off) : chunk;
-            ssize_t k = pread(fd, buf, want, (off_t)off);
-            if (k < 0 && errno == EINTR) continue;
-            if (k <= 0) {
-                rc = em__seterr(EM_EIO, "reading shuffle %llu map %llu: %s", (unsigned long long)m.f[1].u,
-                                (unsigned long long)m.f[2].u, k < 0 ? strerror(errno) : "file shrank");
-                break;
-            }
-            rc = conn_send(c, FT_CHUNK, buf, (size_t)k);
-            off += (uint64_t)k;
-        }
-        if (!rc) rc = conn_send(c, FT_CHUNK, NULL, 0);
-        free(buf);
-        close(fd);
-        /* Half a segment was sent: the reader cannot be told apart from a
-         * good one but by closing. */
-        if (rc) conn_close(c, em_errmsg());
+    sconn *s = sconn_of(c, 1);
+    sjob *j = s ? calloc(1, sizeof *j) : NULL;
+    if (!j) {
+        msg_free(&m);
+        free(body);
+        conn_close(c, "the shuffle server is out of memory");
+        return;
     }
+    j->rid = m.f[0];
+    j->fd = shuffle_locate(x.dir, (uint32_t)m.f[1].u, (uint32_t)m.f[2].u, m.f[3].u, (int)m.f[4].u, &j->off, &j->end);
+    if (j->fd < 0) {
+        j->code = j->fd;
+        snprintf(j->err, sizeof j->err, "%s", em_errmsg());
+        j->fd = -1;
+    }
+    if (s->tail) s->tail->next = j;
+    else s->head = j;
+    s->tail = j;
     msg_free(&m);
     free(body);
+    if (s->head == j) pump(c, s); /* else it waits for those before it */
 }
 
-static const conn_cb serve_cb = {NULL, serve_frame, NULL};
+static void serve_closed(conn *c, const char *reason, void *ud) {
+    (void)reason;
+    (void)ud;
+    for (sconn **pp = &sconns; *pp; pp = &(*pp)->next)
+        if ((*pp)->c == c) {
+            sconn *s = *pp;
+            *pp = s->next;
+            while (s->head) sjob_pop(s);
+            free(s->buf);
+            free(s);
+            return;
+        }
+}
+
+static const conn_cb serve_cb = {NULL, serve_frame, serve_closed};
 
 /* ------------------------------------------------------------ task threads */
 

@@ -30,6 +30,8 @@ static __thread int in_task;
 
 int runner_in_task(void) { return in_task; }
 
+int runner_cancelled(void) { return cur_ctl && __atomic_load_n(&cur_ctl->cancel, __ATOMIC_RELAXED); }
+
 static int killed(void) {
     if (!cur_ctl || !__atomic_load_n(&cur_ctl->cancel, __ATOMIC_RELAXED)) return 0;
     return em__seterr(EM_ECANCELED, "task killed");

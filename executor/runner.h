@@ -52,6 +52,9 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
 /* Whether the calling thread is inside runner_run (running a task's user
  * functions): an action called there is refused. */
 int runner_in_task(void);
+/* Whether the calling thread's running attempt has been asked to stop (for
+ * waits outside the runner: a segment fetch). */
+int runner_cancelled(void);
 
 /* Call a user combine function on the driver: out gets the one record it
  * emits, encoded.  0 or < 0 (message set). */
