@@ -144,6 +144,9 @@ TEST(cluster_tasks_run_in_executor_processes) {
 TEST(cluster_sigkill_driver_leaves_no_process) {
     int p[2];
     CHECK(pipe(p) == 0);
+    /* The killed driver's scratch directory is made here, so that this
+     * test's cleanup removes it. */
+    test_scratchdir();
     pid_t drv = fork();
     CHECK(drv >= 0);
     if (drv == 0) {
