@@ -491,6 +491,22 @@ int conf_from_env(em_conf *c, const char *var) {
     return 0;
 }
 
+int conf_set_arg(em_conf *c, const char *kv) {
+    char key[256];
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof key)
+        return em__seterr(EM_EINVAL, "--conf %s: expected KEY=VALUE", kv);
+    memcpy(key, kv, (size_t)(eq - kv));
+    key[eq - kv] = 0;
+    return em_conf_set(c, key, eq + 1);
+}
+
+int conf_is_set(const em_conf *c, const char *key) {
+    for (size_t i = 0; c && i < c->n; i++)
+        if (!strcmp(c->v[i].key, key)) return 1;
+    return 0;
+}
+
 int conf_merge(em_conf *dst, const em_conf *src) {
     for (size_t i = 0; src && i < src->n; i++)
         if (put(dst, src->v[i].key, src->v[i].val)) return em__seterr(EM_ENOMEM, "out of memory");

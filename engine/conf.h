@@ -56,6 +56,11 @@ em_conf *conf_dup(const em_conf *c);
 /* Set the KEY=VALUE lines of environment variable var (ember-submit's
  * $EMBER_CONF; '#' lines are skipped).  0, or EM_EINVAL naming the line. */
 int conf_from_env(em_conf *c, const char *var);
+/* A daemon's --conf argument "KEY=VALUE": em_conf_set's checks.  0, or
+ * EM_EINVAL with the message. */
+int conf_set_arg(em_conf *c, const char *kv);
+/* Whether key was set (not only its default). */
+int conf_is_set(const em_conf *c, const char *key);
 /* Every key src sets, set in dst too (src's values win).  0 or EM_ENOMEM. */
 int conf_merge(em_conf *dst, const em_conf *src);
 

@@ -11,6 +11,7 @@
 #include "err.h"
 #include "frame.h"
 #include "log.h"
+#include "msg.h"
 
 enum { C_CONNECTING = 0, C_AUTH, C_OPEN, C_CLOSING };
 
@@ -97,6 +98,14 @@ static void on_written(uv_write_t *req, int status) {
         c->drain = NULL;
         fn(c, c->drain_arg);
     }
+}
+
+int conn_send_msg(conn *c, int tag, const msg_val *f, int n) {
+    ebuf out = EBUF_INIT;
+    int rc = msg_encode(&out, tag, f, n);
+    if (!rc) rc = conn_send(c, FT_MSG, out.p, out.len);
+    ebuf_free(&out);
+    return rc;
 }
 
 size_t conn_queued(const conn *c) { return uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp); }

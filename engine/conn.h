@@ -51,6 +51,10 @@ int conn_connect(ioloop *l, const char *host, int port, const conn_opts *o, cons
 /* Queue a frame (sealed if the session is).  0, or EM_EINVAL / EM_ENOMEM /
  * EM_ESTATE (not open, or closing). */
 int conn_send(conn *c, uint8_t type, const void *body, size_t len);
+/* Encode message tag with its fields (msg.h) and queue it as an FT_MSG
+ * frame.  0, or what msg_encode or conn_send returned. */
+struct msg_val;
+int conn_send_msg(conn *c, int tag, const struct msg_val *f, int n);
 /* Bytes queued for the peer and not yet written. */
 size_t conn_queued(const conn *c);
 /* Call fn(c, arg) once, when a write completes with at most

@@ -16,6 +16,7 @@
 #include <msgpack.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "buf.h"
 
@@ -80,6 +81,21 @@ typedef struct msg {
     msg_val f[MSG_MAX_FIELDS];
     msgpack_unpacked u; /* what f's pointers point into */
 } msg;
+
+/* Field values, for building a message to encode. */
+static inline msg_val msg_u(uint64_t u) {
+    msg_val v = {u, 0, NULL, 0};
+    return v;
+}
+static inline msg_val msg_i(int64_t i) {
+    msg_val v = {0, i, NULL, 0};
+    return v;
+}
+static inline msg_val msg_bin(const void *p, size_t len) {
+    msg_val v = {0, 0, (const uint8_t *)p, len};
+    return v;
+}
+static inline msg_val msg_str(const char *s) { return msg_bin(s, strlen(s)); }
 
 /* The message's name ("register_worker"), "unknown" for a bad tag. */
 const char *msg_name(int tag);

@@ -116,24 +116,6 @@ typedef struct executor {
 
 static executor x;
 
-static msg_val vu(uint64_t u) {
-    msg_val v = {u, 0, NULL, 0};
-    return v;
-}
-
-static msg_val vstr(const char *s) {
-    msg_val v = {0, 0, (const uint8_t *)s, strlen(s)};
-    return v;
-}
-
-static int send_msg(conn *c, int tag, const msg_val *f, int n) {
-    ebuf out = EBUF_INIT;
-    int rc = msg_encode(&out, tag, f, n);
-    if (!rc) rc = conn_send(c, FT_MSG, out.p, out.len);
-    ebuf_free(&out);
-    return rc;
-}
-
 /* The end of the executor: main returns status. */
 static void finish(int status, const char *why) {
     pthread_mutex_lock(&x.mu);
@@ -152,7 +134,7 @@ static void finish(int status, const char *why) {
 static void send_req(void *arg) {
     dreq *r = arg;
     int n = r->tag == M_ASK_COMMIT ? 4 : 2;
-    if (!x.driver || send_msg(x.driver, r->tag, r->f, n)) {
+    if (!x.driver || conn_send_msg(x.driver, r->tag, r->f, n)) {
         pthread_mutex_lock(&x.mu);
         r->done = 1;
         r->rc = em__seterr(EM_EIO, "executor %d: the driver's connection is gone", x.id);
@@ -166,7 +148,7 @@ static int ask_driver(dreq *r) {
     pthread_cond_init(&r->cv, NULL);
     pthread_mutex_lock(&x.mu);
     r->id = x.next_req++;
-    r->f[0] = vu(r->id);
+    r->f[0] = msg_u(r->id);
     r->next = x.reqs;
     x.reqs = r;
     pthread_mutex_unlock(&x.mu);
@@ -190,9 +172,9 @@ static int ask_commit(void *c, uint32_t stage, int32_t partition, uint64_t attem
     dreq r;
     memset(&r, 0, sizeof r);
     r.tag = M_ASK_COMMIT;
-    r.f[1] = vu(stage);
-    r.f[2] = vu((uint64_t)partition);
-    r.f[3] = vu(attempt);
+    r.f[1] = msg_u(stage);
+    r.f[2] = msg_u((uint64_t)partition);
+    r.f[3] = msg_u(attempt);
     return ask_driver(&r) ? 0 : r.granted;
 }
 
@@ -200,7 +182,7 @@ static int fetch_bcast(uint64_t id, void **data, size_t *len) {
     dreq r;
     memset(&r, 0, sizeof r);
     r.tag = M_FETCH_BCAST;
-    r.f[1] = vu(id);
+    r.f[1] = msg_u(id);
     int rc = ask_driver(&r);
     if (rc) return rc;
     if (!r.found) {
@@ -255,8 +237,8 @@ static void freq_end(freq *r, int rc, const char *why) {
 }
 
 static void fetch_send(fconn *f, freq *r) {
-    msg_val v[] = {vu(r->rid), vu(r->shuffle), vu(r->map), vu(r->attempt), vu((uint64_t)r->reduce)};
-    if (send_msg(f->c, M_FETCH_SEGMENT, v, 5)) conn_close(f->c, em_errmsg());
+    msg_val v[] = {msg_u(r->rid), msg_u(r->shuffle), msg_u(r->map), msg_u(r->attempt), msg_u((uint64_t)r->reduce)};
+    if (conn_send_msg(f->c, M_FETCH_SEGMENT, v, 5)) conn_close(f->c, em_errmsg());
 }
 
 static void fetch_open(conn *c, void *ud) {
@@ -521,12 +503,12 @@ static void pump(conn *c, void *arg) {
         if (!j->started) {
             j->started = 1;
             if (j->fd < 0) {
-                msg_val f[] = {{0, j->code, NULL, 0}, vstr(j->err)};
-                rc = send_msg(c, M_ERROR, f, 2);
+                msg_val f[] = {msg_i(j->code), msg_str(j->err)};
+                rc = conn_send_msg(c, M_ERROR, f, 2);
                 if (!rc) sjob_pop(s);
             } else {
-                msg_val f[] = {j->rid, vu(j->end - j->off)};
-                rc = send_msg(c, M_SEGMENT, f, 2);
+                msg_val f[] = {j->rid, msg_u(j->end - j->off)};
+                rc = conn_send_msg(c, M_SEGMENT, f, 2);
             }
             continue;
         }
@@ -618,8 +600,8 @@ typedef struct ended {
 
 static void send_ended(void *arg) {
     ended *e = arg;
-    msg_val f[] = {vu(e->id), vu((uint64_t)e->killed), vu(e->start_us), vu(e->end_us), {0, 0, e->res.p, e->res.len}};
-    if (x.driver && send_msg(x.driver, M_TASK_ENDED, f, 5))
+    msg_val f[] = {msg_u(e->id), msg_u((uint64_t)e->killed), msg_u(e->start_us), msg_u(e->end_us), msg_bin(e->res.p, e->res.len)};
+    if (x.driver && conn_send_msg(x.driver, M_TASK_ENDED, f, 5))
         log_msg(LOG_WARN, "executor", "cannot report task %llu: %s", (unsigned long long)e->id, em_errmsg());
     ebuf_free(&e->res);
     free(e);
@@ -749,9 +731,9 @@ static void kill_task(uint64_t id) {
 static void driver_open(conn *c, void *ud) {
     (void)ud;
     x.registered = 1;
-    msg_val f[] = {vu((uint64_t)x.id), vstr(x.host), vu((uint64_t)x.port), vu((uint64_t)x.cores),
-                   {0, 0, fnref_binary_hash(), 32}};
-    if (send_msg(c, M_REGISTER_EXECUTOR, f, 5)) conn_close(c, em_errmsg());
+    msg_val f[] = {msg_u((uint64_t)x.id), msg_str(x.host), msg_u((uint64_t)x.port), msg_u((uint64_t)x.cores),
+                   msg_bin(fnref_binary_hash(), 32)};
+    if (conn_send_msg(c, M_REGISTER_EXECUTOR, f, 5)) conn_close(c, em_errmsg());
 }
 
 static void driver_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {

@@ -93,24 +93,6 @@ struct binfetch {
 
 static worker w;
 
-static msg_val vu(uint64_t u) {
-    msg_val v = {u, 0, NULL, 0};
-    return v;
-}
-
-static msg_val vstr(const char *s) {
-    msg_val v = {0, 0, (const uint8_t *)s, strlen(s)};
-    return v;
-}
-
-static int send_msg(conn *c, int tag, const msg_val *f, int n) {
-    ebuf out = EBUF_INIT;
-    int rc = msg_encode(&out, tag, f, n);
-    if (!rc) rc = conn_send(c, FT_MSG, out.p, out.len);
-    ebuf_free(&out);
-    return rc;
-}
-
 /* "host:port" into host and port.  0 or -1. */
 static int split_addr(const char *s, char *host, size_t cap, int *port) {
     const char *colon = strrchr(s, ':');
@@ -221,8 +203,8 @@ static void exec_ended(wexec *e, int64_t code, int sig, const char *why) {
     log_msg(failed ? LOG_WARN : LOG_INFO, "worker", "executor %s/%d exited (code %lld, signal %d)%s", e->app, e->id,
             (long long)code, sig, failed ? ": its logs are kept" : "");
     if (w.master && w.registered) {
-        msg_val f[] = {vstr(e->app), vu((uint64_t)e->id), {0, code, NULL, 0}, vu((uint64_t)sig), vstr(tail)};
-        if (send_msg(w.master, M_EXECUTOR_EXITED, f, 5)) conn_close(w.master, em_errmsg());
+        msg_val f[] = {msg_str(e->app), msg_u((uint64_t)e->id), msg_i(code), msg_u((uint64_t)sig), msg_str(tail)};
+        if (conn_send_msg(w.master, M_EXECUTOR_EXITED, f, 5)) conn_close(w.master, em_errmsg());
     }
     exec_close(e);
 }
@@ -350,8 +332,8 @@ static void fetch_done(binfetch *b, const char *why) {
 
 static void fetch_open(conn *c, void *ud) {
     binfetch *b = ud;
-    msg_val f[] = {{0, 0, b->hash, 32}};
-    if (send_msg(c, M_FETCH_BINARY, f, 1)) conn_close(c, em_errmsg());
+    msg_val f[] = {msg_bin(b->hash, 32)};
+    if (conn_send_msg(c, M_FETCH_BINARY, f, 1)) conn_close(c, em_errmsg());
 }
 
 static void fetch_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
@@ -513,8 +495,8 @@ static void kill_exec(const char *app, int id) {
 
 static void master_open(conn *c, void *ud) {
     (void)ud;
-    msg_val f[] = {vstr(w.id), vstr(w.host), vu(0), vu((uint64_t)w.cores), vu((uint64_t)w.mem_mib)};
-    if (send_msg(c, M_REGISTER_WORKER, f, 5)) conn_close(c, em_errmsg());
+    msg_val f[] = {msg_str(w.id), msg_str(w.host), msg_u(0), msg_u((uint64_t)w.cores), msg_u((uint64_t)w.mem_mib)};
+    if (conn_send_msg(c, M_REGISTER_WORKER, f, 5)) conn_close(c, em_errmsg());
 }
 
 static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
@@ -583,8 +565,8 @@ static void connect_master(void) {
 static void on_heartbeat(uv_timer_t *t) {
     (void)t;
     if (!w.master || !w.registered) return;
-    msg_val f[] = {vstr(w.id)};
-    if (send_msg(w.master, M_HEARTBEAT, f, 1)) conn_close(w.master, em_errmsg());
+    msg_val f[] = {msg_str(w.id)};
+    if (conn_send_msg(w.master, M_HEARTBEAT, f, 1)) conn_close(w.master, em_errmsg());
 }
 
 /* Failed applications' directories past the TTL go. */
@@ -702,19 +684,10 @@ int worker_main(int argc, char **argv) {
             if (!bad && !strpbrk(v, "kKmMgGtTbB")) b <<= 20; /* a bare number is MiB, as Spark's */
             w.mem_mib = b >> 20;
         } else if (!bad && !strcmp(a, "--conf")) {
-            char key[256];
-            const char *eq = strchr(v, '=');
-            bad = !eq || (size_t)(eq - v) >= sizeof key;
-            if (!bad) {
-                snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
-                if (!strcmp(key, "ember.log.level")) {
-                    bad = log_level_parse(eq + 1) < 0;
-                    if (!bad) log_set_level(log_level_parse(eq + 1));
-                } else if (em_conf_set(conf, key, eq + 1)) {
-                    fprintf(stderr, "ember-worker: %s\n", em_errmsg());
-                    em_conf_free(conf);
-                    return 2;
-                }
+            if (conf_set_arg(conf, v)) {
+                fprintf(stderr, "ember-worker: %s\n", em_errmsg());
+                em_conf_free(conf);
+                return 2;
             }
         } else bad = 1;
         if (bad) {
@@ -725,6 +698,7 @@ int worker_main(int argc, char **argv) {
         }
         i++;
     }
+    if (conf_is_set(conf, "ember.log.level")) log_set_level(log_level_parse(em_conf_get(conf, "ember.log.level")));
     if (!master || strncmp(master, "ember://", 8) || split_addr(master + 8, w.mhost, sizeof w.mhost, &w.mport)) {
         fprintf(stderr, "ember-worker: %s: the master's URL must be ember://HOST:PORT\n",
                 master ? master : "no master given");

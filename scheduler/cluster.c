@@ -108,24 +108,6 @@ typedef struct cluster {
     int stopping;
 } cluster;
 
-static msg_val vu(uint64_t u) {
-    msg_val v = {u, 0, NULL, 0};
-    return v;
-}
-
-static msg_val vstr(const char *s) {
-    msg_val v = {0, 0, (const uint8_t *)s, strlen(s)};
-    return v;
-}
-
-static int send_msg(conn *c, int tag, const msg_val *f, int n) {
-    ebuf out = EBUF_INIT;
-    int rc = msg_encode(&out, tag, f, n);
-    if (!rc) rc = conn_send(c, FT_MSG, out.p, out.len);
-    ebuf_free(&out);
-    return rc;
-}
-
 int cluster_parse_local(const char *s, int *w, int *c, int64_t *mem_mib) {
     if (strncmp(s, "local-cluster[", 14)) return 0;
     long v[3] = {0, 0, 1024};
@@ -188,8 +170,8 @@ static void send_launches(void *arg) {
         cexec *x = exec_of(k, p->exec);
         int rc = -1;
         if (x && x->alive) {
-            msg_val f[] = {vu(p->id), {0, 0, p->desc, p->len}};
-            rc = send_msg(x->c, M_LAUNCH_TASK, f, 2);
+            msg_val f[] = {msg_u(p->id), msg_bin(p->desc, p->len)};
+            rc = conn_send_msg(x->c, M_LAUNCH_TASK, f, 2);
         }
         if (rc) {
             char why[700];
@@ -259,8 +241,8 @@ static void send_kill(void *arg) {
     kill_arg *a = arg;
     cexec *x = exec_of(a->k, a->exec);
     if (x && x->alive) {
-        msg_val f[] = {vu(a->id)};
-        if (send_msg(x->c, M_KILL_TASK, f, 1)) conn_close(x->c, em_errmsg());
+        msg_val f[] = {msg_u(a->id)};
+        if (conn_send_msg(x->c, M_KILL_TASK, f, 1)) conn_close(x->c, em_errmsg());
     }
     free(a);
 }
@@ -302,7 +284,7 @@ static void send_to_execs(void *arg) {
     cluster *k = m->k;
     for (int i = 0; i < k->nexec; i++) {
         cexec *x = &k->execs[i];
-        if (x->alive && (m->exec < 0 || x->id == m->exec) && send_msg(x->c, m->tag, m->f, m->n))
+        if (x->alive && (m->exec < 0 || x->id == m->exec) && conn_send_msg(x->c, m->tag, m->f, m->n))
             conn_close(x->c, em_errmsg());
     }
     free(m);
@@ -315,9 +297,9 @@ static void post_to_execs(cluster *k, int exec, int tag, int n, uint64_t a, uint
     m->exec = exec;
     m->tag = tag;
     m->n = n;
-    m->f[0] = vu(a);
-    m->f[1] = vu(b);
-    m->f[2] = vu(c);
+    m->f[0] = msg_u(a);
+    m->f[1] = msg_u(b);
+    m->f[2] = msg_u(c);
     if (iol_post(k->l, send_to_execs, m)) free(m);
 }
 
@@ -375,9 +357,9 @@ static void reg_done(cluster *k, int state, const char *err) {
 
 static void master_open(conn *c, void *ud) {
     cluster *k = ud;
-    msg_val f[] = {vstr(k->name), vstr(k->url), {0, 0, fnref_binary_hash(), 32}, vu((uint64_t)k->cores_max),
-                   vu((uint64_t)k->exec_cores), vu((uint64_t)k->exec_mem_mib)};
-    if (send_msg(c, M_REGISTER_APP, f, 6)) conn_close(c, em_errmsg());
+    msg_val f[] = {msg_str(k->name), msg_str(k->url), msg_bin(fnref_binary_hash(), 32), msg_u((uint64_t)k->cores_max),
+                   msg_u((uint64_t)k->exec_cores), msg_u((uint64_t)k->exec_mem_mib)};
+    if (conn_send_msg(c, M_REGISTER_APP, f, 6)) conn_close(c, em_errmsg());
 }
 
 static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
@@ -477,8 +459,8 @@ static void listen_open(conn *c, void *ud) {
 }
 
 static void refuse(cluster *k, conn *c, lconn *l, const char *why) {
-    msg_val f[] = {vstr(why)};
-    send_msg(c, M_EXECUTOR_REFUSED, f, 1);
+    msg_val f[] = {msg_str(why)};
+    conn_send_msg(c, M_EXECUTOR_REFUSED, f, 1);
     l->kind = K_REFUSED;
     log_msg(LOG_ERROR, "driver", "refused executor from %s: %s", conn_peer(c), why);
     pthread_mutex_lock(&k->mu);
@@ -620,16 +602,14 @@ static void task_ended(cluster *k, conn *c, const msg *m, int exec) {
 
 static void serve_binary(cluster *k, conn *c, const msg *m) {
     if (sodium_memcmp(m->f[0].p, fnref_binary_hash(), 32)) {
-        msg_val f[] = {{0, EM_EINVAL, NULL, 0}, vstr("this driver runs another binary")};
-        f[0].i = EM_EINVAL;
-        send_msg(c, M_ERROR, f, 2);
+        msg_val f[] = {msg_i(EM_EINVAL), msg_str("this driver runs another binary")};
+        conn_send_msg(c, M_ERROR, f, 2);
         return;
     }
     if (!k->have_hash) {
         if (appbin_hash_file("/proc/self/exe", k->file_hash, &k->bin_size)) {
-            msg_val f[] = {{0, EM_EIO, NULL, 0}, vstr(em_errmsg())};
-            f[0].i = EM_EIO;
-            send_msg(c, M_ERROR, f, 2);
+            msg_val f[] = {msg_i(EM_EIO), msg_str(em_errmsg())};
+            conn_send_msg(c, M_ERROR, f, 2);
             return;
         }
         k->have_hash = 1;
@@ -637,8 +617,8 @@ static void serve_binary(cluster *k, conn *c, const msg *m) {
     int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
     size_t chunk = k->co.max_frame - 64 < CHUNK ? k->co.max_frame - 64 : CHUNK; /* room for a sealed frame's overhead */
     uint8_t *buf = malloc(chunk);
-    msg_val f[] = {vu(k->bin_size), {0, 0, k->file_hash, 32}};
-    int rc = fd < 0 || !buf ? EM_EIO : send_msg(c, M_BINARY, f, 2);
+    msg_val f[] = {msg_u(k->bin_size), msg_bin(k->file_hash, 32)};
+    int rc = fd < 0 || !buf ? EM_EIO : conn_send_msg(c, M_BINARY, f, 2);
     uint64_t sent = 0;
     while (!rc && sent < k->bin_size) {
         ssize_t n = read(fd, buf, chunk);
@@ -670,8 +650,8 @@ static void answer_bcast(cluster *k, conn *c, const msg *m) {
                  (unsigned long long)b.id, len, k->co.max_frame);
         p = NULL;
     }
-    msg_val f[] = {m->f[0], vu(p != NULL), p ? (msg_val){0, 0, p, len} : vstr(why)};
-    if (send_msg(c, M_BCAST, f, 3)) conn_close(c, em_errmsg());
+    msg_val f[] = {m->f[0], msg_u(p != NULL), p ? msg_bin(p, len) : msg_str(why)};
+    if (conn_send_msg(c, M_BCAST, f, 3)) conn_close(c, em_errmsg());
 }
 
 static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
@@ -697,8 +677,8 @@ static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     case M_TASK_ENDED: task_ended(k, c, &m, l->exec); break;
     case M_ASK_COMMIT: {
         int granted = k->ask_commit ? k->ask_commit(k->commit_ctx, (uint32_t)m.f[1].u, (int32_t)m.f[2].u, m.f[3].u) : 1;
-        msg_val f[] = {m.f[0], vu((uint64_t)granted)};
-        if (send_msg(c, M_COMMIT_ANSWER, f, 2)) conn_close(c, em_errmsg());
+        msg_val f[] = {m.f[0], msg_u((uint64_t)granted)};
+        if (conn_send_msg(c, M_COMMIT_ANSWER, f, 2)) conn_close(c, em_errmsg());
         break;
     }
     case M_FETCH_BCAST: answer_bcast(k, c, &m); break;
@@ -893,8 +873,8 @@ static void stop_fn(void *arg) {
     cluster *k = arg;
     k->stopping = 1;
     if (k->master && k->app_id[0]) {
-        msg_val f[] = {vstr(k->app_id)};
-        send_msg(k->master, M_UNREGISTER_APP, f, 1);
+        msg_val f[] = {msg_str(k->app_id)};
+        conn_send_msg(k->master, M_UNREGISTER_APP, f, 1);
     }
     /* The daemons go first, so that executors end by their workers rather
      * than by a lost driver. */

@@ -73,23 +73,11 @@ static peer *peer_by_id(masterd *d, int kind, const char *id) {
 
 /* Send a message; a failure closes that connection (logged there). */
 static void send_msg(conn *c, int tag, const msg_val *f, int n) {
-    ebuf out = EBUF_INIT;
-    if (msg_encode(&out, tag, f, n) || conn_send(c, FT_MSG, out.p, out.len)) {
+    if (conn_send_msg(c, tag, f, n)) {
         char why[256];
         snprintf(why, sizeof why, "cannot send %s: %s", msg_name(tag), em_errmsg());
         conn_close(c, why);
     }
-    ebuf_free(&out);
-}
-
-static msg_val vstr(const char *s) {
-    msg_val v = {0, 0, (const uint8_t *)s, strlen(s)};
-    return v;
-}
-
-static msg_val vu(uint64_t u) {
-    msg_val v = {u, 0, NULL, 0};
-    return v;
 }
 
 /* ------------------------------------------------ carrying out decisions */
@@ -99,7 +87,7 @@ static void tell_lost(void *ud, const master_exec *e) {
     peer *p = peer_by_id(d, P_DRIVER, e->app);
     log_msg(LOG_INFO, "master", "executor %s/%d on worker %s lost", e->app, e->id, e->worker);
     if (p) {
-        msg_val f[] = {vu((uint64_t)e->id), vstr("its worker was lost")};
+        msg_val f[] = {msg_u((uint64_t)e->id), msg_str("its worker was lost")};
         send_msg(p->c, M_EXECUTOR_LOST, f, 2);
     }
 }
@@ -108,7 +96,7 @@ static void tell_kill(void *ud, const master_exec *e) {
     masterd *d = ud;
     peer *w = peer_by_id(d, P_WORKER, e->worker);
     if (w) {
-        msg_val f[] = {vstr(e->app), vu((uint64_t)e->id)};
+        msg_val f[] = {msg_str(e->app), msg_u((uint64_t)e->id)};
         send_msg(w->c, M_KILL_EXECUTOR, f, 2);
     }
 }
@@ -120,10 +108,10 @@ static void tell_launch(void *ud, const master_exec *e) {
     log_msg(LOG_INFO, "master", "granting executor %s/%d on worker %s (%d cores, %lld MiB)", e->app, e->id, e->worker,
             e->cores, (long long)e->mem_mib);
     if (w && p) {
-        msg_val f[] = {vstr(e->app), vu((uint64_t)e->id), vu((uint64_t)e->cores), vu((uint64_t)e->mem_mib),
-                       vstr(p->addr), {0, 0, p->hash, 32}};
+        msg_val f[] = {msg_str(e->app), msg_u((uint64_t)e->id), msg_u((uint64_t)e->cores), msg_u((uint64_t)e->mem_mib),
+                       msg_str(p->addr), msg_bin(p->hash, 32)};
         send_msg(w->c, M_LAUNCH_EXECUTOR, f, 6);
-        msg_val g[] = {vu((uint64_t)e->id), vstr(e->worker), vstr(w->addr), vu((uint64_t)e->cores)};
+        msg_val g[] = {msg_u((uint64_t)e->id), msg_str(e->worker), msg_str(w->addr), msg_u((uint64_t)e->cores)};
         send_msg(p->c, M_EXECUTOR_ADDED, g, 4);
     }
 }
@@ -176,13 +164,13 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
     switch (m.tag) {
     case M_REGISTER_WORKER:
         if (p && p->kind != P_UNKNOWN) {
-            msg_val f[] = {vstr("this connection has registered already")};
+            msg_val f[] = {msg_str("this connection has registered already")};
             send_msg(c, M_REGISTER_REFUSED, f, 1);
             break;
         }
         if (copy_str(id, sizeof id, &m.f[0]) || copy_str(host, sizeof host, &m.f[1]) ||
             master_register_worker(d->m, id, host, (int)m.f[2].u, (int)m.f[3].u, (int64_t)m.f[4].u, now_ms())) {
-            msg_val f[] = {vstr(em_errmsg())};
+            msg_val f[] = {msg_str(em_errmsg())};
             send_msg(c, M_REGISTER_REFUSED, f, 1);
             break;
         }
@@ -200,27 +188,27 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
         log_msg(LOG_INFO, "master", "worker %s registered from %s: %d cores, %llu MiB", id, conn_peer(c),
                 (int)m.f[3].u, (unsigned long long)m.f[4].u);
         {
-            msg_val f[] = {vstr(d->url)};
+            msg_val f[] = {msg_str(d->url)};
             send_msg(c, M_WORKER_REGISTERED, f, 1);
         }
         master_schedule(d->m, tell_launch, d);
         break;
     case M_HEARTBEAT:
         if (copy_str(id, sizeof id, &m.f[0]) || master_heartbeat(d->m, id, now_ms())) {
-            msg_val f[] = {vstr("unknown worker: register again")};
+            msg_val f[] = {msg_str("unknown worker: register again")};
             send_msg(c, M_REGISTER_REFUSED, f, 1);
         }
         break;
     case M_REGISTER_APP: {
         char name[128] = "", url[1025] = "";
         if ((p && p->kind != P_UNKNOWN) || copy_str(name, sizeof name, &m.f[0]) || copy_str(url, sizeof url, &m.f[1])) {
-            msg_val f[] = {vstr(p && p->kind != P_UNKNOWN ? "this connection has registered already"
+            msg_val f[] = {msg_str(p && p->kind != P_UNKNOWN ? "this connection has registered already"
                                                           : "a name or driver address too long")};
             send_msg(c, M_REGISTER_REFUSED, f, 1);
             break;
         }
         if (master_register_app(d->m, name, (int)m.f[3].u, (int)m.f[4].u, (int64_t)m.f[5].u, now_ms(), id)) {
-            msg_val f[] = {vstr(em_errmsg())};
+            msg_val f[] = {msg_str(em_errmsg())};
             send_msg(c, M_REGISTER_REFUSED, f, 1);
             break;
         }
@@ -231,7 +219,7 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
             memcpy(p->hash, m.f[2].p, 32);
         }
         log_msg(LOG_INFO, "master", "application %s (%s) registered from %s", id, name, conn_peer(c));
-        msg_val f[] = {vstr(id)};
+        msg_val f[] = {msg_str(id)};
         send_msg(c, M_APP_REGISTERED, f, 1);
         master_schedule(d->m, tell_launch, d);
         break;
@@ -524,18 +512,10 @@ int masterd_main(int argc, char **argv) {
         else if (!bad && !strcmp(a, "--port")) bad = parse_port(v, &d.port);
         else if (!bad && !strcmp(a, "--webui-port")) bad = parse_port(v, &d.webport);
         else if (!bad && !strcmp(a, "--conf")) {
-            char key[256];
-            const char *eq = strchr(v, '=');
-            bad = !eq || (size_t)(eq - v) >= sizeof key;
-            if (!bad) {
-                snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
-                if (!strcmp(key, "ember.log.level")) bad = log_level_parse(eq + 1) < 0;
-                else if (em_conf_set(conf, key, eq + 1)) {
-                    fprintf(stderr, "ember-master: %s\n", em_errmsg());
-                    em_conf_free(conf);
-                    return 2;
-                }
-                if (!strcmp(key, "ember.log.level") && !bad) log_set_level(log_level_parse(eq + 1));
+            if (conf_set_arg(conf, v)) {
+                fprintf(stderr, "ember-master: %s\n", em_errmsg());
+                em_conf_free(conf);
+                return 2;
             }
         } else bad = 1;
         if (bad) {
@@ -546,6 +526,7 @@ int masterd_main(int argc, char **argv) {
         }
         i++;
     }
+    if (conf_is_set(conf, "ember.log.level")) log_set_level(log_level_parse(em_conf_get(conf, "ember.log.level")));
     d.timeout_ms = (uint64_t)conf_duration_ms(conf, "ember.worker.timeout");
     d.mc.worker_timeout_ms = d.timeout_ms;
     d.mc.spread_out = conf_bool(conf, "ember.deploy.spreadOut");

@@ -125,16 +125,6 @@ static void client_init(client *k, int tag, int n) {
     k->n = n;
 }
 
-static msg_val s(const char *t) {
-    msg_val v = {0, 0, (const uint8_t *)t, strlen(t)};
-    return v;
-}
-
-static msg_val u(uint64_t x) {
-    msg_val v = {x, 0, NULL, 0};
-    return v;
-}
-
 /* GET path from the status port; the body in buf (NUL-terminated). */
 static int http_get(int port, const char *path, char *buf, size_t cap) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -213,7 +203,7 @@ TEST(masterd_registers_grants_and_stops) {
     /* A worker registers. */
     client w;
     client_init(&w, M_REGISTER_WORKER, 5);
-    w.f[0] = s("w-1"), w.f[1] = s("127.0.0.1"), w.f[2] = u(7078), w.f[3] = u(2), w.f[4] = u(2048);
+    w.f[0] = msg_str("w-1"), w.f[1] = msg_str("127.0.0.1"), w.f[2] = msg_u(7078), w.f[3] = msg_u(2), w.f[4] = msg_u(2048);
     dial dw = {l, port, &w, NULL, 0};
     iol_call(l, do_dial, &dw);
     CHECK_OK(dw.rc);
@@ -234,8 +224,8 @@ TEST(masterd_registers_grants_and_stops) {
     client a;
     static uint8_t hash[32];
     client_init(&a, M_REGISTER_APP, 6);
-    a.f[0] = s("wc"), a.f[1] = s("127.0.0.1:40000"), a.f[2] = (msg_val){0, 0, hash, 32};
-    a.f[3] = u(0), a.f[4] = u(0), a.f[5] = u(1024);
+    a.f[0] = msg_str("wc"), a.f[1] = msg_str("127.0.0.1:40000"), a.f[2] = (msg_val){0, 0, hash, 32};
+    a.f[3] = msg_u(0), a.f[4] = msg_u(0), a.f[5] = msg_u(1024);
     dial da = {l, port, &a, NULL, 0};
     iol_call(l, do_dial, &da);
     CHECK_OK(da.rc);
