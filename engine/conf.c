@@ -105,6 +105,9 @@ static const conf_spec conf_keys[] = {
     /* Cluster mode's wire and security. */
     {.key = "ember.rpc.message.maxSize", .def = "128m", .type = CONF_SIZE, .min = 64 * KiB, .max = ((int64_t)1 << 31) - 1,
      .why_max = "a frame's length is 32 bits"},
+    /* A reduce task's remote segment fetches in flight, in bytes (Spark's
+     * spark.reducer.maxSizeInFlight); one segment is always fetched. */
+    {.key = "ember.reducer.maxSizeInFlight", .def = "48m", .type = CONF_SIZE, .min = KiB, .max = INT64_MAX},
     {.key = "ember.authenticate.secret", .def = "", .type = CONF_STRING},
     {.key = "ember.authenticate.secretFile", .def = "", .type = CONF_STRING},
     {.key = "ember.network.crypto.enabled", .def = "false", .type = CONF_BOOL},
@@ -505,6 +508,26 @@ int conf_is_set(const em_conf *c, const char *key) {
     for (size_t i = 0; c && i < c->n; i++)
         if (!strcmp(c->v[i].key, key)) return 1;
     return 0;
+}
+
+char *conf_lines(const em_conf *c) {
+    ebuf b = EBUF_INIT;
+    for (size_t i = 0; c && i < c->n; i++) {
+        const char *k = c->v[i].key, *v = c->v[i].val;
+        if (!strncmp(k, "ember.authenticate.", 19) || strchr(v, '\n')) continue;
+        if (ebuf_append(&b, k, strlen(k)) || ebuf_append(&b, "=", 1) || ebuf_append(&b, v, strlen(v)) ||
+            ebuf_append(&b, "\n", 1)) {
+            ebuf_free(&b);
+            em__seterr(EM_ENOMEM, "out of memory");
+            return NULL;
+        }
+    }
+    if (ebuf_append(&b, "", 1)) {
+        ebuf_free(&b);
+        em__seterr(EM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    return (char *)b.p;
 }
 
 int conf_merge(em_conf *dst, const em_conf *src) {

@@ -61,6 +61,10 @@ int conf_from_env(em_conf *c, const char *var);
 int conf_set_arg(em_conf *c, const char *kv);
 /* Whether key was set (not only its default). */
 int conf_is_set(const em_conf *c, const char *key);
+/* The KEY=VALUE lines (conf_from_env's format) of every key c sets, but
+ * ember.authenticate.* and values holding a newline: the settings a driver
+ * hands its executors.  A malloc'd string, or NULL (message set). */
+char *conf_lines(const em_conf *c);
 /* Every key src sets, set in dst too (src's values win).  0 or EM_ENOMEM. */
 int conf_merge(em_conf *dst, const em_conf *src);
 

@@ -55,6 +55,14 @@ int conn_send(conn *c, uint8_t type, const void *body, size_t len);
  * frame.  0, or what msg_encode or conn_send returned. */
 struct msg_val;
 int conn_send_msg(conn *c, int tag, const struct msg_val *f, int n);
+/* Queue a frame whose body is len bytes of file fd at off.  On a
+ * connection that is not encrypted, with nothing queued, the bytes go from
+ * the file to the socket with sendfile(2) until the socket is full; the
+ * rest is read and queued.  0, or as conn_send (EM_EIO: the file could not
+ * be read; if part of the frame went out the connection is closed). */
+int conn_send_file(conn *c, uint8_t type, int fd, uint64_t off, size_t len);
+/* Bytes sent with sendfile(2) so far, by every connection (atomic). */
+extern uint64_t conn_sendfile_bytes;
 /* Bytes queued for the peer and not yet written. */
 size_t conn_queued(const conn *c);
 /* Call fn(c, arg) once, when a write completes with at most

@@ -192,11 +192,17 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
         co.exec_cores = (int)conf_i64(ctx->conf, "ember.executor.cores");
         co.exec_mem_mib = conf_size(ctx->conf, "ember.executor.memory") >> 20;
         co.cores_max = (int)conf_i64(ctx->conf, "ember.cores.max");
+        co.max_result = conf_size(ctx->conf, "ember.driver.maxResultSize");
         co.nc = ctx->net;
         co.scratch = ctx->local_dir;
         co.ask_commit = dag_ask_commit;
         co.commit_ctx = ctx->dag;
-        if (!(ctx->be = cluster_backend_new(&co, dag_events(ctx->dag)))) {
+        char *lines = conf_lines(ctx->conf);
+        if (!lines) goto nomem;
+        co.exec_conf = lines;
+        ctx->be = cluster_backend_new(&co, dag_events(ctx->dag));
+        free(lines);
+        if (!ctx->be) {
             char why[1024];
             em__geterr(why, sizeof why);
             em__seterr(EM_EIO, "em_open(\"%s\"): %s", master, why);

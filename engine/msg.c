@@ -15,6 +15,7 @@
 #define HOST_MAX 1024   /* host names, URLs */
 #define TEXT_MAX 16384  /* reasons, the last lines of an executor's stderr */
 #define HASH_LEN 32     /* a binary's BLAKE2b-256 hash */
+#define MSG_CONF_MAX 65536 /* an application's executor settings (conf_lines) */
 #define ANY 0           /* no bound */
 
 typedef struct field_def {
@@ -42,20 +43,20 @@ static const msg_def defs[M_TAG_END] = {
     [M_WORKER_REGISTERED] = {"worker_registered", 1, {STR("master url", 1, HOST_MAX)}},
     [M_REGISTER_REFUSED] = {"register_refused", 1, {STR("reason", 0, TEXT_MAX)}},
     [M_HEARTBEAT] = {"heartbeat", 1, {STR("sender id", 1, ID_MAX)}},
-    [M_REGISTER_APP] = {"register_app", 6,
+    [M_REGISTER_APP] = {"register_app", 7,
                         {STR("name", 0, ID_MAX), STR("driver url", 1, HOST_MAX), BIN("binary hash", HASH_LEN, HASH_LEN),
                          U64("cores max", 0, ANY), U64("cores per executor", 0, 1u << 20),
-                         U64("memory MiB", 1, ANY)}},
+                         U64("memory MiB", 1, ANY), STR("executor settings", 0, MSG_CONF_MAX)}},
     [M_APP_REGISTERED] = {"app_registered", 1, {STR("app id", 1, ID_MAX)}},
     [M_EXECUTOR_ADDED] = {"executor_added", 4,
                           {U64("executor id", 0, ANY), STR("worker id", 1, ID_MAX), STR("host", 1, HOST_MAX),
                            U64("cores", 1, 1u << 20)}},
     [M_EXECUTOR_LOST] = {"executor_lost", 2, {U64("executor id", 0, ANY), STR("reason", 0, TEXT_MAX)}},
     [M_UNREGISTER_APP] = {"unregister_app", 1, {STR("app id", 1, ID_MAX)}},
-    [M_LAUNCH_EXECUTOR] = {"launch_executor", 6,
+    [M_LAUNCH_EXECUTOR] = {"launch_executor", 7,
                            {STR("app id", 1, ID_MAX), U64("executor id", 0, ANY), U64("cores", 1, 1u << 20),
                             U64("memory MiB", 1, ANY), STR("driver url", 1, HOST_MAX),
-                            BIN("binary hash", HASH_LEN, HASH_LEN)}},
+                            BIN("binary hash", HASH_LEN, HASH_LEN), STR("executor settings", 0, MSG_CONF_MAX)}},
     [M_EXECUTOR_EXITED] = {"executor_exited", 5,
                            {STR("app id", 1, ID_MAX), U64("executor id", 0, ANY), I64("exit code"),
                             U64("signal", 0, 127), STR("last stderr lines", 0, TEXT_MAX)}},
@@ -86,6 +87,7 @@ static const msg_def defs[M_TAG_END] = {
     [M_COMMIT_ANSWER] = {"commit_answer", 2, {U64("request id", 0, ANY), BOOL("granted")}},
     [M_FETCH_BCAST] = {"fetch_bcast", 2, {U64("request id", 0, ANY), U64("broadcast id", 1, ANY)}},
     [M_BCAST] = {"bcast", 3, {U64("request id", 0, ANY), BOOL("found"), BIN("value", 0, ANY)}},
+    [M_RESULT_PART] = {"result_part", 2, {U64("task id", 1, ANY), BIN("bytes", 1, ANY)}},
 };
 
 static const msg_def *def_of(int tag) { return tag > 0 && tag < M_TAG_END && defs[tag].name ? &defs[tag] : NULL; }

@@ -29,13 +29,15 @@ enum msg_tag {
     M_REGISTER_REFUSED,    /* reason */
     M_HEARTBEAT,           /* sender id */
     /* driver <-> master */
-    M_REGISTER_APP,        /* name, driver url, binary hash, cores max, cores per executor, memory MiB */
+    M_REGISTER_APP,        /* name, driver url, binary hash, cores max, cores per executor, memory MiB,
+                              executor settings (conf_lines) */
     M_APP_REGISTERED,      /* app id */
     M_EXECUTOR_ADDED,      /* executor id, worker id, host, cores */
     M_EXECUTOR_LOST,       /* executor id, reason */
     M_UNREGISTER_APP,      /* app id */
     /* master -> worker, worker -> master */
-    M_LAUNCH_EXECUTOR,     /* app id, executor id, cores, memory MiB, driver url, binary hash */
+    M_LAUNCH_EXECUTOR,     /* app id, executor id, cores, memory MiB, driver url, binary hash, executor
+                              settings */
     M_EXECUTOR_EXITED,     /* app id, executor id, exit code, signal, last stderr lines */
     M_KILL_EXECUTOR,       /* app id, executor id */
     /* executor <-> driver */
@@ -43,7 +45,8 @@ enum msg_tag {
     M_EXECUTOR_REFUSED,    /* reason */
     M_LAUNCH_TASK,         /* task id, description bytes */
     M_KILL_TASK,           /* task id */
-    M_TASK_ENDED,          /* task id, killed, start us, end us, result bytes */
+    M_TASK_ENDED,          /* task id, killed, start us, end us, result bytes (none when they came
+                              before as result_part messages) */
     /* executor <-> executor, worker */
     M_FETCH_SEGMENT,       /* request id, shuffle id, map, attempt, reduce partition */
     M_SEGMENT,             /* request id, length (its bytes follow as chunks) */
@@ -61,6 +64,8 @@ enum msg_tag {
     M_COMMIT_ANSWER,       /* request id, granted */
     M_FETCH_BCAST,         /* request id, broadcast id */
     M_BCAST,               /* request id, found, value bytes */
+    /* executor -> driver: a result too large for one frame, in order */
+    M_RESULT_PART,         /* task id, bytes */
     M_TAG_END
 };
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "blockstore.h"
+#include "conf.h"
 #include "conn.h"
 #include "ember.h"
 #include "err.h"
@@ -35,7 +36,7 @@
 #include "taskresult.h"
 #include "vars.h"
 
-#define CHUNK ((size_t)1 << 20) /* bulk data travels in chunks of this size */
+#define CHUNK ((size_t)256 << 10) /* a segment's chunks: what a full socket leaves to copy */
 #define FETCH_TIMEOUT_S 120      /* Spark's spark.network.timeout */
 #define FETCH_TIMEOUT_TEXT "120 s"
 #define SERVE_HIGH ((size_t)4 << 20) /* a segment's bytes queued per connection at most */
@@ -74,8 +75,9 @@ typedef struct freq {
     int reduce;
     int fd;
     int started;         /* its M_SEGMENT came */
-    int done, rc;
-    const char *abort_why; /* set by the waiting thread before fetch_abort */
+    int done, rc;        /* x.mu */
+    int dropped;         /* x.mu: nobody waits; whoever ends it frees it */
+    uint64_t progress_us;  /* atomic: the last frame on its connection */
     char err[512];
     pthread_cond_t cv;
 } freq;
@@ -101,6 +103,7 @@ typedef struct executor {
     char dir[900], self[128];
     blockstore *store;
     exec_env env;
+    sr_fetcher fetcher;
     pthread_mutex_t mu;
     pthread_cond_t work, ended;
     xtask *qhead, *qtail, *running;
@@ -227,13 +230,21 @@ static fconn *fconn_of(conn *c) {
     return NULL;
 }
 
+static void freq_free(freq *r) {
+    if (r->fd >= 0) close(r->fd);
+    pthread_cond_destroy(&r->cv);
+    free(r);
+}
+
 static void freq_end(freq *r, int rc, const char *why) {
     pthread_mutex_lock(&x.mu);
+    int dropped = r->dropped;
     r->done = 1;
     r->rc = rc;
     if (why) snprintf(r->err, sizeof r->err, "%.*s", (int)sizeof r->err - 1, why);
     pthread_cond_signal(&r->cv);
     pthread_mutex_unlock(&x.mu);
+    if (dropped) freq_free(r);
 }
 
 static void fetch_send(fconn *f, freq *r) {
@@ -277,6 +288,8 @@ static void fetch_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *
         conn_close(c, "a frame no fetch asked for");
         goto out;
     }
+    uint64_t now = ev_now_us();
+    for (freq *q = r; q; q = q->next) __atomic_store_n(&q->progress_us, now, __ATOMIC_RELAXED);
     if (type == FT_CHUNK) {
         if (!r->started) {
             conn_close(c, "a chunk before its segment's header");
@@ -372,78 +385,112 @@ static void fetch_start(void *arg) {
     if (f->open) fetch_send(f, r);
 }
 
-/* The waiting thread gave up on r: close the connection it waits on (its
+/* The peer has been silent too long: close the connection r waits on (its
  * close fails every request on it, r too). */
 static void fetch_abort(void *arg) {
-    freq *r = arg;
+    uint64_t rid = (uint64_t)(uintptr_t)arg;
     for (fconn *f = x.fconns; f; f = f->next)
         for (freq *q = f->head; q; q = q->next)
-            if (q == r) {
-                char why[200];
-                snprintf(why, sizeof why, "fetch given up: %s", r->abort_why);
-                conn_close(f->c, why);
+            if (q->rid == rid) {
+                conn_close(f->c, "fetch given up: no answer in " FETCH_TIMEOUT_TEXT);
                 return;
             }
 }
 
-/* exec_env's fetch: the segment into an anonymous in-memory file. */
-static int fetch_segment(void *fctx, const char *loc, uint32_t shuffle, uint32_t map, uint64_t attempt, int reduce,
+/* sr_fetcher's begin: the segment goes into an anonymous in-memory file. */
+static void *fetch_begin(void *fctx, const char *loc, uint32_t shuffle, uint32_t map, uint64_t attempt, int reduce,
                          uint64_t len) {
     (void)fctx;
-    freq r;
-    memset(&r, 0, sizeof r);
     const char *hp = loc + 8, *colon = strchr(hp, ':');
     char *end;
     long port = colon ? strtol(colon + 1, &end, 10) : 0;
-    if (!colon || (size_t)(colon - hp) >= sizeof r.host || port <= 0 || port > 65535 || *end != '/')
-        return em__seterr(EM_EFETCH, "shuffle %u map %u: bad location \"%s\"", shuffle, map, loc);
-    memcpy(r.host, hp, (size_t)(colon - hp));
-    r.port = (int)port;
-    r.shuffle = shuffle;
-    r.map = map;
-    r.attempt = attempt;
-    r.reduce = reduce;
-    r.len = len;
-    if ((r.fd = memfd_create("ember-segment", MFD_CLOEXEC)) < 0)
-        return em__seterr(EM_EFETCH, "shuffle %u map %u: memfd_create: %s", shuffle, map, strerror(errno));
-    pthread_cond_init(&r.cv, NULL);
+    if (!colon || (size_t)(colon - hp) >= sizeof ((freq *)0)->host || port <= 0 || port > 65535 || *end != '/')
+        return em__seterr(EM_EFETCH, "shuffle %u map %u: bad location \"%s\"", shuffle, map, loc), NULL;
+    freq *r = calloc(1, sizeof *r);
+    if (!r) return em__seterr(EM_EFETCH, "shuffle %u map %u: out of memory", shuffle, map), NULL;
+    memcpy(r->host, hp, (size_t)(colon - hp));
+    r->port = (int)port;
+    r->shuffle = shuffle;
+    r->map = map;
+    r->attempt = attempt;
+    r->reduce = reduce;
+    r->len = len;
+    r->progress_us = ev_now_us();
+    if ((r->fd = memfd_create("ember-segment", MFD_CLOEXEC)) < 0) {
+        em__seterr(EM_EFETCH, "shuffle %u map %u: memfd_create: %s", shuffle, map, strerror(errno));
+        free(r);
+        return NULL;
+    }
+    pthread_cond_init(&r->cv, NULL);
     pthread_mutex_lock(&x.mu);
-    r.rid = x.next_req++;
+    r->rid = x.next_req++;
     pthread_mutex_unlock(&x.mu);
-    int rc = iol_post(x.l, fetch_start, &r);
+    if (iol_post(x.l, fetch_start, r)) {
+        em__seterr(EM_EFETCH, "shuffle %u map %u: the executor is stopping", shuffle, map);
+        freq_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* sr_fetcher's drop: whoever ends it frees it (the loop, when its bytes
+ * have come; here, if they have). */
+static void fetch_drop(void *fctx, void *h) {
+    (void)fctx;
+    freq *r = h;
     pthread_mutex_lock(&x.mu);
-    if (rc) r.done = 1, r.rc = rc;
-    /* The loop ends every request it holds (a closed connection fails
-     * them).  A killed attempt, or a peer silent for FETCH_TIMEOUT_S (a
-     * host gone without a word), closes that connection, which ends this
-     * request and every other on it. */
+    int done = r->done;
+    r->dropped = 1;
+    pthread_mutex_unlock(&x.mu);
+    if (done) freq_free(r);
+}
+
+/* sr_fetcher's end.  The loop ends every request it holds (a closed
+ * connection fails them).  A killed attempt drops its request and returns
+ * at once; a peer silent for FETCH_TIMEOUT_S (a host gone without a word)
+ * has its connection closed, which ends this request and every other on
+ * it. */
+static int fetch_end(void *fctx, void *h) {
+    freq *r = h;
     uint64_t since = ev_now_us();
     int aborted = 0;
-    while (!r.done) {
+    pthread_mutex_lock(&x.mu);
+    while (!r->done) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_nsec += 200 * 1000 * 1000;
         if (until.tv_nsec >= 1000000000) until.tv_sec++, until.tv_nsec -= 1000000000;
-        pthread_cond_timedwait(&r.cv, &x.mu, &until);
-        if (r.done || aborted) continue;
-        int cancel = runner_cancelled(), late = ev_now_us() - since > (uint64_t)FETCH_TIMEOUT_S * 1000000u;
-        if (cancel || late) {
-            aborted = 1;
-            r.abort_why = cancel ? "the task was killed" : "no answer in " FETCH_TIMEOUT_TEXT;
+        pthread_cond_timedwait(&r->cv, &x.mu, &until);
+        if (r->done) break;
+        if (runner_cancelled()) {
             pthread_mutex_unlock(&x.mu);
-            if (iol_post(x.l, fetch_abort, &r)) aborted = 0;
+            em__seterr(EM_ECANCELED, "shuffle %u map %u: the task was killed while fetching", r->shuffle, r->map);
+            fetch_drop(fctx, r);
+            return EM_ECANCELED;
+        }
+        uint64_t p = __atomic_load_n(&r->progress_us, __ATOMIC_RELAXED), now = ev_now_us();
+        if (!aborted && now - (p > since ? p : since) > (uint64_t)FETCH_TIMEOUT_S * 1000000u) {
+            aborted = 1;
+            pthread_mutex_unlock(&x.mu);
+            if (iol_post(x.l, fetch_abort, (void *)(uintptr_t)r->rid)) aborted = 0;
             pthread_mutex_lock(&x.mu);
         }
     }
     pthread_mutex_unlock(&x.mu);
-    pthread_cond_destroy(&r.cv);
-    if (r.rc) {
-        close(r.fd);
-        if (r.rc == EM_ENOMEM) return em__seterr(EM_ENOMEM, "shuffle %u map %u: out of memory", shuffle, map);
-        return em__seterr(EM_EFETCH, "shuffle %u map %u reduce partition %d: %s", shuffle, map, reduce,
-                          r.err[0] ? r.err : em_errmsg());
+    int rc = r->rc, fd = r->fd;
+    uint32_t shuffle = r->shuffle, map = r->map;
+    int reduce = r->reduce;
+    if (rc) {
+        if (rc == EM_ENOMEM) em__seterr(EM_ENOMEM, "shuffle %u map %u: out of memory", shuffle, map);
+        else
+            em__seterr(EM_EFETCH, "shuffle %u map %u reduce partition %d: %s", shuffle, map, reduce,
+                       r->err[0] ? r->err : "the fetch failed");
+        freq_free(r);
+        return rc == EM_ENOMEM ? EM_ENOMEM : EM_EFETCH;
     }
-    return r.fd;
+    r->fd = -1;
+    freq_free(r);
+    return fd;
 }
 
 /* --------------------------------------------------------- shuffle server */
@@ -466,7 +513,6 @@ typedef struct sconn {
     struct sconn *next;
     conn *c;
     sjob *head, *tail;
-    uint8_t *buf;
 } sconn;
 
 static sconn *sconns; /* the loop's */
@@ -513,19 +559,8 @@ static void pump(conn *c, void *arg) {
             continue;
         }
         if (j->off < j->end) {
-            if (!s->buf && !(s->buf = malloc(chunk))) {
-                rc = em__seterr(EM_ENOMEM, "shuffle server: out of memory");
-                break;
-            }
             size_t want = j->end - j->off < chunk ? (size_t)(j->end - j->off) : chunk;
-            ssize_t k = pread(j->fd, s->buf, want, (off_t)j->off);
-            if (k < 0 && errno == EINTR) continue;
-            if (k <= 0) {
-                rc = em__seterr(EM_EIO, "reading a shuffle segment: %s", k < 0 ? strerror(errno) : "file shrank");
-                break;
-            }
-            rc = conn_send(c, FT_CHUNK, s->buf, (size_t)k);
-            j->off += (uint64_t)k;
+            if (!(rc = conn_send_file(c, FT_CHUNK, j->fd, j->off, want))) j->off += want;
             continue;
         }
         rc = conn_send(c, FT_CHUNK, NULL, 0); /* the end */
@@ -581,7 +616,6 @@ static void serve_closed(conn *c, const char *reason, void *ud) {
             sconn *s = *pp;
             *pp = s->next;
             while (s->head) sjob_pop(s);
-            free(s->buf);
             free(s);
             return;
         }
@@ -592,23 +626,73 @@ static const conn_cb serve_cb = {NULL, serve_frame, serve_closed};
 /* ------------------------------------------------------------ task threads */
 
 typedef struct ended {
+    struct ended *next;
     uint64_t id;
     int killed;
     uint64_t start_us, end_us;
     ebuf res;
+    size_t sent;         /* of res, in result_part messages */
 } ended;
 
-static void send_ended(void *arg) {
-    ended *e = arg;
-    msg_val f[] = {msg_u(e->id), msg_u((uint64_t)e->killed), msg_u(e->start_us), msg_u(e->end_us), msg_bin(e->res.p, e->res.len)};
-    if (x.driver && conn_send_msg(x.driver, M_TASK_ENDED, f, 5))
-        log_msg(LOG_WARN, "executor", "cannot report task %llu: %s", (unsigned long long)e->id, em_errmsg());
+/* Results too large for one frame, oldest first (the loop's). */
+static ended *outq, *outq_tail;
+
+static void ended_free(ended *e) {
     ebuf_free(&e->res);
     free(e);
 }
 
-/* Encode the result; one too large for a frame fails the attempt with a
- * message naming the limit. */
+static void send_task_ended(ended *e, int streamed) {
+    msg_val f[] = {msg_u(e->id), msg_u((uint64_t)e->killed), msg_u(e->start_us), msg_u(e->end_us),
+                   msg_bin(e->res.p, streamed ? 0 : e->res.len)};
+    if (x.driver && conn_send_msg(x.driver, M_TASK_ENDED, f, 5))
+        log_msg(LOG_WARN, "executor", "cannot report task %llu: %s", (unsigned long long)e->id, em_errmsg());
+}
+
+/* Stream the queued results as result_part messages, with at most
+ * SERVE_HIGH bytes queued (the rest as the connection drains), each
+ * followed by its task_ended.  Other messages go out between parts. */
+static void result_pump(conn *c, void *arg) {
+    (void)arg;
+    size_t part = x.co.max_frame - 1024 < CHUNK * 4 ? x.co.max_frame - 1024 : CHUNK * 4;
+    while (outq && conn_queued(c) < SERVE_HIGH) {
+        ended *e = outq;
+        if (e->sent < e->res.len) {
+            size_t n = e->res.len - e->sent < part ? e->res.len - e->sent : part;
+            msg_val f[] = {msg_u(e->id), msg_bin(e->res.p + e->sent, n)};
+            if (conn_send_msg(c, M_RESULT_PART, f, 2)) {
+                conn_close(c, em_errmsg());
+                return;
+            }
+            e->sent += n;
+            continue;
+        }
+        send_task_ended(e, 1);
+        if (!(outq = e->next)) outq_tail = NULL;
+        ended_free(e);
+    }
+    if (outq) conn_on_drain(c, result_pump, NULL);
+}
+
+static void send_ended(void *arg) {
+    ended *e = arg;
+    if (!x.driver) {
+        ended_free(e);
+        return;
+    }
+    if (e->res.len + 1024 <= x.co.max_frame) {
+        send_task_ended(e, 0);
+        ended_free(e);
+        return;
+    }
+    int idle = !outq;
+    if (outq_tail) outq_tail->next = e;
+    else outq = e;
+    outq_tail = e;
+    if (idle) result_pump(x.driver, NULL);
+}
+
+/* Encode the result and hand it to the loop. */
 static void report(xtask *t, task_result *res, uint64_t end_us) {
     ended *e = calloc(1, sizeof *e);
     if (!e) return; /* the driver learns of it when this executor is lost */
@@ -616,21 +700,14 @@ static void report(xtask *t, task_result *res, uint64_t end_us) {
     e->killed = __atomic_load_n(&t->ctl.cancel, __ATOMIC_RELAXED);
     e->start_us = t->start_us;
     e->end_us = end_us;
-    if (taskresult_encode(res, &e->res) || e->res.len + 256 > x.co.max_frame) {
-        size_t n = e->res.len;
+    if (taskresult_encode(res, &e->res)) {
         ebuf_free(&e->res);
         task_result_clear(res);
-        res->status = EM_EINVAL;
-        snprintf(res->errmsg, sizeof res->errmsg,
-                 n ? "the task's result is %zu bytes, more than ember.rpc.message.maxSize (%zu bytes)"
-                   : "out of memory encoding the task's result",
-                 n, x.co.max_frame);
+        res->status = EM_ENOMEM;
+        snprintf(res->errmsg, sizeof res->errmsg, "out of memory encoding the task's result");
         taskresult_encode(res, &e->res);
     }
-    if (iol_post(x.l, send_ended, e)) {
-        ebuf_free(&e->res);
-        free(e);
-    }
+    if (iol_post(x.l, send_ended, e)) ended_free(e);
 }
 
 static void *task_thread(void *arg) {
@@ -775,6 +852,12 @@ static void driver_closed(conn *c, const char *reason, void *ud) {
     (void)c;
     (void)ud;
     x.driver = NULL;
+    while (outq) {
+        ended *e = outq;
+        outq = e->next;
+        ended_free(e);
+    }
+    outq_tail = NULL;
     char why[600];
     if (!x.registered) {
         snprintf(why, sizeof why, "could not reach the driver at %s: %s", x.url, reason);
@@ -819,14 +902,14 @@ static int env_int(const char *name, long lo, long hi, long def, long *out) {
 }
 
 int executor_main(void) {
-    long id, cores, mem, rpc;
+    long id, cores, mem;
     const char *url = getenv("EMBER_DRIVER_URL"), *dir = getenv("EMBER_EXECUTOR_DIR"),
                *host = getenv("EMBER_EXECUTOR_HOST");
     const char *colon = url ? strrchr(url, ':') : NULL;
     if (!colon || (size_t)(colon - url) >= sizeof x.dhost || env_int("EMBER_EXECUTOR_ID", 0, INT32_MAX, -1, &id) ||
         env_int("EMBER_EXECUTOR_CORES", 1, 1 << 16, -1, &cores) ||
         env_int("EMBER_EXECUTOR_MEMORY", 1, 1L << 30, 1024, &mem) ||
-        env_int("EMBER_RPC_MAX_SIZE", 4096, 1L << 31, (long)FRAME_MAX_DEFAULT, &rpc) || !dir ||
+        !dir ||
         strlen(dir) >= sizeof x.dir - 1 || (host && strlen(host) >= sizeof x.host)) {
         fprintf(stderr,
                 "ember executor: bad environment: EMBER_DRIVER_URL=%s EMBER_EXECUTOR_ID=%s EMBER_EXECUTOR_CORES=%s "
@@ -849,12 +932,14 @@ int executor_main(void) {
     x.cores = (int)cores;
     snprintf(x.dir, sizeof x.dir, "%s", dir);
     snprintf(x.host, sizeof x.host, "%s", host && *host ? host : "127.0.0.1");
-    if (netconf_from_env(&x.nc)) {
-        fprintf(stderr, "ember executor: %s\n", em_errmsg());
+    /* The application's settings, as its driver has them. */
+    em_conf *conf = em_conf_new();
+    if (!conf || conf_from_env(conf, "EMBER_CONF") || netconf_from_env(&x.nc)) {
+        fprintf(stderr, "ember executor: %s\n", conf ? em_errmsg() : "out of memory");
         return 1;
     }
     x.co = netconf_opts(&x.nc, "executor");
-    x.co.max_frame = (size_t)rpc;
+    x.co.max_frame = (size_t)conf_size(conf, "ember.rpc.message.maxSize");
     pthread_mutex_init(&x.mu, NULL);
     pthread_cond_init(&x.work, NULL);
     pthread_cond_init(&x.ended, NULL);
@@ -867,7 +952,12 @@ int executor_main(void) {
     x.env.local_dir = x.dir;
     x.env.store = x.store;
     x.env.ask_commit = ask_commit;
-    x.env.fetch = fetch_segment;
+    x.fetcher.begin = fetch_begin;
+    x.fetcher.end = fetch_end;
+    x.fetcher.drop = fetch_drop;
+    x.fetcher.in_flight = (uint64_t)conf_size(conf, "ember.reducer.maxSizeInFlight");
+    x.env.fetch = &x.fetcher;
+    em_conf_free(conf);
     vars_set_bcast_fetch(fetch_bcast);
     if (!(x.threads = calloc((size_t)x.cores, sizeof *x.threads)) || !(x.l = iol_start("executor"))) {
         fprintf(stderr, "ember executor: %s\n", em_errmsg());

@@ -20,8 +20,10 @@
  * The environment it reads: EMBER_DRIVER_URL, EMBER_EXECUTOR_ID,
  * EMBER_EXECUTOR_CORES, EMBER_EXECUTOR_DIR, EMBER_EXECUTOR_HOST (the
  * address its shuffle server binds and advertises, default 127.0.0.1),
- * EMBER_EXECUTOR_MEMORY (MiB, its cache's budget), EMBER_RPC_MAX_SIZE
- * (bytes), and the shared secret's settings (netconf.h).
+ * EMBER_EXECUTOR_MEMORY (MiB, its cache's budget), EMBER_CONF (the
+ * application's settings as KEY=VALUE lines, conf_lines: its
+ * ember.rpc.message.maxSize and ember.reducer.maxSizeInFlight), and the
+ * shared secret's settings (netconf.h).
  */
 #ifndef EM_EXECUTOR_H
 #define EM_EXECUTOR_H

@@ -111,7 +111,6 @@ static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
     o.block_bytes = run->t->block_bytes;
     o.self = run->env->self;
     o.fetch = run->env->fetch;
-    o.fetch_ctx = run->env->fetch_ctx;
     int rc = shuffle_read(&o, to_pipe, down, &st);
     run->res->spills += st.spills;
     if (rc == EM_EFETCH) {

@@ -24,11 +24,9 @@ typedef struct exec_env {
     /* Cluster mode (executor.c): where this executor's shuffle outputs are
      * found, reported with them ("ember://HOST:PORT" + local_dir; NULL:
      * local_dir), and how a segment held by another executor is fetched
-     * (sr_opts's self, fetch and fetch_ctx). */
+     * (sr_opts's self and fetch). */
     const char *self;
-    int (*fetch)(void *fctx, const char *loc, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int reduce,
-                 uint64_t len);
-    void *fetch_ctx;
+    const struct sr_fetcher *fetch;
 } exec_env;
 
 /* How another thread stops a running attempt: it sets cancel (atomically);

@@ -79,6 +79,27 @@ enum sr_mode {
                    value) per key with the tag stripped, keys ascending */
 };
 
+/* How a reduce task gets segments held by other executors (cluster mode,
+ * executor.c).  begin starts fetching one and returns a handle, or NULL
+ * with a message (a fetch failure).  end waits for the handle and returns
+ * a descriptor holding exactly the segment's len bytes (>= 0), or < 0 with
+ * a message: EM_EFETCH naming the executor, EM_ECANCELED when the task was
+ * killed, EM_ENOMEM.  drop lets go of a handle never ended (the read ended
+ * early).  Either way the handle is gone.
+ *
+ * A reader begins the fetches of the maps after the one it reads while the
+ * segments begun and not yet read total at most in_flight bytes
+ * (ember.reducer.maxSizeInFlight, as Spark's); one is always begun, however
+ * large.  Segments are read in map order. */
+typedef struct sr_fetcher {
+    void *(*begin)(void *ctx, const char *loc, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int reduce,
+                   uint64_t len);
+    int (*end)(void *ctx, void *h);
+    void (*drop)(void *ctx, void *h);
+    void *ctx;
+    uint64_t in_flight;
+} sr_fetcher;
+
 typedef struct sr_opts {
     uint32_t shuffle_id;
     int reduce_id;
@@ -107,13 +128,10 @@ typedef struct sr_opts {
     /* Cluster mode: a location "ember://HOST:PORT/DIR" names the executor
      * whose shuffle server holds the output.  When it starts with self
      * (this executor's "ember://HOST:PORT") DIR is read from disk;
-     * otherwise fetch asks that server for the segment and returns a
-     * descriptor holding exactly its len bytes (>= 0), or < 0 with a
-     * message naming the executor (a fetch failure). */
+     * otherwise fetch gets the segment from that server (several at once,
+     * see sr_fetcher). */
     const char *self;
-    int (*fetch)(void *fctx, const char *loc, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int reduce,
-                 uint64_t len);
-    void *fetch_ctx;
+    const struct sr_fetcher *fetch;
 } sr_opts;
 
 typedef struct sr_stats {

@@ -138,16 +138,15 @@ static int loc_remote(const sr_opts *o, const char *loc) {
     return !(n && !strncmp(loc, o->self, n) && loc[n] == '/');
 }
 
-/* Open map m's segment of the reduce partition, from disk or from the
- * executor that wrote it, and check its length against the tracker's.
- * Returns the descriptor (>= 0) with [*start, *end) set, or a code:
- * EM_EFETCH (message naming the file or executor) or EM_ENOMEM. */
-static int locate_segment(const sr_opts *o, int m, uint64_t *start, uint64_t *end) {
+/* Map m's segment of the reduce partition: from disk, or from the fetch h
+ * begun for it (taken).  Checks its length against the tracker's.  Returns
+ * the descriptor (>= 0) with [*start, *end) set, or a code: EM_EFETCH
+ * (message naming the file or executor), EM_ECANCELED or EM_ENOMEM. */
+static int locate_segment(const sr_opts *o, int m, void *h, uint64_t *start, uint64_t *end) {
     uint64_t att = o->attempts ? o->attempts[m] : 0;
-    if (loc_remote(o, o->dirs[m])) {
-        if (!o->seglens) return em__seterr(EM_EFETCH, "shuffle %u map %d: a remote segment needs its length", o->shuffle_id, m);
-        int fd = o->fetch(o->fetch_ctx, o->dirs[m], o->shuffle_id, (uint32_t)m, att, o->reduce_id, o->seglens[m]);
-        if (fd < 0) return fd == EM_ENOMEM ? fd : EM_EFETCH;
+    if (h) {
+        int fd = o->fetch->end(o->fetch->ctx, h);
+        if (fd < 0) return fd == EM_ENOMEM || fd == EM_ECANCELED ? fd : EM_EFETCH;
         *start = 0;
         *end = o->seglens[m];
         return fd;
@@ -165,14 +164,15 @@ static int locate_segment(const sr_opts *o, int m, uint64_t *start, uint64_t *en
     return fd;
 }
 
-/* Read map m's segment of the reduce partition into fn.  0, a fetch
- * failure, or whatever fn returned (EM_STOP or < 0). */
-static int read_segment(const sr_opts *o, int m, consume_fn fn, void *ctx, sr_stats *st) {
+/* Read map m's segment of the reduce partition into fn (h: its fetch, or
+ * NULL for a file on disk).  0, a fetch failure, or whatever fn returned
+ * (EM_STOP or < 0). */
+static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, void *ctx, sr_stats *st) {
     uint64_t start = 0, end = 0;
-    int fd = locate_segment(o, m, &start, &end);
+    int fd = locate_segment(o, m, h, &start, &end);
     if (fd < 0) return fd == EM_EFETCH ? fetch_fail(st, m) : fd;
     char dpath[SR_PATH];
-    if (loc_remote(o, o->dirs[m])) snprintf(dpath, sizeof dpath, "%s (shuffle %u map %d)", o->dirs[m], o->shuffle_id, m);
+    if (h) snprintf(dpath, sizeof dpath, "%s (shuffle %u map %d)", o->dirs[m], o->shuffle_id, m);
     else
         shuffle_path(dpath, sizeof dpath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m,
                      o->attempts ? o->attempts[m] : 0, "data");
@@ -196,14 +196,62 @@ static int read_segment(const sr_opts *o, int m, consume_fn fn, void *ctx, sr_st
     return rc;
 }
 
-/* Feed every map's segment to fn, skipping maps that wrote nothing. */
-static int read_all(const sr_opts *o, consume_fn fn, void *ctx, sr_stats *st) {
-    for (int m = 0; m < o->nmaps; m++) {
-        if (!o->dirs[m]) continue;
-        int rc = read_segment(o, m, fn, ctx, st);
-        if (rc) return rc;
+/* The remote fetches of a read: h[m] is map m's begun and not yet read,
+ * flying the bytes of those, next the first map not yet considered. */
+typedef struct ahead {
+    void **h;
+    uint64_t flying;
+    int next;
+} ahead;
+
+/* Begin the fetches of the maps from a->next on while they fit in the
+ * window (sr_fetcher).  0 or a fetch failure. */
+static int fetch_ahead(const sr_opts *o, ahead *a, sr_stats *st) {
+    const sr_fetcher *F = o->fetch;
+    uint64_t cap = F->in_flight ? F->in_flight : (uint64_t)48 << 20;
+    for (; a->next < o->nmaps; a->next++) {
+        int m = a->next;
+        if (!o->dirs[m] || !o->seglens[m] || !loc_remote(o, o->dirs[m])) continue;
+        if (a->flying && a->flying + o->seglens[m] > cap) break;
+        uint64_t att = o->attempts ? o->attempts[m] : 0;
+        if (!(a->h[m] = F->begin(F->ctx, o->dirs[m], o->shuffle_id, (uint32_t)m, att, o->reduce_id, o->seglens[m])))
+            return fetch_fail(st, m);
+        a->flying += o->seglens[m];
     }
     return 0;
+}
+
+/* Feed every map's segment to fn in map order, skipping maps that wrote
+ * nothing; remote segments are fetched ahead (sr_fetcher). */
+static int read_all(const sr_opts *o, consume_fn fn, void *ctx, sr_stats *st) {
+    ahead a = {NULL, 0, 0};
+    int rc = 0;
+    for (int m = 0; m < o->nmaps && o->fetch; m++)
+        if (o->dirs[m] && loc_remote(o, o->dirs[m])) {
+            if (!o->seglens)
+                return em__seterr(EM_EFETCH, "shuffle %u map %d: a remote segment needs its length", o->shuffle_id, m);
+            if (!(a.h = calloc((size_t)o->nmaps, sizeof *a.h)))
+                return em__seterr(EM_ENOMEM, "shuffle %u: out of memory", o->shuffle_id);
+            break;
+        }
+    for (int m = 0; m < o->nmaps && !rc; m++) {
+        if (!o->dirs[m]) continue;
+        if (a.h && (rc = fetch_ahead(o, &a, st))) break;
+        if (a.h && loc_remote(o, o->dirs[m])) {
+            if (!o->seglens[m]) continue; /* nothing to fetch */
+            void *h = a.h[m];
+            a.h[m] = NULL;
+            rc = h ? read_segment(o, m, h, fn, ctx, st)
+                   : em__seterr(EM_EFETCH, "shuffle %u map %d: its fetch was never begun", o->shuffle_id, m);
+            a.flying -= o->seglens[m];
+        } else {
+            rc = read_segment(o, m, NULL, fn, ctx, st);
+        }
+    }
+    for (int m = 0; a.h && m < o->nmaps; m++)
+        if (a.h[m]) o->fetch->drop(o->fetch->ctx, a.h[m]);
+    free(a.h);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ pass */

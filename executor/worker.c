@@ -72,6 +72,7 @@ struct wexec {
     char driver[1025];
     uint8_t hash[32];
     char dir[900];
+    char *conf;        /* EMBER_CONF=<the application's settings> */
     int started, killed, exited, closing;
     int open;          /* handles not yet closed: freed at 0 */
     binfetch *waiting; /* the fetch it waits for, before it starts */
@@ -143,6 +144,7 @@ static void exec_free(wexec *e) {
             *pp = e->next;
             break;
         }
+    free(e->conf);
     free(e);
 }
 
@@ -261,10 +263,10 @@ static void exec_spawn(wexec *e, const char *path) {
     snprintf(vars[nv++], sizeof vars[0], "EMBER_EXECUTOR_MEMORY=%lld", (long long)e->mem_mib);
     snprintf(vars[nv++], sizeof vars[0], "EMBER_EXECUTOR_DIR=%s", d);
     snprintf(vars[nv++], sizeof vars[0], "EMBER_EXECUTOR_HOST=%s", w.host);
-    snprintf(vars[nv++], sizeof vars[0], "EMBER_RPC_MAX_SIZE=%zu", w.nc.max_frame);
     snprintf(vars[nv++], sizeof vars[0], "EMBER_NETWORK_CRYPTO=%d", w.co.encrypt ? 1 : 0);
     if (w.nc.secret) snprintf(vars[nv++], sizeof vars[0], "EMBER_SECRET_FILE=%s/secret", w.dir);
     for (int i = 0; i < nv; i++) env[k++] = vars[i];
+    env[k++] = e->conf;
     env[k] = NULL;
     char *args[] = {(char *)path, NULL};
     uv_stdio_container_t stdio[3];
@@ -457,6 +459,14 @@ static void launch(const msg *m) {
     e->mem_mib = (int64_t)m->f[3].u;
     memcpy(e->driver, m->f[4].p, m->f[4].len);
     memcpy(e->hash, m->f[5].p, 32);
+    if (!(e->conf = malloc(m->f[6].len + sizeof "EMBER_CONF="))) {
+        free(e);
+        log_msg(LOG_WARN, "worker", "refused a launch: out of memory");
+        return;
+    }
+    memcpy(e->conf, "EMBER_CONF=", 11);
+    memcpy(e->conf + 11, m->f[6].p, m->f[6].len);
+    e->conf[11 + m->f[6].len] = 0;
     char d[800];
     app_dir(e->app, d, sizeof d);
     snprintf(e->dir, sizeof e->dir, "%s/%d", d, e->id);

@@ -35,7 +35,7 @@
 #include "msg.h"
 #include "taskresult.h"
 
-#define CHUNK ((size_t)1 << 20)
+#define CHUNK ((size_t)256 << 10) /* the binary's chunks: what a full socket leaves to copy */
 #define START_WAIT_MS 20000   /* a daemon's start, the application's registration */
 #define STOP_WAIT_MS 5000     /* SIGTERM, then SIGKILL */
 
@@ -51,7 +51,15 @@ typedef struct ctask {
     uint64_t id;
     int exec;
     uint64_t since_us;
+    ebuf part;           /* its result so far, from result_part messages */
+    uint64_t part_bytes; /* all of them, kept or not */
 } ctask;
+
+static void ctask_free(ctask *t) {
+    if (!t) return;
+    ebuf_free(&t->part);
+    free(t);
+}
 
 typedef struct pend {
     struct pend *next;
@@ -64,9 +72,17 @@ typedef struct pend {
 /* What a listener's connection turned out to be. */
 enum { K_UNKNOWN = 0, K_EXEC, K_REFUSED };
 
+/* The binary going out to a worker, as its connection drains. */
+typedef struct binsend {
+    int fd;
+    uint64_t off, size;
+    size_t chunk;
+} binsend;
+
 typedef struct lconn {
     conn *c;
     int kind, exec;
+    binsend *bin;   /* the binary being sent on it, or NULL */
 } lconn;
 
 typedef struct cluster {
@@ -75,7 +91,9 @@ typedef struct cluster {
     ioloop *l;
     conn_opts co;
     char master_url[128], mhost[64], name[128], dhost[64], url[128], scratch[800];
+    char *exec_conf;         /* the settings executors get, KEY=VALUE lines */
     int mport, dport, lc_workers, lc_cores, exec_cores, cores_max;
+    int64_t max_result;      /* ember.driver.maxResultSize (0: none) */
     int64_t lc_mem_mib, exec_mem_mib;
     int (*ask_commit)(void *c, uint32_t stage, int32_t partition, uint64_t attempt);
     void *commit_ctx;
@@ -181,7 +199,7 @@ static void send_launches(void *arg) {
             ctask *t = idmap_del(&k->tasks, p->id);
             pthread_mutex_unlock(&k->mu);
             if (t) post_failed(k, p->id, p->exec, why);
-            free(t);
+            ctask_free(t);
         }
         free(p->desc);
         free(p);
@@ -191,7 +209,7 @@ static void send_launches(void *arg) {
 static int c_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec) {
     cluster *k = (cluster *)b;
     pend *p = malloc(sizeof *p);
-    ctask *t = malloc(sizeof *t);
+    ctask *t = calloc(1, sizeof *t);
     if (!p || !t || exec < 0) {
         free(p);
         free(t);
@@ -358,8 +376,8 @@ static void reg_done(cluster *k, int state, const char *err) {
 static void master_open(conn *c, void *ud) {
     cluster *k = ud;
     msg_val f[] = {msg_str(k->name), msg_str(k->url), msg_bin(fnref_binary_hash(), 32), msg_u((uint64_t)k->cores_max),
-                   msg_u((uint64_t)k->exec_cores), msg_u((uint64_t)k->exec_mem_mib)};
-    if (conn_send_msg(c, M_REGISTER_APP, f, 6)) conn_close(c, em_errmsg());
+                   msg_u((uint64_t)k->exec_cores), msg_u((uint64_t)k->exec_mem_mib), msg_str(k->exec_conf)};
+    if (conn_send_msg(c, M_REGISTER_APP, f, 7)) conn_close(c, em_errmsg());
 }
 
 static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
@@ -552,7 +570,7 @@ static void exec_lost(cluster *k, cexec *x, const char *reason) {
         ctask *t = k->tasks.vals[i];
         if (t && t->exec == x->id) ids[n++] = t->id;
     }
-    for (size_t i = 0; i < n; i++) free(idmap_del(&k->tasks, ids[i]));
+    for (size_t i = 0; i < n; i++) ctask_free(idmap_del(&k->tasks, ids[i]));
     pthread_mutex_unlock(&k->mu);
     for (size_t i = 0; i < n; i++) post_failed(k, ids[i], x->id, why);
     free(ids);
@@ -566,16 +584,25 @@ static void exec_lost(cluster *k, cexec *x, const char *reason) {
     }
 }
 
+/* A part of a result too large for one frame: kept with its task while
+ * the parts stay within ember.driver.maxResultSize. */
+static void result_part(cluster *k, conn *c, const msg *m, int exec) {
+    pthread_mutex_lock(&k->mu);
+    ctask *t = idmap_get(&k->tasks, m->f[0].u);
+    int rc = 0;
+    if (t && t->exec == exec) {
+        t->part_bytes += m->f[1].len;
+        if (k->max_result && t->part_bytes > (uint64_t)k->max_result) ebuf_free(&t->part);
+        else rc = ebuf_append(&t->part, m->f[1].p, m->f[1].len);
+    }
+    pthread_mutex_unlock(&k->mu);
+    if (rc) conn_close(c, "the driver is out of memory");
+}
+
 static void task_ended(cluster *k, conn *c, const msg *m, int exec) {
     sched_event *ev = calloc(1, sizeof *ev);
     if (!ev) {
         conn_close(c, "the driver is out of memory");
-        return;
-    }
-    ev->res.task_id = m->f[0].u;
-    if (taskresult_decode(m->f[4].p, m->f[4].len, &ev->res)) {
-        free(ev);
-        conn_close(c, em_errmsg());
         return;
     }
     /* Only an attempt this executor runs: another's id is not its to end. */
@@ -585,19 +612,56 @@ static void task_ended(cluster *k, conn *c, const msg *m, int exec) {
     else t = NULL;
     pthread_mutex_unlock(&k->mu);
     if (!t) { /* a late or bogus end */
-        task_result_clear(&ev->res);
         free(ev);
         return;
     }
-    free(t);
+    ev->res.task_id = m->f[0].u;
+    if (m->f[4].len || !k->max_result || t->part_bytes <= (uint64_t)k->max_result) {
+        const uint8_t *p = m->f[4].len ? m->f[4].p : t->part.p;
+        size_t len = m->f[4].len ? m->f[4].len : t->part.len;
+        if (taskresult_decode(p, len, &ev->res)) {
+            ctask_free(t);
+            free(ev);
+            conn_close(c, em_errmsg());
+            return;
+        }
+    } else { /* streamed past the limit, and dropped */
+        ev->res.status = EM_ETOOBIG;
+        ev->res.fetch_map = -1;
+        snprintf(ev->res.errmsg, sizeof ev->res.errmsg,
+                 "the task's result is %llu bytes, more than ember.driver.maxResultSize (%lld bytes)",
+                 (unsigned long long)t->part_bytes, (long long)k->max_result);
+    }
     /* Times on the driver's clock: the executor's duration, ending now. */
     uint64_t now = ev_now_us(), dur = m->f[3].u > m->f[2].u ? m->f[3].u - m->f[2].u : 0;
+    ctask_free(t);
     ev->kind = EV_TASK_ENDED;
     ev->exec = exec;
     ev->killed = (int)m->f[1].u;
     ev->end_us = now;
     ev->start_us = dur < now ? now - dur : 0;
     evq_post(k->events, ev);
+}
+
+/* Send the binary's next chunks (sendfile where the connection allows),
+ * with at most BIN_HIGH bytes queued; the rest as the connection drains. */
+#define BIN_HIGH ((size_t)4 << 20)
+static void binary_pump(conn *c, void *arg) {
+    binsend *b = arg;
+    size_t chunk = b->chunk;
+    int rc = 0;
+    while (!rc && b->off < b->size && conn_queued(c) < BIN_HIGH) {
+        size_t n = b->size - b->off < chunk ? (size_t)(b->size - b->off) : chunk;
+        if (!(rc = conn_send_file(c, FT_CHUNK, b->fd, b->off, n))) b->off += n;
+    }
+    if (!rc && b->off == b->size) {
+        if (!(rc = conn_send(c, FT_CHUNK, NULL, 0)))
+            log_msg(LOG_INFO, "driver", "sent the application's binary (%llu bytes) to %s",
+                    (unsigned long long)b->size, conn_peer(c));
+        b->off++; /* done: nothing more to pump */
+    }
+    if (rc) conn_close(c, "cannot send the application's binary");
+    else if (b->off < b->size) conn_on_drain(c, binary_pump, b);
 }
 
 static void serve_binary(cluster *k, conn *c, const msg *m) {
@@ -614,28 +678,19 @@ static void serve_binary(cluster *k, conn *c, const msg *m) {
         }
         k->have_hash = 1;
     }
-    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-    size_t chunk = k->co.max_frame - 64 < CHUNK ? k->co.max_frame - 64 : CHUNK; /* room for a sealed frame's overhead */
-    uint8_t *buf = malloc(chunk);
+    lconn *l = lconn_of(k, c);
+    binsend *b = l && !l->bin ? calloc(1, sizeof *b) : NULL;
     msg_val f[] = {msg_u(k->bin_size), msg_bin(k->file_hash, 32)};
-    int rc = fd < 0 || !buf ? EM_EIO : conn_send_msg(c, M_BINARY, f, 2);
-    uint64_t sent = 0;
-    while (!rc && sent < k->bin_size) {
-        ssize_t n = read(fd, buf, chunk);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            rc = EM_EIO;
-            break;
-        }
-        rc = conn_send(c, FT_CHUNK, buf, (size_t)n);
-        sent += (uint64_t)n;
+    if (!b || (b->fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC)) < 0 || conn_send_msg(c, M_BINARY, f, 2)) {
+        if (b && b->fd >= 0) close(b->fd);
+        free(b);
+        conn_close(c, "cannot send the application's binary");
+        return;
     }
-    if (!rc) rc = conn_send(c, FT_CHUNK, NULL, 0);
-    if (fd >= 0) close(fd);
-    free(buf);
-    if (rc) conn_close(c, "cannot send the application's binary");
-    else log_msg(LOG_INFO, "driver", "sent the application's binary (%llu bytes) to %s", (unsigned long long)sent,
-                 conn_peer(c));
+    b->size = k->bin_size;
+    b->chunk = k->co.max_frame - 64 < CHUNK ? k->co.max_frame - 64 : CHUNK; /* room for a sealed frame's overhead */
+    l->bin = b;
+    binary_pump(c, b);
 }
 
 static void answer_bcast(cluster *k, conn *c, const msg *m) {
@@ -675,6 +730,7 @@ static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     case M_REGISTER_EXECUTOR: register_exec(k, c, l, &m); break;
     case M_FETCH_BINARY: serve_binary(k, c, &m); break;
     case M_TASK_ENDED: task_ended(k, c, &m, l->exec); break;
+    case M_RESULT_PART: result_part(k, c, &m, l->exec); break;
     case M_ASK_COMMIT: {
         int granted = k->ask_commit ? k->ask_commit(k->commit_ctx, (uint32_t)m.f[1].u, (int32_t)m.f[2].u, m.f[3].u) : 1;
         msg_val f[] = {m.f[0], msg_u((uint64_t)granted)};
@@ -697,6 +753,10 @@ static void listen_closed(conn *c, const char *reason, void *ud) {
     if (l->kind == K_EXEC) {
         cexec *x = exec_of(k, l->exec);
         if (x && x->alive && x->c == c) exec_lost(k, x, reason);
+    }
+    if (l->bin) {
+        close(l->bin->fd);
+        free(l->bin);
     }
     *l = k->lconns[--k->nlconn];
 }
@@ -881,7 +941,7 @@ static void stop_fn(void *arg) {
     if (k->lc_workers) stop_daemons(k);
 }
 
-static void task_free(void *p) { free(p); }
+static void task_free(void *p) { ctask_free(p); }
 
 static void c_close(backend *b) {
     cluster *k = (cluster *)b;
@@ -898,6 +958,7 @@ static void c_close(backend *b) {
     idmap_free(&k->tasks, task_free);
     free(k->execs);
     free(k->lconns);
+    free(k->exec_conf);
     pthread_mutex_destroy(&k->mu);
     pthread_cond_destroy(&k->reg_cv);
     free(k);
@@ -923,6 +984,16 @@ backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     k->exec_cores = o->master ? o->exec_cores : o->lc_cores;
     k->exec_mem_mib = o->master ? o->exec_mem_mib : (o->exec_mem_mib < o->lc_mem_mib ? o->exec_mem_mib : o->lc_mem_mib);
     k->cores_max = o->cores_max;
+    k->max_result = o->max_result;
+    if (!(k->exec_conf = strdup(o->exec_conf ? o->exec_conf : ""))) {
+        c_close(&k->b);
+        return em__seterr(EM_ENOMEM, "out of memory"), NULL;
+    }
+    if (strlen(k->exec_conf) > 65536) {
+        c_close(&k->b);
+        return em__seterr(EM_EINVAL, "the settings are %zu bytes: executors take at most 65536",
+                          strlen(k->exec_conf)), NULL;
+    }
     k->ask_commit = o->ask_commit;
     k->commit_ctx = o->commit_ctx;
     k->b.launch = c_launch;

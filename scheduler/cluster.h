@@ -37,6 +37,9 @@ typedef struct cluster_opts {
     int cores_max;            /* ember.cores.max (0: no limit) */
     const netconf *nc;
     const char *scratch;      /* the driver's scratch directory */
+    const char *exec_conf;    /* the settings executors get (conf_lines) */
+    int64_t max_result;       /* ember.driver.maxResultSize: a result streamed
+                                 past it is dropped and fails its task */
     /* The output commit coordinator (runner.h's ask_commit). */
     int (*ask_commit)(void *c, uint32_t stage, int32_t partition, uint64_t attempt);
     void *commit_ctx;

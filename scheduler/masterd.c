@@ -33,6 +33,7 @@ typedef struct peer {
     char id[MASTER_ID_MAX]; /* worker id or application id */
     char addr[1025];        /* a worker's host; a driver's url (msg.c's bounds) */
     uint8_t hash[32];       /* a driver's: its binary's hash */
+    char *conf;             /* a driver's: the settings its executors get */
 } peer;
 
 typedef struct masterd {
@@ -109,8 +110,8 @@ static void tell_launch(void *ud, const master_exec *e) {
             e->cores, (long long)e->mem_mib);
     if (w && p) {
         msg_val f[] = {msg_str(e->app), msg_u((uint64_t)e->id), msg_u((uint64_t)e->cores), msg_u((uint64_t)e->mem_mib),
-                       msg_str(p->addr), msg_bin(p->hash, 32)};
-        send_msg(w->c, M_LAUNCH_EXECUTOR, f, 6);
+                       msg_str(p->addr), msg_bin(p->hash, 32), msg_str(p->conf ? p->conf : "")};
+        send_msg(w->c, M_LAUNCH_EXECUTOR, f, 7);
         msg_val g[] = {msg_u((uint64_t)e->id), msg_str(e->worker), msg_str(w->addr), msg_u((uint64_t)e->cores)};
         send_msg(p->c, M_EXECUTOR_ADDED, g, 4);
     }
@@ -217,6 +218,11 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
             snprintf(p->id, sizeof p->id, "%s", id);
             snprintf(p->addr, sizeof p->addr, "%s", url);
             memcpy(p->hash, m.f[2].p, 32);
+            free(p->conf);
+            if ((p->conf = malloc(m.f[6].len + 1))) {
+                memcpy(p->conf, m.f[6].p, m.f[6].len);
+                p->conf[m.f[6].len] = 0;
+            }
         }
         log_msg(LOG_INFO, "master", "application %s (%s) registered from %s", id, name, conn_peer(c));
         msg_val f[] = {msg_str(id)};
@@ -260,6 +266,7 @@ static void on_close(conn *c, const char *reason, void *ud) {
     if (p->kind == P_DRIVER && !master_unregister_app(d->m, p->id, now_ms(), tell_kill, d))
         log_msg(LOG_INFO, "master", "application %s ended: its driver disconnected (%s)", p->id, reason);
     int kind = p->kind;
+    free(p->conf);
     *p = d->peers[--d->npeers];
     if (kind == P_WORKER || kind == P_DRIVER) master_schedule(d->m, tell_launch, d);
 }
@@ -571,6 +578,7 @@ int masterd_main(int argc, char **argv) {
     log_msg(LOG_INFO, "master", "stopping on signal %d", sig);
     iol_stop(d.l); /* closes every connection and listener */
     master_free(d.m);
+    for (int i = 0; i < d.npeers; i++) free(d.peers[i].conf);
     free(d.peers);
     netconf_free(&d.nc);
     return 0;

@@ -481,3 +481,48 @@ TEST(cluster_large_segments_stream) {
     CHECK_EQ_I64(n, 30000);
     CHECK(ok);
 }
+
+/* The driver's settings reach its executors (through the master and the
+ * worker): with a 64 KiB ember.rpc.message.maxSize the binary goes out in
+ * chunks that fit, and a 180 KB result comes back in result_part messages
+ * that fit (an executor with the default 128 MiB would send one frame the
+ * driver refuses); with ember.reducer.maxSizeInFlight of 1 KiB segments are
+ * fetched one at a time, with the same result.  A result streamed past
+ * ember.driver.maxResultSize fails its task, naming the setting. */
+TEST(cluster_executors_take_the_drivers_settings) {
+    em_ctx *c = open_cluster("local-cluster[2,1,512]", "ember.rpc.message.maxSize", "64k",
+                             "ember.reducer.maxSizeInFlight", "1k");
+    CHECK(c);
+    int m = 100;
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(em_reduce_by_key(em_map(em_range(c, 0, 20000, 1, 4), fn_mod_key, &m, sizeof m), fn_sum_i64,
+                                         NULL, 0, 3),
+                        &b));
+    size_t pos = 0;
+    em_rec r;
+    int64_t keys = 0, total = 0;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        keys++;
+        total += em_i64_dec(r.val);
+    }
+    em_batch_free(b);
+    CHECK_EQ_I64(keys, 100);
+    CHECK_EQ_I64(total, (int64_t)19999 * 20000 / 2);
+    /* 20,000 records in one partition: a result of about 180 KB. */
+    b = NULL;
+    CHECK_OK(em_collect(em_range(c, 0, 20000, 1, 1), &b));
+    pos = 0;
+    int64_t n = 0, ok = 1;
+    while (em_batch_next(b, &pos, &r) == 1) ok &= rec_i64(&r) == n++;
+    em_batch_free(b);
+    CHECK_EQ_I64(n, 20000);
+    CHECK(ok);
+    em_close(c);
+    c = open_cluster("local-cluster[1,1,512]", "ember.rpc.message.maxSize", "64k", "ember.driver.maxResultSize",
+                     "100k");
+    CHECK(c);
+    b = NULL;
+    CHECK(em_collect(em_range(c, 0, 20000, 1, 1), &b) < 0);
+    CHECK_STR_CONTAINS(em_errmsg(), "more than ember.driver.maxResultSize (102400 bytes)");
+    em_close(c);
+}

@@ -35,6 +35,7 @@ typedef struct client {
     int tags[16];
     int ntags;
     char text[16][128]; /* each message's first string field, if any */
+    char last[16][128]; /* and its last field, if a string */
     /* to send once open */
     int tag;
     msg_val f[MSG_MAX_FIELDS];
@@ -59,7 +60,12 @@ static void cl_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
     if (type == FT_MSG && !msg_decode(&m, body, len)) {
         pthread_mutex_lock(&k->mu);
         if (k->ntags < 16) {
-            k->text[k->ntags][0] = 0;
+            k->text[k->ntags][0] = k->last[k->ntags][0] = 0;
+            const msg_val *z = m.n ? &m.f[m.n - 1] : NULL;
+            if (z && z->p && z->len < 128) {
+                memcpy(k->last[k->ntags], z->p, z->len);
+                k->last[k->ntags][z->len] = 0;
+            }
             for (int i = 0; i < m.n; i++)
                 if (m.f[i].p && m.f[i].len < 128 && m.f[i].len) {
                     memcpy(k->text[k->ntags], m.f[i].p, m.f[i].len);
@@ -223,9 +229,10 @@ TEST(masterd_registers_grants_and_stops) {
     /* An application registers and gets an executor on the worker. */
     client a;
     static uint8_t hash[32];
-    client_init(&a, M_REGISTER_APP, 6);
+    client_init(&a, M_REGISTER_APP, 7);
     a.f[0] = msg_str("wc"), a.f[1] = msg_str("127.0.0.1:40000"), a.f[2] = (msg_val){0, 0, hash, 32};
     a.f[3] = msg_u(0), a.f[4] = msg_u(0), a.f[5] = msg_u(1024);
+    a.f[6] = msg_str("ember.reducer.maxSizeInFlight=1m\n");
     dial da = {l, port, &a, NULL, 0};
     iol_call(l, do_dial, &da);
     CHECK_OK(da.rc);
@@ -238,6 +245,7 @@ TEST(masterd_registers_grants_and_stops) {
         for (int i = 0; i < w.ntags; i++) fprintf(stderr, "  worker got %s\n", msg_name(w.tags[i]));
     CHECK(k >= 0);
     CHECK(!strncmp(w.text[k], "app-", 4));
+    CHECK(!strcmp(w.last[k], "ember.reducer.maxSizeInFlight=1m\n")); /* the executor's settings */
     char body[8192];
     CHECK_OK(http_get(webport, "/json", body, sizeof body));
     CHECK(strstr(body, "200 OK"));

@@ -30,17 +30,18 @@ TEST(msg_round_trip) {
     uint8_t hash[32];
     memset(hash, 0xab, sizeof hash);
     msg_val h = {0, 0, hash, 32, };
-    msg_val f[] = {str("app-7"), u(3), u(2), u(1024), str("tcp://127.0.0.1:4040"), h};
+    msg_val f[] = {str("app-7"), u(3), u(2), u(1024), str("tcp://127.0.0.1:4040"), h, str("ember.a=1\n")};
     ebuf out = EBUF_INIT;
-    CHECK_OK(msg_encode(&out, M_LAUNCH_EXECUTOR, f, 6));
+    CHECK_OK(msg_encode(&out, M_LAUNCH_EXECUTOR, f, 7));
     msg m;
     CHECK_OK(msg_decode(&m, out.p, out.len));
     CHECK_EQ_I64(m.tag, M_LAUNCH_EXECUTOR);
-    CHECK_EQ_I64(m.n, 6);
+    CHECK_EQ_I64(m.n, 7);
     CHECK(m.f[0].len == 5 && !memcmp(m.f[0].p, "app-7", 5));
     CHECK_EQ_I64((int64_t)m.f[1].u, 3);
     CHECK_EQ_I64((int64_t)m.f[3].u, 1024);
     CHECK(m.f[5].len == 32 && !memcmp(m.f[5].p, hash, 32));
+    CHECK(m.f[6].len == 10 && !memcmp(m.f[6].p, "ember.a=1\n", 10));
     msg_free(&m);
     /* Signed and boolean fields. */
     ebuf_reset(&out);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -111,7 +112,7 @@ static const char *dirs_of(const char *dir, int nmaps, const char **dirs) {
 
 static sr_opts ropts(const char *const *dirs, uint32_t sid, int reduce, int nmaps, enum sr_mode mode,
                      const char *spill_dir, size_t budget) {
-    sr_opts o = {sid, reduce, nmaps, dirs, NULL, mode, &SUM, 0, 0, budget, spill_dir, 1, 4096, NULL, 0, NULL, NULL, NULL};
+    sr_opts o = {sid, reduce, nmaps, dirs, NULL, mode, &SUM, 0, 0, budget, spill_dir, 1, 4096, NULL, 0, NULL, NULL};
     return o;
 }
 
@@ -853,4 +854,134 @@ TEST(shuffle_index_checked) {
     CHECK_STR_CONTAINS(em_errmsg(), dpath);
     CHECK_STR_CONTAINS(em_errmsg(), "bad magic");
     ebuf_free(&col.buf);
+}
+
+/* ------------------------------------------------------- remote fetches */
+
+/* A fetcher standing in for executor.c's: it counts what is begun and not
+ * yet read, and copies the segment from disk at once. */
+typedef struct fake_fetch {
+    const char *dir;
+    int begun, ended, dropped, live, max_live, fail_map;
+    uint64_t live_bytes, max_live_bytes;
+} fake_fetch;
+
+typedef struct fake_h {
+    int fd, map;
+    uint64_t len;
+} fake_h;
+
+static void *ff_begin(void *ctx, const char *loc, uint32_t shuffle, uint32_t map, uint64_t attempt, int reduce,
+                      uint64_t len) {
+    fake_fetch *f = ctx;
+    if ((int)map == f->fail_map) return em__seterr(EM_EFETCH, "executor at 10.0.0.9:7: refused"), NULL;
+    uint64_t s, e;
+    int fd = shuffle_locate(f->dir, shuffle, map, attempt, reduce, &s, &e);
+    if (fd < 0 || e - s != len) return NULL;
+    fake_h *h = calloc(1, sizeof *h);
+    h->fd = memfd_create("seg", MFD_CLOEXEC);
+    h->map = (int)map;
+    h->len = len;
+    char buf[65536];
+    for (uint64_t off = s; off < e;) {
+        ssize_t k = pread(fd, buf, e - off < sizeof buf ? (size_t)(e - off) : sizeof buf, (off_t)off);
+        if (k <= 0 || write(h->fd, buf, (size_t)k) != k) return NULL;
+        off += (uint64_t)k;
+    }
+    close(fd);
+    f->begun++;
+    f->live++;
+    f->live_bytes += len;
+    if (f->live > f->max_live) f->max_live = f->live;
+    if (f->live_bytes > f->max_live_bytes) f->max_live_bytes = f->live_bytes;
+    return h;
+}
+
+static void ff_gone(fake_fetch *f, fake_h *h) {
+    f->live--;
+    f->live_bytes -= h->len;
+    free(h);
+}
+
+static int ff_end(void *ctx, void *hv) {
+    fake_h *h = hv;
+    int fd = h->fd;
+    ((fake_fetch *)ctx)->ended++;
+    ff_gone(ctx, h);
+    return fd;
+}
+
+static void ff_drop(void *ctx, void *hv) {
+    fake_h *h = hv;
+    close(h->fd);
+    ((fake_fetch *)ctx)->dropped++;
+    ff_gone(ctx, h);
+}
+
+/* Segments of other executors are fetched several at a time, as many as
+ * in_flight bytes allow (at least one), in map order, mixed with this
+ * executor's own read from disk; what is read equals a plain local read.
+ * A failed fetch names its map, and the fetches begun after it are let go. */
+TEST(shuffle_remote_fetches_in_flight) {
+    enum { NM = 8 };
+    const char *dir = subdir("out"), *ldirs[NM], *rdirs[NM];
+    dirs_of(dir, NM, ldirs);
+    wcfg c = {dir, 21, NM, 2, 3000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    char rloc[700], sloc[700];
+    snprintf(rloc, sizeof rloc, "ember://10.0.0.9:7%s", dir);
+    snprintf(sloc, sizeof sloc, "ember://10.0.0.1:1%s", dir);
+    uint64_t lens[NM], total = 0;
+    for (int m = 0; m < NM; m++) {
+        uint64_t s, e;
+        int fd = shuffle_locate(dir, 21, (uint32_t)m, 0, 1, &s, &e);
+        CHECK(fd >= 0);
+        close(fd);
+        lens[m] = e - s;
+        total += lens[m];
+        rdirs[m] = m == 2 ? sloc : rloc; /* map 2's output is this executor's own */
+    }
+    CHECK(lens[0] > 1000);
+    collect want = {EBUF_INIT, 0, 0};
+    sr_opts lo = ropts(ldirs, 21, 1, NM, SR_PASS, dir, 1 << 20);
+    lo.seglens = lens;
+    CHECK_OK(shuffle_read(&lo, collect_sink, &want, NULL));
+    uint64_t caps[] = {3 * lens[0], 1024, 1 << 30};
+    for (int i = 0; i < 3; i++) {
+        fake_fetch f = {.dir = dir, .fail_map = -1};
+        sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, caps[i]};
+        sr_opts o = lo;
+        o.dirs = rdirs;
+        o.self = "ember://10.0.0.1:1";
+        o.fetch = &F;
+        collect got = {EBUF_INIT, 0, 0};
+        CHECK_OK(shuffle_read(&o, collect_sink, &got, NULL));
+        CHECK(got.buf.len == want.buf.len && !memcmp(got.buf.p, want.buf.p, want.buf.len));
+        CHECK_EQ_I64(f.begun, NM - 1);
+        CHECK_EQ_I64(f.ended, NM - 1);
+        CHECK_EQ_I64(f.live, 0);
+        if (i == 0) CHECK(f.max_live >= 2 && f.max_live_bytes <= caps[0]); /* several, within the window */
+        if (i == 1) CHECK_EQ_I64(f.max_live, 1);                           /* one at a time, however large */
+        if (i == 2) CHECK_EQ_I64(f.max_live_bytes, total - lens[2]);       /* everything at once */
+        ebuf_free(&got.buf);
+    }
+    /* Map 5's fetch cannot begin: a fetch failure naming it; nothing is
+     * left behind. */
+    fake_fetch f = {.dir = dir, .fail_map = 5};
+    sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, 1 << 30};
+    sr_opts o = lo;
+    o.dirs = rdirs;
+    o.self = "ember://10.0.0.1:1";
+    o.fetch = &F;
+    collect got = {EBUF_INIT, 0, 0};
+    sr_stats st;
+    CHECK_EQ_I64(shuffle_read(&o, collect_sink, &got, &st), EM_EFETCH);
+    CHECK_EQ_I64(st.failed_map, 5);
+    CHECK_STR_CONTAINS(em_errmsg(), "10.0.0.9:7");
+    CHECK_EQ_I64(f.live, 0);
+    CHECK_EQ_I64(f.dropped, f.begun - f.ended);
+    ebuf_free(&got.buf);
+    ebuf_free(&want.buf);
+    CHECK(dir_clean(dir, 1));
 }
