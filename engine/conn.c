@@ -19,8 +19,10 @@
 enum { C_CONNECTING = 0, C_AUTH, C_OPEN, C_CLOSING };
 
 struct conn {
-    iol_owner owner;  /* first: the handle's data */
+    iol_owner owner;  /* first: the handles' data */
     uv_tcp_t tcp;
+    uv_timer_t hs;    /* the handshake's deadline */
+    int handles;      /* not yet closed: freed at 0 */
     uv_connect_t creq;
     ioloop *loop;
     conn_opts o;
@@ -55,6 +57,7 @@ const char *conn_peer(const conn *c) { return c->peer; }
 
 static void on_closed(uv_handle_t *h) {
     conn *c = (conn *)h->data;
+    if (--c->handles) return;
     if (c->cb.on_close) c->cb.on_close(c, c->reason, c->ud);
     fr_free(&c->rd);
     auth_wipe(&c->auth);
@@ -73,6 +76,7 @@ void conn_close(conn *c, const char *reason) {
     snprintf(c->reason, sizeof c->reason, "%s", reason ? reason : "closed");
     log_msg(LOG_DEBUG, comp(&c->o), "connection %s closed: %s", c->peer[0] ? c->peer : "(unconnected)", c->reason);
     uv_read_stop((uv_stream_t *)&c->tcp);
+    uv_close((uv_handle_t *)&c->hs, on_closed);
     uv_close((uv_handle_t *)&c->tcp, on_closed);
 }
 
@@ -234,6 +238,7 @@ static void opened(conn *c) {
         }
     }
     c->state = C_OPEN;
+    uv_timer_stop(&c->hs);
     log_msg(LOG_DEBUG, comp(&c->o), "connection %s open%s", c->peer, c->secret ? " (authenticated)" : "");
     if (c->cb.on_open) c->cb.on_open(c, c->ud);
 }
@@ -343,6 +348,14 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
 
 /* --------------------------------------------------------- setting up */
 
+static void handshake_late(uv_timer_t *t) {
+    conn *c = t->data;
+    char why[160];
+    snprintf(why, sizeof why, "%s within %u ms", c->state == C_CONNECTING ? "not connected" : "no handshake",
+             c->o.handshake_ms ? c->o.handshake_ms : CONN_HANDSHAKE_MS);
+    conn_close(c, why);
+}
+
 static conn *conn_new(ioloop *l, const conn_opts *o, const uint8_t *secret, const conn_cb *cb, void *ud) {
     conn *c = calloc(1, sizeof *c);
     if (!c) return NULL;
@@ -367,6 +380,10 @@ static conn *conn_new(ioloop *l, const conn_opts *o, const uint8_t *secret, cons
         return NULL;
     }
     c->tcp.data = c;
+    uv_timer_init(iol_uv(l), &c->hs); /* cannot fail */
+    c->hs.data = c;
+    c->handles = 2;
+    uv_timer_start(&c->hs, handshake_late, c->o.handshake_ms ? c->o.handshake_ms : CONN_HANDSHAKE_MS, 0);
     return c;
 }
 

@@ -27,7 +27,13 @@ typedef struct conn_opts {
     size_t secret_len;
     int encrypt;          /* seal every frame after the handshake */
     const char *component; /* for log lines ("master", "worker", ...) */
+    uint32_t handshake_ms; /* connect and authenticate within this, or the
+                              connection closes (0: CONN_HANDSHAKE_MS) */
 } conn_opts;
+
+/* How long a connection may take to open: a peer that connects and then
+ * says nothing (or one byte a second) holds nothing for longer. */
+#define CONN_HANDSHAKE_MS 30000
 
 typedef struct conn_cb {
     /* Ready: authenticated (or at once without a secret). */

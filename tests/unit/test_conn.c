@@ -200,7 +200,7 @@ TEST(conn_frames_echo_intact) {
     side ss;
     side_init(&ss);
     ss.echo = 1;
-    conn_opts o = {0, NULL, 0, 0, "test"};
+    conn_opts o = {0, NULL, 0, 0, "test", 0};
     setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0};
     CHECK(u.l);
     iol_call(u.l, do_listen, &u);
@@ -219,7 +219,7 @@ TEST(conn_garbage_closes_only_that_connection) {
     side ss;
     side_init(&ss);
     ss.echo = 1;
-    conn_opts o = {1 << 20, NULL, 0, 0, "test"};
+    conn_opts o = {1 << 20, NULL, 0, 0, "test", 0};
     setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0};
     CHECK(u.l);
     iol_call(u.l, do_listen, &u);
@@ -250,7 +250,7 @@ TEST(conn_secret_and_encryption) {
     side_init(&ss);
     ss.echo = 1;
     static const char secret[] = "shared secret";
-    conn_opts o = {1 << 20, secret, sizeof secret - 1, 1, "test"};
+    conn_opts o = {1 << 20, secret, sizeof secret - 1, 1, "test", 0};
     setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0};
     CHECK(u.l);
     iol_call(u.l, do_listen, &u);
@@ -260,7 +260,7 @@ TEST(conn_secret_and_encryption) {
     /* A wrong secret: the client refuses the server's proof, and closes. */
     side cs;
     side_init(&cs);
-    conn_opts bad = {1 << 20, "wrong", 5, 1, "test"};
+    conn_opts bad = {1 << 20, "wrong", 5, 1, "test", 0};
     setup cu = {u.l, bad, &cs, NULL, u.port, NULL, 0};
     iol_call(u.l, do_connect, &cu);
     CHECK_OK(cu.rc);
@@ -404,13 +404,37 @@ TEST(conn_send_file_frames_intact) {
     CHECK(write(fd, buf, FILE_BYTES) == (ssize_t)FILE_BYTES);
     free(buf);
     int intact = 0;
-    conn_opts plain = {1 << 20, NULL, 0, 0, "test"};
+    conn_opts plain = {1 << 20, NULL, 0, 0, "test", 0};
     uint64_t n = send_file_once(&plain, fd, &intact);
     CHECK(intact);
     CHECK(n > 0 && n < FILE_BYTES); /* some by sendfile, the rest once the socket was full */
     static const char secret[] = "shared secret";
-    conn_opts sealed = {1 << 20, secret, sizeof secret - 1, 1, "test"};
+    conn_opts sealed = {1 << 20, secret, sizeof secret - 1, 1, "test", 0};
     CHECK_EQ_I64(send_file_once(&sealed, fd, &intact), 0);
     CHECK(intact);
     close(fd);
+}
+
+/* A client that connects and never completes the handshake (silent, or a
+ * byte now and then) is closed at the deadline, with the reason; the
+ * listener serves the next good client. */
+TEST(conn_handshake_deadline) {
+    quiet_logs();
+    side ss;
+    side_init(&ss);
+    ss.echo = 1;
+    static const char secret[] = "shared secret";
+    conn_opts o = {1 << 20, secret, sizeof secret - 1, 0, "test", 300};
+    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0};
+    CHECK(u.l);
+    iol_call(u.l, do_listen, &u);
+    CHECK_OK(u.rc);
+    CHECK(raw_send_expect_close(u.port, "\0", 1)); /* one byte of a length, then nothing */
+    CHECK(wait_for(&ss, &ss.closed, 1));
+    CHECK_STR_CONTAINS(reason_of(&ss), "no handshake within 300 ms");
+    CHECK_EQ_I64(ss.opened, 0);
+    CHECK(echo_roundtrip(&u, &o));
+    iol_call(u.l, do_close_listener, u.ls);
+    iol_stop(u.l);
+    side_free(&ss);
 }
