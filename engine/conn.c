@@ -115,6 +115,21 @@ int conn_send_msg(conn *c, int tag, const msg_val *f, int n) {
     return rc;
 }
 
+int conn_take_msg(conn *c, uint8_t type, uint8_t *body, size_t len, msg *m) {
+    char why[700];
+    if (type != FT_MSG) {
+        snprintf(why, sizeof why, "a frame that is not a message (type %u)", type);
+    } else if (msg_decode(m, body, len)) {
+        snprintf(why, sizeof why, "%s", em_errmsg());
+        msg_free(m);
+    } else {
+        return 0;
+    }
+    free(body);
+    conn_close(c, why);
+    return -1;
+}
+
 size_t conn_queued(const conn *c) { return uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp); }
 
 void conn_on_drain(conn *c, void (*fn)(conn *c, void *arg), void *arg) {
@@ -401,6 +416,9 @@ static void name_peer(conn *c) {
 
 /* Connected (either side): start reading, and the handshake if any. */
 static void start(conn *c) {
+    /* Frames are whole messages, written at once: Nagle's algorithm would
+     * only hold a small one back until the peer's delayed ACK (40 ms). */
+    uv_tcp_nodelay(&c->tcp, 1);
     int rc = uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb);
     if (rc) {
         char why[128];

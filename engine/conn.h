@@ -61,6 +61,12 @@ int conn_send(conn *c, uint8_t type, const void *body, size_t len);
  * frame.  0, or what msg_encode or conn_send returned. */
 struct msg_val;
 int conn_send_msg(conn *c, int tag, const struct msg_val *f, int n);
+/* For on_frame callbacks that take only messages: decode frame (type,
+ * body) into m.  0: the caller owns m and body (msg_free, free).  -1: it
+ * was not a message, or not a valid one; body is freed and c closed with
+ * the reason. */
+struct msg;
+int conn_take_msg(conn *c, uint8_t type, uint8_t *body, size_t len, struct msg *m);
 /* Queue a frame whose body is len bytes of file fd at off.  On a
  * connection that is not encrypted, with nothing queued, the bytes go from
  * the file to the socket with sendfile(2) until the socket is full; the

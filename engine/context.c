@@ -282,6 +282,11 @@ static int ctx_cores(em_ctx *ctx) { return ctx->cluster && ctx->be ? ctx->be->co
 
 int em_cores(em_ctx *ctx) { return ctx ? ctx_cores(ctx) : 0; }
 
+void ctx_drop_cached(em_ctx *ctx, int rdd_id) {
+    bs_remove(ctx->store, ctx->uid, rdd_id);
+    if (ctx->be && ctx->be->drop_rdd) ctx->be->drop_rdd(ctx->be, ctx->uid, rdd_id);
+}
+
 void ctx_bcast_dropped(em_ctx *ctx, uint64_t id) {
     if (ctx->be && ctx->be->drop_bcast) ctx->be->drop_bcast(ctx->be, id);
 }
@@ -403,7 +408,7 @@ void em_rdd_release(em_rdd *rdd) {
 
 void ctx_rdd_gone(em_ctx *ctx, em_rdd *r) {
     if (r->kind == RDD_SHUFFLED) dag_drop_shuffle(ctx->dag, r->shuffle_id); /* no live RDD reads it now */
-    if (r->persist_level) bs_remove(ctx->store, ctx->uid, r->id);
+    if (r->persist_level) ctx_drop_cached(ctx, r->id);
     pthread_mutex_lock(&ctx->mu);
     ctx->rdds[r->id] = NULL;
     ctx->nlive--;

@@ -88,6 +88,7 @@ static const msg_def defs[M_TAG_END] = {
     [M_FETCH_BCAST] = {"fetch_bcast", 2, {U64("request id", 0, ANY), U64("broadcast id", 1, ANY)}},
     [M_BCAST] = {"bcast", 3, {U64("request id", 0, ANY), BOOL("found"), BIN("value", 0, ANY)}},
     [M_RESULT_PART] = {"result_part", 2, {U64("task id", 1, ANY), BIN("bytes", 1, ANY)}},
+    [M_DROP_RDD] = {"drop_rdd", 2, {U64("cache key", 0, ANY), U64("rdd id", 0, INT32_MAX)}},
 };
 
 static const msg_def *def_of(int tag) { return tag > 0 && tag < M_TAG_END && defs[tag].name ? &defs[tag] : NULL; }

@@ -66,6 +66,8 @@ enum msg_tag {
     M_BCAST,               /* request id, found, value bytes */
     /* executor -> driver: a result too large for one frame, in order */
     M_RESULT_PART,         /* task id, bytes */
+    /* driver -> executor */
+    M_DROP_RDD,            /* cache key, rdd id: its cached partitions are gone */
     M_TAG_END
 };
 

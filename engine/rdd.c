@@ -672,7 +672,7 @@ em_rdd *em_cache(em_rdd *rdd) { return em_persist(rdd, EM_MEMORY_ONLY); }
 int em_unpersist(em_rdd *rdd) {
     if (!rdd) return ctx_check(rdd, "em_unpersist");
     __atomic_store_n(&rdd->persist_level, 0, __ATOMIC_RELAXED);
-    bs_remove(rdd->ctx->store, rdd->ctx->uid, rdd->id);
+    ctx_drop_cached(rdd->ctx, rdd->id);
     return 0;
 }
 

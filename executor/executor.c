@@ -576,11 +576,10 @@ static void serve_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *
     (void)ud;
     msg m;
     char why[600];
-    if (type != FT_MSG || msg_decode(&m, body, len) || m.tag != M_FETCH_SEGMENT) {
-        snprintf(why, sizeof why, "%s", type != FT_MSG ? "a frame that is not a message"
-                                        : m.tag ? "a message the shuffle server does not take"
-                                                : em_errmsg());
-        if (type == FT_MSG) msg_free(&m);
+    if (conn_take_msg(c, type, body, len, &m)) return;
+    if (m.tag != M_FETCH_SEGMENT) {
+        snprintf(why, sizeof why, "a %s message, which the shuffle server does not take", msg_name(m.tag));
+        msg_free(&m);
         free(body);
         conn_close(c, why);
         return;
@@ -817,13 +816,7 @@ static void driver_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     (void)ud;
     msg m;
     char why[700];
-    if (type != FT_MSG || msg_decode(&m, body, len)) {
-        snprintf(why, sizeof why, "%s", type != FT_MSG ? "a frame that is not a message" : em_errmsg());
-        if (type == FT_MSG) msg_free(&m);
-        free(body);
-        conn_close(c, why);
-        return;
-    }
+    if (conn_take_msg(c, type, body, len, &m)) return;
     switch (m.tag) {
     case M_LAUNCH_TASK: launch(&m); break;
     case M_KILL_TASK: kill_task(m.f[0].u); break;
@@ -832,6 +825,7 @@ static void driver_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
         shuffle_remove_output(x.dir, (uint32_t)m.f[0].u, (uint32_t)m.f[1].u, m.f[2].u);
         break;
     case M_DROP_BCAST: vars_bcast_drop(m.f[0].u); break;
+    case M_DROP_RDD: bs_remove(x.store, m.f[0].u, (int)m.f[1].u); break;
     case M_COMMIT_ANSWER:
     case M_BCAST: answer(&m); break;
     case M_EXECUTOR_REFUSED:

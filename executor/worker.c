@@ -513,13 +513,7 @@ static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     (void)ud;
     msg m;
     char why[700];
-    if (type != FT_MSG || msg_decode(&m, body, len)) {
-        snprintf(why, sizeof why, "%s", type != FT_MSG ? "a frame that is not a message" : em_errmsg());
-        if (type == FT_MSG) msg_free(&m);
-        free(body);
-        conn_close(c, why);
-        return;
-    }
+    if (conn_take_msg(c, type, body, len, &m)) return;
     switch (m.tag) {
     case M_WORKER_REGISTERED:
         if (!w.registered) log_msg(LOG_INFO, "worker", "registered with %.*s as %s", (int)m.f[0].len,

@@ -58,6 +58,11 @@ struct backend {
     /* A broadcast was destroyed: drop it on every executor (NULL: they
      * share the driver's table). */
     void (*drop_bcast)(backend *b, uint64_t id);
+    /* RDD rdd of the context whose cache key is ns was unpersisted or
+     * released: drop its cached partitions on every executor, before any
+     * attempt launched after this call runs there (RDD ids are reused).
+     * NULL: executors share the driver's block store. */
+    void (*drop_rdd)(backend *b, uint64_t ns, int rdd);
     /* Stop executors (kills queued attempts, waits for running ones, whose
      * events are dropped) and free the backend. */
     void (*close)(backend *b);

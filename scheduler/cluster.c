@@ -77,6 +77,7 @@ typedef struct binsend {
     int fd;
     uint64_t off, size;
     size_t chunk;
+    int done; /* the end chunk is queued */
 } binsend;
 
 typedef struct lconn {
@@ -331,6 +332,10 @@ static void c_drop_map_output(backend *b, int exec, uint32_t shuffle_id, int map
 
 static void c_drop_bcast(backend *b, uint64_t id) { post_to_execs((cluster *)b, -1, M_DROP_BCAST, 1, id, 0, 0); }
 
+static void c_drop_rdd(backend *b, uint64_t ns, int rdd) {
+    post_to_execs((cluster *)b, -1, M_DROP_RDD, 2, ns, (uint64_t)rdd, 0);
+}
+
 static int c_cores(backend *b) {
     cluster *k = (cluster *)b;
     pthread_mutex_lock(&k->mu);
@@ -384,13 +389,7 @@ static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     cluster *k = ud;
     msg m;
     char why[800];
-    if (type != FT_MSG || msg_decode(&m, body, len)) {
-        snprintf(why, sizeof why, "%s", type != FT_MSG ? "a frame that is not a message" : em_errmsg());
-        if (type == FT_MSG) msg_free(&m);
-        free(body);
-        conn_close(c, why);
-        return;
-    }
+    if (conn_take_msg(c, type, body, len, &m)) return;
     switch (m.tag) {
     case M_APP_REGISTERED:
         snprintf(k->app_id, sizeof k->app_id, "%.*s", (int)m.f[0].len, (const char *)m.f[0].p);
@@ -650,6 +649,7 @@ static void binary_pump(conn *c, void *arg) {
     binsend *b = arg;
     size_t chunk = b->chunk;
     int rc = 0;
+    if (b->done) return;
     while (!rc && b->off < b->size && conn_queued(c) < BIN_HIGH) {
         size_t n = b->size - b->off < chunk ? (size_t)(b->size - b->off) : chunk;
         if (!(rc = conn_send_file(c, FT_CHUNK, b->fd, b->off, n))) b->off += n;
@@ -658,10 +658,10 @@ static void binary_pump(conn *c, void *arg) {
         if (!(rc = conn_send(c, FT_CHUNK, NULL, 0)))
             log_msg(LOG_INFO, "driver", "sent the application's binary (%llu bytes) to %s",
                     (unsigned long long)b->size, conn_peer(c));
-        b->off++; /* done: nothing more to pump */
+        b->done = 1;
     }
     if (rc) conn_close(c, "cannot send the application's binary");
-    else if (b->off < b->size) conn_on_drain(c, binary_pump, b);
+    else if (!b->done) conn_on_drain(c, binary_pump, b);
 }
 
 static void serve_binary(cluster *k, conn *c, const msg *m) {
@@ -714,13 +714,12 @@ static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     lconn *l = lconn_of(k, c);
     msg m;
     char why[800];
-    if (!l || type != FT_MSG || msg_decode(&m, body, len)) {
-        snprintf(why, sizeof why, "%s", type != FT_MSG ? "a frame that is not a message" : em_errmsg());
-        if (type == FT_MSG) msg_free(&m);
+    if (!l) {
         free(body);
-        conn_close(c, why);
+        conn_close(c, "a connection the driver does not know");
         return;
     }
+    if (conn_take_msg(c, type, body, len, &m)) return;
     /* A connection registers once, as an executor, or fetches the binary;
      * an executor sends the rest.  Anything else closes it. */
     int tag = l->kind == K_UNKNOWN ? (m.tag == M_REGISTER_EXECUTOR || m.tag == M_FETCH_BINARY ? m.tag : -1)
@@ -1005,6 +1004,7 @@ backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     k->b.cores = c_cores;
     k->b.why_idle = c_why_idle;
     k->b.drop_bcast = c_drop_bcast;
+    k->b.drop_rdd = c_drop_rdd;
     k->b.close = c_close;
     if (o->master) {
         snprintf(k->master_url, sizeof k->master_url, "%s", o->master);

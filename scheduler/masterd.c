@@ -147,19 +147,7 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
     masterd *d = ud;
     msg m;
     char why[600];
-    if (type != FT_MSG) {
-        free(body);
-        conn_close(c, "a frame that is not a message");
-        return;
-    }
-    int rc = msg_decode(&m, body, len);
-    if (rc) {
-        snprintf(why, sizeof why, "%s", em_errmsg());
-        msg_free(&m);
-        free(body);
-        conn_close(c, why);
-        return;
-    }
+    if (conn_take_msg(c, type, body, len, &m)) return;
     peer *p = peer_of(d, c);
     char id[MASTER_ID_MAX] = "", host[256] = "";
     switch (m.tag) {

@@ -51,6 +51,13 @@ static int check_persisted(em_ctx *c, int level) {
         fprintf(stderr, "  level %d after unpersist: %lld calls\n", level, (long long)em_acc_value_i64(c, calls));
         ok = 0;
     }
+    /* Persisted again: computed once more (no executor kept the old
+     * blocks), then read from the cache. */
+    if (em_persist(m, level) != m || em_count(m, &n) || em_count(m, &n) || n != 1000) return 0;
+    if (em_acc_value_i64(c, calls) != 3000) {
+        fprintf(stderr, "  level %d persisted again: %lld calls\n", level, (long long)em_acc_value_i64(c, calls));
+        ok = 0;
+    }
     return ok;
 }
 
@@ -65,6 +72,32 @@ TEST(api_vars_cache_memory) {
     CHECK_STR_CONTAINS(l, "range");
     CHECK_STR_CONTAINS(l, "Memory");
     free(l);
+    em_close(c);
+}
+
+/* A released persisted RDD's id goes to the next RDD made: that one must
+ * not read the old one's cached partitions, on any executor. */
+TEST(api_vars_released_cache_not_read_by_reused_id) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_rdd *src = em_range(c, 0, 100, 1, 2);
+    em_rdd *a = em_persist(em_map(src, fn_double_i64, NULL, 0), EM_MEMORY_ONLY);
+    em_batch *b;
+    CHECK_OK(em_collect(a, &b));
+    CHECK_EQ_I64(batch_sum_i64(b), 9900);
+    em_batch_free(b);
+    char *la = em_lineage(a);
+    em_rdd_release(a);
+    em_rdd *same = em_persist(em_map(src, fn_identity, NULL, 0), EM_MEMORY_ONLY);
+    char *ls = em_lineage(same);
+    CHECK(la && ls);
+    CHECK_EQ_I64(strcspn(la, "]"), strcspn(ls, "]"));
+    CHECK(!strncmp(la, ls, strcspn(la, "]"))); /* the same "(2) map[ID"; else this tests nothing */
+    free(la);
+    free(ls);
+    CHECK_OK(em_collect(same, &b));
+    CHECK_EQ_I64(batch_sum_i64(b), 4950);
+    em_batch_free(b);
     em_close(c);
 }
 
