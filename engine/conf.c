@@ -54,6 +54,8 @@
 
 static const char *const log_choices[] = {"error", "warn", "info", "debug", NULL};
 static const char *const progress_choices[] = {"auto", "true", "false", NULL};
+/* Names as bf_codec_id_of (blockfile.h) knows them; lz4 first, the default. */
+static const char *const codec_choices[] = {"lz4", "zstd", "zlib", "none", NULL};
 
 static const conf_spec conf_keys[] = {
     /* The master URL itself is checked by em_open, which also takes it from
@@ -72,6 +74,13 @@ static const conf_spec conf_keys[] = {
      .why_min = "a smaller budget spills every few records and the shuffle crawls"},
     {.key = "ember.shuffle.blockBytes", .def = "65536", .type = CONF_SIZE, .min = 4 * KiB, .max = 64 * MiB,
      .why_max = "a merge holds one block per spilled run in memory"},
+    /* The codec of shuffle and spill blocks, as Spark's
+     * spark.io.compression.codec (its default, lz4), and the levels of the
+     * two codecs that take one: zstd's (Spark's default, 1) and zlib's (the
+     * old key, which applies only to zlib). */
+    {.key = "ember.io.compression.codec", .def = "lz4", .type = CONF_ENUM, .choices = codec_choices},
+    {.key = "ember.io.compression.zstd.level", .def = "1", .type = CONF_INT, .min = BF_ZSTD_MIN_LEVEL,
+     .max = BF_ZSTD_MAX_LEVEL},
     {.key = "ember.shuffle.compress.level", .def = "1", .type = CONF_INT, .min = 0, .max = 9},
     {.key = "ember.files.maxPartitionBytes", .def = "33554432", .type = CONF_SIZE, .min = KiB,
      .max = INT64_MAX},
@@ -566,6 +575,21 @@ double conf_double(const em_conf *c, const char *key) {
     int rc = conf_parse_double(em_conf_get(c, key), &d);
     EM_ASSERT(rc == 0);
     return d;
+}
+
+bf_codec conf_codec(const em_conf *c) {
+    const char *p, *e;
+    char name[16];
+    trim(em_conf_get(c, "ember.io.compression.codec"), &p, &e);
+    size_t n = (size_t)(e - p) < sizeof name ? (size_t)(e - p) : sizeof name - 1;
+    memcpy(name, p, n);
+    name[n] = 0;
+    int id = bf_codec_id_of(name);
+    EM_ASSERT(id >= 0); /* the value was one of codec_choices when set */
+    bf_codec k = {(uint8_t)id, 0};
+    if (id == BF_ZLIB) k.level = (int8_t)conf_i64(c, "ember.shuffle.compress.level");
+    if (id == BF_ZSTD) k.level = (int8_t)conf_i64(c, "ember.io.compression.zstd.level");
+    return k;
 }
 
 int conf_bool(const em_conf *c, const char *key) {

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "blockfile.h"
 #include "ember.h"
 
 /* What a key's value is.  The syntax of each is in docs/configuration.md. */
@@ -95,5 +96,9 @@ int64_t conf_size(const em_conf *c, const char *key);
 int64_t conf_duration_ms(const em_conf *c, const char *key);
 int conf_bool(const em_conf *c, const char *key);
 double conf_double(const em_conf *c, const char *key);
+/* The codec of shuffle and spill blocks that ember.io.compression.codec
+ * names, with its level: ember.shuffle.compress.level for zlib,
+ * ember.io.compression.zstd.level for zstd. */
+bf_codec conf_codec(const em_conf *c);
 
 #endif

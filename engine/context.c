@@ -461,7 +461,7 @@ int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
     j.mem_budget = (uint64_t)conf_size(ctx->conf, "ember.shuffle.memoryBytes");
     j.block_bytes = (uint64_t)conf_size(ctx->conf, "ember.shuffle.blockBytes");
     j.max_record = (uint64_t)conf_size(ctx->conf, "ember.record.maxBytes");
-    j.level = (uint8_t)conf_i64(ctx->conf, "ember.shuffle.compress.level");
+    j.codec = conf_codec(ctx->conf);
     j.max_failures = (int)conf_i64(ctx->conf, "ember.task.maxFailures");
     j.progress = progress_enabled(ctx);
     j.speculation = conf_bool(ctx->conf, "ember.speculation");

@@ -4,8 +4,12 @@
  * Layout: every structure is a fixed-length msgpack array, so decoding is a
  * walk by position with a type check at each step.  A description is
  *   ["emt1", task_id, stage_id, attempt, partition, bin32 hash,
- *    [mem_budget, block_bytes, max_record, level(, faults)], sink, [node...]]
+ *    [mem_budget, block_bytes, max_record, codec, level(, faults)], sink,
+ *    [node...]]
  * with the plan's nodes in pre-order, each ending with its child count.
+ * codec and level are the bf_codec of the task's shuffle and spill blocks
+ * (blockfile.h; level signed): a codec the executor does not know, or a
+ * level it does not take, is refused here rather than at the first block.
  * Decoding validates types and lengths; anything unexpected is EM_EPROTO,
  * never a crash.  Strings are copied into the arena (NUL-terminated), and
  * so are user functions' argument blobs (aligned, as a cast to the user's
@@ -168,11 +172,12 @@ int taskdesc_encode(const task_desc *t, ebuf *out) {
     msgpack_pack_int32(&pk, t->partition);
     msgpack_pack_bin(&pk, 32);
     msgpack_pack_bin_body(&pk, t->binhash, 32);
-    msgpack_pack_array(&pk, t->faults ? 5 : 4);
+    msgpack_pack_array(&pk, t->faults ? 6 : 5);
     msgpack_pack_uint64(&pk, t->mem_budget);
     msgpack_pack_uint64(&pk, t->block_bytes);
     msgpack_pack_uint64(&pk, t->max_record);
-    msgpack_pack_uint8(&pk, t->level);
+    msgpack_pack_uint8(&pk, t->codec.id);
+    msgpack_pack_int8(&pk, t->codec.level);
     if (t->faults) pack_str(&pk, t->faults);
     pack_sink(&pk, &t->sink);
     msgpack_pack_array(&pk, count_nodes(t->root));
@@ -471,15 +476,20 @@ int taskdesc_decode(uint8_t *bytes, size_t len, task_desc **out) {
             blob h = get_blob(&d, &a[5]);
             if (h.len == 32) memcpy(t->binhash, h.p, 32);
             else FAIL(&d, "bad binary hash");
-            /* Four settings, and a fifth when a test injects faults. */
-            int nst = a[6].type == MSGPACK_OBJECT_ARRAY && a[6].via.array.size == 5 ? 5 : 4;
+            /* Five settings, and a sixth when a test injects faults. */
+            int nst = a[6].type == MSGPACK_OBJECT_ARRAY && a[6].via.array.size == 6 ? 6 : 5;
             const msgpack_object *st = arr(&d, &a[6], (uint32_t)nst, "malformed task settings");
             if (st) {
                 t->mem_budget = get_u(&d, &st[0]);
                 t->block_bytes = get_u(&d, &st[1]);
                 t->max_record = get_u(&d, &st[2]);
-                t->level = (uint8_t)get_u(&d, &st[3]);
-                if (nst == 5) t->faults = get_str(&d, &st[4]);
+                uint64_t id = get_u(&d, &st[3]);
+                int64_t level = get_i(&d, &st[4]);
+                t->codec.id = id < BF_NCODECS ? (uint8_t)id : BF_NCODECS;
+                t->codec.level = level >= INT8_MIN && level <= INT8_MAX ? (int8_t)level : INT8_MAX;
+                const char *why;
+                if (!d.what && bf_codec_check(t->codec, &why)) FAIL(&d, why);
+                if (nst == 6) t->faults = get_str(&d, &st[5]);
             }
             get_sink(&d, &a[7], &t->sink);
             if (!d.what && a[8].type != MSGPACK_OBJECT_ARRAY) FAIL(&d, "malformed plan");

@@ -20,6 +20,7 @@
 
 #include <stdint.h>
 
+#include "blockfile.h"
 #include "buf.h"
 #include "fnref.h"
 
@@ -126,7 +127,7 @@ typedef struct task_desc {
     uint8_t binhash[32];
     /* Settings the executor applies to this task (from the driver's conf). */
     uint64_t mem_budget, block_bytes, max_record;
-    uint8_t level;
+    bf_codec codec;      /* of shuffle and spill blocks (checked when decoded) */
     const char *faults;  /* ember.test.faults (faults.h), NULL when none */
     plan_sink sink;
     plan_node *root;

@@ -1,14 +1,29 @@
 /*
- * blockfile.h -- runs of records stored as zlib-compressed, CRC-checked
- * blocks: the format of shuffle segments and of spilled sorted runs.
+ * blockfile.h -- runs of records stored as compressed, CRC-checked blocks:
+ * the format of shuffle segments and of spilled sorted runs.
  *
- * A block on disk is a 12-byte header followed by the compressed bytes:
- *     u32le compressed length, u32le raw length, u32le crc32(compressed bytes)
+ * A block on disk is a 13-byte header followed by the compressed bytes:
+ *     offset 0  u32le compressed length
+ *     offset 4  u32le raw length
+ *     offset 8  u8    codec (enum bf_codec_id: 0 none, 1 zlib, 2 lz4, 3 zstd)
+ *     offset 9  u32le crc32 of the header's first 9 bytes and the compressed
+ *                     bytes (zlib's crc32, as one running checksum)
  * The raw bytes are records in the batch encoding of recfmt.h.  A run is a
  * sequence of blocks; a shuffle segment is one run; a data file holds one run
  * per reduce partition back to back.  A writer buffers records until the raw
- * block reaches block_bytes, then compresses (compress2 at `level`) and
- * appends it with write(2) at the writer's offset.
+ * block reaches block_bytes, then compresses it with its codec and appends
+ * it with write(2) at the writer's offset.  Each block names its own codec,
+ * so a reader decodes any run whatever the setting it runs under (blocks of
+ * different codecs may even share a run), and a writer stores a block that
+ * its codec would not shrink as codec none.
+ *
+ * The codecs are the libraries' own block functions: compress2/uncompress
+ * (zlib), LZ4_compress_default/LZ4_decompress_safe (lz4's block format),
+ * ZSTD_compressCCtx/ZSTD_decompressDCtx (one zstd frame).  The setting
+ * ember.io.compression.codec picks a writer's codec (lz4 by default, as
+ * Spark's spark.io.compression.codec), ember.shuffle.compress.level zlib's
+ * level and ember.io.compression.zstd.level zstd's; the task description
+ * carries them to the executors as a bf_codec.
  */
 #ifndef EM_BLOCKFILE_H
 #define EM_BLOCKFILE_H
@@ -18,24 +33,67 @@
 #include "buf.h"
 #include "ember.h"
 
-#define BF_HEADER 12
+#define BF_HEADER 13
 /* Largest raw block: a reader rejects headers claiming more (a corrupt
  * length must not make it allocate gigabytes), so a writer never builds a
  * bigger one, and a single record longer than this cannot be written. */
 #define BF_MAX_RAW ((size_t)256 << 20)
+/* The most raw bytes any codec makes of one compressed byte (zstd's: a
+ * 4-byte RLE block stands for up to 128 KiB).  A reader rejects a header
+ * claiming a raw length past its own codec's ratio, which is at most this
+ * (plus 64 bytes), before allocating anything. */
+#define BF_MAX_RATIO 32768
+
+/* A block's codec: the number its header stores, so a value never changes
+ * meaning. */
+enum bf_codec_id { BF_NONE = 0, BF_ZLIB = 1, BF_LZ4 = 2, BF_ZSTD = 3, BF_NCODECS };
+
+/* zstd's levels a writer accepts (0 is zstd's default, 3; negative levels
+ * are its fast modes). */
+#define BF_ZSTD_MIN_LEVEL (-7)
+#define BF_ZSTD_MAX_LEVEL 22
+
+/* How a writer compresses: a codec and its level (zlib 0 to 9; zstd
+ * BF_ZSTD_MIN_LEVEL to BF_ZSTD_MAX_LEVEL; 0 for lz4 and none).  All zeros
+ * is codec none. */
+typedef struct bf_codec {
+    uint8_t id;    /* enum bf_codec_id */
+    int8_t level;
+} bf_codec;
+
+/* The codec's name as ember.io.compression.codec spells it ("lz4"), or NULL
+ * for an unknown id. */
+const char *bf_codec_name(int id);
+/* The id of a codec name (any case, as the setting matches it), or -1. */
+int bf_codec_id_of(const char *name);
+/* Whether c is a known codec with a level it accepts: 0, or -1 with a
+ * reason (a static string) in *why when why is not NULL. */
+int bf_codec_check(bf_codec c, const char **why);
+
+/* What a compressor keeps between blocks so that a block costs no
+ * allocation (zstd's context, made at its first zstd block).  Start it
+ * zeroed (BF_CCTX_INIT); bf_cctx_free releases it. */
+typedef struct bf_cctx {
+    void *zstd;
+} bf_cctx;
+#define BF_CCTX_INIT {NULL}
+void bf_cctx_free(bf_cctx *cx);
 
 typedef struct bf_writer {
     int fd;
     uint64_t off;      /* file offset where the next block goes */
-    int level;
+    bf_codec codec;
     size_t block_bytes;
     ebuf raw, z;
+    bf_cctx cx;
     uint64_t records;  /* records written so far */
     const char *path;  /* for messages (borrowed) */
 } bf_writer;
 
-/* Start writing blocks at `off` of fd.  Never fails. */
-void bf_writer_init(bf_writer *w, int fd, const char *path, uint64_t off, int level, size_t block_bytes);
+/* Start writing blocks at `off` of fd with codec (which the caller has
+ * checked: the settings and the task description decoder do).  Never
+ * fails. */
+void bf_writer_init(bf_writer *w, int fd, const char *path, uint64_t off, bf_codec codec, size_t block_bytes);
 /* Append one record; may write a block.  0, EM_ENOMEM or EM_EIO (message
  * names the path). */
 int bf_write(bf_writer *w, const em_rec *r);
@@ -44,11 +102,18 @@ int bf_write(bf_writer *w, const em_rec *r);
 int bf_flush(bf_writer *w);
 void bf_writer_free(bf_writer *w);
 
-/* Compress raw[0, rlen) at `level` and append the whole block (header and
+/* Compress raw[0, rlen) with codec and append the whole block (header and
  * compressed bytes) to z, for callers that keep blocks in memory before
- * writing them (the shuffle writer).  0, EM_ENOMEM, or EM_ETOOBIG when rlen
- * exceeds BF_MAX_RAW; z is unchanged on failure. */
-int bf_compress_block(ebuf *z, const void *raw, size_t rlen, int level);
+ * writing them (the shuffle writer).  cx holds the compressor's state
+ * between calls (NULL: none kept, each zstd block makes and frees a
+ * context).  0, EM_ENOMEM, EM_ETOOBIG when rlen exceeds BF_MAX_RAW, or
+ * EM_EINVAL for a codec bf_codec_check refuses; z is unchanged on
+ * failure. */
+int bf_compress_block(ebuf *z, const void *raw, size_t rlen, bf_codec codec, bf_cctx *cx);
+/* The checksum a block header stores: crc32 of the header's first 9 bytes
+ * (h) and the zlen compressed bytes that follow it (z).  For tests and
+ * tools that rewrite blocks. */
+uint32_t bf_block_crc(const uint8_t *h, const uint8_t *z, size_t zlen);
 /* Write all n bytes at off with pwrite(2), retrying short writes.  0 or
  * EM_EIO (message names path and offset). */
 int bf_pwrite_all(int fd, const char *path, const void *p, size_t n, uint64_t off);
@@ -57,15 +122,18 @@ typedef struct bf_reader {
     int fd;
     const char *path;  /* for messages (borrowed) */
     uint64_t off, end; /* remaining byte range of the run */
-    ebuf z, raw;
+    uint64_t block;    /* offset of the block in raw, for messages */
+    ebuf z, raw;       /* the block's compressed bytes (none: unused) and records */
     size_t pos;        /* next record within raw */
+    void *zstd;        /* zstd's decompression context, made at the first zstd block */
 } bf_reader;
 
 /* Read the run in [off, off+len) of fd.  Never fails. */
 void bf_reader_init(bf_reader *r, int fd, const char *path, uint64_t off, uint64_t len);
 /* Next record: 1 with *rec set (views valid until the next call), 0 at the
- * end of the run, EM_ECORRUPT (bad header, CRC mismatch, inflate failure,
- * truncated run: the message names path and offset) or EM_EIO. */
+ * end of the run, EM_ECORRUPT (bad header, unknown codec, CRC mismatch,
+ * data the codec rejects or that decodes to another length, truncated run:
+ * the message names path and offset), EM_ENOMEM or EM_EIO. */
 int bf_next(bf_reader *r, em_rec *rec);
 void bf_reader_free(bf_reader *r);
 

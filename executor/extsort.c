@@ -24,11 +24,11 @@
 
 /* ----------------------------------------------------------------- runfile */
 
-void es_runfile_init(es_runfile *f, const char *dir, int level, size_t block_bytes) {
+void es_runfile_init(es_runfile *f, const char *dir, bf_codec codec, size_t block_bytes) {
     memset(f, 0, sizeof *f);
     f->fd = -1;
     f->dir = dir && *dir ? dir : "/tmp";
-    f->level = level;
+    f->codec = codec;
     f->block_bytes = block_bytes;
 }
 
@@ -44,7 +44,7 @@ int es_runfile_begin(es_runfile *f) {
          * even if the task dies, so spills never outlive their reader. */
         unlink(f->path);
         f->fd = fd;
-        bf_writer_init(&f->w, fd, f->path, 0, f->level, f->block_bytes);
+        bf_writer_init(&f->w, fd, f->path, 0, f->codec, f->block_bytes);
     }
     f->run_start = f->w.off;
     return 0;
@@ -285,11 +285,11 @@ static void sort_ents(const uint8_t *base, es_ent *a, size_t n) {
 
 /* ----------------------------------------------------------------- extsort */
 
-void es_init(extsort *s, const char *spill_dir, size_t budget, int descending, int level, size_t block_bytes) {
+void es_init(extsort *s, const char *spill_dir, size_t budget, int descending, bf_codec codec, size_t block_bytes) {
     memset(s, 0, sizeof *s);
     s->budget = budget;
     s->descending = descending;
-    es_runfile_init(&s->runs, spill_dir, level, block_bytes);
+    es_runfile_init(&s->runs, spill_dir, codec, block_bytes);
 }
 
 static inline void ent_rec(const extsort *s, size_t i, em_rec *r) {

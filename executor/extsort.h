@@ -35,7 +35,7 @@ typedef struct es_runfile {
     int fd;            /* -1 until the first run begins */
     char path[512];    /* the (already unlinked) file, for messages */
     const char *dir;   /* borrowed */
-    int level;
+    bf_codec codec;
     size_t block_bytes;
     bf_writer w;
     uint64_t run_start;
@@ -44,7 +44,7 @@ typedef struct es_runfile {
 } es_runfile;
 
 /* Never fails; the file is created by the first es_runfile_begin. */
-void es_runfile_init(es_runfile *f, const char *dir, int level, size_t block_bytes);
+void es_runfile_init(es_runfile *f, const char *dir, bf_codec codec, size_t block_bytes);
 /* Start a run (creating the file the first time).  0, or EM_EIO with a
  * message naming the directory. */
 int es_runfile_begin(es_runfile *f);
@@ -117,7 +117,7 @@ typedef struct extsort {
 
 /* Sort by key (rec_key_cmp: plain records by value), ascending or not,
  * spilling to spill_dir past budget bytes.  Never fails. */
-void es_init(extsort *s, const char *spill_dir, size_t budget, int descending, int level, size_t block_bytes);
+void es_init(extsort *s, const char *spill_dir, size_t budget, int descending, bf_codec codec, size_t block_bytes);
 /* Copy a record in.  0, or EM_ENOMEM / EM_EIO / EM_ETOOBIG. */
 int es_add(extsort *s, const em_rec *r);
 /* No more records: sort, and open the merge if anything was spilled.

@@ -107,7 +107,7 @@ static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
     o.descending = n->descending;
     o.mem_budget = run->t->mem_budget;
     o.spill_dir = run->env->local_dir;
-    o.level = run->t->level;
+    o.codec = run->t->codec;
     o.block_bytes = run->t->block_bytes;
     o.self = run->env->self;
     o.fetch = run->env->fetch;

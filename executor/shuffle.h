@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "agg.h"
+#include "blockfile.h"
 #include "ember.h"
 
 typedef struct shuffle_writer shuffle_writer;
@@ -39,7 +40,7 @@ typedef struct sw_opts {
     void *pctx;
     const agg_spec *combine; /* map-side combine, or NULL */
     size_t mem_budget;
-    int level;
+    bf_codec codec;             /* of the blocks (zeros: stored uncompressed) */
     size_t block_bytes;
 } sw_opts;
 
@@ -115,7 +116,7 @@ typedef struct sr_opts {
     int descending;          /* SR_SORT */
     size_t mem_budget;
     const char *spill_dir;
-    int level;
+    bf_codec codec;          /* of spilled runs' blocks */
     size_t block_bytes;
     const uint64_t *seglens;  /* nmaps segment lengths of this reduce partition
                                  as the map-output tracker recorded them; each

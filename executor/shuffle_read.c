@@ -328,7 +328,7 @@ static int read_agg(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats *st
         return em__seterr(EM_EINVAL, "shuffle_read: aggregation without the functions it needs");
     agg_ctx a = {.o = o};
     aggmap_init(&a.map);
-    es_runfile_init(&a.runs, o->spill_dir, o->level, o->block_bytes);
+    es_runfile_init(&a.runs, o->spill_dir, o->codec, o->block_bytes);
     int rc = read_all(o, agg_rec, &a, st);
     em_rec r;
     if (!rc && !a.runs.nruns) {
@@ -432,7 +432,7 @@ static int emit_groups(const sr_opts *o, extsort *es, rec_sink_fn sink, void *sc
 static int read_sorted(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats *st) {
     sort_ctx s = {.o = o};
     em_rec r;
-    es_init(&s.es, o->spill_dir, o->mem_budget, o->mode == SR_SORT && o->descending, o->level, o->block_bytes);
+    es_init(&s.es, o->spill_dir, o->mem_budget, o->mode == SR_SORT && o->descending, o->codec, o->block_bytes);
     int rc = read_all(o, sort_rec, &s, st);
     if (!rc) rc = es_finish(&s.es);
     if (!rc && o->mode == SR_SORT) {

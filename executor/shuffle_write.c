@@ -57,6 +57,7 @@ struct shuffle_writer {
     aggmap comb;
     size_t comb_budget; /* past it, the combine table is written out */
     ebuf scratch;
+    bf_cctx cx;         /* the compressor's state, shared by the partitions */
     uint64_t records;
     int64_t spills;
 };
@@ -146,7 +147,7 @@ shuffle_writer *sw_open(const sw_opts *opts) {
 static int compress_part(shuffle_writer *w, sw_part *p) {
     if (!p->raw.len) return 0;
     size_t before = p->z.len;
-    int rc = bf_compress_block(&p->z, p->raw.p, p->raw.len, w->o.level);
+    int rc = bf_compress_block(&p->z, p->raw.p, p->raw.len, w->o.codec, &w->cx);
     if (rc) return rc;
     w->buffered = w->buffered - p->raw.len + (p->z.len - before);
     ebuf_reset(&p->raw);
@@ -348,6 +349,7 @@ static void sw_free(shuffle_writer *w) {
     if (w->spill_fd >= 0) close(w->spill_fd);
     aggmap_free(&w->comb);
     ebuf_free(&w->scratch);
+    bf_cctx_free(&w->cx);
     free(w);
 }
 

@@ -277,7 +277,7 @@ static int open_shuffle(epipe *p) {
         o.combine = &s->spec;
     }
     o.mem_budget = run->t->mem_budget;
-    o.level = run->t->level;
+    o.codec = run->t->codec;
     o.block_bytes = run->t->block_bytes;
     if (!(s->w = sw_open(&o))) return EM_EIO;
     return 0;

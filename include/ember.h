@@ -238,7 +238,13 @@ typedef struct em_rdd em_rdd;
  *                                 record would spill)
  *   ember.shuffle.blockBytes      4k..64m   65536     uncompressed size of
  *                                 shuffle and spill blocks
- *   ember.shuffle.compress.level  0..9      1         zlib level
+ *   ember.io.compression.codec    lz4, zstd, zlib, none  lz4  codec of
+ *                                 shuffle and spill blocks (Spark's
+ *                                 spark.io.compression.codec and default)
+ *   ember.io.compression.zstd.level -7..22  1         zstd's level (Spark's
+ *                                 default)
+ *   ember.shuffle.compress.level  0..9      1         zlib's level (only
+ *                                 when the codec is zlib)
  *   ember.files.maxPartitionBytes >= 1k     33554432  largest text_file split
  *   ember.local.dir               string    /tmp      where shuffle files and
  *                                 spills go

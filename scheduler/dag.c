@@ -703,7 +703,7 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
     t.mem_budget = js->mem_budget;
     t.block_bytes = js->block_bytes;
     t.max_record = js->max_record;
-    t.level = js->level;
+    t.codec = js->codec;
     if (s->shuffled) {
         em_rdd *r = s->shuffled;
         memset(&ms, 0, sizeof ms);

@@ -42,7 +42,7 @@ typedef struct job_spec {
     void *cctx;
     /* Settings for this job's tasks. */
     uint64_t mem_budget, block_bytes, max_record;
-    uint8_t level;
+    bf_codec codec;               /* of shuffle and spill blocks */
     int max_failures;
     int progress;                 /* draw the console progress line */
     const char *faults;           /* ember.test.faults, NULL when none */

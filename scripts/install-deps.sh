@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install ember's build dependencies from Debian's packages.
 set -e
-PKGS="build-essential pkg-config libuv1-dev libmsgpack-dev libopenblas-dev zlib1g-dev libsodium-dev"
+PKGS="build-essential pkg-config libuv1-dev libmsgpack-dev libopenblas-dev zlib1g-dev liblz4-dev libzstd-dev libsodium-dev"
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 missing=""

@@ -369,3 +369,139 @@ TEST(wide_empty_rdd_operations) {
     fclose(f);
     em_close(c);
 }
+
+/* ------------------------------------------------------------- codecs */
+
+#define CODEC_N 60000
+
+/* i -> (i64 (i * 7919) % CODEC_N, i64 i): the keys a permutation. */
+static int codec_pair(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t i = rec_i64(in);
+    uint8_t k[8], v[8];
+    em_i64_enc((i * 7919) % CODEC_N, k);
+    em_i64_enc(i, v);
+    return em_emit_pair(out, k, 8, v, 8);
+}
+
+/* A reduce_by_key (1000 keys) and a sort_by_key that spills on the reduce
+ * side, checked: 1 when both are right.  *bytes: the shuffle bytes the
+ * sort wrote. */
+static int codec_jobs(em_ctx *c, const char *codec, int64_t *bytes) {
+    int64_t m = 1000;
+    em_batch *b = NULL;
+    em_stats s0, s1;
+    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 100000, 1, 4), fn_mod_key, &m, sizeof m), fn_sum_i64,
+                                    NULL, 0, 3);
+    if (em_collect(sums, &b) || !check_mod_sums(b, 100000, 1000)) {
+        fprintf(stderr, "  %s: reduce_by_key: %s\n", codec, b ? "wrong sums" : em_errmsg());
+        em_batch_free(b);
+        return 0;
+    }
+    em_batch_free(b);
+    b = NULL;
+    em_get_stats(c, &s0);
+    em_rdd *sorted = em_sort_by_key(em_map(em_range(c, 0, CODEC_N, 1, 4), codec_pair, NULL, 0), 1, 3);
+    if (em_collect(sorted, &b)) {
+        fprintf(stderr, "  %s: sort_by_key: %s\n", codec, em_errmsg());
+        return 0;
+    }
+    em_get_stats(c, &s1);
+    *bytes = s1.shuffle_bytes_written - s0.shuffle_bytes_written;
+    size_t pos = 0;
+    em_rec r;
+    int64_t i = 0;
+    int ok = em_batch_count(b) == CODEC_N;
+    while (ok && em_batch_next(b, &pos, &r) == 1) {
+        ok = em_i64_dec(r.key) == i && (em_i64_dec(r.val) * 7919) % CODEC_N == i;
+        i++;
+    }
+    em_batch_free(b);
+    if (!ok || s1.spills <= s0.spills)
+        fprintf(stderr, "  %s: sort_by_key: %s, %lld spills\n", codec, ok ? "right" : "wrong order",
+                (long long)(s1.spills - s0.spills));
+    return ok && s1.spills > s0.spills;
+}
+
+static em_ctx *open_with_codec(const char *codec) {
+    em_conf *conf = em_conf_new();
+    if (!conf || em_conf_set(conf, "ember.io.compression.codec", codec) ||
+        em_conf_set(conf, "ember.shuffle.memoryBytes", "262144") ||
+        em_conf_set(conf, "ember.local.dir", test_tmpdir())) {
+        fprintf(stderr, "  %s: %s\n", codec, em_errmsg());
+        em_conf_free(conf);
+        return NULL;
+    }
+    em_ctx *c = em_open(test_master(), conf);
+    em_conf_free(conf);
+    return c;
+}
+
+/* Every codec of ember.io.compression.codec gives the same answers, set
+ * through em_conf_set before em_open or em_set between jobs; map outputs
+ * written under one codec are read after the setting changed; a name that
+ * is not a codec is refused, naming the key and the codecs. */
+TEST(api_shuffle_codecs) {
+    static const char *const names[] = {"lz4", "zstd", "zlib", "none"};
+    int64_t bytes[4];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        em_ctx *c = open_with_codec(names[i]);
+        CHECK(c);
+        CHECK(codec_jobs(c, names[i], &bytes[i]));
+        em_close(c);
+    }
+    /* The codec reached the executors: each compressing codec wrote less
+     * than none. */
+    for (int i = 0; i < 3; i++) CHECK(bytes[i] > 0 && bytes[i] < bytes[3] * 3 / 4);
+
+    em_ctx *c = open_with_codec("lz4");
+    CHECK(c);
+    CHECK_OK(em_set(c, "ember.io.compression.codec", " ZSTD "));
+    CHECK_OK(em_set(c, "ember.io.compression.zstd.level", "7"));
+    int64_t b7;
+    CHECK(codec_jobs(c, "zstd level 7", &b7));
+    CHECK_OK(em_set(c, "ember.io.compression.codec", "zlib"));
+    CHECK_OK(em_set(c, "ember.shuffle.compress.level", "9"));
+    CHECK(codec_jobs(c, "zlib level 9", &b7));
+
+    /* A shuffle written with lz4, read again after the setting changed:
+     * each block names its codec. */
+    CHECK_OK(em_set(c, "ember.io.compression.codec", "lz4"));
+    int64_t m = 1000;
+    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 100000, 1, 4), fn_mod_key, &m, sizeof m), fn_sum_i64,
+                                    NULL, 0, 3);
+    em_batch *b;
+    CHECK_OK(em_collect(sums, &b));
+    CHECK(check_mod_sums(b, 100000, 1000));
+    em_batch_free(b);
+    CHECK_OK(em_set(c, "ember.io.compression.codec", "zstd"));
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    CHECK_OK(em_collect(sums, &b));
+    em_get_stats(c, &s1);
+    CHECK(check_mod_sums(b, 100000, 1000));
+    em_batch_free(b);
+    CHECK_EQ_I64(s1.map_tasks_run - s0.map_tasks_run, 0); /* the map outputs were reused */
+    CHECK(s1.stages_skipped > s0.stages_skipped);
+
+    /* Refused when set, on a context or a conf, and the value kept. */
+    CHECK_EQ_I64(em_set(c, "ember.io.compression.codec", "snappy"), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.io.compression.codec: \"snappy\" is not one of lz4, zstd, zlib, none");
+    CHECK_STR_CONTAINS(em_get(c, "ember.io.compression.codec"), "zstd");
+    CHECK_EQ_I64(em_set(c, "ember.io.compression.zstd.level", "23"), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.io.compression.zstd.level: \"23\" is above the maximum of 22");
+    em_close(c);
+    em_conf *conf = em_conf_new();
+    CHECK(conf);
+    CHECK_EQ_I64(em_conf_set(conf, "ember.io.compression.codec", ""), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.io.compression.codec");
+    CHECK_STR_CONTAINS(em_conf_get(conf, "ember.io.compression.codec"), "lz4");
+    em_conf_free(conf);
+
+    /* ember-submit's $EMBER_CONF goes through the same check: em_open
+     * fails, naming the key. */
+    setenv("EMBER_CONF", "ember.io.compression.codec=gzip", 1);
+    c = em_open(test_master(), NULL);
+    unsetenv("EMBER_CONF");
+    CHECK(c == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.io.compression.codec: \"gzip\" is not one of lz4, zstd, zlib, none");
+}

@@ -8,27 +8,31 @@
  *      off = byte1 * size / 255 and len reaching the end of the file, or,
  *      when byte2 is odd, byte2 bytes past it;
  *   1  as 0, after setting the CRC of every block header found walking the
- *      file, so that damage reaches inflate and the record decoder;
+ *      file, so that damage reaches the codecs' decoders (zlib, lz4, zstd:
+ *      the codec byte of each header is the fuzzer's) and the record
+ *      decoder;
  *   2  blocks: the payload is a list of raw blocks (u16le length, bytes),
- *      each compressed by bf_compress_block (level byte1 % 10): the file is
- *      well formed, the records inside are the fuzzer's;
+ *      each compressed by bf_compress_block with the codec byte1 picks
+ *      (codec_of below: every codec, with levels): the file is well formed,
+ *      the records inside are the fuzzer's;
  *   3  round trip: the payload is a list of records (flags: bit 0 has a
  *      key, bit 1 a long value; klen; vlen), written with bf_write (block
- *      size 1 + byte1 * 8, level byte2 % 10) and flushed.
+ *      size 1 + byte1 * 8, the codec byte2 picks) and flushed.
  * Properties: bf_next returns records and then 0, or EM_ECORRUPT / EM_EIO
  * with a message naming the file and an offset; never crashes; never
  * allocates more than a small multiple of what the file could hold (the
- * header's raw length is bounded by the compressed length).  In mode 2 the
- * records are exactly those an independent decoder finds in the raw blocks,
- * and the run fails exactly where that decoder finds a malformed record; in
- * mode 3 the records read back are those written, in order.
+ * header's raw length is bounded by the compressed length times the most
+ * any codec expands, BF_MAX_RATIO).  In mode 2 every block names the codec
+ * it was given, or none with equal lengths when that codec did not shrink
+ * it; the records are exactly those an independent decoder finds in the raw
+ * blocks, and the run fails exactly where that decoder finds a malformed
+ * record; in mode 3 the records read back are those written, in order.
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "blockfile.h"
 #include "ember.h"
@@ -66,9 +70,9 @@ static void read_run(const char *path, uint64_t off, uint64_t len, uint64_t fsiz
         }
         got++;
     }
-    /* A raw block is at most 1100 times its compressed bytes (+64), and
-     * buffers grow at most to twice what they need. */
-    FZ_CHECK(r.z.cap <= 2 * fsize + 512 && r.raw.cap <= 2 * (fsize * 1100 + 64) + 512,
+    /* A raw block is at most BF_MAX_RATIO times its compressed bytes
+     * (+64), and buffers grow at most to twice what they need. */
+    FZ_CHECK(r.z.cap <= 2 * fsize + 512 && r.raw.cap <= 2 * (fsize * BF_MAX_RATIO + 64) + 512,
              "buffers of %zu and %zu bytes for a %llu byte file", r.z.cap, r.raw.cap, (unsigned long long)fsize);
     if (rc) {
         FZ_CHECK(rc == EM_ECORRUPT || rc == EM_EIO, "bf_next returned %d: %s", rc, em_errmsg());
@@ -87,6 +91,16 @@ static void read_run(const char *path, uint64_t off, uint64_t len, uint64_t fsiz
 
 /* ------------------------------------------------------------ modes */
 
+/* The codec a parameter byte picks: the low two bits the codec, the rest a
+ * level it takes (zlib 0 to 9, zstd -7 to 22). */
+static bf_codec codec_of(uint8_t b) {
+    bf_codec c = {(uint8_t)(b % BF_NCODECS), 0};
+    int v = b / BF_NCODECS;
+    if (c.id == BF_ZLIB) c.level = (int8_t)(v % 10);
+    if (c.id == BF_ZSTD) c.level = (int8_t)(BF_ZSTD_MIN_LEVEL + v % (BF_ZSTD_MAX_LEVEL - BF_ZSTD_MIN_LEVEL + 1));
+    return c;
+}
+
 static void mode_raw(const uint8_t *p, size_t n, uint8_t b1, uint8_t b2, int fix_crc) {
     uint8_t *f = malloc(n ? n : 1);
     FZ_CHECK(f != NULL, "out of memory");
@@ -96,7 +110,7 @@ static void mode_raw(const uint8_t *p, size_t n, uint8_t b1, uint8_t b2, int fix
         while (n - at >= BF_HEADER) {
             uint32_t zlen = get_u32le(f + at);
             if (zlen > n - at - BF_HEADER) break;
-            put_u32le(f + at + 8, (uint32_t)crc32(0L, f + at + BF_HEADER, zlen));
+            put_u32le(f + at + 9, bf_block_crc(f + at, f + at + BF_HEADER, zlen));
             at += BF_HEADER + zlen;
         }
     }
@@ -108,6 +122,8 @@ static void mode_raw(const uint8_t *p, size_t n, uint8_t b1, uint8_t b2, int fix
 
 static void mode_blocks(const uint8_t *p, size_t n, uint8_t b1) {
     ebuf file = EBUF_INIT;
+    bf_codec codec = codec_of(b1);
+    bf_cctx cx = BF_CCTX_INIT;
     want w = {NULL, 0, 0};
     size_t cap = 0;
     int stop = 0; /* the reference found a malformed record: later blocks are never read */
@@ -116,7 +132,13 @@ static void mode_blocks(const uint8_t *p, size_t n, uint8_t b1) {
         p += 2;
         n -= 2;
         if (len > n) len = n;
-        FZ_CHECK(bf_compress_block(&file, p, len, b1 % 10) == 0, "bf_compress_block: %s", em_errmsg());
+        size_t at0 = file.len;
+        FZ_CHECK(bf_compress_block(&file, p, len, codec, b1 & 0x80 ? &cx : NULL) == 0, "bf_compress_block: %s",
+                 em_errmsg());
+        const uint8_t *h = file.p + at0;
+        FZ_CHECK(get_u32le(h + 4) == len && file.len - at0 == BF_HEADER + get_u32le(h), "block lengths");
+        FZ_CHECK(h[8] == codec.id || (h[8] == BF_NONE && get_u32le(h) == len), "block of codec %u, given %u", h[8],
+                 codec.id);
         for (size_t at = 0; at < len && !stop;) {
             em_rec r;
             size_t k = fz_record(p + at, len - at, &r);
@@ -140,6 +162,7 @@ static void mode_blocks(const uint8_t *p, size_t n, uint8_t b1) {
     read_run(path, 0, file.len, file.len, &w);
     free(w.v);
     ebuf_free(&file);
+    bf_cctx_free(&cx);
 }
 
 static void mode_round_trip(const uint8_t *p, size_t n, uint8_t b1, uint8_t b2) {
@@ -180,7 +203,7 @@ static void mode_round_trip(const uint8_t *p, size_t n, uint8_t b1, uint8_t b2) 
     int fd = open(pathcopy, O_WRONLY | O_CLOEXEC);
     FZ_CHECK(fd >= 0, "open %s", pathcopy);
     bf_writer bw;
-    bf_writer_init(&bw, fd, pathcopy, 0, b2 % 10, 1 + (size_t)b1 * 8);
+    bf_writer_init(&bw, fd, pathcopy, 0, codec_of(b2), 1 + (size_t)b1 * 8);
     for (size_t i = 0; i < w.n; i++) FZ_CHECK(bf_write(&bw, &w.v[i]) == 0, "bf_write: %s", em_errmsg());
     FZ_CHECK(bf_flush(&bw) == 0, "bf_flush: %s", em_errmsg());
     FZ_CHECK(bw.records == w.n, "writer counted %llu records of %zu", (unsigned long long)bw.records, w.n);

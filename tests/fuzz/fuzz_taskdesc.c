@@ -8,8 +8,9 @@
  *      crash or read out of bounds; a description it returns must keep the
  *      promises the executor relies on (operators have one input, text
  *      sources a path, shuffle sources nmaps locations, shuffle sinks a
- *      partition), and must survive a round trip: decode(encode(t)) equals
- *      t field by field, and encoding that again gives the same bytes;
+ *      partition, the block codec is known and takes its level), and must
+ *      survive a round trip: decode(encode(t)) equals t field by field,
+ *      and encoding that again gives the same bytes;
  *   2. as the recipe of a description (the bytes drive a small generator of
  *      well-formed plans, as the scheduler builds them): encode, decode,
  *      and the result must equal what was built.  This is the direction a
@@ -75,7 +76,8 @@ static int sink_eq(const plan_sink *a, const plan_sink *b) {
 static int desc_eq(const task_desc *a, const task_desc *b) {
     return a->task_id == b->task_id && a->stage_id == b->stage_id && a->attempt == b->attempt &&
            a->partition == b->partition && !memcmp(a->binhash, b->binhash, 32) && a->mem_budget == b->mem_budget &&
-           a->block_bytes == b->block_bytes && a->max_record == b->max_record && a->level == b->level &&
+           a->block_bytes == b->block_bytes && a->max_record == b->max_record && a->codec.id == b->codec.id &&
+           a->codec.level == b->codec.level &&
            sink_eq(&a->sink, &b->sink) && node_eq(a->root, b->root);
 }
 
@@ -122,6 +124,7 @@ static void decode_input(const uint8_t *data, size_t size) {
     if (t->sink.kind == SK_SHUFFLE) FZ_CHECK(t->sink.nparts >= 1, "shuffle sink without partitions");
     if (t->sink.kind == SK_SAVE) FZ_CHECK(t->sink.path != NULL, "save sink without path");
     check_node(t->root);
+    FZ_CHECK(bf_codec_check(t->codec, NULL) == 0, "accepted block codec %u level %d", t->codec.id, t->codec.level);
     ebuf e1 = EBUF_INIT, e2 = EBUF_INIT;
     task_desc *u = round_trip(t, &e1);
     FZ_CHECK(taskdesc_encode(u, &e2) == 0, "encode failed: %s", em_errmsg());
@@ -275,7 +278,12 @@ static void build_input(const uint8_t *data, size_t size) {
     t.mem_budget = g64(g);
     t.block_bytes = g64(g);
     t.max_record = g64(g);
-    t.level = g8(g);
+    /* A codec and a level it takes, as the driver's settings give. */
+    t.codec.id = (uint8_t)(g8(g) % BF_NCODECS);
+    uint8_t lv = g8(g);
+    if (t.codec.id == BF_ZLIB) t.codec.level = (int8_t)(lv % 10);
+    if (t.codec.id == BF_ZSTD)
+        t.codec.level = (int8_t)(BF_ZSTD_MIN_LEVEL + lv % (BF_ZSTD_MAX_LEVEL - BF_ZSTD_MIN_LEVEL + 1));
     plan_sink *s = &t.sink;
     s->kind = (uint8_t)(SK_COLLECT + g8(g) % SK_KEYSAMPLE);
     gfn(g, &s->fn);

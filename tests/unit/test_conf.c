@@ -26,6 +26,8 @@ TEST(conf_defaults) {
         {"ember.shuffle.memoryBytes", "67108864"},
         {"ember.shuffle.blockBytes", "65536"},
         {"ember.shuffle.compress.level", "1"},
+        {"ember.io.compression.codec", "lz4"},
+        {"ember.io.compression.zstd.level", "1"},
         {"ember.files.maxPartitionBytes", "33554432"},
         {"ember.local.dir", "/tmp"},
         {"ember.progress", "auto"},
@@ -312,6 +314,28 @@ TEST(conf_set_refuses_ints_and_words) {
     CHECK_OK(em_conf_set(c, "ember.progress", "FALSE"));
     CHECK_OK(em_conf_set(c, "ember.progress", "Auto"));
     CHECK_OK(em_conf_set(c, "ember.progress", "true"));
+
+    /* The block codec, and the level of the codec that takes one. */
+    bf_codec k = conf_codec(c);
+    CHECK(k.id == BF_LZ4 && k.level == 0);
+    CHECK_REFUSED(c, "ember.io.compression.codec", "snappy",
+                  "ember.io.compression.codec: \"snappy\" is not one of lz4, zstd, zlib, none");
+    CHECK_REFUSED(c, "ember.io.compression.codec", "", "is not one of lz4, zstd, zlib, none");
+    CHECK_REFUSED(c, "ember.io.compression.zstd.level", "23",
+                  "ember.io.compression.zstd.level: \"23\" is above the maximum of 22");
+    CHECK_REFUSED(c, "ember.io.compression.zstd.level", "-8",
+                  "ember.io.compression.zstd.level: \"-8\" is below the minimum of -7");
+    CHECK_OK(em_conf_set(c, "ember.io.compression.codec", " ZSTD "));
+    CHECK_OK(em_conf_set(c, "ember.io.compression.zstd.level", "-3"));
+    k = conf_codec(c);
+    CHECK(k.id == BF_ZSTD && k.level == -3);
+    CHECK_OK(em_conf_set(c, "ember.io.compression.codec", "zlib")); /* zlib's level: the old key, set to 9 above */
+    k = conf_codec(c);
+    CHECK(k.id == BF_ZLIB && k.level == 9);
+    CHECK_OK(em_conf_set(c, "ember.io.compression.codec", "none"));
+    k = conf_codec(c);
+    CHECK(k.id == BF_NONE && k.level == 0);
+    CHECK(conf_codec(NULL).id == BF_LZ4);
 
     CHECK_REFUSED(c, "ember.app.name", "", "ember.app.name: \"\" is not allowed (the value must not be empty)");
     CHECK_REFUSED(c, "ember.local.dir", "", "ember.local.dir: \"\" is not allowed");

@@ -67,7 +67,7 @@ static void base_desc(task_desc *t, plan_node *root, uint8_t sink_kind) {
     t->mem_budget = 1 << 20;
     t->block_bytes = 65536;
     t->max_record = 1 << 20;
-    t->level = 1;
+    t->codec = (bf_codec){BF_LZ4, 0};
     t->sink.kind = sink_kind;
     t->root = root;
 }
@@ -156,6 +156,7 @@ TEST(sched_taskdesc_roundtrip_fields) {
     base_desc(&t, &op, SK_SHUFFLE);
     t.task_id = 1ULL << 50;
     t.partition = 5;
+    t.codec = (bf_codec){BF_ZSTD, -3}; /* a signed level on the wire */
     t.sink.nparts = 4;
     t.sink.shuffle_id = 11;
     t.sink.partitioner = PT_RANGE;
@@ -180,7 +181,8 @@ TEST(sched_taskdesc_roundtrip_fields) {
     CHECK_OK(taskdesc_decode(bytes, len, &d));
     CHECK(d->task_id == t.task_id && d->stage_id == 3 && d->attempt == 1 && d->partition == 5);
     CHECK(!memcmp(d->binhash, t.binhash, 32));
-    CHECK(d->mem_budget == t.mem_budget && d->block_bytes == 65536 && d->max_record == t.max_record && d->level == 1);
+    CHECK(d->mem_budget == t.mem_budget && d->block_bytes == 65536 && d->max_record == t.max_record);
+    CHECK(d->codec.id == BF_ZSTD && d->codec.level == -3);
     const plan_sink *s = &d->sink;
     CHECK(s->kind == SK_SHUFFLE && s->nparts == 4 && s->shuffle_id == 11 && s->partitioner == PT_RANGE);
     CHECK(s->combine == 1 && s->descending == 1 && s->n == 99 && s->seed == 7 && s->has_zero == 1);
@@ -580,6 +582,44 @@ TEST(sched_taskdesc_malformed_contents) {
     CHECK(res.status < 0);
     CHECK(res.errmsg[0]);
     task_result_clear(&res);
+
+    /* a block codec the executor does not know, and levels a codec does
+     * not take: refused by the decoder, before any block is written */
+    static const struct { bf_codec c; const char *why; } bad_codecs[] = {
+        {{BF_NCODECS, 0}, "unknown compression codec"},
+        {{200, 0}, "unknown compression codec"},
+        {{BF_ZLIB, 10}, "zlib level"},
+        {{BF_ZLIB, -1}, "zlib level"},
+        {{BF_ZSTD, 23}, "zstd level"},
+        {{BF_ZSTD, -8}, "zstd level"},
+        {{BF_LZ4, 1}, "a level given to a codec without levels"},
+        {{BF_NONE, 5}, "a level given to a codec without levels"},
+    };
+    t.sink.kind = SK_COLLECT;
+    t.sink.partitioner = 0;
+    t.sink.bounds = (blob){NULL, 0};
+    for (size_t i = 0; i < sizeof bad_codecs / sizeof bad_codecs[0]; i++) {
+        t.codec = bad_codecs[i].c;
+        CHECK((bytes = encode(&t, &len)));
+        runner_run(&f.env, bytes, len, &res, NULL);
+        CHECK_EQ_I64(res.status, EM_EPROTO);
+        CHECK_STR_CONTAINS(res.errmsg, "task description: ");
+        CHECK_STR_CONTAINS(res.errmsg, bad_codecs[i].why);
+        task_result_clear(&res);
+    }
+    /* each codec, with a level it takes, is accepted */
+    static const bf_codec good_codecs[] = {{BF_NONE, 0}, {BF_ZLIB, 0}, {BF_ZLIB, 9}, {BF_LZ4, 0},
+                                           {BF_ZSTD, -7}, {BF_ZSTD, 0}, {BF_ZSTD, 22}};
+    for (size_t i = 0; i < sizeof good_codecs / sizeof good_codecs[0]; i++) {
+        t.codec = good_codecs[i];
+        ebuf b = EBUF_INIT;
+        CHECK_OK(taskdesc_encode(&t, &b));
+        task_desc *d;
+        CHECK_OK(taskdesc_decode(b.p, b.len, &d)); /* takes the bytes */
+        CHECK(d->codec.id == good_codecs[i].id && d->codec.level == good_codecs[i].level);
+        taskdesc_free(d);
+    }
+    t.codec = (bf_codec){BF_LZ4, 0};
 
     /* a batch source holding a malformed record */
     plan_node recs;
