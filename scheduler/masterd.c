@@ -440,8 +440,11 @@ static void start(masterd *d) {
     struct sockaddr_in sa;
     d->web.owner.close = close_web;
     d->tick.owner.close = close_tick;
-    int rc = uv_ip4_addr(d->host, d->webport, &sa);
-    if (!rc) rc = uv_tcp_init(iol_uv(d->l), &d->web.tcp);
+    if (conn_resolve(d->host, d->webport, &sa)) {
+        d->rc = em__preferr(EM_EINVAL, "status port %s:%d", d->host, d->webport);
+        return;
+    }
+    int rc = uv_tcp_init(iol_uv(d->l), &d->web.tcp);
     if (rc) {
         d->rc = em__seterr(EM_EIO, "status port %s:%d: %s", d->host, d->webport, uv_strerror(rc));
         return;
