@@ -98,6 +98,14 @@ static const conf_spec conf_keys[] = {
     /* A worker's heartbeat to the master (a quarter of the timeout, as
      * Spark's 15 s of 60 s), and how long it keeps a failed application's
      * executor logs (Spark's spark.worker.cleanup.appDataTtl: 7 days). */
+    /* An executor's heartbeat to its driver, and how long the driver waits
+     * for any frame of an executor before it declares it lost (and has its
+     * worker kill it).  Spark's are 10 s and spark.network.timeout's 120 s;
+     * on a LAN a stopped or cut-off executor is noticed in seconds. */
+    {.key = "ember.executor.heartbeatInterval", .def = "1s", .type = CONF_DURATION, .unit_ms = 1, .min = 10,
+     .max = 3600000},
+    {.key = "ember.network.timeout", .def = "10s", .type = CONF_DURATION, .unit_ms = 1, .min = 100,
+     .max = 86400000},
     {.key = "ember.worker.heartbeatInterval", .def = "2500ms", .type = CONF_DURATION, .unit_ms = 1, .min = 10,
      .max = 3600000},
     {.key = "ember.worker.cleanup.appDataTtl", .def = "7d", .type = CONF_DURATION, .unit_ms = 1000, .min = 0,

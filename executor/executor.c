@@ -112,6 +112,11 @@ typedef struct executor {
     fconn *fconns;       /* the loop's thread only */
     int stop, status;
     int registered;      /* the driver's connection opened */
+    struct {
+        iol_owner owner;
+        uv_timer_t t;
+        uint64_t ms;     /* ember.executor.heartbeatInterval */
+    } hb;                /* the loop's */
     char url[80];
     char why[512];
     pthread_t *threads;
@@ -804,12 +809,29 @@ static void kill_task(uint64_t id) {
     }
 }
 
+/* A beat to the driver, from the loop's thread whatever the tasks do: a
+ * driver that hears nothing from this executor (any frame) for
+ * ember.network.timeout declares it lost. */
+static void on_heartbeat(uv_timer_t *t) {
+    (void)t;
+    char id[32];
+    snprintf(id, sizeof id, "executor %d", x.id);
+    msg_val f[] = {msg_str(id)};
+    if (x.driver && conn_send_msg(x.driver, M_HEARTBEAT, f, 1)) conn_close(x.driver, em_errmsg());
+}
+
+static void hb_close(void *self, const char *reason) {
+    (void)self, (void)reason;
+    if (!uv_is_closing((uv_handle_t *)&x.hb.t)) uv_close((uv_handle_t *)&x.hb.t, NULL);
+}
+
 static void driver_open(conn *c, void *ud) {
     (void)ud;
     x.registered = 1;
     msg_val f[] = {msg_u((uint64_t)x.id), msg_str(x.host), msg_u((uint64_t)x.port), msg_u((uint64_t)x.cores),
                    msg_bin(fnref_binary_hash(), 32)};
     if (conn_send_msg(c, M_REGISTER_EXECUTOR, f, 5)) conn_close(c, em_errmsg());
+    else uv_timer_start(&x.hb.t, on_heartbeat, x.hb.ms, x.hb.ms);
 }
 
 static void driver_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
@@ -871,6 +893,9 @@ typedef struct start_arg {
 
 static void start(void *arg) {
     start_arg *a = arg;
+    x.hb.owner.close = hb_close;
+    uv_timer_init(iol_uv(x.l), &x.hb.t); /* cannot fail */
+    x.hb.t.data = &x.hb.owner;
     conn_opts so = x.co;
     so.component = "shuffle-server";
     a->rc = conn_listen(x.l, x.host, 0, &so, &serve_cb, NULL, &x.ls, &x.port);
@@ -950,6 +975,7 @@ int executor_main(void) {
     x.fetcher.end = fetch_end;
     x.fetcher.drop = fetch_drop;
     x.fetcher.in_flight = (uint64_t)conf_size(conf, "ember.reducer.maxSizeInFlight");
+    x.hb.ms = (uint64_t)conf_duration_ms(conf, "ember.executor.heartbeatInterval");
     x.env.fetch = &x.fetcher;
     em_conf_free(conf);
     vars_set_bcast_fetch(fetch_bcast);
