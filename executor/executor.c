@@ -699,7 +699,10 @@ static void send_ended(void *arg) {
 /* Encode the result and hand it to the loop. */
 static void report(xtask *t, task_result *res, uint64_t end_us) {
     ended *e = calloc(1, sizeof *e);
-    if (!e) return; /* the driver learns of it when this executor is lost */
+    if (!e) { /* the end cannot reach the driver: the attempt would wait forever */
+        finish(1, "out of memory reporting the end of a task");
+        return;
+    }
     e->id = t->id;
     e->killed = __atomic_load_n(&t->ctl.cancel, __ATOMIC_RELAXED);
     e->start_us = t->start_us;
@@ -711,7 +714,10 @@ static void report(xtask *t, task_result *res, uint64_t end_us) {
         snprintf(res->errmsg, sizeof res->errmsg, "out of memory encoding the task's result");
         taskresult_encode(res, &e->res);
     }
-    if (iol_post(x.l, send_ended, e)) ended_free(e);
+    if (iol_post(x.l, send_ended, e)) {
+        ended_free(e);
+        finish(1, "cannot hand a task's end to the network thread"); /* lost, so its attempts run again */
+    }
 }
 
 static void *task_thread(void *arg) {
