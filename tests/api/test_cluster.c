@@ -584,3 +584,53 @@ TEST(cluster_stopped_executor_lost_by_heartbeat) {
     CHECK_STR_CONTAINS(em_errmsg(), "ember.executor.heartbeatInterval (1000 ms) must be less than "
                                     "ember.network.timeout (1000 ms)");
 }
+
+/* reduce_by_key of (i % 100, i) over 0..19999 on 4 maps and 3 reducers,
+ * once both executors of c have registered (so that both hold map outputs
+ * and every reducer fetches from the other's server).  1 when exact. */
+static int sums_exact(em_ctx *c, em_stats *delta) {
+    for (int i = 0; i < 400 && em_cores(c) < 2; i++) usleep(50 * 1000);
+    if (em_cores(c) < 2) return 0;
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    int m = 100;
+    em_batch *b = NULL;
+    if (em_collect(em_reduce_by_key(em_map(em_range(c, 0, 20000, 1, 4), fn_mod_key, &m, sizeof m), fn_sum_i64, NULL,
+                                    0, 3),
+                   &b))
+        return 0;
+    em_get_stats(c, &s1);
+    delta->tasks_failed = s1.tasks_failed - s0.tasks_failed;
+    delta->map_tasks_run = s1.map_tasks_run - s0.map_tasks_run;
+    size_t pos = 0;
+    em_rec r;
+    int64_t keys = 0, total = 0;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        keys++;
+        total += em_i64_dec(r.val);
+    }
+    em_batch_free(b);
+    return keys == 100 && total == (int64_t)19999 * 20000 / 2;
+}
+
+/* A segment request whose connection drops (the fault hook makes each
+ * executor's server drop its first one) is sent again on a new connection:
+ * no task fails and no map output is recomputed.  With retries off, the
+ * same drop is a fetch failure: the map output is recomputed, and the
+ * answer is still exact. */
+TEST(cluster_fetch_retried_after_dropped_connection) {
+    em_ctx *c = open_cluster("local-cluster[2,1,512]", "ember.test.faults", "dropfetch:n=1", NULL, NULL);
+    CHECK(c);
+    em_stats d;
+    CHECK(sums_exact(c, &d));
+    CHECK_EQ_I64(d.tasks_failed, 0);
+    CHECK_EQ_I64(d.map_tasks_run, 4);
+    em_close(c);
+    c = open_cluster("local-cluster[2,1,512]", "ember.test.faults", "dropfetch:n=1", "ember.shuffle.io.maxRetries",
+                     "0");
+    CHECK(c);
+    CHECK(sums_exact(c, &d));
+    CHECK(d.tasks_failed >= 1);
+    CHECK(d.map_tasks_run > 4);
+    em_close(c);
+}
