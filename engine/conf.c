@@ -107,6 +107,21 @@ static const conf_spec conf_keys[] = {
     /* A worker's heartbeat to the master (a quarter of the timeout, as
      * Spark's 15 s of 60 s), and how long it keeps a failed application's
      * executor logs (Spark's spark.worker.cleanup.appDataTtl: 7 days). */
+    /* An executor's heartbeat to its driver, and how long the driver waits
+     * for any frame of an executor before it declares it lost (and has its
+     * worker kill it).  Spark's are 10 s and spark.network.timeout's 120 s;
+     * on a LAN a stopped or cut-off executor is noticed in seconds. */
+    {.key = "ember.executor.heartbeatInterval", .def = "1s", .type = CONF_DURATION, .unit_ms = 1, .min = 10,
+     .max = 3600000},
+    /* A segment fetch that fails with its connection (refused, reset) is
+     * tried again this many times, this far apart, before it is a fetch
+     * failure (Spark's 3 and 5 s; a LAN's transient failures pass in
+     * milliseconds, and a dead executor should cost little). */
+    {.key = "ember.shuffle.io.maxRetries", .def = "3", .type = CONF_INT, .min = 0, .max = 100},
+    {.key = "ember.shuffle.io.retryWait", .def = "200ms", .type = CONF_DURATION, .unit_ms = 1, .min = 0,
+     .max = 3600000},
+    {.key = "ember.network.timeout", .def = "10s", .type = CONF_DURATION, .unit_ms = 1, .min = 100,
+     .max = 86400000},
     {.key = "ember.worker.heartbeatInterval", .def = "2500ms", .type = CONF_DURATION, .unit_ms = 1, .min = 10,
      .max = 3600000},
     {.key = "ember.worker.cleanup.appDataTtl", .def = "7d", .type = CONF_DURATION, .unit_ms = 1000, .min = 0,

@@ -2,6 +2,7 @@
  * conn.c -- framed, authenticated TCP connections on libuv (see conn.h).
  */
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,11 @@ struct conn {
     iol_owner owner;  /* first: the handles' data */
     uv_tcp_t tcp;
     uv_timer_t hs;    /* the handshake's deadline */
-    int handles;      /* not yet closed: freed at 0 */
+    int handles;      /* not yet closed, and requests pending: freed at 0 */
     uv_connect_t creq;
+    uv_getaddrinfo_t gai; /* resolving the peer's host name (counted in handles) */
+    int resolving;
+    int port;         /* the peer's, while resolving */
     ioloop *loop;
     conn_opts o;
     uint8_t *secret;  /* a copy */
@@ -55,8 +59,7 @@ static const char *comp(const conn_opts *o) { return o->component ? o->component
 
 const char *conn_peer(const conn *c) { return c->peer; }
 
-static void on_closed(uv_handle_t *h) {
-    conn *c = (conn *)h->data;
+static void release(conn *c) {
     if (--c->handles) return;
     if (c->cb.on_close) c->cb.on_close(c, c->reason, c->ud);
     fr_free(&c->rd);
@@ -70,12 +73,15 @@ static void on_closed(uv_handle_t *h) {
     free(c);
 }
 
+static void on_closed(uv_handle_t *h) { release((conn *)h->data); }
+
 void conn_close(conn *c, const char *reason) {
     if (c->state == C_CLOSING) return;
     c->state = C_CLOSING;
     snprintf(c->reason, sizeof c->reason, "%s", reason ? reason : "closed");
     log_msg(LOG_DEBUG, comp(&c->o), "connection %s closed: %s", c->peer[0] ? c->peer : "(unconnected)", c->reason);
     uv_read_stop((uv_stream_t *)&c->tcp);
+    if (c->resolving) uv_cancel((uv_req_t *)&c->gai); /* on_resolved still comes, and releases */
     uv_close((uv_handle_t *)&c->hs, on_closed);
     uv_close((uv_handle_t *)&c->tcp, on_closed);
 }
@@ -454,16 +460,74 @@ static void on_connected(uv_connect_t *req, int status) {
     start(c);
 }
 
+/* The first IPv4 address of a getaddrinfo answer, with port. */
+static int first_ipv4(const struct addrinfo *ai, int port, struct sockaddr_in *sa) {
+    for (; ai; ai = ai->ai_next) {
+        if (ai->ai_family != AF_INET) continue;
+        memcpy(sa, ai->ai_addr, sizeof *sa);
+        sa->sin_port = htons((uint16_t)port);
+        return 0;
+    }
+    return -1;
+}
+
+static const struct addrinfo ipv4_hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
+
+int conn_resolve(const char *host, int port, struct sockaddr_in *sa) {
+    if (!host || !*host) return em__seterr(EM_EINVAL, "no host");
+    if (!uv_ip4_addr(host, port, sa)) return 0;
+    struct addrinfo *ai = NULL;
+    int rc = getaddrinfo(host, NULL, &ipv4_hints, &ai);
+    if (rc) return em__seterr(EM_EINVAL, "cannot resolve host \"%s\": %s", host, gai_strerror(rc));
+    rc = first_ipv4(ai, port, sa);
+    freeaddrinfo(ai);
+    return rc ? em__seterr(EM_EINVAL, "host \"%s\" has no IPv4 address", host) : 0;
+}
+
+static int start_connect(conn *c, const struct sockaddr_in *sa) {
+    c->creq.data = c;
+    return uv_tcp_connect(&c->creq, &c->tcp, (const struct sockaddr *)sa, on_connected);
+}
+
+static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *ai) {
+    conn *c = req->data;
+    struct sockaddr_in sa;
+    c->resolving = 0;
+    int found = status == 0 && !first_ipv4(ai, c->port, &sa);
+    uv_freeaddrinfo(ai);
+    if (c->state != C_CLOSING) {
+        char why[200];
+        int rc = 0;
+        if (!found) {
+            snprintf(why, sizeof why, "cannot resolve %s: %s", c->peer,
+                     status ? uv_strerror(status) : "no IPv4 address");
+            conn_close(c, why);
+        } else if ((rc = start_connect(c, &sa))) {
+            snprintf(why, sizeof why, "cannot connect to %s: %s", c->peer, uv_strerror(rc));
+            conn_close(c, why);
+        }
+    }
+    release(c);
+}
+
 int conn_connect(ioloop *l, const char *host, int port, const conn_opts *o, const conn_cb *cb, void *ud, conn **out) {
     struct sockaddr_in sa;
     *out = NULL;
-    if (uv_ip4_addr(host, port, &sa))
-        return em__seterr(EM_EINVAL, "connect: \"%s\" is not a numeric IPv4 address", host);
+    if (!host || !*host) return em__seterr(EM_EINVAL, "connect: no host");
     conn *c = conn_new(l, o, o->secret, cb, ud);
     if (!c) return em__seterr(EM_ENOMEM, "connect: out of memory");
     snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
-    c->creq.data = c;
-    int rc = uv_tcp_connect(&c->creq, &c->tcp, (const struct sockaddr *)&sa, on_connected);
+    int rc;
+    if (!uv_ip4_addr(host, port, &sa)) {
+        rc = start_connect(c, &sa);
+    } else { /* a host name: resolved on the loop's thread pool, then connected */
+        c->gai.data = c;
+        c->port = port;
+        if (!(rc = uv_getaddrinfo(iol_uv(l), &c->gai, on_resolved, host, NULL, &ipv4_hints))) {
+            c->resolving = 1;
+            c->handles++;
+        }
+    }
     if (rc) {
         c->cb.on_close = NULL; /* the caller hears it from the return code */
         conn_close(c, uv_strerror(rc));
@@ -515,7 +579,7 @@ int conn_listen(ioloop *l, const char *host, int port, const conn_opts *o, const
                 listener **out, int *port_out) {
     struct sockaddr_in sa;
     *out = NULL;
-    if (uv_ip4_addr(host, port, &sa)) return em__seterr(EM_EINVAL, "listen: \"%s\" is not a numeric IPv4 address", host);
+    if (conn_resolve(host, port, &sa)) return em__preferr(EM_EINVAL, "listen on %s:%d", host, port);
     listener *ls = calloc(1, sizeof *ls);
     if (!ls) return em__seterr(EM_ENOMEM, "listen: out of memory");
     ls->owner.close = listener_owner_close;

@@ -45,14 +45,21 @@ typedef struct conn_cb {
     void (*on_close)(conn *c, const char *reason, void *ud);
 } conn_cb;
 
-/* Listen on host:port (a numeric IPv4 address; port 0: any free one, then
+/* host (a numeric IPv4 address, or a name resolved with getaddrinfo to its
+ * first IPv4 address, blocking the calling thread) and port as a socket
+ * address.  0, or EM_EINVAL naming the host and the resolver's answer. */
+struct sockaddr_in;
+int conn_resolve(const char *host, int port, struct sockaddr_in *sa);
+/* Listen on host:port (an address as conn_resolve's; port 0: any free one, then
  * *port_out says which).  Accepted connections use o, cb and ud.  0, or
  * EM_EIO with a message naming the address and the cause. */
 int conn_listen(ioloop *l, const char *host, int port, const conn_opts *o, const conn_cb *cb, void *ud,
                 listener **out, int *port_out);
 void listener_close(listener *ls);
-/* Connect to host:port; cb->on_open when ready, cb->on_close if it fails
- * (refused, unreachable, the handshake). */
+/* Connect to host:port (a numeric IPv4 address, or a name resolved without
+ * blocking the loop); cb->on_open when ready, cb->on_close if it fails
+ * (unknown host, refused, unreachable, the handshake: all within
+ * handshake_ms). */
 int conn_connect(ioloop *l, const char *host, int port, const conn_opts *o, const conn_cb *cb, void *ud, conn **out);
 /* Queue a frame (sealed if the session is).  0, or EM_EINVAL / EM_ENOMEM /
  * EM_ESTATE (not open, or closing). */

@@ -49,8 +49,10 @@ static int rule(const char *p, const char *e, fault_rule *r, char *why, size_t w
     else if (is(p, ke, "corrupt")) r->kind = FAULT_CORRUPT;
     else if (is(p, ke, "commit")) r->kind = FAULT_COMMIT;
     else if (is(p, ke, "delaycommit")) r->kind = FAULT_DELAY_COMMIT;
+    else if (is(p, ke, "dropfetch")) r->kind = FAULT_DROP_FETCH, r->n = 1;
     else {
-        snprintf(why, whylen, "unknown fault \"%.*s\" (expected fail, delay, corrupt, commit or delaycommit)",
+        snprintf(why, whylen,
+                 "unknown fault \"%.*s\" (expected fail, delay, corrupt, commit, delaycommit or dropfetch)",
                  (int)(ke - p), p);
         return -1;
     }
@@ -63,7 +65,13 @@ static int rule(const char *p, const char *e, fault_rule *r, char *why, size_t w
             snprintf(why, whylen, "\"%.*s\" is not key=number", (int)(pe - q), q);
             return -1;
         }
-        if (is(k, kend, "stage")) r->stage = v;
+        if (r->kind == FAULT_DROP_FETCH) {
+            if (!is(k, kend, "n") || v < 0) {
+                snprintf(why, whylen, "dropfetch takes only n=COUNT");
+                return -1;
+            }
+            r->n = v;
+        } else if (is(k, kend, "stage")) r->stage = v;
         else if (is(k, kend, "part")) r->part = v;
         else if (is(k, kend, "attempt")) r->attempt = v;
         else if (is(k, kend, "ms") && (r->kind == FAULT_DELAY || r->kind == FAULT_DELAY_COMMIT)) r->ms = v;

@@ -22,6 +22,10 @@
  *   delaycommit[:...,ms=N]               a save_as_text_file attempt sleeps N
  *                                        ms before it asks to commit,
  *                                        ignoring kills (one that came late)
+ *   dropfetch[:n=N]                      cluster mode: each executor's shuffle
+ *                                        server closes the connection of its
+ *                                        first N segment requests (default
+ *                                        1) instead of answering
  *
  * S, P, A are a stage id, a partition (the map index for map tasks) and an
  * attempt number (0 first); a key left out matches any.  Example:
@@ -34,13 +38,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum fault_kind { FAULT_FAIL = 1, FAULT_DELAY, FAULT_CORRUPT, FAULT_COMMIT, FAULT_DELAY_COMMIT } fault_kind;
+typedef enum fault_kind {
+    FAULT_FAIL = 1,
+    FAULT_DELAY,
+    FAULT_CORRUPT,
+    FAULT_COMMIT,
+    FAULT_DELAY_COMMIT,
+    FAULT_DROP_FETCH
+} fault_kind;
 
 typedef struct fault_rule {
     fault_kind kind;
     int64_t stage, part, attempt; /* -1: any */
     int64_t ms;                   /* FAULT_DELAY: 0 = until killed;
                                      FAULT_DELAY_COMMIT: the sleep */
+    int64_t n;                    /* FAULT_DROP_FETCH: requests to drop */
 } fault_rule;
 
 #define FAULTS_MAX 32

@@ -3,7 +3,9 @@
  * netconf.h).
  */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +84,9 @@ conn_opts netconf_opts(const netconf *n, const char *component) {
 }
 
 int netconf_check_bind(const netconf *n, const char *host, const char *component) {
-    if (!strncmp(host, "127.", 4) || !strcmp(host, "localhost")) return 0;
+    struct sockaddr_in sa;
+    if (conn_resolve(host, 0, &sa)) return em__preferr(EM_EINVAL, "%s", component);
+    if ((ntohl(sa.sin_addr.s_addr) >> 24) == 127) return 0; /* loopback */
     if (n->secret) return 0;
     if (!n->insecure)
         return em__seterr(EM_EINVAL,

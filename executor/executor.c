@@ -26,6 +26,7 @@
 #include "err.h"
 #include "events.h"
 #include "executor.h"
+#include "faults.h"
 #include "fnref.h"
 #include "frame.h"
 #include "log.h"
@@ -76,6 +77,7 @@ typedef struct freq {
     int fd;
     int started;         /* its M_SEGMENT came */
     int done, rc;        /* x.mu */
+    int transient;       /* x.mu: it failed because its connection did (worth a retry) */
     int dropped;         /* x.mu: nobody waits; whoever ends it frees it */
     uint64_t progress_us;  /* atomic: the last frame on its connection */
     char err[512];
@@ -110,8 +112,16 @@ typedef struct executor {
     dreq *reqs;          /* waiting for the driver's answer (mu) */
     uint64_t next_req;
     fconn *fconns;       /* the loop's thread only */
+    int fetch_retries;   /* ember.shuffle.io.maxRetries */
+    int64_t drop_fetches;    /* the loop's: requests to drop (ember.test.faults dropfetch) */
+    uint64_t fetch_retry_ms; /* ember.shuffle.io.retryWait */
     int stop, status;
     int registered;      /* the driver's connection opened */
+    struct {
+        iol_owner owner;
+        uv_timer_t t;
+        uint64_t ms;     /* ember.executor.heartbeatInterval */
+    } hb;                /* the loop's */
     char url[80];
     char why[512];
     pthread_t *threads;
@@ -270,6 +280,9 @@ static void fetch_closed(conn *c, const char *reason, void *ud) {
             for (freq *r = f->head, *n; r; r = n) {
                 n = r->next;
                 snprintf(why, sizeof why, "executor at %s: %s", f->key, reason);
+                pthread_mutex_lock(&x.mu);
+                r->transient = 1;
+                pthread_mutex_unlock(&x.mu);
                 freq_end(r, EM_EFETCH, why);
             }
             free(f);
@@ -374,6 +387,9 @@ static void fetch_start(void *arg) {
             free(f);
             char why[600];
             snprintf(why, sizeof why, "executor at %s: %s", key, em_errmsg());
+            pthread_mutex_lock(&x.mu);
+            r->transient = 1;
+            pthread_mutex_unlock(&x.mu);
             freq_end(r, EM_EFETCH, why);
             return;
         }
@@ -445,15 +461,11 @@ static void fetch_drop(void *fctx, void *h) {
     if (done) freq_free(r);
 }
 
-/* sr_fetcher's end.  The loop ends every request it holds (a closed
- * connection fails them).  A killed attempt drops its request and returns
- * at once; a peer silent for FETCH_TIMEOUT_S (a host gone without a word)
- * has its connection closed, which ends this request and every other on
- * it. */
-static int fetch_end(void *fctx, void *h) {
-    freq *r = h;
+/* Wait for request r to end.  0 when it did (r->rc says how); EM_ECANCELED
+ * when the attempt was killed meanwhile (r is dropped then).  *aborted:
+ * its connection was closed for FETCH_TIMEOUT_S of silence. */
+static int fetch_wait(void *fctx, freq *r, int *aborted) {
     uint64_t since = ev_now_us();
-    int aborted = 0;
     pthread_mutex_lock(&x.mu);
     while (!r->done) {
         struct timespec until;
@@ -469,14 +481,63 @@ static int fetch_end(void *fctx, void *h) {
             return EM_ECANCELED;
         }
         uint64_t p = __atomic_load_n(&r->progress_us, __ATOMIC_RELAXED), now = ev_now_us();
-        if (!aborted && now - (p > since ? p : since) > (uint64_t)FETCH_TIMEOUT_S * 1000000u) {
-            aborted = 1;
+        if (!*aborted && now - (p > since ? p : since) > (uint64_t)FETCH_TIMEOUT_S * 1000000u) {
+            *aborted = 1;
             pthread_mutex_unlock(&x.mu);
-            if (iol_post(x.l, fetch_abort, (void *)(uintptr_t)r->rid)) aborted = 0;
+            if (iol_post(x.l, fetch_abort, (void *)(uintptr_t)r->rid)) *aborted = 0;
             pthread_mutex_lock(&x.mu);
         }
     }
     pthread_mutex_unlock(&x.mu);
+    return 0;
+}
+
+/* Sleep ms in steps, returning early (nonzero) if the attempt is killed. */
+static int retry_pause(uint64_t ms) {
+    for (uint64_t slept = 0; slept < ms; slept += 20) {
+        if (runner_cancelled()) return 1;
+        usleep(20 * 1000);
+    }
+    return runner_cancelled();
+}
+
+/* sr_fetcher's end.  The loop ends every request it holds (a closed
+ * connection fails them).  A killed attempt drops its request and returns
+ * at once; a peer silent for FETCH_TIMEOUT_S (a host gone without a word)
+ * has its connection closed, which ends this request and every other on
+ * it.  A request that failed with its connection (refused, reset) is sent
+ * again on a new one, up to ember.shuffle.io.maxRetries times,
+ * ember.shuffle.io.retryWait apart; then it is a fetch failure. */
+static int fetch_end(void *fctx, void *h) {
+    freq *r = h;
+    int aborted = 0;
+    for (int tries = 0;; tries++) {
+        if (fetch_wait(fctx, r, &aborted)) return EM_ECANCELED;
+        pthread_mutex_lock(&x.mu);
+        int again = r->rc == EM_EFETCH && r->transient && !aborted && tries < x.fetch_retries;
+        pthread_mutex_unlock(&x.mu);
+        if (!again) break;
+        log_msg(LOG_WARN, "executor", "shuffle %u map %u: %s; retrying in %llu ms (%d of %d)", r->shuffle, r->map,
+                r->err, (unsigned long long)x.fetch_retry_ms, tries + 1, x.fetch_retries);
+        if (retry_pause(x.fetch_retry_ms)) {
+            em__seterr(EM_ECANCELED, "shuffle %u map %u: the task was killed while fetching", r->shuffle, r->map);
+            freq_free(r); /* ended, and held by no connection */
+            return EM_ECANCELED;
+        }
+        if (ftruncate(r->fd, 0)) {} /* what came before is written again from offset 0 */
+        pthread_mutex_lock(&x.mu);
+        r->done = r->rc = r->transient = r->started = 0;
+        r->got = 0;
+        r->err[0] = 0;
+        r->rid = x.next_req++;
+        pthread_mutex_unlock(&x.mu);
+        __atomic_store_n(&r->progress_us, ev_now_us(), __ATOMIC_RELAXED);
+        if (iol_post(x.l, fetch_start, r)) {
+            em__seterr(EM_EFETCH, "shuffle %u map %u: the executor is stopping", r->shuffle, r->map);
+            freq_free(r);
+            return EM_EFETCH;
+        }
+    }
     int rc = r->rc, fd = r->fd;
     uint32_t shuffle = r->shuffle, map = r->map;
     int reduce = r->reduce;
@@ -582,6 +643,13 @@ static void serve_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *
         msg_free(&m);
         free(body);
         conn_close(c, why);
+        return;
+    }
+    if (x.drop_fetches > 0) {
+        x.drop_fetches--;
+        msg_free(&m);
+        free(body);
+        conn_close(c, "dropped a segment request (ember.test.faults dropfetch)");
         return;
     }
     sconn *s = sconn_of(c, 1);
@@ -694,7 +762,10 @@ static void send_ended(void *arg) {
 /* Encode the result and hand it to the loop. */
 static void report(xtask *t, task_result *res, uint64_t end_us) {
     ended *e = calloc(1, sizeof *e);
-    if (!e) return; /* the driver learns of it when this executor is lost */
+    if (!e) { /* the end cannot reach the driver: the attempt would wait forever */
+        finish(1, "out of memory reporting the end of a task");
+        return;
+    }
     e->id = t->id;
     e->killed = __atomic_load_n(&t->ctl.cancel, __ATOMIC_RELAXED);
     e->start_us = t->start_us;
@@ -706,7 +777,10 @@ static void report(xtask *t, task_result *res, uint64_t end_us) {
         snprintf(res->errmsg, sizeof res->errmsg, "out of memory encoding the task's result");
         taskresult_encode(res, &e->res);
     }
-    if (iol_post(x.l, send_ended, e)) ended_free(e);
+    if (iol_post(x.l, send_ended, e)) {
+        ended_free(e);
+        finish(1, "cannot hand a task's end to the network thread"); /* lost, so its attempts run again */
+    }
 }
 
 static void *task_thread(void *arg) {
@@ -804,12 +878,29 @@ static void kill_task(uint64_t id) {
     }
 }
 
+/* A beat to the driver, from the loop's thread whatever the tasks do: a
+ * driver that hears nothing from this executor (any frame) for
+ * ember.network.timeout declares it lost. */
+static void on_heartbeat(uv_timer_t *t) {
+    (void)t;
+    char id[32];
+    snprintf(id, sizeof id, "executor %d", x.id);
+    msg_val f[] = {msg_str(id)};
+    if (x.driver && conn_send_msg(x.driver, M_HEARTBEAT, f, 1)) conn_close(x.driver, em_errmsg());
+}
+
+static void hb_close(void *self, const char *reason) {
+    (void)self, (void)reason;
+    if (!uv_is_closing((uv_handle_t *)&x.hb.t)) uv_close((uv_handle_t *)&x.hb.t, NULL);
+}
+
 static void driver_open(conn *c, void *ud) {
     (void)ud;
     x.registered = 1;
     msg_val f[] = {msg_u((uint64_t)x.id), msg_str(x.host), msg_u((uint64_t)x.port), msg_u((uint64_t)x.cores),
                    msg_bin(fnref_binary_hash(), 32)};
     if (conn_send_msg(c, M_REGISTER_EXECUTOR, f, 5)) conn_close(c, em_errmsg());
+    else uv_timer_start(&x.hb.t, on_heartbeat, x.hb.ms, x.hb.ms);
 }
 
 static void driver_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
@@ -871,6 +962,9 @@ typedef struct start_arg {
 
 static void start(void *arg) {
     start_arg *a = arg;
+    x.hb.owner.close = hb_close;
+    uv_timer_init(iol_uv(x.l), &x.hb.t); /* cannot fail */
+    x.hb.t.data = &x.hb.owner;
     conn_opts so = x.co;
     so.component = "shuffle-server";
     a->rc = conn_listen(x.l, x.host, 0, &so, &serve_cb, NULL, &x.ls, &x.port);
@@ -950,6 +1044,14 @@ int executor_main(void) {
     x.fetcher.end = fetch_end;
     x.fetcher.drop = fetch_drop;
     x.fetcher.in_flight = (uint64_t)conf_size(conf, "ember.reducer.maxSizeInFlight");
+    x.hb.ms = (uint64_t)conf_duration_ms(conf, "ember.executor.heartbeatInterval");
+    x.fetch_retries = (int)conf_i64(conf, "ember.shuffle.io.maxRetries");
+    x.fetch_retry_ms = (uint64_t)conf_duration_ms(conf, "ember.shuffle.io.retryWait");
+    fault_rule rules[FAULTS_MAX];
+    char fwhy[200];
+    int nrules = faults_parse(em_conf_get(conf, "ember.test.faults"), rules, fwhy, sizeof fwhy);
+    for (int i = 0; i < nrules; i++)
+        if (rules[i].kind == FAULT_DROP_FETCH) x.drop_fetches += rules[i].n;
     x.env.fetch = &x.fetcher;
     em_conf_free(conf);
     vars_set_bcast_fetch(fetch_bcast);

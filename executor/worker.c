@@ -495,6 +495,7 @@ static void kill_exec(const char *app, int id) {
             e->killed = 1;
             if (e->started) {
                 uv_process_kill(&e->proc, SIGTERM);
+                uv_process_kill(&e->proc, SIGCONT); /* a stopped executor takes the SIGTERM now */
                 uv_timer_start(&e->grace, on_grace, KILL_GRACE_MS, 0);
             } else if (e->waiting) {
                 e->waiting = NULL;

@@ -45,6 +45,7 @@ typedef struct cexec {
     int id, cores, alive;
     conn *c;
     char addr[80];
+    uint64_t heard_ms;   /* its last frame (uv_now) */
 } cexec;
 
 typedef struct ctask {
@@ -95,6 +96,12 @@ typedef struct cluster {
     char *exec_conf;         /* the settings executors get, KEY=VALUE lines */
     int mport, dport, lc_workers, lc_cores, exec_cores, cores_max;
     int64_t max_result;      /* ember.driver.maxResultSize (0: none) */
+    uint64_t timeout_ms;     /* ember.network.timeout: an executor silent this long is lost */
+    struct {
+        iol_owner owner;
+        uv_timer_t t;
+        uint64_t last_ms;    /* its previous run */
+    } watch;                 /* checks executors' silence (the loop's) */
     int64_t lc_mem_mib, exec_mem_mib;
     int (*ask_commit)(void *c, uint32_t stage, int32_t partition, uint64_t attempt);
     void *commit_ctx;
@@ -534,6 +541,7 @@ static void register_exec(cluster *k, conn *c, lconn *l, const msg *m) {
     x->cores = (int)m->f[3].u;
     x->alive = 1;
     x->c = c;
+    x->heard_ms = uv_now(iol_uv(k->l));
     snprintf(x->addr, sizeof x->addr, "%.*s:%llu", (int)(m->f[1].len > 60 ? 60 : m->f[1].len),
              (const char *)m->f[1].p, (unsigned long long)m->f[2].u);
     l->kind = K_EXEC;
@@ -720,6 +728,10 @@ static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
         return;
     }
     if (conn_take_msg(c, type, body, len, &m)) return;
+    if (l->kind == K_EXEC) { /* any frame is a sign of life */
+        cexec *x = exec_of(k, l->exec);
+        if (x && x->c == c) x->heard_ms = uv_now(iol_uv(k->l));
+    }
     /* A connection registers once, as an executor, or fetches the binary;
      * an executor sends the rest.  Anything else closes it. */
     int tag = l->kind == K_UNKNOWN ? (m.tag == M_REGISTER_EXECUTOR || m.tag == M_FETCH_BINARY ? m.tag : -1)
@@ -737,6 +749,7 @@ static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
         break;
     }
     case M_FETCH_BCAST: answer_bcast(k, c, &m); break;
+    case M_HEARTBEAT: break; /* heard, above */
     default:
         snprintf(why, sizeof why, "a %s message the driver does not take here", msg_name(m.tag));
         conn_close(c, why);
@@ -761,6 +774,38 @@ static void listen_closed(conn *c, const char *reason, void *ud) {
 }
 
 static const conn_cb listen_cb = {listen_open, listen_frame, listen_closed};
+
+/* An executor silent for ember.network.timeout (stopped, hung, cut off:
+ * its connection may stay open for hours) is lost: its worker is asked to
+ * kill it, and its connection closes, which fails its attempts. */
+static void on_watch(uv_timer_t *t) {
+    cluster *k = (cluster *)((char *)t->data - offsetof(cluster, watch));
+    uint64_t now = uv_now(iol_uv(k->l)), prev = k->watch.last_ms;
+    k->watch.last_ms = now;
+    if (prev && now - prev > k->timeout_ms / 2) { /* this loop was held up: frames may wait unread */
+        for (int i = 0; i < k->nexec; i++) k->execs[i].heard_ms = now;
+        return;
+    }
+    for (int i = 0; i < k->nexec; i++) {
+        cexec *x = &k->execs[i];
+        if (!x->alive || now - x->heard_ms < k->timeout_ms) continue;
+        char why[200];
+        snprintf(why, sizeof why, "no heartbeat for %llu ms (ember.network.timeout is %llu ms)",
+                 (unsigned long long)(now - x->heard_ms), (unsigned long long)k->timeout_ms);
+        if (k->master && k->app_id[0]) {
+            msg_val f[] = {msg_str(k->app_id), msg_u((uint64_t)x->id)};
+            if (conn_send_msg(k->master, M_KILL_EXECUTOR, f, 2)) conn_close(k->master, em_errmsg());
+        }
+        exec_lost(k, x, why);
+        conn_close(x->c, why);
+    }
+}
+
+static void watch_close(void *self, const char *reason) {
+    (void)reason;
+    uv_timer_t *t = &((cluster *)((char *)self - offsetof(cluster, watch)))->watch.t;
+    if (!uv_is_closing((uv_handle_t *)t)) uv_close((uv_handle_t *)t, NULL);
+}
 
 /* ------------------------------------------------ local-cluster's daemons */
 
@@ -919,6 +964,11 @@ static void start_fn(void *arg) {
     cluster *k = a->k;
     conn_opts o = k->co;
     o.component = "driver";
+    k->watch.owner.close = watch_close;
+    uv_timer_init(iol_uv(k->l), &k->watch.t); /* cannot fail */
+    k->watch.t.data = &k->watch.owner;
+    uint64_t every = k->timeout_ms / 4 ? k->timeout_ms / 4 : 1;
+    uv_timer_start(&k->watch.t, on_watch, every, every);
     a->rc = conn_listen(k->l, k->dhost, k->dport, &o, &listen_cb, k, &k->ls, &k->port);
     if (!a->rc && k->lc_workers) a->rc = start_daemons(k);
     if (!a->rc) {
@@ -984,6 +1034,14 @@ backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     k->exec_mem_mib = o->master ? o->exec_mem_mib : (o->exec_mem_mib < o->lc_mem_mib ? o->exec_mem_mib : o->lc_mem_mib);
     k->cores_max = o->cores_max;
     k->max_result = o->max_result;
+    k->timeout_ms = o->timeout_ms;
+    if (o->heartbeat_ms >= o->timeout_ms) {
+        c_close(&k->b);
+        return em__seterr(EM_EINVAL,
+                          "ember.executor.heartbeatInterval (%llu ms) must be less than ember.network.timeout "
+                          "(%llu ms)",
+                          (unsigned long long)o->heartbeat_ms, (unsigned long long)o->timeout_ms), NULL;
+    }
     if (!(k->exec_conf = strdup(o->exec_conf ? o->exec_conf : ""))) {
         c_close(&k->b);
         return em__seterr(EM_ENOMEM, "out of memory"), NULL;

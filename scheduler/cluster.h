@@ -40,6 +40,9 @@ typedef struct cluster_opts {
     const char *exec_conf;    /* the settings executors get (conf_lines) */
     int64_t max_result;       /* ember.driver.maxResultSize: a result streamed
                                  past it is dropped and fails its task */
+    uint64_t heartbeat_ms;    /* ember.executor.heartbeatInterval (the executors') */
+    uint64_t timeout_ms;      /* ember.network.timeout: an executor silent this
+                                 long is lost */
     /* The output commit coordinator (runner.h's ask_commit). */
     int (*ask_commit)(void *c, uint32_t stage, int32_t partition, uint64_t attempt);
     void *commit_ctx;

@@ -198,6 +198,17 @@ int master_unregister_app(master *m, const char *id, uint64_t now_ms, void (*kil
     return 0;
 }
 
+int master_kill_executor(master *m, const char *id, int exec_id, void (*kill)(void *ud, const master_exec *e),
+                         void *ud) {
+    app *a = find_app(m, id);
+    for (int k = 0; a && k < a->nexecs; k++)
+        if (a->execs[k].id == exec_id) {
+            kill(ud, &a->execs[k]);
+            return 0;
+        }
+    return em__seterr(EM_ENOENT, "master: no executor %d of application %s", exec_id, id);
+}
+
 int master_executor_exited(master *m, const char *id, int exec_id) {
     app *a = find_app(m, id);
     for (int k = 0; a && k < a->nexecs; k++)

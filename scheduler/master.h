@@ -68,6 +68,11 @@ int master_unregister_app(master *m, const char *app, uint64_t now_ms, void (*ki
  * oldest application first.  launch(ud, e) for each new executor.
  * Returns how many were granted. */
 int master_schedule(master *m, void (*launch)(void *ud, const master_exec *e), void *ud);
+/* The application's driver gave up on one of its executors (silent past
+ * ember.network.timeout): kill(ud, e) asks its worker to kill it, whose
+ * report of the exit frees its cores.  0, or EM_ENOENT. */
+int master_kill_executor(master *m, const char *app, int exec_id, void (*kill)(void *ud, const master_exec *e),
+                         void *ud);
 /* An executor ended (its worker said so): its cores and memory are free. */
 int master_executor_exited(master *m, const char *app, int exec_id);
 

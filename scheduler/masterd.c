@@ -224,6 +224,14 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
             master_schedule(d->m, tell_launch, d);
         }
         break;
+    case M_KILL_EXECUTOR: /* from a driver, about its own executor */
+        if (!p || p->kind != P_DRIVER || copy_str(id, sizeof id, &m.f[0]) || strcmp(id, p->id)) {
+            msg_val f[] = {msg_i(EM_EINVAL), msg_str("only an application's driver may kill its executors")};
+            send_msg(c, M_ERROR, f, 2);
+        } else if (!master_kill_executor(d->m, id, (int)m.f[1].u, tell_kill, d)) {
+            log_msg(LOG_INFO, "master", "application %s asked to kill its executor %d", id, (int)m.f[1].u);
+        }
+        break;
     case M_EXECUTOR_EXITED:
         if (!copy_str(id, sizeof id, &m.f[0]) && !master_executor_exited(d->m, id, (int)m.f[1].u)) {
             peer *drv = peer_by_id(d, P_DRIVER, id);
@@ -440,8 +448,11 @@ static void start(masterd *d) {
     struct sockaddr_in sa;
     d->web.owner.close = close_web;
     d->tick.owner.close = close_tick;
-    int rc = uv_ip4_addr(d->host, d->webport, &sa);
-    if (!rc) rc = uv_tcp_init(iol_uv(d->l), &d->web.tcp);
+    if (conn_resolve(d->host, d->webport, &sa)) {
+        d->rc = em__preferr(EM_EINVAL, "status port %s:%d", d->host, d->webport);
+        return;
+    }
+    int rc = uv_tcp_init(iol_uv(d->l), &d->web.tcp);
     if (rc) {
         d->rc = em__seterr(EM_EIO, "status port %s:%d: %s", d->host, d->webport, uv_strerror(rc));
         return;

@@ -526,3 +526,125 @@ TEST(cluster_executors_take_the_drivers_settings) {
     CHECK_STR_CONTAINS(em_errmsg(), "more than ember.driver.maxResultSize (102400 bytes)");
     em_close(c);
 }
+
+/* The first call (on record 0) writes its executor's pid to the file named
+ * by arg and stops that whole executor with SIGSTOP: its connection stays
+ * open, only its heartbeats stop. */
+static int fn_stop_executor_once(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t v = rec_i64(in);
+    if (v == 0) {
+        int fd = open((const char *)arg, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd >= 0) {
+            char s[32];
+            int n = snprintf(s, sizeof s, "%d\n", (int)getpid());
+            if (write(fd, s, (size_t)n) != n) return em_fail("cannot write the pid");
+            close(fd);
+            raise(SIGSTOP);
+        }
+    }
+    return em_emit_i64(out, v);
+}
+
+/* An executor stopped with SIGSTOP mid-job (speculation off): the driver
+ * hears no heartbeat for ember.network.timeout, declares it lost, its
+ * attempts run again on the other executor and the answer is exact; its
+ * worker kills the stopped process (checked by PID). */
+TEST(cluster_stopped_executor_lost_by_heartbeat) {
+    em_ctx *c = open_cluster("local-cluster[2,1,512]", "ember.network.timeout", "1500ms",
+                             "ember.executor.heartbeatInterval", "100ms");
+    CHECK(c);
+    const char *marker = tmp_path("stopped.pid");
+    em_batch *b = NULL;
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    CHECK_OK(em_collect(em_map(em_range(c, 0, 8, 1, 8), fn_stop_executor_once, marker, strlen(marker) + 1), &b));
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(batch_sum_i64(b), 28);
+    CHECK_EQ_I64(em_batch_count(b), 8);
+    em_batch_free(b);
+    CHECK(s1.tasks_failed - s0.tasks_failed >= 1); /* at least the stopped attempt */
+    FILE *f = fopen(marker, "r");
+    int pid = 0;
+    CHECK(f && fscanf(f, "%d", &pid) == 1 && pid > 0);
+    fclose(f);
+    /* Killed by its worker (SIGTERM, then SIGKILL after the grace): gone
+     * well before em_close would take it with the worker. */
+    int gone = 0;
+    for (int i = 0; i < 400 && !gone; i++) {
+        gone = parent_of(pid) < 0;
+        if (!gone) usleep(50 * 1000);
+    }
+    if (!gone) kill(pid, SIGKILL); /* leave nothing behind, then fail */
+    CHECK(gone);
+    em_close(c);
+    /* A heartbeat interval not below the timeout is refused, naming both. */
+    c = open_cluster("local-cluster[1,1,512]", "ember.network.timeout", "1s", "ember.executor.heartbeatInterval",
+                     "1s");
+    CHECK(!c);
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.executor.heartbeatInterval (1000 ms) must be less than "
+                                    "ember.network.timeout (1000 ms)");
+}
+
+/* reduce_by_key of (i % 100, i) over 0..19999 on 4 maps and 3 reducers,
+ * once both executors of c have registered (so that both hold map outputs
+ * and every reducer fetches from the other's server).  1 when exact. */
+static int sums_exact(em_ctx *c, em_stats *delta) {
+    /* Both executors run tasks (the scheduler knows both) before the job. */
+    int two = 0;
+    for (int i = 0; i < 100 && !two; i++) {
+        em_batch *pb = NULL;
+        if (em_collect(em_map(em_range(c, 0, 8, 1, 8), fn_pid, NULL, 0), &pb)) return 0;
+        size_t pos = 0;
+        em_rec r;
+        int64_t first = -1;
+        while (em_batch_next(pb, &pos, &r) == 1) {
+            if (first < 0) first = rec_i64(&r);
+            two |= rec_i64(&r) != first;
+        }
+        em_batch_free(pb);
+        if (!two) usleep(50 * 1000);
+    }
+    if (!two) return 0;
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    int m = 100;
+    em_batch *b = NULL;
+    if (em_collect(em_reduce_by_key(em_map(em_range(c, 0, 20000, 1, 4), fn_mod_key, &m, sizeof m), fn_sum_i64, NULL,
+                                    0, 3),
+                   &b))
+        return 0;
+    em_get_stats(c, &s1);
+    delta->tasks_failed = s1.tasks_failed - s0.tasks_failed;
+    delta->map_tasks_run = s1.map_tasks_run - s0.map_tasks_run;
+    size_t pos = 0;
+    em_rec r;
+    int64_t keys = 0, total = 0;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        keys++;
+        total += em_i64_dec(r.val);
+    }
+    em_batch_free(b);
+    return keys == 100 && total == (int64_t)19999 * 20000 / 2;
+}
+
+/* A segment request whose connection drops (the fault hook makes each
+ * executor's server drop its first one) is sent again on a new connection:
+ * no task fails and no map output is recomputed.  With retries off, the
+ * same drop is a fetch failure: the map output is recomputed, and the
+ * answer is still exact. */
+TEST(cluster_fetch_retried_after_dropped_connection) {
+    em_ctx *c = open_cluster("local-cluster[2,1,512]", "ember.test.faults", "dropfetch:n=1", NULL, NULL);
+    CHECK(c);
+    em_stats d;
+    CHECK(sums_exact(c, &d));
+    CHECK_EQ_I64(d.tasks_failed, 0);
+    CHECK_EQ_I64(d.map_tasks_run, 4);
+    em_close(c);
+    c = open_cluster("local-cluster[2,1,512]", "ember.test.faults", "dropfetch:n=1", "ember.shuffle.io.maxRetries",
+                     "0");
+    CHECK(c);
+    CHECK(sums_exact(c, &d));
+    CHECK(d.tasks_failed >= 1);
+    CHECK(d.map_tasks_run > 4);
+    em_close(c);
+}

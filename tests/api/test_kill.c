@@ -38,6 +38,9 @@ TEST(kill_fault_spec_checked) {
     CHECK_STR_CONTAINS(em_errmsg(), "\"part=x\" is not key=number");
     CHECK_EQ_I64(em_conf_set(conf, "ember.test.faults", "fail:ms=3"), EM_EINVAL);
     CHECK_STR_CONTAINS(em_errmsg(), "unknown key \"ms\"");
+    CHECK_OK(em_conf_set(conf, "ember.test.faults", "dropfetch; dropfetch:n=3"));
+    CHECK_EQ_I64(em_conf_set(conf, "ember.test.faults", "dropfetch:part=1"), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "dropfetch takes only n=COUNT");
     em_conf_free(conf);
 }
 

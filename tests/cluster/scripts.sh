@@ -5,7 +5,8 @@
 # on them with ember-submit and compared with a local run, a PID file naming
 # a process that is not ours left alone by the stop script, then
 # stop-worker.sh and stop-master.sh, after which no process they started
-# runs and no PID file is left.  Run by `make test`.
+# runs and no PID file is left.  Every address is the name "localhost".
+# Run by `make test`.
 set -eu
 B="$1"
 T=$(mktemp -d /tmp/ember-scripts-XXXXXX)
@@ -26,16 +27,18 @@ check() {
     if eval "$2"; then echo "ok   scripts: $1"; else echo "FAIL scripts: $1"; fail=1; fi
 }
 
-out=$(scripts/start-master.sh --port 0 --webui-port 0)
-url=$(printf '%s\n' "$out" | sed -n 's/.*listening on \([0-9.]*:[0-9]*\),.*/ember:\/\/\1/p')
+# Every address by name: the daemons bind "localhost", the driver
+# advertises it, and the master URL names it.
+out=$(scripts/start-master.sh --host localhost --port 0 --webui-port 0)
+url=$(printf '%s\n' "$out" | sed -n 's/.*listening on [a-z0-9.]*:\([0-9]*\),.*/ember:\/\/localhost:\1/p')
 check "start-master.sh reports where the master listens" '[ -n "$url" ]'
 mpid=$(cat "$T"/pids/ember-*-master-1.pid)
-scripts/start-worker.sh "$url" --cores 1 --memory 512m --work-dir "$T/work" > "$T/worker.out"
+scripts/start-worker.sh "$url" --host localhost --cores 1 --memory 512m --work-dir "$T/work" > "$T/worker.out"
 wpid=$(cat "$T"/pids/ember-*-worker-1.pid)
 check "start-worker.sh: the worker registered" 'grep -q "registered with" "$T/worker.out"'
 
 want=$("$B/examples/wordcount" tests/data/words.txt 3 'local[2]' | grep -v '^word ')
-got=$(scripts/ember-submit --master "$url" --name wc --executor-memory 512m --conf ember.local.dir="$T" \
+got=$(scripts/ember-submit --master "$url" --name wc --executor-memory 512m --conf ember.local.dir="$T" --conf ember.driver.host=localhost \
       "$B/examples/wordcount" tests/data/words.txt 3 2> "$T/submit.err" | grep -v '^word ' || true)
 check "ember-submit runs word count on the cluster" '[ -n "$got" ] && [ "$got" = "$want" ]'
 [ "$got" = "$want" ] || { echo "  want: $want"; echo "  got:  $got"; cat "$T/submit.err"; }

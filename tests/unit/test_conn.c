@@ -118,16 +118,17 @@ typedef struct setup {
     int port;
     conn *c;
     int rc;
+    const char *host; /* NULL: 127.0.0.1 */
 } setup;
 
 static void do_listen(void *a) {
     setup *u = a;
-    u->rc = conn_listen(u->l, "127.0.0.1", 0, &u->o, &callbacks, u->s, &u->ls, &u->port);
+    u->rc = conn_listen(u->l, u->host ? u->host : "127.0.0.1", 0, &u->o, &callbacks, u->s, &u->ls, &u->port);
 }
 
 static void do_connect(void *a) {
     setup *u = a;
-    u->rc = conn_connect(u->l, "127.0.0.1", u->port, &u->o, &callbacks, u->s, &u->c);
+    u->rc = conn_connect(u->l, u->host ? u->host : "127.0.0.1", u->port, &u->o, &callbacks, u->s, &u->c);
 }
 
 
@@ -180,7 +181,7 @@ static int echo_roundtrip(setup *srv, const conn_opts *o) {
     cs.send_type[0] = FT_MSG, cs.send_body[0] = "a", cs.send_len[0] = 1;
     cs.send_type[1] = FT_CHUNK, cs.send_body[1] = big, cs.send_len[1] = sizeof big;
     cs.send_type[2] = FT_CHUNK, cs.send_body[2] = NULL, cs.send_len[2] = 0;
-    setup cu = {srv->l, *o, &cs, NULL, srv->port, NULL, 0};
+    setup cu = {srv->l, *o, &cs, NULL, srv->port, NULL, 0, srv->host};
     iol_call(srv->l, do_connect, &cu);
     int ok = cu.rc == 0 && wait_for(&cs, &cs.frames, 3);
     ok = ok && cs.type[0] == FT_MSG && cs.len[0] == 1 && cs.body[0][0] == 'a';
@@ -201,7 +202,7 @@ TEST(conn_frames_echo_intact) {
     side_init(&ss);
     ss.echo = 1;
     conn_opts o = {0, NULL, 0, 0, "test", 0};
-    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0};
+    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, NULL};
     CHECK(u.l);
     iol_call(u.l, do_listen, &u);
     CHECK_OK(u.rc);
@@ -220,7 +221,7 @@ TEST(conn_garbage_closes_only_that_connection) {
     side_init(&ss);
     ss.echo = 1;
     conn_opts o = {1 << 20, NULL, 0, 0, "test", 0};
-    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0};
+    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, NULL};
     CHECK(u.l);
     iol_call(u.l, do_listen, &u);
     CHECK_OK(u.rc);
@@ -251,7 +252,7 @@ TEST(conn_secret_and_encryption) {
     ss.echo = 1;
     static const char secret[] = "shared secret";
     conn_opts o = {1 << 20, secret, sizeof secret - 1, 1, "test", 0};
-    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0};
+    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, NULL};
     CHECK(u.l);
     iol_call(u.l, do_listen, &u);
     CHECK_OK(u.rc);
@@ -261,7 +262,7 @@ TEST(conn_secret_and_encryption) {
     side cs;
     side_init(&cs);
     conn_opts bad = {1 << 20, "wrong", 5, 1, "test", 0};
-    setup cu = {u.l, bad, &cs, NULL, u.port, NULL, 0};
+    setup cu = {u.l, bad, &cs, NULL, u.port, NULL, 0, NULL};
     iol_call(u.l, do_connect, &cu);
     CHECK_OK(cu.rc);
     CHECK(wait_for(&cs, &cs.closed, 1));
@@ -425,7 +426,7 @@ TEST(conn_handshake_deadline) {
     ss.echo = 1;
     static const char secret[] = "shared secret";
     conn_opts o = {1 << 20, secret, sizeof secret - 1, 0, "test", 300};
-    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0};
+    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, NULL};
     CHECK(u.l);
     iol_call(u.l, do_listen, &u);
     CHECK_OK(u.rc);
@@ -436,5 +437,44 @@ TEST(conn_handshake_deadline) {
     CHECK(echo_roundtrip(&u, &o));
     iol_call(u.l, do_close_listener, u.ls);
     iol_stop(u.l);
+    side_free(&ss);
+}
+
+/* Host names resolve (getaddrinfo, off the loop's thread for connect):
+ * listen and connect by "localhost"; a name that cannot resolve (.invalid
+ * never does, RFC 2606) closes the connection with the reason, and the
+ * loop serves the next client. */
+TEST(conn_host_names) {
+    quiet_logs();
+    side ss;
+    side_init(&ss);
+    ss.echo = 1;
+    conn_opts o = {1 << 20, NULL, 0, 0, "test", 10000};
+    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, "localhost"};
+    CHECK(u.l);
+    iol_call(u.l, do_listen, &u);
+    CHECK_OK(u.rc);
+    CHECK(echo_roundtrip(&u, &o));
+    side bad;
+    side_init(&bad);
+    setup ub = {u.l, o, &bad, NULL, u.port, NULL, 0, "no-such-host.invalid"};
+    iol_call(u.l, do_connect, &ub);
+    CHECK_OK(ub.rc);
+    CHECK(wait_for(&bad, &bad.closed, 1));
+    CHECK_STR_CONTAINS(reason_of(&bad), "cannot resolve no-such-host.invalid:");
+    CHECK_EQ_I64(bad.opened, 0);
+    CHECK(echo_roundtrip(&u, &o)); /* and the next client by name is served */
+    setup ul = {u.l, o, &bad, NULL, 0, NULL, 0, "no-such-host.invalid"};
+    iol_call(u.l, do_listen, &ul);
+    CHECK_EQ_I64(ul.rc, EM_EINVAL);
+    struct sockaddr_in sa;
+    CHECK_EQ_I64(conn_resolve("no-such-host.invalid", 1, &sa), EM_EINVAL); /* the message, on this thread */
+    CHECK_STR_CONTAINS(em_errmsg(), "cannot resolve host \"no-such-host.invalid\"");
+    CHECK_OK(conn_resolve("localhost", 7077, &sa));
+    CHECK_EQ_I64(ntohl(sa.sin_addr.s_addr) >> 24, 127);
+    CHECK_EQ_I64(ntohs(sa.sin_port), 7077);
+    iol_call(u.l, do_close_listener, u.ls);
+    iol_stop(u.l);
+    side_free(&bad);
     side_free(&ss);
 }

@@ -4,7 +4,9 @@
  * losing their executors; executors are granted spread out (or packed),
  * one per worker with all its cores when no cores per executor are set,
  * within cores_max and the workers' memory; released resources go to the
- * next application; the status JSON carries Spark's master fields.
+ * next application (an executor its driver asks to kill holds its cores
+ * until its worker reports the exit); the status JSON carries Spark's
+ * master fields.
  */
 #include <stdio.h>
 #include <string.h>
@@ -103,6 +105,16 @@ TEST(master_released_resources_go_to_the_next_app) {
     seen s2 = {0};
     CHECK_EQ_I64(master_schedule(m, note, &s2), 3);
     for (int i = 0; i < s2.n; i++) CHECK(!strcmp(s2.e[i].app, a2));
+    /* The driver asks for one to be killed: its worker is told, and its
+     * cores stay taken until the worker reports the exit. */
+    seen kk = {0};
+    CHECK_OK(master_kill_executor(m, a2, s2.e[0].id, note, &kk));
+    CHECK_EQ_I64(kk.n, 1);
+    CHECK_EQ_I64(kk.e[0].id, s2.e[0].id);
+    CHECK(!strcmp(kk.e[0].worker, s2.e[0].worker));
+    CHECK_EQ_I64(master_kill_executor(m, a2, 999, note, &kk), EM_ENOENT);
+    CHECK_EQ_I64(master_kill_executor(m, "app-none", s2.e[0].id, note, &kk), EM_ENOENT);
+    CHECK_EQ_I64(master_schedule(m, note, &kk), 0);
     /* An executor that exits frees its cores; a replacement is granted. */
     CHECK_OK(master_executor_exited(m, a2, s2.e[0].id));
     seen s3 = {0};
