@@ -163,3 +163,15 @@ void iol_stop(ioloop *l) {
     pthread_mutex_destroy(&l->mu);
     free(l);
 }
+
+static void timer_owner_close(void *self, const char *reason) {
+    (void)reason;
+    uv_timer_t *t = &((iol_timer *)self)->t;
+    if (!uv_is_closing((uv_handle_t *)t)) uv_close((uv_handle_t *)t, NULL);
+}
+
+void iol_timer_init(ioloop *l, iol_timer *t) {
+    t->owner.close = timer_owner_close;
+    uv_timer_init(iol_uv(l), &t->t); /* only fails for a bad loop */
+    t->t.data = &t->owner;
+}

@@ -18,6 +18,16 @@ typedef struct iol_owner {
     void (*close)(void *owner, const char *reason);
 } iol_owner;
 
+/* A timer that iol_stop closes if it is still open.  t.data points to the
+ * timer itself (its owner), so a callback finds the struct that embeds it
+ * by offsetof. */
+typedef struct iol_timer {
+    iol_owner owner;
+    uv_timer_t t;
+} iol_timer;
+/* Initialize t on l's loop; from l's thread.  Cannot fail. */
+void iol_timer_init(ioloop *l, iol_timer *t);
+
 /* Start a loop thread.  NULL on failure (message set). */
 ioloop *iol_start(const char *name);
 /* Run fn(arg) on the loop's thread, soon.  0, or EM_ENOMEM / EM_ESTATE

@@ -117,11 +117,8 @@ typedef struct executor {
     uint64_t fetch_retry_ms; /* ember.shuffle.io.retryWait */
     int stop, status;
     int registered;      /* the driver's connection opened */
-    struct {
-        iol_owner owner;
-        uv_timer_t t;
-        uint64_t ms;     /* ember.executor.heartbeatInterval */
-    } hb;                /* the loop's */
+    iol_timer hb;        /* the heartbeat (the loop's) */
+    uint64_t hb_ms;      /* ember.executor.heartbeatInterval */
     char url[80];
     char why[512];
     pthread_t *threads;
@@ -246,16 +243,21 @@ static void freq_free(freq *r) {
     free(r);
 }
 
-static void freq_end(freq *r, int rc, const char *why) {
+/* End request r with rc; transient: it failed with its connection, and is
+ * worth sending again on a new one. */
+static void freq_finish(freq *r, int rc, int transient, const char *why) {
     pthread_mutex_lock(&x.mu);
     int dropped = r->dropped;
     r->done = 1;
     r->rc = rc;
+    r->transient = transient;
     if (why) snprintf(r->err, sizeof r->err, "%.*s", (int)sizeof r->err - 1, why);
     pthread_cond_signal(&r->cv);
     pthread_mutex_unlock(&x.mu);
     if (dropped) freq_free(r);
 }
+
+static void freq_end(freq *r, int rc, const char *why) { freq_finish(r, rc, 0, why); }
 
 static void fetch_send(fconn *f, freq *r) {
     msg_val v[] = {msg_u(r->rid), msg_u(r->shuffle), msg_u(r->map), msg_u(r->attempt), msg_u((uint64_t)r->reduce)};
@@ -280,10 +282,7 @@ static void fetch_closed(conn *c, const char *reason, void *ud) {
             for (freq *r = f->head, *n; r; r = n) {
                 n = r->next;
                 snprintf(why, sizeof why, "executor at %s: %s", f->key, reason);
-                pthread_mutex_lock(&x.mu);
-                r->transient = 1;
-                pthread_mutex_unlock(&x.mu);
-                freq_end(r, EM_EFETCH, why);
+                freq_finish(r, EM_EFETCH, 1, why);
             }
             free(f);
             return;
@@ -387,10 +386,7 @@ static void fetch_start(void *arg) {
             free(f);
             char why[600];
             snprintf(why, sizeof why, "executor at %s: %s", key, em_errmsg());
-            pthread_mutex_lock(&x.mu);
-            r->transient = 1;
-            pthread_mutex_unlock(&x.mu);
-            freq_end(r, EM_EFETCH, why);
+            freq_finish(r, EM_EFETCH, 1, why);
             return;
         }
     }
@@ -524,7 +520,8 @@ static int fetch_end(void *fctx, void *h) {
             freq_free(r); /* ended, and held by no connection */
             return EM_ECANCELED;
         }
-        if (ftruncate(r->fd, 0)) {} /* what came before is written again from offset 0 */
+        /* Chunks are written at their offsets: the new answer overwrites
+         * whatever part of the old one came. */
         pthread_mutex_lock(&x.mu);
         r->done = r->rc = r->transient = r->started = 0;
         r->got = 0;
@@ -889,18 +886,13 @@ static void on_heartbeat(uv_timer_t *t) {
     if (x.driver && conn_send_msg(x.driver, M_HEARTBEAT, f, 1)) conn_close(x.driver, em_errmsg());
 }
 
-static void hb_close(void *self, const char *reason) {
-    (void)self, (void)reason;
-    if (!uv_is_closing((uv_handle_t *)&x.hb.t)) uv_close((uv_handle_t *)&x.hb.t, NULL);
-}
-
 static void driver_open(conn *c, void *ud) {
     (void)ud;
     x.registered = 1;
     msg_val f[] = {msg_u((uint64_t)x.id), msg_str(x.host), msg_u((uint64_t)x.port), msg_u((uint64_t)x.cores),
                    msg_bin(fnref_binary_hash(), 32)};
     if (conn_send_msg(c, M_REGISTER_EXECUTOR, f, 5)) conn_close(c, em_errmsg());
-    else uv_timer_start(&x.hb.t, on_heartbeat, x.hb.ms, x.hb.ms);
+    else uv_timer_start(&x.hb.t, on_heartbeat, x.hb_ms, x.hb_ms);
 }
 
 static void driver_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
@@ -962,9 +954,7 @@ typedef struct start_arg {
 
 static void start(void *arg) {
     start_arg *a = arg;
-    x.hb.owner.close = hb_close;
-    uv_timer_init(iol_uv(x.l), &x.hb.t); /* cannot fail */
-    x.hb.t.data = &x.hb.owner;
+    iol_timer_init(x.l, &x.hb);
     conn_opts so = x.co;
     so.component = "shuffle-server";
     a->rc = conn_listen(x.l, x.host, 0, &so, &serve_cb, NULL, &x.ls, &x.port);
@@ -1044,7 +1034,7 @@ int executor_main(void) {
     x.fetcher.end = fetch_end;
     x.fetcher.drop = fetch_drop;
     x.fetcher.in_flight = (uint64_t)conf_size(conf, "ember.reducer.maxSizeInFlight");
-    x.hb.ms = (uint64_t)conf_duration_ms(conf, "ember.executor.heartbeatInterval");
+    x.hb_ms = (uint64_t)conf_duration_ms(conf, "ember.executor.heartbeatInterval");
     x.fetch_retries = (int)conf_i64(conf, "ember.shuffle.io.maxRetries");
     x.fetch_retry_ms = (uint64_t)conf_duration_ms(conf, "ember.shuffle.io.retryWait");
     fault_rule rules[FAULTS_MAX];

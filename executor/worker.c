@@ -38,12 +38,6 @@ extern char **environ;
 typedef struct wexec wexec;
 typedef struct binfetch binfetch;
 
-/* A timer the loop can close at stop (ioloop.h). */
-typedef struct otimer {
-    iol_owner owner;
-    uv_timer_t t;
-} otimer;
-
 typedef struct worker {
     ioloop *l;
     netconf nc;
@@ -54,7 +48,7 @@ typedef struct worker {
     uint64_t hb_ms, ttl_ms;
     conn *master;
     int registered;
-    otimer hb, retry, sweep;
+    iol_timer hb, retry, sweep;
     wexec *execs;
     binfetch *fetches;
     int stopping;
@@ -597,18 +591,6 @@ static void on_sweep(uv_timer_t *t) {
     uv_fs_req_cleanup(&req);
 }
 
-static void close_timer(void *self, const char *reason) {
-    (void)reason;
-    uv_timer_t *t = &((otimer *)self)->t;
-    if (!uv_is_closing((uv_handle_t *)t)) uv_close((uv_handle_t *)t, NULL);
-}
-
-static void timer_init(uv_timer_t *t, iol_owner *o) {
-    o->close = close_timer;
-    uv_timer_init(iol_uv(w.l), t);
-    t->data = o;
-}
-
 typedef struct start_arg {
     int rc;
     char err[512];
@@ -616,9 +598,9 @@ typedef struct start_arg {
 
 static void start(void *arg) {
     start_arg *a = arg;
-    timer_init(&w.hb.t, &w.hb.owner);
-    timer_init(&w.retry.t, &w.retry.owner);
-    timer_init(&w.sweep.t, &w.sweep.owner);
+    iol_timer_init(w.l, &w.hb);
+    iol_timer_init(w.l, &w.retry);
+    iol_timer_init(w.l, &w.sweep);
     uv_timer_start(&w.hb.t, on_heartbeat, w.hb_ms, w.hb_ms);
     uv_timer_start(&w.sweep.t, on_sweep, 0, 60000);
     connect_master();

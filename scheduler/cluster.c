@@ -97,11 +97,8 @@ typedef struct cluster {
     int mport, dport, lc_workers, lc_cores, exec_cores, cores_max;
     int64_t max_result;      /* ember.driver.maxResultSize (0: none) */
     uint64_t timeout_ms;     /* ember.network.timeout: an executor silent this long is lost */
-    struct {
-        iol_owner owner;
-        uv_timer_t t;
-        uint64_t last_ms;    /* its previous run */
-    } watch;                 /* checks executors' silence (the loop's) */
+    iol_timer watch;         /* checks executors' silence (the loop's) */
+    uint64_t watch_ms;       /* its previous run */
     int64_t lc_mem_mib, exec_mem_mib;
     int (*ask_commit)(void *c, uint32_t stage, int32_t partition, uint64_t attempt);
     void *commit_ctx;
@@ -780,8 +777,8 @@ static const conn_cb listen_cb = {listen_open, listen_frame, listen_closed};
  * kill it, and its connection closes, which fails its attempts. */
 static void on_watch(uv_timer_t *t) {
     cluster *k = (cluster *)((char *)t->data - offsetof(cluster, watch));
-    uint64_t now = uv_now(iol_uv(k->l)), prev = k->watch.last_ms;
-    k->watch.last_ms = now;
+    uint64_t now = uv_now(iol_uv(k->l)), prev = k->watch_ms;
+    k->watch_ms = now;
     if (prev && now - prev > k->timeout_ms / 2) { /* this loop was held up: frames may wait unread */
         for (int i = 0; i < k->nexec; i++) k->execs[i].heard_ms = now;
         return;
@@ -799,12 +796,6 @@ static void on_watch(uv_timer_t *t) {
         exec_lost(k, x, why);
         conn_close(x->c, why);
     }
-}
-
-static void watch_close(void *self, const char *reason) {
-    (void)reason;
-    uv_timer_t *t = &((cluster *)((char *)self - offsetof(cluster, watch)))->watch.t;
-    if (!uv_is_closing((uv_handle_t *)t)) uv_close((uv_handle_t *)t, NULL);
 }
 
 /* ------------------------------------------------ local-cluster's daemons */
@@ -964,9 +955,7 @@ static void start_fn(void *arg) {
     cluster *k = a->k;
     conn_opts o = k->co;
     o.component = "driver";
-    k->watch.owner.close = watch_close;
-    uv_timer_init(iol_uv(k->l), &k->watch.t); /* cannot fail */
-    k->watch.t.data = &k->watch.owner;
+    iol_timer_init(k->l, &k->watch);
     uint64_t every = k->timeout_ms / 4 ? k->timeout_ms / 4 : 1;
     uv_timer_start(&k->watch.t, on_watch, every, every);
     a->rc = conn_listen(k->l, k->dhost, k->dport, &o, &listen_cb, k, &k->ls, &k->port);

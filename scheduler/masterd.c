@@ -47,7 +47,7 @@ typedef struct masterd {
     peer *peers;
     int npeers, cappeers;
     struct { iol_owner owner; uv_tcp_t tcp; } web;
-    struct { iol_owner owner; uv_timer_t t; } tick;
+    iol_timer tick;
     master_conf mc;
     netconf nc;
     int rc; /* start-up result */
@@ -411,12 +411,6 @@ static void close_web(void *self, const char *reason) {
     if (!uv_is_closing((uv_handle_t *)t)) uv_close((uv_handle_t *)t, NULL);
 }
 
-static void close_tick(void *self, const char *reason) {
-    (void)reason;
-    uv_timer_t *t = &((masterd *)((char *)self - offsetof(masterd, tick)))->tick.t;
-    if (!uv_is_closing((uv_handle_t *)t)) uv_close((uv_handle_t *)t, NULL);
-}
-
 static void on_tick(uv_timer_t *t) {
     masterd *d = (masterd *)((char *)t->data - offsetof(masterd, tick));
     if (master_expire(d->m, now_ms(), tell_lost, d)) master_schedule(d->m, tell_launch, d);
@@ -447,7 +441,6 @@ static void start(masterd *d) {
     }
     struct sockaddr_in sa;
     d->web.owner.close = close_web;
-    d->tick.owner.close = close_tick;
     if (conn_resolve(d->host, d->webport, &sa)) {
         d->rc = em__preferr(EM_EINVAL, "status port %s:%d", d->host, d->webport);
         return;
@@ -468,8 +461,7 @@ static void start(masterd *d) {
     int len = sizeof got;
     if (!uv_tcp_getsockname(&d->web.tcp, (struct sockaddr *)&got, &len) && got.ss_family == AF_INET)
         d->webport = ntohs(((struct sockaddr_in *)&got)->sin_port);
-    uv_timer_init(iol_uv(d->l), &d->tick.t);
-    d->tick.t.data = &d->tick;
+    iol_timer_init(d->l, &d->tick);
     uint64_t every = d->timeout_ms / 4 ? d->timeout_ms / 4 : 1;
     uv_timer_start(&d->tick.t, on_tick, every, every);
 }
