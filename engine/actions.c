@@ -439,7 +439,7 @@ static int count_by_key_unguarded(em_rdd *rdd, em_batch **out) {
     rdd_scope internal;
     ctx_scope_begin(&internal);
     em_rdd *ones = em_map_values(rdd, bi_one, NULL, 0);
-    em_rdd *counts = ones ? em_reduce_by_key(ones, bi_sum_i64, NULL, 0, 0) : NULL;
+    em_rdd *counts = ones ? em_reduce_by_key(ones, em_sum_i64, NULL, 0, 0) : NULL;
     int rc = counts ? em_collect(counts, out) : em__lasterr();
     ctx_scope_end(&internal);
     return rc;

@@ -112,11 +112,6 @@ int bi_keep_first(const em_rec *a, const em_rec *b, em_emitter *out, const void 
 
 int bi_one(const em_rec *in, em_emitter *out, const void *arg) { return em_emit_i64(out, 1); }
 
-int bi_sum_i64(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
-    if (a->vlen != 8 || b->vlen != 8) return em_fail("sum: values are not int64");
-    return em_emit_i64(out, em_i64_dec(a->val) + em_i64_dec(b->val));
-}
-
 int bi_key_eq(const em_rec *in, const void *arg) {
     const uint8_t *a = arg;
     uint64_t n = 0;
@@ -137,7 +132,8 @@ int bi_tree_key(const em_rec *in, em_emitter *out, const void *arg) {
 /* The table: append only, so indexes stay stable across versions. */
 void *const em__builtins[] = {
     (void *)bi_keys,      (void *)bi_values,    (void *)bi_tag,     (void *)bi_join,       (void *)bi_to_key,
-    (void *)bi_from_key,  (void *)bi_keep_first, (void *)bi_one,    (void *)bi_sum_i64,    (void *)bi_key_eq,
-    (void *)bi_tree_key,
+    (void *)bi_from_key,  (void *)bi_keep_first, (void *)bi_one,    (void *)em_sum_i64,    (void *)bi_key_eq,
+    (void *)bi_tree_key,  (void *)em_min_i64,   (void *)em_max_i64, (void *)em_sum_f64,    (void *)em_min_f64,
+    (void *)em_max_f64,
 };
 const int em__nbuiltins = (int)(sizeof em__builtins / sizeof em__builtins[0]);

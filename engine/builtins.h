@@ -16,7 +16,6 @@ int bi_to_key(const em_rec *in, em_emitter *out, const void *arg);    /* record 
 int bi_from_key(const em_rec *in, em_emitter *out, const void *arg);  /* inverse of bi_to_key */
 int bi_keep_first(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg);
 int bi_one(const em_rec *in, em_emitter *out, const void *arg);       /* value -> int64 1 */
-int bi_sum_i64(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg);
 int bi_key_eq(const em_rec *in, const void *arg);                     /* arg: the key */
 int bi_tree_key(const em_rec *in, em_emitter *out, const void *arg);  /* arg: int64 modulus */
 

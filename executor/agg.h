@@ -11,7 +11,10 @@
 #ifndef EM_AGG_H
 #define EM_AGG_H
 
+#include <string.h>
+
 #include "buf.h"
+#include "combiners.h"
 #include "ember.h"
 
 typedef struct agg_spec {
@@ -19,7 +22,28 @@ typedef struct agg_spec {
     int (*merge_value)(void *ctx, const em_rec *c, const em_rec *v, ebuf *out);   /* combiner + value */
     int (*merge_comb)(void *ctx, const em_rec *c1, const em_rec *c2, ebuf *out);  /* combiner + combiner */
     void *ctx;
+    /* Set when both merges are one builtin of combiners.h (values and
+     * combiners are then 8 bytes, merged in place with comb_apply8): the
+     * op, and the combiner a key's first value starts from (create(v) is
+     * op(zero, v) when has_zero, else v itself).  The functions above stay
+     * valid and give the same results. */
+    int builtin;
+    int has_zero;
+    uint8_t zero[8];
+    /* create(v) is v itself (no create function and no zero): a record can
+     * pass to the reduce side as a combiner unchanged. */
+    int create_identity;
 } agg_spec;
+
+/* A builtin spec's combiner for a key's first value v (8 bytes). */
+static inline void agg_builtin_create(const agg_spec *a, uint8_t *c, const uint8_t *v) {
+    if (a->has_zero) {
+        memcpy(c, a->zero, 8);
+        comb_apply8(a->builtin, c, v);
+    } else {
+        memcpy(c, v, 8);
+    }
+}
 
 /* Receives output records; returns 0, EM_STOP to stop early, or < 0. */
 typedef int (*rec_sink_fn)(void *sctx, const em_rec *r);

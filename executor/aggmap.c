@@ -103,14 +103,18 @@ static uint64_t put_record(aggmap *m, const void *key, uint32_t klen, const void
     uint32_t len[2] = {klen, clen};
     memcpy(p, len, 8);
     if (klen) memcpy(p + 8, key, klen);
-    if (clen) memcpy(p + 8 + klen, c, clen);
+    if (clen && c) memcpy(p + 8 + klen, c, clen);
     m->arena.len += (size_t)klen + 8 + clen;
     return off;
 }
 
 int aggmap_upsert(aggmap *m, const void *key, size_t klen, size_t *idx) {
-    EM_ASSERT(!m->sorted);
-    if (klen > UINT32_MAX - 16) return em__seterr(EM_ETOOBIG, "aggregation key of %zu bytes is too long", klen);
+    return aggmap_upsert_n(m, key, klen, 0, idx);
+}
+
+int aggmap_upsert_n(aggmap *m, const void *key, size_t klen, size_t clen, size_t *idx) {
+    EM_ASSERT(!m->sorted && clen <= 4096);
+    if (klen > UINT32_MAX - 8192) return em__seterr(EM_ETOOBIG, "aggregation key of %zu bytes is too long", klen);
     /* Keep the load under 0.7 so linear probes stay short. */
     if (!m->mask || (m->n + 1) * 10 > (m->mask + 1) * 7) {
         if (rehash(m, m->mask ? (m->mask + 1) * 2 : AM_MIN_SLOTS))
@@ -142,7 +146,7 @@ int aggmap_upsert(aggmap *m, const void *key, size_t klen, size_t *idx) {
         m->cap = nc;
     }
     if (m->n >= UINT32_MAX - 1) return em__seterr(EM_ETOOBIG, "aggregation table: too many keys");
-    uint64_t off = put_record(m, key, (uint32_t)klen, NULL, 0);
+    uint64_t off = put_record(m, key, (uint32_t)klen, NULL, (uint32_t)clen);
     if (!off) return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
     m->slots[j] = (am_slot){tag, (uint32_t)m->n, off};
     m->ents[m->n] = (uint32_t)j;

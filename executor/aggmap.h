@@ -54,6 +54,10 @@ void aggmap_free(aggmap *m);
  * (found) or 0 (inserted) with *idx set, or EM_ENOMEM / EM_ETOOBIG (key
  * over 4 GiB) with the table unchanged. */
 int aggmap_upsert(aggmap *m, const void *key, size_t klen, size_t *idx);
+/* The same, but a key inserted gets a combiner of clen bytes, left for the
+ * caller to fill through aggmap_comb (fixed-width combiners: one arena
+ * write per new key). */
+int aggmap_upsert_n(aggmap *m, const void *key, size_t klen, size_t clen, size_t *idx);
 
 static inline const am_slot *aggmap__slot(const aggmap *m, size_t i) {
     return &m->slots[i == m->hot_i ? m->hot_slot : m->ents[i]];
@@ -68,6 +72,13 @@ static inline void aggmap_get(const aggmap *m, size_t i, em_rec *r) {
     r->klen = len[0];
     r->val = p + 8 + len[0];
     r->vlen = len[1];
+}
+/* Entry i's combiner bytes, writable in place (the length stays). */
+static inline uint8_t *aggmap_comb(aggmap *m, size_t i) {
+    uint8_t *p = m->arena.p + aggmap__slot(m, i)->off;
+    uint32_t klen;
+    memcpy(&klen, p, 4);
+    return p + 8 + klen;
 }
 /* Replace entry i's combiner with a copy of c[0, clen) (which must not point
  * into the arena).  0, or EM_ENOMEM / EM_ETOOBIG leaving the entry as it was. */

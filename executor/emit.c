@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "combiners.h"
 #include "err.h"
 #include "fnref.h"
 #include "pipe.h"
@@ -166,10 +167,19 @@ int agg_run_init(agg_run *a, const aggdesc *d, size_t max_record, agg_spec *spec
     a->rec_values = d->rec_values;
     a->zero.val = d->zero.p ? d->zero.p : (const uint8_t *)"";
     a->zero.vlen = d->zero.len;
+    memset(spec, 0, sizeof *spec);
     spec->create = ag_create;
     spec->merge_value = ag_merge_value;
     spec->merge_comb = ag_merge_comb;
     spec->ctx = a;
+    spec->create_identity = !a->create && !a->has_zero;
+    int op = comb_builtin_of(a->merge_value);
+    if (op && comb_builtin_of(a->merge_comb) == op && !a->create && !a->rec_values &&
+        (!a->has_zero || a->zero.vlen == 8)) {
+        spec->builtin = op;
+        spec->has_zero = a->has_zero;
+        if (a->has_zero) memcpy(spec->zero, a->zero.val, 8);
+    }
     return 0;
 }
 

@@ -13,7 +13,9 @@
  *
  * Memory.  A writer holds at most about mem_budget bytes: with map-side
  * combining, when the combine table outgrows it, its contents are written out
- * (the reduce side combines again, so partial combining is correct); without,
+ * (the reduce side combines again, so partial combining is correct; when the
+ * first 100,000 records show more than 0.8 distinct keys per record the
+ * writer stops combining and passes records on as combiners); without,
  * records are buffered per partition and flushed to a temporary spill file as
  * compressed blocks, which sw_commit copies into the data file in partition
  * order.  A reader aggregates or sorts within mem_budget and spills sorted

@@ -298,6 +298,15 @@ static int agg_rec(void *ctx, const em_rec *r) {
     size_t i;
     int rc;
     if (!r->key) return em__seterr(EM_EINVAL, "shuffle %u: aggregation needs pair records", a->o->shuffle_id);
+    if (g->builtin) { /* 8-byte values merged in place: no call */
+        if (r->vlen != 8) return comb_bad_len(g->builtin, r->vlen);
+        if ((rc = aggmap_upsert_n(&a->map, r->key, r->klen, 8, &i)) < 0) return rc;
+        uint8_t *c = aggmap_comb(&a->map, i);
+        if (rc) comb_apply8(g->builtin, c, r->val);
+        else if (a->o->map_side_combined) memcpy(c, r->val, 8);
+        else agg_builtin_create(g, c, r->val);
+        return aggmap_mem(&a->map) > a->o->mem_budget ? agg_spill(a) : 0;
+    }
     if ((rc = aggmap_upsert(&a->map, r->key, r->klen, &i)) < 0) return rc;
     em_rec v = {NULL, 0, r->val, r->vlen}, c;
     if (!rc && a->o->map_side_combined) {

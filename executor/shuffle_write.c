@@ -17,7 +17,11 @@
  * With map-side combining, records first go through an aggmap; when it
  * outgrows its half of the budget its entries are written out as above and
  * the table starts over.  The reduce side combines again, so combining
- * partially is correct.
+ * partially is correct -- and so is not combining: when the first
+ * SW_ADAPT_ROWS records left more than SW_ADAPT_RATIO keys per record, the
+ * table is written out and later records pass straight to the partitions
+ * as combiners (create of their value).  A builtin combiner (combiners.h)
+ * is updated in place in the table, with no call per record.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -37,6 +41,12 @@
 #include "shuffle.h"
 
 #define SW_PATH 1024
+/* Adaptive partial aggregation (as Trino's): after this many records, a
+ * combine table holding more than this many keys per record stops
+ * combining.  Combining 2.5M records of 920k distinct keys costs a lookup
+ * per record and saves little; word counts collapse far below the ratio. */
+#define SW_ADAPT_ROWS 100000
+#define SW_ADAPT_RATIO 0.8
 
 typedef struct sw_part {
     ebuf raw;      /* encoded records not yet compressed */
@@ -56,6 +66,10 @@ struct shuffle_writer {
     size_t buf_budget;  /* past it, parts spill */
     aggmap comb;
     size_t comb_budget; /* past it, the combine table is written out */
+    uint64_t comb_in;   /* records that went through the table */
+    uint64_t comb_out;  /* entries it has written out */
+    int adapted;        /* the combining ratio was checked ... */
+    int passing;        /* ... and was poor: records pass uncombined */
     ebuf scratch;
     bf_cctx cx;         /* the compressor's state, shared by the partitions */
     uint64_t records;
@@ -227,29 +241,72 @@ static int dump_comb(shuffle_writer *w) {
         aggmap_get(&w->comb, i, &r);
         if ((rc = part_add(w, w->o.partition(w->o.pctx, &r), &r))) return rc;
     }
+    w->comb_out += aggmap_count(&w->comb);
     aggmap_clear(&w->comb);
     return 0;
 }
 
+/* A record passed on uncombined, as the combiner create makes of its value
+ * (the reduce side merges combiners). */
+static int pass_uncombined(shuffle_writer *w, const em_rec *r) {
+    const agg_spec *a = w->o.combine;
+    if (a->create_identity) return part_add(w, w->o.partition(w->o.pctx, r), r);
+    em_rec c = {r->key, r->klen, NULL, 0};
+    uint8_t b[8];
+    if (a->builtin) {
+        if (r->vlen != 8) return comb_bad_len(a->builtin, r->vlen);
+        agg_builtin_create(a, b, r->val);
+        c.val = b;
+        c.vlen = 8;
+    } else {
+        em_rec v = {NULL, 0, r->val, r->vlen};
+        ebuf_reset(&w->scratch);
+        int rc = a->create(a->ctx, &v, &w->scratch);
+        if (rc < 0) return rc;
+        c.val = w->scratch.p ? w->scratch.p : (const uint8_t *)"";
+        c.vlen = w->scratch.len;
+    }
+    return part_add(w, w->o.partition(w->o.pctx, &c), &c);
+}
+
+/* Adaptive partial aggregation: once SW_ADAPT_ROWS records have gone
+ * through the table, keep combining only if they collapsed to at most
+ * SW_ADAPT_RATIO distinct keys per record. */
+static int adapt(shuffle_writer *w) {
+    w->adapted = 1;
+    if ((double)(w->comb_out + aggmap_count(&w->comb)) <= (double)w->comb_in * SW_ADAPT_RATIO) return 0;
+    w->passing = 1;
+    return dump_comb(w);
+}
+
 int sw_add(shuffle_writer *w, const em_rec *r) {
     if (!w->o.combine) return part_add(w, w->o.partition(w->o.pctx, r), r);
+    if (!r->key) return em__seterr(EM_EINVAL, "shuffle %u: map-side combine needs pair records", w->o.shuffle_id);
+    if (w->passing) return pass_uncombined(w, r);
     const agg_spec *a = w->o.combine;
     size_t i;
     int rc;
-    if (!r->key) return em__seterr(EM_EINVAL, "shuffle %u: map-side combine needs pair records", w->o.shuffle_id);
-    if ((rc = aggmap_upsert(&w->comb, r->key, r->klen, &i)) < 0) return rc;
-    em_rec v = {NULL, 0, r->val, r->vlen}, c;
-    ebuf_reset(&w->scratch);
-    if (rc) {
-        aggmap_get(&w->comb, i, &c);
-        c.key = NULL;
-        c.klen = 0;
-        rc = a->merge_value(a->ctx, &c, &v, &w->scratch);
+    if (a->builtin) {
+        if (r->vlen != 8) return comb_bad_len(a->builtin, r->vlen);
+        if ((rc = aggmap_upsert_n(&w->comb, r->key, r->klen, 8, &i)) < 0) return rc;
+        if (rc) comb_apply8(a->builtin, aggmap_comb(&w->comb, i), r->val);
+        else agg_builtin_create(a, aggmap_comb(&w->comb, i), r->val);
     } else {
-        rc = a->create(a->ctx, &v, &w->scratch);
+        if ((rc = aggmap_upsert(&w->comb, r->key, r->klen, &i)) < 0) return rc;
+        em_rec v = {NULL, 0, r->val, r->vlen}, c;
+        ebuf_reset(&w->scratch);
+        if (rc) {
+            aggmap_get(&w->comb, i, &c);
+            c.key = NULL;
+            c.klen = 0;
+            rc = a->merge_value(a->ctx, &c, &v, &w->scratch);
+        } else {
+            rc = a->create(a->ctx, &v, &w->scratch);
+        }
+        if (rc < 0) return rc;
+        if ((rc = aggmap_set_comb(&w->comb, i, w->scratch.p, w->scratch.len))) return rc;
     }
-    if (rc < 0) return rc;
-    if ((rc = aggmap_set_comb(&w->comb, i, w->scratch.p, w->scratch.len))) return rc;
+    if (++w->comb_in == SW_ADAPT_ROWS && !w->adapted && (rc = adapt(w))) return rc;
     return aggmap_mem(&w->comb) > w->comb_budget ? dump_comb(w) : 0;
 }
 

@@ -206,6 +206,23 @@ typedef int (*em_pred_fn)(const em_rec *in, const void *arg);
  * the *_by_key operations a and b are plain records holding values. */
 typedef int (*em_comb_fn)(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg);
 
+/* Builtin combine functions, for the common aggregations: pass them like
+ * any em_comb_fn (em_reduce_by_key(rdd, em_sum_i64, NULL, 0, 0), em_reduce,
+ * em_fold_by_key, ...).  Values are 8-byte encodings (em_i64_enc,
+ * em_f64_enc).  In a shuffle (reduce_by_key, fold_by_key, aggregate_by_key
+ * and combine_by_key with the same builtin for both merges) the engine
+ * recognises them and combines in place, with no call or emitter per record.
+ * A value of another length fails the task with EM_EINVAL naming the
+ * function.  Sums wrap around on int64 overflow (as Spark's Long); the
+ * double minimum and maximum are NaN when either side is NaN (Java's
+ * Math.min and Math.max). */
+EM_API int em_sum_i64(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg);
+EM_API int em_min_i64(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg);
+EM_API int em_max_i64(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg);
+EM_API int em_sum_f64(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg);
+EM_API int em_min_f64(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg);
+EM_API int em_max_f64(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg);
+
 /* A pull iterator over one partition's records (map_partitions,
  * foreach_partition).  Returns 1 with *rec set, 0 at the end, or < 0. */
 typedef struct em_iter em_iter;

@@ -279,6 +279,171 @@ TEST(wide_fold_by_key_sum_and_max) {
     em_close(c);
 }
 
+/* ------------------------------------------------- builtin combiners */
+
+static int min_i64_fn(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
+    int64_t x = em_i64_dec(a->val), y = em_i64_dec(b->val);
+    return em_emit_i64(out, y < x ? y : x);
+}
+static int max_i64_fn(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
+    int64_t x = em_i64_dec(a->val), y = em_i64_dec(b->val);
+    return em_emit_i64(out, y > x ? y : x);
+}
+
+/* Same records, same order. */
+static int batches_equal(em_batch *a, em_batch *b) {
+    size_t pa = 0, pb = 0;
+    em_rec x, y;
+    if (em_batch_count(a) != em_batch_count(b)) return 0;
+    while (em_batch_next(a, &pa, &x) == 1) {
+        if (em_batch_next(b, &pb, &y) != 1 || x.klen != y.klen || x.vlen != y.vlen ||
+            (x.klen && memcmp(x.key, y.key, x.klen)) || (x.vlen && memcmp(x.val, y.val, x.vlen)))
+            return 0;
+    }
+    return 1;
+}
+
+static int key_below(const em_rec *in, const void *arg) {
+    int64_t lim;
+    memcpy(&lim, arg, 8);
+    return em_i64_dec(in->key) < lim;
+}
+
+/* v -> (v % 97, a value spread over the whole int64 range, so sums wrap). */
+static int spread_pair(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t v = rec_i64(in);
+    uint64_t x = (uint64_t)v * 0x9E3779B97F4A7C15ull;
+    uint8_t k[8];
+    em_i64_enc(v % 97, k);
+    return em_emit_pair_i64(out, k, 8, (int64_t)x);
+}
+
+/* v -> (v % 13, double value with negatives, zeros and one NaN key). */
+static int spread_f64(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t v = rec_i64(in);
+    uint8_t k[8], d[8];
+    em_i64_enc(v % 13, k);
+    double x = v == 5010 ? 0.0 / 0.0 : (double)((v * 7919) % 2001 - 1000) / 8.0;
+    em_f64_enc(x, d);
+    return em_emit_pair(out, k, 8, d, 8);
+}
+
+/* Per key, the builtin's results equal those of the same function written
+ * by hand (i64), and of a direct loop (f64): in the shuffle (where they are
+ * applied in place, map side and reduce side) and as plain functions (em_reduce). */
+TEST(wide_builtin_combiners) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_rdd *pairs = em_map(em_range(c, 0, 20000, 1, 4), spread_pair, NULL, 0);
+    em_comb_fn bi[3] = {em_sum_i64, em_min_i64, em_max_i64}, fn[3] = {fn_sum_i64, min_i64_fn, max_i64_fn};
+    for (int op = 0; op < 3; op++) {
+        em_batch *want, *got;
+        CHECK_OK(em_collect(em_sort_by_key(em_reduce_by_key(pairs, fn[op], NULL, 0, 3), 1, 2), &want));
+        CHECK_OK(em_collect(em_sort_by_key(em_reduce_by_key(pairs, bi[op], NULL, 0, 3), 1, 2), &got));
+        CHECK_EQ_I64(em_batch_count(got), 97);
+        CHECK(batches_equal(want, got));
+        em_batch_free(want);
+        em_batch_free(got);
+    }
+    /* fold_by_key with a zero goes through the builtin too. */
+    uint8_t zero[8];
+    em_i64_enc(1000, zero);
+    em_batch *b;
+    int64_t m = 10;
+    em_rdd *small = em_map(em_range(c, 0, 10000, 1, 7), fn_mod_key, &m, sizeof m);
+    CHECK_OK(em_collect(em_fold_by_key(small, zero, 8, em_sum_i64, NULL, 0, 3), &b));
+    CHECK_EQ_I64(em_batch_count(b), 10);
+    size_t pos = 0;
+    em_rec r;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        int64_t k = em_i64_dec(r.key), v = em_i64_dec(r.val);
+        /* 1000 per map partition holding the key (7 partitions: each holds every key) */
+        CHECK_EQ_I64(v, 1000 * k + 10 * (999 * 1000 / 2) + 7 * 1000);
+    }
+    em_batch_free(b);
+    /* em_reduce (an action) with a builtin: the maximum. */
+    CHECK_OK(em_reduce(em_range(c, -50, 1234, 1, 5), em_max_i64, NULL, 0, &b));
+    CHECK_OK(em_batch_get(b, 0, &r));
+    CHECK_EQ_I64(rec_i64(&r), 1233);
+    em_batch_free(b);
+    /* Doubles: sum, min, max per key against a loop here. */
+    em_rdd *dpairs = em_map(em_range(c, 0, 13000, 1, 4), spread_f64, NULL, 0);
+    double sum[13] = {0}, mn[13], mx[13];
+    for (int k = 0; k < 13; k++) mn[k] = 1e300, mx[k] = -1e300;
+    for (int64_t v = 0; v < 13000; v++) {
+        double x = (double)((v * 7919) % 2001 - 1000) / 8.0; /* exact in binary: sums are exact */
+        int k = (int)(v % 13);
+        sum[k] += x;
+        if (x < mn[k]) mn[k] = x;
+        if (x > mx[k]) mx[k] = x;
+    }
+    em_comb_fn dfn[3] = {em_sum_f64, em_min_f64, em_max_f64};
+    for (int op = 0; op < 3; op++) {
+        CHECK_OK(em_collect(em_reduce_by_key(dpairs, dfn[op], NULL, 0, 2), &b));
+        CHECK_EQ_I64(em_batch_count(b), 13);
+        pos = 0;
+        while (em_batch_next(b, &pos, &r) == 1) {
+            int k = (int)em_i64_dec(r.key);
+            double v = em_f64_dec(r.val), w = op == 0 ? sum[k] : op == 1 ? mn[k] : mx[k];
+            if (k == 5) CHECK(v != v); /* a NaN wins, as in Java's Math.min/max and in a sum */
+            else CHECK(v == w);
+        }
+        em_batch_free(b);
+    }
+    em_close(c);
+}
+
+/* A builtin given values that are not 8 bytes fails the job, naming it. */
+TEST(wide_builtin_combiner_wrong_length) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    const char *kv[] = {"a=xyz", "a=xyz", "b=1"};
+    int64_t n;
+    CHECK(em_count(em_reduce_by_key(kv_strs(c, kv, 3, 2), em_sum_i64, NULL, 0, 2), &n) < 0);
+    CHECK(strstr(em_errmsg(), "em_sum_i64: a value of 3 bytes") != NULL);
+    em_close(c);
+}
+
+/* Map-side combining adapts: map tasks whose first 100,000 records hold
+ * distinct keys stop combining and write every record; tasks whose keys
+ * repeat combine to one record per key.  Counted, not timed. */
+static int adapt_pair(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t v = rec_i64(in), i = v % 150000;
+    uint8_t k[8];
+    em_i64_enc(i < 100000 ? v + 1000 : i % 10, k);
+    return em_emit_pair_i64(out, k, 8, 1);
+}
+
+TEST(wide_reduce_by_key_adaptive_combine) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_stats s0, s1;
+    int64_t n;
+    em_get_stats(c, &s0);
+    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 300000, 1, 2), adapt_pair, NULL, 0), em_sum_i64, NULL, 0, 4);
+    CHECK_OK(em_count(sums, &n));
+    CHECK_EQ_I64(n, 200000 + 10);
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(s1.shuffle_records_written - s0.shuffle_records_written, 300000);
+    em_batch *b;
+    CHECK_OK(em_collect(em_filter(sums, key_below, &(int64_t){10}, sizeof(int64_t)), &b));
+    CHECK_EQ_I64(em_batch_count(b), 10);
+    size_t pos = 0;
+    em_rec r;
+    while (em_batch_next(b, &pos, &r) == 1) CHECK_EQ_I64(em_i64_dec(r.val), 10000);
+    em_batch_free(b);
+    /* 10 keys from the start: each map writes one record per key. */
+    int64_t m = 10;
+    em_get_stats(c, &s0);
+    CHECK_OK(em_count(em_reduce_by_key(em_map(em_range(c, 0, 300000, 1, 2), fn_mod_key, &m, sizeof m), em_sum_i64,
+                                       NULL, 0, 4),
+                      &n));
+    CHECK_EQ_I64(n, 10);
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(s1.shuffle_records_written - s0.shuffle_records_written, 2 * 10);
+    em_close(c);
+}
+
 /* ------------------------------------------------------ group_by_key */
 
 TEST(wide_group_by_key_lists) {

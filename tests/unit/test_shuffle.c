@@ -31,7 +31,10 @@ static int sum_merge(void *ctx, const em_rec *c, const em_rec *v, ebuf *out) {
     em_i64_enc(em_i64_dec(c->val) + em_i64_dec(v->val), b);
     return ebuf_append(out, b, 8);
 }
-static const agg_spec SUM = {sum_create, sum_merge, sum_merge, NULL};
+static const agg_spec SUM = {.create = sum_create, .merge_value = sum_merge, .merge_comb = sum_merge};
+/* The same sums as the builtin em_sum_i64, combined in place. */
+static const agg_spec SUM_BUILTIN = {.create = sum_create, .merge_value = sum_merge, .merge_comb = sum_merge,
+                                     .builtin = CB_SUM_I64, .create_identity = 1};
 
 static int part_hash(void *pctx, const em_rec *r) {
     int n = *(const int *)pctx;
@@ -295,6 +298,56 @@ TEST(shuffle_map_side_combine_flushes) {
     CHECK_EQ_I64(c2.records, 3 * NKEYS);
     free(c.res.seg_bytes);
     free(c2.res.seg_bytes);
+    CHECK(dir_clean(dir, 1));
+}
+
+/* Distinct keys for the first 100,000 records of a map, then 10 keys. */
+static void gen_adapt(uint32_t m, size_t i, int64_t *k, int64_t *v) {
+    *k = i < 100000 ? 1000000 * (int64_t)(m + 1) + (int64_t)i : (int64_t)(i % 10);
+    *v = 1;
+}
+
+/* Adaptive partial aggregation: a map whose first 100,000 records hardly
+ * combine stops combining (every record is written), one whose keys repeat
+ * keeps combining; the reduce side's sums are exact either way, with the
+ * spec's functions and with the builtin sum. */
+TEST(shuffle_map_side_combine_adapts) {
+    const char *dir = subdir("out"), *dirs[2];
+    dirs_of(dir, 2, dirs);
+    const agg_spec *specs[2] = {&SUM, &SUM_BUILTIN};
+    for (int s = 0; s < 2; s++) {
+        uint32_t sid = (uint32_t)(20 + s);
+        wcfg c = {dir, sid, 2, 4, 150000, gen_adapt, specs[s], 64 << 20, 0, {0}, 0, 0};
+        CHECK_OK(write_maps(&c));
+        CHECK_EQ_I64(c.records, 2 * 150000); /* 100,000 keys dumped, then 50,000 passed */
+        int64_t small[10] = {0}, uniq = 0, nread = 0;
+        for (int r = 0; r < 4; r++) {
+            collect col = {EBUF_INIT, 0, 0};
+            sr_stats st;
+            sr_opts o = ropts(dirs, sid, r, 2, SR_AGG, dir, 1 << 20);
+            o.agg = specs[s];
+            o.map_side_combined = 1;
+            CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+            nread += (int64_t)st.records_read;
+            size_t pos = 0;
+            em_rec rec;
+            while (collect_next(&col, &pos, &rec)) {
+                int64_t k = key_of(&rec);
+                if (k >= 0 && k < 10) small[k] += val_of(&rec);
+                else if (val_of(&rec) == 1) uniq++;
+            }
+            ebuf_free(&col.buf);
+        }
+        CHECK_EQ_I64(nread, 2 * 150000);
+        CHECK_EQ_I64(uniq, 2 * 100000);
+        for (int k = 0; k < 10; k++) CHECK_EQ_I64(small[k], 2 * 5000);
+        free(c.res.seg_bytes);
+        /* 500 keys from the start: combined completely. */
+        wcfg c2 = {dir, sid + 10, 2, 4, 150000, gen_small, specs[s], 64 << 20, 0, {0}, 0, 0};
+        CHECK_OK(write_maps(&c2));
+        CHECK_EQ_I64(c2.records, 2 * NKEYS);
+        free(c2.res.seg_bytes);
+    }
     CHECK(dir_clean(dir, 1));
 }
 
