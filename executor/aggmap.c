@@ -113,6 +113,10 @@ int aggmap_upsert(aggmap *m, const void *key, size_t klen, size_t *idx) {
 }
 
 int aggmap_upsert_n(aggmap *m, const void *key, size_t klen, size_t clen, size_t *idx) {
+    return aggmap_upsert_h(m, key, klen, aggmap_hash(key, klen), clen, idx);
+}
+
+int aggmap_upsert_h(aggmap *m, const void *key, size_t klen, uint64_t h, size_t clen, size_t *idx) {
     EM_ASSERT(!m->sorted && clen <= 4096);
     if (klen > UINT32_MAX - 8192) return em__seterr(EM_ETOOBIG, "aggregation key of %zu bytes is too long", klen);
     /* Keep the load under 0.7 so linear probes stay short. */
@@ -120,8 +124,10 @@ int aggmap_upsert_n(aggmap *m, const void *key, size_t klen, size_t clen, size_t
         if (rehash(m, m->mask ? (m->mask + 1) * 2 : AM_MIN_SLOTS))
             return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
     }
-    uint64_t h = em_hash(key, klen);
-    uint32_t tag = (uint32_t)h;
+    /* The high half: the hash partitioner takes the hash modulo the
+     * partition count, so within one reduce partition the low bits repeat
+     * (all equal for 8 partitions), which would crowd the probes. */
+    uint32_t tag = (uint32_t)(h >> 32);
     size_t j = (size_t)tag & m->mask; /* as rehash places it */
     for (;;) {
         const am_slot *s = &m->slots[j];

@@ -29,9 +29,10 @@
 
 #include "buf.h"
 #include "ember.h"
+#include "recfmt.h"
 
 typedef struct am_slot {
-    uint32_t tag;  /* low 32 bits of the key's hash; the slot number is tag & mask */
+    uint32_t tag;  /* high 32 bits of the key's hash; the slot number is tag & mask */
     uint32_t idx;  /* entry index */
     uint64_t off;  /* arena offset of [u32 klen][u32 clen][key][combiner]; 0: empty */
 } am_slot;
@@ -58,6 +59,24 @@ int aggmap_upsert(aggmap *m, const void *key, size_t klen, size_t *idx);
  * caller to fill through aggmap_comb (fixed-width combiners: one arena
  * write per new key). */
 int aggmap_upsert_n(aggmap *m, const void *key, size_t klen, size_t clen, size_t *idx);
+/* The same with the key's hash already computed (aggmap_hash). */
+int aggmap_upsert_h(aggmap *m, const void *key, size_t klen, uint64_t h, size_t clen, size_t *idx);
+
+/* The hash the table files a key under. */
+static inline uint64_t aggmap_hash(const void *key, size_t klen) { return em_hash(key, klen); }
+
+/* Hints for a caller that knows its next keys (a block of records): fetch
+ * the home slot of hash h, or -- once that has arrived -- the entry it
+ * points to, so a later upsert finds both cache lines loaded.  They change
+ * nothing and may be wrong (a rehash, a probe past the home slot). */
+static inline void aggmap_prefetch_slot(const aggmap *m, uint64_t h) {
+    if (m->mask) __builtin_prefetch(&m->slots[(uint32_t)(h >> 32) & m->mask]);
+}
+static inline void aggmap_prefetch_entry(const aggmap *m, uint64_t h) {
+    if (!m->mask) return;
+    const am_slot *s = &m->slots[(uint32_t)(h >> 32) & m->mask];
+    if (s->off) __builtin_prefetch(m->arena.p + s->off);
+}
 
 static inline const am_slot *aggmap__slot(const aggmap *m, size_t i) {
     return &m->slots[i == m->hot_i ? m->hot_slot : m->ents[i]];

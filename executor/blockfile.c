@@ -353,6 +353,18 @@ int bf_next(bf_reader *r, em_rec *rec) {
     return 1;
 }
 
+int bf_next_block(bf_reader *r, const uint8_t **p, size_t *len) {
+    while (r->pos >= r->raw.len) {
+        if (r->off >= r->end) return 0;
+        int rc = load_block(r);
+        if (rc) return rc;
+    }
+    *p = r->raw.p + r->pos;
+    *len = r->raw.len - r->pos;
+    r->pos = r->raw.len;
+    return 1;
+}
+
 void bf_reader_free(bf_reader *r) {
     ebuf_free(&r->z);
     ebuf_free(&r->raw);

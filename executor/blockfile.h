@@ -135,6 +135,10 @@ void bf_reader_init(bf_reader *r, int fd, const char *path, uint64_t off, uint64
  * data the codec rejects or that decodes to another length, truncated run:
  * the message names path and offset), EM_ENOMEM or EM_EIO. */
 int bf_next(bf_reader *r, em_rec *rec);
+/* The records of the next block at once: 1 with [*p, *p + *len) set to
+ * their encoding (valid until the next call), 0 at the end of the run, or
+ * an error as bf_next.  Not to be mixed with bf_next within one block. */
+int bf_next_block(bf_reader *r, const uint8_t **p, size_t *len);
 void bf_reader_free(bf_reader *r);
 
 #endif

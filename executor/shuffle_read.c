@@ -40,6 +40,9 @@
 #define SR_PATH 1024
 
 typedef int (*consume_fn)(void *ctx, const em_rec *r);
+/* A consumer of whole blocks: the encoded records [p, p + len); returns
+ * the records it found in *n, and EM_ECORRUPT for a malformed one. */
+typedef int (*consume_block_fn)(void *ctx, const uint8_t *p, size_t len, uint64_t *n);
 
 static int fetch_fail(sr_stats *st, int map) {
     st->failed_map = map;
@@ -167,7 +170,8 @@ static int locate_segment(const sr_opts *o, int m, void *h, uint64_t *start, uin
 /* Read map m's segment of the reduce partition into fn (h: its fetch, or
  * NULL for a file on disk).  0, a fetch failure, or whatever fn returned
  * (EM_STOP or < 0). */
-static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, void *ctx, sr_stats *st) {
+static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume_block_fn bfn, void *ctx,
+                        sr_stats *st) {
     uint64_t start = 0, end = 0;
     int fd = locate_segment(o, m, h, &start, &end);
     if (fd < 0) return fd == EM_EFETCH ? fetch_fail(st, m) : fd;
@@ -180,7 +184,24 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, void *c
     em_rec r;
     int rc;
     bf_reader_init(&rd, fd, dpath, start, end - start);
-    for (;;) {
+    while (bfn) {
+        const uint8_t *p = NULL;
+        size_t len = 0;
+        uint64_t n = 0;
+        if ((rc = bf_next_block(&rd, &p, &len)) <= 0) {
+            if (rc < 0 && rc != EM_ENOMEM) rc = fetch_fail(st, m);
+            break;
+        }
+        rc = bfn(ctx, p, len, &n);
+        st->records_read += n;
+        if (rc == EM_ECORRUPT) {
+            em__seterr(EM_ECORRUPT, "%s: malformed record in the block at offset %llu", dpath,
+                       (unsigned long long)rd.block);
+            rc = fetch_fail(st, m);
+        }
+        if (rc) break;
+    }
+    while (!bfn) {
         if ((rc = bf_next(&rd, &r)) <= 0) {
             /* A bad block is the map output's fault (the message names the
              * file and offset); running out of memory is not. */
@@ -223,7 +244,7 @@ static int fetch_ahead(const sr_opts *o, ahead *a, sr_stats *st) {
 
 /* Feed every map's segment to fn in map order, skipping maps that wrote
  * nothing; remote segments are fetched ahead (sr_fetcher). */
-static int read_all(const sr_opts *o, consume_fn fn, void *ctx, sr_stats *st) {
+static int read_all(const sr_opts *o, consume_fn fn, consume_block_fn bfn, void *ctx, sr_stats *st) {
     ahead a = {NULL, 0, 0};
     int rc = 0;
     for (int m = 0; m < o->nmaps && o->fetch; m++)
@@ -241,11 +262,11 @@ static int read_all(const sr_opts *o, consume_fn fn, void *ctx, sr_stats *st) {
             if (!o->seglens[m]) continue; /* nothing to fetch */
             void *h = a.h[m];
             a.h[m] = NULL;
-            rc = h ? read_segment(o, m, h, fn, ctx, st)
+            rc = h ? read_segment(o, m, h, fn, bfn, ctx, st)
                    : em__seterr(EM_EFETCH, "shuffle %u map %d: its fetch was never begun", o->shuffle_id, m);
             a.flying -= o->seglens[m];
         } else {
-            rc = read_segment(o, m, NULL, fn, ctx, st);
+            rc = read_segment(o, m, NULL, fn, bfn, ctx, st);
         }
     }
     for (int m = 0; a.h && m < o->nmaps; m++)
@@ -274,6 +295,9 @@ typedef struct agg_ctx {
     ebuf out;
     es_runfile runs;
     int64_t spills;
+    em_rec *recs;     /* the block being aggregated ... */
+    uint64_t *hash;   /* ... and its keys' hashes */
+    size_t cap;
 } agg_ctx;
 
 /* Sort the table by key and write it as one run of (key, combiner). */
@@ -292,22 +316,22 @@ static int agg_spill(agg_ctx *a) {
     return 0;
 }
 
-static int agg_rec(void *ctx, const em_rec *r) {
-    agg_ctx *a = ctx;
+/* Aggregate one record whose key hashes to h. */
+static int agg_rec(agg_ctx *a, const em_rec *r, uint64_t h) {
     const agg_spec *g = a->o->agg;
     size_t i;
     int rc;
     if (!r->key) return em__seterr(EM_EINVAL, "shuffle %u: aggregation needs pair records", a->o->shuffle_id);
     if (g->builtin) { /* 8-byte values merged in place: no call */
         if (r->vlen != 8) return comb_bad_len(g->builtin, r->vlen);
-        if ((rc = aggmap_upsert_n(&a->map, r->key, r->klen, 8, &i)) < 0) return rc;
+        if ((rc = aggmap_upsert_h(&a->map, r->key, r->klen, h, 8, &i)) < 0) return rc;
         uint8_t *c = aggmap_comb(&a->map, i);
         if (rc) comb_apply8(g->builtin, c, r->val);
         else if (a->o->map_side_combined) memcpy(c, r->val, 8);
         else agg_builtin_create(g, c, r->val);
         return aggmap_mem(&a->map) > a->o->mem_budget ? agg_spill(a) : 0;
     }
-    if ((rc = aggmap_upsert(&a->map, r->key, r->klen, &i)) < 0) return rc;
+    if ((rc = aggmap_upsert_h(&a->map, r->key, r->klen, h, 0, &i)) < 0) return rc;
     em_rec v = {NULL, 0, r->val, r->vlen}, c;
     if (!rc && a->o->map_side_combined) {
         rc = aggmap_set_comb(&a->map, i, r->val, r->vlen); /* a combiner already */
@@ -329,6 +353,43 @@ static int agg_rec(void *ctx, const em_rec *r) {
     return aggmap_mem(&a->map) > a->o->mem_budget ? agg_spill(a) : 0;
 }
 
+/* Lookahead of the block pipeline: the home slot of the record AGG_AHEAD
+ * places on is fetched, and the entry of the one half as far. */
+#define AGG_AHEAD 16
+
+/* A block of records: decoded and hashed first, then aggregated in order
+ * while the table's cache lines for the records ahead are being fetched
+ * (a lookup misses the cache twice once the table outgrows it). */
+static int agg_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec) {
+    agg_ctx *a = ctx;
+    const uint8_t *end = p + len;
+    size_t n = 0;
+    while (p < end) {
+        if (n == a->cap) {
+            size_t nc = a->cap ? 2 * a->cap : 1024;
+            em_rec *nr = realloc(a->recs, nc * sizeof *nr);
+            uint64_t *nh = nr ? realloc(a->hash, nc * sizeof *nh) : NULL;
+            if (nr) a->recs = nr;
+            if (!nh) return em__seterr(EM_ENOMEM, "shuffle %u: out of memory", a->o->shuffle_id);
+            a->hash = nh;
+            a->cap = nc;
+        }
+        size_t k = rec_get(p, end, &a->recs[n]);
+        if (!k) return EM_ECORRUPT;
+        const em_rec *r = &a->recs[n];
+        a->hash[n++] = r->key ? aggmap_hash(r->key, r->klen) : 0;
+        p += k;
+    }
+    *nrec = n;
+    for (size_t i = 0; i < n; i++) {
+        if (i + AGG_AHEAD < n) aggmap_prefetch_slot(&a->map, a->hash[i + AGG_AHEAD]);
+        if (i + AGG_AHEAD / 2 < n) aggmap_prefetch_entry(&a->map, a->hash[i + AGG_AHEAD / 2]);
+        int rc = agg_rec(a, &a->recs[i], a->hash[i]);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 static void agg_mem_get(void *ctx, size_t i, em_rec *r) { aggmap_get(ctx, i, r); }
 
 static int read_agg(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats *st) {
@@ -338,7 +399,7 @@ static int read_agg(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats *st
     agg_ctx a = {.o = o};
     aggmap_init(&a.map);
     es_runfile_init(&a.runs, o->spill_dir, o->codec, o->block_bytes);
-    int rc = read_all(o, agg_rec, &a, st);
+    int rc = read_all(o, NULL, agg_block, &a, st);
     em_rec r;
     if (!rc && !a.runs.nruns) {
         for (size_t i = 0; i < aggmap_count(&a.map) && !rc; i++) {
@@ -353,6 +414,8 @@ static int read_agg(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats *st
         es_merger_free(&mg);
     }
     st->spills += a.spills;
+    free(a.recs);
+    free(a.hash);
     aggmap_free(&a.map);
     ebuf_free(&a.out);
     es_runfile_free(&a.runs);
@@ -442,7 +505,7 @@ static int read_sorted(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats 
     sort_ctx s = {.o = o};
     em_rec r;
     es_init(&s.es, o->spill_dir, o->mem_budget, o->mode == SR_SORT && o->descending, o->codec, o->block_bytes);
-    int rc = read_all(o, sort_rec, &s, st);
+    int rc = read_all(o, sort_rec, NULL, &s, st);
     if (!rc) rc = es_finish(&s.es);
     if (!rc && o->mode == SR_SORT) {
         while ((rc = es_next(&s.es, &r)) == 1)
@@ -470,7 +533,7 @@ int shuffle_read(const sr_opts *opts, rec_sink_fn sink, void *sctx, sr_stats *st
     switch (o.mode) {
     case SR_PASS: {
         pass_ctx p = {sink, sctx};
-        rc = read_all(&o, pass_rec, &p, stats);
+        rc = read_all(&o, pass_rec, NULL, &p, stats);
         break;
     }
     case SR_AGG: rc = read_agg(&o, sink, sctx, stats); break;
