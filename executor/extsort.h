@@ -97,14 +97,16 @@ int es_merge_combine(es_merger *m, const agg_spec *agg, rec_sink_fn sink, void *
 
 typedef struct es_ent {
     uint64_t prefix;   /* first 8 key bytes, big-endian, zero padded */
-    uint64_t roff;     /* encoded record in the arena */
-    uint32_t klen;
-    uint32_t kskip;    /* key bytes start at roff + kskip */
+    uint64_t ref;      /* the encoded record's arena offset in the low
+                          ES_OFF_BITS bits; above them the key length, or 9
+                          for any key longer than 8 bytes */
 } es_ent;
+#define ES_OFF_BITS 60
 
 typedef struct extsort {
     ebuf arena;
     es_ent *idx;
+    es_ent *tmp;       /* cap entries: the radix sort's other half */
     size_t n, cap;
     size_t budget;
     int descending;
