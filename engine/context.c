@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bigbuf.h"
 #include "blockstore.h"
 #include "cluster.h"
 #include "conf.h"
@@ -233,6 +234,7 @@ void em_close(em_ctx *ctx) {
     pthread_mutex_unlock(&ctx->mu);
     dag_stop(ctx->dag); /* every attempt ended, losers included */
     if (ctx->be) ctx->be->close(ctx->be);
+    bb_trim(); /* the task buffers kept for reuse (bigbuf.h) */
     dag_free(ctx->dag);
     for (int i = 0; i < ctx->nrdds; i++) { /* whatever is left, whatever its references */
         if (!ctx->rdds[i]) continue;

@@ -4,9 +4,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "aggmap.h"
+#include "bigbuf.h"
 #include "err.h"
 #include "recfmt.h"
 
@@ -21,9 +21,9 @@ void aggmap_init(aggmap *m) {
 }
 
 void aggmap_free(aggmap *m) {
-    free(m->slots);
-    free(m->ents);
-    ebuf_free(&m->arena);
+    bb_free(&m->slotb);
+    bb_free(&m->entb);
+    bb_free(&m->arena);
     memset(m, 0, sizeof *m);
     m->hot_i = (size_t)-1;
 }
@@ -36,23 +36,14 @@ void aggmap_clear(aggmap *m) {
     ebuf_reset(&m->arena);
 }
 
-/* Large slot arrays are probed at random: back them with huge pages where
- * the kernel allows (THP in madvise mode), which saves a TLB miss per probe. */
-static am_slot *slots_alloc(size_t n) {
-    size_t bytes = n * sizeof(am_slot);
-    if (bytes < ((size_t)2 << 20)) return calloc(n, sizeof(am_slot));
-    void *p = NULL;
-    if (posix_memalign(&p, (size_t)2 << 20, bytes)) return NULL;
-    madvise(p, bytes, MADV_HUGEPAGE);
-    memset(p, 0, bytes);
-    return p;
-}
-
 /* Rebuild the slot array with nslots slots from the stored hash bits,
- * renumbering the entries' slots. */
+ * renumbering the entries' slots.  Big slot arrays come from bigbuf.h
+ * (huge pages, which save a TLB miss per probe, and kept between tasks). */
 static int rehash(aggmap *m, size_t nslots) {
-    am_slot *s = slots_alloc(nslots);
-    if (!s) return EM_ENOMEM;
+    ebuf nb = EBUF_INIT;
+    if (bb_reserve(&nb, nslots * sizeof(am_slot))) return EM_ENOMEM;
+    am_slot *s = (am_slot *)nb.p;
+    memset(s, 0, nslots * sizeof *s); /* a reused mapping holds old bytes */
     size_t mask = nslots - 1;
     for (size_t i = 0; i < m->n; i++) {
         const am_slot *o = &m->slots[m->ents[i]];
@@ -61,7 +52,8 @@ static int rehash(aggmap *m, size_t nslots) {
         s[j] = *o;
         m->ents[i] = (uint32_t)j;
     }
-    free(m->slots);
+    bb_free(&m->slotb);
+    m->slotb = nb;
     m->slots = s;
     m->mask = mask;
     m->hot_i = (size_t)-1;
@@ -93,11 +85,11 @@ static inline int key_eq(const uint8_t *a, const uint8_t *b, size_t n) {
  * or 0 on ENOMEM. */
 static uint64_t put_record(aggmap *m, const void *key, uint32_t klen, const void *c, uint32_t clen) {
     if (m->arena.len == 0) {
-        if (ebuf_reserve(&m->arena, 4096)) return 0;
+        if (bb_reserve(&m->arena, 4096)) return 0;
         memset(m->arena.p, 0, AM_ARENA_BASE);
         m->arena.len = AM_ARENA_BASE;
     }
-    if (ebuf_reserve(&m->arena, (size_t)klen + 8 + clen)) return 0;
+    if (bb_reserve(&m->arena, (size_t)klen + 8 + clen)) return 0;
     uint64_t off = m->arena.len;
     uint8_t *p = m->arena.p + off;
     uint32_t len[2] = {klen, clen};
@@ -145,11 +137,11 @@ int aggmap_upsert_h(aggmap *m, const void *key, size_t klen, uint64_t h, size_t 
         j = (j + 1) & m->mask;
     }
     if (m->n == m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 64;
-        uint32_t *ne = realloc(m->ents, nc * sizeof *ne);
-        if (!ne) return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
-        m->ents = ne;
-        m->cap = nc;
+        m->entb.len = m->n * sizeof *m->ents;
+        if (bb_reserve(&m->entb, (m->cap ? m->cap : 64) * sizeof *m->ents))
+            return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
+        m->ents = (uint32_t *)m->entb.p;
+        m->cap = m->entb.cap / sizeof *m->ents;
     }
     if (m->n >= UINT32_MAX - 1) return em__seterr(EM_ETOOBIG, "aggregation table: too many keys");
     uint64_t off = put_record(m, key, (uint32_t)klen, NULL, (uint32_t)clen);
@@ -176,7 +168,7 @@ int aggmap_set_comb(aggmap *m, size_t i, const void *c, size_t clen) {
      * a freshly inserted key's first combiner from leaving garbage. */
     if (s->off + 8 + len[0] + len[1] == m->arena.len) {
         size_t need = (size_t)s->off + 8 + len[0] + clen;
-        if (need > m->arena.len && ebuf_reserve(&m->arena, need - m->arena.len))
+        if (need > m->arena.len && bb_reserve(&m->arena, need - m->arena.len))
             return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
         p = m->arena.p + s->off;
         len[1] = (uint32_t)clen;
@@ -187,7 +179,7 @@ int aggmap_set_comb(aggmap *m, size_t i, const void *c, size_t clen) {
     }
     /* Copy the key out first: the arena may move while growing. */
     size_t koff = (size_t)s->off + 8;
-    if (ebuf_reserve(&m->arena, (size_t)len[0] + 8 + clen)) return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
+    if (bb_reserve(&m->arena, (size_t)len[0] + 8 + clen)) return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
     uint8_t *d = m->arena.p + m->arena.len;
     uint32_t nl[2] = {len[0], (uint32_t)clen};
     memcpy(d, nl, 8);

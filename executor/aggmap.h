@@ -43,6 +43,7 @@ typedef struct aggmap {
     uint32_t *ents;   /* entry index -> slot number */
     size_t n, cap;
     ebuf arena;       /* starts with 8 unused bytes, so offset 0 means empty */
+    ebuf slotb, entb; /* hold slots and ents; all three are bigbuf.h buffers */
     int sorted;       /* slots are stale: only read and clear allowed */
     size_t hot_i;     /* the entry the last upsert returned ... */
     uint32_t hot_slot;/* ... and its slot: spares a lookup in ents */

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bigbuf.h"
 #include "err.h"
 #include "extsort.h"
 #include "recfmt.h"
@@ -405,7 +406,9 @@ static void mem_get(void *ctx, size_t i, em_rec *r) {
 /* Sort the entries in memory: by radix when the other half can be had (it
  * is counted in the budget), else by comparisons. */
 static void es_sort(extsort *s) {
-    if (!s->tmp && s->n >= 4 * RADIX_SMALL) s->tmp = malloc(s->cap * sizeof *s->tmp);
+    s->tmp = NULL;
+    s->tmpb.len = 0;
+    if (s->n >= 4 * RADIX_SMALL && !bb_reserve(&s->tmpb, s->n * sizeof *s->tmp)) s->tmp = (es_ent *)s->tmpb.p;
     sort_ents(s->arena.p, s->idx, s->tmp, s->n);
 }
 
@@ -434,15 +437,13 @@ int es_add(extsort *s, const em_rec *r) {
     /* Each entry counts twice: the radix sort needs as much again. */
     if (s->n && s->arena.len + need + 2 * (s->n + 1) * sizeof(es_ent) > s->budget && (rc = spill(s))) return rc;
     if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 1024;
-        es_ent *ni = realloc(s->idx, nc * sizeof *ni);
-        if (!ni) return em__seterr(EM_ENOMEM, "sort: out of memory");
-        s->idx = ni;
-        free(s->tmp); /* made again at the new size by es_sort */
-        s->tmp = NULL;
-        s->cap = nc;
+        s->idxb.len = s->n * sizeof(es_ent);
+        if (bb_reserve(&s->idxb, (s->cap ? s->cap : 1024) * sizeof(es_ent)))
+            return em__seterr(EM_ENOMEM, "sort: out of memory");
+        s->idx = (es_ent *)s->idxb.p;
+        s->cap = s->idxb.cap / sizeof(es_ent);
     }
-    if (ebuf_reserve(&s->arena, need)) return em__seterr(EM_ENOMEM, "sort: out of memory");
+    if (bb_reserve(&s->arena, need)) return em__seterr(EM_ENOMEM, "sort: out of memory");
     if (s->arena.len >= (uint64_t)1 << ES_OFF_BITS) return em__seterr(EM_ETOOBIG, "sort: arena too large");
     es_ent *e = &s->idx[s->n++];
     uint64_t pre;
@@ -477,9 +478,9 @@ int es_next(extsort *s, em_rec *r) {
 void es_free(extsort *s) {
     if (s->merging) es_merger_free(&s->merger);
     es_runfile_free(&s->runs);
-    ebuf_free(&s->arena);
-    free(s->idx);
-    free(s->tmp);
+    bb_free(&s->arena);
+    bb_free(&s->idxb);
+    bb_free(&s->tmpb);
     memset(s, 0, sizeof *s);
     s->runs.fd = -1;
 }

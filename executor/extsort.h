@@ -105,8 +105,9 @@ typedef struct es_ent {
 
 typedef struct extsort {
     ebuf arena;
-    es_ent *idx;
-    es_ent *tmp;       /* cap entries: the radix sort's other half */
+    es_ent *idx;       /* in idxb */
+    es_ent *tmp;       /* in tmpb: the radix sort's other half, or NULL */
+    ebuf idxb, tmpb;   /* the arena and these are bigbuf.h buffers */
     size_t n, cap;
     size_t budget;
     int descending;

@@ -1,0 +1,132 @@
+/*
+ * bigbuf.c -- big task buffers backed by cached mappings (see bigbuf.h).
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "bigbuf.h"
+#include "ember.h"
+#include "err.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct { void *p; size_t len; } cache[BB_CACHE_SLOTS];
+static size_t ncache, cached;
+
+/* A new mapping of len bytes (a multiple of BB_MIN) aligned to BB_MIN, so
+ * the kernel can back it with huge pages. */
+static void *map_new(size_t len) {
+    uint8_t *p = mmap(NULL, len + BB_MIN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    size_t head = (BB_MIN - ((uintptr_t)p & (BB_MIN - 1))) & (BB_MIN - 1);
+    if (head) munmap(p, head);
+    if (BB_MIN - head) munmap(p + head + len, BB_MIN - head);
+    madvise(p + head, len, MADV_HUGEPAGE); /* a hint: failure costs speed only */
+    return p + head;
+}
+
+/* The largest cached mapping, or NULL. */
+static void *cache_take(size_t *len) {
+    void *p = NULL;
+    pthread_mutex_lock(&lock);
+    if (ncache) {
+        size_t best = 0;
+        for (size_t i = 1; i < ncache; i++)
+            if (cache[i].len > cache[best].len) best = i;
+        p = cache[best].p;
+        *len = cache[best].len;
+        cached -= *len;
+        cache[best] = cache[--ncache];
+    }
+    pthread_mutex_unlock(&lock);
+    return p;
+}
+
+static void cache_put(void *p, size_t len) {
+    pthread_mutex_lock(&lock);
+    if (ncache < BB_CACHE_SLOTS && cached + len <= BB_CACHE_BYTES) {
+        cache[ncache].p = p;
+        cache[ncache++].len = len;
+        cached += len;
+        p = NULL;
+    }
+    pthread_mutex_unlock(&lock);
+    if (p) munmap(p, len);
+}
+
+/* A mapping of at least len bytes: a cached one (grown if smaller) or a
+ * new one.  Sets *got to its size. */
+static void *map_get(size_t len, size_t *got) {
+    size_t have = 0;
+    void *p = cache_take(&have);
+    if (p && have < len) {
+        void *q = mremap(p, have, len, MREMAP_MAYMOVE);
+        if (q == MAP_FAILED) {
+            munmap(p, have);
+            p = NULL;
+        } else {
+            madvise((uint8_t *)q + have, len - have, MADV_HUGEPAGE);
+            p = q;
+            have = len;
+        }
+    }
+    if (!p && (p = map_new(len))) have = len;
+    *got = have;
+    return p;
+}
+
+int bb_reserve(ebuf *b, size_t extra) {
+    if (b->cap - b->len >= extra) return 0;
+    size_t need = b->len + extra, cap = b->cap ? b->cap : 4096;
+    if (need < b->len) return EM_ENOMEM;
+    while (cap < need) cap = cap * 2 > cap ? cap * 2 : need;
+    if (cap < BB_MIN) {
+        uint8_t *p = realloc(b->p, cap);
+        if (!p) return EM_ENOMEM;
+        b->p = p;
+        b->cap = cap;
+        return 0;
+    }
+    cap = (cap + BB_MIN - 1) & ~(BB_MIN - 1);
+    if (cap < need) return EM_ENOMEM;
+    if (b->cap >= BB_MIN) { /* a mapping already: move its pages */
+        void *q = mremap(b->p, b->cap, cap, MREMAP_MAYMOVE);
+        if (q == MAP_FAILED) return EM_ENOMEM;
+        madvise((uint8_t *)q + b->cap, cap - b->cap, MADV_HUGEPAGE);
+        b->p = q;
+        b->cap = cap;
+        return 0;
+    }
+    size_t got;
+    uint8_t *p = map_get(cap, &got);
+    if (!p) return EM_ENOMEM;
+    if (b->len) memcpy(p, b->p, b->len);
+    free(b->p);
+    b->p = p;
+    b->cap = got;
+    return 0;
+}
+
+void bb_free(ebuf *b) {
+    if (b->cap >= BB_MIN) cache_put(b->p, b->cap);
+    else free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+void bb_trim(void) {
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < ncache; i++) munmap(cache[i].p, cache[i].len);
+    ncache = 0;
+    cached = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+size_t bb_cached(void) {
+    pthread_mutex_lock(&lock);
+    size_t n = cached;
+    pthread_mutex_unlock(&lock);
+    return n;
+}

@@ -1,0 +1,40 @@
+/*
+ * bigbuf.h -- big task buffers (sort arenas and indexes, aggregation
+ * tables) that keep their pages from one task to the next.
+ *
+ * Each task of a shuffle used to allocate its sort arena, index and hash
+ * table afresh and free them at its end; the kernel then faulted in and
+ * cleared every page again for the next task (over a quarter of a 20M-record
+ * sort's time).  Here a buffer that grows past BB_MIN becomes an anonymous
+ * mapping advised for huge pages, and freeing it parks the mapping in a
+ * small process-wide cache (BB_CACHE_SLOTS mappings, BB_CACHE_BYTES in all)
+ * from which the next big buffer is taken -- the largest first, grown with
+ * mremap if need be, which moves pages rather than copying bytes.  A
+ * reused mapping's bytes are whatever its last user left: callers must not
+ * expect zeros.
+ *
+ * The functions work on an ebuf (buf.h) whose memory they alone manage: a
+ * buffer grown with bb_reserve must be freed with bb_free, never with
+ * ebuf_free, and never handed out with ebuf_steal.
+ */
+#ifndef EM_BIGBUF_H
+#define EM_BIGBUF_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+#define BB_MIN ((size_t)2 << 20)            /* one huge page */
+#define BB_CACHE_SLOTS 16
+#define BB_CACHE_BYTES ((size_t)1 << 30)
+
+/* Room for extra more bytes (contents kept).  0 or EM_ENOMEM. */
+int bb_reserve(ebuf *b, size_t extra);
+/* Give the memory back (a mapping to the cache); b becomes empty. */
+void bb_free(ebuf *b);
+/* Unmap every cached mapping (em_close; the cache refills on demand). */
+void bb_trim(void);
+/* Bytes held in the cache now. */
+size_t bb_cached(void);
+
+#endif
