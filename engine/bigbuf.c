@@ -27,17 +27,24 @@ static void *map_new(size_t len) {
     return p + head;
 }
 
-/* The largest cached mapping, or NULL. */
-static void *cache_take(size_t *len) {
+/* The smallest cached mapping of at least len bytes, else (with any_size)
+ * the largest; NULL if there is none. */
+static void *cache_take(size_t len, int any_size, size_t *got) {
     void *p = NULL;
     pthread_mutex_lock(&lock);
-    if (ncache) {
-        size_t best = 0;
-        for (size_t i = 1; i < ncache; i++)
-            if (cache[i].len > cache[best].len) best = i;
+    size_t best = ncache;
+    for (size_t i = 0; i < ncache; i++) {
+        int fits = cache[i].len >= len;
+        if (best == ncache) {
+            if (fits || any_size) best = i;
+        } else if (cache[best].len >= len ? fits && cache[i].len < cache[best].len : cache[i].len > cache[best].len) {
+            best = i;
+        }
+    }
+    if (best < ncache) {
         p = cache[best].p;
-        *len = cache[best].len;
-        cached -= *len;
+        *got = cache[best].len;
+        cached -= *got;
         cache[best] = cache[--ncache];
     }
     pthread_mutex_unlock(&lock);
@@ -60,7 +67,7 @@ static void cache_put(void *p, size_t len) {
  * new one.  Sets *got to its size. */
 static void *map_get(size_t len, size_t *got) {
     size_t have = 0;
-    void *p = cache_take(&have);
+    void *p = cache_take(len, 1, &have);
     if (p && have < len) {
         void *q = mremap(p, have, len, MREMAP_MAYMOVE);
         if (q == MAP_FAILED) {
@@ -91,7 +98,17 @@ int bb_reserve(ebuf *b, size_t extra) {
     }
     cap = (cap + BB_MIN - 1) & ~(BB_MIN - 1);
     if (cap < need) return EM_ENOMEM;
-    if (b->cap >= BB_MIN) { /* a mapping already: move its pages */
+    if (b->cap >= BB_MIN) { /* a mapping already */
+        size_t got;
+        uint8_t *c = cache_take(cap, 0, &got);
+        if (c) { /* a cached one that fits: its pages are in, copy over */
+            if (b->len) memcpy(c, b->p, b->len);
+            cache_put(b->p, b->cap);
+            b->p = c;
+            b->cap = got;
+            return 0;
+        }
+        /* else move its pages to a bigger range */
         void *q = mremap(b->p, b->cap, cap, MREMAP_MAYMOVE);
         if (q == MAP_FAILED) return EM_ENOMEM;
         madvise((uint8_t *)q + b->cap, cap - b->cap, MADV_HUGEPAGE);

@@ -8,8 +8,11 @@
  * sort's time).  Here a buffer that grows past BB_MIN becomes an anonymous
  * mapping advised for huge pages, and freeing it parks the mapping in a
  * small process-wide cache (BB_CACHE_SLOTS mappings, BB_CACHE_BYTES in all)
- * from which the next big buffer is taken -- the largest first, grown with
- * mremap if need be, which moves pages rather than copying bytes.  A
+ * from which the next big buffer is taken: the smallest that fits, else
+ * the largest, grown with mremap (which moves pages rather than copying
+ * bytes).  A mapped buffer that must grow first looks for a cached mapping
+ * that fits (copying its bytes over costs less than faulting pages in),
+ * then grows with mremap.  A
  * reused mapping's bytes are whatever its last user left: callers must not
  * expect zeros.
  *

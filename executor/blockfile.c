@@ -165,6 +165,8 @@ static int encode(bf_codec c, bf_cctx *cx, const uint8_t *raw, size_t rlen, uint
     }
 }
 
+size_t bf_block_bound(bf_codec c, size_t rlen) { return BF_HEADER + bound_of(c.id, rlen); }
+
 int bf_compress_block(ebuf *z, const void *raw, size_t rlen, bf_codec c, bf_cctx *cx) {
     const char *why;
     if (bf_codec_check(c, &why))

@@ -110,6 +110,9 @@ void bf_writer_free(bf_writer *w);
  * EM_EINVAL for a codec bf_codec_check refuses; z is unchanged on
  * failure. */
 int bf_compress_block(ebuf *z, const void *raw, size_t rlen, bf_codec codec, bf_cctx *cx);
+/* The most bytes bf_compress_block appends for rlen raw bytes: with that
+ * much room reserved it never grows z. */
+size_t bf_block_bound(bf_codec codec, size_t rlen);
 /* The checksum a block header stores: crc32 of the header's first 9 bytes
  * (h) and the zlen compressed bytes that follow it (z).  For tests and
  * tools that rewrite blocks. */

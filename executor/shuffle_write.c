@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "aggmap.h"
+#include "bigbuf.h"
 #include "shuffle_index.h"
 #include "blockfile.h"
 #include "err.h"
@@ -161,6 +162,9 @@ shuffle_writer *sw_open(const sw_opts *opts) {
 static int compress_part(shuffle_writer *w, sw_part *p) {
     if (!p->raw.len) return 0;
     size_t before = p->z.len;
+    /* The blocks grow into a bigbuf.h buffer (reused between tasks). */
+    if (p->raw.len <= BF_MAX_RAW && bb_reserve(&p->z, bf_block_bound(w->o.codec, p->raw.len)))
+        return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
     int rc = bf_compress_block(&p->z, p->raw.p, p->raw.len, w->o.codec, &w->cx);
     if (rc) return rc;
     w->buffered = w->buffered - p->raw.len + (p->z.len - before);
@@ -207,7 +211,7 @@ static int spill_parts(shuffle_writer *w) {
         if (add_extent(p, w->spill_off, p->z.len)) return em__seterr(EM_ENOMEM, "shuffle spill: out of memory");
         w->spill_off += p->z.len;
         w->buffered -= p->z.len;
-        ebuf_free(&p->z); /* a big partition's blocks need not stay reserved */
+        bb_free(&p->z); /* a big partition's blocks need not stay reserved */
     }
     w->spills++;
     return 0;
@@ -224,7 +228,7 @@ static int part_add(shuffle_writer *w, int pi, const em_rec *r) {
         return em__seterr(EM_ETOOBIG, "shuffle %u: record of %zu bytes exceeds the %zu byte block limit",
                           w->o.shuffle_id, n, BF_MAX_RAW);
     if (p->raw.len + n > BF_MAX_RAW && (rc = compress_part(w, p))) return rc;
-    if (ebuf_reserve(&p->raw, n)) return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
+    if (bb_reserve(&p->raw, n)) return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
     p->raw.len += rec_put(p->raw.p + p->raw.len, r);
     w->buffered += n;
     w->records++;
@@ -377,7 +381,7 @@ static int write_files(shuffle_writer *w, uint64_t *seg) {
         if (rc || (rc = compress_part(w, p))) break;
         if (p->z.len && !(rc = bf_pwrite_all(fd, w->data_tmp, p->z.p, p->z.len, off))) off += p->z.len;
         if (seg) seg[i] = off - start;
-        ebuf_free(&p->z);
+        bb_free(&p->z);
     }
     offs[n] = off;
     shuffle_index_encode(idx, n, offs);
@@ -398,8 +402,8 @@ static int write_files(shuffle_writer *w, uint64_t *seg) {
 
 static void sw_free(shuffle_writer *w) {
     for (int i = 0; i < w->o.nparts; i++) {
-        ebuf_free(&w->parts[i].raw);
-        ebuf_free(&w->parts[i].z);
+        bb_free(&w->parts[i].raw);
+        bb_free(&w->parts[i].z);
         free(w->parts[i].ext);
     }
     free(w->parts);
