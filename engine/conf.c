@@ -70,7 +70,12 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.task.maxFailures", .def = "4", .type = CONF_INT, .min = 1, .max = INT32_MAX},
     {.key = "ember.record.maxBytes", .def = "67108864", .type = CONF_SIZE, .min = KiB, .max = RECORD_MAX,
      .why_max = "a record must fit in one 256 MiB block of a shuffle or spill file"},
-    {.key = "ember.shuffle.memoryBytes", .def = "67108864", .type = CONF_SIZE, .min = MEMORY_FLOOR, .max = TiB,
+    /* 256 MiB: about what Spark's unified memory lets one of two tasks
+     * use with its default 1g ((1g - 300m) * 0.6 = 434 MB of execution
+     * memory, up to half of it per task with two running).  At 64 MiB a
+     * reduce task of a 20M-record sort on 8 partitions spilled and merged
+     * (2.5M records take 125 MB to sort in memory). */
+    {.key = "ember.shuffle.memoryBytes", .def = "268435456", .type = CONF_SIZE, .min = MEMORY_FLOOR, .max = TiB,
      .why_min = "a smaller budget spills every few records and the shuffle crawls"},
     {.key = "ember.shuffle.blockBytes", .def = "65536", .type = CONF_SIZE, .min = 4 * KiB, .max = 64 * MiB,
      .why_max = "a merge holds one block per spilled run in memory"},

@@ -23,7 +23,7 @@ TEST(conf_defaults) {
         {"ember.default.parallelism", "0"},
         {"ember.task.maxFailures", "4"},
         {"ember.record.maxBytes", "67108864"},
-        {"ember.shuffle.memoryBytes", "67108864"},
+        {"ember.shuffle.memoryBytes", "268435456"},
         {"ember.shuffle.blockBytes", "65536"},
         {"ember.shuffle.compress.level", "1"},
         {"ember.io.compression.codec", "lz4"},
@@ -46,7 +46,7 @@ TEST(conf_defaults) {
     CHECK_EQ_I64(conf_i64(c, "ember.files.maxPartitionBytes"), 33554432);
     CHECK_EQ_I64(conf_size(c, "ember.files.maxPartitionBytes"), 33554432);
     CHECK_EQ_I64(conf_i64(c, "ember.default.parallelism"), 0);
-    CHECK_EQ_I64(conf_size(NULL, "ember.shuffle.memoryBytes"), 67108864);
+    CHECK_EQ_I64(conf_size(NULL, "ember.shuffle.memoryBytes"), 268435456);
     CHECK(em_conf_get(c, "ember.nope") == NULL);
     CHECK(em_conf_get(c, NULL) == NULL);
     CHECK(!conf_known("ember.nope"));
