@@ -21,17 +21,19 @@ echo "== logistic regression (10k x 10k, 1M x 100 dense, sparse; C loop and memo
 build/bench/logreg
 echo "== LIBSVM load (2000 x 10000 dense as LIBSVM, 288 MB; C strtod loop same run, scikit-learn quoted)"
 build/bench/libsvm_load
-echo "== shuffle: reduce_by_key and sort_by_key, 20M pairs"
-# ember on local-cluster[2,1] and local[2], then the same work on Dask
-# distributed (a LocalCluster of 2 single-thread worker processes, dataframe
-# groupby-sum and sort_values); ratio = Dask's best time / ember's best time.
+echo "== shuffle: reduce_by_key, group_by_key, join (10M x 1M) and sort_by_key, 20M pairs"
+# ember on local-cluster[2,1] and local[2], each op beside its references
+# (C hash aggregation, C radix sort, memory-read bound), then the same work
+# on Dask distributed (a LocalCluster of 2 single-thread worker processes,
+# dataframe groupby-sum, groupby-apply(list), merge and sort_values);
+# ratio = Dask's best time / ember's best time.
 build/bench/shuffle 'local-cluster[2,1]' > bench/data/shuffle-ember.txt
 build/bench/shuffle 'local[2]' >> bench/data/shuffle-ember.txt
 cat bench/data/shuffle-ember.txt
 if /usr/bin/python3 -c 'import distributed, pandas' 2>/dev/null; then
   /usr/bin/python3 bench/shuffle_dask.py > bench/data/shuffle-dask.txt
   cat bench/data/shuffle-dask.txt
-  awk '$1 == "reduce_by_key" || $1 == "sort_by_key" {
+  awk '$1 == "reduce_by_key" || $1 == "group_by_key" || $1 == "join" || $1 == "sort_by_key" {
          for (i = 1; i <= NF; i++) if ($i == "best") t = $(i + 1)
          if ($2 == "dask") dask[$1] = t
          else if ($2 == "ember") { n++; op[n] = $1; who[n] = $3; sec[n] = t }

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""shuffle_dask.py -- the reference of bench/shuffle.c: the same reduce and
-sort on Dask distributed, measured in the same run by bench/run.sh.
+"""shuffle_dask.py -- the reference of bench/shuffle.c: the same reduce,
+group, join and sort on Dask distributed, measured in the same run by
+bench/run.sh.
 
     /usr/bin/python3 bench/shuffle_dask.py [NPAIRS [NKEYS [PARTITIONS]]]
                      (defaults: 20000000, 1000000, 8, as bench/shuffle.c)
@@ -10,12 +11,25 @@ Client.  The input is a dask.dataframe of two int64 columns, k and v, made
 inside the workers by one delayed numpy generator per partition
 (dd.from_delayed), exactly the pairs bench/shuffle.c makes (the same
 splitmix64 counters, the same partition bounds), persisted and waited for
-(distributed.wait) before any timing.
+(distributed.wait) before any timing.  The join's inputs are bench/shuffle.c's
+too: left, the first NPAIRS/2 pairs of the reduce input (columns k, v);
+right, NKEYS rows (j, 3j) (columns k, w).
 
 Timed, 3 runs each, Dask's plain dataframe way:
     reduce_by_key  ddf.groupby('k').v.sum(), forced with len() (Dask's
                    default groupby aggregation: a tree reduction of the
                    per-partition pandas groupby sums, split_out=1);
+    group_by_key   ddf.groupby('k').v.apply(list), forced with len():
+                   Dask's way to gather every value of a key in one place,
+                   as ember's group_by_key does (a hash shuffle of all the
+                   rows, then a pandas groupby-apply per partition, which
+                   makes one Python list per key).  A groupby().agg with a
+                   custom list Aggregation would instead concatenate the
+                   lists in one task of a tree reduction (split_out=1), so
+                   every group would end in a single partition;
+    join           dd.merge(left, right, on='k') (inner), forced with len():
+                   both sides have PARTITIONS partitions and unknown
+                   divisions, so Dask hash-shuffles both, as ember's join;
     sort_by_key    ddf.sort_values('k') -- the call itself computes the
                    quantiles that choose the partition boundaries, as
                    ember's sort_by_key samples its keys -- forced with len().
@@ -27,9 +41,11 @@ this version needs pyarrow, which Debian does not package.
 
 Checked after the timed runs (not timed), against the pairs regenerated in
 the driver with numpy: the input's sum, the groupby result whole (its
-length and every key's sum), and the sort (the total count, each
-partition non-decreasing and not below the previous one, the first key
-the smallest).  A mismatch exits 1.
+length and every key's sum), the groups (their number, the total length
+of their lists, every key's sum of its list), the join (its length, the
+sums of v and of w, no row with w != 3k), and the sort (the total count,
+each partition non-decreasing and not below the previous one, the first
+key the smallest).  A mismatch exits 1.
 """
 import sys
 import time
@@ -63,8 +79,13 @@ def part_start(npairs, parts, p):
 
 
 def gen(p, npairs, nkeys, parts, sort):
-    """Partition p of the input: pairs [p*N/P, (p+1)*N/P) of bench/shuffle.c."""
+    """Partition p of the input: pairs [p*N/P, (p+1)*N/P) of bench/shuffle.c.
+    sort: False (reduce, and the join's left side), True, or "right" (the
+    join's right side: pair j is (j, 3j), in columns k and w)."""
     j = np.arange(part_start(npairs, parts, p), part_start(npairs, parts, p + 1), dtype=np.uint64)
+    if sort == "right":
+        k = j.astype(np.int64)
+        return pd.DataFrame({"k": k, "w": 3 * k})
     seed = SEED_SORT if sort else SEED_REDUCE
     a = splitmix(seed, np.uint64(2) * j)
     b = splitmix(seed, np.uint64(2) * j + np.uint64(1))
@@ -75,7 +96,7 @@ def gen(p, npairs, nkeys, parts, sort):
 
 def make_input(client, npairs, nkeys, parts, sort):
     t0 = time.perf_counter()
-    meta = pd.DataFrame({"k": np.array([], dtype=np.int64), "v": np.array([], dtype=np.int64)})
+    meta = gen(0, 0, nkeys, 1, sort)
     ddf = dd.from_delayed([dask.delayed(gen)(p, npairs, nkeys, parts, sort) for p in range(parts)], meta=meta)
     ddf = client.persist(ddf)
     distributed.wait(ddf)
@@ -129,13 +150,16 @@ def main():
     key_sum = np.bincount(drv["k"].to_numpy(), weights=drv["v"].to_numpy(), minlength=nkeys).astype(np.int64)
     total = int(drv["v"].sum())
     distinct = int(np.count_nonzero(key_sum))
+    nleft = npairs // 2  # the join's left side: the first half of these pairs
+    left_sum = int(drv["v"].to_numpy()[:nleft].sum())
+    right_sum = 3 * int(drv["k"].to_numpy()[:nleft].sum())
     del drv
 
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         print(f"shuffle on Dask {distributed.__version__} (pandas {pd.__version__}, numpy {np.__version__}), "
               f"LocalCluster of 2 worker processes x 1 thread: {npairs} pairs of (int64, int64), {nkeys} keys drawn "
-              f"for reduce ({distinct} distinct), {parts} partitions, shuffle method "
+              f"for reduce ({distinct} distinct), join {nleft} x {nkeys}, {parts} partitions, shuffle method "
               f"{dask.config.get('shuffle', None) or 'default (tasks)'}", flush=True)
 
         # ---- reduce: groupby-sum ----
@@ -169,8 +193,44 @@ def main():
             t, _, n = time_groupby(split_out=split_out)
             bad |= n != distinct
             report("reduce_by_key", f"dask split_out={split_out}", npairs, t)
+
+        # ---- group: groupby-apply(list), over the same input ----
+        t = []
+        for i in range(RUNS):
+            t0 = time.perf_counter()
+            res = fresh(ddf, f"group-run{i}").groupby("k")["v"].apply(list, meta=("v", "object"))
+            n = len(res)
+            t.append(time.perf_counter() - t0)
+        sums = res.map(sum, meta=("v", "i8"))
+        lens = res.map(len, meta=("v", "i8"))
+        got, items = dask.compute(sums, lens.sum())
+        wrong = int(np.count_nonzero(key_sum[got.index.to_numpy()] != got.to_numpy()))
+        print(f"  groupby('k').v.apply(list): {n} groups (driver: {distinct}), {int(items)} values "
+              f"(driver: {npairs}), sum {int(got.sum())} (driver: {total}), {wrong} keys with a wrong sum")
+        bad |= n != distinct or len(got) != n or int(items) != npairs or int(got.sum()) != total or wrong != 0
+        del got, res, sums, lens
+        report("group_by_key", label, npairs, t)
         client.cancel(ddf)
         del ddf
+
+        # ---- join: merge ----
+        left, tgen = make_input(client, nleft, nkeys, parts, False)
+        right, tgen2 = make_input(client, nkeys, nkeys, parts, "right")
+        print(f"  join inputs generated and persisted in {tgen:.3f} s and {tgen2:.3f} s")
+        t = []
+        for i in range(RUNS):
+            t0 = time.perf_counter()
+            j = dd.merge(fresh(left, f"join-left-run{i}"), fresh(right, f"join-right-run{i}"), on="k")
+            n = len(j)
+            t.append(time.perf_counter() - t0)
+        sv, sw, wrong = dask.compute(j["v"].sum(), j["w"].sum(), (j["w"] != 3 * j["k"]).sum())
+        print(f"  merge(on='k'): {n} records (driver: {nleft}), left values {int(sv)} (driver: {left_sum}), "
+              f"right values {int(sw)} (driver: {right_sum}), {int(wrong)} wrong")
+        bad |= n != nleft or int(sv) != left_sum or int(sw) != right_sum or int(wrong) != 0
+        del j
+        report("join", label, nleft + nkeys, t)
+        client.cancel([left, right])
+        del left, right
 
         # ---- sort: sort_values ----
         min_key = int(min(gen(p, npairs, nkeys, parts, True)["k"].min() for p in range(parts)))
