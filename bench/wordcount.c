@@ -7,7 +7,7 @@
  * The file is read once first so both sides start from the page cache.
  * The C reference maps the file, splits on spaces and newlines, and counts
  * in an open-addressing table.  ember runs text_file -> flat_map (split,
- * emit (word, 1)) -> reduce_by_key (sum) -> count, on MASTER (default
+ * emit (word, 1)) -> reduce_by_key (em_sum_i64, the builtin) -> count, on MASTER (default
  * local[2]).  Both distinct-word counts must agree.  Prints MB/s of each
  * (best of RUNS, default 3) and their ratio.
  */
@@ -97,10 +97,6 @@ static int split(const em_rec *in, em_emitter *out, const void *arg) {
     return 0;
 }
 
-static int sum(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
-    return em_emit_i64(out, em_i64_dec(a->val) + em_i64_dec(b->val));
-}
-
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: wordcount FILE [MASTER] [RUNS]\n");
@@ -144,7 +140,7 @@ int main(int argc, char **argv) {
     int64_t e_distinct = 0;
     for (int r = 0; r < runs; r++) {
         double t0 = now();
-        em_rdd *counts = em_reduce_by_key(em_flat_map(em_text_file(ctx, path, 0), split, NULL, 0), sum, NULL, 0, 0);
+        em_rdd *counts = em_reduce_by_key(em_flat_map(em_text_file(ctx, path, 0), split, NULL, 0), em_sum_i64, NULL, 0, 0);
         if (!counts || em_count(counts, &e_distinct)) {
             fprintf(stderr, "ember: %s\n", em_errmsg());
             return 1;

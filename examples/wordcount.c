@@ -6,7 +6,7 @@
  * The classic first ember program:
  *
  *     text_file -> flat_map (split on whitespace into (word, 1))
- *               -> reduce_by_key (sum)          = counts, cached
+ *               -> reduce_by_key (em_sum_i64)   = counts, cached
  *     counts    -> count                         = distinct words
  *     counts    -> values -> reduce (sum)        = total words
  *     counts    -> map to (-count, word) -> take_ordered(TOP_N)
@@ -82,14 +82,6 @@ static int split_words(const em_rec *in, em_emitter *out, const void *arg) {
         }
     }
     return 0;
-}
-
-/* reduce_by_key and reduce: the sum of two encoded int64 values. */
-static int sum_i64(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
-    (void)arg;
-    if (a->vlen != 8 || b->vlen != 8)
-        return em_fail("sum_i64: expected 8-byte values, got %zu and %zu", a->vlen, b->vlen);
-    return em_emit_i64(out, em_i64_dec(a->val) + em_i64_dec(b->val));
 }
 
 /* map: (word, count) -> (-count, word), so that ascending key order is
@@ -168,7 +160,7 @@ int main(int argc, char **argv) {
     em_rdd *lines = em_text_file(ctx, input, em_cores(ctx));
     if (!lines) goto fail;
     em_rdd *words = em_flat_map(lines, split_words, NULL, 0);
-    em_rdd *counts = em_reduce_by_key(words, sum_i64, NULL, 0, 0);
+    em_rdd *counts = em_reduce_by_key(words, em_sum_i64, NULL, 0, 0);
     if (!counts) goto fail;
     em_cache(em_set_name(counts, "word counts")); /* three actions read it */
 
@@ -178,7 +170,7 @@ int main(int argc, char **argv) {
     int64_t total = 0;
     if (distinct > 0) {
         em_batch *sum;
-        if (em_reduce(em_values(counts), sum_i64, NULL, 0, &sum) != 0) goto fail;
+        if (em_reduce(em_values(counts), em_sum_i64, NULL, 0, &sum) != 0) goto fail;
         em_rec r;
         if (em_batch_get(sum, 0, &r) == 0) total = em_i64_dec(r.val);
         em_batch_free(sum);
