@@ -394,12 +394,16 @@ static inline void ent_rec(const extsort *s, size_t i, em_rec *r) {
     rec_get(p, s->arena.p + s->arena.len, r);
 }
 
+/* How far ahead the in-memory iteration fetches records. */
+#define ES_AHEAD 32
+
 /* In-memory records in output order (for the merger).  The records lie
  * across the arena in no order: fetch the one a few places on. */
 static void mem_get(void *ctx, size_t i, em_rec *r) {
     extsort *s = ctx;
     size_t j = s->descending ? s->n - 1 - i : i;
-    if (s->descending ? j >= 8 : j + 8 < s->n) __builtin_prefetch(s->arena.p + ent_off(&s->idx[s->descending ? j - 8 : j + 8]));
+    if (s->descending ? j >= ES_AHEAD : j + ES_AHEAD < s->n)
+        __builtin_prefetch(s->arena.p + ent_off(&s->idx[s->descending ? j - ES_AHEAD : j + ES_AHEAD]));
     ent_rec(s, j, r);
 }
 

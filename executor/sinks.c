@@ -198,11 +198,15 @@ static int part_of(void *pctx, const em_rec *r) {
             uint64_t x;
             memcpy(&x, k, 8);
             x = __builtin_bswap64(x);
-            while (lo < hi) {
-                int mid = (lo + hi) / 2;
-                if (s->b8[mid] < x) lo = mid + 1;
-                else hi = mid;
+            /* Branch-free: random keys would mispredict every step. */
+            const uint64_t *b = s->b8;
+            size_t n = (size_t)s->nb;
+            while (n > 1) {
+                size_t half = n / 2;
+                b = b[half - 1] < x ? b + half : b;
+                n -= half;
             }
+            lo = (int)(b - s->b8) + (n == 1 && b[0] < x);
             return s->descending ? s->nparts - 1 - lo : lo;
         }
         while (lo < hi) {
