@@ -140,10 +140,3 @@ void bb_trim(void) {
     cached = 0;
     pthread_mutex_unlock(&lock);
 }
-
-size_t bb_cached(void) {
-    pthread_mutex_lock(&lock);
-    size_t n = cached;
-    pthread_mutex_unlock(&lock);
-    return n;
-}

@@ -37,7 +37,5 @@ int bb_reserve(ebuf *b, size_t extra);
 void bb_free(ebuf *b);
 /* Unmap every cached mapping (em_close; the cache refills on demand). */
 void bb_trim(void);
-/* Bytes held in the cache now. */
-size_t bb_cached(void);
 
 #endif

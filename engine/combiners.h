@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ember.h"
+#include "recfmt.h"
 
 enum comb_builtin {
     CB_NONE = 0,
@@ -35,48 +36,21 @@ const char *comb_builtin_name(int op);
 /* The error for a value of vlen bytes given to builtin op: EM_EINVAL. */
 int comb_bad_len(int op, size_t vlen);
 
-/* Order-preserving big-endian encodings (em_i64_enc, em_f64_enc), inline. */
-static inline int64_t cb_i64(const uint8_t *p) {
-    uint64_t u;
-    memcpy(&u, p, 8);
-    return (int64_t)(__builtin_bswap64(u) ^ 0x8000000000000000ull);
-}
-static inline void cb_put_i64(uint8_t *p, int64_t v) {
-    uint64_t u = __builtin_bswap64((uint64_t)v ^ 0x8000000000000000ull);
-    memcpy(p, &u, 8);
-}
-static inline double cb_f64(const uint8_t *p) {
-    uint64_t u;
-    memcpy(&u, p, 8);
-    u = __builtin_bswap64(u);
-    u = (u & 0x8000000000000000ull) ? u ^ 0x8000000000000000ull : ~u;
-    double v;
-    memcpy(&v, &u, 8);
-    return v;
-}
-static inline void cb_put_f64(uint8_t *p, double v) {
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    u = (u & 0x8000000000000000ull) ? ~u : u ^ 0x8000000000000000ull;
-    u = __builtin_bswap64(u);
-    memcpy(p, &u, 8);
-}
-
 /* c = op(c, v) on 8-byte encodings; op is not CB_NONE. */
 static inline void comb_apply8(int op, uint8_t *c, const uint8_t *v) {
     switch (op) {
-    case CB_SUM_I64: cb_put_i64(c, (int64_t)((uint64_t)cb_i64(c) + (uint64_t)cb_i64(v))); break;
+    case CB_SUM_I64: enc_i64((int64_t)((uint64_t)dec_i64(c) + (uint64_t)dec_i64(v)), c); break;
     case CB_MIN_I64: if (memcmp(v, c, 8) < 0) memcpy(c, v, 8); break; /* the encoding keeps the order */
     case CB_MAX_I64: if (memcmp(v, c, 8) > 0) memcpy(c, v, 8); break;
-    case CB_SUM_F64: cb_put_f64(c, cb_f64(c) + cb_f64(v)); break;
+    case CB_SUM_F64: enc_f64(dec_f64(c) + dec_f64(v), c); break;
     case CB_MIN_F64: {
-        double x = cb_f64(c), y = cb_f64(v);
+        double x = dec_f64(c), y = dec_f64(v);
         if (isnan(x)) break;
         if (isnan(y) || y < x || (y == x && signbit(y))) memcpy(c, v, 8);
         break;
     }
     case CB_MAX_F64: {
-        double x = cb_f64(c), y = cb_f64(v);
+        double x = dec_f64(c), y = dec_f64(v);
         if (isnan(x)) break;
         if (isnan(y) || y > x || (y == x && !signbit(y))) memcpy(c, v, 8);
         break;

@@ -8,36 +8,10 @@
 #include "ember.h"
 #include "recfmt.h"
 
-/* Big-endian with the sign bit flipped: byte order = numeric order. */
-void em_i64_enc(int64_t v, void *out8) {
-    uint64_t u = __builtin_bswap64((uint64_t)v ^ 0x8000000000000000ull);
-    memcpy(out8, &u, 8);
-}
-
-int64_t em_i64_dec(const void *p8) {
-    uint64_t u;
-    memcpy(&u, p8, 8);
-    return (int64_t)(__builtin_bswap64(u) ^ 0x8000000000000000ull);
-}
-
-void em_f64_enc(double v, void *out8) {
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    /* Negative numbers: flip all bits; positive: flip the sign bit. */
-    u = (u & 0x8000000000000000ull) ? ~u : u ^ 0x8000000000000000ull;
-    uint8_t *p = out8;
-    for (int i = 7; i >= 0; i--) { p[i] = (uint8_t)u; u >>= 8; }
-}
-
-double em_f64_dec(const void *p8) {
-    const uint8_t *p = p8;
-    uint64_t u = 0;
-    for (int i = 0; i < 8; i++) u = u << 8 | p[i];
-    u = (u & 0x8000000000000000ull) ? u ^ 0x8000000000000000ull : ~u;
-    double v;
-    memcpy(&v, &u, 8);
-    return v;
-}
+void em_i64_enc(int64_t v, void *out8) { enc_i64(v, out8); }
+int64_t em_i64_dec(const void *p8) { return dec_i64(p8); }
+void em_f64_enc(double v, void *out8) { enc_f64(v, out8); }
+double em_f64_dec(const void *p8) { return dec_f64(p8); }
 
 int tuple_pack(ebuf *b, const void *a, size_t alen, int a_present, const void *bv, size_t blen,
                int b_present) {

@@ -410,10 +410,10 @@ static void mem_get(void *ctx, size_t i, em_rec *r) {
 /* Sort the entries in memory: by radix when the other half can be had (it
  * is counted in the budget), else by comparisons. */
 static void es_sort(extsort *s) {
-    s->tmp = NULL;
+    es_ent *tmp = NULL;
     s->tmpb.len = 0;
-    if (s->n >= 4 * RADIX_SMALL && !bb_reserve(&s->tmpb, s->n * sizeof *s->tmp)) s->tmp = (es_ent *)s->tmpb.p;
-    sort_ents(s->arena.p, s->idx, s->tmp, s->n);
+    if (s->n >= 4 * RADIX_SMALL && !bb_reserve(&s->tmpb, s->n * sizeof *tmp)) tmp = (es_ent *)s->tmpb.p;
+    sort_ents(s->arena.p, s->idx, tmp, s->n);
 }
 
 /* Sort what is in memory and write it as one run. */

@@ -106,8 +106,8 @@ typedef struct es_ent {
 typedef struct extsort {
     ebuf arena;
     es_ent *idx;       /* in idxb */
-    es_ent *tmp;       /* in tmpb: the radix sort's other half, or NULL */
-    ebuf idxb, tmpb;   /* the arena and these are bigbuf.h buffers */
+    ebuf idxb, tmpb;   /* tmpb: the radix sort's other half; the arena and
+                          these are bigbuf.h buffers */
     size_t n, cap;
     size_t budget;
     int descending;

@@ -40,9 +40,10 @@
 #define SR_PATH 1024
 
 typedef int (*consume_fn)(void *ctx, const em_rec *r);
-/* A consumer of whole blocks: the encoded records [p, p + len); returns
- * the records it found in *n, and EM_ECORRUPT for a malformed one. */
-typedef int (*consume_block_fn)(void *ctx, const uint8_t *p, size_t len, uint64_t *n);
+/* A consumer of whole blocks: the encoded records [p, p + len).  Sets *n
+ * to the records it found; a malformed one sets *bad and ends the block
+ * (the map output's fault, unlike the errors it returns). */
+typedef int (*consume_block_fn)(void *ctx, const uint8_t *p, size_t len, uint64_t *n, int *bad);
 
 static int fetch_fail(sr_stats *st, int map) {
     st->failed_map = map;
@@ -188,13 +189,14 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
         const uint8_t *p = NULL;
         size_t len = 0;
         uint64_t n = 0;
+        int bad = 0;
         if ((rc = bf_next_block(&rd, &p, &len)) <= 0) {
             if (rc < 0 && rc != EM_ENOMEM) rc = fetch_fail(st, m);
             break;
         }
-        rc = bfn(ctx, p, len, &n);
+        rc = bfn(ctx, p, len, &n, &bad);
         st->records_read += n;
-        if (rc == EM_ECORRUPT) {
+        if (bad) {
             em__seterr(EM_ECORRUPT, "%s: malformed record in the block at offset %llu", dpath,
                        (unsigned long long)rd.block);
             rc = fetch_fail(st, m);
@@ -360,7 +362,7 @@ static int agg_rec(agg_ctx *a, const em_rec *r, uint64_t h) {
 /* A block of records: decoded and hashed first, then aggregated in order
  * while the table's cache lines for the records ahead are being fetched
  * (a lookup misses the cache twice once the table outgrows it). */
-static int agg_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec) {
+static int agg_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec, int *bad) {
     agg_ctx *a = ctx;
     const uint8_t *end = p + len;
     size_t n = 0;
@@ -375,7 +377,10 @@ static int agg_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec) {
             a->cap = nc;
         }
         size_t k = rec_get(p, end, &a->recs[n]);
-        if (!k) return EM_ECORRUPT;
+        if (!k) {
+            *bad = 1;
+            return EM_ECORRUPT;
+        }
         const em_rec *r = &a->recs[n];
         a->hash[n++] = r->key ? aggmap_hash(r->key, r->klen) : 0;
         p += k;

@@ -69,8 +69,9 @@ struct shuffle_writer {
     size_t comb_budget; /* past it, the combine table is written out */
     uint64_t comb_in;   /* records that went through the table */
     uint64_t comb_out;  /* entries it has written out */
-    int adapted;        /* the combining ratio was checked ... */
-    int passing;        /* ... and was poor: records pass uncombined */
+    int passing;        /* the combining ratio was poor: records pass
+                           uncombined (checked once, when comb_in reaches
+                           SW_ADAPT_ROWS) */
     ebuf scratch;
     bf_cctx cx;         /* the compressor's state, shared by the partitions */
     uint64_t records;
@@ -277,7 +278,6 @@ static int pass_uncombined(shuffle_writer *w, const em_rec *r) {
  * through the table, keep combining only if they collapsed to at most
  * SW_ADAPT_RATIO distinct keys per record. */
 static int adapt(shuffle_writer *w) {
-    w->adapted = 1;
     if ((double)(w->comb_out + aggmap_count(&w->comb)) <= (double)w->comb_in * SW_ADAPT_RATIO) return 0;
     w->passing = 1;
     return dump_comb(w);
@@ -310,7 +310,7 @@ int sw_add(shuffle_writer *w, const em_rec *r) {
         if (rc < 0) return rc;
         if ((rc = aggmap_set_comb(&w->comb, i, w->scratch.p, w->scratch.len))) return rc;
     }
-    if (++w->comb_in == SW_ADAPT_ROWS && !w->adapted && (rc = adapt(w))) return rc;
+    if (++w->comb_in == SW_ADAPT_ROWS && (rc = adapt(w))) return rc;
     return aggmap_mem(&w->comb) > w->comb_budget ? dump_comb(w) : 0;
 }
 
