@@ -55,3 +55,6 @@ if command -v hyperfine >/dev/null 2>&1; then
     "EMBER_MASTER='local[2]' build/examples/wordcount $S 10" \
     "tr -s ' ' '\\n' < $S | sort | uniq -c | sort -rn | head -10"
 fi
+echo "== parallelize: 20M (int64, int64) pairs loaded into a cached RDD, beside a memcpy of the same bytes"
+build/bench/parallelize 'local[2]'
+build/bench/parallelize 'local-cluster[2,1]'

@@ -20,10 +20,32 @@ em_batch *batch_from(ebuf *b, size_t n) {
     return r;
 }
 
+/* Records whose two lengths take a byte each (keys under 127 bytes, values
+ * under 128: int64 pairs, words) are stepped over without rec_get; the
+ * rest, and any record that would end past len, take rec_get's checks.
+ * Stepping from record to record is a chain of dependent loads (where the
+ * next one starts depends on this one's lengths), so a run of records of
+ * the same shape (the same two length bytes: fixed-width pairs) is counted
+ * with strides instead, whose loads do not wait for each other. */
 size_t batch_count_recs(const uint8_t *p, size_t len) {
     size_t n = 0, pos = 0, k;
     em_rec r;
     while (pos < len) {
+        uint8_t kb = p[pos];
+        if (kb < 0x80) {
+            size_t voff = 1 + (kb ? kb - 1u : 0u); /* the value's length byte, from the record's start */
+            if (pos + voff < len && p[pos + voff] < 0x80 && pos + voff + 1 + p[pos + voff] <= len) {
+                uint8_t vb = p[pos + voff];
+                size_t stride = voff + 1 + vb;
+                pos += stride;
+                n++;
+                while (pos + stride <= len && p[pos] == kb && p[pos + voff] == vb) {
+                    pos += stride;
+                    n++;
+                }
+                continue;
+            }
+        }
         if (!(k = rec_get(p + pos, p + len, &r))) return (size_t)-1;
         pos += k;
         n++;

@@ -33,6 +33,8 @@ typedef struct entry {
     size_t bytes;       /* total of the chunks */
     int counted;        /* bytes are in the store's mem_used */
     uint8_t **mem;      /* memory chunks (b.n of them), or NULL for a disk block */
+    void (*release)(void *); /* a shared chunk's owner (bs_put_shared), or NULL */
+    void *rel_arg;
     char *path;         /* disk block */
     const uint8_t *one; /* disk block: the single chunk b.p points at */
     size_t one_len;
@@ -65,9 +67,11 @@ static void drop_disk_copy(entry *e) {
 static void entry_free(blockstore *s, entry *e) {
     if (e->mem) {
         if (e->counted) s->mem_used -= e->bytes;
-        for (int i = 0; i < e->b.n; i++) free(e->mem[i]);
+        if (!e->release)
+            for (int i = 0; i < e->b.n; i++) free(e->mem[i]);
         free(e->mem);
     }
+    if (e->release) e->release(e->rel_arg);
     if (e->path) {
         unlink(e->path);
         free(e->path);
@@ -161,7 +165,10 @@ static void free_chunks(uint8_t **chunks, int n) {
     for (int i = 0; i < n; i++) free(chunks[i]);
 }
 
-int bs_put(blockstore *s, uint64_t ns, int rdd, int part, int level, uint8_t **chunks, const size_t *lens, int n) {
+/* Store chunks as a block: owned (release NULL: freed with free) or shared
+ * (one chunk, given back with release). */
+static int put_entry(blockstore *s, uint64_t ns, int rdd, int part, int level, uint8_t **chunks, const size_t *lens,
+                     int n, void (*release)(void *), void *rel_arg) {
     entry *e = calloc(1, sizeof *e);
     size_t total = 0;
     for (int i = 0; i < n; i++) total += lens[i];
@@ -170,20 +177,23 @@ int bs_put(blockstore *s, uint64_t ns, int rdd, int part, int level, uint8_t **c
             free(e->b.p);
             free(e);
         }
-        free_chunks(chunks, n);
+        if (release) release(rel_arg);
+        else free_chunks(chunks, n);
         return em__seterr(EM_ENOMEM, "block store: out of memory");
     }
     e->ns = ns;
     e->rdd = rdd;
     e->part = part;
     e->bytes = total;
+    e->release = release; /* from here entry_free gives the chunks back */
+    e->rel_arg = rel_arg;
     pthread_mutex_lock(&s->mu);
     int to_disk = level == EM_DISK_ONLY || (level == EM_MEMORY_AND_DISK && s->mem_used + total > s->mem_limit);
     uint64_t seq = ++s->seq;
     int dup = find(s, ns, rdd, part) != NULL;
     pthread_mutex_unlock(&s->mu);
     if (dup) { /* computed twice (a retry): keep the first */
-        free_chunks(chunks, n);
+        if (!release) free_chunks(chunks, n);
         entry_free(s, e);
         return 0;
     }
@@ -191,14 +201,16 @@ int bs_put(blockstore *s, uint64_t ns, int rdd, int part, int level, uint8_t **c
         char path[4096];
         snprintf(path, sizeof path, "%s/block_%d_%d_%llu", s->dir, rdd, part, (unsigned long long)seq);
         int bad = write_file(path, chunks, lens, n) || !(e->path = strdup(path));
-        free_chunks(chunks, n);
+        if (release) release(rel_arg);
+        else free_chunks(chunks, n);
+        e->release = NULL;
         if (bad) {
             entry_free(s, e);
             return em__seterr(EM_EIO, "block store: cannot write %s: %s", path, strerror(errno));
         }
     } else {
         if (!(e->mem = calloc((size_t)n + 1, sizeof *e->mem))) {
-            free_chunks(chunks, n);
+            if (!release) free_chunks(chunks, n);
             entry_free(s, e);
             return em__seterr(EM_ENOMEM, "block store: out of memory");
         }
@@ -223,6 +235,16 @@ int bs_put(blockstore *s, uint64_t ns, int rdd, int part, int level, uint8_t **c
     s->head = e;
     pthread_mutex_unlock(&s->mu);
     return 0;
+}
+
+int bs_put(blockstore *s, uint64_t ns, int rdd, int part, int level, uint8_t **chunks, const size_t *lens, int n) {
+    return put_entry(s, ns, rdd, part, level, chunks, lens, n, NULL, NULL);
+}
+
+int bs_put_shared(blockstore *s, uint64_t ns, int rdd, int part, int level, const uint8_t *p, size_t len,
+                  void (*release)(void *arg), void *arg) {
+    uint8_t *chunk = (uint8_t *)p; /* never written nor freed by the store: release gives it back */
+    return put_entry(s, ns, rdd, part, level, &chunk, &len, 1, release, arg);
 }
 
 /* Read a disk block back into one chunk and check it (under the lock).

@@ -34,6 +34,13 @@ void bs_free(blockstore *s);
  * every case; the two arrays are copied).  Replaces nothing: if the key
  * exists the new chunks are dropped.  0 or < 0. */
 int bs_put(blockstore *s, uint64_t ns, int rdd, int part, int level, uint8_t **chunks, const size_t *lens, int n);
+/* Store a block of one chunk the store does not own: p stays valid until
+ * release(arg), which the store calls when it drops the block, at once when
+ * the key exists or the block goes to disk, and on failure.  How a
+ * parallelized partition is cached as the bytes it already is (srcdata.h).
+ * 0 or < 0. */
+int bs_put_shared(blockstore *s, uint64_t ns, int rdd, int part, int level, const uint8_t *p, size_t len,
+                  void (*release)(void *arg), void *arg);
 /* A referenced block, or NULL when absent.  Release with bs_release. */
 block *bs_get(blockstore *s, uint64_t ns, int rdd, int part);
 void bs_release(blockstore *s, block *b);

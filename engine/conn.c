@@ -94,6 +94,8 @@ typedef struct wreq {
     uv_write_t req;
     conn *c;
     uint8_t *bytes;
+    void (*done)(void *); /* the owner of bytes written from where they lie, or NULL */
+    void *done_arg;
 } wreq;
 
 static void on_written(uv_write_t *req, int status) {
@@ -105,6 +107,7 @@ static void on_written(uv_write_t *req, int status) {
         conn_close(c, why);
     }
     free(w->bytes);
+    if (w->done) w->done(w->done_arg);
     free(w);
     if (c->drain && c->state == C_OPEN && conn_queued(c) <= CONN_DRAIN_LOW) {
         void (*fn)(conn *, void *) = c->drain;
@@ -113,12 +116,68 @@ static void on_written(uv_write_t *req, int status) {
     }
 }
 
+static int write_bytes(conn *c, ebuf *out);
+static int can_send(conn *c);
+
+int conn_send_msg_ref(conn *c, int tag, const msg_val *f, int n, void (*done)(void *arg), void *arg) {
+    ebuf out = EBUF_INIT;
+    int rc;
+    if (c->o.encrypt) {
+        rc = conn_send_msg(c, tag, f, n);
+        done(arg);
+        return rc;
+    }
+    const msg_val *last = &f[n - 1];
+    if (!(rc = can_send(c))) {
+        if (ebuf_reserve(&out, FRAME_HEADER)) rc = em__seterr(EM_ENOMEM, "connection: out of memory");
+        else {
+            out.len = FRAME_HEADER;
+            if (!(rc = msg_encode_head(&out, tag, f, n)))
+                rc = frame_fill_header(out.p, FT_MSG, out.len - FRAME_HEADER + last->len, c->o.max_frame);
+        }
+    }
+    wreq *w = rc ? NULL : malloc(sizeof *w);
+    if (!rc && !w) rc = em__seterr(EM_ENOMEM, "connection: out of memory");
+    if (rc) {
+        ebuf_free(&out);
+        done(arg);
+        return rc;
+    }
+    w->c = c;
+    w->done = done;
+    w->done_arg = arg;
+    uv_buf_t b[2] = {uv_buf_init((char *)out.p, (unsigned)out.len), uv_buf_init((char *)last->p, (unsigned)last->len)};
+    w->bytes = ebuf_steal(&out, NULL);
+    if ((rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, b, last->len ? 2 : 1, on_written))) {
+        free(w->bytes);
+        free(w);
+        done(arg);
+        return em__seterr(EM_EIO, "connection %s: %s", c->peer, uv_strerror(rc));
+    }
+    return 0;
+}
+
 int conn_send_msg(conn *c, int tag, const msg_val *f, int n) {
     ebuf out = EBUF_INIT;
-    int rc = msg_encode(&out, tag, f, n);
-    if (!rc) rc = conn_send(c, FT_MSG, out.p, out.len);
-    ebuf_free(&out);
-    return rc;
+    int rc;
+    if (c->o.encrypt) { /* sealing copies the message anyway */
+        if (!(rc = msg_encode(&out, tag, f, n))) rc = conn_send(c, FT_MSG, out.p, out.len);
+        ebuf_free(&out);
+        return rc;
+    }
+    /* The message is encoded after room for the frame's header, filled in
+     * once its length is known: the fields' bytes (a result part, records)
+     * are copied once, not twice. */
+    if ((rc = can_send(c))) return rc;
+    if (ebuf_reserve(&out, FRAME_HEADER)) return em__seterr(EM_ENOMEM, "connection: out of memory");
+    out.len = FRAME_HEADER;
+    if (!(rc = msg_encode(&out, tag, f, n)))
+        rc = frame_fill_header(out.p, FT_MSG, out.len - FRAME_HEADER, c->o.max_frame);
+    if (rc) {
+        ebuf_free(&out);
+        return rc;
+    }
+    return write_bytes(c, &out);
 }
 
 int conn_take_msg(conn *c, uint8_t type, uint8_t *body, size_t len, msg *m) {
@@ -153,6 +212,7 @@ static int write_bytes(conn *c, ebuf *out) {
     }
     size_t len;
     w->c = c;
+    w->done = NULL;
     w->bytes = ebuf_steal(out, &len);
     uv_buf_t b = uv_buf_init((char *)w->bytes, (unsigned)len);
     int rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_written);
@@ -167,12 +227,20 @@ static int write_bytes(conn *c, ebuf *out) {
 /* Bytes queued for a peer beyond which it is taken as not reading. */
 #define CONN_QUEUE_MAX ((size_t)256 << 20)
 
-int conn_send(conn *c, uint8_t type, const void *body, size_t len) {
+/* Whether a frame may be queued on c: 0, or why not (a peer that does not
+ * read what is sent to it is closed). */
+static int can_send(conn *c) {
     if (c->state != C_OPEN) return em__seterr(EM_ESTATE, "connection %s: not open", c->peer);
     if (uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > CONN_QUEUE_MAX) {
         conn_close(c, "the peer does not read what is sent to it (256 MiB queued)");
         return em__seterr(EM_EIO, "connection %s: the peer does not read", c->peer);
     }
+    return 0;
+}
+
+int conn_send(conn *c, uint8_t type, const void *body, size_t len) {
+    int rc0 = can_send(c);
+    if (rc0) return rc0;
     ebuf out = EBUF_INIT;
     int rc = c->o.encrypt ? seal_frame(&c->tx, type, body, len, &out, c->o.max_frame)
                           : frame_put(&out, type, body, len, c->o.max_frame);

@@ -68,6 +68,13 @@ int conn_send(conn *c, uint8_t type, const void *body, size_t len);
  * frame.  0, or what msg_encode or conn_send returned. */
 struct msg_val;
 int conn_send_msg(conn *c, int tag, const struct msg_val *f, int n);
+/* As conn_send_msg, for a message whose last field is bytes that are not
+ * copied: they are written from where they lie, and must stay there until
+ * done(arg) is called, once they are written or the connection closed.  On
+ * an encrypted connection they are copied (sealing reads them anyway) and
+ * done is called before this returns.  done is called in every case, on
+ * failure too (before the return). */
+int conn_send_msg_ref(conn *c, int tag, const struct msg_val *f, int n, void (*done)(void *arg), void *arg);
 /* For on_frame callbacks that take only messages: decode frame (type,
  * body) into m.  0: the caller owns m and body (msg_free, free).  -1: it
  * was not a message, or not a valid one; body is freed and c closed with

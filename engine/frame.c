@@ -89,12 +89,23 @@ uint8_t *fr_take(frame_reader *r, uint8_t *type, size_t *len) {
     return b;
 }
 
-int frame_put_header(ebuf *out, uint8_t type, size_t len, size_t max) {
+int frame_fill_header(uint8_t *h, uint8_t type, size_t len, size_t max) {
     if (type < FT_MSG || type > FT_LAST) return em__seterr(EM_EINVAL, "frame: unknown type %u", type);
     if (len > max || len > UINT32_MAX)
         return em__seterr(EM_EINVAL, "frame: a %zu-byte body exceeds ember.rpc.message.maxSize (%zu bytes)", len,
                           max);
-    uint8_t h[FRAME_HEADER] = {(uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len, type};
+    h[0] = (uint8_t)(len >> 24);
+    h[1] = (uint8_t)(len >> 16);
+    h[2] = (uint8_t)(len >> 8);
+    h[3] = (uint8_t)len;
+    h[4] = type;
+    return 0;
+}
+
+int frame_put_header(ebuf *out, uint8_t type, size_t len, size_t max) {
+    uint8_t h[FRAME_HEADER];
+    int rc = frame_fill_header(h, type, len, max);
+    if (rc) return rc;
     return ebuf_append(out, h, sizeof h) ? em__seterr(EM_ENOMEM, "frame: out of memory") : 0;
 }
 

@@ -60,5 +60,8 @@ uint8_t *fr_take(frame_reader *r, uint8_t *type, size_t *len);
 int frame_put_header(ebuf *out, uint8_t type, size_t len, size_t max);
 /* Append a whole frame. */
 int frame_put(ebuf *out, uint8_t type, const void *body, size_t len, size_t max);
+/* Write a frame's header at h (FRAME_HEADER bytes), for a body already in
+ * place after it.  0 or EM_EINVAL, as frame_put_header. */
+int frame_fill_header(uint8_t *h, uint8_t type, size_t len, size_t max);
 
 #endif

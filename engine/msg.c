@@ -89,6 +89,9 @@ static const msg_def defs[M_TAG_END] = {
     [M_BCAST] = {"bcast", 3, {U64("request id", 0, ANY), BOOL("found"), BIN("value", 0, ANY)}},
     [M_RESULT_PART] = {"result_part", 2, {U64("task id", 1, ANY), BIN("bytes", 1, ANY)}},
     [M_DROP_RDD] = {"drop_rdd", 2, {U64("cache key", 0, ANY), U64("rdd id", 0, INT32_MAX)}},
+    [M_FETCH_SOURCE] = {"fetch_source", 3,
+                        {U64("request id", 0, ANY), U64("srcdata id", 1, ANY), U64("partition", 0, INT32_MAX)}},
+    [M_SOURCE] = {"source", 4, {U64("request id", 0, ANY), BOOL("found"), U64("length", 0, ANY), BIN("bytes", 0, ANY)}},
 };
 
 static const msg_def *def_of(int tag) { return tag > 0 && tag < M_TAG_END && defs[tag].name ? &defs[tag] : NULL; }
@@ -105,9 +108,12 @@ static int write_cb(void *data, const char *buf, size_t len) {
 /* Whether v fits field f's bounds. */
 static int in_bounds(const field_def *f, uint64_t v) { return v >= f->min && (f->max == ANY || v <= f->max); }
 
-int msg_encode(ebuf *out, int tag, const msg_val *f, int n) {
+/* msg_encode; head: leave the last field's bytes out. */
+static int encode(ebuf *out, int tag, const msg_val *f, int n, int head) {
     const msg_def *d = def_of(tag);
     if (!d || n != d->n) return em__seterr(EM_EINVAL, "msg_encode: message %d with %d fields", tag, n);
+    if (head && (n < 1 || d->f[n - 1].type != MT_BIN))
+        return em__seterr(EM_EINVAL, "msg_encode: message %s does not end with bytes", d->name);
     for (int i = 0; i < n; i++) {
         const field_def *fd = &d->f[i];
         uint64_t v = fd->type == MT_STR || fd->type == MT_BIN ? f[i].len : fd->type == MT_I64 ? 0 : f[i].u;
@@ -124,7 +130,10 @@ int msg_encode(ebuf *out, int tag, const msg_val *f, int n) {
         case MT_I64: bad = msgpack_pack_int64(&pk, f[i].i); break;
         case MT_BOOL: bad = f[i].u ? msgpack_pack_true(&pk) : msgpack_pack_false(&pk); break;
         case MT_STR: bad = msgpack_pack_str(&pk, f[i].len) || msgpack_pack_str_body(&pk, f[i].p, f[i].len); break;
-        case MT_BIN: bad = msgpack_pack_bin(&pk, f[i].len) || msgpack_pack_bin_body(&pk, f[i].p, f[i].len); break;
+        case MT_BIN:
+            bad = msgpack_pack_bin(&pk, f[i].len) ||
+                  (!(head && i == n - 1) && msgpack_pack_bin_body(&pk, f[i].p, f[i].len));
+            break;
         }
     }
     if (bad) {
@@ -133,6 +142,9 @@ int msg_encode(ebuf *out, int tag, const msg_val *f, int n) {
     }
     return 0;
 }
+
+int msg_encode(ebuf *out, int tag, const msg_val *f, int n) { return encode(out, tag, f, n, 0); }
+int msg_encode_head(ebuf *out, int tag, const msg_val *f, int n) { return encode(out, tag, f, n, 1); }
 
 static const char *type_name(int t) {
     switch (t) {

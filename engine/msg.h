@@ -68,6 +68,12 @@ enum msg_tag {
     M_RESULT_PART,         /* task id, bytes */
     /* driver -> executor */
     M_DROP_RDD,            /* cache key, rdd id: its cached partitions are gone */
+    /* executor <-> driver, during a task: a partition of parallelized
+     * records (srcdata.h) */
+    M_FETCH_SOURCE,        /* request id, srcdata id, partition */
+    M_SOURCE,              /* request id, found, length, bytes: one part of the records (in order,
+                              until length bytes came; other messages may come between them), or
+                              the reason when not found */
     M_TAG_END
 };
 
@@ -110,6 +116,11 @@ const char *msg_name(int tag);
  * value read per its type) into out.  0, EM_EINVAL (a value over its
  * size, a wrong count: a bug) or EM_ENOMEM. */
 int msg_encode(ebuf *out, int tag, const msg_val *f, int n);
+/* As msg_encode, for a message whose last field is bytes, but without
+ * those bytes: what goes before them.  The encoding is these bytes then
+ * f[n - 1]'s, for a sender that writes them from where they lie.
+ * EM_EINVAL too when the last field is not bytes. */
+int msg_encode_head(ebuf *out, int tag, const msg_val *f, int n);
 /* Decode a frame body into m (msg_free it after, whatever the result).  0
  * or EM_EPROTO with a message naming the problem. */
 int msg_decode(msg *m, const uint8_t *body, size_t len);

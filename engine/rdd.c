@@ -17,6 +17,7 @@
 #include "rdd.h"
 #include "recfmt.h"
 #include "shuffle.h"
+#include "srcdata.h"
 #include "taskresult.h"
 
 /* ----------------------------------------------------------- the graph */
@@ -62,7 +63,7 @@ void rdd_free(em_rdd *r) {
     free(r->arg);
     free(r->zip_starts);
     free(r->data);
-    free(r->offs);
+    src_release(r->src);
     if (r->splits) text_splits_free(r->splits, r->nparts);
     free(r->groups);
     free(r->cache_exec);
@@ -184,43 +185,23 @@ em_rdd *rdd_shuffled(em_rdd *parent, const char *opname, int nparts, uint8_t mod
 
 /* ------------------------------------------------------------- sources */
 
+/* The records are encoded once, into their final buffer (srcdata.h); tasks
+ * read them there (local[N]) or fetch their partition (cluster mode). */
 em_rdd *em_parallelize(em_ctx *ctx, const em_rec *recs, size_t n, int partitions) {
-    ebuf b = EBUF_INIT;
     if (!ctx || (!recs && n)) {
         em__seterr(EM_EINVAL, "em_parallelize: NULL context or records");
         return NULL;
     }
     if (partitions <= 0) partitions = ctx_default_parallelism(ctx);
-    size_t *offs = calloc((size_t)partitions + 1, sizeof *offs);
-    if (!offs) goto nomem;
-    for (int p = 0; p < partitions; p++) {
-        size_t lo = n * (size_t)p / (size_t)partitions, hi = n * (size_t)(p + 1) / (size_t)partitions;
-        offs[p] = b.len;
-        for (size_t i = lo; i < hi; i++) {
-            if ((recs[i].vlen && !recs[i].val) || (recs[i].klen && !recs[i].key)) {
-                free(offs);
-                ebuf_free(&b);
-                em__seterr(EM_EINVAL, "em_parallelize: record %zu has a NULL pointer", i);
-                return NULL;
-            }
-            if (rec_append(&b, &recs[i])) goto nomem;
-        }
-    }
-    offs[partitions] = b.len;
+    srcdata *s = src_encode(recs, n, partitions);
+    if (!s) return NULL;
     em_rdd *r = rdd_new(ctx, RDD_RECS, partitions, "parallelize");
     if (!r) {
-        free(offs);
-        ebuf_free(&b);
+        src_release(s);
         return NULL;
     }
-    r->data = ebuf_steal(&b, &r->datalen);
-    r->offs = offs;
+    r->src = s;
     return r;
-nomem:
-    free(offs);
-    ebuf_free(&b);
-    em__seterr(EM_ENOMEM, "em_parallelize: out of memory");
-    return NULL;
 }
 
 em_rdd *em_parallelize_i64(em_ctx *ctx, const int64_t *v, size_t n, int partitions) {
@@ -265,12 +246,7 @@ em_rdd *em_empty(em_ctx *ctx) {
         em__seterr(EM_EINVAL, "em_empty: NULL context");
         return NULL;
     }
-    em_rdd *r = rdd_new(ctx, RDD_RECS, 0, "empty");
-    if (r && !(r->offs = calloc(1, sizeof *r->offs))) {
-        em__seterr(EM_ENOMEM, "em_empty: out of memory");
-        return NULL;
-    }
-    return r;
+    return rdd_new(ctx, RDD_RECS, 0, "empty"); /* no partition, so no records */
 }
 
 em_rdd *em_range(em_ctx *ctx, int64_t start, int64_t end, int64_t step, int partitions) {

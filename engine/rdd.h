@@ -20,7 +20,7 @@
 #include "textfile.h"
 
 enum rdd_kind {
-    RDD_RECS = 1,  /* parallelize: data + per-partition offsets */
+    RDD_RECS = 1,  /* parallelize: src, the encoded records (srcdata.h) */
     RDD_RANGE,
     RDD_TEXT,
     RDD_OP,        /* one narrow operator over parent (op_kind) */
@@ -51,9 +51,9 @@ struct em_rdd {
     int64_t *zip_starts;        /* OP_ZIP_INDEX: first index of each partition */
 
     /* Sources */
-    uint8_t *data;              /* RDD_RECS: batch-encoded records */
+    struct srcdata *src;        /* RDD_RECS (NULL for em_empty): one reference */
+    uint8_t *data;              /* OP_FOLD: the encoded zero, or NULL */
     size_t datalen;
-    size_t *offs;               /* RDD_RECS: nparts + 1 offsets into data */
     int64_t start, end, step;   /* RDD_RANGE */
     text_split *splits;         /* RDD_TEXT: nparts splits */
 

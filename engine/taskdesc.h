@@ -69,9 +69,13 @@ typedef struct plan_node {
      * are reachable).  OP_ZIP_INDEX: start = first index. */
     int64_t start, step;
     uint64_t count;
-    blob data;          /* PN_RECS: batch-encoded records */
+    blob data;          /* PN_RECS with off 0: the records, batch-encoded */
     const char *path;   /* PN_TEXT */
-    uint64_t off, len;  /* PN_TEXT */
+    /* PN_TEXT: the split.  PN_RECS with off != 0: the records are not in
+     * the description: they are partition `partition` of the parallelized
+     * records whose srcdata id is off (srcdata.h), len bytes holding count
+     * records, which the executor finds with src_get. */
+    uint64_t off, len;
     uint8_t gz;         /* PN_TEXT */
     uint32_t shuffle_id;     /* PN_SHUFFLE */
     int32_t nmaps;           /* PN_SHUFFLE */

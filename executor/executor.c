@@ -34,6 +34,7 @@
 #include "netconf.h"
 #include "runner.h"
 #include "shuffle.h"
+#include "srcdata.h"
 #include "taskresult.h"
 #include "vars.h"
 
@@ -56,12 +57,15 @@ typedef struct xtask {
 typedef struct dreq {
     struct dreq *next;
     uint64_t id;
-    int tag;             /* M_ASK_COMMIT or M_FETCH_BCAST */
+    int tag;             /* M_ASK_COMMIT, M_FETCH_BCAST or M_FETCH_SOURCE */
     msg_val f[4];
     int done, rc;
     int granted, found;  /* the answer */
     uint8_t *data;       /* a broadcast's value */
     size_t len;
+    ebuf src;            /* parallelized records, as their parts come (or the reason) */
+    uint64_t src_len;    /* their length, once the first part came */
+    int src_started;
     pthread_cond_t cv;
 } dreq;
 
@@ -143,7 +147,7 @@ static void finish(int status, const char *why) {
 
 static void send_req(void *arg) {
     dreq *r = arg;
-    int n = r->tag == M_ASK_COMMIT ? 4 : 2;
+    int n = r->tag == M_ASK_COMMIT ? 4 : r->tag == M_FETCH_SOURCE ? 3 : 2;
     if (!x.driver || conn_send_msg(x.driver, r->tag, r->f, n)) {
         pthread_mutex_lock(&x.mu);
         r->done = 1;
@@ -209,12 +213,64 @@ static int fetch_bcast(uint64_t id, void **data, size_t *len) {
     return 0;
 }
 
+/* Partition part of parallelized records id (srcdata.h), from the driver:
+ * its parts land in one buffer allocated at the full length when the first
+ * comes, which the task then owns (and may keep as a cached block). */
+static int fetch_source(uint64_t id, int part, uint8_t **data, size_t *len) {
+    dreq r;
+    memset(&r, 0, sizeof r);
+    r.tag = M_FETCH_SOURCE;
+    r.f[1] = msg_u(id);
+    r.f[2] = msg_u((uint64_t)part);
+    int rc = ask_driver(&r);
+    if (rc) /* said again on this thread: the loop's thread may have said it */
+        em__seterr(rc, "fetching partition %d of parallelized records %llu from the driver: %s", part,
+                   (unsigned long long)id,
+                   rc == EM_ENOMEM   ? "out of memory"
+                   : rc == EM_EPROTO ? "its parts do not add up"
+                                     : "the driver's connection is gone, or this executor is stopping");
+    if (!rc && !r.found) {
+        rc = em__seterr(EM_ENOENT, "partition %d of parallelized records %llu: %.*s", part, (unsigned long long)id,
+                        (int)(r.src.len < 400 ? r.src.len : 400), r.src.p ? (const char *)r.src.p : "");
+    }
+    if (!rc && !r.src.p && ebuf_reserve(&r.src, 1)) rc = em__seterr(EM_ENOMEM, "out of memory");
+    if (rc) {
+        ebuf_free(&r.src);
+        return rc;
+    }
+    *data = ebuf_steal(&r.src, len);
+    return 0;
+}
+
+/* One part of a fetch_source's answer (x.mu held, on the loop's thread, so
+ * no message is set): 1 when the answer is whole, 0 when more parts are to
+ * come, EM_ENOMEM, or EM_EPROTO for a part that does not fit. */
+static int source_part(dreq *r, const msg *m) {
+    const uint8_t *p = m->f[3].p;
+    size_t n = m->f[3].len;
+    if (!r->src_started) {
+        r->src_started = 1;
+        r->found = (int)m->f[1].u;
+        r->src_len = r->found ? m->f[2].u : n;
+        if (r->src_len > SIZE_MAX / 2 || ebuf_reserve(&r->src, r->src_len ? (size_t)r->src_len : 1))
+            return EM_ENOMEM;
+    }
+    if ((r->found && m->f[2].u != r->src_len) || (uint64_t)n > r->src_len - r->src.len) return EM_EPROTO;
+    if (n) memcpy(r->src.p + r->src.len, p, n); /* room reserved above */
+    r->src.len += n;
+    return r->src.len == r->src_len;
+}
+
 /* An answer from the driver, on the loop's thread. */
 static void answer(const msg *m) {
     pthread_mutex_lock(&x.mu);
     for (dreq *r = x.reqs; r; r = r->next)
         if (r->id == m->f[0].u && !r->done) {
-            if (m->tag == M_COMMIT_ANSWER && r->tag == M_ASK_COMMIT) r->granted = (int)m->f[1].u;
+            if (m->tag == M_SOURCE && r->tag == M_FETCH_SOURCE) {
+                int whole = source_part(r, m);
+                if (whole < 0) r->rc = whole;
+                else if (!whole) break; /* more parts to come */
+            } else if (m->tag == M_COMMIT_ANSWER && r->tag == M_ASK_COMMIT) r->granted = (int)m->f[1].u;
             else if (m->tag == M_BCAST && r->tag == M_FETCH_BCAST) {
                 r->found = (int)m->f[1].u;
                 if ((r->data = malloc(m->f[2].len ? m->f[2].len : 1))) {
@@ -910,7 +966,8 @@ static void driver_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     case M_DROP_BCAST: vars_bcast_drop(m.f[0].u); break;
     case M_DROP_RDD: bs_remove(x.store, m.f[0].u, (int)m.f[1].u); break;
     case M_COMMIT_ANSWER:
-    case M_BCAST: answer(&m); break;
+    case M_BCAST:
+    case M_SOURCE: answer(&m); break;
     case M_EXECUTOR_REFUSED:
         snprintf(why, sizeof why, "the driver refused this executor: %.*s", (int)m.f[0].len, (const char *)m.f[0].p);
         x.driver = NULL;
@@ -1045,6 +1102,7 @@ int executor_main(void) {
     x.env.fetch = &x.fetcher;
     em_conf_free(conf);
     vars_set_bcast_fetch(fetch_bcast);
+    src_set_fetch(fetch_source);
     if (!(x.threads = calloc((size_t)x.cores, sizeof *x.threads)) || !(x.l = iol_start("executor"))) {
         fprintf(stderr, "ember executor: %s\n", em_errmsg());
         return 1;

@@ -48,6 +48,11 @@ struct em_iter {
 
 struct epipe {
     int (*push)(epipe *p, const em_rec *r);
+    /* Optional (NULL: record by record): take a whole batch of encoded
+     * records at once, as a source that holds one (a cached block,
+     * parallelized records) hands it over; for sinks that need no record
+     * apart (count).  Returns as push. */
+    int (*push_batch)(epipe *p, const uint8_t *b, size_t len);
     int (*end)(epipe *p);
     void (*free)(epipe *p);
     epipe *next;

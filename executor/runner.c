@@ -18,6 +18,7 @@
 #include "recfmt.h"
 #include "shuffle.h"
 #include "shuffle_index.h"
+#include "srcdata.h"
 #include "taskdesc.h"
 #include "text_reader.h"
 #include "vars.h"
@@ -56,6 +57,10 @@ static int drive(task_run *run, const plan_node *n, epipe *down);
 static int drive_batch(const uint8_t *p, size_t len, epipe *down) {
     const uint8_t *end = p + len;
     em_rec r;
+    if (down->push_batch) {
+        int rc = killed();
+        return rc ? rc : down->push_batch(down, p, len);
+    }
     while (p < end) {
         size_t k = rec_get(p, end, &r);
         if (!k) return em__seterr(EM_ECORRUPT, "malformed record in a batch");
@@ -120,6 +125,41 @@ static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
     return rc;
 }
 
+/* A parallelized partition (srcdata.h): this process's own bytes, or
+ * fetched from the driver. */
+static int drive_recs(const plan_node *n, epipe *down) {
+    src_part sp;
+    if (!n->off) return drive_batch(n->data.p, n->data.len, down);
+    int rc = src_get(n->off, n->partition, n->len, &sp);
+    if (!rc) rc = drive_batch(sp.p, sp.len, down);
+    src_part_release(&sp);
+    return rc;
+}
+
+static void release_src(void *s) { src_release(s); }
+
+/* A persisted parallelized partition: its bytes are already a batch, so
+ * they become the block as they are (shared with the RDD in the driver's
+ * process, the fetched copy in an executor), and the records are read from
+ * the block. */
+static int cache_recs(task_run *run, const plan_node *n, const plan_node *c, epipe *down) {
+    blockstore *bs = run->env->store;
+    src_part sp;
+    int rc = src_get(c->off, c->partition, c->len, &sp);
+    if (rc) return rc;
+    if (sp.hold) rc = bs_put_shared(bs, n->cache_key, n->rdd_id, n->partition, n->level, sp.p, sp.len, release_src,
+                                    sp.hold);
+    else rc = bs_put(bs, n->cache_key, n->rdd_id, n->partition, n->level, &sp.own, &sp.len, 1);
+    sp.hold = NULL; /* the store's now, whatever it returned */
+    sp.own = NULL;
+    if (rc) return rc;
+    block *b = bs_get(bs, n->cache_key, n->rdd_id, n->partition);
+    if (!b) return drive_recs(c, down); /* a disk block that did not read back */
+    for (int i = 0; i < b->n && !rc; i++) rc = drive_batch(b->p[i], b->len[i], down);
+    bs_release(bs, b);
+    return rc;
+}
+
 static int drive_cached(task_run *run, const plan_node *n, epipe *down) {
     blockstore *bs = run->env->store;
     block *b = bs_get(bs, n->cache_key, n->rdd_id, n->partition);
@@ -130,6 +170,7 @@ static int drive_cached(task_run *run, const plan_node *n, epipe *down) {
         bs_release(bs, b);
         return rc;
     }
+    if (n->child[0]->type == PN_RECS && n->child[0]->off) return cache_recs(run, n, n->child[0], down);
     epipe *tee = cache_tee_new(run, n, down);
     if (!tee) return EM_ENOMEM;
     int rc = drive(run, n->child[0], tee);
@@ -146,7 +187,7 @@ static int drive_cached(task_run *run, const plan_node *n, epipe *down) {
  * a negative code. */
 static int drive(task_run *run, const plan_node *n, epipe *down) {
     switch (n->type) {
-    case PN_RECS: return drive_batch(n->data.p, n->data.len, down);
+    case PN_RECS: return drive_recs(n, down);
     case PN_RANGE: return drive_range(n, down);
     case PN_TEXT: {
         text_split s = {(char *)n->path, n->off, n->len, n->gz};

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "err.h"
 #include "faults.h"
 #include "fnref.h"
@@ -41,6 +42,14 @@ static int end_buf(epipe *p) {
 
 static int push_count(epipe *p, const em_rec *r) {
     p->n++;
+    return 0;
+}
+
+/* A batch's records are counted where they lie: no record is handed out. */
+static int push_count_batch(epipe *p, const uint8_t *b, size_t len) {
+    size_t n = batch_count_recs(b, len);
+    if (n == (size_t)-1) return em__seterr(EM_ECORRUPT, "malformed record in a batch");
+    p->n += (int64_t)n;
     return 0;
 }
 
@@ -423,7 +432,11 @@ epipe *sink_pipe_new(task_run *run, const plan_sink *k) {
     switch (k->kind) {
     case SK_COLLECT: p->push = push_collect; p->end = end_buf; break;
     case SK_TAKE: p->push = push_take; p->end = end_buf; break;
-    case SK_COUNT: p->push = push_count; p->end = end_count; break;
+    case SK_COUNT:
+        p->push = push_count;
+        p->push_batch = push_count_batch;
+        p->end = end_count;
+        break;
     case SK_FOLD:
         p->push = push_fold;
         p->end = end_buf;

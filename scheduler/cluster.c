@@ -33,6 +33,7 @@
 #include "idmap.h"
 #include "log.h"
 #include "msg.h"
+#include "srcdata.h"
 #include "taskresult.h"
 
 #define CHUNK ((size_t)256 << 10) /* the binary's chunks: what a full socket leaves to copy */
@@ -81,10 +82,28 @@ typedef struct binsend {
     int done; /* the end chunk is queued */
 } binsend;
 
+/* Partitions of parallelized records going out to an executor (answers to
+ * its fetch_source requests), oldest first, a part at a time as its
+ * connection drains. */
+typedef struct srcjob {
+    struct srcjob *next;
+    uint64_t rid;        /* the request's id */
+    srcdata *s;          /* held while its bytes go out; NULL: not found */
+    const uint8_t *p;
+    size_t len, off;
+    char why[300];       /* not found: why */
+} srcjob;
+
+typedef struct srcq {
+    srcjob *head, *tail;
+    size_t part;         /* bytes per message */
+} srcq;
+
 typedef struct lconn {
     conn *c;
     int kind, exec;
     binsend *bin;   /* the binary being sent on it, or NULL */
+    srcq *src;      /* records being sent on it, or NULL */
 } lconn;
 
 typedef struct cluster {
@@ -714,6 +733,65 @@ static void answer_bcast(cluster *k, conn *c, const msg *m) {
     if (conn_send_msg(c, M_BCAST, f, 3)) conn_close(c, em_errmsg());
 }
 
+static void release_src(void *s) { src_release(s); }
+
+static void srcjob_pop(srcq *q) {
+    srcjob *j = q->head;
+    if (!(q->head = j->next)) q->tail = NULL;
+    src_release(j->s);
+    free(j);
+}
+
+static void srcq_free(srcq *q) {
+    if (!q) return;
+    while (q->head) srcjob_pop(q);
+    free(q);
+}
+
+/* Send the queued records' next parts, with at most SRC_HIGH bytes queued;
+ * the rest as the connection drains.  Each part is one source message
+ * (other messages may go out between them), written from the srcdata
+ * itself, not copied; the executor puts them together by request id. */
+#define SRC_HIGH ((size_t)4 << 20)
+#define SRC_PART ((size_t)1 << 20)
+static void source_pump(conn *c, void *arg) {
+    srcq *q = arg;
+    while (q->head && conn_queued(c) < SRC_HIGH) {
+        srcjob *j = q->head;
+        size_t n = j->len - j->off < q->part ? j->len - j->off : q->part;
+        msg_val f[] = {msg_u(j->rid), msg_u(j->s != NULL), msg_u(j->len),
+                       j->s ? msg_bin(j->p + j->off, n) : msg_str(j->why)};
+        /* The records go out from where they lie, the part keeping them. */
+        if (j->s) src_retain(j->s);
+        if (j->s ? conn_send_msg_ref(c, M_SOURCE, f, 4, release_src, j->s) : conn_send_msg(c, M_SOURCE, f, 4)) {
+            conn_close(c, em_errmsg());
+            return;
+        }
+        j->off += n;
+        if (!j->s || j->off == j->len) srcjob_pop(q);
+    }
+    if (q->head) conn_on_drain(c, source_pump, q);
+}
+
+static void serve_source(cluster *k, lconn *l, conn *c, const msg *m) {
+    srcjob *j = calloc(1, sizeof *j);
+    if (!j || (!l->src && !(l->src = calloc(1, sizeof *l->src)))) {
+        free(j);
+        conn_close(c, "the driver is out of memory");
+        return;
+    }
+    l->src->part = k->co.max_frame - 1024 < SRC_PART ? k->co.max_frame - 1024 : SRC_PART; /* room for sealing */
+    j->rid = m->f[0].u;
+    if (!(j->s = src_find(m->f[1].u, (int)m->f[2].u, &j->p, &j->len)))
+        snprintf(j->why, sizeof j->why, "%s", em_errmsg());
+    srcq *q = l->src;
+    int idle = !q->head;
+    if (q->tail) q->tail->next = j;
+    else q->head = j;
+    q->tail = j;
+    if (idle) source_pump(c, q); /* else it goes after those before it */
+}
+
 static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
     cluster *k = ud;
     lconn *l = lconn_of(k, c);
@@ -746,6 +824,7 @@ static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
         break;
     }
     case M_FETCH_BCAST: answer_bcast(k, c, &m); break;
+    case M_FETCH_SOURCE: serve_source(k, l, c, &m); break;
     case M_HEARTBEAT: break; /* heard, above */
     default:
         snprintf(why, sizeof why, "a %s message the driver does not take here", msg_name(m.tag));
@@ -767,6 +846,7 @@ static void listen_closed(conn *c, const char *reason, void *ud) {
         close(l->bin->fd);
         free(l->bin);
     }
+    srcq_free(l->src);
     *l = k->lconns[--k->nlconn];
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "srcdata.h"
 #include "taskbuild.h"
 
 typedef struct builder {
@@ -101,9 +102,11 @@ static plan_node *build(builder *b, em_rdd *r, int part, int use_cache) {
     }
     switch (r->kind) {
     case RDD_RECS:
+        /* By reference: the bytes never pass through the description. */
         if (!(n = node(b, r, part, PN_RECS, 0))) return NULL;
-        n->data.p = r->data + r->offs[part];
-        n->data.len = r->offs[part + 1] - r->offs[part];
+        n->off = src_id(r->src);
+        n->len = src_part_len(r->src, part);
+        n->count = src_part_count(r->src, part);
         return n;
     case RDD_RANGE:
         if (!(n = node(b, r, part, PN_RANGE, 0))) return NULL;

@@ -322,9 +322,25 @@ TEST(cluster_authenticated_encrypted_shuffle) {
         keys++;
     }
     em_batch_free(b);
+    /* Parallelized records: executors fetch their partitions (1.6 MB each,
+     * several sealed parts) from the driver. */
+    enum { N = 400000 };
+    int64_t *v = malloc(sizeof *v * N);
+    CHECK(v);
+    for (int i = 0; i < N; i++) v[i] = i;
+    int64_t n = 0;
+    em_rdd *par = em_parallelize_i64(c, v, N, 2);
+    free(v);
+    CHECK_OK(em_count(par, &n));
+    CHECK_OK(em_reduce(par, fn_sum_i64, NULL, 0, &b));
+    CHECK_OK(em_batch_get(b, 0, &r));
+    int64_t sum = em_i64_dec(r.val);
+    em_batch_free(b);
     em_close(c);
     CHECK_EQ_I64(keys, 7);
     CHECK_EQ_I64(total, 999 * 1000 / 2);
+    CHECK_EQ_I64(n, N);
+    CHECK_EQ_I64(sum, (int64_t)N * (N - 1) / 2);
 }
 
 TEST(cluster_wrong_or_missing_secret_refused) {

@@ -118,6 +118,59 @@ TEST(api_src_parallelize_big_record) {
     em_close(c);
 }
 
+/* A persisted parallelized RDD at each storage level: the caller's records
+ * may change or go after the call (the RDD holds its own); the first count
+ * stores every partition, the second reads them all from the cache; the
+ * records come back as given.  Partitions of over 1 MB (several parts on
+ * the wire in cluster mode), pairs and plain records. */
+TEST(api_src_parallelize_persisted_each_level) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    enum { N = 300000, P = 3 };
+    uint8_t *kv = malloc((size_t)N * 16);
+    em_rec *recs = malloc(sizeof *recs * N);
+    CHECK(kv && recs);
+    int levels[] = {EM_MEMORY_ONLY, EM_MEMORY_AND_DISK, EM_DISK_ONLY};
+    for (int l = 0; l < 3; l++) {
+        for (int i = 0; i < N; i++) {
+            em_i64_enc(i * 3 + l, kv + 16 * (size_t)i);
+            em_i64_enc(-i, kv + 16 * (size_t)i + 8);
+            recs[i] = (em_rec){i % 5 ? kv + 16 * (size_t)i : NULL, i % 5 ? 8 : 0, kv + 16 * (size_t)i + 8, 8};
+        }
+        em_rdd *r = em_persist(em_parallelize(c, recs, N, P), levels[l]);
+        CHECK(r);
+        memset(kv, 0xee, (size_t)N * 16); /* the caller's bytes change */
+        em_stats st0, st1, st2;
+        em_get_stats(c, &st0);
+        int64_t n1 = 0, n2 = 0;
+        CHECK_OK(em_count(r, &n1));
+        em_get_stats(c, &st1);
+        CHECK_OK(em_count(r, &n2));
+        em_get_stats(c, &st2);
+        CHECK_EQ_I64(n1, N);
+        CHECK_EQ_I64(n2, N);
+        CHECK_EQ_I64(st1.cache_hits - st0.cache_hits, 0);
+        CHECK_EQ_I64(st2.cache_hits - st1.cache_hits, P);
+        em_batch *b;
+        CHECK_OK(em_collect(r, &b));
+        CHECK_EQ_I64(em_batch_count(b), N);
+        size_t pos = 0;
+        em_rec e;
+        for (int i = 0; i < N; i++) {
+            CHECK(em_batch_next(b, &pos, &e) == 1);
+            CHECK_EQ_I64(e.key != NULL, i % 5 != 0);
+            if (e.key) CHECK_EQ_I64(em_i64_dec(e.key), i * 3 + l);
+            CHECK_EQ_I64(rec_i64(&e), -i);
+        }
+        em_batch_free(b);
+        CHECK_OK(em_unpersist(r));
+        em_rdd_release(r);
+    }
+    free(kv);
+    free(recs);
+    em_close(c);
+}
+
 TEST(api_src_parallelize_more_partitions_than_records) {
     em_ctx *c = open_test_ctx();
     CHECK(c);

@@ -93,3 +93,52 @@ TEST(blockstore_bad_block_dropped) {
     CHECK(access(path, F_OK) != 0); /* its file is removed with it */
     bs_free(s);
 }
+
+static int releases;
+static void count_release(void *arg) {
+    (void)arg;
+    releases++;
+}
+
+/* A shared block (bs_put_shared) is read where it lies, never copied, and
+ * given back exactly once: when removed (after its last reader), at once
+ * for a key already held, and at once for a disk level, whose block is a
+ * copy in its file. */
+TEST(blockstore_shared_block_released_once) {
+    blockstore *s = bs_new(test_tmpdir(), 1 << 20);
+    CHECK(s);
+    ebuf recs = EBUF_INIT;
+    for (int i = 0; i < 100; i++) {
+        uint8_t v[8];
+        em_i64_enc(i, v);
+        em_rec r = {v, 8, v, 8};
+        CHECK_OK(rec_append(&recs, &r));
+    }
+    releases = 0;
+    CHECK_OK(bs_put_shared(s, 1, 3, 0, EM_MEMORY_ONLY, recs.p, recs.len, count_release, NULL));
+    block *b = bs_get(s, 1, 3, 0);
+    CHECK(b && b->n == 1 && b->p[0] == recs.p && b->len[0] == recs.len);
+    /* The same key again: the first stays, the second goes back now. */
+    CHECK_OK(bs_put_shared(s, 1, 3, 0, EM_MEMORY_ONLY, recs.p, recs.len, count_release, NULL));
+    CHECK_EQ_I64(releases, 1);
+    CHECK_EQ_I64(bs_count(s, 1, 3), 1);
+    /* Removed while read: given back when the reader is done. */
+    bs_remove(s, 1, 3);
+    CHECK_EQ_I64(releases, 1);
+    bs_release(s, b);
+    CHECK_EQ_I64(releases, 2);
+    CHECK_EQ_I64(bs_count(s, 1, 3), 0);
+    /* To disk: written, given back at once, read back from its file. */
+    CHECK_OK(bs_put_shared(s, 1, 4, 0, EM_DISK_ONLY, recs.p, recs.len, count_release, NULL));
+    CHECK_EQ_I64(releases, 3);
+    b = bs_get(s, 1, 4, 0);
+    CHECK(b && b->n == 1 && b->p[0] != recs.p && b->len[0] == recs.len);
+    CHECK(memcmp(b->p[0], recs.p, recs.len) == 0);
+    bs_release(s, b);
+    /* Still held when the store is freed: given back then. */
+    CHECK_OK(bs_put_shared(s, 2, 3, 1, EM_MEMORY_AND_DISK, recs.p, recs.len, count_release, NULL));
+    CHECK_EQ_I64(releases, 3);
+    bs_free(s);
+    CHECK_EQ_I64(releases, 4);
+    ebuf_free(&recs);
+}

@@ -16,6 +16,7 @@
 #include "recfmt.h"
 #include "runner.h"
 #include "shuffle.h"
+#include "srcdata.h"
 #include "taskdesc.h"
 #include "taskresult.h"
 
@@ -311,6 +312,121 @@ TEST(sched_taskdesc_run_recs_filter_count) {
     CHECK_EQ_I64(n, 50); /* 3i is odd for the 50 odd i in [0, 101) */
     task_result_clear(&res);
     ebuf_free(&data);
+    bs_free(f.bs);
+}
+
+static int64_t count_result(const task_result *res) {
+    int64_t n = -1;
+    if (res->status == 0 && res->len == 8) memcpy(&n, res->data, 8);
+    return n;
+}
+
+/* Parallelized records by reference (srcdata.h): the description holds the
+ * records' id and extent, not the records; the task finds them in this
+ * process; persisted, they become the block as they are (the same bytes,
+ * shared, not a copy), which outlives the creator's reference. */
+TEST(sched_taskdesc_run_recs_by_reference) {
+    env_fix f;
+    CHECK(env_open(&f));
+    enum { N = 100000 };
+    static uint8_t kv[N][16];
+    static em_rec recs[N];
+    for (int i = 0; i < N; i++) {
+        em_i64_enc(i, kv[i]);
+        em_i64_enc(-i, kv[i] + 8);
+        recs[i] = (em_rec){kv[i], 8, kv[i] + 8, 8};
+    }
+    srcdata *s = src_encode(recs, N, 2);
+    CHECK(s);
+    memset(kv, 0, sizeof kv); /* the srcdata has its own copy */
+    const uint8_t *bytes1;
+    size_t len1;
+    srcdata *s2 = src_find(src_id(s), 1, &bytes1, &len1);
+    CHECK(s2 == s);
+    src_release(s2);
+    CHECK_EQ_I64(len1, (N - N / 2) * 18);
+    CHECK_EQ_I64(src_part_count(s, 1), N - N / 2);
+
+    plan_node src, cached, *kids[1] = {&src};
+    memset(&src, 0, sizeof src);
+    src.type = PN_RECS;
+    src.rdd_id = 5;
+    src.partition = 1;
+    src.off = src_id(s);
+    src.len = len1;
+    src.count = src_part_count(s, 1);
+    memset(&cached, 0, sizeof cached);
+    cached.type = PN_CACHED;
+    cached.rdd_id = 5;
+    cached.partition = 1;
+    cached.level = EM_MEMORY_ONLY;
+    cached.cache_key = 9;
+    cached.nchild = 1;
+    cached.child = kids;
+    task_desc t;
+    base_desc(&t, &cached, SK_COUNT);
+    size_t len;
+    uint8_t *bytes = encode(&t, &len);
+    CHECK(bytes);
+    CHECK(len < 512); /* 900 kB of records are not in it */
+    task_desc *d;
+    CHECK_OK(taskdesc_decode(dup_bytes(bytes, len), len, &d));
+    const plan_node *dn = d->root->child[0];
+    CHECK(dn->type == PN_RECS && dn->off == src_id(s) && dn->len == len1 && dn->count == (uint64_t)(N - N / 2));
+    CHECK(dn->data.len == 0);
+    taskdesc_free(d);
+
+    /* The first run stores the block, the second reads it. */
+    task_result res;
+    runner_run(&f.env, dup_bytes(bytes, len), len, &res, NULL);
+    CHECK_EQ_I64(count_result(&res), N - N / 2);
+    CHECK_EQ_I64(res.cache_hits, 0);
+    task_result_clear(&res);
+    CHECK_EQ_I64(bs_count(f.bs, 9, 5), 1);
+    block *b = bs_get(f.bs, 9, 5, 1);
+    CHECK(b && b->n == 1 && b->p[0] == bytes1 && b->len[0] == len1); /* shared, not copied */
+    bs_release(f.bs, b);
+    src_release(s); /* the block keeps the records */
+    runner_run(&f.env, dup_bytes(bytes, len), len, &res, NULL);
+    CHECK_EQ_I64(count_result(&res), N - N / 2);
+    CHECK_EQ_I64(res.cache_hits, 1);
+    task_result_clear(&res);
+
+    /* The block gone, so are the records: the task fails saying so. */
+    bs_remove(f.bs, 9, -1);
+    CHECK(src_find(src.off, 1, &bytes1, &len1) == NULL);
+    runner_run(&f.env, bytes, len, &res, NULL);
+    CHECK_EQ_I64(res.status, EM_ENOENT);
+    CHECK_STR_CONTAINS(res.errmsg, "are gone");
+    task_result_clear(&res);
+    bs_free(f.bs);
+}
+
+/* A description whose length disagrees with the records' is refused. */
+TEST(sched_taskdesc_run_recs_by_reference_wrong_length) {
+    env_fix f;
+    CHECK(env_open(&f));
+    uint8_t v[8];
+    em_i64_enc(7, v);
+    em_rec r = {NULL, 0, v, 8};
+    srcdata *s = src_encode(&r, 1, 1);
+    CHECK(s);
+    plan_node src;
+    memset(&src, 0, sizeof src);
+    src.type = PN_RECS;
+    src.off = src_id(s);
+    src.len = 11; /* the record is 10 bytes */
+    task_desc t;
+    base_desc(&t, &src, SK_COUNT);
+    size_t len;
+    uint8_t *bytes = encode(&t, &len);
+    CHECK(bytes);
+    task_result res;
+    runner_run(&f.env, bytes, len, &res, NULL);
+    CHECK_EQ_I64(res.status, EM_EPROTO);
+    CHECK_STR_CONTAINS(res.errmsg, "10 bytes, the task expected 11");
+    task_result_clear(&res);
+    src_release(s);
     bs_free(f.bs);
 }
 
