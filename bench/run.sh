@@ -13,6 +13,9 @@ echo "== word count (local[2] vs single-threaded C hash count, same run)"
 build/bench/wordcount "$F" local[2] 3
 echo "== scheduling"
 build/bench/tasks local[2] 1000
+echo "== small shuffles: tree_aggregate over 64 cached partitions (local[2], local[4]) beside the same tasks with no shuffle"
+build/bench/treeagg local[2] 2000
+build/bench/treeagg local[4] 2000
 echo "== cluster mode: local-cluster[2,1] (a master, 2 workers, 2 executor processes over TCP) beside local[2]"
 build/bench/wordcount "$F" 'local-cluster[2,1]' 3
 build/bench/tasks 'local-cluster[2,1]' 1000

@@ -77,6 +77,12 @@ static const conf_spec conf_keys[] = {
      * (2.5M records take 125 MB to sort in memory). */
     {.key = "ember.shuffle.memoryBytes", .def = "268435456", .type = CONF_SIZE, .min = MEMORY_FLOOR, .max = TiB,
      .why_min = "a smaller budget spills every few records and the shuffle crawls"},
+    /* local[N] keeps a map output of at most maxBytes (its compressed
+     * segments) in memory instead of two files, while all such outputs
+     * total at most totalBytes (executor/memout.h); 0 writes every output
+     * to files.  No Spark equivalent: its map outputs are always files. */
+    {.key = "ember.shuffle.inMemoryOutput.maxBytes", .def = "1048576", .type = CONF_SIZE, .min = 0, .max = 1024 * MiB},
+    {.key = "ember.shuffle.inMemoryOutput.totalBytes", .def = "67108864", .type = CONF_SIZE, .min = 0, .max = TiB},
     {.key = "ember.shuffle.blockBytes", .def = "65536", .type = CONF_SIZE, .min = 4 * KiB, .max = 64 * MiB,
      .why_max = "a merge holds one block per spilled run in memory"},
     /* The codec of shuffle and spill blocks, as Spark's

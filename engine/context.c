@@ -211,7 +211,14 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
             em__seterr(EM_EIO, "em_open(\"%s\"): %s", master, why);
             goto fail;
         }
-    } else if (!(ctx->be = local_backend_new(ctx->cores, nexec, ctx->env, dag_events(ctx->dag)))) goto fail;
+    } else {
+        /* local[N]: map tasks and readers share this process, so small
+         * outputs may stay in memory (memout.h). */
+        size_t each = conf_size(ctx->conf, "ember.shuffle.inMemoryOutput.maxBytes");
+        if (each && !(ctx->env->outputs = memout_new(each, conf_size(ctx->conf, "ember.shuffle.inMemoryOutput.totalBytes"))))
+            goto nomem;
+        if (!(ctx->be = local_backend_new(ctx->cores, nexec, ctx->env, dag_events(ctx->dag)))) goto fail;
+    }
     if (dag_start(ctx->dag, ctx->be)) goto fail;
     return ctx;
 nomem:
@@ -244,6 +251,7 @@ void em_close(em_ctx *ctx) {
     free(ctx->rdds);
     free(ctx->free_ids);
     bs_free(ctx->store);
+    if (ctx->env) memout_free(ctx->env->outputs);
     free(ctx->env);
     if (ctx->net) {
         netconf_free(ctx->net);
@@ -347,6 +355,7 @@ void em_get_stats(em_ctx *ctx, em_stats *out) {
     pthread_mutex_unlock(&ctx->mu);
     dag_live_counts(ctx->dag, &out->live_shuffles, &out->live_stages);
     out->scratch_bytes = tree_bytes(ctx->local_dir);
+    memout_counts(ctx->env ? ctx->env->outputs : NULL, &out->shuffle_memory_outputs, &out->shuffle_memory_bytes);
 }
 
 /* ------------------------------------------------------- RDD lifetimes */

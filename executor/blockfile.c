@@ -244,6 +244,7 @@ void bf_writer_free(bf_writer *w) {
 
 void bf_reader_init(bf_reader *r, int fd, const char *path, uint64_t off, uint64_t len) {
     r->fd = fd;
+    r->mem = NULL;
     r->path = path;
     r->off = off;
     r->end = off + len;
@@ -252,6 +253,11 @@ void bf_reader_init(bf_reader *r, int fd, const char *path, uint64_t off, uint64
     r->raw = (ebuf)EBUF_INIT;
     r->pos = 0;
     r->zstd = NULL;
+}
+
+void bf_reader_init_mem(bf_reader *r, const uint8_t *base, const char *path, uint64_t off, uint64_t len) {
+    bf_reader_init(r, -1, path, off, len);
+    r->mem = base;
 }
 
 static int bad_block(const bf_reader *r, uint64_t at, const char *what) {
@@ -265,6 +271,10 @@ static int no_memory(const bf_reader *r, uint64_t at) {
 /* Read n bytes at off into p: 0, or EM_EIO / EM_ECORRUPT (file shorter
  * than its run says). */
 static int read_at(const bf_reader *r, uint64_t at, void *p, size_t n, uint64_t off) {
+    if (r->mem) { /* within the run: load_block checked the lengths */
+        memcpy(p, r->mem + off, n);
+        return 0;
+    }
     ssize_t k = pread_full(r->fd, p, n, off);
     if (k < 0)
         return em__seterr(EM_EIO, "shuffle block %s at offset %llu: %s", r->path, (unsigned long long)at,
@@ -328,15 +338,22 @@ static int load_block(bf_reader *r) {
     ebuf_reset(&r->raw);
     r->pos = 0;
     r->block = at;
-    /* Blocks stored as they are are read straight into raw. */
-    ebuf *zb = id == BF_NONE ? &r->raw : &r->z;
-    if (ebuf_reserve(zb, zlen ? zlen : 1)) return no_memory(r, at);
-    if ((rc = read_at(r, at, zb->p, zlen, at + BF_HEADER))) return rc;
-    if (bf_block_crc(h, zb->p, zlen) != crc) return bad_block(r, at, "crc mismatch");
+    /* Blocks stored as they are are read straight into raw; compressed
+     * blocks in memory are decoded where they lie. */
+    const uint8_t *zp;
+    if (r->mem && id != BF_NONE) {
+        zp = r->mem + at + BF_HEADER;
+    } else {
+        ebuf *zb = id == BF_NONE ? &r->raw : &r->z;
+        if (ebuf_reserve(zb, zlen ? zlen : 1)) return no_memory(r, at);
+        if ((rc = read_at(r, at, zb->p, zlen, at + BF_HEADER))) return rc;
+        zp = zb->p;
+    }
+    if (bf_block_crc(h, zp, zlen) != crc) return bad_block(r, at, "crc mismatch");
     /* Only now, with zlen bytes really read and checked, room for the raw
      * block: a header alone (a truncated file) never sizes an allocation. */
     if (ebuf_reserve(&r->raw, rlen ? rlen : 1)) return no_memory(r, at);
-    if ((rc = decode(r, at, id, r->z.p, zlen, r->raw.p, rlen))) return rc;
+    if ((rc = decode(r, at, id, zp, zlen, r->raw.p, rlen))) return rc;
     r->raw.len = rlen;
     r->off = at + BF_HEADER + zlen;
     return 0;

@@ -123,6 +123,7 @@ int bf_pwrite_all(int fd, const char *path, const void *p, size_t n, uint64_t of
 
 typedef struct bf_reader {
     int fd;
+    const uint8_t *mem; /* the run's bytes are in memory here (fd unused) */
     const char *path;  /* for messages (borrowed) */
     uint64_t off, end; /* remaining byte range of the run */
     uint64_t block;    /* offset of the block in raw, for messages */
@@ -133,6 +134,9 @@ typedef struct bf_reader {
 
 /* Read the run in [off, off+len) of fd.  Never fails. */
 void bf_reader_init(bf_reader *r, int fd, const char *path, uint64_t off, uint64_t len);
+/* The same for a run held in memory: [off, off+len) of base (a map output
+ * kept by memout.h), checked exactly as a file's.  Never fails. */
+void bf_reader_init_mem(bf_reader *r, const uint8_t *base, const char *path, uint64_t off, uint64_t len);
 /* Next record: 1 with *rec set (views valid until the next call), 0 at the
  * end of the run, EM_ECORRUPT (bad header, unknown codec, CRC mismatch,
  * data the codec rejects or that decodes to another length, truncated run:

@@ -219,11 +219,13 @@ static int l_running_since(backend *b, uint64_t task_id, uint64_t *start_us) {
 static void l_drop_shuffle(backend *b, uint32_t shuffle_id) {
     local_backend *lb = (local_backend *)b;
     shuffle_remove(lb->env->local_dir, shuffle_id);
+    memout_remove_shuffle(lb->env->outputs, shuffle_id);
 }
 
 static void l_drop_map_output(backend *b, int exec, uint32_t shuffle_id, int map, uint64_t attempt) {
     local_backend *lb = (local_backend *)b;
     shuffle_remove_output(lb->env->local_dir, shuffle_id, (uint32_t)map, attempt);
+    memout_remove(lb->env->outputs, shuffle_id, (uint32_t)map, attempt);
 }
 
 static int l_cores(backend *b) { return ((local_backend *)b)->n; }

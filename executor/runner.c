@@ -116,6 +116,7 @@ static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
     o.block_bytes = run->t->block_bytes;
     o.self = run->env->self;
     o.fetch = run->env->fetch;
+    o.mem = run->env->outputs;
     int rc = shuffle_read(&o, to_pipe, down, &st);
     run->res->spills += st.spills;
     if (rc == EM_EFETCH) {
@@ -234,9 +235,11 @@ static int injected_delay(int64_t ms) {
 /* Flip a byte of the first block's compressed bytes in the data file a
  * shuffle map attempt just wrote (after the data header and the block
  * header), so that readers see a CRC mismatch. */
-static int injected_corruption(const char *dir, uint32_t shuffle_id, uint32_t map, uint64_t attempt) {
+static int injected_corruption(const exec_env *env, uint32_t shuffle_id, uint32_t map, uint64_t attempt) {
     char path[4096];
     uint8_t c;
+    const char *dir = env->local_dir;
+    if (memout_corrupt(env->outputs, shuffle_id, map, attempt, SHUFFLE_DATA_HEADER + BF_HEADER)) return 0;
     shuffle_path(path, sizeof path, dir, shuffle_id, map, attempt, "data");
     int fd = open(path, O_RDWR | O_CLOEXEC);
     off_t at = SHUFFLE_DATA_HEADER + BF_HEADER;
@@ -304,7 +307,7 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
     if (vars_task_end(&res->accs, &res->naccs) < 0 && rc >= 0) rc = EM_ENOMEM;
     if (rc >= 0 && t->sink.kind == SK_SHUFFLE &&
         faults_match(rules, nrules, FAULT_CORRUPT, t->stage_id, t->partition, t->attempt))
-        rc = injected_corruption(env->local_dir, t->sink.shuffle_id, (uint32_t)t->partition, t->task_id);
+        rc = injected_corruption(env, t->sink.shuffle_id, (uint32_t)t->partition, t->task_id);
     if (rc >= 0 && killed()) rc = EM_ECANCELED; /* a kill that came too late to stop it still wins */
 done:
     if (rc < 0) {

@@ -11,6 +11,7 @@
 #include "blockstore.h"
 #include "buf.h"
 #include "ember.h"
+#include "memout.h"
 #include "taskresult.h"
 
 typedef struct exec_env {
@@ -27,6 +28,9 @@ typedef struct exec_env {
      * (sr_opts's self and fetch). */
     const char *self;
     const struct sr_fetcher *fetch;
+    /* local[N]: small map outputs kept in memory (memout.h); NULL in
+     * cluster executors, whose outputs a worker must be able to serve. */
+    memout_store *outputs;
 } exec_env;
 
 /* How another thread stops a running attempt: it sets cancel (atomically);

@@ -29,6 +29,7 @@
 #include "agg.h"
 #include "blockfile.h"
 #include "ember.h"
+#include "memout.h"
 
 typedef struct shuffle_writer shuffle_writer;
 
@@ -44,6 +45,9 @@ typedef struct sw_opts {
     size_t mem_budget;
     bf_codec codec;             /* of the blocks (zeros: stored uncompressed) */
     size_t block_bytes;
+    /* local[N]: an output that never spilled and whose image fits is kept
+     * here instead of written (memout.h); NULL: always files. */
+    memout_store *mem;
 } sw_opts;
 
 typedef struct sw_result {
@@ -58,8 +62,8 @@ typedef struct sw_result {
 shuffle_writer *sw_open(const sw_opts *opts);
 /* 0 or < 0 (user combine failure, I/O). */
 int sw_add(shuffle_writer *w, const em_rec *r);
-/* Write everything, rename into place, free the writer.  0 or < 0 (then
- * nothing is left on disk). */
+/* Write everything, rename into place (or keep it in opts.mem), free the
+ * writer.  0 or < 0 (then nothing is left on disk or in memory). */
 int sw_commit(shuffle_writer *w, sw_result *res);
 /* Drop a writer and its temporary files. */
 void sw_abort(shuffle_writer *w);
@@ -135,6 +139,9 @@ typedef struct sr_opts {
      * see sr_fetcher). */
     const char *self;
     const struct sr_fetcher *fetch;
+    /* local[N]: outputs kept in memory (memout.h) are read from there,
+     * the rest from their files.  NULL: files only. */
+    memout_store *mem;
 } sr_opts;
 
 typedef struct sr_stats {

@@ -173,18 +173,38 @@ static int locate_segment(const sr_opts *o, int m, void *h, uint64_t *start, uin
  * (EM_STOP or < 0). */
 static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume_block_fn bfn, void *ctx,
                         sr_stats *st) {
-    uint64_t start = 0, end = 0;
-    int fd = locate_segment(o, m, h, &start, &end);
-    if (fd < 0) return fd == EM_EFETCH ? fetch_fail(st, m) : fd;
+    uint64_t start = 0, end = 0, att = o->attempts ? o->attempts[m] : 0;
     char dpath[SR_PATH];
-    if (h) snprintf(dpath, sizeof dpath, "%s (shuffle %u map %d)", o->dirs[m], o->shuffle_id, m);
-    else
-        shuffle_path(dpath, sizeof dpath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m,
-                     o->attempts ? o->attempts[m] : 0, "data");
+    int fd = -1;
+    memout *mo = h ? NULL : memout_get(o->mem, o->shuffle_id, (uint32_t)m, att);
+    if (mo) { /* kept in memory (memout.h) */
+        snprintf(dpath, sizeof dpath, "shuffle %u map %d attempt %llu (in memory)", o->shuffle_id, m,
+                 (unsigned long long)att);
+        if (o->reduce_id >= mo->nparts) {
+            em__seterr(EM_EFETCH, "%s: has %d partitions, reduce partition %d was asked for", dpath, mo->nparts,
+                       o->reduce_id);
+            memout_release(o->mem, mo);
+            return fetch_fail(st, m);
+        }
+        start = mo->offs[o->reduce_id];
+        end = mo->offs[o->reduce_id + 1];
+        if (o->seglens && end - start != o->seglens[m]) {
+            em__seterr(EM_EFETCH, "%s: segment of reduce partition %d is %llu bytes, the map task wrote %llu", dpath,
+                       o->reduce_id, (unsigned long long)(end - start), (unsigned long long)o->seglens[m]);
+            memout_release(o->mem, mo);
+            return fetch_fail(st, m);
+        }
+    } else {
+        fd = locate_segment(o, m, h, &start, &end);
+        if (fd < 0) return fd == EM_EFETCH ? fetch_fail(st, m) : fd;
+        if (h) snprintf(dpath, sizeof dpath, "%s (shuffle %u map %d)", o->dirs[m], o->shuffle_id, m);
+        else shuffle_path(dpath, sizeof dpath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att, "data");
+    }
     bf_reader rd;
     em_rec r;
     int rc;
-    bf_reader_init(&rd, fd, dpath, start, end - start);
+    if (mo) bf_reader_init_mem(&rd, mo->data, dpath, start, end - start);
+    else bf_reader_init(&rd, fd, dpath, start, end - start);
     while (bfn) {
         const uint8_t *p = NULL;
         size_t len = 0;
@@ -215,7 +235,8 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
     }
     st->bytes_read += rd.off - start;
     bf_reader_free(&rd);
-    close(fd);
+    if (mo) memout_release(o->mem, mo);
+    else close(fd);
     return rc;
 }
 
@@ -258,10 +279,11 @@ static int read_all(const sr_opts *o, consume_fn fn, consume_block_fn bfn, void 
             break;
         }
     for (int m = 0; m < o->nmaps && !rc; m++) {
-        if (!o->dirs[m]) continue;
+        /* A map that wrote nothing, or nothing for this partition, is not
+         * opened (as Spark skips empty blocks). */
+        if (!o->dirs[m] || (o->seglens && !o->seglens[m])) continue;
         if (a.h && (rc = fetch_ahead(o, &a, st))) break;
         if (a.h && loc_remote(o, o->dirs[m])) {
-            if (!o->seglens[m]) continue; /* nothing to fetch */
             void *h = a.h[m];
             a.h[m] = NULL;
             rc = h ? read_segment(o, m, h, fn, bfn, ctx, st)

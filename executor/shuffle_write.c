@@ -414,14 +414,48 @@ static void sw_free(shuffle_writer *w) {
     free(w);
 }
 
+/* Keep the output in memory (memout.h) when it never spilled and its image
+ * fits: 1 kept, 0 write files instead, or < 0. */
+static int keep_in_memory(shuffle_writer *w, uint64_t *seg) {
+    int n = w->o.nparts, rc;
+    if (!w->o.mem || w->spill_fd >= 0) return 0;
+    size_t len = SHUFFLE_DATA_HEADER;
+    for (int i = 0; i < n; i++) {
+        if ((rc = compress_part(w, &w->parts[i]))) return rc;
+        len += w->parts[i].z.len;
+    }
+    if (!memout_reserve(w->o.mem, len)) return 0;
+    uint8_t *data = malloc(len);
+    uint64_t *offs = malloc(((size_t)n + 1) * sizeof *offs);
+    if (!data || !offs) goto nomem;
+    shuffle_data_header(data, n);
+    size_t off = SHUFFLE_DATA_HEADER;
+    for (int i = 0; i < n; i++) {
+        sw_part *p = &w->parts[i];
+        offs[i] = off;
+        if (p->z.len) memcpy(data + off, p->z.p, p->z.len);
+        off += p->z.len;
+        if (seg) seg[i] = p->z.len;
+    }
+    offs[n] = off;
+    if (memout_put(w->o.mem, w->o.shuffle_id, w->o.map_id, w->o.attempt, n, data, len, offs)) goto nomem;
+    return 1;
+nomem:
+    free(data);
+    free(offs);
+    memout_unreserve(w->o.mem, len);
+    return em__seterr(EM_ENOMEM, "sw_commit: out of memory");
+}
+
 int sw_commit(shuffle_writer *w, sw_result *res) {
     uint64_t *seg = NULL;
     char final[SW_PATH];
-    int rc = 0;
+    int rc = 0, kept = 0;
     if (res && !(seg = calloc((size_t)w->o.nparts, sizeof *seg))) rc = em__seterr(EM_ENOMEM, "sw_commit: out of memory");
     if (!rc && w->o.combine) rc = dump_comb(w);
-    if (!rc) rc = write_files(w, seg);
-    if (!rc) {
+    if (!rc && (kept = keep_in_memory(w, seg)) < 0) rc = kept;
+    if (!rc && !kept) rc = write_files(w, seg);
+    if (!rc && !kept) {
         /* Data first, index last: a reader that sees the index sees data. */
         shuffle_path(final, sizeof final, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt, "data");
         if (rename(w->data_tmp, final)) {

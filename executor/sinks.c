@@ -313,6 +313,7 @@ static int open_shuffle(epipe *p) {
     o.mem_budget = run->t->mem_budget;
     o.codec = run->t->codec;
     o.block_bytes = run->t->block_bytes;
+    o.mem = run->env->outputs;
     if (!(s->w = sw_open(&o))) return EM_EIO;
     return 0;
 }

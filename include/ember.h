@@ -363,6 +363,10 @@ typedef struct em_stats {
     int64_t live_shuffles;    /* shuffles whose outputs are tracked */
     int64_t live_stages;      /* map stages the scheduler keeps */
     int64_t scratch_bytes;    /* bytes of files in the scratch directory */
+    int64_t shuffle_memory_outputs; /* map outputs kept in memory instead of
+                                       files (local[N]; see
+                                       ember.shuffle.inMemoryOutput) ... */
+    int64_t shuffle_memory_bytes;   /* ... and their bytes */
 } em_stats;
 EM_API void em_get_stats(em_ctx *ctx, em_stats *out);
 

@@ -213,7 +213,7 @@ static size_t shuffle_files(glob_t *g, const char *what) {
 
 static void fetch_failure_case(int nreduce, int *ok) {
     *ok = 0;
-    em_ctx *c = open_conf("ember.local.dir", test_tmpdir(), NULL, NULL);
+    em_ctx *c = open_conf("ember.local.dir", test_tmpdir(), "ember.shuffle.inMemoryOutput.maxBytes", "0");
     if (!c) return;
     int64_t m = 1000;
     em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 40000, 1, 4), fn_mod_key, &m, sizeof m), fn_sum_i64,
@@ -313,7 +313,7 @@ static int rewrite_offsets(const char *path) {
 }
 
 TEST(sched_rewritten_index_recomputed) {
-    em_ctx *c = open_conf("ember.local.dir", test_tmpdir(), NULL, NULL);
+    em_ctx *c = open_conf("ember.local.dir", test_tmpdir(), "ember.shuffle.inMemoryOutput.maxBytes", "0");
     CHECK(c);
     int64_t m = 1000, n = 0;
     em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 40000, 1, 4), fn_mod_key, &m, sizeof m), fn_sum_i64,

@@ -29,6 +29,19 @@
  * the child's exit() finds it reachable. */
 static em_ctx *child_ctx;
 
+/* A context whose jobs leave files in its scratch directory: map outputs
+ * are written, never kept in memory (ember.shuffle.inMemoryOutput). */
+static em_ctx *open_files_ctx(void) {
+    em_conf *conf = em_conf_new();
+    em_ctx *c = NULL;
+    if (conf && !em_conf_set(conf, "ember.local.dir", test_scratchdir()) &&
+        !em_conf_set(conf, "ember.shuffle.inMemoryOutput.maxBytes", "0"))
+        c = em_open(test_master(), conf);
+    if (!c) fprintf(stderr, "  em_open(%s): %s\n", test_master(), em_errmsg());
+    em_conf_free(conf);
+    return c;
+}
+
 /* Entries of base named `ember-<pid>-...` (any pid when pid is 0) that are
  * directories; *files (if not NULL) gets the number of entries in them.
  * -1 if base cannot be read. */
@@ -147,7 +160,7 @@ TEST(scratch_removed_at_exit) {
     CHECK(pid >= 0);
     if (pid == 0) {
         child_setup();
-        if (!(child_ctx = open_test_ctx())) _exit(10);
+        if (!(child_ctx = open_files_ctx())) _exit(10);
         if (!run_shuffle(child_ctx)) _exit(11);
         if (!own_dir_has_files()) _exit(12);
         exit(3);
@@ -166,11 +179,11 @@ TEST(scratch_slots_reused) {
     if (pid == 0) {
         child_setup();
         for (int i = 0; i < 80; i++) {
-            em_ctx *c = open_test_ctx();
+            em_ctx *c = open_files_ctx();
             if (!c) _exit(10);
             em_close(c);
         }
-        if (!(child_ctx = open_test_ctx())) _exit(11);
+        if (!(child_ctx = open_files_ctx())) _exit(11);
         if (!run_shuffle(child_ctx)) _exit(12);
         exit(3);
     }
@@ -204,7 +217,7 @@ static int signal_mid_job(int sig) {
         int64_t m = 10;
         child_setup();
         close(p[0]);
-        if (!(child_ctx = open_test_ctx())) _exit(10);
+        if (!(child_ctx = open_files_ctx())) _exit(10);
         /* ember's handler is in place. */
         if (sigaction(sig, NULL, &cur) || cur.sa_handler == SIG_DFL || cur.sa_handler == SIG_IGN) _exit(11);
         em_rdd *sums = em_reduce_by_key(em_map(em_range(child_ctx, 0, 10000, 1, 4), fn_mod_key, &m, sizeof m),
@@ -252,7 +265,7 @@ TEST(scratch_sweep_reclaims_dead) {
     if (pid == 0) {
         child_setup();
         close(p[0]);
-        if (!(child_ctx = open_test_ctx())) _exit(10);
+        if (!(child_ctx = open_files_ctx())) _exit(10);
         if (!run_shuffle(child_ctx)) _exit(11);
         if (write(p[1], "x", 1) != 1) _exit(12);
         for (;;) pause();
@@ -293,7 +306,7 @@ TEST(scratch_sweep_reclaims_dead) {
     snprintf(name, sizeof name, "ember-%d-deep/a/b/f", (int)pid);
     CHECK(write_file(in_base(name), "x", 1) == 0);
 
-    em_ctx *c = open_test_ctx();
+    em_ctx *c = open_files_ctx();
     CHECK(c);
     int dead_dirs = scratch_dirs(base, pid, NULL), own = scratch_dirs(base, getpid(), NULL);
     em_close(c);
@@ -320,7 +333,7 @@ TEST(scratch_fork_child_keeps_parent_dir) {
     const char *base = test_scratchdir();
     int files = 0, after = 0;
     default_if_ignored();
-    em_ctx *c = open_test_ctx();
+    em_ctx *c = open_files_ctx();
     CHECK(c);
     if (!run_shuffle(c)) {
         em_close(c);
@@ -384,7 +397,7 @@ TEST(scratch_program_handlers_kept) {
         sigemptyset(&sa.sa_mask);
         sigaction(SIGTERM, &sa, NULL);
         signal(SIGINT, SIG_IGN);
-        if (!(child_ctx = open_test_ctx())) _exit(10);
+        if (!(child_ctx = open_files_ctx())) _exit(10);
         if (!run_shuffle(child_ctx)) _exit(11);
         if (write(p[1], "x", 1) != 1) _exit(12);
         while (!got_term) usleep(1000);

@@ -1,8 +1,10 @@
 /*
  * test_shuffle_api.c -- shuffles under a small memory budget (spilling on
  * both sides), and tree_aggregate / tree_reduce against the plain
- * aggregate / reduce for every depth and several partitionings.
+ * aggregate / reduce for every depth and several partitionings, and small
+ * map outputs kept in memory (ember.shuffle.inMemoryOutput).
  */
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -504,4 +506,125 @@ TEST(api_shuffle_codecs) {
     unsetenv("EMBER_CONF");
     CHECK(c == NULL);
     CHECK_STR_CONTAINS(em_errmsg(), "ember.io.compression.codec: \"gzip\" is not one of lz4, zstd, zlib, none");
+}
+
+/* ------------------------------------------------ map outputs in memory */
+
+static em_ctx *open_outputs(const char *each, const char *total) {
+    em_conf *conf = em_conf_new();
+    em_ctx *c = NULL;
+    if (conf && !em_conf_set(conf, "ember.local.dir", test_tmpdir()) &&
+        !em_conf_set(conf, "ember.shuffle.inMemoryOutput.maxBytes", each) &&
+        !em_conf_set(conf, "ember.shuffle.inMemoryOutput.totalBytes", total))
+        c = em_open("local[2]", conf);
+    if (!c) fprintf(stderr, "  em_open: %s\n", em_errmsg());
+    em_conf_free(conf);
+    return c;
+}
+
+/* Map output data files in the contexts' scratch directories. */
+static size_t data_files_now(void) {
+    char pat[512];
+    glob_t g;
+    snprintf(pat, sizeof pat, "%s/ember-*/shuffle_*.data", test_tmpdir());
+    memset(&g, 0, sizeof g);
+    if (glob(pat, 0, NULL, &g)) return 0;
+    size_t n = g.gl_pathc;
+    globfree(&g);
+    return n;
+}
+
+/* (i % 10, i) summed by key over 10,000 records in 4 map tasks; checks the
+ * sums and returns the RDD (the caller releases it). */
+static em_rdd *mod_sums(em_ctx *c, int *ok) {
+    int64_t m = 10;
+    em_batch *b = NULL;
+    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 10000, 1, 4), fn_mod_key, &m, sizeof m), fn_sum_i64,
+                                    NULL, 0, 3);
+    *ok = sums && !em_collect(sums, &b) && check_mod_sums(b, 10000, 10);
+    em_batch_free(b);
+    return sums;
+}
+
+TEST(shuffle_small_outputs_in_memory) {
+    em_ctx *c = open_outputs("1m", "64m");
+    CHECK(c);
+    int ok;
+    em_rdd *sums = mod_sums(c, &ok);
+    CHECK(ok);
+    em_stats st, st2;
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.shuffle_memory_outputs, 4); /* one per map task */
+    CHECK(st.shuffle_memory_bytes > 0 && st.shuffle_memory_bytes <= st.shuffle_bytes_written);
+    CHECK_EQ_I64(data_files_now(), 0);
+    /* A second action reuses the outputs where they are. */
+    int64_t n = 0;
+    CHECK_OK(em_count(sums, &n));
+    CHECK_EQ_I64(n, 10);
+    em_get_stats(c, &st2);
+    CHECK_EQ_I64(st2.stages_skipped - st.stages_skipped, 1);
+    CHECK_EQ_I64(st2.shuffle_memory_outputs, 4);
+    /* Released with their shuffle. */
+    em_rdd_release(sums);
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.live_shuffles, 0);
+    CHECK_EQ_I64(st.shuffle_memory_outputs, 0);
+    CHECK_EQ_I64(st.shuffle_memory_bytes, 0);
+    em_close(c);
+}
+
+TEST(shuffle_outputs_over_the_limit_written) {
+    /* Each map output (a header and three partitions' blocks) is over 16
+     * bytes, so all are files. */
+    em_ctx *c = open_outputs("16", "64m");
+    CHECK(c);
+    int ok;
+    em_rdd *sums = mod_sums(c, &ok);
+    CHECK(ok);
+    em_stats st;
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.shuffle_memory_outputs, 0);
+    CHECK_EQ_I64(data_files_now(), 4);
+    em_rdd_release(sums);
+    CHECK_EQ_I64(data_files_now(), 0);
+    em_close(c);
+    /* 0 turns the store off. */
+    c = open_outputs("0", "64m");
+    CHECK(c);
+    sums = mod_sums(c, &ok);
+    CHECK(ok);
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.shuffle_memory_outputs, 0);
+    CHECK_EQ_I64(data_files_now(), 4);
+    em_rdd_release(sums);
+    em_close(c);
+}
+
+TEST(shuffle_memory_outputs_total_bounded) {
+    /* The four outputs' bytes, then a total that holds about half. */
+    em_ctx *c = open_outputs("1m", "64m");
+    CHECK(c);
+    int ok;
+    em_rdd *sums = mod_sums(c, &ok);
+    CHECK(ok);
+    em_stats st;
+    em_get_stats(c, &st);
+    int64_t all = st.shuffle_memory_bytes;
+    em_rdd_release(sums);
+    em_close(c);
+    char total[32];
+    snprintf(total, sizeof total, "%lld", (long long)(all / 2));
+    c = open_outputs("1m", total);
+    CHECK(c);
+    sums = mod_sums(c, &ok);
+    CHECK(ok);
+    em_get_stats(c, &st);
+    CHECK(st.shuffle_memory_outputs >= 1 && st.shuffle_memory_outputs <= 2);
+    CHECK(st.shuffle_memory_bytes <= all / 2);
+    CHECK_EQ_I64((int64_t)data_files_now(), 4 - st.shuffle_memory_outputs);
+    em_rdd_release(sums);
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.shuffle_memory_outputs, 0);
+    CHECK_EQ_I64(data_files_now(), 0);
+    em_close(c);
 }

@@ -63,7 +63,7 @@ static int write_maps(wcfg *c) {
     c->spills = 0;
     for (int m = 0; m < c->nmaps; m++) {
         sw_opts o = {c->dir, c->shuffle_id, (uint32_t)m, 0, c->nparts, part_hash, &c->nparts, c->combine,
-                     c->mem_budget ? c->mem_budget : 1 << 20, {BF_LZ4, 0}, c->block_bytes ? c->block_bytes : 4096};
+                     c->mem_budget ? c->mem_budget : 1 << 20, {BF_LZ4, 0}, c->block_bytes ? c->block_bytes : 4096, NULL};
         shuffle_writer *w = sw_open(&o);
         if (!w) return -1;
         for (size_t i = 0; i < c->nrec; i++) {
@@ -115,7 +115,7 @@ static const char *dirs_of(const char *dir, int nmaps, const char **dirs) {
 
 static sr_opts ropts(const char *const *dirs, uint32_t sid, int reduce, int nmaps, enum sr_mode mode,
                      const char *spill_dir, size_t budget) {
-    sr_opts o = {sid, reduce, nmaps, dirs, NULL, mode, &SUM, 0, 0, budget, spill_dir, {BF_ZSTD, 1}, 4096, NULL, 0, NULL, NULL};
+    sr_opts o = {sid, reduce, nmaps, dirs, NULL, mode, &SUM, 0, 0, budget, spill_dir, {BF_ZSTD, 1}, 4096, NULL, 0, NULL, NULL, NULL};
     return o;
 }
 
@@ -515,7 +515,7 @@ TEST(shuffle_cogroup) {
     /* Side A: keys 0..99 each with values k and k+1; side B: keys 50..149
      * with value 1000+k; keys 50..99 are in both. */
     for (uint32_t m = 0; m < 2; m++) {
-        sw_opts o = {dir, 8, m, 0, nparts, part_hash, &nparts, NULL, 1 << 20, {BF_ZLIB, 1}, 4096};
+        sw_opts o = {dir, 8, m, 0, nparts, part_hash, &nparts, NULL, 1 << 20, {BF_ZLIB, 1}, 4096, NULL};
         shuffle_writer *w = sw_open(&o);
         CHECK(w);
         for (int64_t k = 0; k < 100; k++) {
@@ -622,7 +622,7 @@ static int part_zero(void *pctx, const em_rec *r) { return 0; }
 TEST(shuffle_empty_segments) {
     const char *dir = subdir("out");
     for (uint32_t m = 0; m < 2; m++) {
-        sw_opts o = {dir, 10, m, 0, 8, part_zero, NULL, NULL, 1 << 20, {BF_NONE, 0}, 4096};
+        sw_opts o = {dir, 10, m, 0, 8, part_zero, NULL, NULL, 1 << 20, {BF_NONE, 0}, 4096, NULL};
         shuffle_writer *w = sw_open(&o);
         CHECK(w);
         for (int i = 0; m == 0 && i < 100; i++) {
@@ -769,7 +769,7 @@ static int part_bad(void *pctx, const em_rec *r) { return 7; }
 TEST(shuffle_abort_leaves_nothing) {
     const char *dir = subdir("out");
     int nparts = 3;
-    sw_opts o = {dir, 15, 0, 2, nparts, part_hash, &nparts, NULL, 4096, {BF_LZ4, 0}, 1024};
+    sw_opts o = {dir, 15, 0, 2, nparts, part_hash, &nparts, NULL, 4096, {BF_LZ4, 0}, 1024, NULL};
     shuffle_writer *w = sw_open(&o);
     CHECK(w);
     for (int i = 0; i < 10000; i++) {
@@ -798,7 +798,7 @@ TEST(shuffle_big_record) {
     size_t big = 3u << 20;
     uint8_t *v = malloc(big);
     for (size_t i = 0; i < big; i++) v[i] = (uint8_t)(i * 2654435761u >> 13);
-    sw_opts o = {dir, 16, 0, 0, nparts, part_zero, &nparts, NULL, 1 << 20, {BF_ZSTD, 3}, 4096};
+    sw_opts o = {dir, 16, 0, 0, nparts, part_zero, &nparts, NULL, 1 << 20, {BF_ZSTD, 3}, 4096, NULL};
     shuffle_writer *w = sw_open(&o);
     CHECK(w);
     em_rec a = {"a", 1, "x", 1}, b = {"b", 1, v, big};
