@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agg8.h"
 #include "aggmap.h"
 #include "blockfile.h"
 #include "err.h"
@@ -315,6 +316,10 @@ static int pass_rec(void *ctx, const em_rec *r) {
 
 typedef struct agg_ctx {
     const sr_opts *o;
+    /* A builtin combiner over 8-byte keys aggregates in t8 (agg8.h) until
+     * a key of another length comes (then its keys move to map). */
+    int use8;
+    agg8 t8;
     aggmap map;
     ebuf out;
     es_runfile runs;
@@ -337,6 +342,69 @@ static int agg_spill(agg_ctx *a) {
     if ((rc = es_runfile_end(&a->runs))) return rc;
     aggmap_clear(&a->map);
     a->spills++;
+    return 0;
+}
+
+/* Lookahead of the block pipeline: the home slot of the record AGG_AHEAD
+ * places on is fetched, and the entry of the one half as far. */
+#define AGG_AHEAD 16
+
+/* Write the 8-byte key table, sorted, as one run. */
+static int agg8_spill(agg_ctx *a) {
+    int rc;
+    if ((rc = agg8_sort(&a->t8)) || (rc = es_runfile_begin(&a->runs))) return rc;
+    for (size_t i = 0; i < a->t8.n; i++) {
+        em_rec r = {&a->t8.slot[i].key, 8, &a->t8.slot[i].comb, 8};
+        if ((rc = es_runfile_add(&a->runs, &r))) return rc;
+    }
+    if ((rc = es_runfile_end(&a->runs))) return rc;
+    agg8_clear(&a->t8);
+    a->spills++;
+    return 0;
+}
+
+static int agg8_move(aggmap *m, const agg8_slot *s) {
+    size_t j;
+    int rc = aggmap_upsert_n(m, &s->key, 8, 8, &j);
+    if (rc < 0) return rc;
+    memcpy(aggmap_comb(m, j), &s->comb, 8);
+    return 0;
+}
+
+/* A key that is not 8 bytes: the 8-byte table's keys move to the general
+ * one, which takes every record from now on. */
+static int agg8_leave(agg_ctx *a) {
+    agg8 *t = &a->t8;
+    int rc = 0;
+    for (size_t i = 0; !rc && t->mask && i <= t->mask; i++)
+        if (t->slot[i].key != AGG8_EMPTY) rc = agg8_move(&a->map, &t->slot[i]);
+    if (!rc && t->has_empty) rc = agg8_move(&a->map, &t->empty);
+    agg8_free(t);
+    a->use8 = 0;
+    return rc;
+}
+
+/* A block of n decoded records, all with 8-byte keys, into the 8-byte
+ * table, fetching the home slot of the record AGG_AHEAD places on. */
+static int agg_block8(agg_ctx *a, size_t n) {
+    const agg_spec *g = a->o->agg;
+    agg8 *t = &a->t8;
+    uint64_t *key = a->hash; /* the keys as words, where hashes would go */
+    for (size_t i = 0; i < n; i++) {
+        if (a->recs[i].vlen != 8) return comb_bad_len(g->builtin, a->recs[i].vlen);
+        memcpy(&key[i], a->recs[i].key, 8);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (i + AGG_AHEAD < n) agg8_prefetch(t, key[i + AGG_AHEAD]);
+        agg8_slot *s;
+        int rc = agg8_upsert(t, key[i], &s);
+        if (rc < 0) return em__seterr(rc, "shuffle %u: out of memory", a->o->shuffle_id);
+        const uint8_t *v = a->recs[i].val;
+        if (rc) comb_apply8(g->builtin, (uint8_t *)&s->comb, v);
+        else if (a->o->map_side_combined) memcpy(&s->comb, v, 8);
+        else agg_builtin_create(g, (uint8_t *)&s->comb, v);
+        if (!rc && agg8_mem(t) > a->o->mem_budget && (rc = agg8_spill(a))) return rc;
+    }
     return 0;
 }
 
@@ -377,9 +445,6 @@ static int agg_rec(agg_ctx *a, const em_rec *r, uint64_t h) {
     return aggmap_mem(&a->map) > a->o->mem_budget ? agg_spill(a) : 0;
 }
 
-/* Lookahead of the block pipeline: the home slot of the record AGG_AHEAD
- * places on is fetched, and the entry of the one half as far. */
-#define AGG_AHEAD 16
 
 /* A block of records: decoded and hashed first, then aggregated in order
  * while the table's cache lines for the records ahead are being fetched
@@ -404,10 +469,18 @@ static int agg_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec, in
             return EM_ECORRUPT;
         }
         const em_rec *r = &a->recs[n];
-        a->hash[n++] = r->key ? aggmap_hash(r->key, r->klen) : 0;
+        a->hash[n++] = r->key && !a->use8 ? aggmap_hash(r->key, r->klen) : 0;
         p += k;
     }
     *nrec = n;
+    if (a->use8) {
+        size_t i = 0;
+        while (i < n && a->recs[i].key && a->recs[i].klen == 8) i++;
+        if (i == n) return agg_block8(a, n);
+        int rc = agg8_leave(a); /* then the general path below */
+        if (rc) return rc;
+        for (i = 0; i < n; i++) a->hash[i] = a->recs[i].key ? aggmap_hash(a->recs[i].key, a->recs[i].klen) : 0;
+    }
     for (size_t i = 0; i < n; i++) {
         if (i + AGG_AHEAD < n) aggmap_prefetch_slot(&a->map, a->hash[i + AGG_AHEAD]);
         if (i + AGG_AHEAD / 2 < n) aggmap_prefetch_entry(&a->map, a->hash[i + AGG_AHEAD / 2]);
@@ -418,17 +491,43 @@ static int agg_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec, in
 }
 
 static void agg_mem_get(void *ctx, size_t i, em_rec *r) { aggmap_get(ctx, i, r); }
+static void agg8_mem_get(void *ctx, size_t i, em_rec *r) {
+    agg8_slot *s = &((agg8 *)ctx)->slot[i];
+    r->key = &s->key;
+    r->klen = 8;
+    r->val = &s->comb;
+    r->vlen = 8;
+}
 
 static int read_agg(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats *st) {
     const agg_spec *g = o->agg;
     if (!g || !g->merge_comb || (!o->map_side_combined && (!g->create || !g->merge_value)))
         return em__seterr(EM_EINVAL, "shuffle_read: aggregation without the functions it needs");
-    agg_ctx a = {.o = o};
+    agg_ctx a = {.o = o, .use8 = g->builtin != 0};
+    agg8_init(&a.t8);
     aggmap_init(&a.map);
     es_runfile_init(&a.runs, o->spill_dir, o->codec, o->block_bytes);
     int rc = read_all(o, NULL, agg_block, &a, st);
     em_rec r;
-    if (!rc && !a.runs.nruns) {
+    if (!rc && a.use8 && !a.runs.nruns) {
+        agg8 *t = &a.t8;
+        for (size_t i = 0; !rc && t->mask && i <= t->mask; i++) {
+            if (t->slot[i].key == AGG8_EMPTY) continue;
+            em_rec x = {&t->slot[i].key, 8, &t->slot[i].comb, 8};
+            rc = sink(sctx, &x);
+        }
+        if (!rc && t->has_empty) {
+            em_rec x = {&t->empty.key, 8, &t->empty.comb, 8};
+            rc = sink(sctx, &x);
+        }
+    } else if (!rc && a.use8) {
+        es_merger mg;
+        if (!(rc = agg8_sort(&a.t8))) {
+            rc = es_merger_open(&mg, &a.runs, agg8_mem_get, &a.t8, a.t8.n, 0);
+            if (!rc) rc = es_merge_combine(&mg, g, sink, sctx);
+            es_merger_free(&mg);
+        }
+    } else if (!rc && !a.runs.nruns) {
         for (size_t i = 0; i < aggmap_count(&a.map) && !rc; i++) {
             aggmap_get(&a.map, i, &r);
             rc = sink(sctx, &r);
@@ -443,6 +542,7 @@ static int read_agg(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats *st
     st->spills += a.spills;
     free(a.recs);
     free(a.hash);
+    agg8_free(&a.t8);
     aggmap_free(&a.map);
     ebuf_free(&a.out);
     es_runfile_free(&a.runs);

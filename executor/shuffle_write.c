@@ -147,16 +147,22 @@ shuffle_writer *sw_open(const sw_opts *opts) {
     w->buf_budget = opts->combine ? budget / 2 : budget;
     w->spill_fd = -1;
     aggmap_init(&w->comb);
+    return w;
+}
+
+/* The temporary names of the data and index files, made when files are
+ * written (an output kept in memory needs none). */
+static void tmp_names(shuffle_writer *w) {
     unsigned seq = __atomic_fetch_add(&tmp_seq, 1, __ATOMIC_RELAXED);
+    int pid = (int)getpid();
     char base[SW_PATH];
-    shuffle_path(base, sizeof base, w->dir, opts->shuffle_id, opts->map_id, opts->attempt, "data");
+    shuffle_path(base, sizeof base, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt, "data");
     /* Unique per attempt, process and writer: concurrent attempts of one
      * map task never write the same temporary file. */
-    int n = snprintf(w->data_tmp, sizeof w->data_tmp, "%s.tmp-%d-%u", base, (int)getpid(), seq);
-    shuffle_path(base, sizeof base, w->dir, opts->shuffle_id, opts->map_id, opts->attempt, "index");
-    n |= snprintf(w->index_tmp, sizeof w->index_tmp, "%s.tmp-%d-%u", base, (int)getpid(), seq);
-    EM_ASSERT(n > 0); /* lengths are bounded by the dir check above */
-    return w;
+    int n = snprintf(w->data_tmp, sizeof w->data_tmp, "%s.tmp-%d-%u", base, pid, seq);
+    shuffle_path(base, sizeof base, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt, "index");
+    n |= snprintf(w->index_tmp, sizeof w->index_tmp, "%s.tmp-%d-%u", base, pid, seq);
+    EM_ASSERT(n > 0); /* lengths are bounded by sw_open's dir check */
 }
 
 /* Compress partition p's raw records into a block in memory. */
@@ -361,6 +367,7 @@ static int write_files(shuffle_writer *w, uint64_t *seg) {
         free(idx);
         return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
     }
+    tmp_names(w);
     int fd = open(w->data_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         free(offs);
@@ -470,8 +477,8 @@ int sw_commit(shuffle_writer *w, sw_result *res) {
         }
     }
     if (rc) {
-        unlink(w->data_tmp);
-        unlink(w->index_tmp);
+        if (w->data_tmp[0]) unlink(w->data_tmp);
+        if (w->index_tmp[0]) unlink(w->index_tmp);
         free(seg);
     } else if (res) {
         res->seg_bytes = seg;

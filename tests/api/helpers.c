@@ -181,3 +181,15 @@ void wait_no_tasks(em_ctx *c, em_stats *st) {
         nanosleep(&t, NULL);
     }
 }
+
+int batches_equal(em_batch *a, em_batch *b) {
+    size_t pa = 0, pb = 0;
+    em_rec x, y;
+    if (em_batch_count(a) != em_batch_count(b)) return 0;
+    while (em_batch_next(a, &pa, &x) == 1) {
+        if (em_batch_next(b, &pb, &y) != 1 || x.klen != y.klen || x.vlen != y.vlen || !x.key != !y.key ||
+            (x.klen && memcmp(x.key, y.key, x.klen)) || (x.vlen && memcmp(x.val, y.val, x.vlen)))
+            return 0;
+    }
+    return 1;
+}

@@ -48,4 +48,7 @@ int fn_identity(const em_rec *in, em_emitter *out, const void *arg);
 /* i64 v -> pair (i64 v, i64 v * 10). */
 int fn_pair_x10(const em_rec *in, em_emitter *out, const void *arg);
 
+/* The same records (keys and values, byte for byte) in the same order. */
+int batches_equal(em_batch *a, em_batch *b);
+
 #endif

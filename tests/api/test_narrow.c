@@ -229,13 +229,6 @@ TEST(api_narrow_union_glom) {
     em_close(c);
 }
 
-static int batches_equal(em_batch *a, em_batch *b) {
-    if (em_batch_count(a) != em_batch_count(b)) return 0;
-    for (size_t i = 0; i < em_batch_count(a); i++)
-        if (batch_i64_at(a, i) != batch_i64_at(b, i)) return 0;
-    return 1;
-}
-
 TEST(api_narrow_sample) {
     em_ctx *c = open_test_ctx();
     CHECK(c);

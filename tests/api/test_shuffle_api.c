@@ -628,3 +628,45 @@ TEST(shuffle_memory_outputs_total_bounded) {
     CHECK_EQ_I64(data_files_now(), 0);
     em_close(c);
 }
+
+/* ------------------------------------- builtin sums over 8-byte keys */
+
+/* i -> (8-byte key i % 5000, or for every 97th record a 3-byte key; and
+ * one key whose bytes are the 8-byte table's empty marker), value i. */
+static int key8_mixed(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t i = rec_i64(in);
+    int mixed = *(const int *)arg;
+    uint8_t k[8], v[8];
+    em_i64_enc(i, v);
+    if (mixed && i % 97 == 0) return em_emit_pair(out, "odd", 3, v, 8);
+    if (i % 1001 == 0) {
+        static const uint8_t marker[8] = {0xe5, 0xf1, 0xed, 0x5e, 0x0d, 0xf0, 0xad, 0x8b}; /* AGG8_EMPTY, LE */
+        return em_emit_pair(out, marker, 8, v, 8);
+    }
+    em_i64_enc(i % 5000, k);
+    return em_emit_pair(out, k, 8, v, 8);
+}
+
+/* The same sums with a user function and with em_sum_i64 (which runs in
+ * the 8-byte table, or leaves it for the general one at the first other
+ * key length), in memory and spilling. */
+TEST(wide_sum_i64_eight_byte_keys) {
+    for (int budget = 0; budget < 2; budget++)
+        for (int mixed = 0; mixed < 2; mixed++) {
+            em_ctx *c = budget ? open_small_budget() : open_test_ctx();
+            CHECK(c);
+            em_rdd *pairs = em_map(em_range(c, 0, 200000, 1, 4), key8_mixed, &mixed, sizeof mixed);
+            em_batch *want, *got;
+            CHECK_OK(em_collect(em_sort_by_key(em_reduce_by_key(pairs, fn_sum_i64, NULL, 0, 3), 1, 2), &want));
+            em_stats s0, s1;
+            em_get_stats(c, &s0);
+            CHECK_OK(em_collect(em_sort_by_key(em_reduce_by_key(pairs, em_sum_i64, NULL, 0, 3), 1, 2), &got));
+            em_get_stats(c, &s1);
+            CHECK_EQ_I64(em_batch_count(got), 5000 + 1 + mixed);
+            CHECK(batches_equal(want, got));
+            if (budget) CHECK(s1.spills > s0.spills);
+            em_batch_free(want);
+            em_batch_free(got);
+            em_close(c);
+        }
+}

@@ -294,19 +294,6 @@ static int max_i64_fn(const em_rec *a, const em_rec *b, em_emitter *out, const v
     return em_emit_i64(out, y > x ? y : x);
 }
 
-/* Same records, same order. */
-static int batches_equal(em_batch *a, em_batch *b) {
-    size_t pa = 0, pb = 0;
-    em_rec x, y;
-    if (em_batch_count(a) != em_batch_count(b)) return 0;
-    while (em_batch_next(a, &pa, &x) == 1) {
-        if (em_batch_next(b, &pb, &y) != 1 || x.klen != y.klen || x.vlen != y.vlen ||
-            (x.klen && memcmp(x.key, y.key, x.klen)) || (x.vlen && memcmp(x.val, y.val, x.vlen)))
-            return 0;
-    }
-    return 1;
-}
-
 static int key_below(const em_rec *in, const void *arg) {
     int64_t lim;
     memcpy(&lim, arg, 8);

@@ -1,0 +1,68 @@
+/*
+ * agg8.c -- the 8-byte key table's growth, ordering and reset (agg8.h).
+ */
+#include <stdlib.h>
+
+#include "agg8.h"
+#include "bigbuf.h"
+#include "ember.h"
+
+#define AGG8_FIRST 1024 /* slots at first use */
+
+void agg8_init(agg8 *t) {
+    memset(t, 0, sizeof *t);
+    t->mem = (ebuf)EBUF_INIT;
+}
+
+void agg8_free(agg8 *t) {
+    bb_free(&t->mem);
+    agg8_init(t);
+}
+
+static void fill_empty(agg8_slot *s, size_t n) {
+    for (size_t i = 0; i < n; i++) s[i].key = AGG8_EMPTY;
+}
+
+int agg8_grow(agg8 *t) {
+    size_t old = t->mask ? t->mask + 1 : 0, nslots = old ? 2 * old : AGG8_FIRST;
+    ebuf nb = EBUF_INIT;
+    if (bb_reserve(&nb, nslots * sizeof(agg8_slot))) return EM_ENOMEM;
+    agg8_slot *ns = (agg8_slot *)nb.p, *os = t->slot;
+    fill_empty(ns, nslots);
+    t->slot = ns;
+    t->mask = nslots - 1;
+    t->shift = 64 - __builtin_ctzll(nslots);
+    for (size_t i = 0; i < old; i++) {
+        if (os[i].key == AGG8_EMPTY) continue;
+        size_t j = agg8_home(t, os[i].key);
+        while (ns[j].key != AGG8_EMPTY) j = (j + 1) & t->mask;
+        ns[j] = os[i];
+    }
+    bb_free(&t->mem);
+    t->mem = nb;
+    return 0;
+}
+
+/* Keys in the order of their bytes: the little-endian words byte-swapped. */
+static int cmp_bytes(const void *a, const void *b) {
+    uint64_t x = __builtin_bswap64(((const agg8_slot *)a)->key), y = __builtin_bswap64(((const agg8_slot *)b)->key);
+    return x < y ? -1 : x > y;
+}
+
+int agg8_sort(agg8 *t) {
+    size_t k = 0;
+    if (t->has_empty && !t->mask && agg8_grow(t)) return EM_ENOMEM;
+    for (size_t i = 0; t->mask && i <= t->mask; i++)
+        if (t->slot[i].key != AGG8_EMPTY) t->slot[k++] = t->slot[i];
+    /* The aside key needs a place: the table is at most half full, so
+     * there is one past the others. */
+    if (t->has_empty) t->slot[k++] = t->empty;
+    qsort(t->slot, k, sizeof *t->slot, cmp_bytes);
+    return 0;
+}
+
+void agg8_clear(agg8 *t) {
+    if (t->mask) fill_empty(t->slot, t->mask + 1);
+    t->n = 0;
+    t->has_empty = 0;
+}

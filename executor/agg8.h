@@ -1,0 +1,93 @@
+/*
+ * agg8.h -- aggregation of 8-byte keys into 8-byte builtin combiners: the
+ * reduce side's table when every key is 8 bytes and the combiner is a
+ * builtin (em_sum_i64 and the others of combiners.h), as in
+ * reduce_by_key over int64 keys.
+ *
+ * A flat open-addressing array of 16-byte slots, key beside combiner, as a
+ * hand-written C hash aggregation keeps them: a lookup touches one cache
+ * line, where the general table (aggmap.h) touches a slot and then the
+ * arena record it points to.  An empty slot holds the key AGG8_EMPTY; the
+ * one real key equal to it is kept aside.  Keys are the records' 8 bytes
+ * read as a little-endian word; the slot is the top bits of that word times
+ * a 64-bit odd constant (Fibonacci hashing), which spreads strided and
+ * clustered integers and owes nothing to em_hash (whose low bits are equal
+ * within a reduce partition).  The table doubles at half full.
+ */
+#ifndef EM_AGG8_H
+#define EM_AGG8_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "buf.h"
+#include "ember.h"
+
+#define AGG8_EMPTY 0x8badf00d5eedf1e5ULL
+
+typedef struct agg8_slot {
+    uint64_t key, comb;
+} agg8_slot;
+
+typedef struct agg8 {
+    agg8_slot *slot;  /* mask + 1 slots (a bigbuf.h buffer in mem) */
+    size_t mask;      /* 0 before first use */
+    int shift;        /* 64 - log2(slots) */
+    size_t n;         /* keys held, the aside one included */
+    int has_empty;    /* the key AGG8_EMPTY is held, its combiner here: */
+    agg8_slot empty;
+    ebuf mem;
+} agg8;
+
+void agg8_init(agg8 *t);
+void agg8_free(agg8 *t);
+/* Room for at least one more key: 0 or EM_ENOMEM. */
+int agg8_grow(agg8 *t);
+
+static inline size_t agg8_home(const agg8 *t, uint64_t key) {
+    return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> t->shift);
+}
+static inline void agg8_prefetch(const agg8 *t, uint64_t key) {
+    if (t->mask) __builtin_prefetch(&t->slot[agg8_home(t, key)]);
+}
+
+/* The slot of key: 1 found, 0 inserted (its combiner is for the caller to
+ * set), or EM_ENOMEM. */
+static inline int agg8_upsert(agg8 *t, uint64_t key, agg8_slot **out) {
+    if (key == AGG8_EMPTY) {
+        *out = &t->empty;
+        if (t->has_empty) return 1;
+        t->empty.key = key;
+        t->has_empty = 1;
+        t->n++;
+        return 0;
+    }
+    if (2 * (t->n + 1) > t->mask + 1 && agg8_grow(t)) return EM_ENOMEM;
+    for (size_t i = agg8_home(t, key);; i = (i + 1) & t->mask) {
+        agg8_slot *s = &t->slot[i];
+        if (s->key == key) {
+            *out = s;
+            return 1;
+        }
+        if (s->key == AGG8_EMPTY) {
+            s->key = key;
+            t->n++;
+            *out = s;
+            return 0;
+        }
+    }
+}
+
+/* Bytes the table holds. */
+static inline size_t agg8_mem(const agg8 *t) { return t->mask ? (t->mask + 1) * sizeof(agg8_slot) : 0; }
+
+/* Move every key to the front of the slot array, the aside one too, in
+ * ascending order of the keys' bytes (bytes_cmp of the records): slot[0,
+ * n).  Afterwards only reading those and agg8_clear are allowed.  0 or
+ * EM_ENOMEM. */
+int agg8_sort(agg8 *t);
+/* Drop every key, keeping the memory. */
+void agg8_clear(agg8 *t);
+
+#endif
