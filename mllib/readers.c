@@ -1,11 +1,12 @@
 /*
  * readers.c -- data sets from text: LIBSVM and CSV.
  *
- * Design.  One task per text split parses its lines straight into a block
- * builder and emits a block every ml_block_rows rows:
+ * Design.  A task parses the lines of its text splits straight into a
+ * block builder and emits a block every ml_block_rows rows:
  *
  *   driver: text_plan(path) -> splits, packed into the argument blob
- *   tasks:  em_range(0, splits) --flat_map(ml_text_blocks)--> blocks (cached)
+ *   tasks:  em_range(0, splits, partitions) --flat_map(ml_text_blocks)-->
+ *           blocks (cached), a run of consecutive splits per partition
  *           ml_text_blocks: text_read_split(split i) -> line sink -> builder
  *
  * This uses the engine's own planner and line reader (engine/textfile.h,
@@ -382,11 +383,19 @@ static int plan(em_ctx *ctx, const char *path, int parts, text_arg *h, uint8_t *
     return 0;
 }
 
-/* The blocks of the planned splits: one partition per split. */
-static em_ml_data *run(em_ctx *ctx, const uint8_t *arg, size_t alen, int64_t cols, int sparse, const char *name) {
+/* The blocks of the planned splits, in parts partitions (<= 0: the
+ * default parallelism), each a run of consecutive splits: a file cut
+ * finer than that by ember.files.maxPartitionBytes still makes that many
+ * partitions.  The cached data set's partition count is what every
+ * training iteration pays for (a task and a partial aggregate each), and
+ * the reading is as parallel either way. */
+static em_ml_data *run(em_ctx *ctx, const uint8_t *arg, size_t alen, int parts, int64_t cols, int sparse,
+                       const char *name) {
     text_arg h;
     memcpy(&h, arg, sizeof h);
-    em_rdd *idx = em_range(ctx, 0, h.nsplits, 1, (int)h.nsplits);
+    if (parts <= 0) parts = ml_default_parallelism(ctx);
+    if (parts > h.nsplits) parts = h.nsplits > 0 ? (int)h.nsplits : 1;
+    em_rdd *idx = em_range(ctx, 0, h.nsplits, 1, parts);
     em_rdd *blocks = idx ? em_flat_map(idx, ml_text_blocks, arg, alen) : NULL;
     if (blocks) em_set_name(blocks, name);
     return ml_data_wrap(ctx, blocks, cols, sparse);
@@ -404,7 +413,7 @@ static em_ml_data *ml_read_libsvm_unguarded(em_ctx *ctx, const char *path, const
     size_t alen = 0;
     em_ml_data *d = NULL;
     if (plan(ctx, path, o->partitions, &h, &arg, &alen, &splits) == 0)
-        d = run(ctx, arg, alen, o->num_features > 0 ? o->num_features : -1, 1, "libsvm blocks");
+        d = run(ctx, arg, alen, o->partitions, o->num_features > 0 ? o->num_features : -1, 1, "libsvm blocks");
     text_splits_free(splits, (int)h.nsplits);
     free(arg);
     return d;
@@ -462,7 +471,7 @@ static em_ml_data *ml_read_csv_unguarded(em_ctx *ctx, const char *path, const em
     h.label_col = lc;
     h.max_rows = ml_block_rows(fields - 1, 1, o->block_rows);
     memcpy(arg, &h, sizeof h);
-    d = run(ctx, arg, alen, fields - 1, 0, "csv blocks");
+    d = run(ctx, arg, alen, o->partitions, fields - 1, 0, "csv blocks");
 done:
     text_splits_free(splits, (int)h.nsplits);
     free(arg);
