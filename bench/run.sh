@@ -20,10 +20,11 @@ echo "== cluster mode: local-cluster[2,1] (a master, 2 workers, 2 executor proce
 build/bench/wordcount "$F" 'local-cluster[2,1]' 3
 build/bench/tasks 'local-cluster[2,1]' 1000
 build/bench/cluster_start
-echo "== logistic regression (10k x 10k, 1M x 100 dense, sparse; C loop and memory bound, same run)"
+echo "== logistic regression, 10k x 10k and 100k x 100, from dense binary, CSV and LIBSVM files and synthetic"
+echo "   (fused C loop, 2 threads, -O3 -march=native, and the STREAM-like read bound, same run, same numbers)"
 build/bench/logreg
-echo "== LIBSVM load (2000 x 10000 dense as LIBSVM, 288 MB; C strtod loop same run, scikit-learn quoted)"
-build/bench/libsvm_load
+echo "== LIBSVM load of the 10k x 10k set written by bench/logreg (C strtod loop same run, scikit-learn quoted)"
+build/bench/libsvm_load --file bench/data/lr-10000x10000.svm
 echo "== shuffle: reduce_by_key, group_by_key, join (10M x 1M) and sort_by_key, 20M pairs"
 # ember on local-cluster[2,1] and local[2], each op beside its references
 # (C hash aggregation, C radix sort, memory-read bound), then the same work

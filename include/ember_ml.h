@@ -3,9 +3,13 @@
  * tree_aggregate-based optimizers, and binary logistic regression on
  * OpenBLAS.  Built on the public API of ember.h (RDDs, tree_aggregate,
  * broadcast, cache), so it runs wherever ember runs; the text readers also
- * use the engine's own text-split planning and line reader directly, one
- * task per split parsing straight into blocks, which measured 1.6x faster
- * than going through em_text_file and map_partitions.
+ * use the engine's own text-split planning and line reader directly, each
+ * task parsing a run of consecutive splits straight into blocks, which
+ * measured 1.6x faster than going through em_text_file and map_partitions.
+ * A data set read from text has o->partitions partitions (the default
+ * parallelism when 0), however finely ember.files.maxPartitionBytes cuts
+ * the files (fewer only when there are fewer splits): every training
+ * iteration costs a task and a partial aggregate per partition.
  *
  * Data.  A data set (em_ml_data) is an RDD whose records are blocks: up to
  * ember.ml rows of one partition packed as a dense row-major matrix of

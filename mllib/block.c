@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigbuf.h"
 #include "block.h"
 #include "err.h"
 
@@ -115,6 +116,18 @@ int ml_block_alloc(ebuf *buf, int kind, int64_t rows, int64_t cols, int64_t nnz,
         return 0;
     }
     return em__seterr(EM_EINVAL, "mllib: block too large");
+}
+
+int ml_block_reserve_big(ebuf *buf, int kind, int64_t rows, int64_t cols, int64_t nnz) {
+    size_t arr;
+    if (!buf || arrays_size(kind, rows, cols, nnz, &arr))
+        return em__seterr(EM_EINVAL, "mllib: bad block shape %lld x %lld (nnz %lld)", (long long)rows,
+                          (long long)cols, (long long)nnz);
+    /* At most: tag, varint, pad byte, pad, header, arrays, trailing pad. */
+    size_t bound = 1 + VARINT_MAX + 1 + ALIGN + HDR + arr + ALIGN;
+    ebuf_reset(buf);
+    if (bb_reserve(buf, bound)) return em__seterr(EM_ENOMEM, "mllib: out of memory for a %zu-byte block", bound);
+    return 0;
 }
 
 int ml_block_emit(em_emitter *out, const ebuf *buf) {

@@ -44,6 +44,13 @@ typedef struct ml_block {
  * CSR with nnz unknown in advance, build with the final nnz once known.
  * 0 or EM_ENOMEM / EM_EINVAL. */
 int ml_block_alloc(ebuf *buf, int kind, int64_t rows, int64_t cols, int64_t nnz, ml_block *b);
+/* Make room in buf for a block of this shape, so that ml_block_alloc lays
+ * it out without growing buf itself.  buf is a bigbuf.h buffer: its memory
+ * comes from, and goes back with bb_free to, the process's cache of
+ * huge-page mappings, so a task that builds blocks (readers, generators)
+ * does not fault in a fresh buffer.  0, or EM_ENOMEM / EM_EINVAL (message
+ * set). */
+int ml_block_reserve_big(ebuf *buf, int kind, int64_t rows, int64_t cols, int64_t nnz);
 /* Emit the block laid out in buf by ml_block_alloc.  Returns em_emit's code. */
 int ml_block_emit(em_emitter *out, const ebuf *buf);
 /* Read a block record in place.  0, or EM_ECORRUPT (message set) for a

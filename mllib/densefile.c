@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bigbuf.h"
 #include "ctx.h"
 #include "block.h"
 #include "data.h"
@@ -198,10 +199,16 @@ int ml_dense_read_block(const em_rec *in, em_emitter *out, const void *arg) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return em_fail("em_ml_read_dense: %s: %s", path, strerror(errno));
     size_t chunk_rows = IO_CHUNK / row_bytes ? IO_CHUNK / row_bytes : 1;
-    uint8_t *chunk = malloc(chunk_rows * row_bytes);
-    ebuf buf = EBUF_INIT;
+    /* Both buffers are bigbuf.h mappings the previous block gave back
+     * (the chunk is made a mapping too): no fresh pages per block. */
+    ebuf cb = EBUF_INIT, buf = EBUF_INIT;
     ml_block b;
-    int rc = chunk ? ml_block_alloc(&buf, ML_DENSE, hi - lo, a.cols, 0, &b) : em_fail("em_ml_read_dense: out of memory");
+    int rc = bb_reserve(&cb, chunk_rows * row_bytes > BB_MIN ? chunk_rows * row_bytes : BB_MIN)
+                 ? em_fail("em_ml_read_dense: out of memory")
+                 : 0;
+    uint8_t *chunk = cb.p;
+    if (!rc && !(rc = ml_block_reserve_big(&buf, ML_DENSE, hi - lo, a.cols, 0)))
+        rc = ml_block_alloc(&buf, ML_DENSE, hi - lo, a.cols, 0, &b);
     for (int64_t i0 = lo; i0 < hi && !rc; i0 += (int64_t)chunk_rows) {
         int64_t n = hi - i0 < (int64_t)chunk_rows ? hi - i0 : (int64_t)chunk_rows;
         size_t want = (size_t)n * row_bytes, got = 0;
@@ -228,8 +235,8 @@ int ml_dense_read_block(const em_rec *in, em_emitter *out, const void *arg) {
         }
     }
     if (!rc) rc = ml_block_emit(out, &buf);
-    ebuf_free(&buf);
-    free(chunk);
+    bb_free(&buf);
+    bb_free(&cb);
     close(fd);
     return rc;
 }

@@ -1,11 +1,12 @@
 /*
  * readers.c -- data sets from text: LIBSVM and CSV.
  *
- * Design.  One task per text split parses its lines straight into a block
- * builder and emits a block every ml_block_rows rows:
+ * Design.  A task parses the lines of its text splits straight into a
+ * block builder and emits a block every ml_block_rows rows:
  *
  *   driver: text_plan(path) -> splits, packed into the argument blob
- *   tasks:  em_range(0, splits) --flat_map(ml_text_blocks)--> blocks (cached)
+ *   tasks:  em_range(0, splits, partitions) --flat_map(ml_text_blocks)-->
+ *           blocks (cached), a run of consecutive splits per partition
  *           ml_text_blocks: text_read_split(split i) -> line sink -> builder
  *
  * This uses the engine's own planner and line reader (engine/textfile.h,
@@ -42,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigbuf.h"
 #include "block.h"
 #include "conf.h"
 #include "ctx.h"
@@ -118,7 +120,12 @@ static int toklen(const char *p, const char *end, char sep) {
 /* ----------------------------------------------------------- builder */
 
 /* Rows being gathered into one block.  The arrays are reused for every
- * block of a task; blk holds the block laid out for emitting. */
+ * block of a task; blk holds the block laid out for emitting.  All of them
+ * are bigbuf.h buffers, reserved at a block's full size when the task
+ * starts: their pages come from the process's cache of mappings the last
+ * task gave back, so parsing writes to memory already faulted in (a fresh
+ * page costs more than parsing the bytes that fill it, where faults are
+ * slow), and growing by doubling copies nothing. */
 typedef struct builder {
     const text_arg *a;
     em_emitter *out;
@@ -130,18 +137,22 @@ typedef struct builder {
     int64_t cap_nnz;
     double *row;             /* CSV: the fields of one line */
     int64_t cap_row;
+    ebuf yb, ipb, idxb, valb; /* the memory of y, indptr, idx, val */
     ebuf blk;
     int stopped;
 } builder;
 
-static int grow_nnz(builder *b, int64_t need) {
+/* Room for need nonzeros in idx and val, keeping the first keep. */
+static int grow_nnz(builder *b, int64_t keep, int64_t need) {
     int64_t cap = b->cap_nnz ? b->cap_nnz : 4096;
     while (cap < need) cap *= 2;
-    int32_t *i = realloc(b->idx, sizeof *i * (size_t)cap);
-    if (i) b->idx = i;
-    double *v = i ? realloc(b->val, sizeof *v * (size_t)cap) : NULL;
-    if (!v) return em_fail("mllib: out of memory for %lld nonzeros", (long long)cap);
-    b->val = v;
+    b->idxb.len = sizeof(int32_t) * (size_t)keep;
+    b->valb.len = sizeof(double) * (size_t)keep;
+    if (bb_reserve(&b->idxb, sizeof(int32_t) * (size_t)(cap - keep)) ||
+        bb_reserve(&b->valb, sizeof(double) * (size_t)(cap - keep)))
+        return em_fail("mllib: out of memory for %lld nonzeros", (long long)cap);
+    b->idx = (int32_t *)b->idxb.p;
+    b->val = (double *)b->valb.p;
     b->cap_nnz = cap;
     return 0;
 }
@@ -163,7 +174,9 @@ static int flush(builder *b) {
     int rc;
     if (b->a->format == FMT_LIBSVM) {
         int64_t cols = b->a->num_features > 0 ? b->a->num_features : b->cols;
-        if ((rc = ml_block_alloc(&b->blk, ML_CSR, b->rows, cols, b->nnz, &k))) return rc;
+        if ((rc = ml_block_reserve_big(&b->blk, ML_CSR, b->rows, cols, b->nnz)) ||
+            (rc = ml_block_alloc(&b->blk, ML_CSR, b->rows, cols, b->nnz, &k)))
+            return rc;
         memcpy(k.indptr, b->indptr, sizeof(int64_t) * (size_t)(b->rows + 1));
         if (b->nnz) { /* rows of labels alone ("1\n0\n") leave idx and val unallocated (NULL) */
             memcpy(k.idx, b->idx, sizeof(int32_t) * (size_t)b->nnz);
@@ -171,7 +184,9 @@ static int flush(builder *b) {
         }
     } else {
         int64_t cols = b->a->fields - 1;
-        if ((rc = ml_block_alloc(&b->blk, ML_DENSE, b->rows, cols, 0, &k))) return rc;
+        if ((rc = ml_block_reserve_big(&b->blk, ML_DENSE, b->rows, cols, 0)) ||
+            (rc = ml_block_alloc(&b->blk, ML_DENSE, b->rows, cols, 0, &k)))
+            return rc;
         memcpy(k.x, b->val, sizeof(double) * (size_t)(b->rows * cols));
     }
     memcpy(k.y, b->y, sizeof(double) * (size_t)b->rows);
@@ -198,10 +213,17 @@ static int libsvm_line(builder *b, const char *p, const char *end) {
         while (p < end && ml_is_space(*p)) p++;
         if (p == end || *p == '#') break;
         const char *tok = p;
-        int64_t idx = 0;
-        while (p < end && (unsigned)(unsigned char)*p - '0' <= 9) {
-            idx = idx * 10 + (*p++ - '0');
-            if (idx > INT32_MAX) return line_fail("index '%.*s' too large", toklen(tok, end, ':'), tok);
+        uint64_t run = 0;
+        int nd = np_digit_run(p, end, &run);
+        int64_t idx = (int64_t)run;
+        p += nd;
+        if (nd > 9) { /* maybe too large, or leading zeros: digit by digit */
+            p = tok;
+            idx = 0;
+            while (p < end && (unsigned)(unsigned char)*p - '0' <= 9) {
+                idx = idx * 10 + (*p++ - '0');
+                if (idx > INT32_MAX) return line_fail("index '%.*s' too large", toklen(tok, end, ':'), tok);
+            }
         }
         if (p == tok || p == end || *p != ':')
             return line_fail("bad feature '%.*s' (expected index:value)", toklen(tok, end, 0), tok);
@@ -215,7 +237,7 @@ static int libsvm_line(builder *b, const char *p, const char *end) {
         if (!q || (q < end && !ml_is_space(*q)))
             return line_fail("bad value '%.*s' for index %lld", toklen(p, end, 0), p, (long long)idx);
         p = q;
-        if (k == b->cap_nnz && grow_nnz(b, k + 1)) return EM_EUSER;
+        if (k == b->cap_nnz && grow_nnz(b, k, k + 1)) return EM_EUSER;
         b->idx[k] = (int32_t)(idx - 1);
         b->val[k++] = v;
         prev = idx;
@@ -307,21 +329,25 @@ int ml_text_blocks(const em_rec *in, em_emitter *out, const void *arg) {
     b.a = a;
     b.out = out;
     int64_t cols = a->format == FMT_CSV ? a->fields - 1 : 0;
-    b.y = malloc(sizeof(double) * (size_t)a->max_rows);
-    b.indptr = malloc(sizeof(int64_t) * (size_t)(a->max_rows + 1));
-    if (a->format == FMT_CSV) b.val = malloc(sizeof(double) * (size_t)(a->max_rows * cols + 1));
     int rc = 0;
-    if (!b.y || !b.indptr || (a->format == FMT_CSV && !b.val)) rc = em_fail("mllib: out of memory");
+    if (bb_reserve(&b.yb, sizeof(double) * (size_t)a->max_rows) ||
+        bb_reserve(&b.ipb, sizeof(int64_t) * (size_t)(a->max_rows + 1)) ||
+        (a->format == FMT_CSV && bb_reserve(&b.valb, sizeof(double) * (size_t)(a->max_rows * cols + 1))))
+        rc = em_fail("mllib: out of memory");
+    if (!rc && a->format == FMT_LIBSVM) rc = grow_nnz(&b, 0, a->max_nnz + 4096); /* a block and most of a row */
     if (!rc) {
+        b.y = (double *)b.yb.p;
+        b.indptr = (int64_t *)b.ipb.p;
+        if (a->format == FMT_CSV) b.val = (double *)b.valb.p;
         b.indptr[0] = 0;
         rc = text_read_split(&s, (size_t)a->max_line, line_sink, &b, NULL);
     }
     if (!rc && !b.stopped) rc = flush(&b);
-    ebuf_free(&b.blk);
-    free(b.y);
-    free(b.indptr);
-    free(b.idx);
-    free(b.val);
+    bb_free(&b.blk);
+    bb_free(&b.yb);
+    bb_free(&b.ipb);
+    bb_free(&b.idxb);
+    bb_free(&b.valb);
     free(b.row);
     return rc;
 }
@@ -357,11 +383,19 @@ static int plan(em_ctx *ctx, const char *path, int parts, text_arg *h, uint8_t *
     return 0;
 }
 
-/* The blocks of the planned splits: one partition per split. */
-static em_ml_data *run(em_ctx *ctx, const uint8_t *arg, size_t alen, int64_t cols, int sparse, const char *name) {
+/* The blocks of the planned splits, in parts partitions (<= 0: the
+ * default parallelism), each a run of consecutive splits: a file cut
+ * finer than that by ember.files.maxPartitionBytes still makes that many
+ * partitions.  The cached data set's partition count is what every
+ * training iteration pays for (a task and a partial aggregate each), and
+ * the reading is as parallel either way. */
+static em_ml_data *run(em_ctx *ctx, const uint8_t *arg, size_t alen, int parts, int64_t cols, int sparse,
+                       const char *name) {
     text_arg h;
     memcpy(&h, arg, sizeof h);
-    em_rdd *idx = em_range(ctx, 0, h.nsplits, 1, (int)h.nsplits);
+    if (parts <= 0) parts = ml_default_parallelism(ctx);
+    if (parts > h.nsplits) parts = h.nsplits > 0 ? (int)h.nsplits : 1;
+    em_rdd *idx = em_range(ctx, 0, h.nsplits, 1, parts);
     em_rdd *blocks = idx ? em_flat_map(idx, ml_text_blocks, arg, alen) : NULL;
     if (blocks) em_set_name(blocks, name);
     return ml_data_wrap(ctx, blocks, cols, sparse);
@@ -379,7 +413,7 @@ static em_ml_data *ml_read_libsvm_unguarded(em_ctx *ctx, const char *path, const
     size_t alen = 0;
     em_ml_data *d = NULL;
     if (plan(ctx, path, o->partitions, &h, &arg, &alen, &splits) == 0)
-        d = run(ctx, arg, alen, o->num_features > 0 ? o->num_features : -1, 1, "libsvm blocks");
+        d = run(ctx, arg, alen, o->partitions, o->num_features > 0 ? o->num_features : -1, 1, "libsvm blocks");
     text_splits_free(splits, (int)h.nsplits);
     free(arg);
     return d;
@@ -437,7 +471,7 @@ static em_ml_data *ml_read_csv_unguarded(em_ctx *ctx, const char *path, const em
     h.label_col = lc;
     h.max_rows = ml_block_rows(fields - 1, 1, o->block_rows);
     memcpy(arg, &h, sizeof h);
-    d = run(ctx, arg, alen, fields - 1, 0, "csv blocks");
+    d = run(ctx, arg, alen, o->partitions, fields - 1, 0, "csv blocks");
 done:
     text_splits_free(splits, (int)h.nsplits);
     free(arg);

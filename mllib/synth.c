@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigbuf.h"
 #include "ctx.h"
 #include "block.h"
 #include "data.h"
@@ -64,7 +65,8 @@ static double label_of(double dot, const synth_arg *a, uint64_t *s) {
 
 static int dense_block(const synth_arg *a, const double *w, int64_t lo, int64_t hi, ebuf *buf, em_emitter *out) {
     ml_block b;
-    int rc = ml_block_alloc(buf, ML_DENSE, hi - lo, a->cols, 0, &b);
+    int rc = ml_block_reserve_big(buf, ML_DENSE, hi - lo, a->cols, 0);
+    if (!rc) rc = ml_block_alloc(buf, ML_DENSE, hi - lo, a->cols, 0, &b);
     if (rc) return rc;
     for (int64_t r = lo; r < hi; r++) {
         uint64_t s = row_stream(a->seed, r);
@@ -120,7 +122,8 @@ static int sparse_block(const synth_arg *a, const double *w, int64_t lo, int64_t
         indptr[r - lo + 1] = c->n;
     }
     ml_block b;
-    int rc = ml_block_alloc(buf, ML_CSR, hi - lo, a->cols, c->n, &b);
+    int rc = ml_block_reserve_big(buf, ML_CSR, hi - lo, a->cols, c->n);
+    if (!rc) rc = ml_block_alloc(buf, ML_CSR, hi - lo, a->cols, c->n, &b);
     if (rc) return rc;
     memcpy(b.y, y, sizeof(double) * (size_t)(hi - lo));
     memcpy(b.indptr, indptr, sizeof(int64_t) * (size_t)(hi - lo + 1));
@@ -149,7 +152,7 @@ int ml_synth_blocks(int partition, em_iter *in, em_emitter *out, const void *arg
         if (hi > a.rows) hi = a.rows;
         rc = sparse ? sparse_block(&a, w, lo, hi, &c, y, indptr, &buf, out) : dense_block(&a, w, lo, hi, &buf, out);
     }
-    ebuf_free(&buf);
+    bb_free(&buf);
     free(c.idx);
     free(c.val);
     free(w);
