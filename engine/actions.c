@@ -513,19 +513,25 @@ static int lookup_unguarded(em_rdd *rdd, const void *key, size_t klen, em_batch 
         ebuf_free(&arg);
         return em__seterr(EM_ENOMEM, "out of memory");
     }
+    rdd_scope internal; /* the filter and values RDDs are the action's own */
+    ctx_scope_begin(&internal);
     em_rdd *f = rdd_op(rdd, OP_FILTER, "lookup", (void *)bi_key_eq, arg.p, arg.len);
     em_rdd *v = f ? em_values(f) : NULL;
     ebuf_free(&arg);
-    if (!v) return em__lasterr();
-    plan_sink s;
-    outs o;
-    memset(&s, 0, sizeof s);
-    s.kind = SK_COLLECT;
-    int part = rdd->hash_partitioned && rdd->nparts > 0 ? (int)(em_hash(key ? key : "", klen) % (uint64_t)rdd->nparts) : -1;
-    int rc = part >= 0 ? run_keep(v, &s, &part, 1, &o) : run_keep(v, &s, NULL, 0, &o);
-    if (rc) return rc;
-    rc = outs_batch(&o, out);
-    outs_free(&o);
+    int rc = v ? 0 : em__lasterr();
+    if (!rc) {
+        plan_sink s;
+        outs o;
+        memset(&s, 0, sizeof s);
+        s.kind = SK_COLLECT;
+        int part = rdd->hash_partitioned && rdd->nparts > 0 ? (int)(em_hash(key ? key : "", klen) % (uint64_t)rdd->nparts) : -1;
+        rc = part >= 0 ? run_keep(v, &s, &part, 1, &o) : run_keep(v, &s, NULL, 0, &o);
+        if (!rc) {
+            rc = outs_batch(&o, out);
+            outs_free(&o);
+        }
+    }
+    ctx_scope_end(&internal);
     return rc;
 }
 

@@ -123,10 +123,7 @@ static int write_file(const char *path, uint8_t **chunks, const size_t *lens, in
         }
         total += lens[i];
     }
-    memcpy(h, block_magic, 8);
-    put_u32le(h + 8, 1);
-    put_u32le(h + 12, (uint32_t)crc);
-    put_u64le(h + 16, total);
+    bs_block_header(h, (uint32_t)crc, total);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return -1;
     int bad = write_all(fd, h, sizeof h);
@@ -138,12 +135,24 @@ static int write_file(const char *path, uint8_t **chunks, const size_t *lens, in
     return 0;
 }
 
+void bs_block_header(uint8_t h[BS_HEADER], uint32_t crc, uint64_t len) {
+    memcpy(h, block_magic, 8);
+    put_u32le(h + 8, 1);
+    put_u32le(h + 12, crc);
+    put_u64le(h + 16, len);
+}
+
 int bs_block_check(const uint8_t *p, size_t n, size_t expect, const char *path, const uint8_t **records) {
+    return bs_block_check_as(p, n, expect, "cached block", path, records);
+}
+
+int bs_block_check_as(const uint8_t *p, size_t n, size_t expect, const char *what, const char *path,
+                      const uint8_t **records) {
     if (n < BS_HEADER || memcmp(p, block_magic, 8) != 0 || get_u32le(p + 8) != 1)
-        return em__seterr(EM_ECORRUPT, "cached block %s: bad header", path);
+        return em__seterr(EM_ECORRUPT, "%s %s: bad header", what, path);
     uint64_t len = get_u64le(p + 16);
     if (len != n - BS_HEADER || (expect != SIZE_MAX && len != expect))
-        return em__seterr(EM_ECORRUPT, "cached block %s: %zu bytes of records, expected %llu", path, n - BS_HEADER,
+        return em__seterr(EM_ECORRUPT, "%s %s: %zu bytes of records, expected %llu", what, path, n - BS_HEADER,
                           (unsigned long long)(expect != SIZE_MAX ? expect : len));
     uLong crc = crc32(0L, Z_NULL, 0);
     for (size_t off = 0; off < len;) {
@@ -152,11 +161,12 @@ int bs_block_check(const uint8_t *p, size_t n, size_t expect, const char *path, 
         off += k;
     }
     if ((uint32_t)crc != get_u32le(p + 12))
-        return em__seterr(EM_ECORRUPT, "cached block %s: crc mismatch", path);
+        return em__seterr(EM_ECORRUPT, "%s %s: crc mismatch", what, path);
     const uint8_t *q = p + BS_HEADER, *end = q + len;
     em_rec r;
     for (size_t k; q < end; q += k)
-        if (!(k = rec_get(q, end, &r))) return em__seterr(EM_ECORRUPT, "cached block %s: malformed record at %zu", path, (size_t)(q - p));
+        if (!(k = rec_get(q, end, &r)))
+            return em__seterr(EM_ECORRUPT, "%s %s: malformed record at %zu", what, path, (size_t)(q - p));
     *records = p + BS_HEADER;
     return 0;
 }

@@ -50,6 +50,13 @@ void bs_release(blockstore *s, block *b);
  * tests/fuzz/fuzz_cacheblock.c drives it. */
 #define BS_HEADER 24
 int bs_block_check(const uint8_t *p, size_t n, size_t expect, const char *path, const uint8_t **records);
+/* The same, with messages naming the file as `what` (bs_block_check's is
+ * "cached block"; checkpoint files use this format too). */
+int bs_block_check_as(const uint8_t *p, size_t n, size_t expect, const char *what, const char *path,
+                      const uint8_t **records);
+/* The header of a disk block holding len bytes of records whose crc32 is
+ * crc. */
+void bs_block_header(uint8_t h[BS_HEADER], uint32_t crc, uint64_t len);
 /* Remove all blocks of an rdd (rdd < 0: of the namespace). */
 void bs_remove(blockstore *s, uint64_t ns, int rdd);
 /* Blocks held, for tests. */

@@ -96,6 +96,11 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.files.maxPartitionBytes", .def = "33554432", .type = CONF_SIZE, .min = KiB,
      .max = INT64_MAX},
     {.key = "ember.local.dir", .def = "/tmp", .type = CONF_STRING},
+    /* Checkpoints (em_checkpoint): Spark 4's spark.checkpoint.dir, unset by
+     * default; and whether a checkpointed RDD's files go when the RDD is
+     * freed (Spark's default keeps them: they outlive the application). */
+    {.key = "ember.checkpoint.dir", .def = "", .type = CONF_STRING},
+    {.key = "ember.cleaner.referenceTracking.cleanCheckpoints", .def = "false", .type = CONF_BOOL},
     /* auto: draw the bar only when stderr is a terminal; true; false. */
     {.key = "ember.progress", .def = "auto", .type = CONF_ENUM, .choices = progress_choices},
     /* Speculation, as Spark 4's (its defaults). */

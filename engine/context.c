@@ -243,6 +243,7 @@ void em_close(em_ctx *ctx) {
     if (ctx->be) ctx->be->close(ctx->be);
     bb_trim(); /* the task buffers kept for reuse (bigbuf.h) */
     dag_free(ctx->dag);
+    ckpt_ctx_close(ctx);
     for (int i = 0; i < ctx->nrdds; i++) { /* whatever is left, whatever its references */
         if (!ctx->rdds[i]) continue;
         rdd_free(ctx->rdds[i]);
@@ -419,7 +420,12 @@ void em_rdd_release(em_rdd *rdd) {
     rdd_release(rdd);
 }
 
+int ctx_truncate(em_ctx *ctx, void (*fn)(void *), void *arg) { return dag_truncate(ctx->dag, fn, arg); }
+
+void ctx_drop_shuffle(em_ctx *ctx, uint32_t shuffle_id) { dag_drop_shuffle(ctx->dag, shuffle_id); }
+
 void ctx_rdd_gone(em_ctx *ctx, em_rdd *r) {
+    ckpt_rdd_gone(ctx, r);
     if (r->kind == RDD_SHUFFLED) dag_drop_shuffle(ctx->dag, r->shuffle_id); /* no live RDD reads it now */
     if (r->persist_level) ctx_drop_cached(ctx, r->id);
     pthread_mutex_lock(&ctx->mu);
@@ -492,6 +498,7 @@ int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
     j.faults = faults_copy;
     rdd_retain(rdd); /* another thread's em_rdd_release must wait for the job */
     int rc = dag_run_job(ctx->dag, &j, group_ctx == ctx ? group_name : NULL);
+    if (!rc) rc = ckpt_after_job(rdd); /* Spark's RDD.doCheckpoint after runJob */
     rdd_release(rdd);
     free(faults_copy);
     return rc;

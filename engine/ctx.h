@@ -44,6 +44,12 @@ struct em_ctx {
     struct blockstore *store;
     struct exec_env *env;
     em_stats stats;
+    /* Checkpoints (engine/checkpoint.c), under mu: this context's directory
+     * under ember.checkpoint.dir (made at the first em_checkpoint), the
+     * setting it was made for, and how many RDDs are marked and not yet
+     * written (a job's end looks for them only when there are some). */
+    char *ckpt_base, *ckpt_base_for;
+    int ckpt_marked;
 };
 
 /* Run `sink` over the given partitions of rdd (NULL parts: all).  on_result
@@ -104,6 +110,22 @@ void ctx_leave(em_ctx *ctx);
         if (g_) ctx_leave(g_);                       \
         return p_;                                   \
     } while (0)
+/* After a job over rdd succeeded: write the RDDs of its lineage marked by
+ * em_checkpoint, and truncate their lineage (engine/checkpoint.c).  0 or
+ * < 0 (message set): the action fails, as Spark's does when its
+ * checkpoint cannot be written. */
+int ckpt_after_job(em_rdd *rdd);
+/* An RDD is freed: forget its mark, remove its files when
+ * ember.cleaner.referenceTracking.cleanCheckpoints says so. */
+void ckpt_rdd_gone(em_ctx *ctx, em_rdd *r);
+/* em_close: the files of the RDDs still alive, under the same setting,
+ * and this context's checkpoint directory when left empty. */
+void ckpt_ctx_close(em_ctx *ctx);
+/* Truncate r's lineage on the scheduler's thread (dag_truncate): fn runs
+ * there.  0 or EM_ENOMEM. */
+int ctx_truncate(em_ctx *ctx, void (*fn)(void *), void *arg);
+/* Drop a shuffle no RDD reads any more (dag_drop_shuffle). */
+void ctx_drop_shuffle(em_ctx *ctx, uint32_t shuffle_id);
 /* Default partition count for a new shuffle (0 = use parent's). */
 int ctx_default_parallelism(em_ctx *ctx);
 /* Validate an RDD argument: 0 or EM_EINVAL with "<fn>: NULL RDD". */

@@ -69,6 +69,8 @@ void rdd_free(em_rdd *r) {
     free(r->cache_exec);
     ebuf_free(&r->bounds);
     agg_clear(&r->agg);
+    free(r->ckpt_dir);
+    free(r->ckpt_lens);
 }
 
 void rdd_set_parents(em_rdd *r, em_rdd *a, em_rdd *b) {
@@ -81,16 +83,34 @@ void rdd_set_parents(em_rdd *r, em_rdd *a, em_rdd *b) {
 void rdd_retain(em_rdd *r) { __atomic_fetch_add(&r->refs, 1, __ATOMIC_RELAXED); }
 
 void rdd_release(em_rdd *r) {
-    /* Iterative along the first parent: a long chain of one-parent RDDs
-     * must not recurse deeply. */
-    while (r && __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-        em_rdd *p = r->parent, *p2 = r->parent2;
-        ctx_rdd_gone(r->ctx, r);
-        rdd_free(r);
-        free(r);
-        if (p2) rdd_release(p2);
-        r = p;
+    /* Iterative, over an explicit stack: freeing a chain of 10,000 RDDs
+     * (maps, or unions and joins, whose second parents chain too) must not
+     * recurse.  The stack starts on the C stack and grows on the heap; if
+     * it cannot grow, the RDDs it could not hold stay allocated until
+     * em_close frees them. */
+    em_rdd *local[16], **st = local;
+    int n = 0, cap = 16;
+    st[n++] = r;
+    while (n) {
+        em_rdd *x = st[--n];
+        if (!x || __atomic_sub_fetch(&x->refs, 1, __ATOMIC_ACQ_REL) != 0) continue;
+        em_rdd *ps[2] = {x->parent, x->parent2};
+        ctx_rdd_gone(x->ctx, x);
+        rdd_free(x);
+        free(x);
+        for (int i = 0; i < 2; i++) {
+            if (!ps[i]) continue;
+            if (n == cap) {
+                em_rdd **g = st == local ? malloc(sizeof *g * (size_t)cap * 2) : realloc(st, sizeof *g * (size_t)cap * 2);
+                if (!g) continue;
+                if (st == local) memcpy(g, local, sizeof local);
+                st = g;
+                cap *= 2;
+            }
+            st[n++] = ps[i];
+        }
     }
+    if (st != local) free(st);
 }
 
 static int copy_blob(const void *p, size_t n, uint8_t **out) {
@@ -475,16 +495,30 @@ em_rdd *em_cogroup(em_rdd *a, em_rdd *b, int partitions) {
         if (conf_i64(a->ctx->conf, "ember.default.parallelism") <= 0 && b->nparts > partitions)
             partitions = b->nparts;
     }
+    /* The tagged sides and their union are internal: made in a scope of
+     * their own, so that the cogroup holds the only references to them and
+     * they are freed with it (a loop of joins keeps flat memory). */
+    rdd_scope sc;
+    ctx_scope_begin(&sc);
     em_rdd *ta = rdd_op(a, OP_MAP, "cogroup_tag", (void *)bi_tag, &t0, 1);
     em_rdd *tb = ta ? rdd_op(b, OP_MAP, "cogroup_tag", (void *)bi_tag, &t1, 1) : NULL;
     em_rdd *u = tb ? em_union(ta, tb) : NULL;
-    return u ? rdd_shuffled(u, "cogroup", partitions, SR_COGROUP, PT_HASH, NULL, 0) : NULL;
+    if (u) rdd_retain(u);
+    ctx_scope_end(&sc);
+    em_rdd *r = u ? rdd_shuffled(u, "cogroup", partitions, SR_COGROUP, PT_HASH, NULL, 0) : NULL;
+    if (u) rdd_release(u);
+    return r;
 }
 
 static em_rdd *join_kind(em_rdd *a, em_rdd *b, int partitions, uint8_t kind, const char *opname) {
+    rdd_scope sc; /* the cogroup is internal, as in em_cogroup */
+    ctx_scope_begin(&sc);
     em_rdd *cg = em_cogroup(a, b, partitions);
+    if (cg) rdd_retain(cg);
+    ctx_scope_end(&sc);
     em_rdd *r = cg ? rdd_op(cg, OP_FLAT_MAP_VALUES, opname, (void *)bi_join, &kind, 1) : NULL;
     if (r) r->hash_partitioned = 1;
+    if (cg) rdd_release(cg);
     return r;
 }
 
@@ -500,9 +534,15 @@ em_rdd *em_full_outer_join(em_rdd *a, em_rdd *b, int partitions) {
 }
 
 em_rdd *em_distinct(em_rdd *rdd, int partitions) {
+    rdd_scope sc; /* the keyed and reduced RDDs are internal, as in em_cogroup */
+    ctx_scope_begin(&sc);
     em_rdd *k = rdd_op(rdd, OP_MAP, "distinct", (void *)bi_to_key, NULL, 0);
     em_rdd *r = k ? em_reduce_by_key(k, bi_keep_first, NULL, 0, partitions) : NULL;
-    return r ? rdd_op(r, OP_MAP, "distinct", (void *)bi_from_key, NULL, 0) : NULL;
+    if (r) rdd_retain(r);
+    ctx_scope_end(&sc);
+    em_rdd *out = r ? rdd_op(r, OP_MAP, "distinct", (void *)bi_from_key, NULL, 0) : NULL;
+    if (r) rdd_release(r);
+    return out;
 }
 
 /* sort_by_key: sample keys of every partition (Spark: 20 per output

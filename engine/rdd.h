@@ -27,7 +27,12 @@ enum rdd_kind {
     RDD_UNION,     /* parent then parent2 */
     RDD_COALESCE,  /* partition i = parent partitions [groups[i], groups[i+1]) */
     RDD_SHUFFLED,  /* shuffle dependency on parent */
+    RDD_CHECKPOINT,/* checkpointed: no parents, partitions read from the files
+                      of ckpt_dir (the kind it had is gone with its lineage) */
 };
+
+/* A checkpoint's progress (engine/checkpoint.c). */
+enum ckpt_state { CKPT_NONE = 0, CKPT_MARKED, CKPT_WRITING, CKPT_DONE };
 
 struct em_rdd {
     em_ctx *ctx;
@@ -78,6 +83,17 @@ struct em_rdd {
      * cached) it, -1 unknown.  Written and read by the scheduler's thread
      * only, for locality (allocated there). */
     int *cache_exec;
+
+    /* The scheduler thread's walk marks (scheduler/dag.c). */
+    uint32_t sched_mark;
+
+    /* Checkpoints (engine/checkpoint.c).  State changes under ctx->mu; the
+     * truncation (kind := RDD_CHECKPOINT, parents dropped) happens on the
+     * scheduler's thread. */
+    uint8_t ckpt_state;         /* enum ckpt_state */
+    char *ckpt_dir;             /* from CKPT_MARKED: where its files go */
+    uint64_t *ckpt_lens;        /* RDD_CHECKPOINT: bytes of records in each
+                                   partition's file */
 };
 
 /* Register a new RDD of ctx (zeroed, id assigned).  NULL on ENOMEM. */

@@ -69,6 +69,7 @@ static void pack_agg(msgpack_packer *pk, const aggdesc *a) {
     msgpack_pack_uint8(pk, a->rec_values);
 }
 
+/* One node's fields; its children follow it in the flat list. */
 static int pack_node(msgpack_packer *pk, const plan_node *n) {
     msgpack_pack_array(pk, NODE_FIELDS);
     msgpack_pack_uint8(pk, n->type);
@@ -129,15 +130,33 @@ static int pack_node(msgpack_packer *pk, const plan_node *n) {
     msgpack_pack_uint64(pk, n->cache_key);
     msgpack_pack_uint8(pk, n->has_zero);
     msgpack_pack_uint32(pk, (uint32_t)n->nchild);
-    for (int i = 0; i < n->nchild; i++)
-        if (pack_node(pk, n->child[i])) return -1;
     return 0;
 }
 
-static size_t count_nodes(const plan_node *n) {
-    size_t k = 1;
-    for (int i = 0; i < n->nchild; i++) k += count_nodes(n->child[i]);
-    return k;
+/* The plan's nodes in pre-order, walked over an explicit stack (a plan of
+ * 10,000 chained operators must not recurse): each node is passed to fn
+ * (when set) and counted.  The count, or (size_t)-1 when out of memory or
+ * when fn fails. */
+static size_t walk_plan(const plan_node *root, msgpack_packer *pk) {
+    const plan_node **st = malloc(sizeof *st * 16);
+    size_t n = 0, cap = 16, count = 0;
+    if (!st) return (size_t)-1;
+    st[n++] = root;
+    while (n) {
+        const plan_node *x = st[--n];
+        count++;
+        if (pk && pack_node(pk, x)) break;
+        if (n + (size_t)x->nchild > cap) {
+            size_t c = (n + (size_t)x->nchild) * 2;
+            const plan_node **g = realloc(st, sizeof *st * c);
+            if (!g) break;
+            st = g;
+            cap = c;
+        }
+        for (int i = x->nchild; i-- > 0;) st[n++] = x->child[i]; /* the first child on top */
+    }
+    free(st);
+    return n ? (size_t)-1 : count;
 }
 
 static void pack_sink(msgpack_packer *pk, const plan_sink *s) {
@@ -180,8 +199,10 @@ int taskdesc_encode(const task_desc *t, ebuf *out) {
     msgpack_pack_int8(&pk, t->codec.level);
     if (t->faults) pack_str(&pk, t->faults);
     pack_sink(&pk, &t->sink);
-    msgpack_pack_array(&pk, count_nodes(t->root));
-    if (pack_node(&pk, t->root)) return EM_ENOMEM;
+    size_t nodes = walk_plan(t->root, NULL);
+    if (nodes == (size_t)-1) return EM_ENOMEM;
+    msgpack_pack_array(&pk, nodes);
+    if (walk_plan(t->root, &pk) != nodes) return EM_ENOMEM;
     /* The packer reports allocation failure only through the callback; a
      * short buffer means one of its appends failed. */
     if (out->len == start) return EM_ENOMEM;
@@ -329,11 +350,8 @@ typedef struct node_list {
     uint32_t n, next;
 } node_list;
 
-static plan_node *get_node(dec *d, node_list *l, int depth) {
-    if (depth > 200) {
-        FAIL(d, "plan nested too deeply");
-        return NULL;
-    }
+/* The next node of the list, its child array allocated but not filled. */
+static plan_node *get_node(dec *d, node_list *l) {
     if (l->next >= l->n) {
         FAIL(d, "plan node missing");
         return NULL;
@@ -414,13 +432,57 @@ static plan_node *get_node(dec *d, node_list *l, int depth) {
             FAIL(d, "out of memory");
             return NULL;
         }
-        for (int i = 0; i < n->nchild; i++)
-            if (!(n->child[i] = get_node(d, l, depth + 1))) return NULL;
     }
-    if (n->type < PN_RECS || n->type > PN_CACHED) FAIL(d, "unknown plan node type");
+    if (n->type < PN_RECS || n->type > PN_CKPT) FAIL(d, "unknown plan node type");
     if ((n->type == PN_OP || n->type == PN_CACHED) && n->nchild != 1) FAIL(d, "operator without input");
-    if (n->type == PN_TEXT && !n->path) FAIL(d, "text source without path");
+    if ((n->type == PN_TEXT || n->type == PN_CKPT) && !n->path) FAIL(d, "source without path");
     return d->what ? NULL : n;
+}
+
+/* The plan tree from the flat list: each node's children are the nodes
+ * that follow it, filled in over an explicit stack of nodes still missing
+ * children (no recursion, however deep the plan: its depth is bounded
+ * only by the list's length, which the message's size bounds). */
+static plan_node *get_plan(dec *d, node_list *l) {
+    typedef struct pframe {
+        plan_node *n;
+        int32_t filled;
+    } pframe;
+    plan_node *root = get_node(d, l);
+    pframe *st = NULL;
+    size_t n = 0, cap = 0;
+    if (!root) return NULL;
+    if (root->nchild) {
+        if (!(st = malloc(sizeof *st * 16))) {
+            FAIL(d, "out of memory");
+            return NULL;
+        }
+        cap = 16;
+        st[n++] = (pframe){root, 0};
+    }
+    while (n && !d->what) {
+        pframe *f = &st[n - 1];
+        if (f->filled == f->n->nchild) {
+            n--;
+            continue;
+        }
+        plan_node *c = get_node(d, l);
+        if (!c) break;
+        f->n->child[f->filled++] = c;
+        if (!c->nchild) continue;
+        if (n == cap) {
+            pframe *g = realloc(st, sizeof *st * cap * 2);
+            if (!g) {
+                FAIL(d, "out of memory");
+                break;
+            }
+            st = g;
+            cap *= 2;
+        }
+        st[n++] = (pframe){c, 0};
+    }
+    free(st);
+    return d->what ? NULL : root;
 }
 
 static void get_sink(dec *d, const msgpack_object *o, plan_sink *s) {
@@ -441,9 +503,9 @@ static void get_sink(dec *d, const msgpack_object *o, plan_sink *s) {
     s->combine = (uint8_t)get_u(d, &a[12]);
     s->bounds = get_blob(d, &a[13]);
     get_agg(d, &a[14], &s->agg);
-    if (s->kind < SK_COLLECT || s->kind > SK_KEYSAMPLE) FAIL(d, "unknown sink kind");
+    if (s->kind < SK_COLLECT || s->kind > SK_CHECKPOINT) FAIL(d, "unknown sink kind");
     if (s->kind == SK_SHUFFLE && s->nparts < 1) FAIL(d, "shuffle sink without partitions");
-    if (s->kind == SK_SAVE && !s->path) FAIL(d, "save sink without path");
+    if ((s->kind == SK_SAVE || s->kind == SK_CHECKPOINT) && !s->path) FAIL(d, "sink without path");
 }
 
 int taskdesc_decode(uint8_t *bytes, size_t len, task_desc **out) {
@@ -495,7 +557,7 @@ int taskdesc_decode(uint8_t *bytes, size_t len, task_desc **out) {
             if (!d.what && a[8].type != MSGPACK_OBJECT_ARRAY) FAIL(&d, "malformed plan");
             if (!d.what) {
                 node_list l = {a[8].via.array.ptr, a[8].via.array.size, 0};
-                t->root = get_node(&d, &l, 0);
+                t->root = get_plan(&d, &l);
                 if (!d.what && l.next != l.n) FAIL(&d, "malformed plan: nodes left over");
             }
         }

@@ -29,7 +29,9 @@ typedef struct blob {
     size_t len;
 } blob;
 
-enum pn_type { PN_RECS = 1, PN_RANGE, PN_TEXT, PN_SHUFFLE, PN_OP, PN_CONCAT, PN_CACHED };
+/* PN_CKPT: a partition of a checkpointed RDD: the file at path, holding len
+ * bytes of records (engine/checkpoint.c). */
+enum pn_type { PN_RECS = 1, PN_RANGE, PN_TEXT, PN_SHUFFLE, PN_OP, PN_CONCAT, PN_CACHED, PN_CKPT };
 
 enum op_kind {
     OP_MAP = 1,
@@ -70,7 +72,7 @@ typedef struct plan_node {
     int64_t start, step;
     uint64_t count;
     blob data;          /* PN_RECS with off 0: the records, batch-encoded */
-    const char *path;   /* PN_TEXT */
+    const char *path;   /* PN_TEXT, PN_CKPT */
     /* PN_TEXT: the split.  PN_RECS with off != 0: the records are not in
      * the description: they are partition `partition` of the parallelized
      * records whose srcdata id is off (srcdata.h), len bytes holding count
@@ -105,6 +107,8 @@ enum sink_kind {
     SK_SHUFFLE,     /* shuffle write; result: sw_result segment sizes */
     SK_TOPN,        /* n smallest (descending: largest) records by rec_cmp */
     SK_KEYSAMPLE,   /* result: int64 count, then up to n sampled keys (reservoir, seed) */
+    SK_CHECKPOINT,  /* the partition to path/part-NNNNN (path: the RDD's checkpoint
+                       directory); result: u64 bytes of records, u64 records */
 };
 
 enum partitioner_kind { PT_HASH = 1, PT_RANGE, PT_ROUNDROBIN };

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "blockfile.h"
+#include "checkpoint.h"
 #include "err.h"
 #include "faults.h"
 #include "fnref.h"
@@ -161,32 +162,19 @@ static int cache_recs(task_run *run, const plan_node *n, const plan_node *c, epi
     return rc;
 }
 
-static int drive_cached(task_run *run, const plan_node *n, epipe *down) {
-    blockstore *bs = run->env->store;
-    block *b = bs_get(bs, n->cache_key, n->rdd_id, n->partition);
-    if (b) {
-        int rc = 0;
-        run->res->cache_hits++;
-        for (int i = 0; i < b->n && !rc; i++) rc = drive_batch(b->p[i], b->len[i], down);
-        bs_release(bs, b);
-        return rc;
-    }
-    if (n->child[0]->type == PN_RECS && n->child[0]->off) return cache_recs(run, n, n->child[0], down);
-    epipe *tee = cache_tee_new(run, n, down);
-    if (!tee) return EM_ENOMEM;
-    int rc = drive(run, n->child[0], tee);
-    if (rc >= 0) {
-        int rc2 = tee->end(tee);
-        if (rc2 < 0) rc = rc2;
-        else if (tee->stopped) rc = EM_STOP;
-    }
-    pipe_free(tee);
+/* A checkpointed partition: its file, checked whole, then its records. */
+static int drive_ckpt(const plan_node *n, epipe *down) {
+    ckpt_file f;
+    int rc = ckpt_file_open(n->path, n->len, &f);
+    if (rc) return rc;
+    rc = drive_batch(f.records, f.len, down);
+    ckpt_file_close(&f);
     return rc;
 }
 
-/* Push the records of node n's partition into down.  Returns 0, EM_STOP or
- * a negative code. */
-static int drive(task_run *run, const plan_node *n, epipe *down) {
+/* Where a chain of one-input nodes starts: a source node, a cache hit
+ * (`hit`, at node n), or a CONCAT of several inputs. */
+static int drive_leaf(task_run *run, const plan_node *n, block *hit, epipe *down) {
     switch (n->type) {
     case PN_RECS: return drive_recs(n, down);
     case PN_RANGE: return drive_range(n, down);
@@ -198,26 +186,122 @@ static int drive(task_run *run, const plan_node *n, epipe *down) {
         return rc;
     }
     case PN_SHUFFLE: return drive_shuffle(run, n, down);
-    case PN_OP: {
-        epipe *p = op_pipe_new(run, n, down);
-        if (!p) return em__lasterr();
-        int rc = drive(run, n->child[0], p);
-        if (rc >= 0) {
-            int rc2 = p->end(p);
-            if (rc2 < 0) rc = rc2;
-        }
-        pipe_free(p);
-        return rc;
-    }
+    case PN_CKPT: return drive_ckpt(n, down);
     case PN_CONCAT:
+        /* Several inputs (coalesce): each is a chain of its own.  The
+         * recursion is as deep as coalesces that each merge partitions are
+         * nested, so at most as deep as the partitions are many. */
         for (int i = 0; i < n->nchild; i++) {
             int rc = drive(run, n->child[i], down);
             if (rc) return rc;
         }
         return 0;
-    case PN_CACHED: return drive_cached(run, n, down);
+    case PN_CACHED: {
+        if (!hit) return cache_recs(run, n, n->child[0], down);
+        int rc = 0;
+        run->res->cache_hits++;
+        for (int i = 0; i < hit->n && !rc; i++) rc = drive_batch(hit->p[i], hit->len[i], down);
+        return rc;
+    }
     }
     return em__seterr(EM_EPROTO, "unknown plan node %d", n->type);
+}
+
+/* The pipe that ends a pipeline segment below the top one: it keeps the
+ * segment's output records, which the next segment up reads as its
+ * source. */
+static int push_keep(epipe *p, const em_rec *r) { return rec_append(&p->buf, r); }
+static int push_keep_batch(epipe *p, const uint8_t *b, size_t len) {
+    return ebuf_append(&p->buf, b, len) ? em__seterr(EM_ENOMEM, "out of memory") : 0;
+}
+static int end_keep(epipe *p) { return 0; }
+
+/* A record pushed into a pipeline passes through every operator on the C
+ * stack (each pipe calls the next, through the user's function and its
+ * emitter).  A chain of more operators than this is cut into segments
+ * that run one after the other, each segment's output kept in memory for
+ * the next: the stack a record needs stays bounded (a lineage of 10,000
+ * maps is 40 segments) at the cost of materializing the partition 1 in
+ * PIPE_SEGMENT operators. */
+#define PIPE_SEGMENT 256
+
+/* Push the records of node n's partition into down: the chain of
+ * one-input nodes below n (operators, cache tees) becomes pipes, found
+ * by a loop, not by recursion.  Returns 0, EM_STOP or a negative code. */
+static int drive(task_run *run, const plan_node *n, epipe *down) {
+    const plan_node **chain = NULL;
+    int len = 0, cap = 0, rc = 0;
+    block *hit = NULL;
+    blockstore *bs = run->env->store;
+    const plan_node *leaf = n;
+    for (;;) {
+        if (leaf->type == PN_CONCAT && leaf->nchild == 1) {
+            leaf = leaf->child[0]; /* one input: nothing to do */
+            continue;
+        }
+        if (leaf->type == PN_CACHED) {
+            if ((hit = bs_get(bs, leaf->cache_key, leaf->rdd_id, leaf->partition))) break;
+            if (leaf->child[0]->type == PN_RECS && leaf->child[0]->off) break; /* cache_recs */
+        } else if (leaf->type != PN_OP) {
+            break;
+        }
+        if (len == cap) {
+            cap = cap ? cap * 2 : 16;
+            const plan_node **c = realloc(chain, sizeof *c * (size_t)cap);
+            if (!c) {
+                free(chain);
+                if (hit) bs_release(bs, hit);
+                return em__seterr(EM_ENOMEM, "out of memory");
+            }
+            chain = c;
+        }
+        chain[len++] = leaf;
+        leaf = leaf->child[0];
+    }
+    /* chain[0] is the top node; the segments run from the bottom up. */
+    epipe *pipes[PIPE_SEGMENT];
+    ebuf in = EBUF_INIT;
+    int have_in = 0;
+    for (int hi = len;;) {
+        int lo = hi > PIPE_SEGMENT ? hi - PIPE_SEGMENT : 0, np = 0;
+        epipe keep, *next = down;
+        if (lo > 0) {
+            memset(&keep, 0, sizeof keep);
+            keep.run = run;
+            keep.push = push_keep;
+            keep.push_batch = push_keep_batch;
+            keep.end = end_keep;
+            next = &keep;
+        }
+        for (int i = lo; i < hi && !rc; i++) {
+            epipe *p = chain[i]->type == PN_OP ? op_pipe_new(run, chain[i], next) : cache_tee_new(run, chain[i], next);
+            if (!p) rc = em__lasterr();
+            else next = pipes[np++] = p;
+        }
+        if (!rc) rc = have_in ? drive_batch(in.p, in.len, next) : drive_leaf(run, leaf, hit, next);
+        /* Ends from the bottom up, as each pipe's input is exhausted. */
+        for (int i = np; i-- > 0;) {
+            epipe *p = pipes[i];
+            if (rc >= 0) {
+                int rc2 = p->end(p);
+                if (rc2 < 0) rc = rc2;
+                else if (chain[lo + i]->type == PN_CACHED && p->stopped) rc = EM_STOP;
+            }
+            pipe_free(p);
+        }
+        ebuf_free(&in);
+        if (lo == 0 || rc < 0) {
+            if (lo > 0) ebuf_free(&keep.buf);
+            break;
+        }
+        in = keep.buf; /* the next segment's source */
+        have_in = 1;
+        hi = lo;
+    }
+    ebuf_free(&in);
+    if (hit) bs_release(bs, hit);
+    free(chain);
+    return rc;
 }
 
 /* Sleep an injected delay in 1 ms steps, watching the kill flag.  0, or

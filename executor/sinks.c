@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "checkpoint.h"
 #include "err.h"
 #include "faults.h"
 #include "fnref.h"
@@ -461,6 +462,7 @@ epipe *sink_pipe_new(task_run *run, const plan_sink *k) {
         rc = open_shuffle(p);
         break;
     case SK_TOPN: p->push = push_topn; p->end = end_topn; break;
+    case SK_CHECKPOINT: rc = ckpt_sink_open(p); break;
     case SK_KEYSAMPLE: {
         ksample *s = calloc(1, sizeof *s);
         p->state = s;

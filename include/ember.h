@@ -265,6 +265,10 @@ typedef struct em_rdd em_rdd;
  *   ember.files.maxPartitionBytes >= 1k     33554432  largest text_file split
  *   ember.local.dir               string    /tmp      where shuffle files and
  *                                 spills go
+ *   ember.checkpoint.dir          string    (unset)   where em_checkpoint
+ *                                 writes (Spark 4's spark.checkpoint.dir)
+ *   ember.cleaner.referenceTracking.cleanCheckpoints bool false  remove a
+ *                                 checkpointed RDD's files when it is freed
  *   ember.progress                auto, true, false   auto: the progress
  *                                 bar when stderr is a terminal
  *   ember.speculation             bool      false     speculative copies of
@@ -483,6 +487,47 @@ EM_API em_rdd *em_cache(em_rdd *rdd);
 EM_API em_rdd *em_persist(em_rdd *rdd, int level);
 /* Drop kept partitions; later actions recompute them from lineage. */
 EM_API int em_unpersist(em_rdd *rdd);
+
+/* ------------------------------------------------------------ checkpoints */
+
+/* Mark rdd for checkpointing (Spark's reliable RDD.checkpoint): after the
+ * next action that computes it succeeds, one more job writes each of its
+ * partitions to a file under ember.checkpoint.dir (in
+ * checkpoint-XXXXXX/rdd-ID/part-NNNNN, each with a CRC32 of its records,
+ * written under a temporary name and linked into place, so a file is
+ * complete or absent), and then its lineage is truncated: the RDD reads
+ * its files from then on, its parents are dropped (and freed, with their
+ * shuffle files and cached blocks, when nothing else refers to them), and
+ * em_lineage shows the files instead of the lineage.  For long iterative
+ * jobs, whose lineage would otherwise grow with every step.
+ *
+ * As Spark asks, call it before the first action on rdd (a call after one
+ * takes effect at the next action), and persist rdd first (em_persist):
+ * the writing job then reads the cached partitions instead of computing
+ * them a second time.  Partitions must be deterministic, as for any
+ * recomputation.  The directory must be one every executor can write and
+ * read at the same path: any directory on one machine (local[N],
+ * local-cluster), shared storage (NFS, a cluster file system) in a real
+ * cluster.  A checkpoint file found missing or corrupt by a later job
+ * fails that job, naming the file (the lineage that could recompute it is
+ * gone).  The files are kept after em_close unless
+ * ember.cleaner.referenceTracking.cleanCheckpoints is true (Spark's
+ * default false); then an RDD's files are removed when it is freed
+ * (em_rdd_release, em_close).
+ *
+ * Returns 0 (also when rdd is already marked or checkpointed), EM_ESTATE
+ * when ember.checkpoint.dir is not set or when called from inside a user
+ * function, EM_EIO when the directory cannot be made, EM_EINVAL for NULL.
+ * A failure writing the files makes the action that triggered it fail
+ * with the cause, and leaves rdd marked for the next action. */
+EM_API int em_checkpoint(em_rdd *rdd);
+/* 1 when rdd's checkpoint is written and its lineage truncated, 0 when
+ * not (yet), EM_EINVAL for NULL.  Spark's isCheckpointed. */
+EM_API int em_is_checkpointed(em_rdd *rdd);
+/* The directory holding rdd's checkpoint files (caller frees), or NULL
+ * when rdd is not checkpointed (EM_ESTATE in em_errmsg).  Spark's
+ * getCheckpointFile. */
+EM_API char *em_checkpoint_file(em_rdd *rdd);
 
 /* ---------------------------------------------------------------- batches */
 

@@ -258,51 +258,70 @@ void dag_live_counts(dag *d, int64_t *shuffles, int64_t *stages) {
 
 /* ------------------------------------------------------- stage building */
 
-typedef struct visit {
-    uint8_t *seen;
-    int cap;
-} visit;
+/* Every walk here is iterative, over an explicit stack, and visits each
+ * RDD or stage once (marks against d->gen): a lineage of 10,000 RDDs or
+ * shuffles neither overflows the scheduler thread's stack nor costs more
+ * than its size. */
 
-static int visit_once(visit *v, int id) {
-    if (id >= v->cap) {
-        int cap = id * 2 + 64;
-        uint8_t *s = realloc(v->seen, (size_t)cap);
-        if (!s) return -1;
-        memset(s + v->cap, 0, (size_t)(cap - v->cap));
-        v->seen = s;
-        v->cap = cap;
+typedef struct rddvec {
+    em_rdd **v;
+    int n, cap;
+} rddvec;
+
+static int rv_push(rddvec *a, em_rdd *r) {
+    if (a->n == a->cap) {
+        int cap = a->cap ? a->cap * 2 : 16;
+        em_rdd **v = realloc(a->v, sizeof *v * (size_t)cap);
+        if (!v) return -1;
+        a->v = v;
+        a->cap = cap;
     }
-    if (v->seen[id]) return 0;
-    v->seen[id] = 1;
-    return 1;
-}
-
-static stage *map_stage(dag *d, em_rdd *shuffled);
-
-/* Add the map stages of the shuffles reachable from r through narrow
- * dependencies to s->parents. */
-static int find_parents(dag *d, stage *s, em_rdd *r, visit *v) {
-    int k = visit_once(v, r->id);
-    if (k <= 0) return k;
-    if (r->kind == RDD_SHUFFLED) {
-        stage *p = map_stage(d, r);
-        if (!p) return -1;
-        for (int i = 0; i < s->nparents; i++)
-            if (s->parents[i] == p) return 0;
-        stage **ps = realloc(s->parents, sizeof *ps * (size_t)(s->nparents + 1));
-        if (!ps) return -1;
-        s->parents = ps;
-        s->parents[s->nparents++] = p;
-        return 0;
-    }
-    if (r->parent && find_parents(d, s, r->parent, v) < 0) return -1;
-    if (r->parent2 && find_parents(d, s, r->parent2, v) < 0) return -1;
+    a->v[a->n++] = r;
     return 0;
 }
 
-static stage *stage_new(dag *d, em_rdd *rdd, em_rdd *shuffled, int ntasks) {
+/* Append to out the shuffled RDDs reachable from r through narrow
+ * dependencies, in the order a depth-first walk taking first parents first
+ * meets them (the order Spark numbers parent stages in).  0 or -1. */
+static int narrow_shuffles(dag *d, em_rdd *r, rddvec *out) {
+    rddvec st = {NULL, 0, 0};
+    uint32_t gen = ++d->gen;
+    int rc = rv_push(&st, r);
+    while (!rc && st.n) {
+        em_rdd *x = st.v[--st.n];
+        if (x->sched_mark == gen) continue;
+        x->sched_mark = gen;
+        if (x->kind == RDD_SHUFFLED) rc = rv_push(out, x);
+        else if ((x->parent2 && rv_push(&st, x->parent2)) || (x->parent && rv_push(&st, x->parent))) rc = -1;
+    }
+    free(st.v);
+    return rc;
+}
+
+/* s->parents := the map stages of ps (which all exist).  0 or -1 (s
+ * unchanged). */
+static int set_parents(dag *d, stage *s, em_rdd **ps, int nps) {
+    stage **v = nps ? malloc(sizeof *v * (size_t)nps) : NULL;
+    int n = 0;
+    if (nps && !v) return -1;
+    for (int i = 0; i < nps; i++) {
+        stage *p = idmap_get(&d->maps, ps[i]->shuffle_id);
+        int dup = 0;
+        for (int k = 0; k < n && !dup; k++) dup = v[k] == p;
+        if (!p) {
+            free(v);
+            return -1;
+        }
+        if (!dup) v[n++] = p;
+    }
+    free(s->parents);
+    s->parents = v;
+    s->nparents = n;
+    return 0;
+}
+
+static stage *stage_alloc(em_rdd *rdd, em_rdd *shuffled, int ntasks) {
     stage *s = calloc(1, sizeof *s);
-    visit v = {NULL, 0};
     if (!s) return NULL;
     s->rdd = rdd;
     s->shuffled = shuffled;
@@ -313,45 +332,133 @@ static stage *stage_new(dag *d, em_rdd *rdd, em_rdd *shuffled, int ntasks) {
     s->nrun = calloc((size_t)ntasks + 1, sizeof(uint32_t));
     s->queued = calloc((size_t)ntasks + 1, 1);
     if (shuffled) s->reg_task = calloc((size_t)ntasks + 1, sizeof(uint64_t));
-    if (!s->state || !s->attempts || !s->launched || !s->nrun || !s->queued || (shuffled && !s->reg_task) || find_parents(d, s, rdd, &v) < 0) {
-        free(v.seen);
+    if (!s->state || !s->attempts || !s->launched || !s->nrun || !s->queued || (shuffled && !s->reg_task)) {
         stage_free(s);
         return NULL;
     }
-    free(v.seen);
-    s->id = d->next_stage++; /* after its parents, as Spark numbers them */
     return s;
+}
+
+/* One stage to make: the work item of stage_new's walk. */
+typedef struct mkframe {
+    em_rdd *rdd, *shuffled;
+    int ntasks;
+    int scanned;
+    rddvec ps; /* its parent shuffles, once scanned */
+} mkframe;
+
+/* Make the stage computing rdd (a map stage when shuffled is set, else a
+ * job's result stage), first making the map stages of the shuffles it
+ * depends on that do not exist yet, parents before children (their ids
+ * are smaller, as Spark numbers them).  A walk over an explicit stack, so
+ * a chain of 10,000 shuffles is made without recursion.  NULL on ENOMEM. */
+static stage *stage_new(dag *d, em_rdd *rdd, em_rdd *shuffled, int ntasks) {
+    mkframe *st = malloc(sizeof *st * 16);
+    int n = 0, cap = 16, fail = !st;
+    stage *made = NULL;
+    if (st) st[n++] = (mkframe){rdd, shuffled, ntasks, 0, {NULL, 0, 0}};
+    while (n && !fail) {
+        mkframe *f = &st[n - 1];
+        if (f->shuffled && n > 1 && idmap_get(&d->maps, f->shuffled->shuffle_id)) {
+            free(f->ps.v); /* made meanwhile, by another branch */
+            n--;
+            continue;
+        }
+        if (!f->scanned) {
+            f->scanned = 1;
+            if (narrow_shuffles(d, f->rdd, &f->ps)) {
+                fail = 1;
+                break;
+            }
+            int fi = n - 1; /* f moves when st grows */
+            for (int i = f->ps.n; i-- > 0;) {
+                em_rdd *p = st[fi].ps.v[i];
+                if (idmap_get(&d->maps, p->shuffle_id)) continue;
+                if (n == cap) {
+                    mkframe *g = realloc(st, sizeof *st * (size_t)cap * 2);
+                    if (!g) {
+                        fail = 1;
+                        break;
+                    }
+                    st = g;
+                    cap *= 2;
+                }
+                st[n++] = (mkframe){p->parent, p, p->parent->nparts, 0, {NULL, 0, 0}};
+            }
+            continue;
+        }
+        stage *s = stage_alloc(f->rdd, f->shuffled, f->ntasks);
+        if (!s || set_parents(d, s, f->ps.v, f->ps.n)) {
+            stage_free(s);
+            fail = 1;
+            break;
+        }
+        s->id = d->next_stage++; /* after its parents, as Spark numbers them */
+        if (f->shuffled) {
+            uint32_t id = f->shuffled->shuffle_id;
+            s->shuffle_id = id;
+            s->out_parts = f->shuffled->nparts;
+            if (!mo_get(&d->mo, id, s->ntasks, f->shuffled->nparts) || idmap_put(&d->maps, id, s)) {
+                stage_free(s);
+                fail = 1;
+                break;
+            }
+            __atomic_fetch_add(&d->nlive_maps, 1, __ATOMIC_RELAXED);
+        }
+        free(f->ps.v);
+        n--;
+        if (!n) made = s;
+    }
+    while (n) free(st[--n].ps.v);
+    free(st);
+    return made;
 }
 
 static stage *map_stage(dag *d, em_rdd *shuffled) {
-    uint32_t id = shuffled->shuffle_id;
-    stage *s = idmap_get(&d->maps, id);
-    if (s) return s;
-    s = stage_new(d, shuffled->parent, shuffled, shuffled->parent->nparts);
-    if (!s) return NULL;
-    s->shuffle_id = id;
-    s->out_parts = shuffled->nparts;
-    if (!mo_get(&d->mo, id, s->ntasks, shuffled->nparts) || idmap_put(&d->maps, id, s)) {
-        stage_free(s);
-        return NULL;
-    }
-    __atomic_fetch_add(&d->nlive_maps, 1, __ATOMIC_RELAXED);
-    return s;
+    stage *s = idmap_get(&d->maps, shuffled->shuffle_id);
+    return s ? s : stage_new(d, shuffled->parent, shuffled, shuffled->parent->nparts);
 }
 
-static int count_rec(em_rdd *r, visit *v) {
-    int n = 0;
-    if (visit_once(v, r->id) <= 0) return 0;
-    if (r->kind == RDD_SHUFFLED) n++;
-    if (r->parent) n += count_rec(r->parent, v);
-    if (r->parent2) n += count_rec(r->parent2, v);
-    return n;
+/* Compute s->parents again from its RDD's lineage (which a checkpoint
+ * truncated), making any map stage missing.  0 or -1 (s unchanged). */
+static int reparent(dag *d, stage *s) {
+    rddvec ps = {NULL, 0, 0};
+    int rc = narrow_shuffles(d, s->rdd, &ps);
+    for (int i = 0; !rc && i < ps.n; i++)
+        if (!map_stage(d, ps.v[i])) rc = -1;
+    if (!rc) rc = set_parents(d, s, ps.v, ps.n);
+    free(ps.v);
+    return rc;
 }
 
 int dag_count_stages(em_rdd *rdd) {
-    visit v = {NULL, 0};
-    int n = 1 + count_rec(rdd, &v);
-    free(v.seen);
+    rddvec st = {NULL, 0, 0};
+    uint8_t *seen = NULL;
+    int cap = 0, n = 1;
+    if (rv_push(&st, rdd)) return -1;
+    while (st.n) {
+        em_rdd *x = st.v[--st.n];
+        if (x->id >= cap) {
+            int c = x->id * 2 + 64;
+            uint8_t *s = realloc(seen, (size_t)c);
+            if (!s) {
+                n = -1;
+                break;
+            }
+            memset(s + cap, 0, (size_t)(c - cap));
+            seen = s;
+            cap = c;
+        }
+        if (seen[x->id]) continue;
+        seen[x->id] = 1;
+        if (x->kind == RDD_SHUFFLED) n++;
+        if ((x->parent2 && rv_push(&st, x->parent2)) || (x->parent && rv_push(&st, x->parent))) {
+            n = -1;
+            break;
+        }
+    }
+    free(st.v);
+    free(seen);
     return n;
 }
 
@@ -565,6 +672,28 @@ void dag_release(dag *d) {
         struct timespec t = {0, 1000000L};
         nanosleep(&t, NULL);
     }
+}
+
+typedef struct truncate_req {
+    void (*fn)(void *);
+    void *arg;
+} truncate_req;
+
+static void reparent_v(void *s, void *d) { reparent(d, s); }
+
+/* On the scheduler's thread, which alone walks the graph into stages and
+ * tasks: change it, then let every stage find its parents anew. */
+static void truncate_fn(dag *d, void *arg) {
+    truncate_req *t = arg;
+    t->fn(t->arg);
+    idmap_foreach(&d->maps, reparent_v, d);
+    for (job *j = d->jobs; j; j = j->next)
+        if (j->result) reparent(d, j->result);
+}
+
+int dag_truncate(dag *d, void (*fn)(void *), void *arg) {
+    truncate_req t = {fn, arg};
+    return call_sync(d, truncate_fn, &t);
 }
 
 static void drop_fn(dag *d, void *arg);
@@ -977,23 +1106,9 @@ static int launch_pending(dag *d, job *j, stage *s) {
     return 0;
 }
 
-/* Run the stage's pending tasks for j now if its parents are complete, else
- * submit the missing parents and wait for them.  A parent another job is
- * computing is waited for, not run again. */
-static int submit_stage(dag *d, job *j, stage *s) {
-    int missing = 0;
-    for (int i = 0; i < s->nparents; i++) {
-        stage *p = s->parents[i];
-        if (!stage_complete(d, p)) {
-            missing = 1;
-            if (p->job && p->job != j && !p->job->finishing) continue; /* computed for another job */
-            int rc = submit_stage(d, j, p);
-            if (rc) return rc;
-        } else if (p->counted != j->seq) {
-            p->counted = j->seq; /* outputs reused: the stage is skipped */
-            STAT_ADD(d, stages_skipped, 1);
-        }
-    }
+/* Stage s has looked at its parents (missing: some are incomplete): run
+ * its pending tasks for j now, or wait for the parents. */
+static int submit_one(dag *d, job *j, stage *s, int missing) {
     if (!missing) return launch_pending(d, j, s);
     take_stage(d, s, j);
     if (!s->waiting) {
@@ -1009,6 +1124,57 @@ static int submit_stage(dag *d, job *j, stage *s) {
         activate(d, s);
     }
     return 0;
+}
+
+/* Run the stage's pending tasks for j now if its parents are complete, else
+ * submit the missing parents and wait for them.  A parent another job is
+ * computing is waited for, not run again.  Parents are submitted before
+ * their children, each once, by a walk over an explicit stack (a chain of
+ * 10,000 shuffles must not recurse 10,000 deep, and stages sharing a
+ * parent must not submit it once per path). */
+static int submit_stage(dag *d, job *j, stage *s) {
+    typedef struct sframe {
+        stage *s;
+        int next, missing;
+    } sframe;
+    sframe *st = malloc(sizeof *st * 16);
+    int n = 0, cap = 16, rc = 0;
+    uint32_t gen = ++d->gen;
+    if (!st) return em__seterr(EM_ENOMEM, "scheduler: out of memory");
+    st[n++] = (sframe){s, 0, 0};
+    s->mark = gen;
+    while (n && !rc) {
+        sframe *f = &st[n - 1];
+        if (f->next == f->s->nparents) {
+            rc = submit_one(d, j, f->s, f->missing);
+            n--;
+            continue;
+        }
+        stage *p = f->s->parents[f->next++];
+        if (stage_complete(d, p)) {
+            if (p->counted != j->seq) {
+                p->counted = j->seq; /* outputs reused: the stage is skipped */
+                STAT_ADD(d, stages_skipped, 1);
+            }
+            continue;
+        }
+        f->missing = 1;
+        if (p->job && p->job != j && !p->job->finishing) continue; /* computed for another job */
+        if (p->mark == gen) continue;                              /* submitted by this walk */
+        p->mark = gen;
+        if (n == cap) {
+            sframe *g = realloc(st, sizeof *st * (size_t)cap * 2);
+            if (!g) {
+                rc = em__seterr(EM_ENOMEM, "scheduler: out of memory");
+                break;
+            }
+            st = g;
+            cap *= 2;
+        }
+        st[n++] = (sframe){p, 0, 0};
+    }
+    free(st);
+    return rc;
 }
 
 /* A map stage completed: launch the stages that waited for it. */
@@ -1028,17 +1194,38 @@ static void resubmit_waiting(dag *d) {
     }
 }
 
-/* Whether j needs stage s (s is its result stage or reachable from it). */
-static int walk_uses(stage *cur, stage *s, uint32_t gen) {
-    if (cur == s) return 1;
-    if (cur->mark == gen) return 0;
-    cur->mark = gen;
-    for (int i = 0; i < cur->nparents; i++)
-        if (walk_uses(cur->parents[i], s, gen)) return 1;
-    return 0;
+/* Whether j needs stage s (s is its result stage or reachable from it):
+ * a walk over an explicit stack, each stage once. */
+static int job_uses(dag *d, job *j, stage *s) {
+    if (!j->result) return 0;
+    uint32_t gen = ++d->gen;
+    stage **st = malloc(sizeof *st * 16);
+    int n = 0, cap = 16, found = 0;
+    if (!st) return 1; /* out of memory: assume it does (the stage keeps running) */
+    st[n++] = j->result;
+    j->result->mark = gen;
+    while (n && !found) {
+        stage *cur = st[--n];
+        if (cur == s) found = 1;
+        for (int i = 0; i < cur->nparents && !found; i++) {
+            stage *p = cur->parents[i];
+            if (p->mark == gen) continue;
+            p->mark = gen;
+            if (n == cap) {
+                stage **g = realloc(st, sizeof *st * (size_t)cap * 2);
+                if (!g) {
+                    found = 1;
+                    break;
+                }
+                st = g;
+                cap *= 2;
+            }
+            st[n++] = p;
+        }
+    }
+    free(st);
+    return found;
 }
-
-static int job_uses(dag *d, job *j, stage *s) { return j->result && walk_uses(j->result, s, ++d->gen); }
 
 static void kill_stage(dag *d, stage *s) {
     if (!s->running) return;

@@ -112,6 +112,14 @@ void dag_live_counts(dag *d, int64_t *shuffles, int64_t *stages);
  * 0.  Any thread. */
 int dag_ask_commit(void *d, uint32_t stage_id, int32_t partition, uint64_t attempt);
 
+/* Change the lineage graph on the scheduler's thread: run fn(arg) there,
+ * while no stage or task is being built, then compute every live stage's
+ * parent stages again.  For a checkpoint that truncates an RDD's lineage:
+ * the stages that reached the old parents through it stop waiting for
+ * them.  fn must not call into the scheduler.  0, or EM_ENOMEM (fn not
+ * run). */
+int dag_truncate(dag *d, void (*fn)(void *), void *arg);
+
 /* Count the stages of rdd's lineage: for tests and the lineage printer. */
 int dag_count_stages(em_rdd *rdd);
 

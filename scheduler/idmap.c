@@ -84,3 +84,8 @@ void idmap_free(idmap *m, void (*fn)(void *)) {
     m->vals = NULL;
     m->cap = m->n = 0;
 }
+
+void idmap_foreach(const idmap *m, void (*fn)(void *val, void *c), void *c) {
+    for (uint32_t i = 0; i < m->cap; i++)
+        if (m->vals[i]) fn(m->vals[i], c);
+}

@@ -22,6 +22,8 @@ void *idmap_get(const idmap *m, uint64_t id);
 int idmap_put(idmap *m, uint64_t id, void *p);
 /* Remove id; returns what it mapped to (NULL if absent). */
 void *idmap_del(idmap *m, uint64_t id);
+/* Call fn on every value (in no order); fn must not change the map. */
+void idmap_foreach(const idmap *m, void (*fn)(void *val, void *c), void *c);
 /* Call fn on every value (in no order), then free the table. */
 void idmap_free(idmap *m, void (*fn)(void *));
 

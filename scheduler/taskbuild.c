@@ -5,6 +5,7 @@
  * they are freed right after encoding, so building costs a few small
  * allocations per task.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,8 +44,6 @@ void range_slice(const em_rdd *r, int part, int64_t *first, uint64_t *count) {
     *first = a < z ? (int64_t)(r->start + a * r->step) : r->start;
     *count = (uint64_t)(z - a);
 }
-
-static plan_node *build(builder *b, em_rdd *r, int part, int use_cache);
 
 static plan_node *node(builder *b, em_rdd *r, int part, uint8_t type, int nchild) {
     plan_node *n = balloc(b, sizeof *n);
@@ -91,71 +90,147 @@ static plan_node *build_shuffle_read(builder *b, em_rdd *r, int part) {
     return n;
 }
 
-static plan_node *build(builder *b, em_rdd *r, int part, int use_cache) {
-    plan_node *n = NULL;
-    int level = __atomic_load_n(&r->persist_level, __ATOMIC_RELAXED); /* em_persist may run meanwhile */
-    if (use_cache && level) {
-        if (!(n = node(b, r, part, PN_CACHED, 1))) return NULL;
-        n->level = (uint8_t)level;
-        n->cache_key = b->ns;
-        return (n->child[0] = build(b, r, part, 0)) ? n : NULL;
-    }
-    switch (r->kind) {
-    case RDD_RECS:
-        /* By reference: the bytes never pass through the description. */
-        if (!(n = node(b, r, part, PN_RECS, 0))) return NULL;
-        n->off = src_id(r->src);
-        n->len = src_part_len(r->src, part);
-        n->count = src_part_count(r->src, part);
-        return n;
-    case RDD_RANGE:
-        if (!(n = node(b, r, part, PN_RANGE, 0))) return NULL;
-        range_slice(r, part, &n->start, &n->count);
-        n->step = r->step;
-        return n;
-    case RDD_TEXT:
-        if (!(n = node(b, r, part, PN_TEXT, 0))) return NULL;
-        n->path = r->splits[part].path;
-        n->off = r->splits[part].off;
-        n->len = r->splits[part].len;
-        n->gz = (uint8_t)r->splits[part].gz;
-        return n;
-    case RDD_OP:
-        if (!(n = node(b, r, part, PN_OP, 1))) return NULL;
-        n->op = r->op;
-        n->fn = r->fn;
-        n->arg.p = r->arg;
-        n->arg.len = r->arglen;
-        n->fraction = r->fraction;
-        n->seed = r->seed;
-        n->with_repl = (uint8_t)r->with_repl;
-        if (r->op == OP_ZIP_INDEX) n->start = r->zip_starts[part];
-        if (r->op == OP_FOLD) {
-            n->has_zero = r->data != NULL;
-            n->data.p = r->data;
-            n->data.len = r->datalen;
+/* A node to build: RDD r's partition part, stored into *slot. */
+typedef struct bwork {
+    em_rdd *r;
+    int part, use_cache;
+    plan_node **slot;
+} bwork;
+
+/* Build one node for w and queue its inputs on the work stack.  0 or -1
+ * (message set). */
+static int build_one(builder *b, bwork w, bwork **st, int *n, int *cap) {
+    plan_node *nd = NULL;
+    em_rdd *r = w.r;
+    int part = w.part, use_cache = w.use_cache;
+    /* A union is its parents' partitions side by side: no node of its own. */
+    for (;;) {
+        int level = __atomic_load_n(&r->persist_level, __ATOMIC_RELAXED); /* em_persist may run meanwhile */
+        if ((use_cache && level) || r->kind != RDD_UNION) break;
+        if (part < r->parent->nparts) {
+            r = r->parent;
+        } else {
+            part -= r->parent->nparts;
+            r = r->parent2;
         }
-        return (n->child[0] = build(b, r->parent, part, 1)) ? n : NULL;
-    case RDD_UNION:
-        if (part < r->parent->nparts) return build(b, r->parent, part, 1);
-        return build(b, r->parent2, part - r->parent->nparts, 1);
-    case RDD_COALESCE: {
-        int lo = r->groups[part], hi = r->groups[part + 1];
-        if (!(n = node(b, r, part, PN_CONCAT, hi - lo))) return NULL;
-        for (int i = lo; i < hi; i++)
-            if (!(n->child[i - lo] = build(b, r->parent, i, 1))) return NULL;
-        return n;
+        use_cache = 1;
     }
-    case RDD_SHUFFLED: return build_shuffle_read(b, r, part);
+    int level = __atomic_load_n(&r->persist_level, __ATOMIC_RELAXED);
+    int nin = 0;          /* inputs to queue */
+    em_rdd *in = NULL;    /* all from this RDD */
+    int in_first = part;  /* from this partition on */
+    int in_cache = 1;
+    if (use_cache && level) {
+        if (!(nd = node(b, r, part, PN_CACHED, 1))) return -1;
+        nd->level = (uint8_t)level;
+        nd->cache_key = b->ns;
+        nin = 1;
+        in = r;
+        in_cache = 0;
+    } else {
+        switch (r->kind) {
+        case RDD_RECS:
+            /* By reference: the bytes never pass through the description. */
+            if (!(nd = node(b, r, part, PN_RECS, 0))) return -1;
+            nd->off = src_id(r->src);
+            nd->len = src_part_len(r->src, part);
+            nd->count = src_part_count(r->src, part);
+            break;
+        case RDD_RANGE:
+            if (!(nd = node(b, r, part, PN_RANGE, 0))) return -1;
+            range_slice(r, part, &nd->start, &nd->count);
+            nd->step = r->step;
+            break;
+        case RDD_TEXT:
+            if (!(nd = node(b, r, part, PN_TEXT, 0))) return -1;
+            nd->path = r->splits[part].path;
+            nd->off = r->splits[part].off;
+            nd->len = r->splits[part].len;
+            nd->gz = (uint8_t)r->splits[part].gz;
+            break;
+        case RDD_CHECKPOINT: {
+            size_t plen = strlen(r->ckpt_dir) + 32;
+            char *path = (nd = node(b, r, part, PN_CKPT, 0)) ? balloc(b, plen) : NULL;
+            if (!path) return -1;
+            snprintf(path, plen, "%s/part-%05d", r->ckpt_dir, part);
+            nd->path = path;
+            nd->len = r->ckpt_lens[part];
+            break;
+        }
+        case RDD_OP:
+            if (!(nd = node(b, r, part, PN_OP, 1))) return -1;
+            nd->op = r->op;
+            nd->fn = r->fn;
+            nd->arg.p = r->arg;
+            nd->arg.len = r->arglen;
+            nd->fraction = r->fraction;
+            nd->seed = r->seed;
+            nd->with_repl = (uint8_t)r->with_repl;
+            if (r->op == OP_ZIP_INDEX) nd->start = r->zip_starts[part];
+            if (r->op == OP_FOLD) {
+                nd->has_zero = r->data != NULL;
+                nd->data.p = r->data;
+                nd->data.len = r->datalen;
+            }
+            nin = 1;
+            in = r->parent;
+            break;
+        case RDD_COALESCE:
+            nin = r->groups[part + 1] - r->groups[part];
+            if (!(nd = node(b, r, part, PN_CONCAT, nin))) return -1;
+            in = r->parent;
+            in_first = r->groups[part];
+            break;
+        case RDD_SHUFFLED:
+            if (!(nd = build_shuffle_read(b, r, part))) return -1;
+            break;
+        default:
+            em__seterr(EM_ESTATE, "unknown RDD kind %d", r->kind);
+            return -1;
+        }
     }
-    em__seterr(EM_ESTATE, "unknown RDD kind %d", r->kind);
-    return NULL;
+    *w.slot = nd;
+    if (*n + nin > *cap) {
+        int c = (*n + nin) * 2;
+        bwork *g = realloc(*st, sizeof *g * (size_t)c);
+        if (!g) {
+            em__seterr(EM_ENOMEM, "out of memory building a task");
+            return -1;
+        }
+        *st = g;
+        *cap = c;
+    }
+    for (int i = nin; i-- > 0;) (*st)[(*n)++] = (bwork){in, in_first + i, in_cache, &nd->child[i]};
+    return 0;
+}
+
+/* The plan tree of rdd's partition part, built top-down over an explicit
+ * work stack: a lineage of 10,000 narrow RDDs is 10,000 nodes deep, and
+ * building it must not recurse.  NULL on failure (message set). */
+static plan_node *build(builder *b, em_rdd *rdd, int part) {
+    plan_node *root = NULL;
+    int n = 0, cap = 16;
+    bwork *st = malloc(sizeof *st * (size_t)cap);
+    if (!st) {
+        em__seterr(EM_ENOMEM, "out of memory building a task");
+        return NULL;
+    }
+    st[n++] = (bwork){rdd, part, 1, &root};
+    while (n) {
+        bwork w = st[--n];
+        if (build_one(b, w, &st, &n, &cap)) {
+            root = NULL;
+            break;
+        }
+    }
+    free(st);
+    return root;
 }
 
 int taskbuild_encode(task_desc *t, em_rdd *rdd, int part, mapout *mo, uint64_t cache_ns, ebuf *out) {
     builder b = {mo, cache_ns, NULL, 0, 0};
     int rc = 0;
-    t->root = build(&b, rdd, part, 1);
+    t->root = build(&b, rdd, part);
     if (!t->root) rc = EM_ESTATE;
     else rc = taskdesc_encode(t, out);
     for (int i = 0; i < b.n; i++) free(b.allocs[i]);

@@ -83,10 +83,10 @@ static int desc_eq(const task_desc *a, const task_desc *b) {
 
 /* What taskdesc.c promises of a description it decoded. */
 static void check_node(const plan_node *n) {
-    FZ_CHECK(n->type >= PN_RECS && n->type <= PN_CACHED, "node type %d", n->type);
+    FZ_CHECK(n->type >= PN_RECS && n->type <= PN_CKPT, "node type %d", n->type);
     FZ_CHECK(n->nchild >= 0 && (n->nchild == 0 || n->child), "children");
     if (n->type == PN_OP || n->type == PN_CACHED) FZ_CHECK(n->nchild == 1, "operator with %d inputs", n->nchild);
-    if (n->type == PN_TEXT) FZ_CHECK(n->path != NULL, "text source without path");
+    if (n->type == PN_TEXT || n->type == PN_CKPT) FZ_CHECK(n->path != NULL, "source without path");
     if (n->type == PN_SHUFFLE) FZ_CHECK(n->nmaps >= 0 && n->dirs, "shuffle source without locations");
     FZ_CHECK(n->fn.kind != FN_SYMBOL || n->fn.sym, "symbol reference without symbol");
     for (int i = 0; i < n->nchild; i++) check_node(n->child[i]);
@@ -120,9 +120,9 @@ static void decode_input(const uint8_t *data, size_t size) {
         return;
     }
     FZ_CHECK(t && t->root, "decoded description without a plan");
-    FZ_CHECK(t->sink.kind >= SK_COLLECT && t->sink.kind <= SK_KEYSAMPLE, "sink kind %d", t->sink.kind);
+    FZ_CHECK(t->sink.kind >= SK_COLLECT && t->sink.kind <= SK_CHECKPOINT, "sink kind %d", t->sink.kind);
     if (t->sink.kind == SK_SHUFFLE) FZ_CHECK(t->sink.nparts >= 1, "shuffle sink without partitions");
-    if (t->sink.kind == SK_SAVE) FZ_CHECK(t->sink.path != NULL, "save sink without path");
+    if (t->sink.kind == SK_SAVE || t->sink.kind == SK_CHECKPOINT) FZ_CHECK(t->sink.path != NULL, "sink without path");
     check_node(t->root);
     FZ_CHECK(bf_codec_check(t->codec, NULL) == 0, "accepted block codec %u level %d", t->codec.id, t->codec.level);
     ebuf e1 = EBUF_INIT, e2 = EBUF_INIT;
@@ -202,7 +202,7 @@ static void gagg(gen *g, aggdesc *a) {
 static plan_node *gnode(gen *g, int depth) {
     plan_node *n = &g->nodes[g->nnodes++];
     memset(n, 0, sizeof *n);
-    n->type = (uint8_t)(PN_RECS + g8(g) % PN_CACHED);
+    n->type = (uint8_t)(PN_RECS + g8(g) % PN_CKPT);
     n->op = g8(g);
     n->rdd_id = (int32_t)g64(g);
     n->partition = (int32_t)g64(g);
@@ -217,7 +217,7 @@ static plan_node *gnode(gen *g, int depth) {
     n->count = g64(g);
     n->step = (int64_t)g64(g);
     n->data = gblob(g);
-    n->path = gstr(g, n->type != PN_TEXT);
+    n->path = gstr(g, n->type != PN_TEXT && n->type != PN_CKPT);
     n->off = g64(g);
     n->len = g64(g);
     n->gz = g8(g);
@@ -285,7 +285,7 @@ static void build_input(const uint8_t *data, size_t size) {
     if (t.codec.id == BF_ZSTD)
         t.codec.level = (int8_t)(BF_ZSTD_MIN_LEVEL + lv % (BF_ZSTD_MAX_LEVEL - BF_ZSTD_MIN_LEVEL + 1));
     plan_sink *s = &t.sink;
-    s->kind = (uint8_t)(SK_COLLECT + g8(g) % SK_KEYSAMPLE);
+    s->kind = (uint8_t)(SK_COLLECT + g8(g) % SK_CHECKPOINT);
     gfn(g, &s->fn);
     s->arg = gblob(g);
     s->zero = gblob(g);
@@ -293,7 +293,7 @@ static void build_input(const uint8_t *data, size_t size) {
     s->n = g64(g);
     s->seed = g64(g);
     s->descending = g8(g);
-    s->path = gstr(g, s->kind != SK_SAVE);
+    s->path = gstr(g, s->kind != SK_SAVE && s->kind != SK_CHECKPOINT);
     s->shuffle_id = (uint32_t)g64(g);
     s->nparts = (int32_t)g64(g);
     if (s->kind == SK_SHUFFLE && s->nparts < 1) s->nparts = 1;
