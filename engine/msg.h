@@ -33,7 +33,7 @@ enum msg_tag {
                               executor settings (conf_lines) */
     M_APP_REGISTERED,      /* app id */
     M_EXECUTOR_ADDED,      /* executor id, worker id, host, cores */
-    M_EXECUTOR_LOST,       /* executor id, reason */
+    M_EXECUTOR_LOST,       /* executor id, reason, exit code, signal (0, 0: not known) */
     M_UNREGISTER_APP,      /* app id */
     /* master -> worker, worker -> master */
     M_LAUNCH_EXECUTOR,     /* app id, executor id, cores, memory MiB, driver url, binary hash, executor

@@ -47,7 +47,26 @@ typedef struct cexec {
     conn *c;
     char addr[80];
     uint64_t heard_ms;   /* its last frame (uv_now) */
+    /* How it ended, when the master said so before its connection closed. */
+    int exit_known, exit_sig;
+    int64_t exit_code;
+    char exit_tail[400];
 } cexec;
+
+/* The attempts of a lost executor, held until the master relays how its
+ * process ended: a crash (a fault, an abort, an exit of its own) was the
+ * task's doing and counts against ember.task.maxFailures; a kill from
+ * outside, a cut connection or a lost worker does not.  Without word
+ * within LOST_WAIT_MS the attempts end as not the task's doing. */
+#define LOST_WAIT_MS 3000
+typedef struct lost_exec {
+    int exec;
+    uint64_t *ids;
+    size_t n;
+    char why[700];
+    uint64_t deadline_ms; /* uv_now */
+    struct lost_exec *next;
+} lost_exec;
 
 typedef struct ctask {
     uint64_t id;
@@ -148,6 +167,7 @@ typedef struct cluster {
     pid_t master_pid;
     pid_t *worker_pids;
     int stopping;
+    lost_exec *lost;      /* executors whose end the master has yet to tell (the loop's) */
 } cluster;
 
 int cluster_parse_local(const char *s, int *w, int *c, int64_t *mem_mib) {
@@ -181,11 +201,12 @@ int cluster_parse_local(const char *s, int *w, int *c, int64_t *mem_mib) {
 
 /* Post the end of an attempt that did not run to its end on an executor
  * (its executor is gone, or it could not be sent). */
-static void post_failed(cluster *k, uint64_t id, int exec, const char *why) {
+static void post_ended(cluster *k, uint64_t id, int exec, const char *why, int lost) {
     sched_event *ev = calloc(1, sizeof *ev);
     if (!ev) return;
     ev->kind = EV_TASK_ENDED;
     ev->exec = exec;
+    ev->lost = lost;
     ev->start_us = ev->end_us = ev_now_us();
     ev->res.task_id = id;
     ev->res.status = EM_EEXEC;
@@ -193,6 +214,8 @@ static void post_failed(cluster *k, uint64_t id, int exec, const char *why) {
     snprintf(ev->res.errmsg, sizeof ev->res.errmsg, "%s", why);
     evq_post(k->events, ev);
 }
+
+static void post_failed(cluster *k, uint64_t id, int exec, const char *why) { post_ended(k, id, exec, why, 0); }
 
 static cexec *exec_of(cluster *k, int id) {
     for (int i = 0; i < k->nexec; i++)
@@ -408,6 +431,8 @@ static void master_open(conn *c, void *ud) {
     if (conn_send_msg(c, M_REGISTER_APP, f, 7)) conn_close(c, em_errmsg());
 }
 
+static void exec_exit_known(cluster *k, int id, int64_t code, int sig, const char *tail);
+
 static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
     cluster *k = ud;
     msg m;
@@ -432,7 +457,10 @@ static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
         log_msg(LOG_DEBUG, "driver", "executor %llu granted on %.*s", (unsigned long long)m.f[0].u, (int)m.f[1].len,
                 (const char *)m.f[1].p);
         break;
-    case M_EXECUTOR_LOST:
+    case M_EXECUTOR_LOST: {
+        char tail[400];
+        snprintf(tail, sizeof tail, "%.*s", (int)(m.f[1].len > 399 ? 399 : m.f[1].len), (const char *)m.f[1].p);
+        exec_exit_known(k, (int)m.f[0].u, m.f[2].i, (int)m.f[3].u, tail);
         pthread_mutex_lock(&k->mu);
         if (!k->refused_once)
             snprintf(k->why, sizeof k->why, "executor %llu exited: %.*s", (unsigned long long)m.f[0].u,
@@ -441,6 +469,7 @@ static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
         log_msg(LOG_WARN, "driver", "executor %llu lost: %.*s", (unsigned long long)m.f[0].u, (int)m.f[1].len,
                 (const char *)m.f[1].p);
         break;
+    }
     default:
         snprintf(why, sizeof why, "a %s message the driver does not take from its master", msg_name(m.tag));
         conn_close(c, why);
@@ -578,7 +607,78 @@ static void register_exec(cluster *k, conn *c, lconn *l, const msg *m) {
             x->cores, x->addr);
 }
 
-/* An executor's connection closed: its attempts fail, and it is lost. */
+/* Whether an executor's end was of its own making: a signal it raised
+ * (a fault, an abort) or an exit with a non-zero code.  SIGKILL, SIGTERM,
+ * SIGINT and SIGHUP come from outside (an operator, its worker, the
+ * kernel's OOM killer). */
+static int exit_is_crash(int64_t code, int sig) {
+    if (sig) return sig != SIGKILL && sig != SIGTERM && sig != SIGINT && sig != SIGHUP;
+    return code != 0;
+}
+
+/* "killed by signal 11 (Segmentation fault)" or "exited with code 3", and
+ * its stderr's last lines. */
+static void describe_exit(char *out, size_t n, int64_t code, int sig, const char *tail) {
+    if (!sig && !code) { /* not an exit: the master's reason (its worker was lost) */
+        snprintf(out, n, "%s", tail && *tail ? tail : "its worker was lost");
+        return;
+    }
+    int k = sig ? snprintf(out, n, "its process was killed by signal %d (%s)", sig, strsignal(sig))
+                : snprintf(out, n, "its process exited with code %lld", (long long)code);
+    if (tail && *tail && k > 0 && (size_t)k < n) snprintf(out + k, n - (size_t)k, "; the last lines of its stderr: %s", tail);
+}
+
+/* End a lost executor's attempts: failures when crash, else attempts
+ * that run again without counting. */
+static void post_lost(cluster *k, int exec, const uint64_t *ids, size_t n, const char *why, int crash) {
+    for (size_t i = 0; i < n; i++) post_ended(k, ids[i], exec, why, !crash);
+}
+
+/* The master's word on how executor id ended (or that its worker was
+ * lost: code and signal 0). */
+static void exec_exit_known(cluster *k, int id, int64_t code, int sig, const char *tail) {
+    char how[900], why[1700];
+    for (lost_exec **pp = &k->lost; *pp; pp = &(*pp)->next) {
+        lost_exec *e = *pp;
+        if (e->exec != id) continue;
+        describe_exit(how, sizeof how, code, sig, tail);
+        int crash = exit_is_crash(code, sig);
+        snprintf(why, sizeof why, "%s; %s%s", e->why, how, crash ? "" : " (not counted as a task failure)");
+        post_lost(k, e->exec, e->ids, e->n, why, crash);
+        *pp = e->next;
+        free(e->ids);
+        free(e);
+        return;
+    }
+    cexec *x = exec_of(k, id);
+    if (x && x->alive) { /* its connection has yet to close */
+        x->exit_known = 1;
+        x->exit_code = code;
+        x->exit_sig = sig;
+        snprintf(x->exit_tail, sizeof x->exit_tail, "%s", tail ? tail : "");
+    }
+}
+
+/* Attempts whose executor's end went untold past the wait (or all of
+ * them, when the driver stops): they run again, not counted. */
+static void flush_lost(cluster *k, uint64_t now, int all) {
+    char why[900];
+    for (lost_exec **pp = &k->lost; *pp;) {
+        lost_exec *e = *pp;
+        if (!all && now < e->deadline_ms) {
+            pp = &e->next;
+            continue;
+        }
+        snprintf(why, sizeof why, "%s (not counted as a task failure)", e->why);
+        post_lost(k, e->exec, e->ids, e->n, why, 0);
+        *pp = e->next;
+        free(e->ids);
+        free(e);
+    }
+}
+
+/* An executor's connection closed: it is lost, and its attempts end --
+ * once the master tells how its process ended (see lost_exec). */
 static void exec_lost(cluster *k, cexec *x, const char *reason) {
     char why[700];
     snprintf(why, sizeof why, "executor %d lost: %s", x->id, reason);
@@ -595,7 +695,25 @@ static void exec_lost(cluster *k, cexec *x, const char *reason) {
     }
     for (size_t i = 0; i < n; i++) ctask_free(idmap_del(&k->tasks, ids[i]));
     pthread_mutex_unlock(&k->mu);
-    for (size_t i = 0; i < n; i++) post_failed(k, ids[i], x->id, why);
+    lost_exec *e = NULL;
+    if (x->exit_known) {
+        char how[900], full[1700];
+        describe_exit(how, sizeof how, x->exit_code, x->exit_sig, x->exit_tail);
+        int crash = exit_is_crash(x->exit_code, x->exit_sig);
+        snprintf(full, sizeof full, "%s; %s%s", why, how, crash ? "" : " (not counted as a task failure)");
+        post_lost(k, x->id, ids, n, full, crash);
+    } else if (n && !k->stopping && k->master && (e = calloc(1, sizeof *e))) {
+        e->exec = x->id;
+        e->ids = ids;
+        e->n = n;
+        ids = NULL;
+        snprintf(e->why, sizeof e->why, "%s", why);
+        e->deadline_ms = uv_now(iol_uv(k->l)) + LOST_WAIT_MS;
+        e->next = k->lost;
+        k->lost = e;
+    } else {
+        post_lost(k, x->id, ids, n, why, 0);
+    }
     free(ids);
     if (!k->stopping) log_msg(LOG_WARN, "driver", "%s", why);
     sched_event *ev = calloc(1, sizeof *ev);
@@ -859,6 +977,7 @@ static void on_watch(uv_timer_t *t) {
     cluster *k = (cluster *)((char *)t->data - offsetof(cluster, watch));
     uint64_t now = uv_now(iol_uv(k->l)), prev = k->watch_ms;
     k->watch_ms = now;
+    flush_lost(k, now, 0);
     if (prev && now - prev > k->timeout_ms / 2) { /* this loop was held up: frames may wait unread */
         for (int i = 0; i < k->nexec; i++) k->execs[i].heard_ms = now;
         return;
@@ -1050,6 +1169,7 @@ static void start_fn(void *arg) {
 static void stop_fn(void *arg) {
     cluster *k = arg;
     k->stopping = 1;
+    flush_lost(k, 0, 1);
     if (k->master && k->app_id[0]) {
         msg_val f[] = {msg_str(k->app_id)};
         conn_send_msg(k->master, M_UNREGISTER_APP, f, 1);

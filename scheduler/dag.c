@@ -1434,6 +1434,29 @@ static void lose_output(dag *d, shuffle_out *so, int m) {
     mo_unset(so, m);
 }
 
+/* Executor exec is gone, and the map outputs it served with it (as
+ * Spark's without an external shuffle service): forget them at once rather
+ * than wait for every reader's fetch to miss them.  A map stage running
+ * for a job runs the lost tasks again; a stage that reads a lost output
+ * finds its parent incomplete when its next task is dispatched (or when a
+ * running one's fetch fails) and submits it again. */
+static void lose_exec_outputs(dag *d, int exec) {
+    for (uint32_t i = 0; i < d->maps.cap; i++) {
+        stage *p = d->maps.vals[i];
+        if (!p || p->dropped) continue;
+        shuffle_out *so = mo_find(&d->mo, p->shuffle_id);
+        for (int m = 0; so && m < so->nmaps && m < p->ntasks; m++) {
+            if (!so->m[m].have || so->m[m].exec != exec) continue;
+            lose_output(d, so, m);
+            if (p->state[m] != T_DONE) continue;
+            p->state[m] = T_PENDING;
+            p->done--;
+            if (p->job && !p->job->finishing && !p->waiting && !p->nrun[m] && !p->queued[m] && launch(d, p->job, p, m))
+                job_fail_here(d, p->job, EM_ENOMEM);
+        }
+    }
+}
+
 /* Register map output idx of s from a successful attempt; takes the
  * per-reduce segment sizes from the result.  0 or EM_ENOMEM. */
 static int register_output(dag *d, stage *s, int idx, sched_event *ev) {
@@ -1514,9 +1537,10 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
     int others = s->nrun[idx] > 0 || s->queued[idx] > 0; /* a copy queued will run */
     if (!s->nrun[idx]) s->state[idx] = T_PENDING;
     int rc = 0;
-    /* Denied a commit (another attempt committed) or killed while the job
-     * goes on: not a failure, run it again if nothing else runs it. */
-    if (res->commit_denied || ev->killed) rc = others ? 0 : launch(d, j, s, idx);
+    /* Denied a commit (another attempt committed), killed while the job
+     * goes on, or lost with an executor that did not die of it: not a
+     * failure, run it again if nothing else runs it. */
+    if (res->commit_denied || ev->killed || ev->lost) rc = others ? 0 : launch(d, j, s, idx);
     else if (res->status == EM_EFETCH && res->fetch_map >= 0 && idmap_get(&d->maps, res->fetch_shuffle)) {
         /* The map output is gone or corrupt: forget it, rerun that map task,
          * then this one.  Every reader of a lost output reports it; only the
@@ -1903,10 +1927,11 @@ static void *sched_main(void *arg) {
             case EV_CALL: ev->call(d, ev->arg); break;
             case EV_EXEC_ADDED: et_add(&d->execs, ev->exec, ev->cores, ev->backlog); break; /* ENOMEM: an executor never used */
             case EV_EXEC_LOST: {
-                /* Its attempts end as failures (the backend posts them);
-                 * lost outputs are found by the fetches that miss them. */
+                /* Its attempts end as the backend posts them; its map
+                 * outputs went with it. */
                 exec_rec *x = et_find(&d->execs, ev->exec);
                 if (x) x->alive = 0;
+                lose_exec_outputs(d, ev->exec);
                 break;
             }
             case EV_APP_FAILED: fail_all(d, ev->res.status, ev->res.errmsg); break;

@@ -37,6 +37,9 @@ typedef struct sched_event {
                                cores, queued (-1: any number; 0: one per core,
                                as a cluster's executors) */
     int killed;             /* EV_TASK_ENDED: ended because it was killed */
+    int lost;               /* EV_TASK_ENDED: its executor was lost, not by
+                               this attempt's doing (killed from outside, cut
+                               off, its worker lost): not a task failure */
     uint64_t start_us, end_us; /* EV_TASK_ENDED: on the executor's clock */
     char text[128];         /* EV_EXEC_ADDED: address; EV_EXEC_LOST: reason */
     task_result res;        /* EV_TASK_ENDED (res.task_id names the attempt) */

@@ -88,8 +88,8 @@ static void tell_lost(void *ud, const master_exec *e) {
     peer *p = peer_by_id(d, P_DRIVER, e->app);
     log_msg(LOG_INFO, "master", "executor %s/%d on worker %s lost", e->app, e->id, e->worker);
     if (p) {
-        msg_val f[] = {msg_u((uint64_t)e->id), msg_str("its worker was lost")};
-        send_msg(p->c, M_EXECUTOR_LOST, f, 2);
+        msg_val f[] = {msg_u((uint64_t)e->id), msg_str("its worker was lost"), msg_i(0), msg_u(0)};
+        send_msg(p->c, M_EXECUTOR_LOST, f, 4);
     }
 }
 
@@ -236,8 +236,8 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
         if (!copy_str(id, sizeof id, &m.f[0]) && !master_executor_exited(d->m, id, (int)m.f[1].u)) {
             peer *drv = peer_by_id(d, P_DRIVER, id);
             if (drv) {
-                msg_val f[] = {m.f[1], m.f[4]};
-                send_msg(drv->c, M_EXECUTOR_LOST, f, 2);
+                msg_val f[] = {m.f[1], m.f[4], m.f[2], m.f[3]};
+                send_msg(drv->c, M_EXECUTOR_LOST, f, 4);
             }
             master_schedule(d->m, tell_launch, d);
         }

@@ -662,3 +662,120 @@ TEST(cluster_fetch_retried_after_dropped_connection) {
     CHECK(d.map_tasks_run > 4);
     em_close(c);
 }
+
+/* ------------------------------------------------------- lost executors */
+
+/* v == 3 kills its own executor with SIGKILL, once (the first to create
+ * the marker file arg): a kill from outside as far as the driver knows. */
+static int fn_kill_executor_once(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t v = rec_i64(in);
+    if (v == 3) {
+        int fd = open((const char *)arg, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd >= 0) {
+            close(fd);
+            raise(SIGKILL);
+        }
+    }
+    return em_emit_i64(out, v);
+}
+
+/* v == 3 aborts its executor, every time: the task's own crash. */
+static int fn_abort_on_3(const em_rec *in, em_emitter *out, const void *arg) {
+    if (rec_i64(in) == 3) abort();
+    return em_emit_i64(out, rec_i64(in));
+}
+
+/* Run jobs until both executors of a local-cluster[2,1] have run tasks
+ * (the scheduler knows both): 1 or 0. */
+static int both_executors_up(em_ctx *c) {
+    for (int i = 0; i < 100; i++) {
+        em_batch *pb = NULL;
+        if (em_collect(em_map(em_range(c, 0, 8, 1, 8), fn_pid, NULL, 0), &pb)) return 0;
+        size_t pos = 0;
+        em_rec r;
+        int64_t first = -1;
+        int two = 0;
+        while (em_batch_next(pb, &pos, &r) == 1) {
+            if (first < 0) first = rec_i64(&r);
+            two |= rec_i64(&r) != first;
+        }
+        em_batch_free(pb);
+        if (two) return 1;
+        usleep(50 * 1000);
+    }
+    return 0;
+}
+
+/* An executor killed from outside (SIGKILL) mid-stage: its attempts run
+ * again elsewhere without counting as task failures, so the job succeeds
+ * even with ember.task.maxFailures = 1. */
+TEST(cluster_killed_executor_not_a_task_failure) {
+    em_ctx *c = open_cluster("local-cluster[2,1,512]", "ember.task.maxFailures", "1", NULL, NULL);
+    CHECK(c);
+    CHECK(both_executors_up(c));
+    const char *marker = tmp_path("killed.marker");
+    em_batch *b = NULL;
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    CHECK_OK(em_collect(em_map(em_range(c, 0, 8, 1, 8), fn_kill_executor_once, marker, strlen(marker) + 1), &b));
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(em_batch_count(b), 8);
+    CHECK_EQ_I64(batch_sum_i64(b), 28);
+    em_batch_free(b);
+    CHECK(s1.tasks_failed - s0.tasks_failed >= 1); /* the killed attempt ended */
+    CHECK(access(marker, F_OK) == 0);
+    em_close(c);
+}
+
+/* An executor killed while a reduce stage runs: the map outputs it held
+ * are forgotten at once and recomputed, and the sums are exact. */
+static int fn_kill_on_key0(const em_rec *in, em_emitter *out, const void *arg) {
+    if (em_i64_dec(in->key) == 0) {
+        int fd = open((const char *)arg, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd >= 0) {
+            close(fd);
+            raise(SIGKILL);
+        }
+    }
+    return em_emit_pair(out, in->key, in->klen, in->val, in->vlen);
+}
+
+TEST(cluster_killed_executor_outputs_recomputed) {
+    em_ctx *c = open_cluster("local-cluster[2,1,512]", "ember.task.maxFailures", "2", NULL, NULL);
+    CHECK(c);
+    CHECK(both_executors_up(c));
+    const char *marker = tmp_path("killed-reduce.marker");
+    int64_t m = 10;
+    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 20000, 1, 6), fn_mod_key, &m, sizeof m), fn_sum_i64, NULL,
+                                    0, 2);
+    em_rdd *out = em_map(sums, fn_kill_on_key0, marker, strlen(marker) + 1);
+    em_batch *b = NULL;
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    CHECK_OK(em_collect(out, &b));
+    em_get_stats(c, &s1);
+    CHECK(check_mod_sums(b, 20000, 10));
+    em_batch_free(b);
+    CHECK(access(marker, F_OK) == 0);
+    /* 6 map tasks, and again those whose outputs died with the executor. */
+    CHECK(s1.map_tasks_run - s0.map_tasks_run > 6);
+    em_close(c);
+}
+
+/* A task that crashes its executor (abort) fails the job after
+ * ember.task.maxFailures attempts, with a message naming the signal; the
+ * next job runs on replacement executors. */
+TEST(cluster_crashing_task_fails_job_naming_signal) {
+    em_ctx *c = open_cluster("local-cluster[2,1,512]", "ember.task.maxFailures", "2", NULL, NULL);
+    CHECK(c);
+    em_batch *b = NULL;
+    int rc = em_collect(em_map(em_range(c, 0, 8, 1, 8), fn_abort_on_3, NULL, 0), &b);
+    CHECK(rc != 0);
+    CHECK_STR_CONTAINS(em_errmsg(), "killed by signal 6");
+    CHECK_STR_CONTAINS(em_errmsg(), "lost");
+    b = NULL;
+    CHECK_OK(em_collect(em_map(em_range(c, 0, 8, 1, 8), fn_double_i64, NULL, 0), &b));
+    CHECK_EQ_I64(batch_sum_i64(b), 56);
+    em_batch_free(b);
+    em_close(c);
+}
