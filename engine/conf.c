@@ -103,6 +103,21 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.cleaner.referenceTracking.cleanCheckpoints", .def = "false", .type = CONF_BOOL},
     /* auto: draw the bar only when stderr is a terminal; true; false. */
     {.key = "ember.progress", .def = "auto", .type = CONF_ENUM, .choices = progress_choices},
+    /* Excluding executors whose tasks fail, as Spark's excludeOnFailure
+     * (its names and defaults: off; 1 attempt of a task per executor; 2
+     * failed tasks of a stage; 2 failed tasks of successful stages for the
+     * application, for an hour). */
+    {.key = "ember.excludeOnFailure.enabled", .def = "false", .type = CONF_BOOL},
+    {.key = "ember.excludeOnFailure.task.maxTaskAttemptsPerExecutor", .def = "1", .type = CONF_INT, .min = 1,
+     .max = INT32_MAX},
+    {.key = "ember.excludeOnFailure.stage.maxFailedTasksPerExecutor", .def = "2", .type = CONF_INT, .min = 1,
+     .max = INT32_MAX},
+    {.key = "ember.excludeOnFailure.application.maxFailedTasksPerExecutor", .def = "2", .type = CONF_INT, .min = 1,
+     .max = INT32_MAX},
+    {.key = "ember.excludeOnFailure.timeout", .def = "1h", .type = CONF_DURATION, .unit_ms = 1, .min = 1,
+     .max = INT64_MAX / 1000},
+    {.key = "ember.scheduler.excludeOnFailure.unschedulableTaskSetTimeout", .def = "120s", .type = CONF_DURATION,
+     .unit_ms = 1, .min = 0, .max = INT64_MAX / 1000},
     /* Speculation, as Spark 4's (its defaults). */
     {.key = "ember.speculation", .def = "false", .type = CONF_BOOL},
     {.key = "ember.speculation.interval", .def = "100ms", .type = CONF_DURATION, .unit_ms = 1, .min = 1,

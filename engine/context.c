@@ -490,6 +490,12 @@ int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
     j.spec_min_ms = conf_duration_ms(ctx->conf, "ember.speculation.minTaskRuntime");
     j.locality_wait_ms = conf_duration_ms(ctx->conf, "ember.locality.wait");
     j.max_result_bytes = (uint64_t)conf_size(ctx->conf, "ember.driver.maxResultSize");
+    j.excl_enabled = conf_bool(ctx->conf, "ember.excludeOnFailure.enabled");
+    j.excl_task_per_exec = (int)conf_i64(ctx->conf, "ember.excludeOnFailure.task.maxTaskAttemptsPerExecutor");
+    j.excl_stage_per_exec = (int)conf_i64(ctx->conf, "ember.excludeOnFailure.stage.maxFailedTasksPerExecutor");
+    j.excl_app_per_exec = (int)conf_i64(ctx->conf, "ember.excludeOnFailure.application.maxFailedTasksPerExecutor");
+    j.excl_timeout_ms = conf_duration_ms(ctx->conf, "ember.excludeOnFailure.timeout");
+    j.excl_unsched_ms = conf_duration_ms(ctx->conf, "ember.scheduler.excludeOnFailure.unschedulableTaskSetTimeout");
     const char *faults = em_conf_get(ctx->conf, "ember.test.faults");
     char *faults_copy = faults && *faults ? strdup(faults) : NULL;
     int nomem = faults && *faults && !faults_copy;

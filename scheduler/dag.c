@@ -28,6 +28,7 @@
 #include "err.h"
 #include "fnref.h"
 #include "idmap.h"
+#include "log.h"
 #include "placement.h"
 #include "progress.h"
 #include "taskbuild.h"
@@ -87,6 +88,12 @@ typedef struct stage {
     uint8_t resubmit;   /* dispatch found a parent incomplete: submit again */
     uint64_t counted;   /* the last job (seq) whose stats counted it */
     uint32_t mark;      /* == dag.gen: visited by the current walk */
+    /* ember.excludeOnFailure: per (task, executor) pair, the failed
+     * attempts there since the stage was last idle. */
+    struct fail_rec {
+        int idx, exec, n;
+    } *fails;
+    int nfails, capfails;
 } stage;
 
 /* An attempt running now: its stage, task and record, and the job it
@@ -186,6 +193,7 @@ typedef struct runq_entry {
     int idx;
     int speculative;
     uint64_t since_us; /* queued at */
+    uint64_t unsched_us; /* first found with every executor excluded for it (0: never) */
 } runq_entry;
 
 /* A call a driver thread waits for. */
@@ -226,6 +234,7 @@ static void stage_free(stage *s) {
     free(s->queued);
     free(s->att);
     free(s->reg_task);
+    free(s->fails);
     free(s);
 }
 
@@ -814,6 +823,70 @@ static void job_fail_here(dag *d, job *j, int code);
 
 static int job_part(const job *j, int idx) { return j->spec.parts ? j->spec.parts[idx] : idx; }
 
+/* ------------------------------------------------ excludeOnFailure */
+
+/* A counted failure of task idx on executor exec (for exclusion; a
+ * record that cannot grow is only a missed exclusion). */
+static void note_failure(stage *s, int idx, int exec) {
+    for (int i = 0; i < s->nfails; i++)
+        if (s->fails[i].idx == idx && s->fails[i].exec == exec) {
+            s->fails[i].n++;
+            return;
+        }
+    if (s->nfails == s->capfails) {
+        int cap = s->capfails ? 2 * s->capfails : 8;
+        struct fail_rec *f = realloc(s->fails, sizeof *f * (size_t)cap);
+        if (!f) return;
+        s->fails = f;
+        s->capfails = cap;
+    }
+    s->fails[s->nfails++] = (struct fail_rec){idx, exec, 1};
+}
+
+/* Whether executor x may not run task idx of s (Spark's rules: excluded
+ * for the application, for the task, or for the stage). */
+static int excluded_for(const job *j, const stage *s, int idx, const exec_rec *x, uint64_t now) {
+    if (x->excluded_until_us > now) return 1;
+    int tasks = 0;
+    for (int i = 0; i < s->nfails; i++) {
+        const struct fail_rec *f = &s->fails[i];
+        if (f->exec != x->id) continue;
+        if (f->idx == idx && f->n >= j->spec.excl_task_per_exec) return 1;
+        tasks++;
+    }
+    return tasks >= j->spec.excl_stage_per_exec;
+}
+
+/* Set every executor's skip for task idx of s; the number of executors
+ * alive that may run it. */
+static int mark_excluded(dag *d, const job *j, const stage *s, int idx, uint64_t now) {
+    int allowed = 0;
+    for (int i = 0; i < d->execs.n; i++) {
+        exec_rec *x = &d->execs.v[i];
+        x->skip = excluded_for(j, s, idx, x, now);
+        allowed += x->alive && !x->skip;
+    }
+    return allowed;
+}
+
+/* Stage s succeeded: the executors where its tasks failed have them
+ * counted, and one reaching the application's limit is excluded for the
+ * timeout (its count starts again). */
+static void exclude_after_stage(dag *d, const job *j, stage *s) {
+    if (!j->spec.excl_enabled || !s->nfails) return;
+    uint64_t now = ev_now_us();
+    for (int i = 0; i < s->nfails; i++) {
+        exec_rec *x = et_find(&d->execs, s->fails[i].exec);
+        if (!x || ++x->failed_tasks < j->spec.excl_app_per_exec) continue;
+        x->failed_tasks = 0;
+        x->excluded_until_us = now + (uint64_t)j->spec.excl_timeout_ms * 1000u;
+        log_msg(LOG_WARN, "driver",
+                "executor %d excluded for %lld ms: %d tasks failed on it (ember.excludeOnFailure.application)", x->id,
+                (long long)j->spec.excl_timeout_ms, j->spec.excl_app_per_exec);
+    }
+    s->nfails = 0;
+}
+
 /* Launch an attempt of task idx of s, for j, on executor x. */
 static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, exec_rec *x) {
     const job_spec *js = &j->spec;
@@ -931,6 +1004,7 @@ static int enqueue(dag *d, job *j, stage *s, int idx, int speculative) {
     e->idx = idx;
     e->speculative = speculative;
     e->since_us = ev_now_us();
+    e->unsched_us = 0;
     s->queued[idx]++;
     activate(d, s);
     return 0;
@@ -1018,7 +1092,27 @@ static int dispatch_pass(dag *d) {
             int part = s->shuffled ? e->idx : job_part(j, e->idx);
             int pref = cache_pref(s->rdd, part);
             uint64_t due = e->since_us + (uint64_t)j->spec.locality_wait_ms * 1000u;
-            exec_rec *x = et_choose(&d->execs, pref, e->speculative ? running_exec(s, e->idx) : -1, now >= due);
+            int excl = j->spec.excl_enabled;
+            if (excl && !mark_excluded(d, j, s, e->idx, now) && d->execs.n) {
+                /* Every executor is excluded for it: wait for another
+                 * (a replacement, one yet to register) for
+                 * unschedulableTaskSetTimeout, then fail the job, as
+                 * Spark aborts such a task set. */
+                if (!e->unsched_us) e->unsched_us = now;
+                uint64_t dl = e->unsched_us + (uint64_t)j->spec.excl_unsched_ms * 1000u;
+                if (now >= dl) {
+                    j->launch_rc = EM_EJOB;
+                    snprintf(j->launch_msg, sizeof j->launch_msg,
+                             "Task %d in stage %u cannot run anywhere: every executor is excluded for it after its "
+                             "failures there (ember.excludeOnFailure), and none came in %lld ms",
+                             e->idx, s->id, (long long)j->spec.excl_unsched_ms);
+                    break;
+                }
+                if (!d->locality_due_us || dl < d->locality_due_us) d->locality_due_us = dl;
+                continue;
+            }
+            e->unsched_us = 0;
+            exec_rec *x = et_choose(&d->execs, pref, e->speculative ? running_exec(s, e->idx) : -1, now >= due, excl);
             if (!x) {
                 if (!et_any_room(&d->execs)) full = 1;
                 else if (!d->locality_due_us || due < d->locality_due_us) d->locality_due_us = due;
@@ -1084,6 +1178,7 @@ static void take_stage(dag *d, stage *s, job *j) {
         runq_move(d, s, s->job, j);
     } else {
         s->fetch_failures = 0;
+        s->nfails = 0;
         for (int i = 0; i < s->ntasks; i++) s->attempts[i] = 0;
         if (!s->running) s->natt = 0;
     }
@@ -1491,6 +1586,7 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
                 return 0;
             }
             if (stage_complete(d, s)) {
+                exclude_after_stage(d, j, s);
                 s->job = NULL;
                 resubmit_waiting(d);
             }
@@ -1526,6 +1622,7 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
             d->dirty = j;
         }
         if (s->done == s->ntasks) {
+            exclude_after_stage(d, j, s);
             j->finishing = 1;
             if (j->save) kill_stage(d, s); /* losers: none may still write on return */
             try_end(d, j);
@@ -1562,10 +1659,12 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
             }
         }
         if (!others) rc = submit_stage(d, j, s);
-    } else if (++s->attempts[idx] >= j->spec.max_failures) {
-        fail_dependents(d, s, idx, s->attempts[idx], res, j);
-        return 0;
     } else {
+        if (j->spec.excl_enabled) note_failure(s, idx, ev->exec);
+        if (++s->attempts[idx] >= j->spec.max_failures) {
+            fail_dependents(d, s, idx, s->attempts[idx], res, j);
+            return 0;
+        }
         rc = others ? 0 : launch(d, j, s, idx);
     }
     if (rc) job_fail_here(d, j, rc);
@@ -1906,7 +2005,9 @@ static void check_stuck(dag *d) {
         return;
     }
     d->starved_us = 0;
-    if (d->running || (d->nrunq && !et_any_room(&d->execs))) return; /* (no executor yet: waiting is right) */
+    /* (No executor yet, or a task waits for a time -- the executor holding
+     * its input, or one it is not excluded from: waiting is right.) */
+    if (d->running || d->locality_due_us || (d->nrunq && !et_any_room(&d->execs))) return;
     for (job *j = d->jobs, *next; j; j = next) {
         next = j->next;
         if (!j->finishing)

@@ -58,6 +58,16 @@ typedef struct job_spec {
     /* ember.driver.maxResultSize: the results of all of the job's tasks
      * together may not be larger (0: no limit). */
     uint64_t max_result_bytes;
+    /* ember.excludeOnFailure.* (Spark's): off unless enabled; a task's
+     * attempts avoid an executor where it failed task_per_exec times; a
+     * stage avoids one where stage_per_exec of its tasks failed; after a
+     * stage succeeds, an executor where app_per_exec of its tasks failed
+     * gets no task for timeout_ms. */
+    int excl_enabled, excl_task_per_exec, excl_stage_per_exec, excl_app_per_exec;
+    int64_t excl_timeout_ms;
+    /* A task every executor is excluded for waits this long for another
+     * (ember.scheduler.excludeOnFailure.unschedulableTaskSetTimeout). */
+    int64_t excl_unsched_ms;
 } job_spec;
 
 /* A scheduler with its event queue; it runs jobs once started. */

@@ -50,15 +50,16 @@ int et_any_room(const exec_table *t) {
     return 0;
 }
 
-exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out) {
+exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_skip) {
     exec_rec *p = pref >= 0 ? et_find(t, pref) : NULL;
+    if (p && use_skip && p->skip) p = NULL; /* excluded: as if nothing were cached */
     if (p && et_has_room(p)) return p;
     if (p && p->alive && !waited_out) return NULL;
     exec_rec *best = NULL;
     long best_room = -1;
     for (int i = 0; i < t->n; i++) {
         exec_rec *x = &t->v[i];
-        if (!et_has_room(x)) continue;
+        if (!et_has_room(x) || (use_skip && x->skip)) continue;
         long room = x->backlog < 0 ? (long)1 << 40 : (long)(x->cores + x->backlog - x->assigned);
         if (x->id == avoid) room = 0; /* last resort */
         if (room > best_room) {

@@ -17,6 +17,13 @@ typedef struct exec_rec {
     int backlog;   /* attempts it accepts beyond its cores (-1: any number) */
     int assigned;  /* attempts launched on it, not yet ended */
     int alive;
+    /* ember.excludeOnFailure: failed tasks of successful stages counted
+     * against it, and until when it gets no task (ev_now_us; 0: never
+     * excluded).  skip: excluded for the attempt being placed (set by the
+     * scheduler just before et_choose, read when use_skip). */
+    int failed_tasks;
+    uint64_t excluded_until_us;
+    int skip;
 } exec_rec;
 
 typedef struct exec_table {
@@ -35,8 +42,9 @@ int et_any_room(const exec_table *t);
  * none known): pref if it has room; else, once the attempt's locality wait
  * is over (waited_out) or when pref is gone, the executor with the most
  * room, avoiding `avoid` (a speculative copy's original) while another has
- * room.  NULL: none has room, or the attempt should wait for pref. */
-exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out);
+ * room.  With use_skip, executors whose skip is set are never chosen.
+ * NULL: none has room, or the attempt should wait for pref. */
+exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_skip);
 
 /* The executor holding partition part of r's input in its cache: r or an
  * ancestor through one-to-one narrow dependencies (an operator, a union)

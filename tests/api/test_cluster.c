@@ -779,3 +779,115 @@ TEST(cluster_crashing_task_fails_job_naming_signal) {
     em_batch_free(b);
     em_close(c);
 }
+
+/* ------------------------------------------------- excludeOnFailure */
+
+/* The executor that runs v == 0 first is bad: it records its pid in the
+ * marker file arg; every task run there fails. */
+static int fn_fail_on_bad_executor(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t v = rec_i64(in);
+    const char *marker = arg;
+    if (v == 0) {
+        int fd = open(marker, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd >= 0) {
+            char s[32];
+            int n = snprintf(s, sizeof s, "%d\n", (int)getpid());
+            if (write(fd, s, (size_t)n) != n) return em_fail("cannot write the pid");
+            close(fd);
+        }
+    }
+    FILE *f = fopen(marker, "r");
+    int bad = 0;
+    if (f) {
+        if (fscanf(f, "%d", &bad) != 1) bad = 0;
+        fclose(f);
+    }
+    if (bad == (int)getpid()) return em_fail("this executor is bad");
+    return em_emit_i64(out, v);
+}
+
+static int fn_fail_on_5(const em_rec *in, em_emitter *out, const void *arg) {
+    if (rec_i64(in) == 5) return em_fail("partition 5 fails everywhere");
+    return em_emit_i64(out, rec_i64(in));
+}
+
+/* Whether a job of n tasks ran any on process pid. */
+static int ran_on(em_ctx *c, int n, int pid, int *ok) {
+    em_batch *b = NULL;
+    *ok = !em_collect(em_map(em_range(c, 0, n, 1, n), fn_pid, NULL, 0), &b);
+    size_t pos = 0;
+    em_rec r;
+    int found = 0;
+    while (*ok && em_batch_next(b, &pos, &r) == 1) found |= rec_i64(&r) == pid;
+    em_batch_free(b);
+    return found;
+}
+
+/* ember.excludeOnFailure: a task does not run again where it failed, a
+ * stage stops using an executor where two of its tasks failed, and after
+ * the stage an executor with failed tasks is left out of later jobs until
+ * the timeout; a task that no executor may run fails its job at once. */
+TEST(cluster_exclude_on_failure) {
+    em_conf *conf = em_conf_new();
+    CHECK(conf);
+    CHECK_OK(em_conf_set(conf, "ember.local.dir", test_scratchdir()));
+    CHECK_OK(em_conf_set(conf, "ember.excludeOnFailure.enabled", "true"));
+    CHECK_OK(em_conf_set(conf, "ember.excludeOnFailure.application.maxFailedTasksPerExecutor", "1"));
+    CHECK_OK(em_conf_set(conf, "ember.excludeOnFailure.timeout", "2s"));
+    CHECK_OK(em_conf_set(conf, "ember.scheduler.excludeOnFailure.unschedulableTaskSetTimeout", "300ms"));
+    em_ctx *c = em_open("local-cluster[3,1,512]", conf);
+    em_conf_free(conf);
+    CHECK(c);
+    /* All three executors up first: the stage below always has two good
+     * ones to go to. */
+    int three = 0;
+    for (int i = 0; i < 200 && !three; i++) {
+        em_batch *pb = NULL;
+        CHECK_OK(em_collect(em_map(em_range(c, 0, 12, 1, 12), fn_pid, NULL, 0), &pb));
+        int64_t pids[3] = {0, 0, 0};
+        int n = 0;
+        size_t pos = 0;
+        em_rec r;
+        while (em_batch_next(pb, &pos, &r) == 1) {
+            int64_t p = rec_i64(&r);
+            int seen = 0;
+            for (int k = 0; k < n; k++) seen |= pids[k] == p;
+            if (!seen && n < 3) pids[n++] = p;
+        }
+        em_batch_free(pb);
+        three = n == 3;
+        if (!three) usleep(50 * 1000);
+    }
+    CHECK(three);
+    const char *marker = tmp_path("bad.pid");
+    em_batch *b = NULL;
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    CHECK_OK(em_collect(em_map(em_range(c, 0, 12, 1, 12), fn_fail_on_bad_executor, marker, strlen(marker) + 1), &b));
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(batch_sum_i64(b), 66);
+    em_batch_free(b);
+    /* Task 0 failed there and ran elsewhere; at most one more task failed
+     * there before the stage left the executor out. */
+    CHECK(s1.tasks_failed - s0.tasks_failed >= 1 && s1.tasks_failed - s0.tasks_failed <= 2);
+    FILE *f = fopen(marker, "r");
+    int bad = 0;
+    CHECK(f && fscanf(f, "%d", &bad) == 1 && bad > 0);
+    fclose(f);
+    /* Excluded for the application now: the next jobs run elsewhere. */
+    int ok;
+    CHECK(!ran_on(c, 12, bad, &ok));
+    CHECK(ok);
+    /* A task that fails on every executor that may run it: once both good
+     * executors are excluded for it, it waits 300 ms for another, then
+     * fails its job. */
+    int rc = em_collect(em_map(em_range(c, 0, 8, 1, 8), fn_fail_on_5, NULL, 0), &b);
+    CHECK(rc != 0);
+    CHECK_STR_CONTAINS(em_errmsg(), "cannot run anywhere");
+    /* Past the timeout the bad executor takes tasks again. */
+    usleep(2200 * 1000);
+    int back = 0;
+    for (int i = 0; i < 20 && !back; i++) back = ran_on(c, 30, bad, &ok) && ok;
+    CHECK(back);
+    em_close(c);
+}
