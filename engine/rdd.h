@@ -66,6 +66,7 @@ struct em_rdd {
     uint8_t partitioner;        /* enum partitioner_kind */
     uint8_t combine;            /* map-side combine */
     uint8_t descending;
+    uint8_t sides;              /* SR_COGROUP: inputs (2 .. 16) */
     ebuf bounds;                /* PT_RANGE bounds (list) */
     aggdesc agg;                /* owns its fnrefs and blobs */
 
@@ -102,5 +103,10 @@ void rdd_release(em_rdd *r);
 int agg_make(aggdesc *a, void *create, void *merge_value, void *merge_comb, const void *arg,
              size_t arglen, const void *zero, size_t zlen, int has_zero);
 void agg_clear(aggdesc *a);
+/* Compose an operation of others: see rdd.c.  compose_end returns result
+ * (NULL stays NULL, with the helpers freed). */
+struct rdd_scope;
+void compose_begin(struct rdd_scope *sc);
+em_rdd *compose_end(struct rdd_scope *sc, em_rdd *result);
 
 #endif

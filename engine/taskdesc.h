@@ -86,7 +86,11 @@ typedef struct plan_node {
                                  outputs are registered (NULL: all 0) */
     const uint64_t *seglens; /* PN_SHUFFLE: nmaps lengths of this partition's
                                 segments, from the map-output tracker */
-    uint8_t mode, combined, descending; /* PN_SHUFFLE: enum sr_mode ... */
+    uint8_t mode, combined;  /* PN_SHUFFLE: enum sr_mode, map-side combined */
+    union {                  /* PN_SHUFFLE, one byte on the wire: */
+        uint8_t descending;  /*   SR_SORT: order */
+        uint8_t sides;       /*   SR_COGROUP: inputs (0: 2) */
+    };
     aggdesc agg;             /* PN_SHUFFLE */
     uint8_t level;           /* PN_CACHED: storage level */
     uint64_t cache_key;      /* PN_CACHED: the context's cache namespace */

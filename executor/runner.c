@@ -109,7 +109,8 @@ static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
     o.max_record = run->max_record;
     o.mode = (enum sr_mode)n->mode;
     o.map_side_combined = n->combined;
-    o.descending = n->descending;
+    if (o.mode == SR_COGROUP) o.sides = n->sides;
+    else o.descending = n->descending;
     o.mem_budget = run->t->mem_budget;
     o.spill_dir = run->env->local_dir;
     o.codec = run->t->codec;

