@@ -8,6 +8,7 @@
 #include "builtins.h"
 #include "err.h"
 #include "fnref.h"
+#include "numeric.h"
 #include "recfmt.h"
 
 /* Scratch space for building one output value: on the stack when small
@@ -134,6 +135,6 @@ void *const em__builtins[] = {
     (void *)bi_keys,      (void *)bi_values,    (void *)bi_tag,     (void *)bi_join,       (void *)bi_to_key,
     (void *)bi_from_key,  (void *)bi_keep_first, (void *)bi_one,    (void *)em_sum_i64,    (void *)bi_key_eq,
     (void *)bi_tree_key,  (void *)em_min_i64,   (void *)em_max_i64, (void *)em_sum_f64,    (void *)em_min_f64,
-    (void *)em_max_f64,
+    (void *)em_max_f64,   (void *)bi_stats_add, (void *)bi_stats_merge, (void *)bi_hist_add, (void *)bi_hist_merge,
 };
 const int em__nbuiltins = (int)(sizeof em__builtins / sizeof em__builtins[0]);

@@ -561,6 +561,53 @@ EM_API int em_top(em_rdd *rdd, size_t n, em_batch **out);
  * dir exists. */
 EM_API int em_save_as_text_file(em_rdd *rdd, const char *dir);
 
+/* ------------------------------------------------------ numeric actions */
+/* Over RDDs of 8-byte numbers (Spark's DoubleRDDFunctions): type says how
+ * each record's bytes (a pair's value) are read, EM_NUM_I64 (em_i64_enc)
+ * or EM_NUM_F64 (em_f64_enc); int64 values are taken as doubles.  A record
+ * of another length fails the job (EM_EJOB, naming its length).  One job
+ * each; EM_EINVAL for a NULL argument or an unknown type. */
+enum { EM_NUM_I64 = 1, EM_NUM_F64 = 2 };
+/* Spark's StatCounter.  Of an empty RDD: count 0, sum 0, mean, variances
+ * and deviations NaN, max -inf, min +inf.  variance and stdev are the
+ * population's (divided by count, Spark's variance()), the sample_ ones
+ * divided by count - 1 (NaN below 2 values).  A NaN value makes max, min,
+ * mean and the variances NaN. */
+typedef struct em_stat_counter {
+    int64_t count;
+    double sum, mean, variance, stdev, sample_variance, sample_stdev, max, min;
+} em_stat_counter;
+/* Computed in one pass: partials per partition (Welford's update) merged
+ * with Chan's formula, stable however the values are partitioned. */
+EM_API int em_num_stats(em_rdd *rdd, int type, em_stat_counter *out);
+/* The fields of em_num_stats, each by its own job: sum (0 when empty),
+ * mean, population variance and standard deviation (NaN when empty). */
+EM_API int em_sum(em_rdd *rdd, int type, double *out);
+EM_API int em_mean(em_rdd *rdd, int type, double *out);
+EM_API int em_variance(em_rdd *rdd, int type, double *out);
+EM_API int em_stdev(em_rdd *rdd, int type, double *out);
+/* Spark's histogram(bucketCount): bucket_count (>= 1) even buckets from
+ * the minimum to the maximum, computed by one job for the range and one
+ * for the counts.  bounds (bucket_count + 1 doubles) and counts
+ * (bucket_count) are filled for the *nbuckets buckets made: bucket_count,
+ * or 1 ([min, min]) when all values are equal.  Bucket i holds bounds[i]
+ * <= x < bounds[i+1]; the last one also x == max.  EM_EEMPTY for an empty
+ * RDD, EM_EINVAL when it holds an infinity or NaN (no finite range). */
+EM_API int em_histogram(em_rdd *rdd, int type, int bucket_count, double *bounds, int64_t *counts,
+                        int *nbuckets);
+/* Spark's histogram(buckets): counts[i] (nbounds - 1 of them) is the
+ * number of values with bounds[i] <= x < bounds[i+1], the last bucket
+ * closed (x == bounds[nbounds-1] counts); values outside and NaN are not
+ * counted.  bounds: nbounds >= 2 strictly ascending numbers (else
+ * EM_EINVAL naming the bound).  An empty RDD gives zero counts. */
+EM_API int em_histogram_buckets(em_rdd *rdd, int type, const double *bounds, int nbounds, int64_t *counts);
+/* The largest / smallest record, ordered as em_top orders them (key bytes,
+ * then value bytes: numerically for em_i64_enc and em_f64_enc records),
+ * for any RDD; out holds one record.  EM_EEMPTY ("empty collection") on an
+ * empty RDD. */
+EM_API int em_max(em_rdd *rdd, em_batch **out);
+EM_API int em_min(em_rdd *rdd, em_batch **out);
+
 /* ------------------------------------------------ broadcast, accumulators */
 
 /* A read-only blob every task can read.  Handles are plain values: capture

@@ -200,3 +200,134 @@ TEST(ops_cogroup_three_and_four) {
     (void)count_key;
     em_close(c);
 }
+
+/* ------------------------------------------------------- numeric actions */
+
+static em_rdd *f64s(em_ctx *c, const double *v, size_t n, int parts) {
+    em_rec r[64];
+    static uint8_t enc[64][8];
+    for (size_t i = 0; i < n; i++) {
+        em_f64_enc(v[i], enc[i]);
+        r[i] = (em_rec){NULL, 0, enc[i], 8};
+    }
+    return em_parallelize(c, r, n, parts);
+}
+
+static int near(double a, double b) { return fabs(a - b) <= 1e-12 * fmax(1, fabs(b)); }
+
+TEST(ops_stats_i64_f64_and_empty) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    /* 1, 2, 3, 4 in 6 partitions (two empty): mean 2.5, deviations
+     * +-1.5, +-0.5, population variance 5/4, sample 5/3. */
+    int64_t v[] = {1, 2, 3, 4};
+    em_rdd *r = em_parallelize_i64(c, v, 4, 6);
+    em_stat_counter s;
+    CHECK_OK(em_num_stats(r, EM_NUM_I64, &s));
+    CHECK_EQ_I64(s.count, 4);
+    CHECK(s.sum == 10 && s.mean == 2.5 && s.max == 4 && s.min == 1);
+    CHECK(near(s.variance, 1.25) && near(s.sample_variance, 5.0 / 3) && near(s.stdev, sqrt(1.25)));
+    CHECK(near(s.sample_stdev, sqrt(5.0 / 3)));
+    double x;
+    CHECK_OK(em_sum(r, EM_NUM_I64, &x));
+    CHECK(x == 10);
+    CHECK_OK(em_mean(r, EM_NUM_I64, &x));
+    CHECK(x == 2.5);
+    CHECK_OK(em_variance(r, EM_NUM_I64, &x));
+    CHECK(near(x, 1.25));
+    CHECK_OK(em_stdev(r, EM_NUM_I64, &x));
+    CHECK(near(x, sqrt(1.25)));
+    /* Doubles -1.5, 0.5, 2, 10: sum 11, mean 2.75, squared deviations
+     * 18.0625 + 5.0625 + 0.5625 + 52.5625 = 76.25, variance 19.0625. */
+    double d[] = {-1.5, 0.5, 2.0, 10.0};
+    CHECK_OK(em_num_stats(f64s(c, d, 4, 3), EM_NUM_F64, &s));
+    CHECK(s.count == 4 && s.sum == 11 && s.mean == 2.75 && s.max == 10 && s.min == -1.5);
+    CHECK(near(s.variance, 19.0625));
+    /* Stable: 1e9 + {4, 7, 13, 16} one per partition, with empty ones
+     * between: mean 1e9 + 10, variance (36 + 9 + 9 + 36) / 4 = 22.5. */
+    double big[] = {1e9 + 4, 1e9 + 7, 1e9 + 13, 1e9 + 16};
+    CHECK_OK(em_num_stats(f64s(c, big, 4, 7), EM_NUM_F64, &s));
+    CHECK(s.mean == 1e9 + 10);
+    CHECK(fabs(s.variance - 22.5) < 1e-6);
+    /* Empty: count 0, sum 0, mean NaN, max -inf, min +inf (Spark's). */
+    CHECK_OK(em_num_stats(em_empty(c), EM_NUM_F64, &s));
+    CHECK(s.count == 0 && s.sum == 0 && isnan(s.mean) && isnan(s.variance) && s.max == -INFINITY && s.min == INFINITY);
+    CHECK_OK(em_num_stats(em_parallelize_i64(c, v, 0, 3), EM_NUM_I64, &s));
+    CHECK_EQ_I64(s.count, 0);
+    CHECK_OK(em_sum(em_empty(c), EM_NUM_I64, &x));
+    CHECK(x == 0);
+    /* A record that is not 8 bytes fails the job, saying so. */
+    const char *words[] = {"abc"};
+    CHECK(em_num_stats(em_parallelize_str(c, words, 1, 1), EM_NUM_F64, &s) == EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "a record of 3 bytes, not an 8-byte double");
+    CHECK(em_num_stats(r, 7, &s) == EM_EINVAL);
+    em_close(c);
+}
+
+TEST(ops_histogram_both_forms) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    /* Spark's documented example: buckets [1, 10, 20, 50] are [1, 10),
+     * [10, 20), [20, 50]; the values 1 and 50 give 1, 0, 1. */
+    int64_t v[] = {1, 50}, counts[10];
+    double b[] = {1, 10, 20, 50};
+    CHECK_OK(em_histogram_buckets(em_parallelize_i64(c, v, 2, 3), EM_NUM_I64, b, 4, counts));
+    CHECK(counts[0] == 1 && counts[1] == 0 && counts[2] == 1);
+    /* Outside values and NaN are not counted; 9.99 and 10 part ways. */
+    double d[] = {0.5, 9.99, 10, 19, 20, 49.9, 50, 50.5, NAN};
+    CHECK_OK(em_histogram_buckets(f64s(c, d, 9, 4), EM_NUM_F64, b, 4, counts));
+    CHECK(counts[0] == 1 && counts[1] == 2 && counts[2] == 3);
+    /* Empty RDD: zero counts. */
+    counts[0] = counts[1] = counts[2] = 7;
+    CHECK_OK(em_histogram_buckets(em_empty(c), EM_NUM_F64, b, 4, counts));
+    CHECK(counts[0] == 0 && counts[1] == 0 && counts[2] == 0);
+    double bad[] = {1, 1, 2};
+    CHECK(em_histogram_buckets(em_empty(c), EM_NUM_F64, bad, 3, counts) == EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "not ascending");
+    CHECK(em_histogram_buckets(em_empty(c), EM_NUM_F64, b, 1, counts) == EM_EINVAL);
+    /* bucket count: 0..10 into 2 even buckets [0, 5), [5, 10]: 5 and 6. */
+    double bounds[11];
+    int nb;
+    CHECK_OK(em_histogram(em_range(c, 0, 11, 1, 3), EM_NUM_I64, 2, bounds, counts, &nb));
+    CHECK(nb == 2 && bounds[0] == 0 && bounds[1] == 5 && bounds[2] == 10);
+    CHECK(counts[0] == 5 && counts[1] == 6);
+    /* 0..9 into 10 buckets of width 0.9: [0, 0.9) holds 0, [0.9, 1.8) 1,
+     * ..., [7.2, 8.1) 8 and the closed [8.1, 9] 9: one each. */
+    CHECK_OK(em_histogram(em_range(c, 0, 10, 1, 4), EM_NUM_I64, 10, bounds, counts, &nb));
+    CHECK_EQ_I64(nb, 10);
+    CHECK(bounds[10] == 9 && near(bounds[9], 8.1));
+    for (int i = 0; i < 10; i++) CHECK_EQ_I64(counts[i], 1);
+    /* All equal: one bucket [3, 3]. */
+    int64_t same[] = {3, 3, 3};
+    CHECK_OK(em_histogram(em_parallelize_i64(c, same, 3, 2), EM_NUM_I64, 4, bounds, counts, &nb));
+    CHECK(nb == 1 && bounds[0] == 3 && bounds[1] == 3 && counts[0] == 3);
+    CHECK(em_histogram(em_empty(c), EM_NUM_I64, 4, bounds, counts, &nb) == EM_EEMPTY);
+    double inf[] = {1, INFINITY};
+    CHECK(em_histogram(f64s(c, inf, 2, 1), EM_NUM_F64, 4, bounds, counts, &nb) == EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "infinity or NaN");
+    em_close(c);
+}
+
+TEST(ops_max_min) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    double d[] = {0.5, -1.5, 10, 2};
+    em_batch *b;
+    em_rec r;
+    CHECK_OK(em_max(f64s(c, d, 4, 3), &b));
+    CHECK_OK(em_batch_get(b, 0, &r));
+    CHECK(em_f64_dec(r.val) == 10);
+    em_batch_free(b);
+    CHECK_OK(em_min(f64s(c, d, 4, 6), &b));
+    CHECK_OK(em_batch_get(b, 0, &r));
+    CHECK(em_f64_dec(r.val) == -1.5);
+    em_batch_free(b);
+    int64_t v[] = {-7, 3, -100, 42};
+    CHECK_OK(em_min(em_parallelize_i64(c, v, 4, 2), &b));
+    CHECK_EQ_I64(batch_i64_at(b, 0), -100);
+    em_batch_free(b);
+    CHECK(em_max(em_empty(c), &b) == EM_EEMPTY);
+    CHECK(b == NULL);
+    CHECK(em_min(em_parallelize_i64(c, v, 0, 2), &b) == EM_EEMPTY);
+    em_close(c);
+}
