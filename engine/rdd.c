@@ -109,7 +109,7 @@ em_rdd *rdd_op(em_rdd *parent, uint8_t op, const char *opname, void *fn, const v
         em__seterr(EM_EINVAL, "%s: NULL RDD", opname);
         return NULL;
     }
-    if (!fn && op != OP_SAMPLE && op != OP_ZIP_INDEX && op != OP_GLOM) {
+    if (!fn && op != OP_SAMPLE && op != OP_ZIP_INDEX && op != OP_GLOM && op != OP_UNIQUE_ID && op != OP_SPLIT) {
         em__seterr(EM_EINVAL, "%s: NULL function", opname);
         return NULL;
     }

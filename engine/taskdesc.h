@@ -44,6 +44,10 @@ enum op_kind {
     OP_ZIP_INDEX,
     OP_FOLD,       /* fold the partition with fn (from the zero in data, when has_zero);
                       emit the encoded acc, nothing for an empty partition without zero */
+    OP_UNIQUE_ID,  /* (record, start + step * i) for the partition's i-th record:
+                      start = the partition, step = the partition count */
+    OP_SPLIT,      /* keep a record when the partition's seeded uniform draw for it
+                      lies in [lo, hi) (arg: two doubles): random_split */
 };
 
 /* Aggregation: create(v) (FN_NONE: the value itself, or merge_value(zero, v)

@@ -94,6 +94,27 @@ static int push_zip_index(epipe *p, const em_rec *r) {
     return p->next->push(p->next, &o);
 }
 
+/* Spark's zipWithUniqueId: the i-th record of partition k of n gets
+ * k + i * n (in unsigned arithmetic: ids past the int64 range wrap rather
+ * than overflow, which only 2^63 records could reach). */
+static int push_unique_id(epipe *p, const em_rec *r) {
+    uint8_t b[8];
+    if (r->key) return em__seterr(EM_EUSER, "zip_with_unique_id takes plain records, got a pair");
+    em_i64_enc((int64_t)((uint64_t)p->node->start + (uint64_t)p->n++ * (uint64_t)p->node->step), b);
+    em_rec o = {r->val, r->vlen, b, 8};
+    return p->next->push(p->next, &o);
+}
+
+/* random_split: every split draws the same uniform per record (the same
+ * seed per partition), and keeps the records whose draw falls in its own
+ * range, so the splits are disjoint and together hold every record. */
+static int push_split(epipe *p, const em_rec *r) {
+    double lo, hi, x = rng_double(&p->rng);
+    memcpy(&lo, p->node->arg.p, 8);
+    memcpy(&hi, p->node->arg.p + 8, 8);
+    return x >= lo && x < hi ? p->next->push(p->next, r) : 0;
+}
+
 /* OP_FOLD: buf holds the accumulator (an encoded record, from the zero). */
 static int push_fold(epipe *p, const em_rec *r) {
     em_rec acc;
@@ -173,7 +194,13 @@ epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
     p->end = end_none;
     p->arg = n->arg.len ? n->arg.p : NULL;
     emitter_init(&p->em, EMIT_PUSH, next, run->max_record);
-    if (n->op != OP_SAMPLE && n->op != OP_ZIP_INDEX && n->op != OP_GLOM) {
+    if (n->op == OP_SPLIT && n->arg.len != 16) {
+        free(p);
+        em__seterr(EM_EPROTO, "random_split: bad bounds");
+        return NULL;
+    }
+    if (n->op != OP_SAMPLE && n->op != OP_ZIP_INDEX && n->op != OP_GLOM && n->op != OP_UNIQUE_ID &&
+        n->op != OP_SPLIT) {
         if (!(p->fn = fnref_resolve(&n->fn))) {
             free(p);
             return NULL;
@@ -197,6 +224,11 @@ epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
         p->rng = n->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(n->partition + 1));
         break;
     case OP_ZIP_INDEX: p->push = push_zip_index; break;
+    case OP_UNIQUE_ID: p->push = push_unique_id; break;
+    case OP_SPLIT:
+        p->push = push_split;
+        p->rng = n->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(n->partition + 1));
+        break;
     case OP_MAP_PARTITIONS:
         p->push = push_collect;
         p->end = end_map_partitions;

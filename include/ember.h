@@ -440,6 +440,19 @@ EM_API em_rdd *em_coalesce(em_rdd *rdd, int n);
 /* Pairs (record bytes, int64 index) numbered in partition order.  Like
  * Spark, this runs a job to count the partitions first (NULL on failure). */
 EM_API em_rdd *em_zip_with_index(em_rdd *rdd);
+/* Pairs (record bytes, int64 id), Spark's zipWithUniqueId: the i-th
+ * record of partition k of n gets k + i * n.  Unique, not consecutive; no
+ * job runs.  Plain records (a pair fails the task). */
+EM_API em_rdd *em_zip_with_unique_id(em_rdd *rdd);
+/* Split rdd into n RDDs (out[0..n)), Spark's randomSplit: weights (n >= 1
+ * finite numbers >= 0, not all 0) are normalized to ranges of [0, 1); each
+ * record gets one uniform draw from a generator seeded by seed and its
+ * partition, and goes to the split whose range holds it.  So the splits
+ * are disjoint, together hold every record once, and are the same for the
+ * same seed (given a parent whose partitions come out in the same order).
+ * No job runs here; each split recomputes the parent (cache it to compute
+ * it once).  0, or EM_EINVAL (message naming the weight) with out[] NULL. */
+EM_API int em_random_split(em_rdd *rdd, const double *weights, int n, uint64_t seed, em_rdd **out);
 
 /* --------------------------------------------------- wide transformations */
 /* partitions <= 0 means: the parent's partition count (or
@@ -479,6 +492,24 @@ EM_API em_rdd *em_right_outer_join(em_rdd *a, em_rdd *b, int partitions);
 EM_API em_rdd *em_full_outer_join(em_rdd *a, em_rdd *b, int partitions);
 /* Each distinct record (plain or pair) once. */
 EM_API em_rdd *em_distinct(em_rdd *rdd, int partitions);
+/* The distinct records (plain or pair) present in both a and b, once
+ * each, as Spark's intersection (a cogroup of the records as keys). */
+EM_API em_rdd *em_intersection(em_rdd *a, em_rdd *b, int partitions);
+/* The records of a not present in b, keeping a's duplicates (Spark's
+ * subtract).  partitions <= 0: a's partition count (Spark's). */
+EM_API em_rdd *em_subtract(em_rdd *a, em_rdd *b, int partitions);
+/* The pairs of a whose key b lacks (Spark's subtractByKey; b's values are
+ * ignored).  partitions <= 0: a's partition count. */
+EM_API em_rdd *em_subtract_by_key(em_rdd *a, em_rdd *b, int partitions);
+/* The records sorted by the key fn emits for each (as em_key_by), in
+ * ascending or descending byte order of the keys (Spark's sortBy): the
+ * records themselves, without the keys.  Runs a sampling job, as
+ * em_sort_by_key. */
+EM_API em_rdd *em_sort_by(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen, int ascending,
+                          int partitions);
+/* (key, list of the records with that key), the key emitted by fn for each
+ * record (as em_key_by): Spark's groupBy. */
+EM_API em_rdd *em_group_by(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen, int partitions);
 /* Sorted by key bytes (int64 keys: numerically), globally: partition i's keys
  * all precede partition i+1's.  Range partitioner from sampled keys. */
 EM_API em_rdd *em_sort_by_key(em_rdd *rdd, int ascending, int partitions);
@@ -544,6 +575,16 @@ EM_API int em_foreach(em_rdd *rdd, em_foreach_fn fn, const void *arg, size_t arg
 EM_API int em_foreach_partition(em_rdd *rdd, em_foreach_part_fn fn, const void *arg, size_t arglen);
 /* Pairs (key, int64 count). */
 EM_API int em_count_by_key(em_rdd *rdd, em_batch **out);
+/* Pairs (record, int64 count) for each distinct plain record (Spark's
+ * countByValue; a pair record fails the job). */
+EM_API int em_count_by_value(em_rdd *rdd, em_batch **out);
+/* num records drawn at random (Spark's takeSample): without replacement,
+ * num distinct ones (all of them, shuffled, when the RDD has no more); with
+ * replacement, exactly num (none from an empty RDD).  The same seed gives
+ * the same records.  Runs a count, then samples (Spark's fraction, which
+ * falls short with probability 1e-4; then it samples again), and shuffles
+ * on the driver. */
+EM_API int em_take_sample(em_rdd *rdd, int with_replacement, size_t num, uint64_t seed, em_batch **out);
 /* Pairs with one record per key (the last value seen for a key). */
 EM_API int em_collect_as_map(em_rdd *rdd, em_batch **out);
 /* The values of key, as plain records (only the key's partition is scanned

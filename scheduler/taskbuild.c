@@ -131,6 +131,10 @@ static plan_node *build(builder *b, em_rdd *r, int part, int use_cache) {
         n->seed = r->seed;
         n->with_repl = (uint8_t)r->with_repl;
         if (r->op == OP_ZIP_INDEX) n->start = r->zip_starts[part];
+        if (r->op == OP_UNIQUE_ID) {
+            n->start = part;
+            n->step = r->parent->nparts;
+        }
         if (r->op == OP_FOLD) {
             n->has_zero = r->data != NULL;
             n->data.p = r->data;

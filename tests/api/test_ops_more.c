@@ -331,3 +331,246 @@ TEST(ops_max_min) {
     CHECK(em_min(em_parallelize_i64(c, v, 0, 2), &b) == EM_EEMPTY);
     em_close(c);
 }
+
+/* ---------------------------------------- set operations and key functions */
+
+/* Sorted int64 values of a batch of plain records into v; their count. */
+static size_t sorted_i64(em_batch *b, int64_t *v, size_t cap) {
+    size_t n = 0, pos = 0;
+    em_rec r;
+    while (em_batch_next(b, &pos, &r) && n < cap) v[n++] = em_i64_dec(r.val);
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            int64_t t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n;
+}
+
+TEST(ops_intersection_subtract) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t a[] = {1, 2, 2, 3, 3, 3, 5}, b[] = {3, 2, 4, 3}, got[16];
+    em_rdd *ra = em_parallelize_i64(c, a, 7, 3), *rb = em_parallelize_i64(c, b, 4, 5);
+    em_batch *out;
+    /* intersection: distinct common records: 2, 3 */
+    em_rdd *i = em_intersection(ra, rb, 0);
+    CHECK(i);
+    CHECK_EQ_I64(em_num_partitions(i), 5); /* the larger input's */
+    CHECK_OK(em_collect(i, &out));
+    CHECK(sorted_i64(out, got, 16) == 2 && got[0] == 2 && got[1] == 3);
+    em_batch_free(out);
+    /* subtract keeps a's duplicates: 1, 5 */
+    em_rdd *s = em_subtract(ra, rb, 0);
+    CHECK_EQ_I64(em_num_partitions(s), 3); /* a's */
+    CHECK_OK(em_collect(s, &out));
+    CHECK(sorted_i64(out, got, 16) == 2 && got[0] == 1 && got[1] == 5);
+    em_batch_free(out);
+    /* b - a: 4; a - empty: all of a; empty - a: nothing */
+    CHECK_OK(em_collect(em_subtract(rb, ra, 2), &out));
+    CHECK(sorted_i64(out, got, 16) == 1 && got[0] == 4);
+    em_batch_free(out);
+    CHECK_OK(em_collect(em_subtract(ra, em_empty(c), 0), &out));
+    CHECK(sorted_i64(out, got, 16) == 7 && got[0] == 1 && got[2] == 2 && got[5] == 3 && got[6] == 5);
+    em_batch_free(out);
+    CHECK_OK(em_collect(em_intersection(em_empty(c), ra, 0), &out));
+    CHECK_EQ_I64(em_batch_count(out), 0);
+    em_batch_free(out);
+    /* subtract_by_key: pairs of a whose key b lacks */
+    int64_t ka[] = {1, 10, 1, 11, 2, 20, 3, 30}, kb[] = {2, 0, 9, 0};
+    em_rdd *sk = em_subtract_by_key(pairs(c, ka, 4, 2), pairs(c, kb, 2, 1), 0);
+    CHECK_EQ_I64(em_num_partitions(sk), 2);
+    CHECK_OK(em_collect(sk, &out));
+    CHECK_EQ_I64(em_batch_count(out), 3);
+    int64_t sum = 0;
+    size_t pos = 0;
+    em_rec r;
+    while (em_batch_next(out, &pos, &r)) {
+        CHECK(em_i64_dec(r.key) != 2);
+        sum += em_i64_dec(r.val);
+    }
+    CHECK_EQ_I64(sum, 51);
+    em_batch_free(out);
+    CHECK(em_intersection(ra, NULL, 0) == NULL);
+    em_close(c);
+}
+
+TEST(ops_count_by_value) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    const char *w[] = {"a", "b", "a", "", "a", ""};
+    em_batch *out;
+    CHECK_OK(em_count_by_value(em_parallelize_str(c, w, 6, 4), &out));
+    CHECK_EQ_I64(em_batch_count(out), 3);
+    size_t pos = 0;
+    em_rec r;
+    int seen = 0;
+    while (em_batch_next(out, &pos, &r)) {
+        int64_t n = em_i64_dec(r.val);
+        int which = r.klen == 0 ? 2 : r.klen == 1 && !memcmp(r.key, "a", 1) ? 0 : 1;
+        CHECK_EQ_I64(n, which == 0 ? 3 : which == 1 ? 1 : 2);
+        seen |= 1 << which;
+    }
+    CHECK_EQ_I64(seen, 7);
+    em_batch_free(out);
+    CHECK_OK(em_count_by_value(em_empty(c), &out));
+    CHECK_EQ_I64(em_batch_count(out), 0);
+    em_batch_free(out);
+    int64_t kv[] = {1, 2};
+    CHECK(em_count_by_value(pairs(c, kv, 1, 1), &out) == EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "count_by_value takes plain records");
+    em_close(c);
+}
+
+/* key: the int64 value's last decimal digit */
+static int fn_last_digit(const em_rec *in, em_emitter *out, const void *arg) {
+    return em_emit_i64(out, em_i64_dec(in->val) % 10);
+}
+/* key: minus the value */
+static int fn_negate(const em_rec *in, em_emitter *out, const void *arg) {
+    return em_emit_i64(out, -em_i64_dec(in->val));
+}
+
+TEST(ops_sort_by_group_by) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t v[] = {5, 13, 1, 22, 9, 40, 7};
+    em_rdd *r = em_parallelize_i64(c, v, 7, 3);
+    em_batch *out;
+    /* by minus the value, ascending: the values descending */
+    CHECK_OK(em_collect(em_sort_by(r, fn_negate, NULL, 0, 1, 3), &out));
+    int64_t want[] = {40, 22, 13, 9, 7, 5, 1};
+    CHECK(batch_eq_i64(out, want, 7));
+    em_batch_free(out);
+    CHECK_OK(em_collect(em_sort_by(r, fn_negate, NULL, 0, 0, 2), &out));
+    int64_t asc[] = {1, 5, 7, 9, 13, 22, 40};
+    CHECK(batch_eq_i64(out, asc, 7));
+    em_batch_free(out);
+    CHECK_OK(em_collect(em_sort_by(em_empty(c), fn_negate, NULL, 0, 1, 2), &out));
+    CHECK_EQ_I64(em_batch_count(out), 0);
+    em_batch_free(out);
+    /* group by last digit: 5 -> {5}, 3 -> {13}, 1 -> {1}, 2 -> {22},
+     * 9 -> {9}, 0 -> {40}, 7 -> {7}; add 15 and 3 to share keys */
+    int64_t more[] = {5, 15, 13, 3, 40};
+    CHECK_OK(em_collect(em_group_by(em_parallelize_i64(c, more, 5, 4), fn_last_digit, NULL, 0, 2), &out));
+    CHECK_EQ_I64(em_batch_count(out), 3);
+    size_t pos = 0;
+    em_rec g;
+    while (em_batch_next(out, &pos, &g)) {
+        int64_t k = em_i64_dec(g.key), cnt, sum = list_sum(g.val, g.vlen, &cnt);
+        if (k == 5) CHECK(cnt == 2 && sum == 20);
+        else if (k == 3) CHECK(cnt == 2 && sum == 16);
+        else CHECK(k == 0 && cnt == 1 && sum == 40);
+    }
+    em_batch_free(out);
+    em_close(c);
+}
+
+TEST(ops_zip_with_unique_id) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    /* 7 records in 3 partitions (sizes 2, 2, 3): partition k's i-th record
+     * gets k + 3i: ids 0, 3 | 1, 4 | 2, 5, 8. */
+    int64_t v[] = {10, 11, 12, 13, 14, 15, 16};
+    em_batch *out;
+    CHECK_OK(em_collect(em_zip_with_unique_id(em_parallelize_i64(c, v, 7, 3)), &out));
+    int64_t ids[] = {0, 3, 1, 4, 2, 5, 8};
+    CHECK_EQ_I64(em_batch_count(out), 7);
+    for (size_t i = 0; i < 7; i++) {
+        em_rec r;
+        CHECK_OK(em_batch_get(out, i, &r));
+        CHECK_EQ_I64(em_i64_dec(r.key), v[i]);
+        CHECK_EQ_I64(em_i64_dec(r.val), ids[i]);
+    }
+    em_batch_free(out);
+    /* Empty partitions take no id: 1 record in 4 partitions. */
+    CHECK_OK(em_collect(em_zip_with_unique_id(em_parallelize_i64(c, v, 1, 4)), &out));
+    CHECK_EQ_I64(em_batch_count(out), 1);
+    em_batch_free(out);
+    em_stats st;
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.jobs, 2); /* no job of its own, unlike zip_with_index */
+    em_close(c);
+}
+
+TEST(ops_random_split) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_rdd *src = em_range(c, 0, 1000, 1, 4), *sp[3], *again[3];
+    double w[] = {1, 2, 1}; /* normalized: [0, .25), [.25, .75), [.75, 1) */
+    CHECK_OK(em_random_split(src, w, 3, 42, sp));
+    CHECK_OK(em_random_split(src, w, 3, 42, again));
+    static uint8_t seen[1000];
+    int64_t sizes[3];
+    for (int s = 0; s < 3; s++) {
+        em_batch *b, *b2;
+        CHECK_OK(em_collect(sp[s], &b));
+        CHECK_OK(em_collect(again[s], &b2));
+        CHECK_EQ_I64(em_batch_count(b), em_batch_count(b2)); /* deterministic */
+        CHECK(batch_sum_i64(b) == batch_sum_i64(b2));
+        sizes[s] = (int64_t)em_batch_count(b);
+        size_t pos = 0;
+        em_rec r;
+        while (em_batch_next(b, &pos, &r)) seen[em_i64_dec(r.val)]++;
+        em_batch_free(b);
+        em_batch_free(b2);
+    }
+    for (int i = 0; i < 1000; i++) CHECK_EQ_I64(seen[i], 1); /* disjoint and complete */
+    /* Binomial: 250 +- 5 sd (sd 13.7), 500 +- 5 sd (15.8). */
+    CHECK(sizes[0] > 180 && sizes[0] < 320 && sizes[1] > 420 && sizes[1] < 580);
+    /* A different seed splits differently. */
+    em_rdd *other[3];
+    CHECK_OK(em_random_split(src, w, 3, 43, other));
+    em_batch *b1, *b2;
+    CHECK_OK(em_collect(sp[0], &b1));
+    CHECK_OK(em_collect(other[0], &b2));
+    CHECK(em_batch_count(b1) != em_batch_count(b2) || batch_sum_i64(b1) != batch_sum_i64(b2));
+    em_batch_free(b1);
+    em_batch_free(b2);
+    double bad[] = {1, -1};
+    CHECK(em_random_split(src, bad, 2, 1, other) == EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "weight 1 is -1");
+    double zero[] = {0, 0};
+    CHECK(em_random_split(src, zero, 2, 1, other) == EM_EINVAL);
+    CHECK(other[0] == NULL && other[1] == NULL);
+    em_close(c);
+}
+
+TEST(ops_take_sample) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_rdd *src = em_range(c, 0, 100, 1, 5);
+    em_batch *b, *b2;
+    /* Without replacement: exactly 10 distinct values of 0..99; the same
+     * seed gives the same ones. */
+    CHECK_OK(em_take_sample(src, 0, 10, 7, &b));
+    CHECK_OK(em_take_sample(src, 0, 10, 7, &b2));
+    CHECK_EQ_I64(em_batch_count(b), 10);
+    int64_t v[200], v2[200];
+    CHECK(sorted_i64(b, v, 200) == 10);
+    CHECK(sorted_i64(b2, v2, 200) == 10);
+    for (int i = 0; i < 10; i++) {
+        CHECK(v[i] >= 0 && v[i] < 100 && v[i] == v2[i]);
+        if (i) CHECK(v[i] != v[i - 1]);
+    }
+    em_batch_free(b);
+    em_batch_free(b2);
+    /* More than there are: all 100, once each. */
+    CHECK_OK(em_take_sample(src, 0, 150, 1, &b));
+    CHECK(sorted_i64(b, v, 200) == 100);
+    for (int i = 0; i < 100; i++) CHECK_EQ_I64(v[i], i);
+    em_batch_free(b);
+    /* With replacement: exactly 150, all from 0..99. */
+    CHECK_OK(em_take_sample(src, 1, 150, 3, &b));
+    CHECK_EQ_I64(em_batch_count(b), 150);
+    CHECK(sorted_i64(b, v, 200) == 150 && v[0] >= 0 && v[149] < 100);
+    em_batch_free(b);
+    CHECK_OK(em_take_sample(em_empty(c), 1, 5, 3, &b));
+    CHECK_EQ_I64(em_batch_count(b), 0);
+    em_batch_free(b);
+    CHECK_OK(em_take_sample(src, 0, 0, 3, &b));
+    CHECK_EQ_I64(em_batch_count(b), 0);
+    em_batch_free(b);
+    em_close(c);
+}
