@@ -342,6 +342,57 @@ em_rdd *em_union(em_rdd *a, em_rdd *b) {
 
 em_rdd *em_glom(em_rdd *rdd) { return rdd_op(rdd, OP_GLOM, "glom", NULL, NULL, 0); }
 
+/* cartesian, zip, zip_partitions: a narrow RDD over one partition of each
+ * parent (RDD_PAIRED). */
+static em_rdd *paired(em_rdd *a, em_rdd *b, uint8_t op, const char *who, void *fn, const void *arg, size_t arglen) {
+    fnref f;
+    uint8_t *ab;
+    if (!a || !b || a->ctx != b->ctx) {
+        em__seterr(EM_EINVAL, "%s: %s", who, a && b ? "RDDs of different contexts" : "NULL RDD");
+        return NULL;
+    }
+    int64_t n = op == OP_CARTESIAN ? (int64_t)a->nparts * b->nparts : a->nparts;
+    if (op != OP_CARTESIAN && a->nparts != b->nparts) {
+        em__seterr(EM_EINVAL, "%s: the RDDs have %d and %d partitions (it needs as many in both)", who, a->nparts,
+                   b->nparts);
+        return NULL;
+    }
+    if (n > INT32_MAX) {
+        em__seterr(EM_EINVAL, "%s: %d x %d partitions are too many", who, a->nparts, b->nparts);
+        return NULL;
+    }
+    if (op == OP_ZIP_PARTITIONS && !fn) {
+        em__seterr(EM_EINVAL, "%s: NULL function", who);
+        return NULL;
+    }
+    if (fnref_make(fn, &f)) {
+        em__preferr(EM_EFNREF, "%s", who);
+        return NULL;
+    }
+    if (copy_blob(arg, arglen, &ab)) {
+        fnref_clear(&f);
+        return NULL;
+    }
+    em_rdd *r = rdd_new(a->ctx, RDD_PAIRED, (int)n, who);
+    if (!r) {
+        fnref_clear(&f);
+        free(ab);
+        return NULL;
+    }
+    rdd_set_parents(r, a, b);
+    r->op = op;
+    r->fn = f;
+    r->arg = ab;
+    r->arglen = arglen;
+    return r;
+}
+
+em_rdd *em_cartesian(em_rdd *a, em_rdd *b) { return paired(a, b, OP_CARTESIAN, "cartesian", NULL, NULL, 0); }
+em_rdd *em_zip(em_rdd *a, em_rdd *b) { return paired(a, b, OP_ZIP, "zip", NULL, NULL, 0); }
+em_rdd *em_zip_partitions(em_rdd *a, em_rdd *b, em_zip_part_fn fn, const void *arg, size_t arglen) {
+    return paired(a, b, OP_ZIP_PARTITIONS, "zip_partitions", (void *)fn, arg, arglen);
+}
+
 em_rdd *em_sample(em_rdd *rdd, int with_replacement, double fraction, uint64_t seed) {
     if (!(fraction >= 0) || !isfinite(fraction) || (!with_replacement && fraction > 1)) {
         em__seterr(EM_EINVAL, "em_sample: fraction %g out of range", fraction);

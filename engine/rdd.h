@@ -27,6 +27,10 @@ enum rdd_kind {
     RDD_UNION,     /* parent then parent2 */
     RDD_COALESCE,  /* partition i = parent partitions [groups[i], groups[i+1]) */
     RDD_SHUFFLED,  /* shuffle dependency on parent */
+    RDD_PAIRED,    /* op (OP_CARTESIAN, OP_ZIP, OP_ZIP_PARTITIONS) over a
+                      partition of parent and one of parent2: cartesian's
+                      partition p pairs p / parent2->nparts with
+                      p % parent2->nparts, the zips p with p */
 };
 
 struct em_rdd {

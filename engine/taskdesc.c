@@ -417,8 +417,9 @@ static plan_node *get_node(dec *d, node_list *l, int depth) {
         for (int i = 0; i < n->nchild; i++)
             if (!(n->child[i] = get_node(d, l, depth + 1))) return NULL;
     }
-    if (n->type < PN_RECS || n->type > PN_CACHED) FAIL(d, "unknown plan node type");
+    if (n->type < PN_RECS || n->type > PN_PAIRED) FAIL(d, "unknown plan node type");
     if ((n->type == PN_OP || n->type == PN_CACHED) && n->nchild != 1) FAIL(d, "operator without input");
+    if (n->type == PN_PAIRED && n->nchild != 2) FAIL(d, "paired operator without two inputs");
     if (n->type == PN_TEXT && !n->path) FAIL(d, "text source without path");
     return d->what ? NULL : n;
 }

@@ -29,7 +29,7 @@ typedef struct blob {
     size_t len;
 } blob;
 
-enum pn_type { PN_RECS = 1, PN_RANGE, PN_TEXT, PN_SHUFFLE, PN_OP, PN_CONCAT, PN_CACHED };
+enum pn_type { PN_RECS = 1, PN_RANGE, PN_TEXT, PN_SHUFFLE, PN_OP, PN_CONCAT, PN_CACHED, PN_PAIRED };
 
 enum op_kind {
     OP_MAP = 1,
@@ -48,6 +48,10 @@ enum op_kind {
                       start = the partition, step = the partition count */
     OP_SPLIT,      /* keep a record when the partition's seeded uniform draw for it
                       lies in [lo, hi) (arg: two doubles): random_split */
+    /* PN_PAIRED operators: two inputs, child 0 streamed, child 1 held: */
+    OP_CARTESIAN,  /* (a, b) for every a of child 0 and b of child 1 */
+    OP_ZIP,        /* (a_i, b_i); the two must have as many records */
+    OP_ZIP_PARTITIONS, /* fn(partition, iter a, iter b, out, arg) */
 };
 
 /* Aggregation: create(v) (FN_NONE: the value itself, or merge_value(zero, v)

@@ -216,6 +216,18 @@ static int drive(task_run *run, const plan_node *n, epipe *down) {
         }
         return 0;
     case PN_CACHED: return drive_cached(run, n, down);
+    case PN_PAIRED: {
+        epipe *p = op_pipe_new(run, n, down), *side = p ? paired_side_new(p) : NULL;
+        int rc = side ? drive(run, n->child[1], side) : em__lasterr();
+        if (!rc) rc = drive(run, n->child[0], p);
+        if (rc >= 0) {
+            int rc2 = p->end(p);
+            if (rc2 < 0) rc = rc2;
+        }
+        pipe_free(side);
+        pipe_free(p);
+        return rc;
+    }
     }
     return em__seterr(EM_EPROTO, "unknown plan node %d", n->type);
 }

@@ -236,6 +236,8 @@ EM_API int em_iter_next(em_iter *it, em_rec *rec);
 typedef int (*em_part_fn)(int partition, em_iter *in, em_emitter *out, const void *arg);
 typedef int (*em_foreach_fn)(const em_rec *rec, const void *arg);
 typedef int (*em_foreach_part_fn)(int partition, em_iter *in, const void *arg);
+/* zip_partitions: partition i of both RDDs, each through its iterator. */
+typedef int (*em_zip_part_fn)(int partition, em_iter *a, em_iter *b, em_emitter *out, const void *arg);
 
 /* --------------------------------------------------------------- context */
 
@@ -431,6 +433,22 @@ EM_API em_rdd *em_values(em_rdd *rdd);
 EM_API em_rdd *em_union(em_rdd *a, em_rdd *b);
 /* One record per partition: a list (em_list_next_rec) of its records. */
 EM_API em_rdd *em_glom(em_rdd *rdd);
+/* The pair (x, y) for every record x of a and y of b (Spark's cartesian),
+ * plain records (a pair fails the task).  Partition i * nb + j pairs a's
+ * partition i with b's j (nb: b's count), without a shuffle; each task
+ * holds b's partition in memory.  NULL (EM_EINVAL) for NULL RDDs, RDDs of
+ * different contexts, or more than INT_MAX partitions. */
+EM_API em_rdd *em_cartesian(em_rdd *a, em_rdd *b);
+/* The pairs (a_k, b_k) of the k-th records of partition i of each, without
+ * a shuffle (Spark's zip), plain records.  Both must have as many
+ * partitions (else NULL here, EM_EINVAL naming both counts) and as many
+ * records in each partition (else the task fails, naming the partition
+ * and both sizes).  Each task holds b's partition in memory. */
+EM_API em_rdd *em_zip(em_rdd *a, em_rdd *b);
+/* fn(i, iterator over a's partition i, iterator over b's, out, arg) emits
+ * partition i (Spark's zipPartitions).  Equal partition counts, else NULL
+ * (EM_EINVAL naming both).  Both partitions are held in memory. */
+EM_API em_rdd *em_zip_partitions(em_rdd *a, em_rdd *b, em_zip_part_fn fn, const void *arg, size_t arglen);
 /* Deterministic sample for a given seed: Bernoulli with probability
  * fraction (without replacement), or Poisson(fraction) copies (with). */
 EM_API em_rdd *em_sample(em_rdd *rdd, int with_replacement, double fraction, uint64_t seed);

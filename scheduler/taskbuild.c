@@ -152,6 +152,17 @@ static plan_node *build(builder *b, em_rdd *r, int part, int use_cache) {
         return n;
     }
     case RDD_SHUFFLED: return build_shuffle_read(b, r, part);
+    case RDD_PAIRED: {
+        int nb = r->parent2->nparts, pa = r->op == OP_CARTESIAN ? part / nb : part;
+        int pb = r->op == OP_CARTESIAN ? part % nb : part;
+        if (!(n = node(b, r, part, PN_PAIRED, 2))) return NULL;
+        n->op = r->op;
+        n->fn = r->fn;
+        n->arg.p = r->arg;
+        n->arg.len = r->arglen;
+        if (!(n->child[0] = build(b, r->parent, pa, 1))) return NULL;
+        return (n->child[1] = build(b, r->parent2, pb, 1)) ? n : NULL;
+    }
     }
     em__seterr(EM_ESTATE, "unknown RDD kind %d", r->kind);
     return NULL;
