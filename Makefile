@@ -177,11 +177,19 @@ $(BUILD)/link/collide-full-static: tests/link/collide.c $(BUILD)/libember.a
 test-link: $(LINK_VARIANTS:%=$(BUILD)/link/collide-%) $(BUILD)/libember.so $(BUILD)/libember.a
 	SANITIZED="$(SAN)" sh tests/link/check.sh $(BUILD) $(LINK_VARIANTS)
 
+# The programming guide's code blocks, in order, form one C file that must
+# compile without a warning (docs/programming-guide.md says so).
+.PHONY: test-docs
+test-docs:
+	@mkdir -p $(BUILD)/docs
+	awk '/^```c$$/{f=1;next}/^```$$/{f=0}f' docs/programming-guide.md > $(BUILD)/docs/guide.c
+	$(CC) -std=gnu11 -c -Iinclude -Wall -Wextra -Werror $(BUILD)/docs/guide.c -o $(BUILD)/docs/guide.o
+
 # The local-cluster pass's tests (default: the same as T's, all).
 LC_T ?= $(T)
 
 # The test command README gives and CI runs.
-test: $(BUILD)/tests/run_tests $(DAEMONS) $(EXAMPLES) $(SHARED_CHECK) fuzz-replay test-link
+test: $(BUILD)/tests/run_tests $(DAEMONS) $(EXAMPLES) $(SHARED_CHECK) fuzz-replay test-link test-docs
 	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/wordcount tests/data/words.txt 3 > /dev/null
 	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/logreg --lbfgs --l2 0.001 > /dev/null 2>&1
 	cd $(CURDIR) && sh tests/examples/run.sh $(BUILD)

@@ -8,6 +8,7 @@
 #include "builtins.h"
 #include "err.h"
 #include "fnref.h"
+#include "numeric.h"
 #include "recfmt.h"
 
 /* Scratch space for building one output value: on the stack when small
@@ -129,11 +130,52 @@ int bi_tree_key(const em_rec *in, em_emitter *out, const void *arg) {
 }
 
 
+/* intersection and subtract, over cogroup((encoded record, ""), ...): arg 0
+ * emits the record once when both sides hold it (intersection); arg 1
+ * emits it once per copy on the left when the right lacks it (subtract,
+ * which keeps duplicates, as Spark's). */
+int bi_setop(const em_rec *in, em_emitter *out, const void *arg) {
+    const void *la, *lb, *item;
+    size_t lalen, lblen, ilen, pos = 0;
+    em_rec r;
+    int rc;
+    if (!in->key || em_cogroup_unpack(in->val, in->vlen, &la, &lalen, &lb, &lblen))
+        return em_fail("intersection/subtract: malformed cogroup value");
+    if (rec_get(in->key, (const uint8_t *)in->key + in->klen, &r) != in->klen)
+        return em_fail("intersection/subtract: malformed key");
+    if (*(const uint8_t *)arg == 0) return lalen && lblen ? em_emit_rec(out, &r) : 0;
+    if (lblen) return 0;
+    while ((rc = em_list_next(la, lalen, &pos, &item, &ilen)) == 1)
+        if ((rc = em_emit_rec(out, &r))) return rc;
+    return rc;
+}
+
+/* subtract_by_key: flat_map_values over cogroup(a, b): a's values of the
+ * keys b lacks. */
+int bi_subtract_values(const em_rec *in, em_emitter *out, const void *arg) {
+    const void *la, *lb, *item;
+    size_t lalen, lblen, ilen, pos = 0;
+    int rc;
+    if (em_cogroup_unpack(in->val, in->vlen, &la, &lalen, &lb, &lblen))
+        return em_fail("subtract_by_key: malformed cogroup value");
+    if (lblen) return 0;
+    while ((rc = em_list_next(la, lalen, &pos, &item, &ilen)) == 1)
+        if ((rc = em_emit(out, item, ilen))) return rc;
+    return rc;
+}
+
+/* count_by_value: a plain record r becomes (r, int64 1). */
+int bi_value_one(const em_rec *in, em_emitter *out, const void *arg) {
+    if (in->key) return em_fail("count_by_value takes plain records, got a pair");
+    return em_emit_pair_i64(out, in->val, in->vlen, 1);
+}
+
 /* The table: append only, so indexes stay stable across versions. */
 void *const em__builtins[] = {
     (void *)bi_keys,      (void *)bi_values,    (void *)bi_tag,     (void *)bi_join,       (void *)bi_to_key,
     (void *)bi_from_key,  (void *)bi_keep_first, (void *)bi_one,    (void *)em_sum_i64,    (void *)bi_key_eq,
     (void *)bi_tree_key,  (void *)em_min_i64,   (void *)em_max_i64, (void *)em_sum_f64,    (void *)em_min_f64,
-    (void *)em_max_f64,
+    (void *)em_max_f64,   (void *)bi_stats_add, (void *)bi_stats_merge, (void *)bi_hist_add, (void *)bi_hist_merge,
+    (void *)bi_setop,     (void *)bi_subtract_values, (void *)bi_value_one,
 };
 const int em__nbuiltins = (int)(sizeof em__builtins / sizeof em__builtins[0]);

@@ -18,5 +18,8 @@ int bi_keep_first(const em_rec *a, const em_rec *b, em_emitter *out, const void 
 int bi_one(const em_rec *in, em_emitter *out, const void *arg);       /* value -> int64 1 */
 int bi_key_eq(const em_rec *in, const void *arg);                     /* arg: the key */
 int bi_tree_key(const em_rec *in, em_emitter *out, const void *arg);  /* arg: int64 modulus */
+int bi_setop(const em_rec *in, em_emitter *out, const void *arg);     /* arg: 0 intersection, 1 subtract */
+int bi_subtract_values(const em_rec *in, em_emitter *out, const void *arg);
+int bi_value_one(const em_rec *in, em_emitter *out, const void *arg); /* r -> (r, int64 1) */
 
 #endif

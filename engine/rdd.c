@@ -129,7 +129,7 @@ em_rdd *rdd_op(em_rdd *parent, uint8_t op, const char *opname, void *fn, const v
         em__seterr(EM_EINVAL, "%s: NULL RDD", opname);
         return NULL;
     }
-    if (!fn && op != OP_SAMPLE && op != OP_ZIP_INDEX && op != OP_GLOM) {
+    if (!fn && op != OP_SAMPLE && op != OP_ZIP_INDEX && op != OP_GLOM && op != OP_UNIQUE_ID && op != OP_SPLIT) {
         em__seterr(EM_EINVAL, "%s: NULL function", opname);
         return NULL;
     }
@@ -201,6 +201,20 @@ em_rdd *rdd_shuffled(em_rdd *parent, const char *opname, int nparts, uint8_t mod
     if (agg) r->agg = *agg; /* takes ownership */
     r->hash_partitioned = partitioner == PT_HASH;
     return r;
+}
+
+/* An operation made of other operations (cogroup, intersection, sort_by,
+ * ...): between compose_begin and compose_end the helper RDDs it makes are
+ * recorded in a scope, so that they are owned only by the RDDs made from
+ * them (and freed with the result), and the result alone is handed to the
+ * caller (and to the caller's own scope, when an action composes it). */
+void compose_begin(rdd_scope *sc) { ctx_scope_begin(sc); }
+
+em_rdd *compose_end(rdd_scope *sc, em_rdd *result) {
+    if (result) rdd_retain(result); /* survives the scope's end */
+    ctx_scope_end(sc);
+    if (result) ctx_scope_add(result);
+    return result;
 }
 
 /* ------------------------------------------------------------- sources */
@@ -348,6 +362,57 @@ em_rdd *em_union(em_rdd *a, em_rdd *b) {
 
 em_rdd *em_glom(em_rdd *rdd) { return rdd_op(rdd, OP_GLOM, "glom", NULL, NULL, 0); }
 
+/* cartesian, zip, zip_partitions: a narrow RDD over one partition of each
+ * parent (RDD_PAIRED). */
+static em_rdd *paired(em_rdd *a, em_rdd *b, uint8_t op, const char *who, void *fn, const void *arg, size_t arglen) {
+    fnref f;
+    uint8_t *ab;
+    if (!a || !b || a->ctx != b->ctx) {
+        em__seterr(EM_EINVAL, "%s: %s", who, a && b ? "RDDs of different contexts" : "NULL RDD");
+        return NULL;
+    }
+    int64_t n = op == OP_CARTESIAN ? (int64_t)a->nparts * b->nparts : a->nparts;
+    if (op != OP_CARTESIAN && a->nparts != b->nparts) {
+        em__seterr(EM_EINVAL, "%s: the RDDs have %d and %d partitions (it needs as many in both)", who, a->nparts,
+                   b->nparts);
+        return NULL;
+    }
+    if (n > INT32_MAX) {
+        em__seterr(EM_EINVAL, "%s: %d x %d partitions are too many", who, a->nparts, b->nparts);
+        return NULL;
+    }
+    if (op == OP_ZIP_PARTITIONS && !fn) {
+        em__seterr(EM_EINVAL, "%s: NULL function", who);
+        return NULL;
+    }
+    if (fnref_make(fn, &f)) {
+        em__preferr(EM_EFNREF, "%s", who);
+        return NULL;
+    }
+    if (copy_blob(arg, arglen, &ab)) {
+        fnref_clear(&f);
+        return NULL;
+    }
+    em_rdd *r = rdd_new(a->ctx, RDD_PAIRED, (int)n, who);
+    if (!r) {
+        fnref_clear(&f);
+        free(ab);
+        return NULL;
+    }
+    rdd_set_parents(r, a, b);
+    r->op = op;
+    r->fn = f;
+    r->arg = ab;
+    r->arglen = arglen;
+    return r;
+}
+
+em_rdd *em_cartesian(em_rdd *a, em_rdd *b) { return paired(a, b, OP_CARTESIAN, "cartesian", NULL, NULL, 0); }
+em_rdd *em_zip(em_rdd *a, em_rdd *b) { return paired(a, b, OP_ZIP, "zip", NULL, NULL, 0); }
+em_rdd *em_zip_partitions(em_rdd *a, em_rdd *b, em_zip_part_fn fn, const void *arg, size_t arglen) {
+    return paired(a, b, OP_ZIP_PARTITIONS, "zip_partitions", (void *)fn, arg, arglen);
+}
+
 em_rdd *em_sample(em_rdd *rdd, int with_replacement, double fraction, uint64_t seed) {
     if (!(fraction >= 0) || !isfinite(fraction) || (!with_replacement && fraction > 1)) {
         em__seterr(EM_EINVAL, "em_sample: fraction %g out of range", fraction);
@@ -477,37 +542,53 @@ em_rdd *em_partition_by(em_rdd *rdd, int partitions) {
     return rdd_shuffled(rdd, "partition_by", shuffle_parts(rdd, partitions), SR_PASS, PT_HASH, NULL, 0);
 }
 
+/* As Spark's repartition (and coalesce here): the count is required, so 0
+ * is an error rather than "the parent's count". */
 em_rdd *em_repartition(em_rdd *rdd, int partitions) {
     if (ctx_check(rdd, "em_repartition")) return NULL;
-    em_rdd *r = rdd_shuffled(rdd, "repartition", shuffle_parts(rdd, partitions), SR_PASS, PT_ROUNDROBIN, NULL, 0);
+    if (partitions < 1) {
+        em__seterr(EM_EINVAL, "em_repartition: partition count %d < 1", partitions);
+        return NULL;
+    }
+    em_rdd *r = rdd_shuffled(rdd, "repartition", partitions, SR_PASS, PT_ROUNDROBIN, NULL, 0);
     if (r) r->hash_partitioned = 0;
     return r;
 }
 
-em_rdd *em_cogroup(em_rdd *a, em_rdd *b, int partitions) {
-    static const uint8_t t0 = 0, t1 = 1;
-    if (!a || !b || a->ctx != b->ctx) {
-        em__seterr(EM_EINVAL, "em_cogroup: %s", a && b ? "RDDs of different contexts" : "NULL RDD");
+/* Each input's values are tagged with its side, the tagged inputs
+ * unioned, and one shuffle groups them by key (SR_COGROUP).  The helper
+ * RDDs are owned by the result only. */
+em_rdd *em_cogroup_n(em_rdd *const *rdds, int n, int partitions) {
+    if (!rdds || n < 2 || n > COGROUP_MAX_SIDES) {
+        em__seterr(EM_EINVAL, "em_cogroup_n: %s", rdds ? "the number of RDDs must be 2 to 16" : "NULL RDD array");
         return NULL;
     }
-    if (partitions <= 0) {
-        partitions = shuffle_parts(a, 0);
-        if (conf_i64(a->ctx->conf, "ember.default.parallelism") <= 0 && b->nparts > partitions)
-            partitions = b->nparts;
+    for (int i = 0; i < n; i++)
+        if (!rdds[i] || rdds[i]->ctx != rdds[0]->ctx) {
+            em__seterr(EM_EINVAL, "em_cogroup: %s (RDD %d)", rdds[i] ? "RDDs of different contexts" : "NULL RDD", i);
+            return NULL;
+        }
+    if (partitions <= 0) { /* Spark's defaultPartitioner: the largest input's count */
+        partitions = shuffle_parts(rdds[0], 0);
+        if (conf_i64(rdds[0]->ctx->conf, "ember.default.parallelism") <= 0)
+            for (int i = 1; i < n; i++)
+                if (rdds[i]->nparts > partitions) partitions = rdds[i]->nparts;
     }
-    /* The tagged sides and their union are internal: made in a scope of
-     * their own, so that the cogroup holds the only references to them and
-     * they are freed with it (a loop of joins keeps flat memory). */
     rdd_scope sc;
-    ctx_scope_begin(&sc);
-    em_rdd *ta = rdd_op(a, OP_MAP, "cogroup_tag", (void *)bi_tag, &t0, 1);
-    em_rdd *tb = ta ? rdd_op(b, OP_MAP, "cogroup_tag", (void *)bi_tag, &t1, 1) : NULL;
-    em_rdd *u = tb ? em_union(ta, tb) : NULL;
-    if (u) rdd_retain(u);
-    ctx_scope_end(&sc);
-    em_rdd *r = u ? rdd_shuffled(u, "cogroup", partitions, SR_COGROUP, PT_HASH, NULL, 0) : NULL;
-    if (u) rdd_release(u);
-    return r;
+    compose_begin(&sc);
+    em_rdd *u = NULL, *r = NULL;
+    for (int i = 0; i < n; i++) {
+        uint8_t tag = (uint8_t)i;
+        em_rdd *t = rdd_op(rdds[i], OP_MAP, "cogroup_tag", (void *)bi_tag, &tag, 1);
+        if (!(u = t && u ? em_union(u, t) : t)) break;
+    }
+    if (u && (r = rdd_shuffled(u, "cogroup", partitions, SR_COGROUP, PT_HASH, NULL, 0))) r->sides = (uint8_t)n;
+    return compose_end(&sc, r);
+}
+
+em_rdd *em_cogroup(em_rdd *a, em_rdd *b, int partitions) {
+    em_rdd *ab[2] = {a, b};
+    return em_cogroup_n(ab, 2, partitions);
 }
 
 static em_rdd *join_kind(em_rdd *a, em_rdd *b, int partitions, uint8_t kind, const char *opname) {

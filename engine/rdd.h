@@ -29,6 +29,10 @@ enum rdd_kind {
     RDD_SHUFFLED,  /* shuffle dependency on parent */
     RDD_CHECKPOINT,/* checkpointed: no parents, partitions read from the files
                       of ckpt_dir (the kind it had is gone with its lineage) */
+    RDD_PAIRED,    /* op (OP_CARTESIAN, OP_ZIP, OP_ZIP_PARTITIONS) over a
+                      partition of parent and one of parent2: cartesian's
+                      partition p pairs p / parent2->nparts with
+                      p % parent2->nparts, the zips p with p */
 };
 
 /* A checkpoint's progress (engine/checkpoint.c). */
@@ -71,6 +75,7 @@ struct em_rdd {
     uint8_t partitioner;        /* enum partitioner_kind */
     uint8_t combine;            /* map-side combine */
     uint8_t descending;
+    uint8_t sides;              /* SR_COGROUP: inputs (2 .. 16) */
     ebuf bounds;                /* PT_RANGE bounds (list) */
     aggdesc agg;                /* owns its fnrefs and blobs */
 
@@ -118,5 +123,10 @@ void rdd_release(em_rdd *r);
 int agg_make(aggdesc *a, void *create, void *merge_value, void *merge_comb, const void *arg,
              size_t arglen, const void *zero, size_t zlen, int has_zero);
 void agg_clear(aggdesc *a);
+/* Compose an operation of others: see rdd.c.  compose_end returns result
+ * (NULL stays NULL, with the helpers freed). */
+struct rdd_scope;
+void compose_begin(struct rdd_scope *sc);
+em_rdd *compose_end(struct rdd_scope *sc, em_rdd *result);
 
 #endif

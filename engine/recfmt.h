@@ -9,7 +9,9 @@
  *
  * Value encodings built on records (public through em_list_next and friends):
  *   list    varint(len) bytes, repeated           (group_by_key, glom items)
- *   cogroup varint(len of list a) list a  list b
+ *   cogroup varint(len of list a) list a  list b; with n sides, the
+ *           lists of sides 0 .. n-2 each after its varint length, then
+ *           the last side's list
  *   tuple   flags (bit 0: a present, bit 1: b present) varint(alen) a  b
  */
 #ifndef EM_RECFMT_H

@@ -75,6 +75,22 @@ int em_cogroup_unpack(const void *v, size_t vlen, const void **la, size_t *lalen
     return 0;
 }
 
+int em_cogroup_unpack_n(const void *v, size_t vlen, int n, const void **lists, size_t *lens) {
+    const uint8_t *p = v, *end = p + vlen;
+    if (!v || n < 1 || !lists || !lens) return v ? EM_EINVAL : EM_ECORRUPT;
+    for (int i = 0; i < n - 1; i++) {
+        uint64_t len;
+        size_t m = varint_get(p, end, &len);
+        if (!m || len > (uint64_t)(end - p - m)) return EM_ECORRUPT;
+        lists[i] = p + m;
+        lens[i] = (size_t)len;
+        p += m + len;
+    }
+    lists[n - 1] = p;
+    lens[n - 1] = (size_t)(end - p);
+    return 0;
+}
+
 /* A 64-bit multiply-xorshift hash over 8-byte words (wyhash-like mixing);
  * fast for short keys, which dominate shuffles. */
 static inline uint64_t mix(uint64_t a, uint64_t b) {

@@ -30,8 +30,9 @@ typedef struct blob {
 } blob;
 
 /* PN_CKPT: a partition of a checkpointed RDD: the file at path, holding len
- * bytes of records (engine/checkpoint.c). */
-enum pn_type { PN_RECS = 1, PN_RANGE, PN_TEXT, PN_SHUFFLE, PN_OP, PN_CONCAT, PN_CACHED, PN_CKPT };
+ * bytes of records (engine/checkpoint.c).  PN_PAIRED: two inputs (cartesian,
+ * zip). */
+enum pn_type { PN_RECS = 1, PN_RANGE, PN_TEXT, PN_SHUFFLE, PN_OP, PN_CONCAT, PN_CACHED, PN_CKPT, PN_PAIRED };
 
 enum op_kind {
     OP_MAP = 1,
@@ -46,6 +47,14 @@ enum op_kind {
     OP_ZIP_INDEX,
     OP_FOLD,       /* fold the partition with fn (from the zero in data, when has_zero);
                       emit the encoded acc, nothing for an empty partition without zero */
+    OP_UNIQUE_ID,  /* (record, start + step * i) for the partition's i-th record:
+                      start = the partition, step = the partition count */
+    OP_SPLIT,      /* keep a record when the partition's seeded uniform draw for it
+                      lies in [lo, hi) (arg: two doubles): random_split */
+    /* PN_PAIRED operators: two inputs, child 0 streamed, child 1 held: */
+    OP_CARTESIAN,  /* (a, b) for every a of child 0 and b of child 1 */
+    OP_ZIP,        /* (a_i, b_i); the two must have as many records */
+    OP_ZIP_PARTITIONS, /* fn(partition, iter a, iter b, out, arg) */
 };
 
 /* Aggregation: create(v) (FN_NONE: the value itself, or merge_value(zero, v)
@@ -88,7 +97,11 @@ typedef struct plan_node {
                                  outputs are registered (NULL: all 0) */
     const uint64_t *seglens; /* PN_SHUFFLE: nmaps lengths of this partition's
                                 segments, from the map-output tracker */
-    uint8_t mode, combined, descending; /* PN_SHUFFLE: enum sr_mode ... */
+    uint8_t mode, combined;  /* PN_SHUFFLE: enum sr_mode, map-side combined */
+    union {                  /* PN_SHUFFLE, one byte on the wire: */
+        uint8_t descending;  /*   SR_SORT: order */
+        uint8_t sides;       /*   SR_COGROUP: inputs (0: 2) */
+    };
     aggdesc agg;             /* PN_SHUFFLE */
     uint8_t level;           /* PN_CACHED: storage level */
     uint64_t cache_key;      /* PN_CACHED: the context's cache namespace */

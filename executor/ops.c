@@ -94,6 +94,27 @@ static int push_zip_index(epipe *p, const em_rec *r) {
     return p->next->push(p->next, &o);
 }
 
+/* Spark's zipWithUniqueId: the i-th record of partition k of n gets
+ * k + i * n (in unsigned arithmetic: ids past the int64 range wrap rather
+ * than overflow, which only 2^63 records could reach). */
+static int push_unique_id(epipe *p, const em_rec *r) {
+    uint8_t b[8];
+    if (r->key) return em__seterr(EM_EUSER, "zip_with_unique_id takes plain records, got a pair");
+    em_i64_enc((int64_t)((uint64_t)p->node->start + (uint64_t)p->n++ * (uint64_t)p->node->step), b);
+    em_rec o = {r->val, r->vlen, b, 8};
+    return p->next->push(p->next, &o);
+}
+
+/* random_split: every split draws the same uniform per record (the same
+ * seed per partition), and keeps the records whose draw falls in its own
+ * range, so the splits are disjoint and together hold every record. */
+static int push_split(epipe *p, const em_rec *r) {
+    double lo, hi, x = rng_double(&p->rng);
+    memcpy(&lo, p->node->arg.p, 8);
+    memcpy(&hi, p->node->arg.p + 8, 8);
+    return x >= lo && x < hi ? p->next->push(p->next, r) : 0;
+}
+
 /* OP_FOLD: buf holds the accumulator (an encoded record, from the zero). */
 static int push_fold(epipe *p, const em_rec *r) {
     em_rec acc;
@@ -146,6 +167,85 @@ static int end_glom(epipe *p) {
 
 static int end_none(epipe *p) { return 0; }
 
+/* ------------------------------------------------------ paired operators
+ * Child 1's records are held in buf2 (paired_side_new), then child 0's
+ * stream through push. */
+
+static int push_cartesian(epipe *p, const em_rec *a) {
+    em_rec b;
+    const uint8_t *q = p->buf2.p, *end = q + p->buf2.len;
+    if (a->key) return em__seterr(EM_EUSER, "cartesian takes plain records, got a pair in the first RDD");
+    while (q < end) {
+        size_t k = rec_get(q, end, &b);
+        if (!k) return em__seterr(EM_ECORRUPT, "cartesian: malformed held record");
+        if (b.key) return em__seterr(EM_EUSER, "cartesian takes plain records, got a pair in the second RDD");
+        em_rec o = {a->val, a->vlen, b.val, b.vlen};
+        int rc = p->next->push(p->next, &o);
+        if (rc) return rc;
+        q += k;
+    }
+    return 0;
+}
+
+/* p->n: records of the first input so far; p->buf.len is the read
+ * position in the held second input. */
+static int64_t held_count(const epipe *p) {
+    int64_t n = 0;
+    const uint8_t *q = p->buf2.p, *end = q + p->buf2.len;
+    em_rec b;
+    size_t k;
+    while (q < end && (k = rec_get(q, end, &b))) {
+        q += k;
+        n++;
+    }
+    return n;
+}
+
+static int zip_mismatch(epipe *p) {
+    return em__seterr(EM_EUSER,
+                      "zip: partition %d has %lld records in the first RDD and %lld in the second (zip needs "
+                      "as many records in each pair of partitions)",
+                      p->node->partition, (long long)p->n, (long long)held_count(p));
+}
+
+static int push_zip(epipe *p, const em_rec *a) {
+    em_rec b;
+    const uint8_t *q = p->buf2.p + p->buf.len, *end = p->buf2.p + p->buf2.len;
+    p->n++;
+    if (p->stopped) return 0; /* only counting, to name the sizes */
+    if (a->key) return em__seterr(EM_EUSER, "zip takes plain records, got a pair in the first RDD");
+    if (q >= end) {
+        p->stopped = 2; /* the second ran out: count the rest of the first */
+        return 0;
+    }
+    size_t k = rec_get(q, end, &b);
+    if (!k) return em__seterr(EM_ECORRUPT, "zip: malformed held record");
+    if (b.key) return em__seterr(EM_EUSER, "zip takes plain records, got a pair in the second RDD");
+    p->buf.len += k;
+    em_rec o = {a->val, a->vlen, b.val, b.vlen};
+    int rc = p->next->push(p->next, &o);
+    if (rc == EM_STOP) p->stopped = 1;
+    return rc;
+}
+
+static int end_zip(epipe *p) {
+    if (p->stopped == 1) return 0; /* the consumer had enough */
+    if (p->stopped == 2 || p->buf.len != p->buf2.len) return zip_mismatch(p);
+    return 0;
+}
+
+static int end_zip_partitions(epipe *p) {
+    em_iter a, b;
+    iter_init(&a, p->buf.p, p->buf.len);
+    iter_init(&b, p->buf2.p, p->buf2.len);
+    int rc = ((em_zip_part_fn)p->fn)(p->node->partition, &a, &b, &p->em, p->arg);
+    return rc < 0 ? rc : 0;
+}
+
+static int push_side(epipe *s, const em_rec *r) {
+    return rec_append(&s->next->buf2, r) ? em__seterr(EM_ENOMEM, "out of memory holding a partition") : 0;
+}
+
 void pipe_free(epipe *p) {
     if (!p) return;
     if (p->free) p->free(p);
@@ -167,13 +267,28 @@ static epipe *pipe_alloc(task_run *run, const plan_node *n, epipe *next) {
     return p;
 }
 
+epipe *paired_side_new(epipe *paired) {
+    epipe *p = pipe_alloc(paired->run, paired->node, paired);
+    if (p) {
+        p->push = push_side;
+        p->end = end_none;
+    }
+    return p;
+}
+
 epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
     epipe *p = pipe_alloc(run, n, next);
     if (!p) return NULL;
     p->end = end_none;
     p->arg = n->arg.len ? n->arg.p : NULL;
     emitter_init(&p->em, EMIT_PUSH, next, run->max_record);
-    if (n->op != OP_SAMPLE && n->op != OP_ZIP_INDEX && n->op != OP_GLOM) {
+    if (n->op == OP_SPLIT && n->arg.len != 16) {
+        free(p);
+        em__seterr(EM_EPROTO, "random_split: bad bounds");
+        return NULL;
+    }
+    if (n->op != OP_SAMPLE && n->op != OP_ZIP_INDEX && n->op != OP_GLOM && n->op != OP_UNIQUE_ID &&
+        n->op != OP_SPLIT && n->op != OP_CARTESIAN && n->op != OP_ZIP) {
         if (!(p->fn = fnref_resolve(&n->fn))) {
             free(p);
             return NULL;
@@ -197,6 +312,20 @@ epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
         p->rng = n->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(n->partition + 1));
         break;
     case OP_ZIP_INDEX: p->push = push_zip_index; break;
+    case OP_UNIQUE_ID: p->push = push_unique_id; break;
+    case OP_CARTESIAN: p->push = push_cartesian; break;
+    case OP_ZIP:
+        p->push = push_zip;
+        p->end = end_zip;
+        break;
+    case OP_ZIP_PARTITIONS:
+        p->push = push_collect;
+        p->end = end_zip_partitions;
+        break;
+    case OP_SPLIT:
+        p->push = push_split;
+        p->rng = n->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(n->partition + 1));
+        break;
     case OP_MAP_PARTITIONS:
         p->push = push_collect;
         p->end = end_map_partitions;

@@ -97,6 +97,9 @@ int agg_run_init(agg_run *a, const aggdesc *d, size_t max_record, agg_spec *spec
 epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next);
 epipe *sink_pipe_new(task_run *run, const plan_sink *s);
 epipe *cache_tee_new(task_run *run, const plan_node *n, epipe *next);
+/* The pipe that holds a paired operator's second input (in paired's
+ * buf2) before its first streams through paired. */
+epipe *paired_side_new(epipe *paired);
 void pipe_free(epipe *p);
 
 /* Records of an encoded batch as an iterator. */

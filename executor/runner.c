@@ -110,7 +110,8 @@ static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
     o.max_record = run->max_record;
     o.mode = (enum sr_mode)n->mode;
     o.map_side_combined = n->combined;
-    o.descending = n->descending;
+    if (o.mode == SR_COGROUP) o.sides = n->sides;
+    else o.descending = n->descending;
     o.mem_budget = run->t->mem_budget;
     o.spill_dir = run->env->local_dir;
     o.codec = run->t->codec;
@@ -201,6 +202,20 @@ static int drive_leaf(task_run *run, const plan_node *n, block *hit, epipe *down
         int rc = 0;
         run->res->cache_hits++;
         for (int i = 0; i < hit->n && !rc; i++) rc = drive_batch(hit->p[i], hit->len[i], down);
+        return rc;
+    }
+    case PN_PAIRED: {
+        /* Two inputs (cartesian, zip): the second is read into the
+         * operator's side first, then the first streams through it. */
+        epipe *p = op_pipe_new(run, n, down), *side = p ? paired_side_new(p) : NULL;
+        int rc = side ? drive(run, n->child[1], side) : em__lasterr();
+        if (!rc) rc = drive(run, n->child[0], p);
+        if (rc >= 0) {
+            int rc2 = p->end(p);
+            if (rc2 < 0) rc = rc2;
+        }
+        pipe_free(side);
+        pipe_free(p);
         return rc;
     }
     }

@@ -82,9 +82,13 @@ enum sr_mode {
     SR_AGG,     /* one record per key: combined with agg (unordered) */
     SR_SORT,    /* ordered by key (rec_key_cmp), ascending or descending */
     SR_GROUP,   /* (key, list of values) per key, keys in ascending order */
-    SR_COGROUP, /* values carry a tag byte 0 or 1 first; emits (key, cogroup
-                   value) per key with the tag stripped, keys ascending */
+    SR_COGROUP, /* values carry a tag byte, their side (0 .. sides-1), first;
+                   emits (key, cogroup value) per key with the tags
+                   stripped, keys ascending */
 };
+
+/* The most inputs one cogroup shuffle joins (em_cogroup_n). */
+#define COGROUP_MAX_SIDES 16
 
 /* How a reduce task gets segments held by other executors (cluster mode,
  * executor.c).  begin starts fetching one and returns a handle, or NULL
@@ -142,7 +146,13 @@ typedef struct sr_opts {
     /* local[N]: outputs kept in memory (memout.h) are read from there,
      * the rest from their files.  NULL: files only. */
     memout_store *mem;
+    int sides;               /* SR_COGROUP: inputs, 2 .. COGROUP_MAX_SIDES
+                                (0 means 2) */
 } sr_opts;
+
+static inline int cogroup_sides(const sr_opts *o) {
+    return o->sides >= 2 && o->sides <= COGROUP_MAX_SIDES ? o->sides : 2;
+}
 
 typedef struct sr_stats {
     uint64_t bytes_read, records_read;

@@ -560,39 +560,44 @@ static int sort_rec(void *ctx, const em_rec *r) {
     sort_ctx *s = ctx;
     if (s->o->mode != SR_SORT) {
         if (!r->key) return em__seterr(EM_EINVAL, "shuffle %u: grouping needs pair records", s->o->shuffle_id);
-        if (s->o->mode == SR_COGROUP && (!r->vlen || *(const uint8_t *)r->val > 1))
-            return em__seterr(EM_ECORRUPT, "shuffle %u: cogroup value without a side tag", s->o->shuffle_id);
+        if (s->o->mode == SR_COGROUP && (!r->vlen || *(const uint8_t *)r->val >= cogroup_sides(s->o)))
+            return em__seterr(EM_ECORRUPT, "shuffle %u: cogroup value without a side tag below %d", s->o->shuffle_id,
+                              cogroup_sides(s->o));
     }
     return es_add(&s->es, r);
 }
 
-static const void *nz(const ebuf *b) { return b->p ? (const void *)b->p : (const void *)""; }
-
-/* Pass one (key, list) or (key, cogroup value) to sink. */
-static int emit_group(const sr_opts *o, const ebuf *key, const ebuf *la, const ebuf *lb, ebuf *out,
-                      rec_sink_fn sink, void *sctx) {
-    em_rec r = {nz(key), key->len, nz(la), la->len};
+/* Pass one (key, list) or (key, cogroup value) to sink.  A cogroup value
+ * of n sides is the lists of sides 0 .. n-2 each after its varint length,
+ * then the last side's list (recfmt.h). */
+static int emit_group(const sr_opts *o, const ebuf *key, const ebuf *l, ebuf *out, rec_sink_fn sink, void *sctx) {
+    em_rec r = {key->p ? (const void *)key->p : "", key->len, l[0].p ? (const void *)l[0].p : "", l[0].len};
     if (o->mode == SR_COGROUP) {
+        int n = cogroup_sides(o);
         ebuf_reset(out);
-        if (ebuf_put_varint(out, la->len) || ebuf_append(out, la->p, la->len) || ebuf_append(out, lb->p, lb->len))
-            return em__seterr(EM_ENOMEM, "cogroup: out of memory");
+        for (int i = 0; i < n; i++)
+            if ((i < n - 1 && ebuf_put_varint(out, l[i].len)) || ebuf_append(out, l[i].p, l[i].len))
+                return em__seterr(EM_ENOMEM, "cogroup: out of memory");
         r.val = out->p;
         r.vlen = out->len;
     }
     return sink(sctx, &r);
 }
 
-/* Walk the sorted records, collecting each key's values into lists. */
+/* Walk the sorted records, collecting each key's values into lists (one
+ * per cogroup side). */
 static int emit_groups(const sr_opts *o, extsort *es, rec_sink_fn sink, void *sctx) {
-    ebuf key = EBUF_INIT, la = EBUF_INIT, lb = EBUF_INIT, out = EBUF_INIT;
+    ebuf key = EBUF_INIT, out = EBUF_INIT, l[COGROUP_MAX_SIDES];
     em_rec r;
-    int rc, have = 0;
+    int rc, have = 0, nl = o->mode == SR_COGROUP ? cogroup_sides(o) : 1;
+    size_t total = 0;
+    for (int i = 0; i < COGROUP_MAX_SIDES; i++) l[i] = (ebuf)EBUF_INIT;
     while ((rc = es_next(es, &r)) == 1) {
         if (!have || bytes_cmp(key.p, key.len, r.key, r.klen)) {
-            if (have && (rc = emit_group(o, &key, &la, &lb, &out, sink, sctx))) break;
+            if (have && (rc = emit_group(o, &key, l, &out, sink, sctx))) break;
             ebuf_reset(&key);
-            ebuf_reset(&la);
-            ebuf_reset(&lb);
+            for (int i = 0; i < nl; i++) ebuf_reset(&l[i]);
+            total = 0;
             if (ebuf_append(&key, r.key, r.klen)) {
                 rc = em__seterr(EM_ENOMEM, "group: out of memory");
                 break;
@@ -601,29 +606,34 @@ static int emit_groups(const sr_opts *o, extsort *es, rec_sink_fn sink, void *sc
         }
         /* A group is one record: refuse it as soon as it would pass the
          * limit, before it grows (a 2 GB group used to double its way to
-         * 4 GB of memory).  The 20 bytes cover the varint lengths. */
-        if (o->max_record && key.len + la.len + lb.len + r.vlen + 20 > o->max_record) {
+         * 4 GB of memory).  The 10 bytes per side cover the varint
+         * lengths. */
+        if (o->max_record && key.len + total + r.vlen + 10 * (size_t)(nl + 1) > o->max_record) {
             rc = em__seterr(EM_ETOOBIG,
                             "%s: the values of one key (a %zu-byte key) exceed %zu bytes, ember.record.maxBytes: "
                             "a group is one record (raise the setting, or aggregate with reduce_by_key)",
                             o->mode == SR_COGROUP ? "cogroup/join" : "group_by_key", key.len, o->max_record);
             break;
         }
+        size_t before;
         if (o->mode == SR_COGROUP) {
             const uint8_t *v = r.val;
-            rc = list_append(v[0] ? &lb : &la, v + 1, r.vlen - 1);
+            before = l[v[0]].len;
+            rc = list_append(&l[v[0]], v + 1, r.vlen - 1);
+            total += l[v[0]].len - before;
         } else {
-            rc = list_append(&la, r.val, r.vlen);
+            before = l[0].len;
+            rc = list_append(&l[0], r.val, r.vlen);
+            total += l[0].len - before;
         }
         if (rc) {
             rc = em__seterr(EM_ENOMEM, "group: out of memory");
             break;
         }
     }
-    if (!rc && have) rc = emit_group(o, &key, &la, &lb, &out, sink, sctx);
+    if (!rc && have) rc = emit_group(o, &key, l, &out, sink, sctx);
     ebuf_free(&key);
-    ebuf_free(&la);
-    ebuf_free(&lb);
+    for (int i = 0; i < nl; i++) ebuf_free(&l[i]);
     ebuf_free(&out);
     return rc;
 }

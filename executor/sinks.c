@@ -273,7 +273,15 @@ static int open_shuffle(epipe *p) {
     s->nparts = k->nparts;
     s->partitioner = k->partitioner;
     s->descending = k->descending;
-    s->rr = (uint64_t)run->t->partition * 7919u; /* spread round-robin starts */
+    if (k->partitioner == PT_ROUNDROBIN) {
+        /* As Spark's repartition: each input partition starts its round
+         * robin at a position drawn from a generator seeded by its index,
+         * so short partitions spread over all outputs instead of piling
+         * onto the first ones (deterministic, so a retried task sends each
+         * record where the first attempt did). */
+        uint64_t seed = (uint64_t)run->t->partition;
+        s->rr = (rng_next(&seed) >> 32) * (uint64_t)k->nparts >> 32;
+    }
     if (k->partitioner == PT_RANGE) {
         size_t pos = 0, n = 0;
         const void *item;

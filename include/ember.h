@@ -161,6 +161,12 @@ EM_API int em_list_next_rec(const void *list, size_t len, size_t *pos, em_rec *r
  * second.  Returns 0 or EM_ECORRUPT. */
 EM_API int em_cogroup_unpack(const void *v, size_t vlen, const void **la, size_t *lalen,
                              const void **lb, size_t *lblen);
+/* em_cogroup_n's value of n sides: lists[i], lens[i] (arrays of n) get the
+ * list of values from the i-th RDD (an empty list, length 0, where the key
+ * is absent).  For n == 2 the same as em_cogroup_unpack.  Returns 0,
+ * EM_ECORRUPT if v is not a cogroup value of n sides, or EM_EINVAL for
+ * n < 1 or NULL arrays. */
+EM_API int em_cogroup_unpack_n(const void *v, size_t vlen, int n, const void **lists, size_t *lens);
 
 /* --------------------------------------------------------------- emitting */
 
@@ -230,6 +236,8 @@ EM_API int em_iter_next(em_iter *it, em_rec *rec);
 typedef int (*em_part_fn)(int partition, em_iter *in, em_emitter *out, const void *arg);
 typedef int (*em_foreach_fn)(const em_rec *rec, const void *arg);
 typedef int (*em_foreach_part_fn)(int partition, em_iter *in, const void *arg);
+/* zip_partitions: partition i of both RDDs, each through its iterator. */
+typedef int (*em_zip_part_fn)(int partition, em_iter *a, em_iter *b, em_emitter *out, const void *arg);
 
 /* --------------------------------------------------------------- context */
 
@@ -377,7 +385,9 @@ EM_API void em_get_stats(em_ctx *ctx, em_stats *out);
 /* --------------------------------------------------------------- sources */
 
 /* n records from recs (plain when key == NULL, else pairs), split into
- * `partitions` contiguous slices (<= 0: ember.default.parallelism). */
+ * `partitions` contiguous slices (<= 0: ember.default.parallelism, and
+ * without it the number of executor cores; the same for em_range and
+ * em_text_file's min_partitions). */
 EM_API em_rdd *em_parallelize(em_ctx *ctx, const em_rec *recs, size_t n, int partitions);
 /* Convenience forms: int64 records, and NUL-terminated strings. */
 EM_API em_rdd *em_parallelize_i64(em_ctx *ctx, const int64_t *v, size_t n, int partitions);
@@ -431,6 +441,22 @@ EM_API em_rdd *em_values(em_rdd *rdd);
 EM_API em_rdd *em_union(em_rdd *a, em_rdd *b);
 /* One record per partition: a list (em_list_next_rec) of its records. */
 EM_API em_rdd *em_glom(em_rdd *rdd);
+/* The pair (x, y) for every record x of a and y of b (Spark's cartesian),
+ * plain records (a pair fails the task).  Partition i * nb + j pairs a's
+ * partition i with b's j (nb: b's count), without a shuffle; each task
+ * holds b's partition in memory.  NULL (EM_EINVAL) for NULL RDDs, RDDs of
+ * different contexts, or more than INT_MAX partitions. */
+EM_API em_rdd *em_cartesian(em_rdd *a, em_rdd *b);
+/* The pairs (a_k, b_k) of the k-th records of partition i of each, without
+ * a shuffle (Spark's zip), plain records.  Both must have as many
+ * partitions (else NULL here, EM_EINVAL naming both counts) and as many
+ * records in each partition (else the task fails, naming the partition
+ * and both sizes).  Each task holds b's partition in memory. */
+EM_API em_rdd *em_zip(em_rdd *a, em_rdd *b);
+/* fn(i, iterator over a's partition i, iterator over b's, out, arg) emits
+ * partition i (Spark's zipPartitions).  Equal partition counts, else NULL
+ * (EM_EINVAL naming both).  Both partitions are held in memory. */
+EM_API em_rdd *em_zip_partitions(em_rdd *a, em_rdd *b, em_zip_part_fn fn, const void *arg, size_t arglen);
 /* Deterministic sample for a given seed: Bernoulli with probability
  * fraction (without replacement), or Poisson(fraction) copies (with). */
 EM_API em_rdd *em_sample(em_rdd *rdd, int with_replacement, double fraction, uint64_t seed);
@@ -440,10 +466,26 @@ EM_API em_rdd *em_coalesce(em_rdd *rdd, int n);
 /* Pairs (record bytes, int64 index) numbered in partition order.  Like
  * Spark, this runs a job to count the partitions first (NULL on failure). */
 EM_API em_rdd *em_zip_with_index(em_rdd *rdd);
+/* Pairs (record bytes, int64 id), Spark's zipWithUniqueId: the i-th
+ * record of partition k of n gets k + i * n.  Unique, not consecutive; no
+ * job runs.  Plain records (a pair fails the task). */
+EM_API em_rdd *em_zip_with_unique_id(em_rdd *rdd);
+/* Split rdd into n RDDs (out[0..n)), Spark's randomSplit: weights (n >= 1
+ * finite numbers >= 0, not all 0) are normalized to ranges of [0, 1); each
+ * record gets one uniform draw from a generator seeded by seed and its
+ * partition, and goes to the split whose range holds it.  So the splits
+ * are disjoint, together hold every record once, and are the same for the
+ * same seed (given a parent whose partitions come out in the same order).
+ * No job runs here; each split recomputes the parent (cache it to compute
+ * it once).  0, or EM_EINVAL (message naming the weight) with out[] NULL. */
+EM_API int em_random_split(em_rdd *rdd, const double *weights, int n, uint64_t seed, em_rdd **out);
 
 /* --------------------------------------------------- wide transformations */
 /* partitions <= 0 means: the parent's partition count (or
- * ember.default.parallelism when set explicitly). Pair input expected. */
+ * ember.default.parallelism when set explicitly); with several parents
+ * (cogroup, the joins, intersection), the largest parent's count, as
+ * Spark's defaultPartitioner.  Only em_repartition requires a count (>= 1).
+ * Pair input expected where the operation works by key. */
 
 /* Merge the values of each key with fn (associative, commutative), with
  * map-side combining. */
@@ -461,6 +503,12 @@ EM_API em_rdd *em_fold_by_key(em_rdd *rdd, const void *zero, size_t zlen, em_com
 EM_API em_rdd *em_group_by_key(em_rdd *rdd, int partitions);
 /* (key, cogroup value) for every key of a or b; see em_cogroup_unpack. */
 EM_API em_rdd *em_cogroup(em_rdd *a, em_rdd *b, int partitions);
+/* The same over n RDDs (2 <= n <= 16; Spark's cogroup takes up to 4):
+ * (key, value of n lists) for every key of any of them, the i-th list
+ * holding the i-th RDD's values of the key, empty where it has none; read
+ * with em_cogroup_unpack_n.  One shuffle.  NULL (EM_EINVAL) for n out of
+ * range, a NULL RDD or RDDs of different contexts. */
+EM_API em_rdd *em_cogroup_n(em_rdd *const *rdds, int n, int partitions);
 /* (key, tuple(va, vb)) for every pair of values of a key present in both
  * (the cross product per key); the outer joins also emit keys present in
  * one side only, with the other side missing in the tuple. */
@@ -470,12 +518,34 @@ EM_API em_rdd *em_right_outer_join(em_rdd *a, em_rdd *b, int partitions);
 EM_API em_rdd *em_full_outer_join(em_rdd *a, em_rdd *b, int partitions);
 /* Each distinct record (plain or pair) once. */
 EM_API em_rdd *em_distinct(em_rdd *rdd, int partitions);
+/* The distinct records (plain or pair) present in both a and b, once
+ * each, as Spark's intersection (a cogroup of the records as keys). */
+EM_API em_rdd *em_intersection(em_rdd *a, em_rdd *b, int partitions);
+/* The records of a not present in b, keeping a's duplicates (Spark's
+ * subtract).  partitions <= 0: a's partition count (Spark's). */
+EM_API em_rdd *em_subtract(em_rdd *a, em_rdd *b, int partitions);
+/* The pairs of a whose key b lacks (Spark's subtractByKey; b's values are
+ * ignored).  partitions <= 0: a's partition count. */
+EM_API em_rdd *em_subtract_by_key(em_rdd *a, em_rdd *b, int partitions);
+/* The records sorted by the key fn emits for each (as em_key_by), in
+ * ascending or descending byte order of the keys (Spark's sortBy): the
+ * records themselves, without the keys.  Runs a sampling job, as
+ * em_sort_by_key. */
+EM_API em_rdd *em_sort_by(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen, int ascending,
+                          int partitions);
+/* (key, list of the records with that key), the key emitted by fn for each
+ * record (as em_key_by): Spark's groupBy. */
+EM_API em_rdd *em_group_by(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen, int partitions);
 /* Sorted by key bytes (int64 keys: numerically), globally: partition i's keys
  * all precede partition i+1's.  Range partitioner from sampled keys. */
 EM_API em_rdd *em_sort_by_key(em_rdd *rdd, int ascending, int partitions);
 /* Hash-partition pairs by key into `partitions`. */
 EM_API em_rdd *em_partition_by(em_rdd *rdd, int partitions);
-/* Redistribute any records evenly over `partitions` with a shuffle. */
+/* Redistribute any records evenly over `partitions` (>= 1, else NULL with
+ * EM_EINVAL, as Spark's) with a shuffle: each input partition deals its
+ * records round robin, starting at a position drawn from a generator
+ * seeded with the partition's index (Spark's), so even short input
+ * partitions fill every output partition alike. */
 EM_API em_rdd *em_repartition(em_rdd *rdd, int partitions);
 
 /* ------------------------------------------------------------ persistence */
@@ -572,6 +642,16 @@ EM_API int em_foreach(em_rdd *rdd, em_foreach_fn fn, const void *arg, size_t arg
 EM_API int em_foreach_partition(em_rdd *rdd, em_foreach_part_fn fn, const void *arg, size_t arglen);
 /* Pairs (key, int64 count). */
 EM_API int em_count_by_key(em_rdd *rdd, em_batch **out);
+/* Pairs (record, int64 count) for each distinct plain record (Spark's
+ * countByValue; a pair record fails the job). */
+EM_API int em_count_by_value(em_rdd *rdd, em_batch **out);
+/* num records drawn at random (Spark's takeSample): without replacement,
+ * num distinct ones (all of them, shuffled, when the RDD has no more); with
+ * replacement, exactly num (none from an empty RDD).  The same seed gives
+ * the same records.  Runs a count, then samples (Spark's fraction, which
+ * falls short with probability 1e-4; then it samples again), and shuffles
+ * on the driver. */
+EM_API int em_take_sample(em_rdd *rdd, int with_replacement, size_t num, uint64_t seed, em_batch **out);
 /* Pairs with one record per key (the last value seen for a key). */
 EM_API int em_collect_as_map(em_rdd *rdd, em_batch **out);
 /* The values of key, as plain records (only the key's partition is scanned
@@ -588,6 +668,53 @@ EM_API int em_top(em_rdd *rdd, size_t n, em_batch **out);
  * the sibling is renamed to dir, so dir is complete or absent.  EM_EIO if
  * dir exists. */
 EM_API int em_save_as_text_file(em_rdd *rdd, const char *dir);
+
+/* ------------------------------------------------------ numeric actions */
+/* Over RDDs of 8-byte numbers (Spark's DoubleRDDFunctions): type says how
+ * each record's bytes (a pair's value) are read, EM_NUM_I64 (em_i64_enc)
+ * or EM_NUM_F64 (em_f64_enc); int64 values are taken as doubles.  A record
+ * of another length fails the job (EM_EJOB, naming its length).  One job
+ * each; EM_EINVAL for a NULL argument or an unknown type. */
+enum { EM_NUM_I64 = 1, EM_NUM_F64 = 2 };
+/* Spark's StatCounter.  Of an empty RDD: count 0, sum 0, mean, variances
+ * and deviations NaN, max -inf, min +inf.  variance and stdev are the
+ * population's (divided by count, Spark's variance()), the sample_ ones
+ * divided by count - 1 (NaN below 2 values).  A NaN value makes max, min,
+ * mean and the variances NaN. */
+typedef struct em_stat_counter {
+    int64_t count;
+    double sum, mean, variance, stdev, sample_variance, sample_stdev, max, min;
+} em_stat_counter;
+/* Computed in one pass: partials per partition (Welford's update) merged
+ * with Chan's formula, stable however the values are partitioned. */
+EM_API int em_num_stats(em_rdd *rdd, int type, em_stat_counter *out);
+/* The fields of em_num_stats, each by its own job: sum (0 when empty),
+ * mean, population variance and standard deviation (NaN when empty). */
+EM_API int em_sum(em_rdd *rdd, int type, double *out);
+EM_API int em_mean(em_rdd *rdd, int type, double *out);
+EM_API int em_variance(em_rdd *rdd, int type, double *out);
+EM_API int em_stdev(em_rdd *rdd, int type, double *out);
+/* Spark's histogram(bucketCount): bucket_count (>= 1) even buckets from
+ * the minimum to the maximum, computed by one job for the range and one
+ * for the counts.  bounds (bucket_count + 1 doubles) and counts
+ * (bucket_count) are filled for the *nbuckets buckets made: bucket_count,
+ * or 1 ([min, min]) when all values are equal.  Bucket i holds bounds[i]
+ * <= x < bounds[i+1]; the last one also x == max.  EM_EEMPTY for an empty
+ * RDD, EM_EINVAL when it holds an infinity or NaN (no finite range). */
+EM_API int em_histogram(em_rdd *rdd, int type, int bucket_count, double *bounds, int64_t *counts,
+                        int *nbuckets);
+/* Spark's histogram(buckets): counts[i] (nbounds - 1 of them) is the
+ * number of values with bounds[i] <= x < bounds[i+1], the last bucket
+ * closed (x == bounds[nbounds-1] counts); values outside and NaN are not
+ * counted.  bounds: nbounds >= 2 strictly ascending numbers (else
+ * EM_EINVAL naming the bound).  An empty RDD gives zero counts. */
+EM_API int em_histogram_buckets(em_rdd *rdd, int type, const double *bounds, int nbounds, int64_t *counts);
+/* The largest / smallest record, ordered as em_top orders them (key bytes,
+ * then value bytes: numerically for em_i64_enc and em_f64_enc records),
+ * for any RDD; out holds one record.  EM_EEMPTY ("empty collection") on an
+ * empty RDD. */
+EM_API int em_max(em_rdd *rdd, em_batch **out);
+EM_API int em_min(em_rdd *rdd, em_batch **out);
 
 /* ------------------------------------------------ broadcast, accumulators */
 

@@ -85,7 +85,8 @@ static plan_node *build_shuffle_read(builder *b, em_rdd *r, int part) {
     n->seglens = lens;
     n->mode = r->mode;
     n->combined = r->combine;
-    n->descending = r->descending;
+    if (r->sides) n->sides = r->sides; /* cogroup */
+    else n->descending = r->descending;
     n->agg = r->agg;
     return n;
 }
@@ -120,6 +121,8 @@ static int build_one(builder *b, bwork w, bwork **st, int *n, int *cap) {
     em_rdd *in = NULL;    /* all from this RDD */
     int in_first = part;  /* from this partition on */
     int in_cache = 1;
+    bwork pin[2];         /* RDD_PAIRED: its two inputs, from two RDDs */
+    int paired = 0;
     if (use_cache && level) {
         if (!(nd = node(b, r, part, PN_CACHED, 1))) return -1;
         nd->level = (uint8_t)level;
@@ -167,6 +170,10 @@ static int build_one(builder *b, bwork w, bwork **st, int *n, int *cap) {
             nd->seed = r->seed;
             nd->with_repl = (uint8_t)r->with_repl;
             if (r->op == OP_ZIP_INDEX) nd->start = r->zip_starts[part];
+            if (r->op == OP_UNIQUE_ID) {
+                nd->start = part;
+                nd->step = r->parent->nparts;
+            }
             if (r->op == OP_FOLD) {
                 nd->has_zero = r->data != NULL;
                 nd->data.p = r->data;
@@ -184,6 +191,20 @@ static int build_one(builder *b, bwork w, bwork **st, int *n, int *cap) {
         case RDD_SHUFFLED:
             if (!(nd = build_shuffle_read(b, r, part))) return -1;
             break;
+        case RDD_PAIRED: {
+            /* cartesian's partition p pairs p / nb with p % nb; zips p with p */
+            int nb = r->parent2->nparts, cart = r->op == OP_CARTESIAN;
+            if (!(nd = node(b, r, part, PN_PAIRED, 2))) return -1;
+            nd->op = r->op;
+            nd->fn = r->fn;
+            nd->arg.p = r->arg;
+            nd->arg.len = r->arglen;
+            pin[0] = (bwork){r->parent, cart ? part / nb : part, 1, &nd->child[0]};
+            pin[1] = (bwork){r->parent2, cart ? part % nb : part, 1, &nd->child[1]};
+            nin = 2;
+            paired = 1;
+            break;
+        }
         default:
             em__seterr(EM_ESTATE, "unknown RDD kind %d", r->kind);
             return -1;
@@ -200,7 +221,7 @@ static int build_one(builder *b, bwork w, bwork **st, int *n, int *cap) {
         *st = g;
         *cap = c;
     }
-    for (int i = nin; i-- > 0;) (*st)[(*n)++] = (bwork){in, in_first + i, in_cache, &nd->child[i]};
+    for (int i = nin; i-- > 0;) (*st)[(*n)++] = paired ? pin[i] : (bwork){in, in_first + i, in_cache, &nd->child[i]};
     return 0;
 }
 
