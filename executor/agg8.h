@@ -79,8 +79,10 @@ static inline int agg8_upsert(agg8 *t, uint64_t key, agg8_slot **out) {
     }
 }
 
-/* Bytes the table holds. */
-static inline size_t agg8_mem(const agg8 *t) { return t->mask ? (t->mask + 1) * sizeof(agg8_slot) : 0; }
+/* Bytes its keys take at the half load it keeps: what a memory budget
+ * compares.  Not the slots allocated, which agg8_clear keeps: after a spill
+ * that would stay over the budget and spill at every new key. */
+static inline size_t agg8_mem(const agg8 *t) { return t->n * 2 * sizeof(agg8_slot); }
 
 /* Move every key to the front of the slot array, the aside one too, in
  * ascending order of the keys' bytes (bytes_cmp of the records): slot[0,
