@@ -129,7 +129,8 @@ em_rdd *rdd_op(em_rdd *parent, uint8_t op, const char *opname, void *fn, const v
         em__seterr(EM_EINVAL, "%s: NULL RDD", opname);
         return NULL;
     }
-    if (!fn && op != OP_SAMPLE && op != OP_ZIP_INDEX && op != OP_GLOM && op != OP_UNIQUE_ID && op != OP_SPLIT) {
+    if (!fn && op != OP_SAMPLE && op != OP_ZIP_INDEX && op != OP_GLOM && op != OP_UNIQUE_ID && op != OP_SPLIT &&
+        op != OP_AGG_LOCAL) {
         em__seterr(EM_EINVAL, "%s: NULL function", opname);
         return NULL;
     }
@@ -488,6 +489,27 @@ em_rdd *em_zip_with_index(em_rdd *rdd) {
 
 /* --------------------------------------------------------------- wide */
 
+/* Partitions of a by-key operation: as asked; else, as Spark's
+ * defaultPartitioner, those of a parent already hash-partitioned; else
+ * ember.default.parallelism or the parent's count. */
+static int by_key_parts(em_rdd *rdd, int partitions) {
+    if (partitions > 0) return partitions;
+    return rdd->hash_partitioned && rdd->nparts > 0 ? rdd->nparts : shuffle_parts(rdd, 0);
+}
+
+/* A by-key operation over an RDD already hash-partitioned into as many
+ * partitions: no shuffle, each partition aggregated (mode SR_AGG, with a,
+ * which it takes) or grouped (SR_GROUP) where it is, as Spark runs it
+ * under the same partitioner.  The result is hash-partitioned too. */
+static em_rdd *agg_in_place(em_rdd *rdd, const char *opname, uint8_t mode, aggdesc *a) {
+    em_rdd *r = rdd_op(rdd, OP_AGG_LOCAL, opname, NULL, NULL, 0);
+    if (!r) return NULL;
+    r->mode = mode;
+    if (a) r->agg = *a;
+    r->hash_partitioned = 1;
+    return r;
+}
+
 static em_rdd *by_key(em_rdd *rdd, const char *opname, int partitions, void *create, void *mv, void *mc,
                       const void *arg, size_t arglen, const void *zero, size_t zlen, int has_zero) {
     aggdesc a;
@@ -503,7 +525,9 @@ static em_rdd *by_key(em_rdd *rdd, const char *opname, int partitions, void *cre
         em__preferr(EM_EFNREF, "%s", opname);
         return NULL;
     }
-    em_rdd *r = rdd_shuffled(rdd, opname, shuffle_parts(rdd, partitions), SR_AGG, PT_HASH, &a, 1);
+    int n = by_key_parts(rdd, partitions);
+    em_rdd *r = rdd->hash_partitioned && rdd->nparts == n ? agg_in_place(rdd, opname, SR_AGG, &a)
+                                                          : rdd_shuffled(rdd, opname, n, SR_AGG, PT_HASH, &a, 1);
     if (!r) agg_clear(&a);
     return r;
 }
@@ -534,7 +558,9 @@ em_rdd *em_fold_by_key(em_rdd *rdd, const void *zero, size_t zlen, em_comb_fn fn
 
 em_rdd *em_group_by_key(em_rdd *rdd, int partitions) {
     if (ctx_check(rdd, "em_group_by_key")) return NULL;
-    return rdd_shuffled(rdd, "group_by_key", shuffle_parts(rdd, partitions), SR_GROUP, PT_HASH, NULL, 0);
+    int n = by_key_parts(rdd, partitions);
+    if (rdd->hash_partitioned && rdd->nparts == n) return agg_in_place(rdd, "group_by_key", SR_GROUP, NULL);
+    return rdd_shuffled(rdd, "group_by_key", n, SR_GROUP, PT_HASH, NULL, 0);
 }
 
 em_rdd *em_partition_by(em_rdd *rdd, int partitions) {

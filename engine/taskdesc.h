@@ -55,6 +55,9 @@ enum op_kind {
     OP_CARTESIAN,  /* (a, b) for every a of child 0 and b of child 1 */
     OP_ZIP,        /* (a_i, b_i); the two must have as many records */
     OP_ZIP_PARTITIONS, /* fn(partition, iter a, iter b, out, arg) */
+    OP_AGG_LOCAL,  /* the partition aggregated (mode SR_AGG, with agg) or grouped
+                      (SR_GROUP) by key as a reduce task would, with no shuffle:
+                      its input is already hash-partitioned so */
 };
 
 /* Aggregation: create(v) (FN_NONE: the value itself, or merge_value(zero, v)

@@ -11,6 +11,7 @@
 #include "fnref.h"
 #include "pipe.h"
 #include "recfmt.h"
+#include "shuffle.h"
 
 static int push_map(epipe *p, const em_rec *r) {
     p->em.in = r;
@@ -276,6 +277,72 @@ epipe *paired_side_new(epipe *paired) {
     return p;
 }
 
+/* ------------------------------------------- aggregation in place */
+
+/* reduce_by_key, group_by_key and friends over an RDD already
+ * hash-partitioned into as many partitions: the partition's records go to
+ * a reduce task's aggregation or grouping (shuffle.h, sr_local) in blocks,
+ * and its result goes on at the end. */
+typedef struct local_agg {
+    agg_run ar;
+    agg_spec spec;
+    sr_local *l;
+} local_agg;
+
+static int local_flush(epipe *p) {
+    local_agg *g = p->state;
+    if (!p->buf.len) return 0;
+    int rc = sr_local_block(g->l, p->buf.p, p->buf.len);
+    ebuf_reset(&p->buf);
+    return rc;
+}
+
+static int push_local_agg(epipe *p, const em_rec *r) {
+    if (rec_append(&p->buf, r)) return em__seterr(EM_ENOMEM, "out of memory");
+    return p->buf.len >= p->run->t->block_bytes ? local_flush(p) : 0;
+}
+
+static int to_next(void *ctx, const em_rec *r) {
+    epipe *p = ctx;
+    return p->next->push(p->next, r);
+}
+
+static int end_local_agg(epipe *p) {
+    local_agg *g = p->state;
+    int rc = local_flush(p);
+    if (!rc) rc = sr_local_finish(g->l, to_next, p, &p->run->res->spills);
+    return rc < 0 ? rc : 0;
+}
+
+static void free_local_agg(epipe *p) {
+    local_agg *g = p->state;
+    if (!g) return;
+    sr_local_free(g->l);
+    free(g);
+}
+
+static int local_agg_init(epipe *p, task_run *run, const plan_node *n) {
+    local_agg *g = calloc(1, sizeof *g);
+    if (!g) return em__seterr(EM_ENOMEM, "out of memory");
+    p->state = g;
+    p->free = free_local_agg;
+    sr_opts o;
+    memset(&o, 0, sizeof o);
+    o.mode = (enum sr_mode)n->mode;
+    if (o.mode == SR_AGG) {
+        int rc = agg_run_init(&g->ar, &n->agg, run->max_record, &g->spec);
+        if (rc) return rc;
+        o.agg = &g->spec;
+    }
+    o.map_side_combined = 0; /* values, as they come */
+    o.max_record = run->max_record;
+    o.mem_budget = run->t->mem_budget;
+    o.spill_dir = run->env->local_dir;
+    o.codec = run->t->codec;
+    o.block_bytes = run->t->block_bytes;
+    return (g->l = sr_local_open(&o)) ? 0 : em__lasterr();
+}
+
 epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
     epipe *p = pipe_alloc(run, n, next);
     if (!p) return NULL;
@@ -288,7 +355,7 @@ epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
         return NULL;
     }
     if (n->op != OP_SAMPLE && n->op != OP_ZIP_INDEX && n->op != OP_GLOM && n->op != OP_UNIQUE_ID &&
-        n->op != OP_SPLIT && n->op != OP_CARTESIAN && n->op != OP_ZIP) {
+        n->op != OP_SPLIT && n->op != OP_CARTESIAN && n->op != OP_ZIP && n->op != OP_AGG_LOCAL) {
         if (!(p->fn = fnref_resolve(&n->fn))) {
             free(p);
             return NULL;
@@ -342,6 +409,14 @@ epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
         if (n->has_zero && ebuf_append(&p->buf, n->data.p, n->data.len)) {
             free(p);
             em__seterr(EM_ENOMEM, "out of memory");
+            return NULL;
+        }
+        break;
+    case OP_AGG_LOCAL:
+        p->push = push_local_agg;
+        p->end = end_local_agg;
+        if (local_agg_init(p, run, n)) {
+            pipe_free(p);
             return NULL;
         }
         break;

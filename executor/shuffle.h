@@ -171,6 +171,20 @@ int shuffle_locate(const char *dir, uint32_t shuffle_id, uint32_t map, uint64_t 
  * else loc itself. */
 const char *shuffle_loc_dir(const char *loc);
 
+/* A task's own records aggregated, grouped or sorted as a reduce task does
+ * its fetched segments, with no shuffle: the narrow path of an aggregation
+ * over an RDD already hash-partitioned into as many partitions (Spark's
+ * partitioner awareness).  open takes opts' mode (SR_AGG, SR_GROUP or
+ * SR_SORT), agg, map_side_combined, descending, mem_budget, spill_dir,
+ * codec, block_bytes and max_record (opts is copied; agg must outlive it);
+ * NULL with the message set.  block feeds encoded records (recfmt.h);
+ * finish passes the result to sink (0, or < 0) and adds its spills. */
+typedef struct sr_local sr_local;
+sr_local *sr_local_open(const sr_opts *opts);
+int sr_local_block(sr_local *l, const uint8_t *p, size_t len);
+int sr_local_finish(sr_local *l, rec_sink_fn sink, void *sctx, int64_t *spills);
+void sr_local_free(sr_local *l);
+
 /* Read reduce partition reduce_id of every map output and pass the result to
  * sink.  Returns 0 (also when sink stopped early with EM_STOP), EM_EFETCH
  * when a map output is missing or corrupt (stats->failed_map names it; the

@@ -499,18 +499,27 @@ static void agg8_mem_get(void *ctx, size_t i, em_rec *r) {
     r->vlen = 8;
 }
 
-static int read_agg(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats *st) {
+/* The aggregation's state: 0, or EM_EINVAL without the functions it needs. */
+static int agg_open(agg_ctx *a, const sr_opts *o) {
     const agg_spec *g = o->agg;
     if (!g || !g->merge_comb || (!o->map_side_combined && (!g->create || !g->merge_value)))
         return em__seterr(EM_EINVAL, "shuffle_read: aggregation without the functions it needs");
-    agg_ctx a = {.o = o, .use8 = g->builtin != 0};
-    agg8_init(&a.t8);
-    aggmap_init(&a.map);
-    es_runfile_init(&a.runs, o->spill_dir, o->codec, o->block_bytes);
-    int rc = read_all(o, NULL, agg_block, &a, st);
+    memset(a, 0, sizeof *a);
+    a->o = o;
+    a->use8 = g->builtin != 0;
+    agg8_init(&a->t8);
+    aggmap_init(&a->map);
+    es_runfile_init(&a->runs, o->spill_dir, o->codec, o->block_bytes);
+    return 0;
+}
+
+/* Pass every key's combiner to sink, merging the spilled runs. */
+static int agg_finish(agg_ctx *a, rec_sink_fn sink, void *sctx) {
+    const agg_spec *g = a->o->agg;
     em_rec r;
-    if (!rc && a.use8 && !a.runs.nruns) {
-        agg8 *t = &a.t8;
+    int rc = 0;
+    if (a->use8 && !a->runs.nruns) {
+        agg8 *t = &a->t8;
         for (size_t i = 0; !rc && t->mask && i <= t->mask; i++) {
             if (t->slot[i].key == AGG8_EMPTY) continue;
             em_rec x = {&t->slot[i].key, 8, &t->slot[i].comb, 8};
@@ -520,32 +529,45 @@ static int read_agg(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats *st
             em_rec x = {&t->empty.key, 8, &t->empty.comb, 8};
             rc = sink(sctx, &x);
         }
-    } else if (!rc && a.use8) {
+    } else if (a->use8) {
         es_merger mg;
-        if (!(rc = agg8_sort(&a.t8))) {
-            rc = es_merger_open(&mg, &a.runs, agg8_mem_get, &a.t8, a.t8.n, 0);
+        if (!(rc = agg8_sort(&a->t8))) {
+            rc = es_merger_open(&mg, &a->runs, agg8_mem_get, &a->t8, a->t8.n, 0);
             if (!rc) rc = es_merge_combine(&mg, g, sink, sctx);
             es_merger_free(&mg);
         }
-    } else if (!rc && !a.runs.nruns) {
-        for (size_t i = 0; i < aggmap_count(&a.map) && !rc; i++) {
-            aggmap_get(&a.map, i, &r);
+    } else if (!a->runs.nruns) {
+        for (size_t i = 0; i < aggmap_count(&a->map) && !rc; i++) {
+            aggmap_get(&a->map, i, &r);
             rc = sink(sctx, &r);
         }
-    } else if (!rc) {
+    } else {
         es_merger mg;
-        aggmap_sort(&a.map);
-        rc = es_merger_open(&mg, &a.runs, agg_mem_get, &a.map, aggmap_count(&a.map), 0);
+        aggmap_sort(&a->map);
+        rc = es_merger_open(&mg, &a->runs, agg_mem_get, &a->map, aggmap_count(&a->map), 0);
         if (!rc) rc = es_merge_combine(&mg, g, sink, sctx);
         es_merger_free(&mg);
     }
+    return rc;
+}
+
+static void agg_close(agg_ctx *a) {
+    free(a->recs);
+    free(a->hash);
+    agg8_free(&a->t8);
+    aggmap_free(&a->map);
+    ebuf_free(&a->out);
+    es_runfile_free(&a->runs);
+}
+
+static int read_agg(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats *st) {
+    agg_ctx a;
+    int rc = agg_open(&a, o);
+    if (rc) return rc;
+    rc = read_all(o, NULL, agg_block, &a, st);
+    if (!rc) rc = agg_finish(&a, sink, sctx);
     st->spills += a.spills;
-    free(a.recs);
-    free(a.hash);
-    agg8_free(&a.t8);
-    aggmap_free(&a.map);
-    ebuf_free(&a.out);
-    es_runfile_free(&a.runs);
+    agg_close(&a);
     return rc;
 }
 
@@ -638,21 +660,95 @@ static int emit_groups(const sr_opts *o, extsort *es, rec_sink_fn sink, void *sc
     return rc;
 }
 
-static int read_sorted(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats *st) {
-    sort_ctx s = {.o = o};
+/* The sorted records, or their groups, to sink. */
+static int sort_finish(sort_ctx *s, rec_sink_fn sink, void *sctx) {
     em_rec r;
-    es_init(&s.es, o->spill_dir, o->mem_budget, o->mode == SR_SORT && o->descending, o->codec, o->block_bytes);
-    int rc = read_all(o, sort_rec, NULL, &s, st);
-    if (!rc) rc = es_finish(&s.es);
-    if (!rc && o->mode == SR_SORT) {
-        while ((rc = es_next(&s.es, &r)) == 1)
+    int rc = es_finish(&s->es);
+    if (!rc && s->o->mode == SR_SORT) {
+        while ((rc = es_next(&s->es, &r)) == 1)
             if ((rc = sink(sctx, &r))) break;
     } else if (!rc) {
-        rc = emit_groups(o, &s.es, sink, sctx);
+        rc = emit_groups(s->o, &s->es, sink, sctx);
     }
+    return rc;
+}
+
+static void sort_open(sort_ctx *s, const sr_opts *o) {
+    s->o = o;
+    es_init(&s->es, o->spill_dir, o->mem_budget, o->mode == SR_SORT && o->descending, o->codec, o->block_bytes);
+}
+
+static int read_sorted(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats *st) {
+    sort_ctx s;
+    sort_open(&s, o);
+    int rc = read_all(o, sort_rec, NULL, &s, st);
+    if (!rc) rc = sort_finish(&s, sink, sctx);
     st->spills += s.es.spills;
     es_free(&s.es);
     return rc;
+}
+
+/* ----------------------------------------------------------------- local */
+
+struct sr_local {
+    sr_opts o;
+    agg_ctx a;  /* SR_AGG */
+    sort_ctx s; /* SR_SORT, SR_GROUP */
+};
+
+sr_local *sr_local_open(const sr_opts *opts) {
+    if (opts->mode != SR_AGG && opts->mode != SR_SORT && opts->mode != SR_GROUP) {
+        em__seterr(EM_EINVAL, "sr_local_open: mode %d", (int)opts->mode);
+        return NULL;
+    }
+    sr_local *l = calloc(1, sizeof *l);
+    if (!l) {
+        em__seterr(EM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    l->o = *opts;
+    if (!l->o.mem_budget) l->o.mem_budget = (size_t)64 << 20;
+    if (l->o.mode == SR_AGG) {
+        if (agg_open(&l->a, &l->o)) {
+            free(l);
+            return NULL;
+        }
+    } else {
+        sort_open(&l->s, &l->o);
+    }
+    return l;
+}
+
+int sr_local_block(sr_local *l, const uint8_t *p, size_t len) {
+    if (l->o.mode == SR_AGG) {
+        uint64_t n = 0;
+        int bad = 0;
+        int rc = agg_block(&l->a, p, len, &n, &bad);
+        return bad ? em__seterr(EM_ECORRUPT, "aggregation: malformed record") : rc;
+    }
+    const uint8_t *end = p + len;
+    em_rec r;
+    while (p < end) {
+        size_t k = rec_get(p, end, &r);
+        if (!k) return em__seterr(EM_ECORRUPT, "grouping: malformed record");
+        int rc = sort_rec(&l->s, &r);
+        if (rc) return rc;
+        p += k;
+    }
+    return 0;
+}
+
+int sr_local_finish(sr_local *l, rec_sink_fn sink, void *sctx, int64_t *spills) {
+    int rc = l->o.mode == SR_AGG ? agg_finish(&l->a, sink, sctx) : sort_finish(&l->s, sink, sctx);
+    if (spills) *spills += l->o.mode == SR_AGG ? l->a.spills : l->s.es.spills;
+    return rc == EM_STOP ? 0 : rc;
+}
+
+void sr_local_free(sr_local *l) {
+    if (!l) return;
+    if (l->o.mode == SR_AGG) agg_close(&l->a);
+    else es_free(&l->s.es);
+    free(l);
 }
 
 /* ------------------------------------------------------------------ entry */

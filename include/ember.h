@@ -485,7 +485,16 @@ EM_API int em_random_split(em_rdd *rdd, const double *weights, int n, uint64_t s
  * ember.default.parallelism when set explicitly); with several parents
  * (cogroup, the joins, intersection), the largest parent's count, as
  * Spark's defaultPartitioner.  Only em_repartition requires a count (>= 1).
- * Pair input expected where the operation works by key. */
+ * Pair input expected where the operation works by key.
+ *
+ * Partitioner awareness, as Spark's: an RDD made by a hash shuffle
+ * (em_partition_by, the by-key operations, the joins, cogroup) or by
+ * em_filter, em_map_values or em_flat_map_values over one is
+ * hash-partitioned.  The by-key operations (reduce, aggregate, fold,
+ * combine, group) over a hash-partitioned RDD with partitions <= 0 take its
+ * count, and with the same count run with no shuffle: each partition is
+ * aggregated where it is (em_lineage shows no stage boundary; no map task
+ * runs). */
 
 /* Merge the values of each key with fn (associative, commutative), with
  * map-side combining. */

@@ -174,6 +174,10 @@ static int build_one(builder *b, bwork w, bwork **st, int *n, int *cap) {
                 nd->start = part;
                 nd->step = r->parent->nparts;
             }
+            if (r->op == OP_AGG_LOCAL) {
+                nd->mode = r->mode;
+                nd->agg = r->agg; /* borrowed, as a shuffle read's */
+            }
             if (r->op == OP_FOLD) {
                 nd->has_zero = r->data != NULL;
                 nd->data.p = r->data;
