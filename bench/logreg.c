@@ -226,7 +226,7 @@ static int run_source(em_ctx *ctx, const char *name, const char *kind, const cha
     } else if (!strcmp(kind, "csv")) {
         d = em_ml_read_csv(ctx, path, NULL);
     } else {
-        em_ml_load_opts lo = {0, ds->cols, -1, 0, 0};
+        em_ml_load_opts lo = {0, ds->cols, -1, 0, 0, 0};
         d = em_ml_read_libsvm(ctx, path, &lo);
     }
     if (!d) {

@@ -1,14 +1,19 @@
 /*
- * logreg.c -- train binary logistic regression on a data set and report
- * its training metrics.
+ * logreg.c -- train logistic regression (binary, or multinomial for K
+ * classes) on a data set and report its training metrics.
  *
  *     logreg [--libsvm FILE | --csv FILE [--label-col N] [--header] |
- *             --synthetic ROWSxCOLS] [--lbfgs] [--iters N] [--step S]
- *            [--l2 L] [--master M] [--model OUT] [--conf KEY=VALUE]...
+ *             --synthetic ROWSxCOLS] [--classes K] [--lbfgs] [--iters N]
+ *            [--step S] [--l2 L] [--master M] [--model OUT]
+ *            [--conf KEY=VALUE]...
  *
  * With no data argument it trains on the breast cancer data set shipped
  * in tests/data/ml/breast_cancer.csv (a CSV with a header line, the label
- * last).  Labels must be 0 or 1 (-1 is read as 0 in LIBSVM files).  Dense
+ * last).  Labels are classes 0..K-1: with --classes K the readers accept
+ * exactly those (K = 2: 0 or 1, and -1 is read as 0 in LIBSVM files, so
+ * {-1, +1} files need --classes 2); without it K is the largest label + 1
+ * (em_ml_num_classes).  K = 2 trains the binary model, K > 2 the
+ * multinomial (softmax) one, as Spark's family "auto".  Dense
  * data is standardized first (zero mean, unit deviation per column):
  * gradient descent with a constant step needs features on one scale.
  * Training is full-batch gradient descent (step S, default 1.0) or L-BFGS
@@ -16,7 +21,8 @@
  * regularization L (default 0).  Each iteration's loss is shown on one
  * updating line when stderr is a terminal, else every 10th iteration on a
  * line of its own.  Then the log loss, accuracy and area under the ROC
- * curve on the training data, and the model is written to OUT (the text
+ * curve on the training data (for K > 2: the multiclass log loss, the
+ * accuracy and the K x K confusion matrix), and the model is written to OUT (the text
  * form of em_ml_model_save) when --model is given.  The model written
  * applies to raw rows, as they are in the input: the standardization is
  * folded into its weights and intercept (em_ml_model_unstandardize).
@@ -45,14 +51,16 @@
 
 static const char usage_text[] =
     "usage: logreg [--libsvm FILE | --csv FILE [--label-col N] [--header] | --synthetic ROWSxCOLS]\n"
-    "              [--lbfgs] [--iters N] [--step S] [--l2 L] [--master M] [--model OUT]\n"
+    "              [--classes K] [--lbfgs] [--iters N] [--step S] [--l2 L] [--master M] [--model OUT]\n"
     "              [--conf KEY=VALUE]...\n"
-    "  Trains binary logistic regression (labels 0 and 1; -1 reads as 0 in LIBSVM)\n"
-    "  and prints the training log loss, accuracy and AUC.\n"
+    "  Trains logistic regression, binary (2 classes) or multinomial (more), and prints\n"
+    "  the training log loss, accuracy and AUC (more classes: the confusion matrix).\n"
     "  Default data: tests/data/ml/breast_cancer.csv (CSV with a header, label last).\n"
     "  --label-col N      CSV: 0-based column of the label (default: the last)\n"
     "  --header           CSV: skip the first line of each file\n"
     "  --synthetic RxC    R rows of C dense features, noise 0.1, seed 42\n"
+    "  --classes K        labels are 0..K-1 (K = 2: 0/1, -1 reads as 0 in LIBSVM);\n"
+    "                     default: the largest label + 1\n"
     "  --lbfgs            L-BFGS instead of gradient descent\n"
     "  --iters N          at most N iterations (default 100)\n"
     "  --step S           gradient descent step (default 1.0)\n"
@@ -121,7 +129,7 @@ static int set_conf(em_conf *conf, const char *kv) {
 typedef struct args {
     const char *libsvm, *csv, *synth, *master, *model_out;
     const char *data_opt;       /* the data option given, for messages */
-    int header, label_col;
+    int header, label_col, classes;
     const char *label_opt;      /* --label-col or --header, if given */
     long long rows, cols;       /* --synthetic */
     em_ml_logreg_opts o;
@@ -134,7 +142,7 @@ static int parse_args(int argc, char **argv, args *a, em_conf *conf) {
     for (int i = 1; i < argc && !rc; i++) {
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = !strcmp(opt, "--libsvm") || !strcmp(opt, "--csv") || !strcmp(opt, "--synthetic") ||
-                    !strcmp(opt, "--label-col") || !strcmp(opt, "--iters") || !strcmp(opt, "--step") ||
+                    !strcmp(opt, "--label-col") || !strcmp(opt, "--classes") || !strcmp(opt, "--iters") || !strcmp(opt, "--step") ||
                     !strcmp(opt, "--l2") || !strcmp(opt, "--master") || !strcmp(opt, "--model") ||
                     !strcmp(opt, "--conf");
         if (takes && !val) return bad_usage("%s needs a value", opt);
@@ -155,6 +163,8 @@ static int parse_args(int argc, char **argv, args *a, em_conf *conf) {
         } else if (!strcmp(opt, "--header")) {
             a->header = 1;
             a->label_opt = opt;
+        } else if (!strcmp(opt, "--classes")) {
+            rc = parse_int(opt, val, 2, EM_ML_MAX_CLASSES, &a->classes);
         } else if (!strcmp(opt, "--lbfgs")) {
             a->o.optimizer = EM_ML_LBFGS;
         } else if (!strcmp(opt, "--iters")) {
@@ -207,18 +217,26 @@ static void progress(int iter, double loss, void *ctx) {
  * (means NULL and stds NULL: the data was used as read). */
 static int save_model(const em_ml_model *m, const double *means, const double *stds, const char *path) {
     em_ml_model raw = *m;
-    if (stds) {
-        raw.w = malloc(sizeof(double) * (size_t)(m->cols ? m->cols : 1));
-        if (!raw.w) {
+    size_t nw = (size_t)(m->classes ? m->classes : 1) * (size_t)m->cols, nb = (size_t)m->classes;
+    if (stds) { /* a copy: K x cols weights (cols for a binary model) and K intercepts */
+        raw.w = malloc(sizeof(double) * (nw ? nw : 1));
+        raw.intercepts = nb ? malloc(sizeof(double) * nb) : NULL;
+        if (!raw.w || (nb && !raw.intercepts)) {
             fprintf(stderr, "logreg: out of memory\n");
+            free(raw.w);
+            free(raw.intercepts);
             return -1;
         }
-        memcpy(raw.w, m->w, sizeof(double) * (size_t)m->cols);
+        memcpy(raw.w, m->w, sizeof(double) * nw);
+        if (nb) memcpy(raw.intercepts, m->intercepts, sizeof(double) * nb);
     }
     int rc = stds ? em_ml_model_unstandardize(&raw, means, stds) : 0;
     if (!rc) rc = em_ml_model_save(&raw, path);
     if (rc) fprintf(stderr, "logreg: %s\n", em_errmsg());
-    if (stds) free(raw.w);
+    if (stds) {
+        free(raw.w);
+        free(raw.intercepts);
+    }
     return rc ? -1 : 0;
 }
 
@@ -254,6 +272,7 @@ int main(int argc, char **argv) {
     em_ml_load_opts lo = {0};
     lo.label_col = a.label_col;
     lo.skip_header = a.header;
+    lo.classes = a.classes ? a.classes : EM_ML_ANY_CLASSES;
     double t0 = now();
     if (a.libsvm) {
         raw = em_ml_read_libsvm(ctx, a.libsvm, &lo);
@@ -276,6 +295,10 @@ int main(int argc, char **argv) {
     printf("data: %lld rows x %lld columns (%s), loaded in %.2f s\n", (long long)em_ml_rows(d),
            (long long)em_ml_cols(d), em_ml_is_sparse(d) ? "sparse" : "dense, standardized", t1 - t0);
 
+    int K = a.classes;
+    if (!K && em_ml_num_classes(d, &K)) goto fail; /* the largest label + 1 */
+    a.o.classes = K;
+    printf("classes: %d (%s)\n", K, K > 2 ? "multinomial" : "binary");
     show s = {isatty(2), a.o.max_iter};
     a.o.progress = progress;
     a.o.progress_ctx = &s;
@@ -287,10 +310,23 @@ int main(int argc, char **argv) {
            a.o.optimizer == EM_ML_LBFGS ? "L-BFGS" : "gradient descent", m->iterations, t2 - t1,
            m->iterations ? 1e3 * (t2 - t1) / m->iterations : 0.0, m->loss);
 
-    em_ml_metrics mt;
-    if (em_ml_evaluate(m, d, &mt)) goto fail;
-    printf("training metrics: log loss %.6f, accuracy %.2f%%, AUC %.6f (%lld rows)\n", mt.log_loss,
-           100 * mt.accuracy, mt.auc, (long long)mt.rows);
+    if (K == 2) {
+        em_ml_metrics mt;
+        if (em_ml_evaluate(m, d, &mt)) goto fail;
+        printf("training metrics: log loss %.6f, accuracy %.2f%%, AUC %.6f (%lld rows)\n", mt.log_loss,
+               100 * mt.accuracy, mt.auc, (long long)mt.rows);
+    } else {
+        em_ml_class_metrics cm;
+        if (em_ml_evaluate_classes(m, d, &cm)) goto fail;
+        printf("training metrics: log loss %.6f, accuracy %.2f%% (%lld rows)\n", cm.log_loss, 100 * cm.accuracy,
+               (long long)cm.rows);
+        printf("confusion matrix (rows: true class, columns: predicted):\n");
+        for (int t = 0; t < K && t < 20; t++) {
+            for (int q = 0; q < K && q < 20; q++) printf(" %6lld", (long long)cm.confusion[t * K + q]);
+            printf("%s\n", K > 20 ? " ..." : "");
+        }
+        free(cm.confusion);
+    }
     if (a.model_out) {
         if (save_model(m, means, stds, a.model_out)) goto out;
         printf("model written to %s%s\n", a.model_out,

@@ -31,7 +31,7 @@
 #error "the dense binary format is read and written in host order, which must be little-endian"
 #endif
 
-static const em_ml_load_opts default_opts = {0, 0, -1, 0, 0};
+static const em_ml_load_opts default_opts = {0, 0, -1, 0, 0, 0};
 
 
 #define DNS_MAGIC "EMBLDNS1"

@@ -1,6 +1,7 @@
 /*
  * logreg.c -- binary logistic regression: the distributed loss and
- * gradient, training, and the model (prediction, text form).
+ * gradient, training (which hands multinomial models to multinom.c), and
+ * the model's prediction (the text form is modelfile.c).
  *
  * One evaluation of the objective is one job: the weights (and the
  * intercept after them) are broadcast, every block adds its log loss and
@@ -21,6 +22,7 @@
 #include "err.h"
 #include "kernels.h"
 #include "lbfgs.h"
+#include "multinom.h"
 
 /* The captured state of the aggregate functions. */
 typedef struct lg_arg {
@@ -191,6 +193,18 @@ static int ml_logreg_train_unguarded(em_ml_data *d, const em_ml_logreg_opts *opt
         (o.optimizer == EM_ML_GD && !(o.step > 0)))
         return em__seterr(EM_EINVAL, "em_ml_logreg_train: bad options (max_iter %d, step %g, l2 %g, tol %g, "
                           "history %d, depth %d)", o.max_iter, o.step, o.l2, o.tol, o.history, o.depth);
+    if (o.family != EM_ML_AUTO && o.family != EM_ML_BINOMIAL && o.family != EM_ML_MULTINOMIAL)
+        return em__seterr(EM_EINVAL, "em_ml_logreg_train: unknown family %d", o.family);
+    if (o.classes != 0 && (o.classes < 2 || o.classes > EM_ML_MAX_CLASSES || (o.family == EM_ML_BINOMIAL && o.classes != 2)))
+        return em__seterr(EM_EINVAL, "em_ml_logreg_train: %d classes (%s)", o.classes,
+                          o.family == EM_ML_BINOMIAL ? "the binomial family has 2" : "2 to 65536, or 0 to infer");
+    /* The class count, as Spark's: given, or the largest label + 1; the
+     * same job checks every label (binomial: 0 or 1). */
+    int K = o.classes, limit = o.family == EM_ML_BINOMIAL ? 2 : o.classes ? o.classes : EM_ML_MAX_CLASSES, found;
+    int rc = ml_scan_labels(d, limit, &found);
+    if (rc) return rc;
+    if (!K) K = found;
+    if (o.family == EM_ML_MULTINOMIAL || K > 2) return ml_softmax_train(d, &o, K, out);
     em_ml_model *m = calloc(1, sizeof *m);
     double *x = calloc((size_t)d->cols + 1, sizeof(double));
     if (!m || !x) {
@@ -200,7 +214,7 @@ static int ml_logreg_train_unguarded(em_ml_data *d, const em_ml_logreg_opts *opt
     }
     objective ob = {d, o.l2, o.intercept != 0, o.depth ? o.depth : 2};
     ml_optim op = {o.max_iter, o.step, o.history ? o.history : 10, o.tol, o.progress, o.progress_ctx};
-    int rc = o.optimizer == EM_ML_GD ? ml_gd(d->cols + 1, x, lg_objective, &ob, &op, &m->iterations, &m->loss)
+    rc = o.optimizer == EM_ML_GD ? ml_gd(d->cols + 1, x, lg_objective, &ob, &op, &m->iterations, &m->loss)
                                      : ml_lbfgs(d->cols + 1, x, lg_objective, &ob, &op, &m->iterations, &m->loss);
     if (rc) {
         free(m);
@@ -221,17 +235,70 @@ int em_ml_logreg_train(em_ml_data *d, const em_ml_logreg_opts *opts, em_ml_model
 void em_ml_model_free(em_ml_model *m) {
     if (!m) return;
     free(m->w);
+    free(m->intercepts);
     free(m);
 }
 
-double em_ml_predict_prob(const em_ml_model *m, const double *x) {
-    if (!m || (!x && m->cols)) return NAN;
-    double s = m->b;
-    for (int64_t j = 0; j < m->cols; j++) s += m->w[j] * x[j];
-    return ml_sigmoid(s);
+/* Whether m is a usable multinomial model; 0 for a binary one. */
+static int is_multinomial(const em_ml_model *m) { return m->classes >= 2 && m->intercepts; }
+
+/* The K margins x.w_k + b_k of a multinomial model into out. */
+static void margins(const em_ml_model *m, const double *x, double *out) {
+    for (int k = 0; k < m->classes; k++) {
+        const double *w = m->w + (size_t)k * (size_t)m->cols;
+        double s = m->intercepts[k];
+        for (int64_t j = 0; j < m->cols; j++) s += w[j] * x[j];
+        out[k] = s;
+    }
 }
 
-int em_ml_predict(const em_ml_model *m, const double *x) { return em_ml_predict_prob(m, x) >= 0.5; }
+int em_ml_predict_probs(const em_ml_model *m, const double *x, double *probs) {
+    if (!m || (!x && m->cols) || !probs || (!m->w && m->cols))
+        return em__seterr(EM_EINVAL, "em_ml_predict_probs: NULL argument");
+    if (!is_multinomial(m)) {
+        double s = m->b;
+        for (int64_t j = 0; j < m->cols; j++) s += m->w[j] * x[j];
+        probs[1] = ml_sigmoid(s);
+        probs[0] = ml_sigmoid(-s);
+        return 2;
+    }
+    margins(m, x, probs);
+    ml_softmax_row(probs, m->classes);
+    return m->classes;
+}
+
+double em_ml_predict_prob(const em_ml_model *m, const double *x) {
+    if (!m || (!x && m->cols) || (!m->w && m->cols)) return NAN;
+    if (!is_multinomial(m)) {
+        double s = m->b;
+        for (int64_t j = 0; j < m->cols; j++) s += m->w[j] * x[j];
+        return ml_sigmoid(s);
+    }
+    double *p = malloc(sizeof(double) * (size_t)m->classes), r;
+    if (!p) return NAN;
+    em_ml_predict_probs(m, x, p);
+    r = p[1];
+    free(p);
+    return r;
+}
+
+int em_ml_predict(const em_ml_model *m, const double *x) {
+    if (!m || (!x && m->cols) || (!m->w && m->cols)) return -1;
+    if (!is_multinomial(m)) return em_ml_predict_prob(m, x) >= 0.5;
+    /* The largest margin is the most probable class: no exp needed. */
+    int best = 0;
+    double bm = -INFINITY;
+    for (int k = 0; k < m->classes; k++) {
+        const double *w = m->w + (size_t)k * (size_t)m->cols;
+        double s = m->intercepts[k];
+        for (int64_t j = 0; j < m->cols; j++) s += w[j] * x[j];
+        if (s > bm) {
+            bm = s;
+            best = k;
+        }
+    }
+    return best;
+}
 
 /* Trained on z_j = (x_j - mean_j) * s_j, with s_j = 1 / std_j, or 0 for a
  * constant column as em_ml_standardize scales it, the margin is
@@ -245,116 +312,15 @@ int em_ml_model_unstandardize(em_ml_model *m, const double *means, const double 
         if (!(stds[j] >= 0) || !isfinite(stds[j]) || (means && !isfinite(means[j])))
             return em__seterr(EM_EINVAL, "em_ml_model_unstandardize: column %lld has mean %g, deviation %g",
                               (long long)j, means ? means[j] : 0.0, stds[j]);
-    double b = m->b;
-    for (int64_t j = 0; j < m->cols; j++) {
-        double w = stds[j] > 0 ? m->w[j] * (1 / stds[j]) : 0; /* the scale em_ml_standardize applied */
-        if (means) b -= w * means[j];
-        m->w[j] = w;
+    int K = is_multinomial(m) ? m->classes : 1;
+    for (int k = 0; k < K; k++) { /* a binary model is one row with intercept b */
+        double *wk = m->w + (size_t)k * (size_t)m->cols, *bk = K > 1 ? &m->intercepts[k] : &m->b, b = *bk;
+        for (int64_t j = 0; j < m->cols; j++) {
+            double w = stds[j] > 0 ? wk[j] * (1 / stds[j]) : 0; /* the scale em_ml_standardize applied */
+            if (means) b -= w * means[j];
+            wk[j] = w;
+        }
+        *bk = b;
     }
-    m->b = b;
     return 0;
-}
-
-/* ---------------------------------------------------------- text form */
-
-int em_ml_model_save(const em_ml_model *m, const char *path) {
-    if (!m || !path || m->cols < 0 || (!m->w && m->cols)) return em__seterr(EM_EINVAL, "em_ml_model_save: bad argument");
-    FILE *f = fopen(path, "w");
-    if (!f) return em__seterr(errno == ENOENT ? EM_ENOENT : EM_EIO, "%s: %s", path, strerror(errno));
-    fprintf(f, "ember-logreg 1\ncols %lld\nintercept %.17g\n", (long long)m->cols, m->b);
-    for (int64_t j = 0; j < m->cols; j++) fprintf(f, "%.17g\n", m->w[j]);
-    int bad = ferror(f);
-    if (fclose(f) || bad) return em__seterr(EM_EIO, "%s: write failed: %s", path, strerror(errno));
-    return 0;
-}
-
-/* One line without its terminator ("\n" or "\r\n") into *line; 0 at EOF. */
-static int next_line(FILE *f, char **line, size_t *cap, int64_t *lineno) {
-    ssize_t n = getline(line, cap, f);
-    if (n < 0) return 0;
-    while (n > 0 && ((*line)[n - 1] == '\n' || (*line)[n - 1] == '\r')) (*line)[--n] = 0;
-    (*lineno)++;
-    return 1;
-}
-
-/* A whole string as a double (surrounding blanks allowed). */
-static int parse_f64(const char *s, double *v) {
-    char *end;
-    errno = 0;
-    *v = strtod(s, &end);
-    if (end == s || errno == ERANGE) return -1; /* ERANGE: underflow to 0 would not round trip */
-    while (*end == ' ' || *end == '\t') end++;
-    return *end ? -1 : 0;
-}
-
-em_ml_model *em_ml_model_load(const char *path) {
-    if (!path) {
-        em__seterr(EM_EINVAL, "em_ml_model_load: NULL path");
-        return NULL;
-    }
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        em__seterr(errno == ENOENT ? EM_ENOENT : EM_EIO, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    int64_t ln = 0;
-    long long cols = -1;
-    em_ml_model *m = calloc(1, sizeof *m);
-    const char *why = NULL;
-    if (!m) {
-        why = "out of memory";
-        goto fail;
-    }
-    if (!next_line(f, &line, &cap, &ln) || strcmp(line, "ember-logreg 1")) {
-        why = "not an ember-logreg 1 model";
-        goto fail;
-    }
-    char c;
-    if (!next_line(f, &line, &cap, &ln) || sscanf(line, "cols %lld %c", &cols, &c) != 1 || cols < 0 ||
-        cols > (1LL << 40)) {
-        why = "expected \"cols N\"";
-        goto fail;
-    }
-    if (!next_line(f, &line, &cap, &ln) || strncmp(line, "intercept ", 10) || parse_f64(line + 10, &m->b)) {
-        why = "expected \"intercept B\"";
-        goto fail;
-    }
-    m->cols = cols;
-    if (!(m->w = malloc(sizeof(double) * (size_t)(cols ? cols : 1)))) {
-        em_ml_model_free(m);
-        m = NULL; /* reported as EM_ENOMEM below */
-        why = "out of memory";
-        goto fail;
-    }
-    for (int64_t j = 0; j < cols; j++) {
-        if (!next_line(f, &line, &cap, &ln)) {
-            ln++;
-            why = "missing weights";
-            goto fail;
-        }
-        if (parse_f64(line, &m->w[j])) {
-            why = "bad weight";
-            goto fail;
-        }
-    }
-    while (next_line(f, &line, &cap, &ln))
-        if (line[strspn(line, " \t")]) {
-            why = "unexpected data after the weights";
-            goto fail;
-        }
-    if (ferror(f)) {
-        why = "read error";
-        goto fail;
-    }
-    free(line);
-    fclose(f);
-    return m;
-fail:
-    em__seterr(m ? EM_ECORRUPT : EM_ENOMEM, "%s:%lld: %s", path, (long long)(ln ? ln : 1), why);
-    free(line);
-    fclose(f);
-    em_ml_model_free(m);
-    return NULL;
 }

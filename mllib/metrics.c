@@ -1,6 +1,8 @@
 /*
  * metrics.c -- em_ml_evaluate: log loss, accuracy and the area under the
- * ROC curve of a model over a data set, all computed over the RDD.
+ * ROC curve of a model over a data set, all computed over the RDD; and
+ * em_ml_evaluate_classes: the multiclass log loss, accuracy and confusion
+ * matrix (one em_tree_aggregate of K x K + 3 sums).
  *
  * Log loss and accuracy are sums: one em_tree_aggregate of (loss sum,
  * correct predictions, rows).  The AUC needs the rows ranked by score, so
@@ -29,6 +31,7 @@
 #include "data.h"
 #include "err.h"
 #include "kernels.h"
+#include "multinom.h"
 
 typedef struct ev_arg {
     em_bcast w;     /* cols weights then the intercept */
@@ -199,6 +202,147 @@ static int ml_evaluate_unguarded(const em_ml_model *m, em_ml_data *d, em_ml_metr
     return rc;
 }
 
+/* --------------------------------------------------- multiclass */
+
+/* The argument of the class aggregate: the model's parameters broadcast
+ * (binary: cols weights then b; multinomial: K x cols, then K
+ * intercepts). */
+typedef struct cm_arg {
+    em_bcast w;
+    int64_t cols;
+    int32_t K;
+    int32_t binary;
+} cm_arg;
+
+/* seq: acc (loss sum, correct, rows, then K x K confusion counts) + the
+ * block's rows. */
+int ml_cm_seq(const em_rec *acc, const em_rec *r, em_emitter *out, const void *arg);
+int ml_cm_seq(const em_rec *acc, const em_rec *r, em_emitter *out, const void *arg) {
+    cm_arg a;
+    memcpy(&a, arg, sizeof a);
+    size_t K = (size_t)a.K, n = 3 + K * K, wlen = 0;
+    size_t np = a.binary ? (size_t)a.cols + 1 : K * (size_t)a.cols + K;
+    const double *w = em_bcast_value(a.w, &wlen);
+    if (!w || wlen != sizeof(double) * np) return em_fail("evaluate: weights not broadcast");
+    if (acc->vlen && acc->vlen != sizeof(double) * n) return em_fail("evaluate: bad accumulator");
+    ml_block b;
+    ebuf scratch = EBUF_INIT;
+    double *s = NULL, *m = NULL;
+    int rc = ml_block_view_unchecked(r, &b, &scratch);
+    if (!rc && b.cols > a.cols)
+        rc = em_fail("evaluate: a block has %lld columns, the model %lld", (long long)b.cols, (long long)a.cols);
+    if (!rc && ml_check_class_labels(&b, a.K)) rc = em_fail("evaluate: %s", em_errmsg());
+    if (rc) goto out;
+    s = acc->vlen ? malloc(sizeof(double) * n) : calloc(n, sizeof(double));
+    m = malloc(sizeof(double) * (size_t)(b.rows ? b.rows : 1) * (a.binary ? 1 : K));
+    if (!s || !m) {
+        rc = em_fail("evaluate: out of memory");
+        goto out;
+    }
+    if (acc->vlen) memcpy(s, acc->val, sizeof(double) * n);
+    ml_blas_init();
+    rc = a.binary ? ml_block_margins(&b, w, w[a.cols], m)
+                  : ml_block_softmax_margins(&b, a.K, a.cols, w, w + K * (size_t)a.cols, m);
+    if (rc) {
+        rc = em_fail("evaluate: %s", em_errmsg());
+        goto out;
+    }
+    for (int64_t i = 0; i < b.rows; i++) {
+        int y = (int)b.y[i], pred = 0;
+        if (a.binary) {
+            s[0] += ml_logloss(m[i], b.y[i]);
+            pred = ml_sigmoid(m[i]) >= 0.5;
+        } else {
+            double *mi = m + (size_t)i * K, my = mi[y];
+            for (int k = 1; k < a.K; k++)
+                if (mi[k] > mi[pred]) pred = k; /* the lowest index among ties */
+            s[0] += ml_softmax_row(mi, a.K) - my;
+        }
+        s[1] += pred == y;
+        s[3 + (size_t)y * K + (size_t)pred] += 1;
+    }
+    s[2] += (double)b.rows;
+    rc = em_emit(out, s, sizeof(double) * n);
+out:
+    free(s);
+    free(m);
+    ebuf_free(&scratch);
+    return rc;
+}
+
+static int multinomial(const em_ml_model *m) { return m->classes >= 2 && m->intercepts; }
+
+static int ml_evaluate_classes_unguarded(const em_ml_model *m, em_ml_data *d, em_ml_class_metrics *out) {
+    if (out) memset(out, 0, sizeof *out); /* defined on failure too */
+    if (!m || !d || !out || m->cols < 0 || (!m->w && m->cols) || m->classes > EM_ML_MAX_CLASSES)
+        return em__seterr(EM_EINVAL, "em_ml_evaluate_classes: bad argument");
+    if (d->cols > m->cols)
+        return em__seterr(EM_EINVAL, "em_ml_evaluate_classes: the data set has %lld columns, the model %lld",
+                          (long long)d->cols, (long long)m->cols);
+    int binary = !multinomial(m), K = binary ? 2 : m->classes, found;
+    int rc = ml_scan_labels(d, K, &found); /* names a bad label by its row */
+    if (rc) return rc;
+    size_t kc = binary ? (size_t)m->cols : (size_t)K * (size_t)m->cols, np = kc + (binary ? 1 : (size_t)K);
+    size_t n = 3 + (size_t)K * (size_t)K;
+    double *wb = malloc(sizeof(double) * np), *s = malloc(sizeof(double) * n);
+    int64_t *conf = malloc(sizeof(int64_t) * (size_t)K * (size_t)K);
+    if (!wb || !s || !conf) {
+        free(wb);
+        free(s);
+        free(conf);
+        return em__seterr(EM_ENOMEM, "mllib: out of memory");
+    }
+    if (kc) memcpy(wb, m->w, sizeof(double) * kc);
+    if (binary)
+        wb[kc] = m->b;
+    else
+        memcpy(wb + kc, m->intercepts, sizeof(double) * (size_t)K);
+    cm_arg a = {em_broadcast(d->ctx, wb, sizeof(double) * np), m->cols, K, binary};
+    free(wb);
+    em_rec z = {NULL, 0, "", 0}, r; /* the empty zero */
+    em_batch *res = NULL;
+    rc = a.w.id ? em_tree_aggregate(d->blocks, &z, ml_cm_seq, ml_sum_f64, &a, sizeof a, 2, &res) : em__lasterr();
+    if (a.w.id) em_bcast_destroy(d->ctx, a.w);
+    if (!rc && !(rc = em_batch_get(res, 0, &r)) && r.vlen != sizeof(double) * n)
+        rc = r.vlen ? em__seterr(EM_ECORRUPT, "evaluate: bad aggregate")
+                    : em__seterr(EM_EEMPTY, "em_ml_evaluate_classes: the data set has no rows");
+    if (!rc) memcpy(s, r.val, sizeof(double) * n);
+    em_batch_free(res);
+    if (!rc && !(s[2] > 0)) rc = em__seterr(EM_EEMPTY, "em_ml_evaluate_classes: the data set has no rows");
+    if (rc) {
+        free(s);
+        free(conf);
+        return rc;
+    }
+    for (size_t i = 0; i < (size_t)K * (size_t)K; i++) conf[i] = (int64_t)s[3 + i];
+    out->classes = K;
+    out->log_loss = s[0] / s[2];
+    out->accuracy = s[1] / s[2];
+    out->rows = (int64_t)s[2];
+    out->confusion = conf;
+    free(s);
+    return 0;
+}
+
+int em_ml_evaluate_classes(const em_ml_model *m, em_ml_data *d, em_ml_class_metrics *out) {
+    CTX_GUARDED(d ? d->ctx : NULL, ml_evaluate_classes_unguarded(m, d, out));
+}
+
+/* A multinomial model's em_ml_evaluate: the multiclass figures, no AUC. */
+static int evaluate_multinomial(const em_ml_model *m, em_ml_data *d, em_ml_metrics *out) {
+    em_ml_class_metrics cm;
+    int rc = ml_evaluate_classes_unguarded(m, d, &cm);
+    memset(out, 0, sizeof *out);
+    if (rc) return rc;
+    out->log_loss = cm.log_loss;
+    out->accuracy = cm.accuracy;
+    out->rows = cm.rows;
+    out->auc = NAN;
+    free(cm.confusion);
+    return 0;
+}
+
 int em_ml_evaluate(const em_ml_model *m, em_ml_data *d, em_ml_metrics *out) {
+    if (m && out && d && multinomial(m)) CTX_GUARDED(d->ctx, evaluate_multinomial(m, d, out));
     CTX_GUARDED(d ? d->ctx : NULL, ml_evaluate_unguarded(m, d, out));
 }

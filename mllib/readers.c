@@ -26,14 +26,16 @@
  * Unlike em_text_file, these reads are not counted in em_stats.input_bytes.
  *
  * LIBSVM: "label index:value ..." with 1-based, strictly ascending indices;
- * '#' starts a comment; labels are 0 or 1, and -1 is read as 0 (any other
- * label fails naming its line: mllib trains binary classifiers only).  CSR
+ * '#' starts a comment; labels are 0 or 1, and -1 is read as 0, or with
+ * em_ml_load_opts.classes class labels 0..K-1 (any other label fails
+ * naming its line).  CSR
  * blocks whose cols is one past their largest index (or
  * num_features when given); the data set's cols is the largest of them.
  * CSV: comma-separated numbers (blanks around them allowed), blank lines
  * skipped; the number of fields is that of the first row, found on the
  * driver by reading the first split up to its first row, and any other
- * width fails naming the line; the label must be 0 or 1.  Dense blocks.
+ * width fails naming the line; the label must be 0 or 1 (or a class
+ * label, as for LIBSVM).  Dense blocks.
  *
  * Numbers are parsed by parse.h (exact, as strtod, without strtod in the
  * common case).
@@ -59,7 +61,24 @@
 
 enum { FMT_LIBSVM = 1, FMT_CSV = 2 };
 
-static const em_ml_load_opts default_opts = {0, 0, -1, 0, 0};
+static const em_ml_load_opts default_opts = {0, 0, -1, 0, 0, 0};
+
+/* em_ml_load_opts.classes resolved for text_arg.classes: 0 for binary
+ * labels, else the number of class labels allowed; -1 (message set) for a
+ * bad value. */
+static int64_t resolve_classes(const char *fn, int classes) {
+    if (classes == 0 || classes == 2) return 0;
+    if (classes == EM_ML_ANY_CLASSES) return EM_ML_MAX_CLASSES;
+    if (classes > 2 && classes <= EM_ML_MAX_CLASSES) return classes;
+    em__seterr(EM_EINVAL, "%s: classes %d (0 or 2: binary labels; 3 to %d; or EM_ML_ANY_CLASSES)", fn, classes,
+               EM_ML_MAX_CLASSES);
+    return -1;
+}
+
+/* Whether label is a class label below limit (an integer). */
+static int class_label_ok(double label, int64_t limit) {
+    return label >= 0 && label < (double)limit && label == (double)(int64_t)label;
+}
 
 /* The task's argument: this header, nsplits split entries, then the paths
  * (NUL-terminated, at path_off from the start of the blob). */
@@ -73,6 +92,7 @@ typedef struct text_arg {
     int64_t max_nnz;      /* LIBSVM: nonzeros per block (a block ends after the row crossing it) */
     int64_t max_line;
     int64_t nsplits;
+    int64_t classes;      /* 0: labels 0/1 (LIBSVM: -1 read as 0); else class labels 0..classes-1 */
 } text_arg;
 
 typedef struct split_ent {
@@ -205,8 +225,12 @@ static int libsvm_line(builder *b, const char *p, const char *end) {
     double label;
     const char *q = ml_parse_f64(p, end, &label);
     if (!q || (q < end && !ml_is_space(*q))) return line_fail("bad label '%.*s'", toklen(p, end, 0), p);
-    if (label != 0 && label != 1 && label != -1)
+    if (b->a->classes ? !class_label_ok(label, b->a->classes) : label != 0 && label != 1 && label != -1) {
+        if (b->a->classes)
+            return line_fail("label '%.*s' (labels must be integers 0 to %lld)", toklen(p, end, 0), p,
+                             (long long)b->a->classes - 1);
         return line_fail("label '%.*s' (labels must be 0 or 1; -1 is read as 0)", toklen(p, end, 0), p);
+    }
     p = q;
     int64_t prev = 0, k = b->nnz, nf = b->a->num_features;
     for (;;) {
@@ -295,8 +319,11 @@ static int csv_line(builder *b, const char *p, const char *end) {
         return line_fail("%lld fields, expected %lld as in the first row", (long long)nf, (long long)a->fields);
     int64_t cols = a->fields - 1, lc = a->label_col;
     double *x = b->val + b->rows * cols;
-    if (b->row[lc] != 0 && b->row[lc] != 1) {
+    if (a->classes ? !class_label_ok(b->row[lc], a->classes) : b->row[lc] != 0 && b->row[lc] != 1) {
         char num[32];
+        if (a->classes)
+            return line_fail("label %s in field %lld (labels must be integers 0 to %lld)",
+                             fmt_f64(num, sizeof num, b->row[lc]), (long long)lc + 1, (long long)a->classes - 1);
         return line_fail("label %s in field %lld (labels must be 0 or 1)", fmt_f64(num, sizeof num, b->row[lc]),
                          (long long)lc + 1);
     }
@@ -407,7 +434,8 @@ static em_ml_data *ml_read_libsvm_unguarded(em_ctx *ctx, const char *path, const
         em__seterr(EM_EINVAL, "em_ml_read_libsvm: bad arguments");
         return NULL;
     }
-    text_arg h = {FMT_LIBSVM, 0, 0, 0, o->num_features, ml_block_rows(1, 1, o->block_rows), BLOCK_BYTES / 12, 0, 0};
+    text_arg h = {FMT_LIBSVM, 0, 0, 0, o->num_features, ml_block_rows(1, 1, o->block_rows), BLOCK_BYTES / 12, 0, 0, 0};
+    if ((h.classes = resolve_classes("em_ml_read_libsvm", o->classes)) < 0) return NULL;
     text_split *splits = NULL;
     uint8_t *arg = NULL;
     size_t alen = 0;
@@ -445,7 +473,8 @@ static em_ml_data *ml_read_csv_unguarded(em_ctx *ctx, const char *path, const em
         em__seterr(EM_EINVAL, "em_ml_read_csv: bad arguments");
         return NULL;
     }
-    text_arg h = {FMT_CSV, o->skip_header != 0, o->label_col, 0, 0, 0, 0, 0, 0};
+    text_arg h = {FMT_CSV, o->skip_header != 0, o->label_col, 0, 0, 0, 0, 0, 0, 0};
+    if ((h.classes = resolve_classes("em_ml_read_csv", o->classes)) < 0) return NULL;
     text_split *splits = NULL;
     uint8_t *arg = NULL;
     size_t alen = 0;

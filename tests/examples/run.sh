@@ -8,7 +8,8 @@
 # em_open exits 1 and leaves no scratch directory behind.  For logreg: a
 # malformed number exits 2 naming its option before any data is read, and a
 # model saved with --model applies to raw rows (its accuracy on the raw CSV,
-# computed here with awk, is the training accuracy logreg printed).
+# computed here with awk, is the training accuracy logreg printed); on the
+# iris CSV it infers three classes and trains the multinomial model.
 #
 # Prints one line per check and "examples: N passed, N failed" last; exit
 # status 1 if any check failed.
@@ -81,7 +82,18 @@ expect "logreg two data sources" 2 "--libsvm: only one data source (--csv was gi
 expect "logreg --header without --csv" 2 "--header applies to --csv only" "$EX/logreg" --header
 expect "logreg missing file" 1 "/nonexistent/data.svm" "$EX/logreg" --libsvm /nonexistent/data.svm
 printf '1 1:1\n2 1:0.5\n' > "$T/labels.svm"
-expect "logreg label 2" 1 "labels.svm:2: label '2'" "$EX/logreg" --libsvm "$T/labels.svm"
+expect "logreg --classes 2, label 2" 1 "labels.svm:2: label '2' (labels must be 0 or 1" \
+    "$EX/logreg" --libsvm "$T/labels.svm" --classes 2
+printf '1 1:1\n-1 1:0.5\n' > "$T/labels.svm"
+expect "logreg label -1 without --classes" 1 "labels.svm:2: label '-1' (labels must be integers 0 to 65535)" \
+    "$EX/logreg" --libsvm "$T/labels.svm"
+expect "logreg --classes 1" 2 "--classes: '1' is not an integer from 2 to 65536" "$EX/logreg" --classes 1
+# Three classes inferred from the labels: the multinomial model, its
+# confusion matrix; --classes 3 says the same.
+expect "logreg iris (classes inferred)" 0 "classes: 3 (multinomial)" \
+    "$EX/logreg" --csv tests/data/ml/iris.csv --header --lbfgs --master 'local[2]'
+expect "logreg iris --classes 3" 0 "confusion matrix" \
+    "$EX/logreg" --csv tests/data/ml/iris.csv --header --classes 3 --iters 5 --master 'local[2]'
 
 # The master's source is named.
 EMBER_MASTER=bogus expect "master from \$EMBER_MASTER" 1 'unsupported master URL "bogus" from $EMBER_MASTER' \
@@ -111,10 +123,10 @@ printed=$(sed -n 's/.*accuracy \([0-9.]*\)%.*/\1/p' "$T/out")
 raw=$(awk -F, -v model="$T/bc.model" '
     BEGIN {
         while ((getline line < model) > 0) {
-            n++
-            if (n == 2) { split(line, f, " "); cols = f[2] }
-            else if (n == 3) { split(line, f, " "); b = f[2] }
-            else if (n > 3) w[n - 4] = line + 0
+            split(line, f, " ")
+            if (f[1] == "cols") cols = f[2]
+            else if (f[1] == "intercept") b = f[2]
+            else if (line ~ /^[-0-9]/) w[n++] = line + 0
         }
     }
     NR > 1 {

@@ -136,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_check_numbers((const char *)c, n);
 
     em_ml_load_opts o = {parts[(data[0] >> 5) & 3], 0, lcs[data[0] & 3], (data[0] >> 2) & 1,
-                         brs[(data[0] >> 3) & 3]};
+                         brs[(data[0] >> 3) & 3], 0};
     const char *p = fz_write_file("in.csv", c, n);
     char path[512];
     snprintf(path, sizeof path, "%s", p);

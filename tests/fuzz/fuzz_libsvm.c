@@ -145,7 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t n = size - 1;
     fz_check_numbers((const char *)c, n);
 
-    em_ml_load_opts o = {parts[(data[0] >> 4) & 3], nfs[data[0] & 3], -1, 0, brs[(data[0] >> 2) & 3]};
+    em_ml_load_opts o = {parts[(data[0] >> 4) & 3], nfs[data[0] & 3], -1, 0, brs[(data[0] >> 2) & 3], 0};
     const char *p = fz_write_file("in.libsvm", c, n);
     char path[512];
     snprintf(path, sizeof path, "%s", p);

@@ -543,7 +543,7 @@ static int auc_of(em_ctx *ctx, const double *score, const double *y, int64_t n, 
     em_ml_data *d = ml_data_from_arrays(ctx, score, y, n, 1, 3, 4);
     if (!d) return -1;
     double w = sign;
-    em_ml_model m = {1, &w, 0, 0, 0};
+    em_ml_model m = {.cols = 1, .w = &w};
     em_ml_metrics mt;
     int rc = em_ml_evaluate(&m, d, &mt);
     *auc = mt.auc;
@@ -595,7 +595,7 @@ TEST(ml_logreg_evaluate_matches_plain) {
     em_ml_data *d = dense_data(ctx, &p, 4, 30);
     CHECK(d);
     double w[6] = {0.5, -1, 2, 0.1, 0, -0.3};
-    em_ml_model m = {6, w, 0.2, 0, 0};
+    em_ml_model m = {.cols = 6, .w = w, .b = 0.2};
     em_ml_metrics mt;
     CHECK_OK(em_ml_evaluate(&m, d, &mt));
     double ll = 0, acc = 0, num = 0, pos = 0, neg = 0, *sc = malloc(sizeof(double) * 500);
@@ -629,7 +629,9 @@ TEST(ml_logreg_evaluate_matches_plain) {
 /* ----------------------------------------------------------- labels */
 
 /* Labels other than 0 and 1 (here from arrays: the text readers reject
- * them naming the line) fail training instead of giving a negative loss. */
+ * them naming the line) fail binomial training, naming the row, instead of
+ * giving a negative loss.  (The default family, auto, takes a label 2 for
+ * a third class, as Spark's: test_ml_multinomial.c.) */
 TEST(ml_logreg_rejects_other_labels) {
     em_ctx *ctx = ml_ctx(NULL);
     CHECK(ctx);
@@ -638,7 +640,14 @@ TEST(ml_logreg_rejects_other_labels) {
     em_ml_data *d = dense_data(ctx, &p, 2, 16);
     CHECK(d);
     em_ml_model *m = NULL;
-    CHECK(em_ml_logreg_train(d, NULL, &m) != 0 && m == NULL);
+    em_ml_logreg_opts o;
+    em_ml_logreg_defaults(&o);
+    o.family = EM_ML_BINOMIAL;
+    CHECK(em_ml_logreg_train(d, &o, &m) == EM_EINVAL && m == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "row 57 has label 2 (labels must be 0 or 1)");
+    /* The gradient itself refuses it too, from inside the task. */
+    double w[3] = {0, 0, 0}, g[4], loss;
+    CHECK(em_ml_logreg_loss_grad(d, w, 0, &loss, g) != 0);
     CHECK_STR_CONTAINS(em_errmsg(), "label 2 (labels must be 0 or 1)");
     em_ml_free(d);
     p.y[57] = 1;
@@ -683,7 +692,7 @@ static void unstandardized_model(int centered) {
     em_ml_metrics mz, mr;
     CHECK_OK(em_ml_evaluate(m, z, &mz));
 
-    em_ml_model folded = {m->cols, malloc(sizeof(double) * 5), m->b, m->iterations, m->loss};
+    em_ml_model folded = {.cols = m->cols, .w = malloc(sizeof(double) * 5), .b = m->b, .iterations = m->iterations, .loss = m->loss};
     CHECK(folded.w);
     memcpy(folded.w, m->w, sizeof(double) * 5);
     CHECK_OK(em_ml_model_unstandardize(&folded, centered ? mean : NULL, sd));
@@ -729,7 +738,7 @@ TEST(ml_logreg_unstandardized_model_scaled) { unstandardized_model(0); }
 
 TEST(ml_logreg_model_save_load) {
     double w[6] = {1.0 / 3, -2.5e-300, 1e300, 0, -0.0, 123456789.123456789};
-    em_ml_model m = {6, w, -0.1, 5, 0.25};
+    em_ml_model m = {.cols = 6, .w = w, .b = -0.1, .iterations = 5, .loss = 0.25};
     char path[512], bad[512];
     snprintf(path, sizeof path, "%s/model.txt", test_tmpdir());
     CHECK_OK(em_ml_model_save(&m, path));
@@ -741,13 +750,16 @@ TEST(ml_logreg_model_save_load) {
     em_ml_model_free(l);
     FILE *f = fopen(path, "r");
     char line[64];
-    CHECK(f && fgets(line, sizeof line, f) && strcmp(line, "ember-logreg 1\n") == 0);
+    CHECK(f && fgets(line, sizeof line, f) && strcmp(line, "ember-logreg 2\n") == 0);
+    CHECK(fgets(line, sizeof line, f) && strcmp(line, "family binomial\n") == 0);
+    CHECK(fgets(line, sizeof line, f) && strcmp(line, "classes 2\n") == 0);
     CHECK(fgets(line, sizeof line, f) && strcmp(line, "cols 6\n") == 0);
     CHECK(fgets(line, sizeof line, f) && strcmp(line, "intercept -0.10000000000000001\n") == 0);
     fclose(f);
-    /* Malformed files name the line. */
+    /* Malformed files name the line (version 1 here; version 2 in
+     * test_ml_multinomial.c). */
     const char *cases[][2] = {
-        {"ember-logreg 2\ncols 1\nintercept 0\n1\n", ":1:"},
+        {"ember-logreg 2\ncols 1\nintercept 0\n1\n", ":2:"},
         {"ember-logreg 1\ncols x\nintercept 0\n1\n", ":2:"},
         {"ember-logreg 1\ncols 2\nintercept 0\n1\n", ":5:"},
         {"ember-logreg 1\ncols 2\nintercept 0\n1\n2x\n", ":5:"},
