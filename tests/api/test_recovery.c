@@ -10,8 +10,10 @@
  * with NONE it forgets: the workers register as new, their executors are
  * killed, and the driver is told its application is gone.  A corrupt state
  * file, a missing directory and a directory another master holds stop the
- * start with a message naming the cause.  Every process is stopped and
- * waited for by PID; daemons also die with the test (EMBER_PARENT_PID).
+ * start with a message naming the cause; a worker that does not come back
+ * is waited for (RECOVERING) until ember.worker.timeout, then dropped.
+ * Every process is stopped and waited for by PID; daemons also die with
+ * the test (EMBER_PARENT_PID).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -482,6 +484,45 @@ TEST(recovery_corrupt_state_refused) {
     cluster_procs cp;
     memset(&cp, 0, sizeof cp);
     int ok = corrupt_body(&cp);
+    stop_all(&cp);
+    CHECK(ok);
+}
+
+static int timeout_body(cluster_procs *cp) {
+    char json[16384], dir[700];
+    snprintf(dir, sizeof dir, "%s", tmp_path("recovery"));
+    REQ(start_cluster(cp, dir, json, sizeof json));
+    /* While the master is down, one worker goes for good. */
+    kill(cp->master, SIGKILL);
+    waitpid(cp->master, NULL, 0);
+    cp->master = 0;
+    stop_pid(cp->workers[1]);
+    cp->workers[1] = 0;
+    int st = 0;
+    cp->master = start_master(cp->port, cp->webport, dir, tmp_path("master-2.log"), &st);
+    REQ(cp->master > 0);
+    /* It waits for the worker that does not come back (ember.worker.timeout
+     * is 5 s here): RECOVERING, that worker UNKNOWN, the other ALIVE. */
+    const char *waiting[] = {"\"status\":\"RECOVERING\"", "\"state\":\"UNKNOWN\"", "\"aliveworkers\":1", NULL};
+    REQ(wait_json(cp->webport, json, sizeof json, waiting));
+    /* Then gives up on it: ALIVE, that worker DEAD. */
+    const char *done[] = {"\"status\":\"ALIVE\"", "\"state\":\"DEAD\"", "\"aliveworkers\":1", NULL};
+    REQ(wait_json(cp->webport, json, sizeof json, done));
+    REQ(count_of(json, "\"state\":\"ALIVE\"") == 1 && !strstr(json, "UNKNOWN"));
+    size_t n;
+    char *log = read_file_all(tmp_path("master-2.log"), &n);
+    int said = log && strstr(log, "recovery done (ember.worker.timeout passed");
+    free(log);
+    REQ(said);
+    return 1;
+}
+
+/* A worker that does not come back after the restart: the master is
+ * RECOVERING until ember.worker.timeout, then drops it and is ALIVE. */
+TEST(recovery_missing_worker_dropped_after_timeout) {
+    cluster_procs cp;
+    memset(&cp, 0, sizeof cp);
+    int ok = timeout_body(&cp);
     stop_all(&cp);
     CHECK(ok);
 }
