@@ -56,6 +56,7 @@ static const char *const log_choices[] = {"error", "warn", "info", "debug", NULL
 static const char *const progress_choices[] = {"auto", "true", "false", NULL};
 /* Names as bf_codec_id_of (blockfile.h) knows them; lz4 first, the default. */
 static const char *const codec_choices[] = {"lz4", "zstd", "zlib", "none", NULL};
+static const char *const recovery_choices[] = {"NONE", "FILESYSTEM", NULL};
 
 static const conf_spec conf_keys[] = {
     /* The master URL itself is checked by em_open, which also takes it from
@@ -135,6 +136,14 @@ static const conf_spec conf_keys[] = {
      * application's executors spread across workers. */
     {.key = "ember.worker.timeout", .def = "10s", .type = CONF_DURATION, .unit_ms = 1, .min = 100, .max = 86400000},
     {.key = "ember.deploy.spreadOut", .def = "true", .type = CONF_BOOL},
+    /* Whether the master keeps its state (workers, applications, their
+     * executors) in a file so that a restarted master picks the running
+     * cluster up again (Spark's spark.deploy.recoveryMode: NONE by default;
+     * FILESYSTEM), and where: Spark's spark.deploy.recoveryDirectory is
+     * empty by default; here FILESYSTEM needs it set, so that the state of
+     * a cluster never lands in whatever directory a master was started in. */
+    {.key = "ember.deploy.recoveryMode", .def = "NONE", .type = CONF_ENUM, .choices = recovery_choices},
+    {.key = "ember.deploy.recoveryDirectory", .def = "", .type = CONF_STRING},
     /* A worker's heartbeat to the master (a quarter of the timeout, as
      * Spark's 15 s of 60 s), and how long it keeps a failed application's
      * executor logs (Spark's spark.worker.cleanup.appDataTtl: 7 days). */

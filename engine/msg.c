@@ -37,16 +37,17 @@ typedef struct msg_def {
 #define BOOL(nm) {nm, MT_BOOL, 0, 1}
 
 static const msg_def defs[M_TAG_END] = {
-    [M_REGISTER_WORKER] = {"register_worker", 5,
+    [M_REGISTER_WORKER] = {"register_worker", 6,
                            {STR("worker id", 1, ID_MAX), STR("host", 1, HOST_MAX), U64("port", 0, 65535),
-                            U64("cores", 1, 1u << 20), U64("memory MiB", 1, ANY)}},
+                            U64("cores", 1, 1u << 20), U64("memory MiB", 1, ANY), U64("executors", 0, 1u << 20)}},
     [M_WORKER_REGISTERED] = {"worker_registered", 1, {STR("master url", 1, HOST_MAX)}},
     [M_REGISTER_REFUSED] = {"register_refused", 1, {STR("reason", 0, TEXT_MAX)}},
     [M_HEARTBEAT] = {"heartbeat", 1, {STR("sender id", 1, ID_MAX)}},
-    [M_REGISTER_APP] = {"register_app", 7,
+    [M_REGISTER_APP] = {"register_app", 8,
                         {STR("name", 0, ID_MAX), STR("driver url", 1, HOST_MAX), BIN("binary hash", HASH_LEN, HASH_LEN),
                          U64("cores max", 0, ANY), U64("cores per executor", 0, 1u << 20),
-                         U64("memory MiB", 1, ANY), STR("executor settings", 0, MSG_CONF_MAX)}},
+                         U64("memory MiB", 1, ANY), STR("executor settings", 0, MSG_CONF_MAX),
+                         STR("app id", 0, ID_MAX)}},
     [M_APP_REGISTERED] = {"app_registered", 1, {STR("app id", 1, ID_MAX)}},
     [M_EXECUTOR_ADDED] = {"executor_added", 4,
                           {U64("executor id", 0, ANY), STR("worker id", 1, ID_MAX), STR("host", 1, HOST_MAX),
@@ -94,6 +95,9 @@ static const msg_def defs[M_TAG_END] = {
     [M_FETCH_SOURCE] = {"fetch_source", 3,
                         {U64("request id", 0, ANY), U64("srcdata id", 1, ANY), U64("partition", 0, INT32_MAX)}},
     [M_SOURCE] = {"source", 4, {U64("request id", 0, ANY), BOOL("found"), U64("length", 0, ANY), BIN("bytes", 0, ANY)}},
+    [M_EXECUTOR_RUNNING] = {"executor_running", 4,
+                            {STR("app id", 1, ID_MAX), U64("executor id", 0, ANY), U64("cores", 1, 1u << 20),
+                             U64("memory MiB", 1, ANY)}},
 };
 
 static const msg_def *def_of(int tag) { return tag > 0 && tag < M_TAG_END && defs[tag].name ? &defs[tag] : NULL; }

@@ -24,13 +24,15 @@
 
 enum msg_tag {
     /* worker <-> master */
-    M_REGISTER_WORKER = 1, /* worker id, host, port, cores, memory MiB */
+    M_REGISTER_WORKER = 1, /* worker id, host, port, cores, memory MiB, executors running (an
+                              executor_running message for each follows) */
     M_WORKER_REGISTERED,   /* master url */
     M_REGISTER_REFUSED,    /* reason */
     M_HEARTBEAT,           /* sender id */
     /* driver <-> master */
     M_REGISTER_APP,        /* name, driver url, binary hash, cores max, cores per executor, memory MiB,
-                              executor settings (conf_lines) */
+                              executor settings (conf_lines), app id (empty: a new application;
+                              else the driver re-attaches to it after losing the master) */
     M_APP_REGISTERED,      /* app id */
     M_EXECUTOR_ADDED,      /* executor id, worker id, host, cores */
     M_EXECUTOR_LOST,       /* executor id, reason, exit code, signal (0, 0: not known) */
@@ -74,6 +76,8 @@ enum msg_tag {
     M_SOURCE,              /* request id, found, length, bytes: one part of the records (in order,
                               until length bytes came; other messages may come between them), or
                               the reason when not found */
+    /* worker -> master, after register_worker: one executor it runs */
+    M_EXECUTOR_RUNNING,    /* app id, executor id, cores, memory MiB */
     M_TAG_END
 };
 

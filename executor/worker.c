@@ -498,10 +498,23 @@ static void kill_exec(const char *app, int id) {
         }
 }
 
+/* Register, then report every executor still alive (started, or waiting
+ * for its binary): a master that restarted rebuilds its grants from the
+ * report, and kills what it does not know. */
 static void master_open(conn *c, void *ud) {
     (void)ud;
-    msg_val f[] = {msg_str(w.id), msg_str(w.host), msg_u(0), msg_u((uint64_t)w.cores), msg_u((uint64_t)w.mem_mib)};
-    if (conn_send_msg(c, M_REGISTER_WORKER, f, 5)) conn_close(c, em_errmsg());
+    uint64_t n = 0;
+    for (wexec *e = w.execs; e; e = e->next) n += !e->exited;
+    msg_val f[] = {msg_str(w.id), msg_str(w.host), msg_u(0), msg_u((uint64_t)w.cores), msg_u((uint64_t)w.mem_mib),
+                   msg_u(n)};
+    int rc = conn_send_msg(c, M_REGISTER_WORKER, f, 6);
+    for (wexec *e = w.execs; e && !rc; e = e->next)
+        if (!e->exited) {
+            msg_val g[] = {msg_str(e->app), msg_u((uint64_t)e->id), msg_u((uint64_t)e->cores),
+                           msg_u((uint64_t)e->mem_mib)};
+            rc = conn_send_msg(c, M_EXECUTOR_RUNNING, g, 4);
+        }
+    if (rc) conn_close(c, em_errmsg());
 }
 
 static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {

@@ -1,7 +1,8 @@
 /*
  * worker.h -- the ember-worker daemon, one per machine.  It registers with
- * a master (again whenever the master or the network comes back), sends
- * heartbeats, and launches the executors the master grants: it fetches the
+ * a master (again whenever the master or the network comes back, reporting
+ * the executors it runs: they keep running while the master is away),
+ * sends heartbeats, and launches the executors the master grants: it fetches the
  * application's binary from the driver once (in chunks, checked against
  * its hash) and keeps it in <work-dir>/bin/ under the binary's hash, starts
  * it with EMBER_ROLE=executor in <work-dir>/<app>/<executor>/ with the

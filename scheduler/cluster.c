@@ -39,6 +39,7 @@
 #define CHUNK ((size_t)256 << 10) /* the binary's chunks: what a full socket leaves to copy */
 #define START_WAIT_MS 20000   /* a daemon's start, the application's registration */
 #define STOP_WAIT_MS 5000     /* SIGTERM, then SIGKILL */
+#define RECONNECT_MS 1000     /* a lost master: the pause before each new try */
 
 extern char **environ;
 
@@ -144,6 +145,9 @@ typedef struct cluster {
     int port;
     conn *master;
     char app_id[64];
+    iol_timer reconnect;  /* a lost master: the next try to re-attach */
+    int reattach_refused; /* the master does not know the application: no more tries */
+    int master_down;      /* since the master was lost, until re-attached (logs once) */
     /* Start-up: the application's registration (under mu). */
     int reg_state;        /* 0 waiting, 1 registered, < 0 failed */
     char reg_err[600];
@@ -424,11 +428,15 @@ static void reg_done(cluster *k, int state, const char *err) {
     pthread_mutex_unlock(&k->mu);
 }
 
+/* Register the application; once it has an id (a master lost since), the
+ * driver re-attaches to it instead: its executors keep running, and the
+ * master (recovered from its saved state) keeps its grants. */
 static void master_open(conn *c, void *ud) {
     cluster *k = ud;
     msg_val f[] = {msg_str(k->name), msg_str(k->url), msg_bin(fnref_binary_hash(), 32), msg_u((uint64_t)k->cores_max),
-                   msg_u((uint64_t)k->exec_cores), msg_u((uint64_t)k->exec_mem_mib), msg_str(k->exec_conf)};
-    if (conn_send_msg(c, M_REGISTER_APP, f, 7)) conn_close(c, em_errmsg());
+                   msg_u((uint64_t)k->exec_cores), msg_u((uint64_t)k->exec_mem_mib), msg_str(k->exec_conf),
+                   msg_str(k->app_id)};
+    if (conn_send_msg(c, M_REGISTER_APP, f, 8)) conn_close(c, em_errmsg());
 }
 
 static void exec_exit_known(cluster *k, int id, int64_t code, int sig, const char *tail);
@@ -440,11 +448,27 @@ static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     if (conn_take_msg(c, type, body, len, &m)) return;
     switch (m.tag) {
     case M_APP_REGISTERED:
-        snprintf(k->app_id, sizeof k->app_id, "%.*s", (int)m.f[0].len, (const char *)m.f[0].p);
-        log_msg(LOG_INFO, "driver", "application %s registered with %s", k->app_id, k->master_url);
+        if (k->app_id[0]) {
+            log_msg(LOG_WARN, "driver", "re-attached to application %s at %s", k->app_id, k->master_url);
+            k->master_down = 0;
+        } else {
+            snprintf(k->app_id, sizeof k->app_id, "%.*s", (int)m.f[0].len, (const char *)m.f[0].p);
+            log_msg(LOG_INFO, "driver", "application %s registered with %s", k->app_id, k->master_url);
+        }
         reg_done(k, 1, NULL);
         break;
     case M_REGISTER_REFUSED:
+        if (k->app_id[0]) { /* a re-attach: this master does not know the application */
+            snprintf(why, sizeof why, "the master %s refused to re-attach application %s: %.*s", k->master_url,
+                     k->app_id, (int)(m.f[0].len > 600 ? 600 : m.f[0].len), (const char *)m.f[0].p);
+            log_msg(LOG_ERROR, "driver", "%s", why);
+            k->reattach_refused = 1;
+            pthread_mutex_lock(&k->mu);
+            snprintf(k->why, sizeof k->why, "%s", why);
+            pthread_mutex_unlock(&k->mu);
+            conn_close(c, why);
+            break;
+        }
         snprintf(why, sizeof why, "the master %s refused the application: %.*s", k->master_url, (int)m.f[0].len,
                  (const char *)m.f[0].p);
         reg_done(k, EM_EINVAL, why);
@@ -478,6 +502,8 @@ static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     free(body);
 }
 
+static void reconnect_master(uv_timer_t *t);
+
 static void master_closed(conn *c, const char *reason, void *ud) {
     (void)c;
     cluster *k = ud;
@@ -491,15 +517,34 @@ static void master_closed(conn *c, const char *reason, void *ud) {
                                           : "");
     k->master = NULL;
     reg_done(k, EM_EIO, why);
-    if (!k->stopping) {
-        log_msg(LOG_WARN, "driver", "lost the master: %s", why);
+    if (k->stopping || k->reattach_refused) return;
+    if (!k->master_down) {
+        if (k->app_id[0])
+            log_msg(LOG_WARN, "driver", "lost the master: %s; re-attaching every %d ms (the executors keep running)",
+                    why, RECONNECT_MS);
+        else log_msg(LOG_WARN, "driver", "lost the master: %s", why);
         pthread_mutex_lock(&k->mu);
         snprintf(k->why, sizeof k->why, "%s", why);
         pthread_mutex_unlock(&k->mu);
     }
+    k->master_down = 1;
+    /* A registered application tries again, until the master (restarted,
+     * or reachable again) takes it back or refuses it. */
+    if (k->app_id[0]) uv_timer_start(&k->reconnect.t, reconnect_master, RECONNECT_MS, 0);
 }
 
 static const conn_cb master_cb = {master_open, master_frame, master_closed};
+
+static void reconnect_master(uv_timer_t *t) {
+    cluster *k = (cluster *)((char *)t->data - offsetof(cluster, reconnect));
+    if (k->master || k->stopping || k->reattach_refused) return;
+    conn_opts o = k->co;
+    o.component = "driver";
+    if (conn_connect(k->l, k->mhost, k->mport, &o, &master_cb, k, &k->master)) {
+        k->master = NULL;
+        uv_timer_start(&k->reconnect.t, reconnect_master, RECONNECT_MS, 0);
+    }
+}
 
 /* ------------------------------------------- executors and binary fetches */
 
@@ -1155,6 +1200,7 @@ static void start_fn(void *arg) {
     conn_opts o = k->co;
     o.component = "driver";
     iol_timer_init(k->l, &k->watch);
+    iol_timer_init(k->l, &k->reconnect);
     uint64_t every = k->timeout_ms / 4 ? k->timeout_ms / 4 : 1;
     uv_timer_start(&k->watch.t, on_watch, every, every);
     a->rc = conn_listen(k->l, k->dhost, k->dport, &o, &listen_cb, k, &k->ls, &k->port);

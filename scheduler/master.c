@@ -9,6 +9,7 @@
  * on as many workers as possible; otherwise a worker is filled before the
  * next.
  */
+#include <msgpack.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "ember.h"
 #include "err.h"
 #include "master.h"
+#include "mpcheck.h"
 
 typedef struct worker {
     char id[MASTER_ID_MAX];
@@ -25,6 +27,8 @@ typedef struct worker {
     int64_t mem_mib, mem_used;
     uint64_t last_beat;
     int alive;
+    int unknown;            /* loaded from the saved state, not back yet */
+    int reporting, expect, got; /* its report of the executors it runs */
 } worker;
 
 typedef struct app {
@@ -38,6 +42,7 @@ typedef struct app {
     master_exec *execs;
     int nexecs, capexecs;
     int done;
+    int unknown;            /* loaded from the saved state, its driver not back yet */
 } app;
 
 struct master {
@@ -48,6 +53,8 @@ struct master {
     app *a;
     int na, capa;
     int next_app;
+    int recovering;
+    uint64_t version;       /* master_version */
 };
 
 master *master_new(const master_conf *c) {
@@ -113,6 +120,9 @@ int master_register_worker(master *m, const char *id, const char *host, int port
     w->mem_mib = mem_mib;
     w->last_beat = now_ms;
     w->alive = 1;
+    w->unknown = 0;
+    w->reporting = 0;
+    m->version++;
     return 0;
 }
 
@@ -126,6 +136,7 @@ int master_heartbeat(master *m, const char *id, uint64_t now_ms) {
 /* Drop executor k of application a, freeing its resources on its worker. */
 static void drop_exec(master *m, app *a, int k) {
     worker *w = find_worker(m, a->execs[k].worker);
+    m->version++;
     if (w) {
         w->cores_used -= a->execs[k].cores;
         w->mem_used -= a->execs[k].mem_mib;
@@ -137,6 +148,9 @@ static void drop_exec(master *m, app *a, int k) {
 /* Worker w is gone: its executors are lost. */
 static void kill_worker(master *m, worker *w, void (*lost)(void *ud, const master_exec *e), void *ud) {
     w->alive = 0;
+    w->unknown = 0;
+    w->reporting = 0;
+    m->version++;
     for (int j = 0; j < m->na; j++)
         for (int k = 0; k < m->a[j].nexecs; k++)
             if (!strcmp(m->a[j].execs[k].worker, w->id)) {
@@ -181,6 +195,7 @@ int master_register_app(master *m, const char *name, int cores_max, int cores_pe
     a->mem_mib = mem_mib;
     a->start_ms = now_ms;
     snprintf(id_out, MASTER_ID_MAX, "%s", a->id);
+    m->version++;
     return 0;
 }
 
@@ -194,7 +209,9 @@ int master_unregister_app(master *m, const char *id, uint64_t now_ms, void (*kil
         if (kill) kill(ud, &e);
     }
     a->done = 1;
+    a->unknown = 0;
     a->end_ms = now_ms;
+    m->version++;
     return 0;
 }
 
@@ -237,6 +254,7 @@ static int can_launch(const app *a, const worker *w, int to_assign, int assigned
 
 int master_schedule(master *m, void (*launch)(void *ud, const master_exec *e), void *ud) {
     int granted = 0, total = 0;
+    if (m->recovering) return 0; /* as Spark's: nothing is granted before the cluster is known */
     for (int i = 0; i < m->nw; i++)
         if (m->w[i].alive) total += m->w[i].cores;
     for (int ai = 0; ai < m->na; ai++) {
@@ -287,6 +305,7 @@ int master_schedule(master *m, void (*launch)(void *ud, const master_exec *e), v
                 w->mem_used += a->mem_mib;
                 a->cores_granted += per;
                 granted++;
+                m->version++;
                 if (launch) launch(ud, e);
             }
         }
@@ -294,6 +313,316 @@ int master_schedule(master *m, void (*launch)(void *ud, const master_exec *e), v
         free(execs);
     }
     return granted;
+}
+
+/* ------------------------------------------------------------- recovery */
+
+/* The report of worker w is complete: its executors not reported are
+ * gone. */
+static void finish_report(master *m, worker *w, void (*lost)(void *ud, const master_exec *e), void *ud) {
+    w->reporting = 0;
+    for (int j = 0; j < m->na; j++)
+        for (int k = 0; k < m->a[j].nexecs; k++) {
+            master_exec *x = &m->a[j].execs[k];
+            if (!x->unconfirmed || strcmp(x->worker, w->id)) continue;
+            master_exec e = *x;
+            drop_exec(m, &m->a[j], k--);
+            if (lost) lost(ud, &e);
+        }
+}
+
+int master_worker_report(master *m, const char *id, int n, void (*lost)(void *ud, const master_exec *e), void *ud) {
+    worker *w = find_worker(m, id);
+    if (!w || !w->alive || n < 0) return em__seterr(EM_ENOENT, "master: no live worker %s to report", id);
+    for (int j = 0; j < m->na; j++)
+        for (int k = 0; k < m->a[j].nexecs; k++)
+            if (!strcmp(m->a[j].execs[k].worker, id)) m->a[j].execs[k].unconfirmed = 1;
+    w->reporting = 1;
+    w->expect = n;
+    w->got = 0;
+    if (!n) finish_report(m, w, lost, ud);
+    return 0;
+}
+
+int master_executor_running(master *m, const char *wid, const char *aid, int exec_id, int cores, int64_t mem_mib,
+                            void (*kill)(void *ud, const master_exec *e), void (*lost)(void *ud, const master_exec *e),
+                            void *ud) {
+    worker *w = find_worker(m, wid);
+    if (!w || !w->alive || !w->reporting)
+        return em__seterr(EM_ENOENT, "master: worker %s reports an executor outside a report", wid);
+    if (exec_id < 0 || cores < 1 || mem_mib < 1 || strlen(aid) >= MASTER_ID_MAX)
+        return em__seterr(EM_EINVAL, "master: worker %s reports an executor with bad fields", wid);
+    int rc = MASTER_KILLED;
+    app *a = find_app(m, aid);
+    master_exec *x = NULL;
+    for (int k = 0; a && k < a->nexecs && !x; k++)
+        if (a->execs[k].id == exec_id) x = &a->execs[k];
+    if (a && !a->done && x && !strcmp(x->worker, wid)) {
+        x->unconfirmed = 0;
+        rc = MASTER_CONFIRMED;
+    } else if (a && !a->done && !x) {
+        if (grow((void **)&a->execs, &a->capexecs, a->nexecs, sizeof *a->execs)) return EM_ENOMEM;
+        x = &a->execs[a->nexecs++];
+        memset(x, 0, sizeof *x);
+        snprintf(x->app, sizeof x->app, "%s", a->id);
+        x->id = exec_id;
+        snprintf(x->worker, sizeof x->worker, "%s", wid);
+        x->cores = cores;
+        x->mem_mib = mem_mib;
+        w->cores_used += cores;
+        w->mem_used += mem_mib;
+        a->cores_granted += cores;
+        if (a->next_exec <= exec_id) a->next_exec = exec_id + 1;
+        m->version++;
+        rc = MASTER_ADOPTED;
+    } else if (kill) { /* not this master's, or granted elsewhere: the worker's copy goes */
+        master_exec e;
+        memset(&e, 0, sizeof e);
+        snprintf(e.app, sizeof e.app, "%s", aid);
+        e.id = exec_id;
+        snprintf(e.worker, sizeof e.worker, "%s", wid);
+        e.cores = cores;
+        e.mem_mib = mem_mib;
+        kill(ud, &e);
+    }
+    if (++w->got >= w->expect) finish_report(m, w, lost, ud);
+    return rc;
+}
+
+int master_reattach_app(master *m, const char *id, const char *name, int cores_max, int cores_per_exec,
+                        int64_t mem_mib) {
+    app *a = find_app(m, id);
+    if (!a || a->done)
+        return em__seterr(EM_ENOENT,
+                          "master: application %s is not running here (the master restarted without its recovery "
+                          "state, see ember.deploy.recoveryMode, or the application ended)",
+                          id);
+    if (cores_max < 0 || cores_per_exec < 0 || mem_mib < 1)
+        return em__seterr(EM_EINVAL, "master: an application with bad resources (%d cores max, %d per executor, %lld MiB)",
+                          cores_max, cores_per_exec, (long long)mem_mib);
+    snprintf(a->name, sizeof a->name, "%s", name ? name : "");
+    a->cores_max = cores_max;
+    a->cores_per_exec = cores_per_exec;
+    a->mem_mib = mem_mib;
+    a->unknown = 0;
+    m->version++;
+    return 0;
+}
+
+int master_recovering(const master *m) { return m->recovering; }
+
+int master_recovery_done(master *m, int force, uint64_t now_ms, void (*kill)(void *ud, const master_exec *e),
+                         void (*lost)(void *ud, const master_exec *e), void *ud) {
+    if (!m->recovering) return 1;
+    int waiting = 0;
+    for (int i = 0; i < m->nw; i++) waiting |= m->w[i].unknown || m->w[i].reporting;
+    for (int i = 0; i < m->na; i++) waiting |= m->a[i].unknown;
+    if (waiting && !force) return 0;
+    for (int i = 0; i < m->nw; i++) {
+        worker *w = &m->w[i];
+        if (w->unknown) kill_worker(m, w, lost, ud);
+        else if (w->reporting) finish_report(m, w, lost, ud);
+    }
+    for (int i = 0; i < m->na; i++)
+        if (m->a[i].unknown) master_unregister_app(m, m->a[i].id, now_ms, kill, ud);
+    m->recovering = 0;
+    m->version++;
+    return 1;
+}
+
+uint64_t master_version(const master *m) { return m->version; }
+
+/* ---------------------------------------------------- the saved state */
+
+#define STATE_FORMAT "ember-master-state"
+#define STATE_VERSION 1
+
+static int pk_str(msgpack_packer *pk, const char *s) {
+    size_t n = strlen(s);
+    return msgpack_pack_str(pk, n) || msgpack_pack_str_body(pk, s, n);
+}
+
+static int save_write(void *data, const char *buf, size_t len) { return ebuf_append(data, buf, len) ? -1 : 0; }
+
+int master_save(const master *m, ebuf *out) {
+    msgpack_packer pk;
+    size_t start = out->len;
+    msgpack_packer_init(&pk, out, save_write);
+    int nw = 0, na = 0;
+    for (int i = 0; i < m->nw; i++) nw += m->w[i].alive || m->w[i].unknown;
+    for (int i = 0; i < m->na; i++) na += !m->a[i].done;
+    int bad = msgpack_pack_array(&pk, 5) || pk_str(&pk, STATE_FORMAT) || msgpack_pack_uint64(&pk, STATE_VERSION) ||
+              msgpack_pack_uint64(&pk, (uint64_t)m->next_app) || msgpack_pack_array(&pk, (size_t)nw);
+    for (int i = 0; i < m->nw && !bad; i++) {
+        const worker *w = &m->w[i];
+        if (!w->alive && !w->unknown) continue;
+        bad = msgpack_pack_array(&pk, 5) || pk_str(&pk, w->id) || pk_str(&pk, w->host) ||
+              msgpack_pack_uint64(&pk, (uint64_t)w->port) || msgpack_pack_uint64(&pk, (uint64_t)w->cores) ||
+              msgpack_pack_uint64(&pk, (uint64_t)w->mem_mib);
+    }
+    bad = bad || msgpack_pack_array(&pk, (size_t)na);
+    for (int i = 0; i < m->na && !bad; i++) {
+        const app *a = &m->a[i];
+        if (a->done) continue;
+        bad = msgpack_pack_array(&pk, 8) || pk_str(&pk, a->id) || pk_str(&pk, a->name) ||
+              msgpack_pack_uint64(&pk, (uint64_t)a->cores_max) ||
+              msgpack_pack_uint64(&pk, (uint64_t)a->cores_per_exec) || msgpack_pack_uint64(&pk, (uint64_t)a->mem_mib) ||
+              msgpack_pack_uint64(&pk, a->start_ms) || msgpack_pack_uint64(&pk, (uint64_t)a->next_exec) ||
+              msgpack_pack_array(&pk, (size_t)a->nexecs);
+        for (int k = 0; k < a->nexecs && !bad; k++) {
+            const master_exec *x = &a->execs[k];
+            bad = msgpack_pack_array(&pk, 4) || msgpack_pack_uint64(&pk, (uint64_t)x->id) || pk_str(&pk, x->worker) ||
+                  msgpack_pack_uint64(&pk, (uint64_t)x->cores) || msgpack_pack_uint64(&pk, (uint64_t)x->mem_mib);
+        }
+    }
+    if (bad) {
+        out->len = start;
+        return em__seterr(EM_ENOMEM, "master: out of memory");
+    }
+    return 0;
+}
+
+/* Readers of the saved state's objects: each checks the type and bounds,
+ * else sets *why and returns -1. */
+static int get_arr(const msgpack_object *o, uint32_t n, const char *what, const char **why) {
+    if (o->type != MSGPACK_OBJECT_ARRAY || (n && o->via.array.size != n)) return *why = what, -1;
+    return 0;
+}
+
+static int get_u(const msgpack_object *o, uint64_t max, uint64_t *v, const char *what, const char **why) {
+    if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER || o->via.u64 > max) return *why = what, -1;
+    *v = o->via.u64;
+    return 0;
+}
+
+static int get_s(const msgpack_object *o, char *dst, size_t cap, int nonempty, const char *what, const char **why) {
+    if (o->type != MSGPACK_OBJECT_STR || o->via.str.size >= cap || (nonempty && !o->via.str.size) ||
+        memchr(o->via.str.ptr, 0, o->via.str.size))
+        return *why = what, -1;
+    memcpy(dst, o->via.str.ptr, o->via.str.size);
+    dst[o->via.str.size] = 0;
+    return 0;
+}
+
+/* Forget everything (a failed load). */
+static void reset(master *m) {
+    for (int i = 0; i < m->na; i++) free(m->a[i].execs);
+    m->na = m->nw = 0;
+    m->next_app = 0;
+    m->recovering = 0;
+}
+
+static int load_state(master *m, const msgpack_object *o, uint64_t now_ms, const char **why) {
+    char fmt[32];
+    uint64_t v, u[6];
+    if (get_arr(o, 5, "not an array of 5", why) || get_s(&o->via.array.ptr[0], fmt, sizeof fmt, 1, "no format name", why))
+        return -1;
+    if (strcmp(fmt, STATE_FORMAT)) return *why = "not an ember master state", -1;
+    if (get_u(&o->via.array.ptr[1], UINT32_MAX, &v, "no version", why)) return -1;
+    if (v != STATE_VERSION) return *why = "a format version this master does not read", -1;
+    if (get_u(&o->via.array.ptr[2], 9999999, &v, "a bad next application number", why)) return -1;
+    m->next_app = (int)v;
+    const msgpack_object *ws = &o->via.array.ptr[3], *as = &o->via.array.ptr[4];
+    if (get_arr(ws, 0, "no list of workers", why) || get_arr(as, 0, "no list of applications", why)) return -1;
+    for (uint32_t i = 0; i < ws->via.array.size; i++) {
+        const msgpack_object *x = &ws->via.array.ptr[i];
+        char id[MASTER_ID_MAX], host[256];
+        if (get_arr(x, 5, "a worker not an array of 5", why) ||
+            get_s(&x->via.array.ptr[0], id, sizeof id, 1, "a bad worker id", why) ||
+            get_s(&x->via.array.ptr[1], host, sizeof host, 1, "a bad worker host", why) ||
+            get_u(&x->via.array.ptr[2], 65535, &u[0], "a bad worker port", why) ||
+            get_u(&x->via.array.ptr[3], 1u << 20, &u[1], "a bad worker core count", why) ||
+            get_u(&x->via.array.ptr[4], INT64_MAX, &u[2], "a bad worker memory", why))
+            return -1;
+        if (find_worker(m, id)) return *why = "a worker listed twice", -1;
+        if (u[1] < 1 || u[2] < 1) return *why = "a worker without cores or memory", -1;
+        if (grow((void **)&m->w, &m->capw, m->nw, sizeof *m->w)) return *why = "out of memory", -1;
+        worker *w = &m->w[m->nw++];
+        memset(w, 0, sizeof *w);
+        snprintf(w->id, sizeof w->id, "%s", id);
+        snprintf(w->host, sizeof w->host, "%s", host);
+        w->port = (int)u[0];
+        w->cores = (int)u[1];
+        w->mem_mib = (int64_t)u[2];
+        w->last_beat = now_ms;
+        w->unknown = 1;
+    }
+    for (uint32_t i = 0; i < as->via.array.size; i++) {
+        const msgpack_object *x = &as->via.array.ptr[i];
+        char id[MASTER_ID_MAX], name[128];
+        if (get_arr(x, 8, "an application not an array of 8", why) ||
+            get_s(&x->via.array.ptr[0], id, sizeof id, 1, "a bad application id", why) ||
+            get_s(&x->via.array.ptr[1], name, sizeof name, 0, "a bad application name", why) ||
+            get_u(&x->via.array.ptr[2], INT32_MAX, &u[0], "a bad cores max", why) ||
+            get_u(&x->via.array.ptr[3], 1u << 20, &u[1], "a bad cores per executor", why) ||
+            get_u(&x->via.array.ptr[4], INT64_MAX, &u[2], "a bad application memory", why) ||
+            get_u(&x->via.array.ptr[5], UINT64_MAX, &u[3], "a bad start time", why) ||
+            get_u(&x->via.array.ptr[6], INT32_MAX, &u[4], "a bad next executor id", why) ||
+            get_arr(&x->via.array.ptr[7], 0, "no list of executors", why))
+            return -1;
+        if (find_app(m, id)) return *why = "an application listed twice", -1;
+        if (u[2] < 1) return *why = "an application without memory", -1;
+        if (grow((void **)&m->a, &m->capa, m->na, sizeof *m->a)) return *why = "out of memory", -1;
+        app *a = &m->a[m->na++];
+        memset(a, 0, sizeof *a);
+        snprintf(a->id, sizeof a->id, "%s", id);
+        snprintf(a->name, sizeof a->name, "%s", name);
+        a->cores_max = (int)u[0];
+        a->cores_per_exec = (int)u[1];
+        a->mem_mib = (int64_t)u[2];
+        a->start_ms = u[3] < now_ms ? u[3] : now_ms; /* a clock restarted since (a reboot): now */
+        a->next_exec = (int)u[4];
+        a->unknown = 1;
+        const msgpack_object *es = &x->via.array.ptr[7];
+        for (uint32_t k = 0; k < es->via.array.size; k++) {
+            const msgpack_object *y = &es->via.array.ptr[k];
+            char wid[MASTER_ID_MAX];
+            if (get_arr(y, 4, "an executor not an array of 4", why) ||
+                get_u(&y->via.array.ptr[0], INT32_MAX - 1, &u[0], "a bad executor id", why) ||
+                get_s(&y->via.array.ptr[1], wid, sizeof wid, 1, "a bad executor worker", why) ||
+                get_u(&y->via.array.ptr[2], 1u << 20, &u[1], "a bad executor core count", why) ||
+                get_u(&y->via.array.ptr[3], INT64_MAX, &u[2], "a bad executor memory", why))
+                return -1;
+            worker *w = find_worker(m, wid);
+            if (!w) return *why = "an executor on a worker not listed", -1;
+            if (u[1] < 1 || u[2] < 1) return *why = "an executor without cores or memory", -1;
+            if ((int)u[0] >= a->next_exec) return *why = "an executor id past its application's next", -1;
+            for (int j = 0; j < a->nexecs; j++)
+                if (a->execs[j].id == (int)u[0]) return *why = "an executor listed twice", -1;
+            if (grow((void **)&a->execs, &a->capexecs, a->nexecs, sizeof *a->execs)) return *why = "out of memory", -1;
+            master_exec *e = &a->execs[a->nexecs++];
+            memset(e, 0, sizeof *e);
+            snprintf(e->app, sizeof e->app, "%s", a->id);
+            e->id = (int)u[0];
+            snprintf(e->worker, sizeof e->worker, "%s", wid);
+            e->cores = (int)u[1];
+            e->mem_mib = (int64_t)u[2];
+            e->unconfirmed = 1;
+            w->cores_used += e->cores;
+            w->mem_used += e->mem_mib;
+            a->cores_granted += e->cores;
+        }
+    }
+    return 0;
+}
+
+int master_load(master *m, const uint8_t *p, size_t n, uint64_t now_ms) {
+    if (m->nw || m->na) return em__seterr(EM_ESTATE, "master: load into a master that has state");
+    const char *why = mp_precheck(p, n);
+    msgpack_unpacked u;
+    msgpack_unpacked_init(&u);
+    size_t off = 0;
+    if (!why && (msgpack_unpack_next(&u, (const char *)p, n, &off) != MSGPACK_UNPACK_SUCCESS || off != n))
+        why = "not one msgpack object";
+    if (!why) load_state(m, &u.data, now_ms, &why);
+    msgpack_unpacked_destroy(&u);
+    if (why) {
+        reset(m);
+        return em__seterr(EM_ECORRUPT, "master state: %s", why);
+    }
+    m->recovering = m->nw > 0 || m->na > 0;
+    m->version++;
+    return 0;
 }
 
 /* ----------------------------------------------------------------- JSON */
@@ -328,7 +657,8 @@ static int put_app(ebuf *b, const app *a, uint64_t now_ms) {
              putf(b, ",\"starttime\":%lld", (long long)a->start_ms) || putf(b, ",\"cores\":%lld", a->cores_granted) ||
              putf(b, ",\"memoryperslave\":%lld", (long long)a->mem_mib) ||
              putf(b, ",\"duration\":%lld", (long long)((a->done ? a->end_ms : now_ms) - a->start_ms)) ||
-             put(b, ",\"state\":") || put_str(b, a->done ? "FINISHED" : a->nexecs ? "RUNNING" : "WAITING") ||
+             put(b, ",\"state\":") ||
+             put_str(b, a->done ? "FINISHED" : a->unknown ? "UNKNOWN" : a->nexecs ? "RUNNING" : "WAITING") ||
              put(b, ",\"executors\":[");
     for (int k = 0; k < a->nexecs && !rc; k++)
         rc = put(b, k ? ",{" : "{") || putf(b, "\"id\":%lld", a->execs[k].id) || put(b, ",\"worker\":") ||
@@ -352,7 +682,7 @@ int master_json(master *m, uint64_t now_ms, ebuf *out) {
              putf(out, ",\"memory\":%lld", (long long)w->mem_mib) ||
              putf(out, ",\"memoryused\":%lld", (long long)w->mem_used) ||
              putf(out, ",\"memoryfree\":%lld", (long long)(w->mem_mib - w->mem_used)) || put(out, ",\"state\":") ||
-             put_str(out, w->alive ? "ALIVE" : "DEAD") ||
+             put_str(out, w->alive ? "ALIVE" : w->unknown ? "UNKNOWN" : "DEAD") ||
              putf(out, ",\"lastheartbeat\":%lld}", (long long)w->last_beat);
         if (w->alive) {
             alive++;
@@ -376,6 +706,6 @@ int master_json(master *m, uint64_t now_ms, ebuf *out) {
             rc = (first ? 0 : put(out, ",")) || put_app(out, &m->a[i], now_ms);
             first = 0;
         }
-    rc = rc || put(out, "],\"status\":\"ALIVE\"}");
+    rc = rc || put(out, "],\"status\":") || put_str(out, m->recovering ? "RECOVERING" : "ALIVE") || put(out, "}");
     return rc ? em__seterr(EM_ENOMEM, "master: out of memory") : 0;
 }

@@ -7,6 +7,23 @@
  * cluster state as the JSON document of the status port (Spark's /json
  * fields).  No sockets, no clock: the daemon (cluster mode) feeds it
  * messages and the time, and carries out what it decides.
+ *
+ * Recovery (Spark's FILESYSTEM recovery mode).  master_save writes what
+ * the master must not forget across a restart: the live workers (id,
+ * address, cores, memory), the running applications (id, name, resources,
+ * the next executor id) and the executors granted to them.  master_load
+ * reads that back into a new master, which is then RECOVERING: the workers
+ * it knew are UNKNOWN until they register again and report the executors
+ * they run (master_worker_report, then master_executor_running for each),
+ * the applications are UNKNOWN until their drivers re-attach
+ * (master_reattach_app).  Grants are rebuilt from the workers' reports: an
+ * executor a worker reports is confirmed (or adopted, when its application
+ * is known but the grant was not saved); one it does not report is gone;
+ * one of an application the master does not know is killed (Spark's
+ * answer to a worker's latest state).  master_recovery_done ends the
+ * recovery when everything known came back, or when forced (the daemon's
+ * timeout): the workers and applications still UNKNOWN are dropped, and
+ * the master is ALIVE.  Nothing is granted while it recovers.
  */
 #ifndef EM_MASTER_H
 #define EM_MASTER_H
@@ -33,7 +50,11 @@ typedef struct master_exec {
     char worker[MASTER_ID_MAX];
     int cores;
     int64_t mem_mib;
+    int unconfirmed;        /* its worker has not reported it since registering */
 } master_exec;
+
+/* What master_executor_running did with a reported executor. */
+enum { MASTER_CONFIRMED = 0, MASTER_ADOPTED = 1, MASTER_KILLED = 2 };
 
 master *master_new(const master_conf *c);
 void master_free(master *m);
@@ -76,8 +97,64 @@ int master_kill_executor(master *m, const char *app, int exec_id, void (*kill)(v
 /* An executor ended (its worker said so): its cores and memory are free. */
 int master_executor_exited(master *m, const char *app, int exec_id);
 
+/* A worker that just registered (master_register_worker) runs n
+ * executors; it reports each with master_executor_running.  Its executors
+ * the master knew are unconfirmed until reported; once n reports came
+ * (at once, for n == 0) those not reported are dropped and lost(ud, e) is
+ * called for each.  0, or EM_ENOENT for a worker not alive. */
+int master_worker_report(master *m, const char *worker, int n, void (*lost)(void *ud, const master_exec *e),
+                         void *ud);
+/* One executor a reporting worker runs (when it is the last the worker
+ * said it runs, the report is complete: lost(ud, e) for each executor of
+ * the worker left unconfirmed, which is dropped).  MASTER_CONFIRMED: the master
+ * granted it there; MASTER_ADOPTED: its application is running but the
+ * grant was not known (granted just before the master stopped): it is
+ * added, with its cores and memory taken on the worker, and the
+ * application's next executor id moves past it; MASTER_KILLED: its
+ * application is unknown or finished, or the master granted that id on
+ * another worker: kill(ud, e) asks the worker to kill it.  EM_ENOENT for a
+ * worker not alive or not reporting (the report is ignored); EM_EINVAL for
+ * bad numbers. */
+int master_executor_running(master *m, const char *worker, const char *app, int exec_id, int cores, int64_t mem_mib,
+                            void (*kill)(void *ud, const master_exec *e), void (*lost)(void *ud, const master_exec *e),
+                            void *ud);
+/* A driver that lost its master re-attaches to its application id, with
+ * its resources (as master_register_app's).  0, or EM_ENOENT (message
+ * set) when the master knows no running application of that id: it
+ * restarted without recovery, or the application ended. */
+int master_reattach_app(master *m, const char *app, const char *name, int cores_max, int cores_per_exec,
+                        int64_t mem_mib);
+
+/* Whether the master is RECOVERING (else ALIVE). */
+int master_recovering(const master *m);
+/* End the recovery if every worker and application it loaded came back
+ * (all workers reported), or at once when force is set: workers still
+ * UNKNOWN are dead (lost(ud, e) for their executors), reports not
+ * complete are taken as they are, applications still UNKNOWN are finished
+ * (kill(ud, e) for their executors).  1 when the master is ALIVE (also
+ * when it was not recovering), 0 while it still waits. */
+int master_recovery_done(master *m, int force, uint64_t now_ms, void (*kill)(void *ud, const master_exec *e),
+                         void (*lost)(void *ud, const master_exec *e), void *ud);
+
+/* A number that changes whenever what master_save writes changes (not on
+ * heartbeats): the daemon saves when it moved. */
+uint64_t master_version(const master *m);
+/* The master's recoverable state, as bytes (msgpack: a format name and
+ * version, the next application number, the live and UNKNOWN workers, the
+ * running applications with their executors), appended to out.  0 or
+ * EM_ENOMEM. */
+int master_save(const master *m, ebuf *out);
+/* Load bytes master_save wrote into m, which must be new (nothing
+ * registered).  When they hold any worker or application, m is RECOVERING.
+ * Trusts nothing: 0, or EM_ECORRUPT naming what is wrong (m is then left
+ * empty and ALIVE). */
+int master_load(master *m, const uint8_t *p, size_t n, uint64_t now_ms);
+
 /* The cluster as Spark's master /json: url, workers, aliveworkers, cores,
- * coresused, memory, memoryused, activeapps, completedapps, status. */
+ * coresused, memory, memoryused, activeapps, completedapps, status
+ * (RECOVERING or ALIVE).  A worker's state is ALIVE, DEAD or UNKNOWN (not
+ * back yet after a restart), an application's WAITING, RUNNING, FINISHED
+ * or UNKNOWN. */
 int master_json(master *m, uint64_t now_ms, ebuf *out);
 
 #endif

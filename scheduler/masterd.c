@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "frame.h"
 #include "log.h"
 #include "master.h"
+#include "master_store.h"
 #include "masterd.h"
 #include "msg.h"
 #include "netconf.h"
@@ -50,6 +52,15 @@ typedef struct masterd {
     iol_timer tick;
     master_conf mc;
     netconf nc;
+    /* FILESYSTEM recovery: the state file, the state read from it at start
+     * (until loaded), the version last saved, and when a recovery stops
+     * waiting. */
+    master_store *store;
+    uint8_t *loaded;
+    size_t loaded_len;
+    uint64_t saved_version, recover_until;
+    int recovering_at_start;
+    int stopping; /* the daemon stops: closing connections lose nothing */
     int rc; /* start-up result */
     char err[512]; /* and its message (set on the loop's thread) */
 } masterd;
@@ -117,6 +128,25 @@ static void tell_launch(void *ud, const master_exec *e) {
     }
 }
 
+/* After anything that may have changed the state: a recovery that has
+ * heard from everything it waits for (or has waited ember.worker.timeout)
+ * ends, and the state is saved when it changed. */
+static void after_change(masterd *d) {
+    uint64_t now = now_ms();
+    if (master_recovering(d->m) &&
+        master_recovery_done(d->m, now >= d->recover_until, now, tell_kill, tell_lost, d)) {
+        log_msg(LOG_INFO, "master", "recovery done%s: ALIVE",
+                now >= d->recover_until ? " (ember.worker.timeout passed: what did not come back is dropped)" : "");
+        master_schedule(d->m, tell_launch, d);
+    }
+    if (!d->store || master_version(d->m) == d->saved_version) return;
+    ebuf b = EBUF_INIT;
+    if (master_save(d->m, &b) || master_store_write(d->store, b.p, b.len))
+        log_msg(LOG_ERROR, "master", "%s", em_errmsg());
+    else d->saved_version = master_version(d->m);
+    ebuf_free(&b);
+}
+
 /* ------------------------------------------------------------- messages */
 
 static void on_open(conn *c, void *ud) {
@@ -174,14 +204,29 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
             snprintf(p->id, sizeof p->id, "%s", id);
             snprintf(p->addr, sizeof p->addr, "%s", host);
         }
-        log_msg(LOG_INFO, "master", "worker %s registered from %s: %d cores, %llu MiB", id, conn_peer(c),
-                (int)m.f[3].u, (unsigned long long)m.f[4].u);
+        log_msg(LOG_INFO, "master", "worker %s registered from %s: %d cores, %llu MiB, %llu executors running", id,
+                conn_peer(c), (int)m.f[3].u, (unsigned long long)m.f[4].u, (unsigned long long)m.f[5].u);
         {
             msg_val f[] = {msg_str(d->url)};
             send_msg(c, M_WORKER_REGISTERED, f, 1);
         }
+        /* Its executor_running messages follow: the grants are rebuilt
+         * from them once they all came. */
+        master_worker_report(d->m, id, (int)m.f[5].u, tell_lost, d);
         master_schedule(d->m, tell_launch, d);
         break;
+    case M_EXECUTOR_RUNNING: {
+        if (!p || p->kind != P_WORKER || copy_str(id, sizeof id, &m.f[0])) break;
+        int rc = master_executor_running(d->m, p->id, id, (int)m.f[1].u, (int)m.f[2].u, (int64_t)m.f[3].u, tell_kill,
+                                         tell_lost, d);
+        if (rc == MASTER_ADOPTED || rc == MASTER_KILLED)
+            log_msg(rc == MASTER_KILLED ? LOG_WARN : LOG_INFO, "master", "worker %s runs executor %s/%d: %s", p->id,
+                    id, (int)m.f[1].u,
+                    rc == MASTER_ADOPTED ? "adopted (its grant was not saved)"
+                                         : "killed (its application is not running here)");
+        master_schedule(d->m, tell_launch, d);
+        break;
+    }
     case M_HEARTBEAT:
         if (copy_str(id, sizeof id, &m.f[0]) || master_heartbeat(d->m, id, now_ms())) {
             msg_val f[] = {msg_str("unknown worker: register again")};
@@ -196,11 +241,20 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
             send_msg(c, M_REGISTER_REFUSED, f, 1);
             break;
         }
-        if (master_register_app(d->m, name, (int)m.f[3].u, (int)m.f[4].u, (int64_t)m.f[5].u, now_ms(), id)) {
+        int again = m.f[7].len > 0; /* a driver that lost its master re-attaches */
+        if (again ? copy_str(id, sizeof id, &m.f[7]) ||
+                        master_reattach_app(d->m, id, name, (int)m.f[3].u, (int)m.f[4].u, (int64_t)m.f[5].u)
+                  : master_register_app(d->m, name, (int)m.f[3].u, (int)m.f[4].u, (int64_t)m.f[5].u, now_ms(), id)) {
             msg_val f[] = {msg_str(em_errmsg())};
             send_msg(c, M_REGISTER_REFUSED, f, 1);
             break;
         }
+        for (int i = 0; again && i < d->npeers; i++) /* its old connection: forgotten, closed */
+            if (d->peers[i].c != c && d->peers[i].kind == P_DRIVER && !strcmp(d->peers[i].id, id)) {
+                d->peers[i].kind = P_UNKNOWN;
+                conn_close(d->peers[i].c, "the driver re-attached on another connection");
+            }
+        p = peer_of(d, c);
         if (p) {
             p->kind = P_DRIVER;
             snprintf(p->id, sizeof p->id, "%s", id);
@@ -212,7 +266,8 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
                 p->conf[m.f[6].len] = 0;
             }
         }
-        log_msg(LOG_INFO, "master", "application %s (%s) registered from %s", id, name, conn_peer(c));
+        log_msg(LOG_INFO, "master", "application %s (%s) %s from %s", id, name, again ? "re-attached" : "registered",
+                conn_peer(c));
         msg_val f[] = {msg_str(id)};
         send_msg(c, M_APP_REGISTERED, f, 1);
         master_schedule(d->m, tell_launch, d);
@@ -251,12 +306,18 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
     }
     msg_free(&m);
     free(body);
+    after_change(d);
 }
 
 static void on_close(conn *c, const char *reason, void *ud) {
     masterd *d = ud;
     peer *p = peer_of(d, c);
     if (!p) return;
+    if (d->stopping) { /* workers, executors and applications outlive a stopped master */
+        free(p->conf);
+        *p = d->peers[--d->npeers];
+        return;
+    }
     if (p->kind == P_WORKER && !master_worker_lost(d->m, p->id, tell_lost, d))
         log_msg(LOG_WARN, "master", "worker %s lost: %s", p->id, reason);
     if (p->kind == P_DRIVER && !master_unregister_app(d->m, p->id, now_ms(), tell_kill, d))
@@ -265,6 +326,7 @@ static void on_close(conn *c, const char *reason, void *ud) {
     free(p->conf);
     *p = d->peers[--d->npeers];
     if (kind == P_WORKER || kind == P_DRIVER) master_schedule(d->m, tell_launch, d);
+    after_change(d);
 }
 
 static const conn_cb callbacks = {on_open, on_frame, on_close};
@@ -414,6 +476,7 @@ static void close_web(void *self, const char *reason) {
 static void on_tick(uv_timer_t *t) {
     masterd *d = (masterd *)((char *)t->data - offsetof(masterd, tick));
     if (master_expire(d->m, now_ms(), tell_lost, d)) master_schedule(d->m, tell_launch, d);
+    after_change(d);
 }
 
 static void start(masterd *d);
@@ -439,6 +502,13 @@ static void start(masterd *d) {
         d->rc = EM_ENOMEM;
         return;
     }
+    if (d->loaded && (d->rc = master_load(d->m, d->loaded, d->loaded_len, now_ms()))) {
+        d->rc = em__preferr(EM_ECORRUPT, "the master's recovery state %s", master_store_path(d->store));
+        return;
+    }
+    d->recover_until = now_ms() + d->timeout_ms;
+    d->recovering_at_start = master_recovering(d->m);
+    d->saved_version = master_version(d->m);
     struct sockaddr_in sa;
     d->web.owner.close = close_web;
     if (conn_resolve(d->host, d->webport, &sa)) {
@@ -466,6 +536,8 @@ static void start(masterd *d) {
     uv_timer_start(&d->tick.t, on_tick, every, every);
 }
 
+static void set_stopping(void *arg) { ((masterd *)arg)->stopping = 1; }
+
 static void usage(FILE *f) {
     fprintf(f, "usage: ember-master [--host HOST] [--port PORT] [--webui-port PORT] [--conf KEY=VALUE]...\n"
                "                    [--insecure]\n"
@@ -474,7 +546,10 @@ static void usage(FILE *f) {
                "  8080) as /json and /.  PORT 0: any free port (the log line says which).\n"
                "  Settings: ember.worker.timeout (10s), ember.deploy.spreadOut (true),\n"
                "  ember.log.level (info), ember.authenticate.secret or secretFile (or\n"
-               "  $EMBER_SECRET_FILE), ember.network.crypto.enabled.  A HOST other than a\n"
+               "  $EMBER_SECRET_FILE), ember.network.crypto.enabled,\n"
+               "  ember.deploy.recoveryMode (NONE; FILESYSTEM keeps the master's state in\n"
+               "  ember.deploy.recoveryDirectory so that a restarted master picks up the\n"
+               "  running workers and applications).  A HOST other than a\n"
                "  loopback address needs a secret, or --insecure.  Stops on SIGTERM or SIGINT.\n");
 }
 
@@ -528,10 +603,32 @@ int masterd_main(int argc, char **argv) {
     d.timeout_ms = (uint64_t)conf_duration_ms(conf, "ember.worker.timeout");
     d.mc.worker_timeout_ms = d.timeout_ms;
     d.mc.spread_out = conf_bool(conf, "ember.deploy.spreadOut");
+    int filesystem = !strcasecmp(em_conf_get(conf, "ember.deploy.recoveryMode"), "FILESYSTEM");
+    char rdir[900];
+    int rdir_ok = snprintf(rdir, sizeof rdir, "%s", em_conf_get(conf, "ember.deploy.recoveryDirectory")) <
+                  (int)sizeof rdir;
     int nrc = netconf_load(conf, &d.nc);
     em_conf_free(conf);
     if (nrc || netconf_check_bind(&d.nc, d.host, "ember-master")) {
         fprintf(stderr, "ember-master: %s\n", em_errmsg());
+        netconf_free(&d.nc);
+        return 1;
+    }
+    /* FILESYSTEM recovery: the state of a master that ran before, read
+     * before anything listens; a corrupt one stops the start (as Spark's
+     * master does) rather than forget a running cluster. */
+    if (filesystem && (!rdir[0] || !rdir_ok)) {
+        fprintf(stderr, "ember-master: ember.deploy.recoveryMode is FILESYSTEM but ember.deploy.recoveryDirectory %s\n",
+                rdir_ok ? "is not set (the directory that keeps the master's state)" : "is too long");
+        netconf_free(&d.nc);
+        return 2;
+    }
+    int src = 0;
+    if (filesystem && (!(d.store = master_store_open(rdir)) ||
+                       (src = master_store_read(d.store, &d.loaded, &d.loaded_len)))) {
+        fprintf(stderr, "ember-master: %s%s\n", em_errmsg(),
+                src == EM_ECORRUPT ? " (delete the file to start with an empty state)" : "");
+        master_store_close(d.store);
         netconf_free(&d.nc);
         return 1;
     }
@@ -549,14 +646,24 @@ int masterd_main(int argc, char **argv) {
         return 1;
     }
     iol_call(d.l, start_fn, &d);
+    free(d.loaded);
+    d.loaded = NULL;
     if (d.rc) {
-        fprintf(stderr, "ember-master: %s\n", d.err);
+        fprintf(stderr, "ember-master: %s%s\n", d.err,
+                d.rc == EM_ECORRUPT ? " (delete the file to start with an empty state)" : "");
         iol_stop(d.l);
         master_free(d.m);
+        master_store_close(d.store);
+        netconf_free(&d.nc);
         return 1;
     }
     log_msg(LOG_INFO, "master", "listening on %s:%d, status on http://%s:%d/json, worker timeout %llu ms", d.host,
             d.port, d.host, d.webport, (unsigned long long)d.timeout_ms);
+    if (d.store)
+        log_msg(LOG_INFO, "master", "recovery mode FILESYSTEM: state in %s%s", master_store_path(d.store),
+                d.rc == 0 && d.recovering_at_start ? "; RECOVERING: waiting for the workers and drivers it knew, "
+                                                     "for at most ember.worker.timeout"
+                                                   : "");
     /* A driver that started this master (local-cluster) learns its ports. */
     const char *rfd = getenv("EMBER_READY_FD");
     if (rfd && *rfd) {
@@ -567,8 +674,10 @@ int masterd_main(int argc, char **argv) {
     int sig = 0;
     sigwait(&sigs, &sig);
     log_msg(LOG_INFO, "master", "stopping on signal %d", sig);
+    iol_call(d.l, set_stopping, &d);
     iol_stop(d.l); /* closes every connection and listener */
     master_free(d.m);
+    master_store_close(d.store);
     for (int i = 0; i < d.npeers; i++) free(d.peers[i].conf);
     free(d.peers);
     netconf_free(&d.nc);

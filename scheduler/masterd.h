@@ -4,9 +4,13 @@
  * conn.h) on --host:--port (127.0.0.1:7077 by default, Spark's port),
  * serves the cluster's state on --webui-port (8080) as JSON (/json) and as
  * a page (/), expires silent workers (ember.worker.timeout), and stops on
- * SIGTERM or SIGINT.  Not yet: launching executors on workers carries no
- * application binary (cluster mode's next step), recovery of its state
- * after a restart, authentication settings.
+ * SIGTERM or SIGINT.  With ember.deploy.recoveryMode FILESYSTEM it saves
+ * its state (master.h's master_save) in ember.deploy.recoveryDirectory
+ * (master_store.h) after every change, and a master started on a saved
+ * state is RECOVERING: it waits, for at most ember.worker.timeout, for the
+ * workers and drivers it knew to come back, grants nothing meanwhile, then
+ * drops what did not come back and is ALIVE.  A corrupt state file stops
+ * its start with a message naming the file.
  */
 #ifndef EM_MASTERD_H
 #define EM_MASTERD_H

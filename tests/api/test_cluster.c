@@ -508,7 +508,7 @@ TEST(cluster_large_segments_stream) {
 /* reduce_by_key of (i % 100, i) over 0..19999 on 4 maps and 3 reducers:
  * 1 when the 100 sums are exact (a message says what came instead). */
 static int mod_sums_exact(em_ctx *c) {
-    int m = 100;
+    int64_t m = 100;
     em_batch *b = NULL;
     if (em_collect(em_reduce_by_key(em_map(em_range(c, 0, 20000, 1, 4), fn_mod_key, &m, sizeof m), fn_sum_i64, NULL,
                                     0, 3),

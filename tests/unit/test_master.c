@@ -6,15 +6,24 @@
  * within cores_max and the workers' memory; released resources go to the
  * next application (an executor its driver asks to kill holds its cores
  * until its worker reports the exit); the status JSON carries Spark's
- * master fields.
+ * master fields.  Recovery: the saved state loads into a RECOVERING master
+ * whose grants are rebuilt from the workers' reports (confirmed, adopted,
+ * killed, dropped), which waits for every worker and driver it knew and,
+ * forced, drops those that did not come back; a corrupt state is refused
+ * naming what is wrong; the state file (master_store.c) is replaced
+ * atomically, checksummed, and locked.
  */
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../test.h"
 #include "buf.h"
 #include "ember.h"
 #include "master.h"
+#include "master_store.h"
 
 typedef struct seen {
     int n;
@@ -170,4 +179,234 @@ TEST(master_json_has_spark_fields) {
     CHECK(strstr(j, "\"status\":\"ALIVE\""));
     ebuf_free(&out);
     master_free(m);
+}
+
+/* JSON of m, NUL-terminated, in out. */
+static int json_of(master *m, ebuf *out) {
+    ebuf_reset(out);
+    return master_json(m, 100, out) || ebuf_append(out, "", 1);
+}
+
+/* Three workers of 4 cores, "wc" (cores max 6) with an executor of 2
+ * cores on each, saved into state; *app is its id. */
+static int saved_cluster(ebuf *state, char app[MASTER_ID_MAX]) {
+    master *m = three_workers(1);
+    seen s = {0};
+    if (!m || master_register_app(m, "wc", 6, 0, 1024, 7, app) || master_schedule(m, note, &s) != 3) return -1;
+    int rc = master_save(m, state);
+    master_free(m);
+    return rc;
+}
+
+TEST(master_recovers_from_saved_state) {
+    ebuf st = EBUF_INIT, j = EBUF_INIT;
+    char app[MASTER_ID_MAX];
+    CHECK_OK(saved_cluster(&st, app));
+    master_conf c = {"ember://127.0.0.1:7077", 5000, 1};
+    master *m = master_new(&c);
+    CHECK(m);
+    CHECK_OK(master_load(m, st.p, st.len, 1000));
+    CHECK(master_recovering(m));
+    CHECK_OK(json_of(m, &j));
+    CHECK(strstr((char *)j.p, "\"status\":\"RECOVERING\""));
+    CHECK(strstr((char *)j.p, "\"state\":\"UNKNOWN\""));
+    CHECK(strstr((char *)j.p, "\"aliveworkers\":0"));
+    seen none = {0}, lost = {0}, killed = {0};
+    /* Nothing is granted while it recovers, even to a new application. */
+    char app2[MASTER_ID_MAX];
+    CHECK_OK(master_register_app(m, "later", 0, 0, 1024, 1000, app2));
+    CHECK(strcmp(app2, app) != 0); /* the application numbers go on */
+    CHECK_EQ_I64(master_schedule(m, note, &none), 0);
+    /* w1 and w2 come back, each running its executor (ids 0 and 1, the
+     * order the saved master granted them); w3 does not. */
+    CHECK_OK(master_register_worker(m, "w1", "127.0.0.1", 7100, 4, 3000, 1100));
+    CHECK_OK(master_worker_report(m, "w1", 1, note, &lost));
+    CHECK_EQ_I64(master_executor_running(m, "w1", app, 0, 2, 1024, note, note, &killed), MASTER_CONFIRMED);
+    CHECK_OK(master_register_worker(m, "w2", "127.0.0.1", 7101, 4, 3000, 1100));
+    CHECK_OK(master_worker_report(m, "w2", 1, note, &lost));
+    CHECK_EQ_I64(master_executor_running(m, "w2", app, 1, 2, 1024, note, note, &killed), MASTER_CONFIRMED);
+    CHECK_EQ_I64(master_recovery_done(m, 0, 1200, note, note, &lost), 0); /* its driver and w3: not yet */
+    CHECK_OK(master_reattach_app(m, app, "wc", 6, 0, 1024));
+    CHECK_EQ_I64(master_recovery_done(m, 0, 1200, note, note, &lost), 0); /* w3 */
+    CHECK_EQ_I64(lost.n + killed.n, 0);
+    /* The timeout: w3 is dead, its executor lost; the master is ALIVE. */
+    CHECK_EQ_I64(master_recovery_done(m, 1, 6000, note, note, &lost), 1);
+    CHECK(!master_recovering(m));
+    CHECK_EQ_I64(lost.n, 1);
+    CHECK(!strcmp(lost.e[0].worker, "w3") && lost.e[0].id == 2);
+    CHECK_OK(json_of(m, &j));
+    CHECK(strstr((char *)j.p, "\"status\":\"ALIVE\""));
+    CHECK(strstr((char *)j.p, "\"aliveworkers\":2,\"cores\":8,\"coresused\":4"));
+    CHECK(strstr((char *)j.p, "\"state\":\"DEAD\""));
+    /* wc holds 4 of its 6 cores on w1 and w2 (one executor per worker):
+     * nothing more for it there; "later" takes what is left. */
+    seen g = {0};
+    CHECK_EQ_I64(master_schedule(m, note, &g), 2);
+    for (int i = 0; i < g.n; i++) CHECK(!strcmp(g.e[i].app, app2));
+    /* w3 back: wc's next executor is id 3, past the saved ones. */
+    CHECK_OK(master_register_worker(m, "w3", "127.0.0.1", 7102, 4, 3000, 6100));
+    CHECK_OK(master_worker_report(m, "w3", 0, note, &lost));
+    seen g2 = {0};
+    CHECK(master_schedule(m, note, &g2) >= 1);
+    CHECK(!strcmp(g2.e[0].app, app) && g2.e[0].id == 3 && g2.e[0].cores == 2);
+    master_free(m);
+    ebuf_free(&st);
+    ebuf_free(&j);
+}
+
+TEST(master_report_confirms_adopts_kills_drops) {
+    ebuf st = EBUF_INIT;
+    char app[MASTER_ID_MAX];
+    CHECK_OK(saved_cluster(&st, app));
+    master_conf c = {"ember://127.0.0.1:7077", 5000, 1};
+    master *m = master_new(&c);
+    CHECK(m);
+    CHECK_OK(master_load(m, st.p, st.len, 0));
+    seen lost = {0}, killed = {0};
+    /* w1 runs three: its own (0), one of wc the state missed (7: granted
+     * just before the old master stopped), and one of an application this
+     * master never heard of. */
+    CHECK_OK(master_register_worker(m, "w1", "127.0.0.1", 7100, 4, 3000, 10));
+    CHECK_OK(master_worker_report(m, "w1", 3, note, &lost));
+    CHECK_EQ_I64(master_executor_running(m, "w1", app, 0, 2, 1024, note, note, &killed), MASTER_CONFIRMED);
+    CHECK_EQ_I64(master_executor_running(m, "w1", app, 7, 1, 512, note, note, &killed), MASTER_ADOPTED);
+    CHECK_EQ_I64(master_executor_running(m, "w1", "app-9999", 0, 1, 512, note, note, &killed), MASTER_KILLED);
+    CHECK_EQ_I64(killed.n, 1);
+    CHECK(!strcmp(killed.e[0].app, "app-9999") && !strcmp(killed.e[0].worker, "w1"));
+    /* Past its report: ignored. */
+    CHECK_EQ_I64(master_executor_running(m, "w1", app, 8, 1, 512, note, note, &killed), EM_ENOENT);
+    /* w2 runs nothing any more: its saved executor (1) is lost at once. */
+    CHECK_OK(master_register_worker(m, "w2", "127.0.0.1", 7101, 4, 3000, 10));
+    CHECK_OK(master_worker_report(m, "w2", 0, note, &lost));
+    CHECK_EQ_I64(lost.n, 1);
+    CHECK(lost.e[0].id == 1 && !strcmp(lost.e[0].worker, "w2"));
+    /* w3 says it runs wc's executor 0, which the master has on w1: the
+     * stray copy is killed. */
+    CHECK_OK(master_register_worker(m, "w3", "127.0.0.1", 7102, 4, 3000, 10));
+    CHECK_OK(master_worker_report(m, "w3", 1, note, &lost));
+    seen w3 = {0}; /* what is killed, then what is lost (one ud for both) */
+    CHECK_EQ_I64(master_executor_running(m, "w3", app, 0, 2, 1024, note, note, &w3), MASTER_KILLED);
+    CHECK_EQ_I64(w3.n, 2);
+    CHECK(w3.e[0].id == 0 && !strcmp(w3.e[0].worker, "w3"));
+    CHECK(w3.e[1].id == 2 && !strcmp(w3.e[1].worker, "w3")); /* its own saved one was not reported */
+    /* An unknown application cannot re-attach; wc can, and then every
+     * one is back: ALIVE without waiting. */
+    CHECK_EQ_I64(master_reattach_app(m, "app-4242", "x", 0, 0, 1024), EM_ENOENT);
+    CHECK_STR_CONTAINS(em_errmsg(), "application app-4242 is not running here");
+    CHECK_OK(master_reattach_app(m, app, "wc", 6, 0, 1024));
+    CHECK_EQ_I64(master_recovery_done(m, 0, 20, note, note, &lost), 1);
+    ebuf j = EBUF_INIT;
+    CHECK_OK(json_of(m, &j));
+    /* w1: executors 0 (2 cores) and 7 (1 core). */
+    CHECK(strstr((char *)j.p, "\"aliveworkers\":3,\"cores\":12,\"coresused\":3"));
+    CHECK(strstr((char *)j.p, "{\"id\":7,\"worker\":\"w1\",\"cores\":1"));
+    /* The next executor of wc is 8: granted on w2 (cores_max 6, 3 held). */
+    seen g = {0};
+    CHECK(master_schedule(m, note, &g) >= 1);
+    CHECK_EQ_I64(g.e[0].id, 8);
+    /* An executor that exits is not in the saved state any more. */
+    uint64_t v = master_version(m);
+    CHECK_OK(master_executor_exited(m, app, 7));
+    CHECK(master_version(m) != v);
+    CHECK_OK(master_heartbeat(m, "w1", 30));
+    v = master_version(m);
+    CHECK_OK(master_heartbeat(m, "w1", 40));
+    CHECK(master_version(m) == v); /* heartbeats change nothing saved */
+    master_free(m);
+    ebuf_free(&st);
+    ebuf_free(&j);
+}
+
+TEST(master_load_refuses_corrupt_state) {
+    ebuf st = EBUF_INIT;
+    char app[MASTER_ID_MAX];
+    CHECK_OK(saved_cluster(&st, app));
+    master_conf c = {"ember://127.0.0.1:7077", 5000, 1};
+    /* Cut short anywhere: refused, and the master stays empty and ALIVE. */
+    for (size_t cut = 0; cut < st.len; cut += 7) {
+        master *m = master_new(&c);
+        CHECK(m);
+        CHECK_EQ_I64(master_load(m, st.p, cut, 0), EM_ECORRUPT);
+        CHECK_STR_CONTAINS(em_errmsg(), "master state: ");
+        CHECK(!master_recovering(m));
+        seen s = {0};
+        CHECK_OK(master_register_worker(m, "w1", "127.0.0.1", 7100, 4, 3000, 0));
+        CHECK_EQ_I64(master_schedule(m, note, &s), 0);
+        master_free(m);
+    }
+    /* Not ours: a msgpack array of another shape; an executor on a worker
+     * the state does not list. */
+    master *m = master_new(&c);
+    CHECK(m);
+    static const uint8_t other[] = {0x93, 0x01, 0x02, 0x03};
+    CHECK_EQ_I64(master_load(m, other, sizeof other, 0), EM_ECORRUPT);
+    CHECK_STR_CONTAINS(em_errmsg(), "not an array of 5");
+    ebuf bad = EBUF_INIT;
+    CHECK_OK(ebuf_append(&bad, st.p, st.len));
+    uint8_t *w3 = memmem(bad.p, bad.len, "\xa2w3", 3);
+    CHECK(w3);
+    w3[2] = '9'; /* the worker w9 is listed, and its executor names w3 */
+    CHECK_EQ_I64(master_load(m, bad.p, bad.len, 0), EM_ECORRUPT);
+    CHECK_STR_CONTAINS(em_errmsg(), "an executor on a worker not listed");
+    /* An empty state: nothing to recover, ALIVE at once. */
+    master *e = master_new(&c);
+    ebuf empty = EBUF_INIT;
+    CHECK(e);
+    CHECK_OK(master_save(e, &empty));
+    CHECK_OK(master_load(m, empty.p, empty.len, 0));
+    CHECK(!master_recovering(m));
+    master_free(e);
+    master_free(m);
+    ebuf_free(&empty);
+    ebuf_free(&bad);
+    ebuf_free(&st);
+}
+
+TEST(master_store_atomic_checksummed_locked) {
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/recovery", test_tmpdir());
+    master_store *s = master_store_open(dir);
+    CHECK(s);
+    uint8_t *body = (uint8_t *)"x";
+    size_t len = 1;
+    CHECK_OK(master_store_read(s, &body, &len)); /* no file yet */
+    CHECK(!body && !len);
+    /* A second master on the same directory is refused. */
+    CHECK(!master_store_open(dir));
+    CHECK_STR_CONTAINS(em_errmsg(), "is in use by another master");
+    CHECK_OK(master_store_write(s, (const uint8_t *)"first", 5));
+    CHECK_OK(master_store_write(s, (const uint8_t *)"second state", 12));
+    CHECK_OK(master_store_read(s, &body, &len));
+    CHECK(len == 12 && !memcmp(body, "second state", 12));
+    free(body);
+    char tmp[700];
+    snprintf(tmp, sizeof tmp, "%s/master-state.tmp", dir);
+    CHECK(access(tmp, F_OK) != 0); /* renamed into place */
+    /* Empty state: a header alone. */
+    CHECK_OK(master_store_write(s, (const uint8_t *)"", 0));
+    CHECK_OK(master_store_read(s, &body, &len));
+    CHECK(body && len == 0);
+    free(body);
+    /* One byte flipped in the body: a checksum mismatch naming the file. */
+    CHECK_OK(master_store_write(s, (const uint8_t *)"second state", 12));
+    const char *path = master_store_path(s);
+    int fd = open(path, O_RDWR);
+    CHECK(fd >= 0);
+    CHECK(pwrite(fd, "S", 1, MASTER_STORE_HEADER) == 1);
+    close(fd);
+    CHECK_EQ_I64(master_store_read(s, &body, &len), EM_ECORRUPT);
+    CHECK_STR_CONTAINS(em_errmsg(), path);
+    CHECK_STR_CONTAINS(em_errmsg(), "is corrupt: checksum mismatch");
+    /* Cut short: the header's length disagrees. */
+    CHECK(truncate(path, MASTER_STORE_HEADER + 3) == 0);
+    CHECK_EQ_I64(master_store_read(s, &body, &len), EM_ECORRUPT);
+    CHECK_STR_CONTAINS(em_errmsg(), "its header says 12 bytes of state, the file holds 3");
+    CHECK(truncate(path, 5) == 0);
+    CHECK_EQ_I64(master_store_read(s, &body, &len), EM_ECORRUPT);
+    CHECK_STR_CONTAINS(em_errmsg(), "shorter than its header");
+    master_store_close(s);
+    /* The lock goes with the master. */
+    s = master_store_open(dir);
+    CHECK(s);
+    master_store_close(s);
 }

@@ -208,8 +208,9 @@ TEST(masterd_registers_grants_and_stops) {
     CHECK(l);
     /* A worker registers. */
     client w;
-    client_init(&w, M_REGISTER_WORKER, 5);
+    client_init(&w, M_REGISTER_WORKER, 6);
     w.f[0] = msg_str("w-1"), w.f[1] = msg_str("127.0.0.1"), w.f[2] = msg_u(7078), w.f[3] = msg_u(2), w.f[4] = msg_u(2048);
+    w.f[5] = msg_u(0);
     dial dw = {l, port, &w, NULL, 0};
     iol_call(l, do_dial, &dw);
     CHECK_OK(dw.rc);
@@ -229,10 +230,11 @@ TEST(masterd_registers_grants_and_stops) {
     /* An application registers and gets an executor on the worker. */
     client a;
     static uint8_t hash[32];
-    client_init(&a, M_REGISTER_APP, 7);
+    client_init(&a, M_REGISTER_APP, 8);
     a.f[0] = msg_str("wc"), a.f[1] = msg_str("127.0.0.1:40000"), a.f[2] = (msg_val){0, 0, hash, 32};
     a.f[3] = msg_u(0), a.f[4] = msg_u(0), a.f[5] = msg_u(1024);
     a.f[6] = msg_str("ember.reducer.maxSizeInFlight=1m\n");
+    a.f[7] = msg_str(""); /* a new application */
     dial da = {l, port, &a, NULL, 0};
     iol_call(l, do_dial, &da);
     CHECK_OK(da.rc);

@@ -62,10 +62,10 @@ TEST(msg_round_trip) {
 
 TEST(msg_encode_checks_bounds) {
     ebuf out = EBUF_INIT;
-    msg_val f[] = {str("w1"), str("host"), u(70000), u(4), u(1024)};
-    CHECK_EQ_I64(msg_encode(&out, M_REGISTER_WORKER, f, 5), EM_EINVAL); /* port */
-    CHECK_EQ_I64(msg_encode(&out, M_REGISTER_WORKER, f, 4), EM_EINVAL); /* count */
-    CHECK_EQ_I64(msg_encode(&out, 999, f, 5), EM_EINVAL);
+    msg_val f[] = {str("w1"), str("host"), u(70000), u(4), u(1024), u(0)};
+    CHECK_EQ_I64(msg_encode(&out, M_REGISTER_WORKER, f, 6), EM_EINVAL); /* port */
+    CHECK_EQ_I64(msg_encode(&out, M_REGISTER_WORKER, f, 5), EM_EINVAL); /* count */
+    CHECK_EQ_I64(msg_encode(&out, 999, f, 6), EM_EINVAL);
     CHECK_EQ_I64((int64_t)out.len, 0);
     ebuf_free(&out);
 }
