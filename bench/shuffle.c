@@ -7,6 +7,8 @@
  *
  *   shuffle MASTER [NPAIRS [NKEYS [PARTITIONS]]]
  *                  (defaults: 20000000, 1000000, 8 = 4 x the 2 cores)
+ *   SHUFFLE_JOBS=sort shuffle ...   only the jobs named (a comma list of
+ *                  reduce, group, join, sort), for profiling one of them
  *
  * Inputs, generated inside the tasks (a range of PARTITIONS partition
  * numbers, then a flat_map making each partition's pairs), persisted in
@@ -452,6 +454,17 @@ static em_rdd *make_group(em_rdd *a, em_rdd *b) { return em_group_by_key(a, 0); 
 static em_rdd *make_join(em_rdd *a, em_rdd *b) { return em_join(a, b, 0); }
 static em_rdd *make_sort(em_rdd *a, em_rdd *b) { return em_sort_by_key(a, 1, 0); }
 
+/* Whether job `name` runs: all of them unless $SHUFFLE_JOBS names some
+ * (a comma list of reduce, group, join, sort), to profile one alone. */
+static int want(const char *name) {
+    const char *only = getenv("SHUFFLE_JOBS");
+    if (!only || !*only) return 1;
+    size_t n = strlen(name);
+    for (const char *p = only; (p = strstr(p, name)); p += n)
+        if ((p == only || p[-1] == ',') && (p[n] == ',' || !p[n])) return 1;
+    return 0;
+}
+
 static int fail(const char *what) {
     fprintf(stderr, "shuffle: %s: %s\n", what, em_errmsg());
     return 1;
@@ -539,7 +552,7 @@ static void drop_input(em_rdd *in) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: shuffle MASTER [NPAIRS [NKEYS [PARTITIONS]]]\n");
+        fprintf(stderr, "usage: [SHUFFLE_JOBS=reduce,group,join,sort] shuffle MASTER [NPAIRS [NKEYS [PARTITIONS]]]\n");
         return 1;
     }
     const char *master = argv[1];
@@ -613,23 +626,24 @@ int main(int argc, char **argv) {
 
     /* ---- reduce_by_key ---- */
     double tgen;
-    em_rdd *in = make_input(ctx, &g, &tgen);
-    if (!in) return fail("reduce input");
-    em_rdd *vals = em_values(in);
+    em_rdd *in = NULL, *res = NULL;
     em_batch *b;
     em_rec r;
-    if (!vals || em_reduce(vals, sum, NULL, 0, &b) || em_batch_get(b, 0, &r)) return fail("input sum");
-    int64_t in_sum = em_i64_dec(r.val);
-    em_batch_free(b);
-    em_rdd_release(vals);
-    printf("  reduce input generated and persisted in %.3f s; sum of values %" PRId64 " (driver: %" PRId64 ")\n", tgen,
-           in_sum, total);
-    if (in_sum != total) bad = 1;
-
     measure m;
     int64_t n = 0;
-    em_rdd *res = NULL;
-    for (int variant = 1; variant >= 0; variant--) {
+    if (want("reduce") || want("group")) {
+        in = make_input(ctx, &g, &tgen);
+        if (!in) return fail("reduce input");
+        em_rdd *vals = em_values(in);
+        if (!vals || em_reduce(vals, sum, NULL, 0, &b) || em_batch_get(b, 0, &r)) return fail("input sum");
+        int64_t in_sum = em_i64_dec(r.val);
+        em_batch_free(b);
+        em_rdd_release(vals);
+        printf("  reduce input generated and persisted in %.3f s; sum of values %" PRId64 " (driver: %" PRId64 ")\n",
+               tgen, in_sum, total);
+        if (in_sum != total) bad = 1;
+    }
+    for (int variant = 1; want("reduce") && variant >= 0; variant--) {
         /* First with a user function (the same sum written in C), then
          * with the builtin em_sum_i64, which the shuffle merges in place:
          * the figure compared with Dask is the builtin's. */
@@ -654,83 +668,90 @@ int main(int argc, char **argv) {
         if (variant) report("reduce_fn", master, npairs, &m);
     }
     free(key_sum);
-    report("reduce_by_key", master, npairs, &m);
-    reference("C hash aggregation, 1 thread", t_hash, npairs, m.t[0]);
-    bound(bandwidth, npairs, npairs, m.t[0]);
+    if (want("reduce")) {
+        report("reduce_by_key", master, npairs, &m);
+        reference("C hash aggregation, 1 thread", t_hash, npairs, m.t[0]);
+        bound(bandwidth, npairs, npairs, m.t[0]);
+    }
 
     /* ---- group_by_key, over the same input ---- */
-    if (!(res = timed_runs(ctx, make_group, in, NULL, rss, &m, &n))) return fail("group_by_key");
-    {
-        int64_t f[5];
-        if (sum_fields(em_map_partitions(res, group_check, NULL, 0), f, 5)) return fail("group_by_key check");
-        em_rdd_release(res);
-        printf("  group_by_key: %" PRId64 " groups (driver: %" PRId64 "), %" PRId64 " values (driver: %" PRId64
-               "), sum %" PRId64 " (driver: %" PRId64 "), checksum %s, %" PRId64 " malformed\n",
-               f[0], distinct, f[1], npairs, f[2], total, (uint64_t)f[3] == group_mix ? "ok" : "WRONG", f[4]);
-        if (n != distinct || f[0] != n || f[1] != npairs || f[2] != total || (uint64_t)f[3] != group_mix || f[4])
-            bad = 1;
+    if (want("group")) {
+        if (!(res = timed_runs(ctx, make_group, in, NULL, rss, &m, &n))) return fail("group_by_key");
+        {
+            int64_t f[5];
+            if (sum_fields(em_map_partitions(res, group_check, NULL, 0), f, 5)) return fail("group_by_key check");
+            em_rdd_release(res);
+            printf("  group_by_key: %" PRId64 " groups (driver: %" PRId64 "), %" PRId64 " values (driver: %" PRId64
+                   "), sum %" PRId64 " (driver: %" PRId64 "), checksum %s, %" PRId64 " malformed\n",
+                   f[0], distinct, f[1], npairs, f[2], total, (uint64_t)f[3] == group_mix ? "ok" : "WRONG", f[4]);
+            if (n != distinct || f[0] != n || f[1] != npairs || f[2] != total || (uint64_t)f[3] != group_mix || f[4])
+                bad = 1;
     }
-    drop_input(in);
     report("group_by_key", master, npairs, &m);
     bound(bandwidth, npairs, npairs, m.t[0]);
+    }
+    if (in) drop_input(in);
 
     /* ---- join: the reduce input's first half with one pair per key ---- */
-    gen_arg gl = g, gr = g;
-    gl.npairs = nleft;
-    gr.npairs = nkeys;
-    gr.mode = GEN_RIGHT;
-    double tgen2;
-    em_rdd *left = make_input(ctx, &gl, &tgen), *right = left ? make_input(ctx, &gr, &tgen2) : NULL;
-    if (!right) return fail("join input");
-    printf("  join inputs generated and persisted in %.3f s and %.3f s\n", tgen, tgen2);
-    if (!(res = timed_runs(ctx, make_join, left, right, rss, &m, &n))) return fail("join");
-    {
-        int64_t f[5];
-        if (sum_fields(em_map_partitions(res, join_check, NULL, 0), f, 5)) return fail("join check");
-        em_rdd_release(res);
-        printf("  join: %" PRId64 " records (driver: %" PRId64 "), left values %" PRId64 " (driver: %" PRId64
-               "), right values %" PRId64 " (driver: %" PRId64 "), checksum %s, %" PRId64 " wrong\n",
-               n, nleft, f[1], left_sum, f[2], left_right_sum, (uint64_t)f[3] == left_mix ? "ok" : "WRONG", f[4]);
-        if (n != nleft || f[0] != n || f[1] != left_sum || f[2] != left_right_sum || (uint64_t)f[3] != left_mix ||
-            f[4])
-            bad = 1;
+    if (want("join")) {
+        gen_arg gl = g, gr = g;
+        gl.npairs = nleft;
+        gr.npairs = nkeys;
+        gr.mode = GEN_RIGHT;
+        double tgen2;
+        em_rdd *left = make_input(ctx, &gl, &tgen), *right = left ? make_input(ctx, &gr, &tgen2) : NULL;
+        if (!right) return fail("join input");
+        printf("  join inputs generated and persisted in %.3f s and %.3f s\n", tgen, tgen2);
+        if (!(res = timed_runs(ctx, make_join, left, right, rss, &m, &n))) return fail("join");
+        {
+            int64_t f[5];
+            if (sum_fields(em_map_partitions(res, join_check, NULL, 0), f, 5)) return fail("join check");
+            em_rdd_release(res);
+            printf("  join: %" PRId64 " records (driver: %" PRId64 "), left values %" PRId64 " (driver: %" PRId64
+                   "), right values %" PRId64 " (driver: %" PRId64 "), checksum %s, %" PRId64 " wrong\n",
+                   n, nleft, f[1], left_sum, f[2], left_right_sum, (uint64_t)f[3] == left_mix ? "ok" : "WRONG", f[4]);
+            if (n != nleft || f[0] != n || f[1] != left_sum || f[2] != left_right_sum || (uint64_t)f[3] != left_mix ||
+                f[4])
+                bad = 1;
     }
     drop_input(left);
     drop_input(right);
     report("join", master, nleft + nkeys, &m);
     bound(bandwidth, nleft + nkeys, nleft + nkeys, m.t[0]);
+    }
 
     /* ---- sort_by_key ---- */
-    g.mode = GEN_SORT;
-    double t_radix = 1e30;
-    int64_t min_key = INT64_MAX;
-    {
-        kv *tmp = malloc((size_t)npairs * sizeof *tmp);
-        if (!tmp) {
-            fprintf(stderr, "shuffle: out of memory\n");
-            return 1;
-        }
-        /* Fault its pages in before timing (not 0: malloc + memset 0 may
-         * be compiled as calloc, which leaves the pages untouched). */
-        memset(tmp, 1, (size_t)npairs * sizeof *tmp);
-        for (int i = 0; i < RUNS; i++) {
-            pairs = gen_array(&g);
-            if (i == 0)
-                for (int64_t j = 0; j < npairs; j++)
-                    if (pairs[j].k < min_key) min_key = pairs[j].k;
-            double t0 = now();
-            kv *s = radix_sort(pairs, tmp, (size_t)npairs);
-            double t = now() - t0;
-            if (t < t_radix) t_radix = t;
-            int ordered = s[0].k == min_key;
-            for (int64_t j = 1; j < npairs; j++) ordered &= s[j - 1].k <= s[j].k;
-            if (!ordered) {
-                printf("  C radix sort: output NOT ordered\n");
-                bad = 1;
+    if (want("sort")) {
+        g.mode = GEN_SORT;
+        double t_radix = 1e30;
+        int64_t min_key = INT64_MAX;
+        {
+            kv *tmp = malloc((size_t)npairs * sizeof *tmp);
+            if (!tmp) {
+                fprintf(stderr, "shuffle: out of memory\n");
+                return 1;
             }
-            free(pairs);
-        }
-        free(tmp);
+            /* Fault its pages in before timing (not 0: malloc + memset 0 may
+             * be compiled as calloc, which leaves the pages untouched). */
+            memset(tmp, 1, (size_t)npairs * sizeof *tmp);
+            for (int i = 0; i < RUNS; i++) {
+                pairs = gen_array(&g);
+                if (i == 0)
+                    for (int64_t j = 0; j < npairs; j++)
+                        if (pairs[j].k < min_key) min_key = pairs[j].k;
+                double t0 = now();
+                kv *s = radix_sort(pairs, tmp, (size_t)npairs);
+                double t = now() - t0;
+                if (t < t_radix) t_radix = t;
+                int ordered = s[0].k == min_key;
+                for (int64_t j = 1; j < npairs; j++) ordered &= s[j - 1].k <= s[j].k;
+                if (!ordered) {
+                    printf("  C radix sort: output NOT ordered\n");
+                    bad = 1;
+                }
+                free(pairs);
+            }
+            free(tmp);
     }
     if (!(in = make_input(ctx, &g, &tgen))) return fail("sort input");
     printf("  sort input generated and persisted in %.3f s\n", tgen);
@@ -778,6 +799,7 @@ int main(int argc, char **argv) {
     report("sort_by_key", master, npairs, &m);
     reference("C LSD radix sort, 8 x 8-bit passes, 1 thread", t_radix, npairs, m.t[0]);
     bound(bandwidth, npairs, npairs, m.t[0]);
+    }
 
     em_stats st;
     em_get_stats(ctx, &st);

@@ -339,15 +339,38 @@ static void radix_lsd(es_ent *a, es_ent *t, size_t n) {
     if (src != a) memcpy(a, src, n * sizeof *a);
 }
 
+/* Flat entries (see extsort.h) by prefix alone: equal prefixes are equal
+ * keys, whose order does not matter. */
+static int prefix_cmp(const void *x, const void *y) {
+    uint64_t a = ((const es_ent *)x)->prefix, b = ((const es_ent *)y)->prefix;
+    return a < b ? -1 : a > b;
+}
+
+static void prefix_insertion_sort(es_ent *a, size_t n) {
+    for (size_t i = 1; i < n; i++) {
+        es_ent v = a[i];
+        size_t j = i;
+        for (; j > 0 && v.prefix < a[j - 1].prefix; j--) a[j] = a[j - 1];
+        a[j] = v;
+    }
+}
+
+static void small_sort(const uint8_t *base, es_ent *a, size_t n, int flat) {
+    if (!flat) compare_sort(base, a, n);
+    else if (n <= 4 * RADIX_SMALL) prefix_insertion_sort(a, n);
+    else qsort(a, n, sizeof *a, prefix_cmp);
+}
+
 /* Sort entries ascending.  With tmp (n entries) a radix sort on the
  * prefix: the top byte splits the entries into 256 buckets (one pass over
  * memory), each bucket -- cache-sized for big inputs -- is sorted by the
  * other seven bytes, and runs of equal prefixes whose order the prefix
  * does not decide (keys over 8 bytes, or of different lengths) are sorted
- * by comparisons.  Without tmp, or for few entries, a comparison sort. */
-static void sort_ents(const uint8_t *base, es_ent *a, es_ent *tmp, size_t n) {
+ * by comparisons.  Without tmp, or for few entries, a comparison sort.
+ * Flat entries are sorted by their prefix alone. */
+static void sort_ents(const uint8_t *base, es_ent *a, es_ent *tmp, size_t n, int flat) {
     if (!tmp || n < 4 * RADIX_SMALL) {
-        compare_sort(base, a, n);
+        small_sort(base, a, n, flat);
         return;
     }
     size_t cnt[256] = {0}, start[256];
@@ -366,10 +389,11 @@ static void sort_ents(const uint8_t *base, es_ent *a, es_ent *tmp, size_t n) {
         if (k < 2) continue;
         es_ent *x = a + start[b];
         if (k < RADIX_SMALL) {
-            compare_sort(base, x, k); /* decides ties too */
+            small_sort(base, x, k, flat); /* decides ties too */
             continue;
         }
         radix_lsd(x, tmp + start[b], k);
+        if (flat) continue;
         for (size_t i = 0; i < k;) { /* runs of one prefix */
             size_t j = i + 1;
             unsigned k9 = ent_k9(&x[i]), mixed = 0;
@@ -386,10 +410,19 @@ void es_init(extsort *s, const char *spill_dir, size_t budget, int descending, b
     memset(s, 0, sizeof *s);
     s->budget = budget;
     s->descending = descending;
+    s->flat = 1;
     es_runfile_init(&s->runs, spill_dir, codec, block_bytes);
 }
 
 static inline void ent_rec(const extsort *s, size_t i, em_rec *r) {
+    if (s->flat) { /* sorted: the prefix holds the key's bytes again */
+        const es_ent *e = &s->idx[i];
+        r->key = &e->prefix;
+        r->klen = 8;
+        r->val = &e->ref;
+        r->vlen = 8;
+        return;
+    }
     const uint8_t *p = s->arena.p + ent_off(&s->idx[i]);
     rec_get(p, s->arena.p + s->arena.len, r);
 }
@@ -402,7 +435,7 @@ static inline void ent_rec(const extsort *s, size_t i, em_rec *r) {
 static void mem_get(void *ctx, size_t i, em_rec *r) {
     extsort *s = ctx;
     size_t j = s->descending ? s->n - 1 - i : i;
-    if (s->descending ? j >= ES_AHEAD : j + ES_AHEAD < s->n)
+    if (!s->flat && (s->descending ? j >= ES_AHEAD : j + ES_AHEAD < s->n))
         __builtin_prefetch(s->arena.p + ent_off(&s->idx[s->descending ? j - ES_AHEAD : j + ES_AHEAD]));
     ent_rec(s, j, r);
 }
@@ -413,7 +446,38 @@ static void es_sort(extsort *s) {
     es_ent *tmp = NULL;
     s->tmpb.len = 0;
     if (s->n >= 4 * RADIX_SMALL && !bb_reserve(&s->tmpb, s->n * sizeof *tmp)) tmp = (es_ent *)s->tmpb.p;
-    sort_ents(s->arena.p, s->idx, tmp, s->n);
+    sort_ents(s->arena.p, s->idx, tmp, s->n, s->flat);
+    if (s->flat) /* back to the key's bytes, for the records handed out */
+        for (size_t i = 0; i < s->n; i++) s->idx[i].prefix = __builtin_bswap64(s->idx[i].prefix);
+}
+
+/* Room in the index for one more entry: 0 or EM_ENOMEM. */
+static int idx_room(extsort *s) {
+    if (s->n < s->cap) return 0;
+    s->idxb.len = s->n * sizeof(es_ent);
+    if (bb_reserve(&s->idxb, (s->cap ? s->cap : 1024) * sizeof(es_ent)))
+        return em__seterr(EM_ENOMEM, "sort: out of memory");
+    s->idx = (es_ent *)s->idxb.p;
+    s->cap = s->idxb.cap / sizeof(es_ent);
+    return 0;
+}
+
+/* A record that is not an (8-byte key, 8-byte value) pair arrived: copy
+ * the flat entries' records into the arena and index them as any other
+ * (their prefixes are already the general entries'). */
+static int unflatten(extsort *s) {
+    s->flat = 0;
+    uint64_t k = 0, v = 0;
+    em_rec r = {&k, 8, &v, 8};
+    if (bb_reserve(&s->arena, s->n * rec_encoded_size(&r))) return em__seterr(EM_ENOMEM, "sort: out of memory");
+    for (size_t i = 0; i < s->n; i++) {
+        es_ent *e = &s->idx[i];
+        k = __builtin_bswap64(e->prefix);
+        v = e->ref;
+        e->ref = (uint64_t)s->arena.len | (uint64_t)8 << ES_OFF_BITS;
+        s->arena.len += rec_put(s->arena.p + s->arena.len, &r);
+    }
+    return 0;
 }
 
 /* Sort what is in memory and write it as one run. */
@@ -438,15 +502,21 @@ int es_add(extsort *s, const em_rec *r) {
     const uint8_t *key = r->key ? r->key : r->val;
     size_t klen = r->key ? r->klen : r->vlen;
     int rc;
+    if (s->flat) {
+        if (r->key && r->klen == 8 && r->vlen == 8) {
+            if (s->n && 2 * (s->n + 1) * sizeof(es_ent) > s->budget && (rc = spill(s))) return rc;
+            if ((rc = idx_room(s))) return rc;
+            es_ent *e = &s->idx[s->n++];
+            memcpy(&e->prefix, r->key, 8);
+            e->prefix = __builtin_bswap64(e->prefix);
+            memcpy(&e->ref, r->val, 8);
+            return 0;
+        }
+        if ((rc = unflatten(s))) return rc;
+    }
     /* Each entry counts twice: the radix sort needs as much again. */
     if (s->n && s->arena.len + need + 2 * (s->n + 1) * sizeof(es_ent) > s->budget && (rc = spill(s))) return rc;
-    if (s->n == s->cap) {
-        s->idxb.len = s->n * sizeof(es_ent);
-        if (bb_reserve(&s->idxb, (s->cap ? s->cap : 1024) * sizeof(es_ent)))
-            return em__seterr(EM_ENOMEM, "sort: out of memory");
-        s->idx = (es_ent *)s->idxb.p;
-        s->cap = s->idxb.cap / sizeof(es_ent);
-    }
+    if ((rc = idx_room(s))) return rc;
     if (bb_reserve(&s->arena, need)) return em__seterr(EM_ENOMEM, "sort: out of memory");
     if (s->arena.len >= (uint64_t)1 << ES_OFF_BITS) return em__seterr(EM_ETOOBIG, "sort: arena too large");
     es_ent *e = &s->idx[s->n++];

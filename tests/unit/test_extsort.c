@@ -118,3 +118,94 @@ TEST(extsort_int64_keys) {
         es_free(&es);
     }
 }
+
+/* Pairs of 8-byte keys and values live in the index alone ("flat"); the
+ * first record of another shape moves them into the arena.  Keys repeat
+ * (2,000 distinct, random bytes, some zero), so the check is: keys in
+ * order, and the multiset of (key, value) pairs unchanged. */
+typedef struct pr { uint8_t k[8], v[8]; size_t klen, vlen; } pr;
+
+static int pr_cmp(const void *x, const void *y) {
+    const pr *a = x, *b = y;
+    int c = bytes_cmp(a->k, a->klen, b->k, b->klen);
+    return c ? c : bytes_cmp(a->v, a->vlen, b->v, b->vlen);
+}
+
+/* n records, all flat pairs except the one at index odd (if < n), whose
+ * key has 5 bytes and value 3. */
+static int sort_pairs(size_t n, size_t budget, int descending, size_t odd, int64_t *spills) {
+    pr *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    uint64_t s = n * 7 + budget + (uint64_t)descending + odd;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t kv = (s >> 20) % 2000 * 0x9E3779B97F4A7C15ull;
+        if ((s >> 50) % 7 == 0) kv &= 0xff00ffff00ffffffull;
+        memcpy(in[i].k, &kv, 8);
+        memcpy(in[i].v, &s, 8);
+        in[i].klen = in[i].vlen = 8;
+        if (i == odd) in[i].klen = 5, in[i].vlen = 3;
+    }
+    extsort es;
+    es_init(&es, test_tmpdir(), budget, descending, (bf_codec){BF_LZ4, 0}, 4096);
+    int ok = 1;
+    for (size_t i = 0; i < n && ok; i++) {
+        em_rec r = {in[i].k, in[i].klen, in[i].v, in[i].vlen};
+        ok = es_add(&es, &r) == 0;
+    }
+    ok = ok && es_finish(&es) == 0;
+    em_rec r;
+    size_t got = 0;
+    while (ok && got < n && es_next(&es, &r) == 1) {
+        if (!r.key || r.klen > 8 || r.vlen > 8) { ok = 0; break; }
+        memcpy(out[got].k, r.key, r.klen);
+        memcpy(out[got].v, r.val, r.vlen);
+        out[got].klen = r.klen;
+        out[got].vlen = r.vlen;
+        if (got) {
+            int c = bytes_cmp(out[got - 1].k, out[got - 1].klen, r.key, r.klen);
+            if (descending ? c < 0 : c > 0) {
+                fprintf(stderr, "  record %zu out of order\n", got);
+                ok = 0;
+            }
+        }
+        got++;
+    }
+    if (ok && (got != n || es_next(&es, &r) != 0)) ok = 0;
+    *spills = es.spills;
+    es_free(&es);
+    if (ok) {
+        qsort(in, n, sizeof *in, pr_cmp);
+        qsort(out, n, sizeof *out, pr_cmp);
+        for (size_t i = 0; i < n && ok; i++) ok = pr_cmp(&in[i], &out[i]) == 0;
+    }
+    free(in);
+    free(out);
+    return ok;
+}
+
+TEST(extsort_flat_pairs_in_memory) {
+    int64_t spills;
+    for (int d = 0; d < 2; d++) {
+        CHECK(sort_pairs(200000, 64 << 20, d, SIZE_MAX, &spills)); /* radix sort */
+        CHECK_EQ_I64(spills, 0);
+        CHECK(sort_pairs(300, 64 << 20, d, SIZE_MAX, &spills));    /* insertion sort */
+        CHECK(sort_pairs(3000, 64 << 20, d, SIZE_MAX, &spills));   /* below the radix size */
+        CHECK(sort_pairs(1, 64 << 20, d, SIZE_MAX, &spills));
+        CHECK(sort_pairs(100000, 64 << 20, d, 70000, &spills));    /* another shape arrives */
+        CHECK(sort_pairs(100000, 64 << 20, d, 0, &spills));
+        CHECK(sort_pairs(100000, 64 << 20, d, 99999, &spills));
+        CHECK_EQ_I64(spills, 0);
+    }
+}
+
+TEST(extsort_flat_pairs_spilled) {
+    int64_t spills;
+    for (int d = 0; d < 2; d++) {
+        CHECK(sort_pairs(200000, 256 << 10, d, SIZE_MAX, &spills));
+        CHECK(spills > 1);
+        CHECK(sort_pairs(200000, 256 << 10, d, 150000, &spills)); /* after spills */
+        CHECK(spills > 1);
+        CHECK(sort_pairs(200000, 256 << 10, d, 10, &spills));     /* before the first */
+        CHECK(spills > 1);
+    }
+}
