@@ -126,6 +126,20 @@ int bb_reserve(ebuf *b, size_t extra) {
     return 0;
 }
 
+void bb_shrink(ebuf *b) {
+    if (b->cap < BB_MIN) {
+        uint8_t *p = b->len ? realloc(b->p, b->len) : NULL;
+        if (p) {
+            b->p = p;
+            b->cap = b->len;
+        }
+        return;
+    }
+    size_t keep = (b->len + BB_MIN - 1) & ~(BB_MIN - 1);
+    if (!keep) keep = BB_MIN;
+    if (keep < b->cap && munmap(b->p + keep, b->cap - keep) == 0) b->cap = keep;
+}
+
 void bb_free(ebuf *b) {
     if (b->cap >= BB_MIN) cache_put(b->p, b->cap);
     else free(b->p);

@@ -33,6 +33,10 @@
 
 /* Room for extra more bytes (contents kept).  0 or EM_ENOMEM. */
 int bb_reserve(ebuf *b, size_t extra);
+/* Give back the memory past len (for a buffer kept long, as a cached
+ * partition: a reused mapping may be much larger than what it holds).  The
+ * bytes are kept; never fails (a failed shrink keeps the memory). */
+void bb_shrink(ebuf *b);
 /* Give the memory back (a mapping to the cache); b becomes empty. */
 void bb_free(ebuf *b);
 /* Unmap every cached mapping (em_close; the cache refills on demand). */

@@ -37,7 +37,8 @@ int bs_put(blockstore *s, uint64_t ns, int rdd, int part, int level, uint8_t **c
 /* Store a block of one chunk the store does not own: p stays valid until
  * release(arg), which the store calls when it drops the block, at once when
  * the key exists or the block goes to disk, and on failure.  How a
- * parallelized partition is cached as the bytes it already is (srcdata.h).
+ * parallelized partition is cached as the bytes it already is (srcdata.h),
+ * and a computed one in the cache tee's bigbuf.h buffer (executor/ops.c).
  * 0 or < 0. */
 int bs_put_shared(blockstore *s, uint64_t ns, int rdd, int part, int level, const uint8_t *p, size_t len,
                   void (*release)(void *arg), void *arg);

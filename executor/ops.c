@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigbuf.h"
 #include "err.h"
 #include "fnref.h"
 #include "pipe.h"
@@ -431,44 +432,21 @@ epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
 /* The cache tee: keeps every record, and passes records on until the
  * consumer stops (a persisted partition is always computed whole).
  *
- * Records are kept in chunks: the first grows as an ordinary buffer; past
- * TEE_SMALL bytes, records go to chunks of TEE_CHUNK bytes reserved at once
- * (pages are only touched as records arrive), so a large partition is
- * written once into its final place instead of being copied through a
- * doubling buffer. */
-#define TEE_SMALL ((size_t)4 << 20)
-#define TEE_CHUNK ((size_t)64 << 20)
-
+ * Records are kept in one bigbuf.h buffer: past 2 MiB it is a mapping that
+ * grows with mremap (pages move, bytes are not copied), and when the block
+ * store drops the block the mapping goes to bigbuf's cache, so the next
+ * partition cached -- after an unpersist, or by the next task of a job that
+ * caches and releases data sets -- reuses its pages instead of faulting in
+ * and clearing fresh ones. */
 typedef struct tee_state {
-    uint8_t **chunk;
-    size_t *len;
-    int n, cap;
+    ebuf keep;
 } tee_state;
 
-static int tee_seal(epipe *p) { /* move buf into the chunk list */
-    tee_state *t = p->state;
-    if (t->n == t->cap) {
-        int cap = t->cap ? t->cap * 2 : 8;
-        uint8_t **c = realloc(t->chunk, sizeof *c * (size_t)cap);
-        size_t *l = c ? realloc(t->len, sizeof *l * (size_t)cap) : NULL;
-        if (c) t->chunk = c;
-        if (!l) return em__seterr(EM_ENOMEM, "cache: out of memory");
-        t->len = l;
-        t->cap = cap;
-    }
-    t->chunk[t->n] = ebuf_steal(&p->buf, &t->len[t->n]);
-    t->n++;
-    return 0;
-}
-
 static int push_tee(epipe *p, const em_rec *r) {
+    tee_state *t = p->state;
     size_t need = rec_encoded_size(r);
-    if (p->buf.len + need > p->buf.cap && p->buf.len >= TEE_SMALL) {
-        /* Full: seal it, and start a chunk reserved at its final size. */
-        if (tee_seal(p)) return EM_ENOMEM;
-        if (ebuf_reserve(&p->buf, need > TEE_CHUNK ? need : TEE_CHUNK)) return EM_ENOMEM;
-    }
-    if (rec_append(&p->buf, r)) return EM_ENOMEM;
+    if (bb_reserve(&t->keep, need)) return em__seterr(EM_ENOMEM, "cache: out of memory");
+    t->keep.len += rec_put(t->keep.p + t->keep.len, r);
     if (p->stopped) return 0;
     int rc = p->next->push(p->next, r);
     if (rc == EM_STOP) {
@@ -478,24 +456,23 @@ static int push_tee(epipe *p, const em_rec *r) {
     return rc;
 }
 
+static void release_tee(void *arg) {
+    tee_state *t = arg;
+    bb_free(&t->keep);
+    free(t);
+}
+
 static int end_tee(epipe *p) {
     tee_state *t = p->state;
-    if ((p->buf.len || !t->n) && tee_seal(p)) return EM_ENOMEM;
-    for (int i = 0; i < t->n; i++)
-        if (!t->chunk[i] && !(t->chunk[i] = malloc(1))) return EM_ENOMEM; /* an empty partition */
-    int n = t->n;
-    t->n = 0; /* bs_put owns the chunks from here, whatever it returns */
-    return bs_put(p->run->env->store, p->node->cache_key, p->node->rdd_id, p->node->partition, p->node->level,
-                  t->chunk, t->len, n);
+    if (!t->keep.p && bb_reserve(&t->keep, 1)) return em__seterr(EM_ENOMEM, "cache: out of memory");
+    bb_shrink(&t->keep); /* a reused mapping may be far larger than the partition */
+    p->state = NULL; /* the store owns the buffer from here, whatever it returns */
+    return bs_put_shared(p->run->env->store, p->node->cache_key, p->node->rdd_id, p->node->partition, p->node->level,
+                         t->keep.p, t->keep.len, release_tee, t);
 }
 
 static void free_tee(epipe *p) {
-    tee_state *t = p->state;
-    if (!t) return;
-    for (int i = 0; i < t->n; i++) free(t->chunk[i]);
-    free(t->chunk);
-    free(t->len);
-    free(t);
+    if (p->state) release_tee(p->state);
 }
 
 epipe *cache_tee_new(task_run *run, const plan_node *n, epipe *next) {

@@ -1,0 +1,60 @@
+/*
+ * test_bigbuf.c -- big buffers: growth keeps the bytes, bb_shrink gives
+ * back the memory past the length (whole huge pages for a mapping), and a
+ * freed mapping is handed to the next big buffer from the cache.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "../test.h"
+#include "bigbuf.h"
+#include "ember.h"
+
+static int pattern_ok(const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != (uint8_t)(i * 131 + 7)) return 0;
+    return 1;
+}
+
+static void fill(uint8_t *p, size_t from, size_t to) {
+    for (size_t i = from; i < to; i++) p[i] = (uint8_t)(i * 131 + 7);
+}
+
+TEST(bigbuf_grow_shrink_reuse) {
+    bb_trim(); /* an empty cache, whatever ran before in this process */
+    ebuf b = {0};
+    /* Grow from a heap buffer to a mapping and on, bytes kept. */
+    size_t n = 0;
+    while (n < ((size_t)5 << 20)) {
+        CHECK_OK(bb_reserve(&b, 300000));
+        fill(b.p, n, n + 300000);
+        n += 300000;
+        b.len = n;
+    }
+    CHECK(b.cap >= n && b.cap >= BB_MIN);
+    CHECK(pattern_ok(b.p, n));
+    /* Shrink: whole huge pages past the length go. */
+    b.len = ((size_t)3 << 20) + 1;
+    bb_shrink(&b);
+    CHECK_EQ_I64((int64_t)b.cap, (int64_t)(4 << 20));
+    CHECK(pattern_ok(b.p, b.len));
+    /* Freed, it waits in the cache, and the next big buffer takes it. */
+    uint8_t *was = b.p;
+    bb_free(&b);
+    CHECK(b.p == NULL && b.cap == 0);
+    ebuf c = {0};
+    CHECK_OK(bb_reserve(&c, (size_t)3 << 20));
+    CHECK(c.p == was);
+    CHECK_EQ_I64((int64_t)c.cap, (int64_t)(4 << 20));
+    bb_free(&c);
+    /* A heap buffer shrinks to its length. */
+    ebuf s = {0};
+    CHECK_OK(bb_reserve(&s, 1000));
+    fill(s.p, 0, 10);
+    s.len = 10;
+    bb_shrink(&s);
+    CHECK_EQ_I64((int64_t)s.cap, 10);
+    CHECK(pattern_ok(s.p, 10));
+    bb_free(&s);
+    bb_trim();
+}
