@@ -310,6 +310,7 @@ backend *local_backend_new(int nthreads, int nexec, exec_env *env, evq *events) 
         ev->exec = i;
         ev->cores = lb->execs[i].nthreads;
         ev->backlog = nexec == 1 ? -1 : 0; /* alone, it queues everything */
+        snprintf(ev->host, sizeof ev->host, "localhost"); /* every executor of local[N] is here */
         ev->res.fetch_map = -1;
         if (nexec == 1) snprintf(ev->text, sizeof ev->text, "local[%d]", nthreads);
         else snprintf(ev->text, sizeof ev->text, "local[%d] executor %d of %d", nthreads, i, nexec);

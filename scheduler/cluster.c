@@ -646,6 +646,9 @@ static void register_exec(cluster *k, conn *c, lconn *l, const msg *m) {
         ev->cores = x->cores;
         ev->backlog = 0;
         snprintf(ev->text, sizeof ev->text, "%s", x->addr);
+        /* The host it advertised for its shuffle server: where it runs. */
+        snprintf(ev->host, sizeof ev->host, "%.*s", (int)(m->f[1].len > 63 ? 63 : m->f[1].len),
+                 (const char *)m->f[1].p);
         evq_post(k->events, ev);
     }
     log_msg(LOG_INFO, "driver", "executor %d registered from %s: %d cores, shuffle server %s", id, conn_peer(c),

@@ -2026,7 +2026,7 @@ static void *sched_main(void *arg) {
             switch (ev->kind) {
             case EV_TASK_ENDED: kept = handle_end(d, ev); break;
             case EV_CALL: ev->call(d, ev->arg); break;
-            case EV_EXEC_ADDED: et_add(&d->execs, ev->exec, ev->cores, ev->backlog); break; /* ENOMEM: an executor never used */
+            case EV_EXEC_ADDED: et_add(&d->execs, ev->exec, ev->cores, ev->backlog, ev->host); break; /* ENOMEM: an executor never used */
             case EV_EXEC_LOST: {
                 /* Its attempts end as the backend posts them; its map
                  * outputs went with it. */

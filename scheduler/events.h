@@ -42,6 +42,8 @@ typedef struct sched_event {
                                off, its worker lost): not a task failure */
     uint64_t start_us, end_us; /* EV_TASK_ENDED: on the executor's clock */
     char text[128];         /* EV_EXEC_ADDED: address; EV_EXEC_LOST: reason */
+    char host[64];          /* EV_EXEC_ADDED: the host it runs on (where a
+                               speculative copy should not go) */
     task_result res;        /* EV_TASK_ENDED (res.task_id names the attempt) */
     int idx;                /* EV_TASK_ENDED: the task's index in its job,
                                when the scheduler hands a result on */

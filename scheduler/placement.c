@@ -3,6 +3,7 @@
  * locality of cached partitions (see placement.h).
  */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ember.h"
@@ -14,7 +15,7 @@ exec_rec *et_find(exec_table *t, int id) {
     return NULL;
 }
 
-int et_add(exec_table *t, int id, int cores, int backlog) {
+int et_add(exec_table *t, int id, int cores, int backlog, const char *host) {
     exec_rec *x = et_find(t, id);
     if (!x) {
         if (t->n == t->cap) {
@@ -31,6 +32,7 @@ int et_add(exec_table *t, int id, int cores, int backlog) {
     x->cores = cores > 0 ? cores : 1;
     x->backlog = backlog;
     x->alive = 1;
+    snprintf(x->host, sizeof x->host, "%s", host ? host : "");
     return 0;
 }
 
@@ -55,16 +57,21 @@ exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_
     if (p && use_skip && p->skip) p = NULL; /* excluded: as if nothing were cached */
     if (p && et_has_room(p)) return p;
     if (p && p->alive && !waited_out) return NULL;
+    const exec_rec *a = avoid >= 0 ? et_find(t, avoid) : NULL;
     exec_rec *best = NULL;
     long best_room = -1;
+    int best_tier = -1;
     for (int i = 0; i < t->n; i++) {
         exec_rec *x = &t->v[i];
         if (!et_has_room(x) || (use_skip && x->skip)) continue;
         long room = x->backlog < 0 ? (long)1 << 40 : (long)(x->cores + x->backlog - x->assigned);
-        if (x->id == avoid) room = 0; /* last resort */
-        if (room > best_room) {
+        /* 2: another host (or nothing to avoid), 1: the original's host,
+         * 0: the original's executor (a last resort). */
+        int tier = !a ? 2 : x == a ? 0 : x->host[0] && !strcmp(x->host, a->host) ? 1 : 2;
+        if (tier > best_tier || (tier == best_tier && room > best_room)) {
             best = x;
             best_room = room;
+            best_tier = tier;
         }
     }
     return best;

@@ -24,6 +24,7 @@ typedef struct exec_rec {
     int failed_tasks;
     uint64_t excluded_until_us;
     int skip;
+    char host[64];  /* the host it runs on ("" unknown) */
 } exec_rec;
 
 typedef struct exec_table {
@@ -32,8 +33,9 @@ typedef struct exec_table {
 } exec_table;
 
 exec_rec *et_find(exec_table *t, int id);
-/* An executor joined (or announced itself again): 0, or EM_ENOMEM. */
-int et_add(exec_table *t, int id, int cores, int backlog);
+/* An executor joined (or announced itself again) on host (NULL: unknown):
+ * 0, or EM_ENOMEM. */
+int et_add(exec_table *t, int id, int cores, int backlog, const char *host);
 void et_free(exec_table *t);
 /* Whether x may take one more attempt now. */
 int et_has_room(const exec_rec *x);
@@ -41,8 +43,9 @@ int et_any_room(const exec_table *t);
 /* The executor for an attempt whose input is cached on executor pref (-1:
  * none known): pref if it has room; else, once the attempt's locality wait
  * is over (waited_out) or when pref is gone, the executor with the most
- * room, avoiding `avoid` (a speculative copy's original) while another has
- * room.  With use_skip, executors whose skip is set are never chosen.
+ * room, avoiding `avoid` (a speculative copy's original): an executor on
+ * another host first, then another executor of its host, and `avoid`
+ * itself only when no other has room.  With use_skip, executors whose skip is set are never chosen.
  * NULL: none has room, or the attempt should wait for pref. */
 exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_skip);
 

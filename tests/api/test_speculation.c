@@ -8,10 +8,14 @@
  * so only a speculative copy can end the job.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <glob.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../test.h"
 #include "ember.h"
@@ -222,5 +226,187 @@ TEST(spec_failed_commit_released) {
     count_files(dir, &parts, &files);
     CHECK_EQ_I64(parts, 2);
     CHECK_EQ_I64(files, 3);
+    em_close(c);
+}
+
+/* ---------------------------------------------- across executor processes */
+
+/* The argument of fn_stop_once: where to write the pid, and an accumulator. */
+typedef struct stop_arg {
+    em_acc seen;
+    char marker[400];
+} stop_arg;
+
+/* Counts its records in seen; the first call to see record 0 writes its
+ * executor's pid to the marker and stops that executor (SIGSTOP). */
+static int fn_stop_once(const em_rec *in, em_emitter *out, const void *arg) {
+    const stop_arg *a = arg;
+    int64_t v = rec_i64(in);
+    if (v == 0) {
+        int fd = open(a->marker, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd >= 0) {
+            char s[32];
+            int n = snprintf(s, sizeof s, "%d\n", (int)getpid());
+            if (write(fd, s, (size_t)n) != n) return em_fail("cannot write the pid");
+            close(fd);
+            raise(SIGSTOP);
+        }
+    }
+    em_acc_add_i64(a->seen, 1);
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
+    return em_emit(out, buf, (size_t)n);
+}
+
+/* local-cluster[2,1] with speculation as open_spec's; timeout is
+ * ember.network.timeout (heartbeats every 100 ms). */
+static em_ctx *open_spec_cluster(const char *timeout) {
+    const char *kv[][2] = {
+        {"ember.speculation", "true"},
+        {"ember.speculation.interval", "10ms"},
+        {"ember.speculation.quantile", "0.5"},
+        {"ember.speculation.minTaskRuntime", "100ms"},
+        {"ember.network.timeout", timeout},
+        {"ember.executor.heartbeatInterval", "100ms"},
+        {"ember.progress", "false"},
+    };
+    em_conf *conf = em_conf_new();
+    em_ctx *c = NULL;
+    int ok = conf != NULL;
+    for (size_t i = 0; ok && i < sizeof kv / sizeof kv[0]; i++) ok = em_conf_set(conf, kv[i][0], kv[i][1]) == 0;
+    if (ok) c = em_open("local-cluster[2,1,512]", conf);
+    if (!c) fprintf(stderr, "  em_open: %s\n", em_errmsg());
+    em_conf_free(conf);
+    return c;
+}
+
+/* The sum of a batch of decimal numbers as text. */
+static int64_t batch_sum_i64_text(em_batch *b) {
+    size_t pos = 0;
+    em_rec r;
+    int64_t sum = 0;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        char buf[32];
+        size_t n = r.vlen < sizeof buf - 1 ? r.vlen : sizeof buf - 1;
+        memcpy(buf, r.val, n);
+        buf[n] = 0;
+        sum += strtoll(buf, NULL, 10);
+    }
+    return sum;
+}
+
+static int read_pid(const char *path) {
+    int pid = 0;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fscanf(f, "%d", &pid) != 1) pid = 0;
+        fclose(f);
+    }
+    return pid;
+}
+
+/* Whether process pid is gone (or a zombie), waiting up to 20 s. */
+static int gone_within(int pid) {
+    for (int i = 0; i < 400; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (!f) return 1;
+        char buf[512];
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        char *rp = strrchr(buf, ')');
+        if (rp && (rp[2] == 'Z' || rp[2] == 'X')) return 1;
+        struct timespec t = {0, 50 * 1000000L};
+        nanosleep(&t, NULL);
+    }
+    return 0;
+}
+
+/* One executor process of local-cluster[2,1] stopped (SIGSTOP) in the
+ * middle of partition 0 of a collect, speculation on (and a network timeout
+ * far away, so only a copy can end the job): the copy runs on the other
+ * executor and wins; results and the accumulator are exact.  Then the
+ * stopped executor is resumed (SIGCONT): its attempt, killed or finishing
+ * late, publishes nothing (the accumulator is unchanged), and the
+ * executor runs the next job's tasks. */
+TEST(spec_cluster_stopped_executor_copy_wins) {
+    em_ctx *c = open_spec_cluster("120s");
+    CHECK(c);
+    stop_arg a;
+    a.seen = em_acc_i64(c, "seen");
+    snprintf(a.marker, sizeof a.marker, "%s", tmp_path("stopped.pid"));
+    em_stats s0, s1, s2;
+    em_get_stats(c, &s0);
+    em_batch *b = NULL;
+    int rc = em_collect(em_map(em_range(c, 0, 800, 1, 8), fn_stop_once, &a, sizeof a), &b);
+    int pid = read_pid(a.marker);
+    if (rc && pid > 0) kill(pid, SIGCONT); /* let em_close stop it */
+    CHECK_OK(rc);
+    CHECK(pid > 0);
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(em_batch_count(b), 800);
+    CHECK_EQ_I64(batch_sum_i64_text(b), 799 * 800 / 2);
+    em_batch_free(b);
+    CHECK_EQ_I64(em_acc_value_i64(c, a.seen), 800);
+    CHECK_EQ_I64(s1.tasks_speculative - s0.tasks_speculative, 1);
+    CHECK_EQ_I64(s1.speculative_wins - s0.speculative_wins, 1);
+    CHECK_EQ_I64(s1.tasks_failed - s0.tasks_failed, 0);
+    CHECK_OK(kill(pid, SIGCONT));
+    wait_no_tasks(c, &s2);
+    CHECK_EQ_I64(s2.tasks_running, 0);
+    CHECK_EQ_I64(em_acc_value_i64(c, a.seen), 800); /* the late attempt counted nothing */
+    CHECK_EQ_I64(s2.speculative_wins - s0.speculative_wins, 1);
+    CHECK_EQ_I64(s2.tasks_failed - s0.tasks_failed, 0);
+    /* Both executors run the next job (8 tasks of one core each). */
+    int64_t n = 0;
+    CHECK_OK(em_count(em_range(c, 0, 1000, 1, 8), &n));
+    CHECK_EQ_I64(n, 1000);
+    em_close(c);
+}
+
+/* The same stop during save_as_text_file: the copy wins and commits; the
+ * action returns once no attempt of the job runs (so nothing of a loser
+ * can reach the directory afterwards): here when the stopped executor
+ * misses its heartbeats for ember.network.timeout and is declared lost
+ * and killed by its worker.  One file per partition, exact contents, the
+ * accumulator counts each record once, and the next job runs. */
+TEST(spec_cluster_stopped_executor_save_one_file_per_partition) {
+    em_ctx *c = open_spec_cluster("2s");
+    CHECK(c);
+    stop_arg a;
+    a.seen = em_acc_i64(c, "seen");
+    snprintf(a.marker, sizeof a.marker, "%s", tmp_path("stopped-save.pid"));
+    const char *dir = tmp_path("spec-cluster-out");
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    int rc = em_save_as_text_file(em_map(em_range(c, 0, 800, 1, 8), fn_stop_once, &a, sizeof a), dir);
+    int pid = read_pid(a.marker);
+    CHECK_OK(rc);
+    CHECK(pid > 0);
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(em_acc_value_i64(c, a.seen), 800);
+    CHECK_EQ_I64(s1.tasks_speculative - s0.tasks_speculative, 1);
+    CHECK_EQ_I64(s1.speculative_wins - s0.speculative_wins, 1);
+    CHECK_EQ_I64(s1.tasks_running, 0);
+    int parts, files;
+    count_files(dir, &parts, &files);
+    CHECK_EQ_I64(parts, 8);
+    CHECK_EQ_I64(files, 9); /* and _SUCCESS: no attempt directory is left */
+    char path[600];
+    snprintf(path, sizeof path, "%s/part-00000", dir);
+    size_t len = 0;
+    char *text = read_file_all(path, &len);
+    CHECK(text);
+    CHECK(!strncmp(text, "0\n1\n", 4) && strstr(text, "\n99\n") && !strstr(text, "100"));
+    free(text);
+    /* The stopped process was killed by its worker. */
+    int gone = gone_within(pid);
+    if (!gone) kill(pid, SIGKILL); /* leave nothing behind, then fail */
+    CHECK(gone);
+    int64_t n = 0;
+    CHECK_OK(em_count(em_range(c, 0, 1000, 1, 8), &n));
+    CHECK_EQ_I64(n, 1000);
     em_close(c);
 }
