@@ -69,6 +69,9 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.default.parallelism", .def = "0", .type = CONF_INT, .min = 0, .max = SHUFFLE_MAX_PARTS,
      .why_max = "the most partitions a shuffle may have"},
     {.key = "ember.task.maxFailures", .def = "4", .type = CONF_INT, .min = 1, .max = INT32_MAX},
+    /* Spark's spark.stage.maxConsecutiveAttempts: failed attempts of a
+     * stage (on fetch failures) in a row before its job fails. */
+    {.key = "ember.stage.maxConsecutiveAttempts", .def = "4", .type = CONF_INT, .min = 1, .max = INT32_MAX},
     {.key = "ember.record.maxBytes", .def = "67108864", .type = CONF_SIZE, .min = KiB, .max = RECORD_MAX,
      .why_max = "a record must fit in one 256 MiB block of a shuffle or spill file"},
     /* 256 MiB: about what Spark's unified memory lets one of two tasks

@@ -482,6 +482,7 @@ int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
     j.max_record = (uint64_t)conf_size(ctx->conf, "ember.record.maxBytes");
     j.codec = conf_codec(ctx->conf);
     j.max_failures = (int)conf_i64(ctx->conf, "ember.task.maxFailures");
+    j.max_stage_attempts = (int)conf_i64(ctx->conf, "ember.stage.maxConsecutiveAttempts");
     j.progress = progress_enabled(ctx);
     j.speculation = conf_bool(ctx->conf, "ember.speculation");
     j.spec_interval_ms = (int)conf_duration_ms(ctx->conf, "ember.speculation.interval");

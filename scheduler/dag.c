@@ -79,7 +79,17 @@ typedef struct stage {
     attempt_rec *att;   /* attempts launched since the stage was last idle */
     int natt, capatt;
     int done, running;
-    int fetch_failures;
+    /* Stage attempts, as Spark's: the first fetch failure reported by an
+     * attempt of the current stage attempt fails it, and the tasks
+     * launched from then on make the next one; reports from attempts
+     * launched before (task id below first_task) only lose their outputs.
+     * consec_failed counts the failed stage attempts since the stage last
+     * completed, against ember.stage.maxConsecutiveAttempts; fail_why
+     * names their outputs and causes. */
+    uint32_t stage_attempt;
+    uint64_t first_task;
+    int consec_failed;
+    char fail_why[600];
     job *job;           /* the job it runs for; NULL when idle */
     uint8_t active;     /* in d->active */
     uint8_t waiting;    /* in d->waitq: waits for parents */
@@ -1177,7 +1187,8 @@ static void take_stage(dag *d, stage *s, job *j) {
         move_attempts(d, s, s->job, j);
         runq_move(d, s, s->job, j);
     } else {
-        s->fetch_failures = 0;
+        s->consec_failed = 0;
+        s->fail_why[0] = 0;
         s->nfails = 0;
         for (int i = 0; i < s->ntasks; i++) s->attempts[i] = 0;
         if (!s->running) s->natt = 0;
@@ -1568,6 +1579,34 @@ static int register_output(dag *d, stage *s, int idx, sched_event *ev) {
     return 0;
 }
 
+/* A fetch failure reported by an attempt of s's current stage attempt
+ * (res names the output): that stage attempt failed, and the next begins
+ * with the next task launched.  After ember.stage.maxConsecutiveAttempts
+ * failed attempts in a row, the job fails (and those that use s), naming
+ * the outputs that kept failing and why: returns 1 then, else 0. */
+static int stage_attempt_failed(dag *d, job *j, stage *s, const task_result *res) {
+    size_t n = strlen(s->fail_why);
+    if (n < sizeof s->fail_why - 1)
+        snprintf(s->fail_why + n, sizeof s->fail_why - n, "%sattempt %u: shuffle %u map %d (%.120s)", n ? "; " : "",
+                 s->stage_attempt, res->fetch_shuffle, res->fetch_map,
+                 res->errmsg[0] ? res->errmsg : em_strerror(res->status));
+    s->stage_attempt++;
+    s->first_task = d->next_task;
+    if (++s->consec_failed < j->spec.max_stage_attempts) return 0;
+    char msg[JOB_MSG_MAX];
+    snprintf(msg, sizeof msg,
+             "Stage %u failed %d consecutive attempts (ember.stage.maxConsecutiveAttempts) on fetch failures of "
+             "the map outputs it reads: %s",
+             s->id, s->consec_failed, s->fail_why);
+    job_fail_msg(d, j, EM_EJOB, msg);
+    if (s->shuffled)
+        for (job *o = d->jobs, *next; o; o = next) {
+            next = o->next; /* o may end and go */
+            if (!o->finishing && job_uses(d, o, s)) job_fail_msg(d, o, EM_EJOB, msg);
+        }
+    return 1;
+}
+
 /* An attempt of s ended while j runs s.  Returns 1 when the event went to
  * the job's mailbox (a result for on_result), else 0. */
 static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event *ev) {
@@ -1587,6 +1626,8 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
             }
             if (stage_complete(d, s)) {
                 exclude_after_stage(d, j, s);
+                s->consec_failed = 0; /* a stage attempt succeeded */
+                s->fail_why[0] = 0;
                 s->job = NULL;
                 resubmit_waiting(d);
             }
@@ -1648,10 +1689,7 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
         shuffle_out *so = mo_find(&d->mo, res->fetch_shuffle);
         int m = res->fetch_map;
         if (so && m < so->nmaps && m < p->ntasks && so->m[m].have && res->task_id >= p->reg_task[m]) {
-            if (++s->fetch_failures > j->spec.max_failures) {
-                fail_dependents(d, s, idx, s->fetch_failures, res, j);
-                return 0;
-            }
+            if (res->task_id >= s->first_task && stage_attempt_failed(d, j, s, res)) return 0;
             lose_output(d, so, m);
             if (p->state[m] == T_DONE) {
                 p->state[m] = T_PENDING;

@@ -44,6 +44,7 @@ typedef struct job_spec {
     uint64_t mem_budget, block_bytes, max_record;
     bf_codec codec;               /* of shuffle and spill blocks */
     int max_failures;
+    int max_stage_attempts;       /* ember.stage.maxConsecutiveAttempts */
     int progress;                 /* draw the console progress line */
     const char *faults;           /* ember.test.faults, NULL when none */
     /* Speculation (ember.speculation*): on, check interval, multiplier of

@@ -195,6 +195,42 @@ TEST(kill_corrupt_map_output_recomputed) {
     em_close(c);
 }
 
+/* Every attempt of map task 1 writes a corrupt output: each attempt of the
+ * reduce stage fails on it (a fetch failure), the output is recomputed,
+ * and after ember.stage.maxConsecutiveAttempts failed stage attempts the
+ * job fails, naming the output and the cause.  Map task 1 ran once per
+ * stage attempt; the other map tasks once. */
+TEST(kill_stage_fails_after_max_consecutive_attempts) {
+    em_ctx *c = open_faults("local[2]", "corrupt:part=1");
+    CHECK(c);
+    for (int max = 4; max >= 2; max -= 2) {
+        char v[8];
+        snprintf(v, sizeof v, "%d", max);
+        CHECK_OK(em_set(c, "ember.stage.maxConsecutiveAttempts", v));
+        int64_t m = 10;
+        em_batch *b = NULL;
+        em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 10000, 1, 3), fn_mod_key, &m, sizeof m), fn_sum_i64,
+                                        NULL, 0, 2);
+        em_stats s0, s1;
+        em_get_stats(c, &s0);
+        CHECK_EQ_I64(em_collect(sums, &b), EM_EJOB);
+        CHECK(b == NULL);
+        em_get_stats(c, &s1);
+        char want[128];
+        snprintf(want, sizeof want, "failed %d consecutive attempts (ember.stage.maxConsecutiveAttempts)", max);
+        CHECK_STR_CONTAINS(em_errmsg(), want);
+        CHECK_STR_CONTAINS(em_errmsg(), "map 1 (");
+        CHECK_STR_CONTAINS(em_errmsg(), "attempt 0: shuffle");
+        CHECK_EQ_I64(s1.map_tasks_run - s0.map_tasks_run, 3 + (max - 1));
+        CHECK_EQ_I64(s1.tasks_running, 0);
+    }
+    /* The next job runs. */
+    int64_t n = 0;
+    CHECK_OK(em_count(em_range(c, 0, 10, 1, 2), &n));
+    CHECK_EQ_I64(n, 10);
+    em_close(c);
+}
+
 /* ----------------------------------------- actions inside user functions */
 
 /* Runs em_count on the RDD whose address arg holds; emits the code. */
