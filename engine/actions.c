@@ -601,8 +601,9 @@ int em_top(em_rdd *rdd, size_t n, em_batch **out) {
  * directory.  On failure <tmp> is removed: the output directory is complete
  * or absent. */
 typedef struct save_ctx {
-    const char *tmp;
-    const char *dir; /* the user's output directory, for messages */
+    const char *tmp;    /* the temporary directory, as the tasks name it */
+    const char *dir;    /* the user's output directory, for messages */
+    const char *suffix; /* of the part files: "" or ".gz" */
 } save_ctx;
 
 static void remove_attempt_dirs(const char *tmp) {
@@ -624,7 +625,7 @@ static int commit_part(void *c, int idx, task_result *res) {
     struct stat st;
     const char *got = (const char *)res->data;
     if (!got || !res->len || got[res->len - 1]) return em__seterr(EM_EPROTO, "save: bad task result");
-    snprintf(want, sizeof want, "%s/part-%05d", s->tmp, idx);
+    snprintf(want, sizeof want, "%s/part-%05d%s", s->tmp, idx, s->suffix);
     if (strcmp(got, want) || stat(want, &st))
         return em__seterr(EM_EIO, "save_as_text_file: %s: partition %d reported a commit, but its file is missing",
                           s->dir, idx);
@@ -650,7 +651,7 @@ static int save_mkdir_error(const char *dir, int dlen, int err) {
                       strerror(err));
 }
 
-static int save_as_text_file_unguarded(em_rdd *rdd, const char *dir) {
+static int save_as_text_file_unguarded(em_rdd *rdd, const char *dir, int codec) {
     plan_sink s;
     struct stat st;
     char tmp[4096], marker[4200];
@@ -663,6 +664,7 @@ static int save_as_text_file_unguarded(em_rdd *rdd, const char *dir) {
     if (mkdir(tmp, 0755)) return save_mkdir_error(dir, dlen, errno);
     memset(&s, 0, sizeof s);
     s.kind = SK_SAVE;
+    s.compress = (uint8_t)codec;
     /* Executors of a cluster run in directories of their own: they write
      * where the driver's working directory says. */
     char abs_tmp[8192];
@@ -671,7 +673,7 @@ static int save_as_text_file_unguarded(em_rdd *rdd, const char *dir) {
         snprintf(abs_tmp, sizeof abs_tmp, "%s/%s", cwd, tmp);
         s.path = abs_tmp;
     } else s.path = tmp;
-    save_ctx c = {tmp, dir};
+    save_ctx c = {s.path, dir, codec == SAVE_GZIP ? ".gz" : ""};
     int rc = ctx_run(rdd, &s, NULL, 0, commit_part, &c);
     if (!rc) {
         snprintf(marker, sizeof marker, "%s/_SUCCESS", tmp);
@@ -688,5 +690,13 @@ static int save_as_text_file_unguarded(em_rdd *rdd, const char *dir) {
 }
 
 int em_save_as_text_file(em_rdd *rdd, const char *dir) {
-    CTX_GUARDED(rdd ? rdd->ctx : NULL, save_as_text_file_unguarded(rdd, dir));
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, save_as_text_file_unguarded(rdd, dir, SAVE_PLAIN));
+}
+
+int em_save_as_text_file_codec(em_rdd *rdd, const char *dir, const char *codec) {
+    int c;
+    if (!codec || !strcmp(codec, "none")) c = SAVE_PLAIN;
+    else if (!strcmp(codec, "gzip")) c = SAVE_GZIP;
+    else return em__seterr(EM_EINVAL, "em_save_as_text_file_codec: unknown codec \"%s\" (gzip or none)", codec);
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, save_as_text_file_unguarded(rdd, dir, c));
 }

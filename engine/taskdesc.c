@@ -176,7 +176,7 @@ static void pack_sink(msgpack_packer *pk, const plan_sink *s) {
     msgpack_pack_uint8(pk, s->combine);
     pack_blob(pk, s->bounds);
     pack_agg(pk, &s->agg);
-    msgpack_pack_nil(pk); /* reserved */
+    msgpack_pack_uint8(pk, s->compress);
 }
 
 int taskdesc_encode(const task_desc *t, ebuf *out) {
@@ -504,6 +504,10 @@ static void get_sink(dec *d, const msgpack_object *o, plan_sink *s) {
     s->combine = (uint8_t)get_u(d, &a[12]);
     s->bounds = get_blob(d, &a[13]);
     get_agg(d, &a[14], &s->agg);
+    /* nil from descriptions of before the field (it was reserved) */
+    uint64_t codec = a[15].type == MSGPACK_OBJECT_NIL ? SAVE_PLAIN : get_u(d, &a[15]);
+    if (codec > SAVE_GZIP) FAIL(d, "unknown save codec");
+    s->compress = (uint8_t)codec;
     if (s->kind < SK_COLLECT || s->kind > SK_CHECKPOINT) FAIL(d, "unknown sink kind");
     if (s->kind == SK_SHUFFLE && s->nparts < 1) FAIL(d, "shuffle sink without partitions");
     if ((s->kind == SK_SAVE || s->kind == SK_CHECKPOINT) && !s->path) FAIL(d, "sink without path");

@@ -142,7 +142,10 @@ typedef struct plan_sink {
     uint8_t partitioner, combine;
     blob bounds;      /* PT_RANGE: nparts-1 keys as a list (em_list_next) */
     aggdesc agg;      /* combine */
+    uint8_t compress; /* SK_SAVE: SAVE_PLAIN or SAVE_GZIP */
 } plan_sink;
+
+enum save_codec { SAVE_PLAIN = 0, SAVE_GZIP = 1 };
 
 typedef struct task_desc {
     uint64_t task_id;

@@ -4,12 +4,16 @@
  * shuffle write.  Each sink's end() leaves its output in the task result.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <zlib.h>
 
 #include "batch.h"
 #include "checkpoint.h"
@@ -99,20 +103,60 @@ static int end_foreach_part(epipe *p) {
 
 /* ------------------------------------------------------------------ save */
 
+/* Plain text goes through f; gzip (SAVE_GZIP) through gz, which zlib
+ * writes to a duplicate of fd, so that fd can be synced once gz is
+ * closed. */
 typedef struct save_state {
     FILE *f;
+    gzFile gz;
+    int fd;
     char path[4096];
 } save_state;
 
+static int gz_put(save_state *s, const void *p, size_t n) {
+    return n == 0 || gzwrite(s->gz, p, (unsigned)n) == (int)n ? 0 : -1;
+}
+
 static int push_save(epipe *p, const em_rec *r) {
     save_state *s = p->state;
+    if (s->gz) {
+        if (r->vlen > UINT32_MAX / 2 || r->klen > UINT32_MAX / 2) goto fail;
+        if (r->key && (gz_put(s, r->key, r->klen) || gz_put(s, "\t", 1))) goto fail;
+        if (gz_put(s, r->val, r->vlen) || gz_put(s, "\n", 1)) goto fail;
+        return 0;
+    }
     if (r->key) {
         if (fwrite(r->key, 1, r->klen, s->f) != r->klen || fputc('\t', s->f) == EOF) goto fail;
     }
     if (fwrite(r->val, 1, r->vlen, s->f) != r->vlen || fputc('\n', s->f) == EOF) goto fail;
     return 0;
 fail:
+    if (s->gz) {
+        int zerr = 0;
+        const char *m = gzerror(s->gz, &zerr);
+        return em__seterr(EM_EIO, "save_as_text_file: writing %s: %s", s->path,
+                          zerr == Z_ERRNO ? strerror(errno) : m);
+    }
     return em__seterr(EM_EIO, "save_as_text_file: writing %s: %s", s->path, strerror(errno));
+}
+
+/* Finish the file: 0, or nonzero with errno set. */
+static int close_save_file(save_state *s) {
+    int bad;
+    if (s->gz) {
+        errno = 0;
+        bad = gzclose(s->gz) != Z_OK;
+        s->gz = NULL;
+        if (bad && !errno) errno = EIO;
+        bad |= fsync(s->fd) != 0;
+        bad |= close(s->fd) != 0;
+        s->fd = -1;
+        return bad;
+    }
+    bad = fflush(s->f) != 0 || fsync(fileno(s->f)) != 0;
+    bad |= fclose(s->f) != 0;
+    s->f = NULL;
+    return bad;
 }
 
 /* The file is complete: ask the commit coordinator, then move it from the
@@ -122,14 +166,12 @@ static int end_save(epipe *p) {
     save_state *s = p->state;
     const task_desc *t = p->run->t;
     exec_env *env = p->run->env;
-    int bad = fflush(s->f) != 0 || fsync(fileno(s->f)) != 0;
-    bad |= fclose(s->f) != 0;
-    s->f = NULL;
-    if (bad) return em__seterr(EM_EIO, "save_as_text_file: closing %s: %s", s->path, strerror(errno));
+    if (close_save_file(s)) return em__seterr(EM_EIO, "save_as_text_file: closing %s: %s", s->path, strerror(errno));
     char dir[4096], final[4096];
     const char *slash = strrchr(s->path, '/');
     snprintf(dir, sizeof dir, "%.*s", (int)(slash - s->path), s->path);
-    snprintf(final, sizeof final, "%s/part-%05d", p->sink->path, (int)t->partition);
+    snprintf(final, sizeof final, "%s/part-%05d%s", p->sink->path, (int)t->partition,
+             p->sink->compress == SAVE_GZIP ? ".gz" : "");
     const fault_rule *late =
         faults_match(p->run->faults, p->run->nfaults, FAULT_DELAY_COMMIT, t->stage_id, t->partition, t->attempt);
     if (late) { /* a kill that comes too late: the sleep does not look at it */
@@ -158,8 +200,10 @@ static int end_save(epipe *p) {
 
 static void free_save(epipe *p) {
     save_state *s = p->state;
-    if (s && s->f) { /* the task failed: leave nothing behind */
-        fclose(s->f);
+    if (s && (s->f || s->gz || s->fd >= 0)) { /* the task failed: leave nothing behind */
+        if (s->f) fclose(s->f);
+        if (s->gz) gzclose(s->gz);
+        if (s->fd >= 0) close(s->fd);
         unlink(s->path);
     }
     free(s);
@@ -169,12 +213,26 @@ static int open_save(epipe *p) {
     save_state *s = calloc(1, sizeof *s);
     char dir[3800];
     if (!(p->state = s)) return EM_ENOMEM;
+    s->fd = -1;
     snprintf(dir, sizeof dir, "%s/_attempt_%llu", p->sink->path, (unsigned long long)p->run->t->task_id);
     if (mkdir(dir, 0755) && errno != EEXIST)
         return em__seterr(EM_EIO, "save_as_text_file: cannot create %s: %s", dir, strerror(errno));
-    snprintf(s->path, sizeof s->path, "%s/part-%05d", dir, (int)p->run->t->partition);
-    if (!(s->f = fopen(s->path, "w")))
+    int gz = p->sink->compress == SAVE_GZIP;
+    snprintf(s->path, sizeof s->path, "%s/part-%05d%s", dir, (int)p->run->t->partition, gz ? ".gz" : "");
+    if (!gz) {
+        if (!(s->f = fopen(s->path, "w")))
+            return em__seterr(EM_EIO, "save_as_text_file: cannot create %s: %s", s->path, strerror(errno));
+        return 0;
+    }
+    int dupfd = -1;
+    if ((s->fd = open(s->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0 ||
+        (dupfd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0)) < 0)
         return em__seterr(EM_EIO, "save_as_text_file: cannot create %s: %s", s->path, strerror(errno));
+    if (!(s->gz = gzdopen(dupfd, "wb"))) {
+        close(dupfd);
+        return em__seterr(EM_ENOMEM, "save_as_text_file: %s: out of memory for the gzip stream", s->path);
+    }
+    gzbuffer(s->gz, 1 << 17);
     return 0;
 }
 

@@ -677,6 +677,12 @@ EM_API int em_top(em_rdd *rdd, size_t n, em_batch **out);
  * the sibling is renamed to dir, so dir is complete or absent.  EM_EIO if
  * dir exists. */
 EM_API int em_save_as_text_file(em_rdd *rdd, const char *dir);
+/* The same, compressed with codec (Spark's saveAsTextFile(path, codec)):
+ * "gzip" writes dir/part-NNNNN.gz, each a gzip file (zlib's default
+ * level) that gunzip and em_text_file read back; NULL or "none" is
+ * em_save_as_text_file.  An empty partition gives a valid empty gzip file.
+ * EM_EINVAL for another codec name. */
+EM_API int em_save_as_text_file_codec(em_rdd *rdd, const char *dir, const char *codec);
 
 /* ------------------------------------------------------ numeric actions */
 /* Over RDDs of 8-byte numbers (Spark's DoubleRDDFunctions): type says how

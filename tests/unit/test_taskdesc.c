@@ -170,6 +170,7 @@ TEST(sched_taskdesc_roundtrip_fields) {
     t.sink.arg = (blob){(const uint8_t *)"sa", 2};
     t.sink.zero = (blob){(const uint8_t *)"sz", 2};
     t.sink.has_zero = 1;
+    t.sink.compress = SAVE_GZIP;
     CHECK_OK(fnref_make((void *)td_sum, &t.sink.fn));
     t.sink.agg.create = op.fn;
     t.sink.agg.merge_value = shuf.agg.merge_value;
@@ -187,7 +188,7 @@ TEST(sched_taskdesc_roundtrip_fields) {
     const plan_sink *s = &d->sink;
     CHECK(s->kind == SK_SHUFFLE && s->nparts == 4 && s->shuffle_id == 11 && s->partitioner == PT_RANGE);
     CHECK(s->combine == 1 && s->descending == 1 && s->n == 99 && s->seed == 7 && s->has_zero == 1);
-    CHECK(s->path && !strcmp(s->path, "/out"));
+    CHECK(s->path && !strcmp(s->path, "/out") && s->compress == SAVE_GZIP);
     CHECK(s->bounds.len == 2 && !memcmp(s->bounds.p, "\x01k", 2));
     CHECK(s->arg.len == 2 && !memcmp(s->arg.p, "sa", 2) && s->zero.len == 2 && !memcmp(s->zero.p, "sz", 2));
     CHECK(s->fn.kind == FN_OFFSET && fnref_resolve(&s->fn) == (void *)td_sum);
