@@ -21,5 +21,6 @@ int bi_tree_key(const em_rec *in, em_emitter *out, const void *arg);  /* arg: in
 int bi_setop(const em_rec *in, em_emitter *out, const void *arg);     /* arg: 0 intersection, 1 subtract */
 int bi_subtract_values(const em_rec *in, em_emitter *out, const void *arg);
 int bi_value_one(const em_rec *in, em_emitter *out, const void *arg); /* r -> (r, int64 1) */
+int bi_read_whole(const em_rec *in, em_emitter *out, const void *arg); /* path -> (path, content): wholetext.c */
 
 #endif

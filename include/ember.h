@@ -419,6 +419,16 @@ EM_API void em_rdd_release(em_rdd *rdd);
  * offset.  .gz files must be gzip (a bare zlib stream is corrupt input);
  * concatenated members and zero padding after the last are read. */
 EM_API em_rdd *em_text_file(em_ctx *ctx, const char *path, int min_partitions);
+/* Spark's wholeTextFiles: one (path, content) pair per file of path (a
+ * file, a directory's files not starting with '.' or '_', or a glob, as
+ * em_text_file takes them, in sorted order), the path absolute.  Files
+ * whose name ends in ".gz" are inflated.  Consecutive files share a
+ * partition: min(files, min_partitions) partitions (<= 0: the default
+ * parallelism); an empty directory gives an empty RDD.  NULL with the
+ * message naming path when it does not exist; a file that cannot be read
+ * when the task runs, or that is larger than ember.record.maxBytes, fails
+ * the job naming it. */
+EM_API em_rdd *em_whole_text_files(em_ctx *ctx, const char *path, int min_partitions);
 
 /* ------------------------------------------------- narrow transformations */
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../test.h"
 #include "ember.h"
@@ -757,5 +758,84 @@ TEST(ops_save_gzip) {
     CHECK_EQ_I64(em_save_as_text_file_codec(em_range(c, 0, 10, 1, 2), tmp_path("x-out"), "snappy"), EM_EINVAL);
     CHECK_STR_CONTAINS(em_errmsg(), "unknown codec \"snappy\" (gzip or none)");
     CHECK(stat(tmp_path("x-out"), &st) != 0);
+    em_close(c);
+}
+
+/* ------------------------------------------------------ whole_text_files */
+
+/* The content of the pair whose key ends with name, or NULL. */
+static const em_rec *find_file(em_batch *b, const char *name, em_rec *r) {
+    size_t pos = 0, n = strlen(name);
+    while (em_batch_next(b, &pos, r) == 1)
+        if (r->key && r->klen >= n && !memcmp((const char *)r->key + r->klen - n, name, n)) return r;
+    return NULL;
+}
+
+TEST(ops_whole_text_files) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    const char *dir = tmp_path("wtf");
+    CHECK(mkdir(dir, 0755) == 0);
+    char path[700];
+    /* Three files (one empty, one without a final newline), a hidden one
+     * and a _SUCCESS marker (skipped), and a gzip file (inflated). */
+    const char *names[] = {"a.txt", "b.txt", "c.txt", ".hidden", "_SUCCESS"};
+    const char *texts[] = {"one\ntwo\n", "", "three\nfour", "secret", ""};
+    for (int i = 0; i < 5; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        CHECK_OK(write_file(path, texts[i], strlen(texts[i])));
+    }
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd, "printf 'zipped\\nlines\\n' | gzip -c > '%s/d.txt.gz'", dir);
+    CHECK(system(cmd) == 0);
+    em_rdd *r = em_whole_text_files(c, dir, 2);
+    CHECK(r);
+    CHECK_EQ_I64(em_num_partitions(r), 2);
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(r, &b));
+    CHECK_EQ_I64(em_batch_count(b), 4);
+    em_rec f;
+    CHECK(find_file(b, "/a.txt", &f) && f.vlen == 8 && !memcmp(f.val, "one\ntwo\n", 8));
+    CHECK(find_file(b, "/b.txt", &f) && f.vlen == 0);
+    CHECK(find_file(b, "/c.txt", &f) && f.vlen == 10 && !memcmp(f.val, "three\nfour", 10));
+    CHECK(find_file(b, "/d.txt.gz", &f) && f.vlen == 13 && !memcmp(f.val, "zipped\nlines\n", 13));
+    CHECK(!find_file(b, "hidden", &f) && !find_file(b, "_SUCCESS", &f));
+    /* Keys are absolute paths, in sorted order. */
+    em_batch_get(b, 0, &f);
+    CHECK(f.klen > 0 && ((const char *)f.key)[0] == '/');
+    em_batch_free(b);
+    /* More partitions asked than files: one file each. */
+    CHECK_EQ_I64(em_num_partitions(em_whole_text_files(c, dir, 10)), 4);
+    /* One file by name, and a glob. */
+    snprintf(path, sizeof path, "%s/a.txt", dir);
+    int64_t n = 0;
+    CHECK_OK(em_count(em_whole_text_files(c, path, 0), &n));
+    CHECK_EQ_I64(n, 1);
+    snprintf(path, sizeof path, "%s/*.txt", dir);
+    CHECK_OK(em_count(em_whole_text_files(c, path, 0), &n));
+    CHECK_EQ_I64(n, 3);
+    /* Word count over the files' contents, through flat_map. */
+    em_batch *w = NULL;
+    CHECK_OK(em_collect(em_values(em_whole_text_files(c, dir, 0)), &w));
+    size_t bytes = 0, pos = 0;
+    while (em_batch_next(w, &pos, &f) == 1) bytes += f.vlen;
+    CHECK_EQ_I64(bytes, 8 + 0 + 10 + 13);
+    em_batch_free(w);
+    /* An empty directory: an empty RDD. */
+    const char *empty = tmp_path("wtf-empty");
+    CHECK(mkdir(empty, 0755) == 0);
+    CHECK_OK(em_count(em_whole_text_files(c, empty, 0), &n));
+    CHECK_EQ_I64(n, 0);
+    /* A missing path is named at once. */
+    CHECK(em_whole_text_files(c, tmp_path("no-such-dir"), 0) == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "whole_text_files: ");
+    CHECK_STR_CONTAINS(em_errmsg(), "no-such-dir");
+    /* A file removed before the job runs fails it, naming the file. */
+    snprintf(path, sizeof path, "%s/c.txt", dir);
+    r = em_whole_text_files(c, dir, 0);
+    CHECK(r);
+    CHECK(unlink(path) == 0);
+    CHECK(em_count(r, &n) < 0);
+    CHECK_STR_CONTAINS(em_errmsg(), "c.txt");
     em_close(c);
 }
