@@ -22,5 +22,8 @@ int bi_setop(const em_rec *in, em_emitter *out, const void *arg);     /* arg: 0 
 int bi_subtract_values(const em_rec *in, em_emitter *out, const void *arg);
 int bi_value_one(const em_rec *in, em_emitter *out, const void *arg); /* r -> (r, int64 1) */
 int bi_read_whole(const em_rec *in, em_emitter *out, const void *arg); /* path -> (path, content): wholetext.c */
+/* count_approx_distinct (hll.c): a partition's sketch (arg: p, one byte), and a merge of two. */
+int bi_hll_partition(int partition, em_iter *in, em_emitter *out, const void *arg);
+int bi_hll_merge(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg);
 
 #endif

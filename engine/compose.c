@@ -2,8 +2,9 @@
  * compose.c -- Spark's RDD operations that Spark itself builds from other
  * operations, built the same way here: the set operations (intersection,
  * subtract, subtract_by_key over cogroup), sort_by and group_by (over
- * key_by), count_by_value (over reduce_by_key), random_split (one seeded
- * draw per record, shared by the splits), take_sample (count, sample,
+ * key_by), count_by_value (over reduce_by_key), count_approx_distinct (a
+ * HyperLogLog sketch per partition, hll.h, merged by reduce), random_split
+ * (one seeded draw per record, shared by the splits), take_sample (count, sample,
  * shuffle on the driver) and zip_with_unique_id.  The pieces that run in
  * tasks are builtins or narrow operators, so every operation here runs
  * unchanged in executor processes.  Helper RDDs belong to the result
@@ -17,6 +18,7 @@
 #include "builtins.h"
 #include "ctx.h"
 #include "err.h"
+#include "hll.h"
 #include "rdd.h"
 #include "recfmt.h"
 
@@ -99,6 +101,37 @@ static int count_by_value_unguarded(em_rdd *rdd, em_batch **out) {
 
 int em_count_by_value(em_rdd *rdd, em_batch **out) {
     CTX_GUARDED(rdd ? rdd->ctx : NULL, count_by_value_unguarded(rdd, out));
+}
+
+/* A HyperLogLog sketch per partition (hll.h), merged by em_reduce, the
+ * estimate made on the driver. */
+static int count_approx_distinct_unguarded(em_rdd *rdd, double relative_sd, int64_t *out) {
+    int p, rc;
+    if (out) *out = 0;
+    if (!rdd || !out) return em__seterr(EM_EINVAL, "em_count_approx_distinct: NULL argument");
+    if ((rc = hll_precision(relative_sd, &p))) return rc;
+    uint8_t pb = (uint8_t)p;
+    em_batch *b = NULL;
+    rdd_scope internal;
+    ctx_scope_begin(&internal);
+    em_rdd *sk = rdd_op(rdd, OP_MAP_PARTITIONS, "count_approx_distinct", (void *)bi_hll_partition, &pb, 1);
+    rc = sk ? em_reduce(sk, bi_hll_merge, NULL, 0, &b) : em__lasterr();
+    ctx_scope_end(&internal);
+    if (rc == EM_EEMPTY) return 0; /* no partitions: nothing counted */
+    if (rc) return rc;
+    em_rec r;
+    int sp;
+    if (em_batch_get(b, 0, &r) || !hll_sketch_check(r.val, r.vlen, &sp) || sp != p) {
+        em_batch_free(b);
+        return em__seterr(EM_EPROTO, "count_approx_distinct: malformed sketch");
+    }
+    *out = llround(hll_sketch_estimate(r.val, r.vlen));
+    em_batch_free(b);
+    return 0;
+}
+
+int em_count_approx_distinct(em_rdd *rdd, double relative_sd, int64_t *out) {
+    CTX_GUARDED(rdd ? rdd->ctx : NULL, count_approx_distinct_unguarded(rdd, relative_sd, out));
 }
 
 int em_random_split(em_rdd *rdd, const double *weights, int n, uint64_t seed, em_rdd **out) {

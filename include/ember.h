@@ -664,6 +664,14 @@ EM_API int em_count_by_key(em_rdd *rdd, em_batch **out);
 /* Pairs (record, int64 count) for each distinct plain record (Spark's
  * countByValue; a pair record fails the job). */
 EM_API int em_count_by_value(em_rdd *rdd, em_batch **out);
+/* The number of distinct records, estimated (Spark's countApproxDistinct):
+ * a HyperLogLog sketch of 2^p registers per partition, p =
+ * ceil(2 log2(1.054 / relative_sd)) as Spark's (at least 4), so the
+ * estimate's relative standard deviation is about relative_sd; Spark's
+ * default is 0.05.  Pairs count as distinct by key and value together.
+ * relative_sd must be in [0.0021, 1) (2^18 registers at most): else
+ * EM_EINVAL.  0 for an empty RDD. */
+EM_API int em_count_approx_distinct(em_rdd *rdd, double relative_sd, int64_t *out);
 /* num records drawn at random (Spark's takeSample): without replacement,
  * num distinct ones (all of them, shuffled, when the RDD has no more); with
  * replacement, exactly num (none from an empty RDD).  The same seed gives

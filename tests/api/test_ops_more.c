@@ -839,3 +839,39 @@ TEST(ops_whole_text_files) {
     CHECK_STR_CONTAINS(em_errmsg(), "c.txt");
     em_close(c);
 }
+
+/* -------------------------------------------------- count_approx_distinct */
+
+static int fn_mod_1000(const em_rec *in, em_emitter *out, const void *arg) {
+    return em_emit_i64(out, em_i64_dec(in->val) % 1000);
+}
+
+TEST(ops_count_approx_distinct) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t n = -1;
+    /* 100,000 distinct numbers in 8 partitions; relative_sd 0.05 (2^9
+     * registers): within four standard deviations. */
+    CHECK_OK(em_count_approx_distinct(em_range(c, 0, 100000, 1, 8), 0.05, &n));
+    CHECK(fabs((double)n - 100000) <= 4 * 0.05 * 100000);
+    CHECK_OK(em_count_approx_distinct(em_range(c, 0, 100000, 1, 8), 0.01, &n));
+    CHECK(fabs((double)n - 100000) <= 4 * 0.01 * 100000);
+    /* Duplicates count once: 100,000 records of 1,000 values. */
+    CHECK_OK(em_count_approx_distinct(em_map(em_range(c, 0, 100000, 1, 8), fn_mod_1000, NULL, 0), 0.05, &n));
+    CHECK(fabs((double)n - 1000) <= 4 * 0.05 * 1000);
+    /* Small counts come out exact; empty partitions add nothing. */
+    CHECK_OK(em_count_approx_distinct(em_range(c, 0, 5, 1, 8), 0.05, &n));
+    CHECK_EQ_I64(n, 5);
+    CHECK_OK(em_count_approx_distinct(em_range(c, 0, 0, 1, 4), 0.05, &n));
+    CHECK_EQ_I64(n, 0);
+    /* Pairs are distinct by key and value: 20 pairs over 10 keys. */
+    CHECK_OK(em_count_approx_distinct(em_map(em_range(c, 0, 20, 1, 3), fn_pair_x10, NULL, 0), 0.05, &n));
+    CHECK_EQ_I64(n, 20);
+    int64_t m = 10;
+    CHECK_OK(em_count_approx_distinct(em_keys(em_map(em_range(c, 0, 20, 1, 3), fn_mod_key, &m, sizeof m)), 0.05, &n));
+    CHECK_EQ_I64(n, 10);
+    /* An accuracy no sketch reaches is refused, naming the bound. */
+    CHECK_EQ_I64(em_count_approx_distinct(em_range(c, 0, 10, 1, 2), 0.0001, &n), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "relative_sd 0.0001 is outside [0.0021, 1)");
+    em_close(c);
+}
