@@ -177,6 +177,6 @@ void *const em__builtins[] = {
     (void *)bi_tree_key,  (void *)em_min_i64,   (void *)em_max_i64, (void *)em_sum_f64,    (void *)em_min_f64,
     (void *)em_max_f64,   (void *)bi_stats_add, (void *)bi_stats_merge, (void *)bi_hist_add, (void *)bi_hist_merge,
     (void *)bi_setop,     (void *)bi_subtract_values, (void *)bi_value_one, (void *)bi_read_whole,
-    (void *)bi_hll_partition, (void *)bi_hll_merge,
+    (void *)bi_hll_partition, (void *)bi_hll_merge, (void *)bi_pipe,
 };
 const int em__nbuiltins = (int)(sizeof em__builtins / sizeof em__builtins[0]);

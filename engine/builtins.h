@@ -25,5 +25,7 @@ int bi_read_whole(const em_rec *in, em_emitter *out, const void *arg); /* path -
 /* count_approx_distinct (hll.c): a partition's sketch (arg: p, one byte), and a merge of two. */
 int bi_hll_partition(int partition, em_iter *in, em_emitter *out, const void *arg);
 int bi_hll_merge(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg);
+/* pipe (pipecmd.c): a partition through an external command; arg: the packed command. */
+int bi_pipe(int partition, em_iter *in, em_emitter *out, const void *arg);
 
 #endif

@@ -437,6 +437,17 @@ EM_API em_rdd *em_filter(em_rdd *rdd, em_pred_fn fn, const void *arg, size_t arg
 EM_API em_rdd *em_flat_map(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen);
 /* fn sees the partition's records through a pull iterator. */
 EM_API em_rdd *em_map_partitions(em_rdd *rdd, em_part_fn fn, const void *arg, size_t arglen);
+/* Spark's pipe: each partition's records written, one line each ("key\tvalue"
+ * for pairs), to the stdin of an external command started for the
+ * partition, whose stdout lines (without "\n") become the partition's
+ * plain records.  argv: the command (looked up in PATH) and its arguments,
+ * NULL-terminated, run without a shell; env: "NAME=value" entries added to
+ * the environment, NULL-terminated, or NULL.  Input and output flow at once,
+ * so any amount of either works.  A command that exits with a status other
+ * than 0 or dies of a signal fails the task with the command, the status
+ * and the end of its stderr; one that cannot be started fails it naming
+ * why.  A command that never ends holds its task (kills do not reach it). */
+EM_API em_rdd *em_pipe(em_rdd *rdd, const char *const *argv, const char *const *env);
 /* On pairs: fn sees the value as a plain record and emits plain records
  * (exactly one for map_values); each becomes a pair with the original key. */
 EM_API em_rdd *em_map_values(em_rdd *rdd, em_map_fn fn, const void *arg, size_t arglen);

@@ -875,3 +875,99 @@ TEST(ops_count_approx_distinct) {
     CHECK_STR_CONTAINS(em_errmsg(), "relative_sd 0.0001 is outside [0.0021, 1)");
     em_close(c);
 }
+
+/* ------------------------------------------------------------------ pipe */
+
+static int fn_line_x(const em_rec *in, em_emitter *out, const void *arg) {
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "x%lld", (long long)em_i64_dec(in->val));
+    return em_emit(out, buf, (size_t)n);
+}
+
+/* The lines of a batch of plain records, joined by '|'. */
+static void joined(em_batch *b, char *buf, size_t len) {
+    size_t pos = 0, k = 0;
+    em_rec r;
+    buf[0] = 0;
+    while (em_batch_next(b, &pos, &r) == 1 && k + r.vlen + 2 < len)
+        k += (size_t)snprintf(buf + k, len - k, "%s%.*s", k ? "|" : "", (int)r.vlen, (const char *)r.val);
+}
+
+TEST(ops_pipe) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_batch *b = NULL;
+    char text[4096];
+    em_rdd *lines = em_map(em_range(c, 0, 6, 1, 3), fn_line_x, NULL, 0);
+    /* cat gives the lines back; tr changes them. */
+    const char *cat[] = {"cat", NULL}, *tr[] = {"tr", "x", "Y", NULL};
+    CHECK_OK(em_collect(em_pipe(lines, cat, NULL), &b));
+    joined(b, text, sizeof text);
+    CHECK(!strcmp(text, "x0|x1|x2|x3|x4|x5"));
+    em_batch_free(b);
+    CHECK_OK(em_collect(em_pipe(lines, tr, NULL), &b));
+    joined(b, text, sizeof text);
+    CHECK(!strcmp(text, "Y0|Y1|Y2|Y3|Y4|Y5"));
+    em_batch_free(b);
+    /* One command per partition, empty ones included: 3 numbers in 5. */
+    const char *wc[] = {"wc", "-l", NULL};
+    CHECK_OK(em_collect(em_pipe(em_map(em_range(c, 0, 3, 1, 5), fn_line_x, NULL, 0), wc, NULL), &b));
+    CHECK_EQ_I64(em_batch_count(b), 5); /* one count per partition */
+    int64_t ones = 0, zeros = 0;
+    size_t pos = 0;
+    em_rec r;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        ones += r.vlen == 1 && ((const char *)r.val)[0] == '1';
+        zeros += r.vlen == 1 && ((const char *)r.val)[0] == '0';
+    }
+    CHECK_EQ_I64(ones, 3);
+    CHECK_EQ_I64(zeros, 2);
+    em_batch_free(b);
+    /* Pairs are "key\tvalue" lines; the environment gets the extra entries. */
+    const char *env[] = {"EMBER_PIPE_TEST=hello", NULL};
+    const char *sh_env[] = {"sh", "-c", "cat >/dev/null; echo \"$EMBER_PIPE_TEST\"", NULL};
+    CHECK_OK(em_collect(em_pipe(em_range(c, 0, 4, 1, 2), sh_env, env), &b));
+    joined(b, text, sizeof text);
+    CHECK(!strcmp(text, "hello|hello"));
+    em_batch_free(b);
+    const char *cut[] = {"cut", "-f", "1", NULL};
+    const char *kv[] = {"k", "v"};
+    em_rdd *pairs = em_key_by(em_parallelize_str(c, kv, 2, 1), fn_identity, NULL, 0);
+    CHECK_OK(em_collect(em_pipe(pairs, cut, NULL), &b));
+    joined(b, text, sizeof text);
+    CHECK(!strcmp(text, "k|v"));
+    em_batch_free(b);
+    /* Much output before any input is read, and much input: no deadlock. */
+    const char *big[] = {"sh", "-c", "seq 1 200000; cat", NULL};
+    int64_t n = 0;
+    CHECK_OK(em_count(em_pipe(em_map(em_range(c, 0, 300000, 1, 2), fn_line_x, NULL, 0), big, NULL), &n));
+    CHECK_EQ_I64(n, 2 * 200000 + 300000);
+    /* A command that stops reading early (head) is not an error. */
+    const char *head[] = {"head", "-n", "1", NULL};
+    CHECK_OK(em_count(em_pipe(em_map(em_range(c, 0, 300000, 1, 2), fn_line_x, NULL, 0), head, NULL), &n));
+    CHECK_EQ_I64(n, 2);
+    /* take stops the command once it has enough. */
+    const char *yes[] = {"yes", NULL};
+    CHECK_OK(em_take(em_pipe(em_range(c, 0, 1, 1, 1), yes, NULL), 3, &b));
+    CHECK_EQ_I64(em_batch_count(b), 3);
+    em_batch_free(b);
+    /* Failures name the command, its status and its stderr. */
+    const char *fail[] = {"sh", "-c", "cat >/dev/null; echo boom >&2; exit 3", NULL};
+    CHECK(em_count(em_pipe(lines, fail, NULL), &n) < 0);
+    CHECK_STR_CONTAINS(em_errmsg(), "pipe: command 'sh -c cat >/dev/null; echo boom >&2; exit 3' exited with status 3");
+    CHECK_STR_CONTAINS(em_errmsg(), "its stderr ends: boom");
+    const char *killed[] = {"sh", "-c", "kill -9 $$", NULL};
+    CHECK(em_count(em_pipe(lines, killed, NULL), &n) < 0);
+    CHECK_STR_CONTAINS(em_errmsg(), "was killed by signal 9");
+    const char *none[] = {"ember-no-such-command", NULL};
+    CHECK(em_count(em_pipe(lines, none, NULL), &n) < 0);
+    CHECK_STR_CONTAINS(em_errmsg(), "pipe: cannot run ember-no-such-command: No such file or directory");
+    /* Bad arguments are refused at once. */
+    const char *empty[] = {NULL};
+    CHECK(em_pipe(lines, empty, NULL) == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "em_pipe: no command");
+    const char *badenv[] = {"NOEQUALS", NULL};
+    CHECK(em_pipe(lines, cat, badenv) == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "is not NAME=value");
+    em_close(c);
+}
