@@ -72,7 +72,10 @@ double hll_estimate(const uint8_t *reg, int p) {
     double z = md * tau(1 - c[q + 1] / md);
     for (int k = q; k >= 1; k--) z = 0.5 * (z + c[k]);
     z += md * sigma(c[0] / md);
-    return md * md / (2 * log(2) * z);
+    /* Every register at its largest rank (2^64 and more hashes seen, or a
+     * forged sketch): beyond what the sketch can tell -- the cap. */
+    double e = md * md / (2 * log(2) * z);
+    return isfinite(e) && e < HLL_MAX_ESTIMATE ? e : HLL_MAX_ESTIMATE;
 }
 
 /* A 64-bit finalizer (splitmix64's): every output bit depends on every
@@ -96,7 +99,12 @@ size_t hll_sparse_max(int p) { return ((size_t)1 << p) / 8; }
 int hll_sketch_check(const uint8_t *s, size_t n, int *p) {
     if (n < 2 || s[1] < HLL_MIN_P || s[1] > HLL_MAX_P) return 0;
     *p = s[1];
-    if (s[0] == HLL_DENSE) return n == 2 + ((size_t)1 << *p);
+    if (s[0] == HLL_DENSE) {
+        if (n != 2 + ((size_t)1 << *p)) return 0;
+        for (size_t j = 2; j < n; j++)
+            if (s[j] > 65 - *p) return 0; /* no rank is that large */
+        return 1;
+    }
     return s[0] == HLL_SPARSE && (n - 2) % 8 == 0 && (n - 2) / 8 <= hll_sparse_max(*p);
 }
 

@@ -42,7 +42,8 @@ int hll_precision(double relative_sd, int *p);
 void hll_add(uint8_t *reg, int p, uint64_t h);
 /* reg = max(reg, other), register by register. */
 void hll_merge(uint8_t *reg, const uint8_t *other, int p);
-/* The estimated number of distinct hashes counted. */
+/* The estimated number of distinct hashes counted, at most this: */
+#define HLL_MAX_ESTIMATE 9.0e18
 double hll_estimate(const uint8_t *reg, int p);
 /* The 64-bit hash of a record (its key and value for a pair). */
 uint64_t hll_hash(const em_rec *r);
