@@ -6,12 +6,13 @@
  * The driver packs the command's argv and extra environment into the
  * argument of a map_partitions builtin, bi_pipe, which in the task starts
  * the command with posix_spawnp (safe in a threaded process) on three
- * pipes, then, in one poll(2) loop, writes the records as lines to its
- * stdin (closed after the last), reads its stdout into records line by
- * line, and keeps the end of its stderr -- all three at once, so a command
- * that writes much before it reads all its input cannot deadlock.  Then it
- * waits for the command: an exit status other than 0, or a signal, fails
- * the task with the command, the status and the last lines of its stderr.
+ * pipes, every other descriptor closed in it, then, in one poll(2) loop,
+ * writes the records as lines to its stdin (closed after the last), reads
+ * its stdout into records line by line, and keeps the end of its stderr --
+ * all three at once, so a command that writes much before it reads all its
+ * input cannot deadlock.  Then it waits for the command: an exit status
+ * other than 0, or a signal, fails the task with the command, the status
+ * and the last lines of its stderr.
  * A command that stops reading its input early (head) just gets no more of
  * it.  A sink that wants no more records (take) ends the command with
  * SIGKILL.  Like a user function, a command that never ends holds its task:
@@ -177,6 +178,12 @@ static int run_pipe(const char *const *argv, const char *const *extra, em_iter *
     posix_spawn_file_actions_adddup2(&fa, fin[0], 0);
     posix_spawn_file_actions_adddup2(&fa, fout[1], 1);
     posix_spawn_file_actions_adddup2(&fa, ferr[1], 2);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    /* Only 0, 1 and 2 reach the command: a descriptor some other thread
+     * opened without O_CLOEXEC (another task's file, a library's socket)
+     * would otherwise stay open in it for as long as it runs. */
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+#endif
     /* The command starts with SIGPIPE at its default (an executor ignores
      * it) and the signal mask this thread had before blocking it. */
     posix_spawnattr_t sa;

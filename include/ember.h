@@ -442,8 +442,9 @@ EM_API em_rdd *em_map_partitions(em_rdd *rdd, em_part_fn fn, const void *arg, si
  * partition, whose stdout lines (without "\n") become the partition's
  * plain records.  argv: the command (looked up in PATH) and its arguments,
  * NULL-terminated, run without a shell; env: "NAME=value" entries added to
- * the environment, NULL-terminated, or NULL.  Input and output flow at once,
- * so any amount of either works.  A command that exits with a status other
+ * the environment, NULL-terminated, or NULL.  The command gets no
+ * descriptor but its stdin, stdout and stderr.  Input and output flow at
+ * once, so any amount of either works.  A command that exits with a status other
  * than 0 or dies of a signal fails the task with the command, the status
  * and the end of its stderr; one that cannot be started fails it naming
  * why.  A command that never ends holds its task (kills do not reach it). */

@@ -204,7 +204,7 @@ TEST(kill_stage_fails_after_max_consecutive_attempts) {
     em_ctx *c = open_faults("local[2]", "corrupt:part=1");
     CHECK(c);
     for (int max = 4; max >= 2; max -= 2) {
-        char v[8];
+        char v[16];
         snprintf(v, sizeof v, "%d", max);
         CHECK_OK(em_set(c, "ember.stage.maxConsecutiveAttempts", v));
         int64_t m = 10;

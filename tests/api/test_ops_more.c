@@ -11,6 +11,7 @@
  * RDDs and empty partitions.  They use only the public API and run
  * unchanged under EMBER_TEST_MASTER=local-cluster[2,1,1024].
  */
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -929,6 +930,18 @@ TEST(ops_pipe) {
     CHECK_OK(em_collect(em_pipe(em_range(c, 0, 4, 1, 2), sh_env, env), &b));
     joined(b, text, sizeof text);
     CHECK(!strcmp(text, "hello|hello"));
+    em_batch_free(b);
+    /* Only stdin, stdout and stderr reach the command: a descriptor the
+     * program opened without O_CLOEXEC is closed in it. */
+    int leak = open("/dev/null", O_RDONLY);
+    CHECK(leak > 2);
+    char probe[160];
+    snprintf(probe, sizeof probe, "cat >/dev/null; if [ -e /proc/self/fd/%d ]; then echo open; else echo closed; fi", leak);
+    const char *fds[] = {"sh", "-c", probe, NULL};
+    CHECK_OK(em_collect(em_pipe(em_range(c, 0, 4, 1, 2), fds, NULL), &b));
+    close(leak);
+    joined(b, text, sizeof text);
+    CHECK(!strcmp(text, "closed|closed"));
     em_batch_free(b);
     const char *cut[] = {"cut", "-f", "1", NULL};
     const char *kv[] = {"k", "v"};
