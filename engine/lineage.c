@@ -27,25 +27,6 @@ static const char *level_name(int l) {
     return "";
 }
 
-/* The parents to draw for r, first first: a hidden parent (rdd.h) is
- * replaced by its own parents, and an edge is a shuffle when r or a hidden
- * RDD on the way is a shuffled one. */
-typedef struct pedge {
-    const em_rdd *r;
-    int shuffle;
-} pedge;
-
-static void collect(const em_rdd *p, int shuffle, int depth, pedge *out, int *n, int max) {
-    if (!p || *n >= max) return;
-    if (p->hidden && depth < 64) {
-        int s = shuffle || p->kind == RDD_SHUFFLED;
-        collect(p->parent, s, depth + 1, out, n, max);
-        collect(p->parent2, s, depth + 1, out, n, max);
-        return;
-    }
-    out[(*n)++] = (pedge){p, shuffle};
-}
-
 /* One line to draw: an RDD with its prefix, whether its partition count
  * shows, and the column its parents continue in. */
 typedef struct dframe {
@@ -103,11 +84,7 @@ static int draw(ebuf *b, const em_rdd *root) {
             continue;
         }
         if (again) continue;
-        pedge ps[34]; /* a cogroup of 16 inputs draws 16 */
-        int np = 0, shuffle = r->kind == RDD_SHUFFLED;
-        collect(r->parent, shuffle, 0, ps, &np, (int)(sizeof ps / sizeof ps[0]));
-        collect(r->parent2, shuffle, 0, ps, &np, (int)(sizeof ps / sizeof ps[0]));
-        while (ns + np > cap) {
+        if (ns + 2 > cap) {
             dframe *g = realloc(st, sizeof *st * (size_t)cap * 2);
             if (!g) {
                 rc = EM_ENOMEM;
@@ -116,14 +93,16 @@ static int draw(ebuf *b, const em_rdd *root) {
             st = g;
             cap *= 2;
         }
-        if (rc) break;
-        for (int i = np; i-- > 0;) { /* pushed so the first parent is drawn first */
+        const em_rdd *ps[2] = {r->parent2, r->parent}; /* pushed so the first parent is drawn first */
+        int shuffle = r->kind == RDD_SHUFFLED;
+        for (int i = 0; i < 2; i++) {
+            if (!ps[i]) continue;
             dframe *c = &st[ns++];
-            c->r = ps[i].r;
-            c->show_n = ps[i].shuffle;
+            c->r = ps[i];
+            c->show_n = shuffle;
             c->depth = f.depth + 1;
-            snprintf(c->lead, sizeof c->lead, "%.290s%s", f.col, ps[i].shuffle ? " +-" : "|  ");
-            snprintf(c->col, sizeof c->col, "%.290s%s", f.col, ps[i].shuffle ? "    " : "");
+            snprintf(c->lead, sizeof c->lead, "%.290s%s", f.col, shuffle ? " +-" : "|  ");
+            snprintf(c->col, sizeof c->col, "%.290s%s", f.col, shuffle ? "    " : "");
         }
     }
     free(st);

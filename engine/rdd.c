@@ -581,30 +581,9 @@ em_rdd *em_repartition(em_rdd *rdd, int partitions) {
     return r;
 }
 
-/* Spark's CoGroupedRDD for two inputs: one RDD over both, hash-partitioned
- * into n.  An input already hash-partitioned into n is a narrow parent
- * (partition i reads its partition i in the task); another is shuffled
- * into n by a hidden shuffled RDD, so only it pays a shuffle.  The task
- * groups both sides by key (OP_COGROUP_LOCAL). */
-static em_rdd *cogroup2(em_rdd *a, em_rdd *b, int n) {
-    em_rdd *side[2] = {a, b};
-    for (int i = 0; i < 2; i++) {
-        if (side[i]->hash_partitioned && side[i]->nparts == n) continue;
-        if (!(side[i] = rdd_shuffled(side[i], "cogroup", n, SR_PASS, PT_HASH, NULL, 0))) return NULL;
-        side[i]->hidden = 1;
-    }
-    em_rdd *r = paired(side[0], side[1], OP_COGROUP_LOCAL, "cogroup", NULL, NULL, 0);
-    if (r) r->hash_partitioned = 1;
-    return r;
-}
-
-/* Two inputs: cogroup2.  More: each input's values are tagged with its
- * side, the tagged inputs unioned, and one shuffle groups them by key
- * (SR_COGROUP); the tags and unions are hidden from em_lineage.  The helper
- * RDDs are owned by the result only.  With partitions <= 0, Spark's
- * defaultPartitioner: the largest partition count of the inputs already
- * hash-partitioned, else the default parallelism or the largest input's
- * count. */
+/* Each input's values are tagged with its side, the tagged inputs
+ * unioned, and one shuffle groups them by key (SR_COGROUP).  The helper
+ * RDDs are owned by the result only. */
 em_rdd *em_cogroup_n(em_rdd *const *rdds, int n, int partitions) {
     if (!rdds || n < 2 || n > COGROUP_MAX_SIDES) {
         em__seterr(EM_EINVAL, "em_cogroup_n: %s", rdds ? "the number of RDDs must be 2 to 16" : "NULL RDD array");
@@ -615,11 +594,7 @@ em_rdd *em_cogroup_n(em_rdd *const *rdds, int n, int partitions) {
             em__seterr(EM_EINVAL, "em_cogroup: %s (RDD %d)", rdds[i] ? "RDDs of different contexts" : "NULL RDD", i);
             return NULL;
         }
-    if (partitions <= 0) {
-        for (int i = 0; i < n; i++)
-            if (rdds[i]->hash_partitioned && rdds[i]->nparts > partitions) partitions = rdds[i]->nparts;
-    }
-    if (partitions <= 0) {
+    if (partitions <= 0) { /* Spark's defaultPartitioner: the largest input's count */
         partitions = shuffle_parts(rdds[0], 0);
         if (conf_i64(rdds[0]->ctx->conf, "ember.default.parallelism") <= 0)
             for (int i = 1; i < n; i++)
@@ -628,13 +603,10 @@ em_rdd *em_cogroup_n(em_rdd *const *rdds, int n, int partitions) {
     rdd_scope sc;
     compose_begin(&sc);
     em_rdd *u = NULL, *r = NULL;
-    if (n == 2) return compose_end(&sc, cogroup2(rdds[0], rdds[1], partitions));
     for (int i = 0; i < n; i++) {
         uint8_t tag = (uint8_t)i;
         em_rdd *t = rdd_op(rdds[i], OP_MAP, "cogroup_tag", (void *)bi_tag, &tag, 1);
-        if (t) t->hidden = 1;
         if (!(u = t && u ? em_union(u, t) : t)) break;
-        u->hidden = 1;
     }
     if (u && (r = rdd_shuffled(u, "cogroup", partitions, SR_COGROUP, PT_HASH, NULL, 0))) r->sides = (uint8_t)n;
     return compose_end(&sc, r);

@@ -29,8 +29,7 @@ enum rdd_kind {
     RDD_SHUFFLED,  /* shuffle dependency on parent */
     RDD_CHECKPOINT,/* checkpointed: no parents, partitions read from the files
                       of ckpt_dir (the kind it had is gone with its lineage) */
-    RDD_PAIRED,    /* op (OP_CARTESIAN, OP_ZIP, OP_ZIP_PARTITIONS,
-                      OP_COGROUP_LOCAL) over a
+    RDD_PAIRED,    /* op (OP_CARTESIAN, OP_ZIP, OP_ZIP_PARTITIONS) over a
                       partition of parent and one of parent2: cartesian's
                       partition p pairs p / parent2->nparts with
                       p % parent2->nparts, the zips p with p */
@@ -83,10 +82,6 @@ struct em_rdd {
     /* Hash-partitioned by key into nparts (known partitioner): lets lookup
      * scan one partition.  Kept by filter, map_values and friends. */
     int hash_partitioned;
-    /* A piece of another operation that em_lineage does not draw: its
-     * parents are drawn in its place (a cogroup's shuffle of one side, the
-     * tags and union of a cogroup of more than two). */
-    uint8_t hidden;
 
     int persist_level;          /* 0: not persisted */
     /* Persisted RDDs: per partition, the executor that last computed (so

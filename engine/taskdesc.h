@@ -58,10 +58,6 @@ enum op_kind {
     OP_AGG_LOCAL,  /* the partition aggregated (mode SR_AGG, with agg) or grouped
                       (SR_GROUP) by key as a reduce task would, with no shuffle:
                       its input is already hash-partitioned so */
-    OP_COGROUP_LOCAL, /* PN_PAIRED: cogroup of partition i of two inputs hash-
-                         partitioned alike (each a narrow parent, or the read of
-                         its shuffle into the cogroup's partitions), grouped in
-                         the task as a reduce task groups (SR_COGROUP, 2 sides) */
 };
 
 /* Aggregation: create(v) (FN_NONE: the value itself, or merge_value(zero, v)

@@ -244,10 +244,7 @@ static int end_zip_partitions(epipe *p) {
     return rc < 0 ? rc : 0;
 }
 
-static int cogroup_add(epipe *p, const em_rec *r, uint8_t side);
-
 static int push_side(epipe *s, const em_rec *r) {
-    if (s->node->op == OP_COGROUP_LOCAL) return cogroup_add(s->next, r, 1); /* grouped as it comes */
     return rec_append(&s->next->buf2, r) ? em__seterr(EM_ENOMEM, "out of memory holding a partition") : 0;
 }
 
@@ -325,28 +322,6 @@ static void free_local_agg(epipe *p) {
     free(g);
 }
 
-/* cogroup of two co-partitioned inputs (OP_COGROUP_LOCAL): each record
- * goes to the grouping with its side's tag byte before its value, as the
- * shuffle's map side tags them for a reduce task's SR_COGROUP. */
-static int cogroup_add(epipe *p, const em_rec *r, uint8_t side) {
-    if (!r->key) return em__seterr(EM_EUSER, "cogroup/join: the record is not a pair");
-    size_t klen = r->klen, vlen = r->vlen + 1;
-    if (ebuf_reserve(&p->buf, varint_len(klen + 1) + klen + varint_len(vlen) + vlen))
-        return em__seterr(EM_ENOMEM, "out of memory");
-    uint8_t *q = p->buf.p + p->buf.len;
-    q += varint_put(q, (uint64_t)klen + 1);
-    if (klen) memcpy(q, r->key, klen);
-    q += klen;
-    q += varint_put(q, vlen);
-    *q++ = side;
-    if (r->vlen) memcpy(q, r->val, r->vlen);
-    q += r->vlen;
-    p->buf.len = (size_t)(q - p->buf.p);
-    return p->buf.len >= p->run->t->block_bytes ? local_flush(p) : 0;
-}
-
-static int push_cogroup_local(epipe *p, const em_rec *r) { return cogroup_add(p, r, 0); }
-
 static int local_agg_init(epipe *p, task_run *run, const plan_node *n) {
     local_agg *g = calloc(1, sizeof *g);
     if (!g) return em__seterr(EM_ENOMEM, "out of memory");
@@ -354,8 +329,7 @@ static int local_agg_init(epipe *p, task_run *run, const plan_node *n) {
     p->free = free_local_agg;
     sr_opts o;
     memset(&o, 0, sizeof o);
-    o.mode = n->op == OP_COGROUP_LOCAL ? SR_COGROUP : (enum sr_mode)n->mode;
-    o.sides = 2;
+    o.mode = (enum sr_mode)n->mode;
     if (o.mode == SR_AGG) {
         int rc = agg_run_init(&g->ar, &n->agg, run->max_record, &g->spec);
         if (rc) return rc;
@@ -382,8 +356,7 @@ epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
         return NULL;
     }
     if (n->op != OP_SAMPLE && n->op != OP_ZIP_INDEX && n->op != OP_GLOM && n->op != OP_UNIQUE_ID &&
-        n->op != OP_SPLIT && n->op != OP_CARTESIAN && n->op != OP_ZIP && n->op != OP_AGG_LOCAL &&
-        n->op != OP_COGROUP_LOCAL) {
+        n->op != OP_SPLIT && n->op != OP_CARTESIAN && n->op != OP_ZIP && n->op != OP_AGG_LOCAL) {
         if (!(p->fn = fnref_resolve(&n->fn))) {
             free(p);
             return NULL;
@@ -440,9 +413,8 @@ epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
             return NULL;
         }
         break;
-    case OP_COGROUP_LOCAL:
     case OP_AGG_LOCAL:
-        p->push = n->op == OP_AGG_LOCAL ? push_local_agg : push_cogroup_local;
+        p->push = push_local_agg;
         p->end = end_local_agg;
         if (local_agg_init(p, run, n)) {
             pipe_free(p);

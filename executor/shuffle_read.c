@@ -697,7 +697,7 @@ struct sr_local {
 };
 
 sr_local *sr_local_open(const sr_opts *opts) {
-    if (opts->mode != SR_AGG && opts->mode != SR_SORT && opts->mode != SR_GROUP && opts->mode != SR_COGROUP) {
+    if (opts->mode != SR_AGG && opts->mode != SR_SORT && opts->mode != SR_GROUP) {
         em__seterr(EM_EINVAL, "sr_local_open: mode %d", (int)opts->mode);
         return NULL;
     }

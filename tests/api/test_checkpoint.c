@@ -364,9 +364,7 @@ TEST(api_lineage_unions_joins_deep) {
     em_batch_free(b);
     em_stats st;
     em_get_stats(c, &st);
-    /* Each join shuffles both sides (neither is partitioned alike: a
-     * union is not partitioned), as Spark's CoGroupedRDD does. */
-    CHECK_EQ_I64(st.live_shuffles, 2 * steps);
+    CHECK_EQ_I64(st.live_shuffles, steps);
     em_rdd_release(r);
     em_rdd_release(noise);
     em_rdd_release(ones);
