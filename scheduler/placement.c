@@ -81,6 +81,11 @@ exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_
  * NULL where they end (a source, a shuffle, a coalesce). */
 static em_rdd *narrow_parent(em_rdd *r, int *part) {
     if (r->kind == RDD_OP) return r->parent;
+    if (r->kind == RDD_COGROUP) { /* its first narrow (one-to-one) dependency */
+        for (int i = 0; i < r->ndeps; i++)
+            if (r->deps[i]->kind != RDD_SHUFFLED || !r->deps[i]->dep_only) return r->deps[i];
+        return NULL;
+    }
     if (r->kind != RDD_UNION) return NULL;
     if (*part < r->parent->nparts) return r->parent;
     *part -= r->parent->nparts;
