@@ -487,7 +487,10 @@ TEST(part_join_checkpointed_and_cached_input) {
     CHECK_OK(join_sum(em_full_outer_join(lp, rp, 0), &n, &sum));
     em_get_stats(c, &s1);
     CHECK_EQ_I64(s1.map_tasks_run - s0.map_tasks_run, 0);
-    CHECK(s1.cache_hits - s0.cache_hits >= 4);
+    /* One executor in local[N]: rp's 4 cached partitions all read from its
+     * cache (in a cluster a task may run away from its cached partition
+     * once the locality wait ends, and recompute it from the shuffle). */
+    if (!strncmp(test_master(), "local[", 6)) CHECK_EQ_I64(s1.cache_hits - s0.cache_hits, 4);
     CHECK_EQ_I64(n, wn);
     CHECK_EQ_I64(sum, want);
     em_close(c);
