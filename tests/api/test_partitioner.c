@@ -495,3 +495,61 @@ TEST(part_join_checkpointed_and_cached_input) {
     CHECK_EQ_I64(sum, want);
     em_close(c);
 }
+
+/* A checkpointed cogroup: its lineage (two dependencies, one of them a
+ * shuffle) is cut, that shuffle is dropped with it, and it is still
+ * hash-partitioned: a join of it with a co-partitioned RDD runs no map
+ * task. */
+TEST(part_cogroup_checkpointed) {
+    em_ctx *c = open_test_ctx_with("ember.checkpoint.dir", tmp_path("cg-ckpt"));
+    CHECK(c);
+    em_rdd *lp = em_partition_by(make_l(c), 4);
+    em_rdd *g = em_cogroup(lp, make_r(c), 0); /* R shuffled into lp's 4 */
+    CHECK_OK(em_checkpoint(g));
+    int64_t n = 0;
+    CHECK_OK(em_count(g, &n));
+    CHECK_EQ_I64(n, R_M);
+    em_stats st;
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.live_shuffles, 1); /* lp's partition_by; R's went with the lineage */
+    char *lin = em_lineage(g);
+    CHECK(lin && strstr(lin, "checkpoint[") && !strstr(lin, "partition_by"));
+    free(lin);
+    int64_t t0 = map_tasks(c);
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(em_join(g, lp, 0), &b));
+    CHECK_EQ_I64(map_tasks(c) - t0, 0);
+    CHECK_EQ_I64(em_batch_count(b), L_N); /* keys 0..7: one cogroup value times five values */
+    em_batch_free(b);
+    em_close(c);
+}
+
+/* A co-partitioned join under a small memory budget: the cogroup task's
+ * grouping spills sorted runs and merges them; the answer is exact. */
+TEST(part_join_narrow_spills) {
+    em_conf *conf = em_conf_new();
+    CHECK(conf);
+    CHECK_OK(em_conf_set(conf, "ember.shuffle.memoryBytes", "256k"));
+    CHECK_OK(em_conf_set(conf, "ember.local.dir", test_scratchdir()));
+    em_ctx *c = em_open(test_master(), conf);
+    em_conf_free(conf);
+    CHECK(c);
+    int64_t m = 50000;
+    /* a: (v % 50000, v) for v in [0, 100000), two values per key; b: one
+     * value per key, (k, k) for k in [0, 50000) */
+    em_rdd *a = em_partition_by(em_map(em_range(c, 0, 100000, 1, 4), fn_mod_key, &m, sizeof m), 2);
+    em_rdd *b = em_partition_by(em_map(em_range(c, 0, 50000, 1, 2), fn_mod_key, &m, sizeof m), 2);
+    int64_t n = 0, sum = 0;
+    CHECK_OK(em_count(a, &n));
+    CHECK_OK(em_count(b, &n));
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    CHECK_OK(join_sum(em_join(a, b, 0), &n, &sum));
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(s1.map_tasks_run - s0.map_tasks_run, 0);
+    CHECK(s1.spills > s0.spills);
+    CHECK_EQ_I64(n, 100000);
+    /* sum over v of 1000 v + v % 50000 */
+    CHECK_EQ_I64(sum, 1000 * (99999LL * 100000 / 2) + 2 * (49999LL * 50000 / 2));
+    em_close(c);
+}
