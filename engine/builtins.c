@@ -31,7 +31,8 @@ int bi_keys(const em_rec *in, em_emitter *out, const void *arg) {
 
 int bi_values(const em_rec *in, em_emitter *out, const void *arg) { return em_emit(out, in->val, in->vlen); }
 
-/* cogroup: (k, v) -> (k, tag v) */
+/* (k, v) -> (k, tag v): what cogroup used before its tasks tagged each input
+ * themselves (PN_COGROUP); kept, as the table below is append only. */
 int bi_tag(const em_rec *in, em_emitter *out, const void *arg) {
     scratch s;
     s.b = (ebuf)EBUF_INIT; /* small stays uninitialized: no 4 KiB clear per record */

@@ -155,7 +155,7 @@ static int find_marked(em_ctx *ctx, em_rdd *rdd, em_rdd ***out, int *nout) {
             continue;
         }
         if (x->ckpt_state != CKPT_NONE) continue; /* being written, or written: no parents */
-        if (n + 2 > cap) {
+        while (n + RDD_MAX_PARENTS > cap) {
             em_rdd **g = realloc(st, sizeof *g * (size_t)cap * 2);
             if (!g) {
                 rc = EM_ENOMEM;
@@ -164,8 +164,9 @@ static int find_marked(em_ctx *ctx, em_rdd *rdd, em_rdd ***out, int *nout) {
             st = g;
             cap *= 2;
         }
-        if (x->parent2) st[n++] = x->parent2;
-        if (x->parent) st[n++] = x->parent;
+        if (rc) break;
+        em_rdd *ps[RDD_MAX_PARENTS];
+        for (int i = rdd_parents(x, ps); i-- > 0;) st[n++] = ps[i];
     }
     free(seen);
     free(st);
@@ -193,7 +194,9 @@ static int ckpt_result(void *c, int idx, task_result *res) {
 typedef struct trunc {
     em_rdd *r;
     uint64_t *lens;
-    em_rdd *old[2];
+    em_rdd *old[RDD_MAX_PARENTS];
+    int nold;
+    em_rdd **deps; /* a cogroup's array, freed after */
     int was_shuffled;
     uint32_t shuffle_id;
 } trunc;
@@ -203,8 +206,10 @@ static void truncate_now(void *arg) {
     trunc *t = arg;
     em_rdd *r = t->r;
     pthread_mutex_lock(&r->ctx->mu);
-    t->old[0] = r->parent;
-    t->old[1] = r->parent2;
+    t->nold = rdd_parents(r, t->old);
+    t->deps = r->deps;
+    r->deps = NULL;
+    r->ndeps = 0;
     t->was_shuffled = r->kind == RDD_SHUFFLED;
     t->shuffle_id = r->shuffle_id;
     r->kind = RDD_CHECKPOINT;
@@ -230,7 +235,7 @@ static int write_one(em_rdd *r) {
         rc = ctx_run(r, &s, NULL, 0, ckpt_result, lens);
         if (rc) em__preferr(rc, "checkpoint of RDD %d (%s) to %s", r->id, r->opname, r->ckpt_dir);
     }
-    trunc t = {r, lens, {NULL, NULL}, 0, 0};
+    trunc t = {r, lens, {NULL}, 0, NULL, 0, 0};
     if (!rc && (rc = ctx_truncate(ctx, truncate_now, &t)) != 0)
         em__seterr(rc, "checkpoint of RDD %d: out of memory truncating its lineage", r->id);
     if (rc) {
@@ -243,8 +248,8 @@ static int write_one(em_rdd *r) {
         return rc;
     }
     if (t.was_shuffled) ctx_drop_shuffle(ctx, t.shuffle_id);
-    rdd_release(t.old[0]);
-    rdd_release(t.old[1]);
+    for (int i = 0; i < t.nold; i++) rdd_release(t.old[i]);
+    free(t.deps);
     return 0;
 }
 

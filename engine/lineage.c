@@ -68,7 +68,7 @@ static int draw(ebuf *b, const em_rdd *root) {
             seen = g;
             capseen = c;
         }
-        int again = seen[r->id] && (r->parent || r->parent2);
+        int again = seen[r->id] && (r->parent || r->parent2 || r->ndeps);
         seen[r->id] = 1;
         n[0] = 0;
         if (f.show_n) snprintf(n, sizeof n, "(%d) ", r->nparts);
@@ -84,7 +84,7 @@ static int draw(ebuf *b, const em_rdd *root) {
             continue;
         }
         if (again) continue;
-        if (ns + 2 > cap) {
+        while (ns + RDD_MAX_PARENTS > cap) {
             dframe *g = realloc(st, sizeof *st * (size_t)cap * 2);
             if (!g) {
                 rc = EM_ENOMEM;
@@ -93,12 +93,15 @@ static int draw(ebuf *b, const em_rdd *root) {
             st = g;
             cap *= 2;
         }
-        const em_rdd *ps[2] = {r->parent2, r->parent}; /* pushed so the first parent is drawn first */
-        int shuffle = r->kind == RDD_SHUFFLED;
-        for (int i = 0; i < 2; i++) {
-            if (!ps[i]) continue;
+        if (rc) break;
+        em_rdd *ps[RDD_MAX_PARENTS];
+        int np = rdd_parents(r, ps);
+        for (int i = np; i-- > 0;) { /* pushed so the first parent is drawn first */
+            /* A cogroup's shuffle dependency is drawn as a stage boundary
+             * above the input it shuffles, not as an RDD. */
+            int shuffle = r->kind == RDD_SHUFFLED || (ps[i]->kind == RDD_SHUFFLED && ps[i]->dep_only);
             dframe *c = &st[ns++];
-            c->r = ps[i];
+            c->r = ps[i]->kind == RDD_SHUFFLED && ps[i]->dep_only ? ps[i]->parent : ps[i];
             c->show_n = shuffle;
             c->depth = f.depth + 1;
             snprintf(c->lead, sizeof c->lead, "%.290s%s", f.col, shuffle ? " +-" : "|  ");

@@ -71,6 +71,18 @@ void rdd_free(em_rdd *r) {
     agg_clear(&r->agg);
     free(r->ckpt_dir);
     free(r->ckpt_lens);
+    free(r->deps);
+}
+
+int rdd_parents(const em_rdd *r, em_rdd **out) {
+    int n = 0;
+    if (r->kind == RDD_COGROUP) {
+        for (int i = 0; i < r->ndeps && i < RDD_MAX_PARENTS; i++) out[n++] = r->deps[i];
+        return n;
+    }
+    if (r->parent) out[n++] = r->parent;
+    if (r->parent2) out[n++] = r->parent2;
+    return n;
 }
 
 void rdd_set_parents(em_rdd *r, em_rdd *a, em_rdd *b) {
@@ -94,11 +106,12 @@ void rdd_release(em_rdd *r) {
     while (n) {
         em_rdd *x = st[--n];
         if (!x || __atomic_sub_fetch(&x->refs, 1, __ATOMIC_ACQ_REL) != 0) continue;
-        em_rdd *ps[2] = {x->parent, x->parent2};
+        em_rdd *ps[RDD_MAX_PARENTS];
+        int np = rdd_parents(x, ps);
         ctx_rdd_gone(x->ctx, x);
         rdd_free(x);
         free(x);
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < np; i++) {
             if (!ps[i]) continue;
             if (n == cap) {
                 em_rdd **g = st == local ? malloc(sizeof *g * (size_t)cap * 2) : realloc(st, sizeof *g * (size_t)cap * 2);
@@ -581,9 +594,12 @@ em_rdd *em_repartition(em_rdd *rdd, int partitions) {
     return r;
 }
 
-/* Each input's values are tagged with its side, the tagged inputs
- * unioned, and one shuffle groups them by key (SR_COGROUP).  The helper
- * RDDs are owned by the result only. */
+/* Spark's CoGroupedRDD: one RDD over n dependencies.  An input already
+ * hash-partitioned into the cogroup's count is read one-to-one, in the
+ * cogroup's own task (a narrow dependency); any other is shuffled by key
+ * into that count (a shuffle dependency: an internal RDD_SHUFFLED that the
+ * result alone owns).  The task groups its inputs' records by key, input k
+ * being side k. */
 em_rdd *em_cogroup_n(em_rdd *const *rdds, int n, int partitions) {
     if (!rdds || n < 2 || n > COGROUP_MAX_SIDES) {
         em__seterr(EM_EINVAL, "em_cogroup_n: %s", rdds ? "the number of RDDs must be 2 to 16" : "NULL RDD array");
@@ -594,21 +610,48 @@ em_rdd *em_cogroup_n(em_rdd *const *rdds, int n, int partitions) {
             em__seterr(EM_EINVAL, "em_cogroup: %s (RDD %d)", rdds[i] ? "RDDs of different contexts" : "NULL RDD", i);
             return NULL;
         }
-    if (partitions <= 0) { /* Spark's defaultPartitioner: the largest input's count */
-        partitions = shuffle_parts(rdds[0], 0);
-        if (conf_i64(rdds[0]->ctx->conf, "ember.default.parallelism") <= 0)
-            for (int i = 1; i < n; i++)
-                if (rdds[i]->nparts > partitions) partitions = rdds[i]->nparts;
+    if (partitions <= 0) {
+        /* Spark's defaultPartitioner: the partitioner of the input with the
+         * most partitions among those that have one; else the largest
+         * input's count (or ember.default.parallelism). */
+        for (int i = 0; i < n; i++)
+            if (rdds[i]->hash_partitioned && rdds[i]->nparts > 0 && rdds[i]->nparts > partitions)
+                partitions = rdds[i]->nparts;
+        if (partitions <= 0) {
+            partitions = shuffle_parts(rdds[0], 0);
+            if (conf_i64(rdds[0]->ctx->conf, "ember.default.parallelism") <= 0)
+                for (int i = 1; i < n; i++)
+                    if (rdds[i]->nparts > partitions) partitions = rdds[i]->nparts;
+        }
+    }
+    em_rdd **deps = calloc((size_t)n, sizeof *deps);
+    if (!deps) {
+        em__seterr(EM_ENOMEM, "em_cogroup: out of memory");
+        return NULL;
     }
     rdd_scope sc;
     compose_begin(&sc);
-    em_rdd *u = NULL, *r = NULL;
-    for (int i = 0; i < n; i++) {
-        uint8_t tag = (uint8_t)i;
-        em_rdd *t = rdd_op(rdds[i], OP_MAP, "cogroup_tag", (void *)bi_tag, &tag, 1);
-        if (!(u = t && u ? em_union(u, t) : t)) break;
+    em_rdd *r = NULL;
+    int ok = 1;
+    for (int i = 0; i < n && ok; i++) {
+        em_rdd *in = rdds[i];
+        if (in->hash_partitioned && in->nparts == partitions) {
+            deps[i] = in;
+        } else if ((deps[i] = rdd_shuffled(in, "cogroup", partitions, SR_PASS, PT_HASH, NULL, 0))) {
+            deps[i]->dep_only = 1;
+        } else {
+            ok = 0;
+        }
     }
-    if (u && (r = rdd_shuffled(u, "cogroup", partitions, SR_COGROUP, PT_HASH, NULL, 0))) r->sides = (uint8_t)n;
+    if (ok && (r = rdd_new(rdds[0]->ctx, RDD_COGROUP, partitions, "cogroup"))) {
+        r->deps = deps;
+        r->ndeps = n;
+        r->sides = (uint8_t)n;
+        r->hash_partitioned = 1;
+        for (int i = 0; i < n; i++) rdd_retain(deps[i]);
+        deps = NULL;
+    }
+    free(deps);
     return compose_end(&sc, r);
 }
 

@@ -33,6 +33,12 @@ enum rdd_kind {
                       partition of parent and one of parent2: cartesian's
                       partition p pairs p / parent2->nparts with
                       p % parent2->nparts, the zips p with p */
+    RDD_COGROUP,   /* cogroup of deps[0 .. ndeps): partition i groups by key
+                      partition i of each dependency, the records of deps[k]
+                      being side k; a dependency is the input itself when
+                      it is hash-partitioned into as many partitions
+                      (narrow, one-to-one), else an internal RDD_SHUFFLED
+                      (SR_PASS, PT_HASH) over it (a shuffle dependency) */
 };
 
 /* A checkpoint's progress (engine/checkpoint.c). */
@@ -48,6 +54,12 @@ struct em_rdd {
     char *name;
     const char *opname;         /* "map", "reduce_by_key", ... for the lineage */
     em_rdd *parent, *parent2;
+    em_rdd **deps;              /* RDD_COGROUP: its ndeps dependencies (parent,
+                                   parent2 NULL), one reference each */
+    int ndeps;
+    uint8_t dep_only;           /* an RDD_SHUFFLED that is a cogroup's shuffle
+                                   dependency, not an RDD of its own: the
+                                   lineage draws a stage boundary instead */
 
     /* RDD_OP */
     uint8_t op;
@@ -113,6 +125,10 @@ em_rdd *rdd_shuffled(em_rdd *parent, const char *opname, int nparts, uint8_t mod
 void rdd_free(em_rdd *r);
 /* Set r's parents (b may be NULL), each gaining a reference. */
 void rdd_set_parents(em_rdd *r, em_rdd *a, em_rdd *b);
+/* r's parents (up to RDD_MAX_PARENTS) into out, first parent first;
+ * returns their count. */
+#define RDD_MAX_PARENTS 16 /* a cogroup's sides, COGROUP_MAX_SIDES */
+int rdd_parents(const em_rdd *r, em_rdd **out);
 /* Take and drop references.  The last drop destroys the RDD: the context
  * forgets it (its shuffle's outputs and files, its cached blocks, its
  * registry slot), its parents lose a reference, its memory is freed. */

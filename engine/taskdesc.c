@@ -433,7 +433,8 @@ static plan_node *get_node(dec *d, node_list *l) {
             return NULL;
         }
     }
-    if (n->type < PN_RECS || n->type > PN_PAIRED) FAIL(d, "unknown plan node type");
+    if (n->type < PN_RECS || n->type > PN_COGROUP) FAIL(d, "unknown plan node type");
+    if (n->type == PN_COGROUP && (n->nchild < 2 || n->nchild > 16)) FAIL(d, "cogroup without 2 to 16 inputs");
     if ((n->type == PN_OP || n->type == PN_CACHED) && n->nchild != 1) FAIL(d, "operator without input");
     if (n->type == PN_PAIRED && n->nchild != 2) FAIL(d, "paired operator without two inputs");
     if ((n->type == PN_TEXT || n->type == PN_CKPT) && !n->path) FAIL(d, "source without path");

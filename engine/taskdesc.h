@@ -31,8 +31,10 @@ typedef struct blob {
 
 /* PN_CKPT: a partition of a checkpointed RDD: the file at path, holding len
  * bytes of records (engine/checkpoint.c).  PN_PAIRED: two inputs (cartesian,
- * zip). */
-enum pn_type { PN_RECS = 1, PN_RANGE, PN_TEXT, PN_SHUFFLE, PN_OP, PN_CONCAT, PN_CACHED, PN_CKPT, PN_PAIRED };
+ * zip).  PN_COGROUP: a cogroup partition: its nchild (2 .. 16) inputs'
+ * (key, value) records grouped by key, child k's values being side k (a
+ * narrow input's chain, or a PN_SHUFFLE in mode SR_PASS). */
+enum pn_type { PN_RECS = 1, PN_RANGE, PN_TEXT, PN_SHUFFLE, PN_OP, PN_CONCAT, PN_CACHED, PN_CKPT, PN_PAIRED, PN_COGROUP };
 
 enum op_kind {
     OP_MAP = 1,

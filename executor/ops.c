@@ -344,6 +344,81 @@ static int local_agg_init(epipe *p, task_run *run, const plan_node *n) {
     return (g->l = sr_local_open(&o)) ? 0 : em__lasterr();
 }
 
+/* ----------------------------------------------------------- cogroup */
+
+/* A cogroup partition (PN_COGROUP): every input's records, their values
+ * tagged with the input's side, go to a reduce task's cogroup grouping
+ * (shuffle.h, sr_local, mode SR_COGROUP) in blocks; the groups go on at
+ * the end. */
+typedef struct cogroup_state {
+    sr_local *l;
+    int side;
+} cogroup_state;
+
+static int cogroup_flush(epipe *p) {
+    cogroup_state *g = p->state;
+    if (!p->buf.len) return 0;
+    int rc = sr_local_block(g->l, p->buf.p, p->buf.len);
+    ebuf_reset(&p->buf);
+    return rc;
+}
+
+static int push_cogroup(epipe *p, const em_rec *r) {
+    cogroup_state *g = p->state;
+    uint8_t tag = (uint8_t)g->side;
+    if (!r->key) return em__seterr(EM_EINVAL, "cogroup/join: the record is not a pair");
+    ebuf_reset(&p->buf2);
+    if (ebuf_append(&p->buf2, &tag, 1) || ebuf_append(&p->buf2, r->val, r->vlen))
+        return em__seterr(EM_ENOMEM, "out of memory");
+    em_rec t = {r->key, r->klen, p->buf2.p, p->buf2.len};
+    if (rec_append(&p->buf, &t)) return em__seterr(EM_ENOMEM, "out of memory");
+    return p->buf.len >= p->run->t->block_bytes ? cogroup_flush(p) : 0;
+}
+
+static int end_cogroup(epipe *p) {
+    cogroup_state *g = p->state;
+    int rc = cogroup_flush(p);
+    if (!rc) rc = sr_local_finish(g->l, to_next, p, &p->run->res->spills);
+    return rc < 0 ? rc : 0;
+}
+
+static void free_cogroup(epipe *p) {
+    cogroup_state *g = p->state;
+    if (!g) return;
+    sr_local_free(g->l);
+    free(g);
+}
+
+epipe *cogroup_pipe_new(task_run *run, const plan_node *n, epipe *next) {
+    epipe *p = pipe_alloc(run, n, next);
+    cogroup_state *g = p ? calloc(1, sizeof *g) : NULL;
+    if (!g) {
+        if (p) em__seterr(EM_ENOMEM, "out of memory");
+        pipe_free(p);
+        return NULL;
+    }
+    p->state = g;
+    p->free = free_cogroup;
+    p->push = push_cogroup;
+    p->end = end_cogroup;
+    sr_opts o;
+    memset(&o, 0, sizeof o);
+    o.mode = SR_COGROUP;
+    o.sides = n->nchild;
+    o.max_record = run->max_record;
+    o.mem_budget = run->t->mem_budget;
+    o.spill_dir = run->env->local_dir;
+    o.codec = run->t->codec;
+    o.block_bytes = run->t->block_bytes;
+    if (!(g->l = sr_local_open(&o))) {
+        pipe_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void cogroup_pipe_side(epipe *p, int side) { ((cogroup_state *)p->state)->side = side; }
+
 epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
     epipe *p = pipe_alloc(run, n, next);
     if (!p) return NULL;

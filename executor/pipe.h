@@ -95,6 +95,11 @@ int agg_run_init(agg_run *a, const aggdesc *d, size_t max_record, agg_spec *spec
 /* Narrow operator pipes (ops.c) and sinks (sinks.c).  NULL + message on
  * failure (e.g. an unresolvable function). */
 epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next);
+/* PN_COGROUP: the pipe its inputs' (key, value) records go into, grouped by
+ * key at end(); cogroup_pipe_side names the side (the input) of the records
+ * pushed next. */
+epipe *cogroup_pipe_new(task_run *run, const plan_node *n, epipe *next);
+void cogroup_pipe_side(epipe *p, int side);
 epipe *sink_pipe_new(task_run *run, const plan_sink *s);
 epipe *cache_tee_new(task_run *run, const plan_node *n, epipe *next);
 /* The pipe that holds a paired operator's second input (in paired's

@@ -204,6 +204,22 @@ static int drive_leaf(task_run *run, const plan_node *n, block *hit, epipe *down
         for (int i = 0; i < hit->n && !rc; i++) rc = drive_batch(hit->p[i], hit->len[i], down);
         return rc;
     }
+    case PN_COGROUP: {
+        /* Each input in turn: a narrow one computed here, a shuffled one
+         * read from its shuffle; then the groups flow down. */
+        epipe *p = cogroup_pipe_new(run, n, down);
+        int rc = p ? 0 : em__lasterr();
+        for (int i = 0; i < n->nchild && !rc; i++) {
+            cogroup_pipe_side(p, i);
+            rc = drive(run, n->child[i], p);
+        }
+        if (rc >= 0 && p) {
+            int rc2 = p->end(p);
+            if (rc2 < 0) rc = rc2;
+        }
+        pipe_free(p);
+        return rc;
+    }
     case PN_PAIRED: {
         /* Two inputs (cartesian, zip): the second is read into the
          * operator's side first, then the first streams through it. */

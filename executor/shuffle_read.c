@@ -693,11 +693,11 @@ static int read_sorted(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats 
 struct sr_local {
     sr_opts o;
     agg_ctx a;  /* SR_AGG */
-    sort_ctx s; /* SR_SORT, SR_GROUP */
+    sort_ctx s; /* SR_SORT, SR_GROUP, SR_COGROUP */
 };
 
 sr_local *sr_local_open(const sr_opts *opts) {
-    if (opts->mode != SR_AGG && opts->mode != SR_SORT && opts->mode != SR_GROUP) {
+    if (opts->mode != SR_AGG && opts->mode != SR_SORT && opts->mode != SR_GROUP && opts->mode != SR_COGROUP) {
         em__seterr(EM_EINVAL, "sr_local_open: mode %d", (int)opts->mode);
         return NULL;
     }

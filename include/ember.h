@@ -516,7 +516,10 @@ EM_API int em_random_split(em_rdd *rdd, const double *weights, int n, uint64_t s
  * combine, group) over a hash-partitioned RDD with partitions <= 0 take its
  * count, and with the same count run with no shuffle: each partition is
  * aggregated where it is (em_lineage shows no stage boundary; no map task
- * runs). */
+ * runs).  Cogroup and the joins (Spark's CoGroupedRDD) read an input
+ * hash-partitioned into their count one-to-one, in their own task (a narrow
+ * dependency), and shuffle only the other inputs; with partitions <= 0 they
+ * take the count of the largest input that has a partitioner. */
 
 /* Merge the values of each key with fn (associative, commutative), with
  * map-side combining. */
@@ -537,7 +540,8 @@ EM_API em_rdd *em_cogroup(em_rdd *a, em_rdd *b, int partitions);
 /* The same over n RDDs (2 <= n <= 16; Spark's cogroup takes up to 4):
  * (key, value of n lists) for every key of any of them, the i-th list
  * holding the i-th RDD's values of the key, empty where it has none; read
- * with em_cogroup_unpack_n.  One shuffle.  NULL (EM_EINVAL) for n out of
+ * with em_cogroup_unpack_n.  One RDD: an input not hash-partitioned into
+ * its count is shuffled, the others read one-to-one.  NULL (EM_EINVAL) for n out of
  * range, a NULL RDD or RDDs of different contexts. */
 EM_API em_rdd *em_cogroup_n(em_rdd *const *rdds, int n, int partitions);
 /* (key, tuple(va, vb)) for every pair of values of a key present in both

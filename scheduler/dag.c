@@ -310,8 +310,12 @@ static int narrow_shuffles(dag *d, em_rdd *r, rddvec *out) {
         em_rdd *x = st.v[--st.n];
         if (x->sched_mark == gen) continue;
         x->sched_mark = gen;
-        if (x->kind == RDD_SHUFFLED) rc = rv_push(out, x);
-        else if ((x->parent2 && rv_push(&st, x->parent2)) || (x->parent && rv_push(&st, x->parent))) rc = -1;
+        if (x->kind == RDD_SHUFFLED) {
+            rc = rv_push(out, x);
+        } else {
+            em_rdd *ps[RDD_MAX_PARENTS];
+            for (int i = rdd_parents(x, ps); i-- > 0 && !rc;) rc = rv_push(&st, ps[i]);
+        }
     }
     free(st.v);
     return rc;
@@ -471,7 +475,10 @@ int dag_count_stages(em_rdd *rdd) {
         if (seen[x->id]) continue;
         seen[x->id] = 1;
         if (x->kind == RDD_SHUFFLED) n++;
-        if ((x->parent2 && rv_push(&st, x->parent2)) || (x->parent && rv_push(&st, x->parent))) {
+        em_rdd *ps[RDD_MAX_PARENTS];
+        int np = rdd_parents(x, ps), bad = 0;
+        for (int i = np; i-- > 0 && !bad;) bad = rv_push(&st, ps[i]);
+        if (bad) {
             n = -1;
             break;
         }

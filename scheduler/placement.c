@@ -78,7 +78,8 @@ exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_
 }
 
 /* One step down r's one-to-one narrow dependencies, mapping the partition;
- * NULL where they end (a source, a shuffle, a coalesce). */
+ * NULL where they end (a source, a shuffle, a coalesce, a cogroup: see
+ * below). */
 static em_rdd *narrow_parent(em_rdd *r, int *part) {
     if (r->kind == RDD_OP) return r->parent;
     if (r->kind != RDD_UNION) return NULL;
@@ -87,20 +88,48 @@ static em_rdd *narrow_parent(em_rdd *r, int *part) {
     return r->parent2;
 }
 
-int cache_pref(em_rdd *r, int part) {
+/* A cogroup's dependency k, when narrow (one-to-one), else NULL. */
+static em_rdd *cogroup_narrow(em_rdd *r, int k) {
+    em_rdd *d = r->deps[k];
+    return d->kind == RDD_SHUFFLED && d->dep_only ? NULL : d;
+}
+
+/* The executor caching partition part of a persisted RDD on the chain of
+ * one-to-one dependencies from r; -1 for none.  Below a cogroup each narrow
+ * dependency's chain is tried in turn (one level of them: a cogroup further
+ * down ends the search, which keeps the walk linear). */
+static int chain_pref(em_rdd *r, int part, int fan) {
     for (int depth = 0; r && depth < 256; depth++, r = narrow_parent(r, &part)) {
         if (part < 0 || part >= r->nparts) return -1;
         if (__atomic_load_n(&r->persist_level, __ATOMIC_RELAXED) && r->cache_exec && r->cache_exec[part] >= 0) return r->cache_exec[part];
+        if (r->kind == RDD_COGROUP) {
+            for (int k = 0; fan && k < r->ndeps; k++) {
+                em_rdd *d = cogroup_narrow(r, k);
+                int e = d ? chain_pref(d, part, 0) : -1;
+                if (e >= 0) return e;
+            }
+            return -1;
+        }
     }
     return -1;
 }
 
-void note_cache(em_rdd *r, int part, int exec) {
+int cache_pref(em_rdd *r, int part) { return chain_pref(r, part, 1); }
+
+static void chain_note(em_rdd *r, int part, int exec, int fan) {
     for (int depth = 0; r && depth < 256; depth++, r = narrow_parent(r, &part)) {
         if (part < 0 || part >= r->nparts) return;
+        if (r->kind == RDD_COGROUP) {
+            for (int k = 0; fan && k < r->ndeps; k++) {
+                em_rdd *d = cogroup_narrow(r, k);
+                if (d) chain_note(d, part, exec, 0);
+            }
+        }
         if (!__atomic_load_n(&r->persist_level, __ATOMIC_RELAXED)) continue;
         if (!r->cache_exec && (r->cache_exec = malloc(sizeof(int) * (size_t)r->nparts)))
             for (int i = 0; i < r->nparts; i++) r->cache_exec[i] = -1;
         if (r->cache_exec) r->cache_exec[part] = exec; /* else no preference: still correct */
     }
 }
+
+void note_cache(em_rdd *r, int part, int exec) { chain_note(r, part, exec, 1); }

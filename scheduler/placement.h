@@ -50,8 +50,9 @@ int et_any_room(const exec_table *t);
 exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_skip);
 
 /* The executor holding partition part of r's input in its cache: r or an
- * ancestor through one-to-one narrow dependencies (an operator, a union)
- * that is persisted and was last computed there.  -1: none known. */
+ * ancestor through one-to-one narrow dependencies (an operator, a union,
+ * a cogroup's narrow inputs) that is persisted and was last computed
+ * there.  -1: none known. */
 int cache_pref(em_rdd *r, int part);
 /* An attempt computed partition part of r on executor exec: every
  * persisted RDD on that path now has it cached there (a preference only:

@@ -121,7 +121,7 @@ static int build_one(builder *b, bwork w, bwork **st, int *n, int *cap) {
     em_rdd *in = NULL;    /* all from this RDD */
     int in_first = part;  /* from this partition on */
     int in_cache = 1;
-    bwork pin[2];         /* RDD_PAIRED: its two inputs, from two RDDs */
+    bwork pin[RDD_MAX_PARENTS]; /* RDD_PAIRED, RDD_COGROUP: inputs from several RDDs */
     int paired = 0;
     if (use_cache && level) {
         if (!(nd = node(b, r, part, PN_CACHED, 1))) return -1;
@@ -209,6 +209,15 @@ static int build_one(builder *b, bwork w, bwork **st, int *n, int *cap) {
             paired = 1;
             break;
         }
+        case RDD_COGROUP:
+            /* Partition part of each dependency: a narrow one computed in
+             * this task, a shuffle dependency read from its shuffle. */
+            if (r->ndeps < 2 || r->ndeps > RDD_MAX_PARENTS || !(nd = node(b, r, part, PN_COGROUP, r->ndeps)))
+                return -1;
+            for (int i = 0; i < r->ndeps; i++) pin[i] = (bwork){r->deps[i], part, 1, &nd->child[i]};
+            nin = r->ndeps;
+            paired = 1;
+            break;
         default:
             em__seterr(EM_ESTATE, "unknown RDD kind %d", r->kind);
             return -1;

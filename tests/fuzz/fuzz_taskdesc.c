@@ -83,8 +83,9 @@ static int desc_eq(const task_desc *a, const task_desc *b) {
 
 /* What taskdesc.c promises of a description it decoded. */
 static void check_node(const plan_node *n) {
-    FZ_CHECK(n->type >= PN_RECS && n->type <= PN_PAIRED, "node type %d", n->type);
+    FZ_CHECK(n->type >= PN_RECS && n->type <= PN_COGROUP, "node type %d", n->type);
     if (n->type == PN_PAIRED) FZ_CHECK(n->nchild == 2, "paired operator with %d inputs", n->nchild);
+    if (n->type == PN_COGROUP) FZ_CHECK(n->nchild >= 2 && n->nchild <= 16, "cogroup with %d inputs", n->nchild);
     FZ_CHECK(n->nchild >= 0 && (n->nchild == 0 || n->child), "children");
     if (n->type == PN_OP || n->type == PN_CACHED) FZ_CHECK(n->nchild == 1, "operator with %d inputs", n->nchild);
     if (n->type == PN_TEXT || n->type == PN_CKPT) FZ_CHECK(n->path != NULL, "source without path");
@@ -203,7 +204,7 @@ static void gagg(gen *g, aggdesc *a) {
 static plan_node *gnode(gen *g, int depth) {
     plan_node *n = &g->nodes[g->nnodes++];
     memset(n, 0, sizeof *n);
-    n->type = (uint8_t)(PN_RECS + g8(g) % PN_PAIRED);
+    n->type = (uint8_t)(PN_RECS + g8(g) % PN_COGROUP);
     n->op = g8(g);
     n->rdd_id = (int32_t)g64(g);
     n->partition = (int32_t)g64(g);
@@ -244,10 +245,14 @@ static plan_node *gnode(gen *g, int depth) {
     gagg(g, &n->agg);
     n->level = g8(g);
     n->cache_key = g64(g);
-    int want = n->type == PN_OP || n->type == PN_CACHED ? 1 : n->type == PN_PAIRED ? 2 : g8(g) % 3;
+    int want = n->type == PN_OP || n->type == PN_CACHED ? 1
+               : n->type == PN_PAIRED                   ? 2
+               : n->type == PN_COGROUP                  ? 2 + g8(g) % 3
+                                                        : g8(g) % 3;
     /* Room for the subtree: every child takes at least one node. */
     if (depth > 6 || want > 24 - g->nnodes || want > 24 - g->nkids) {
-        if (n->type == PN_OP || n->type == PN_CACHED || n->type == PN_PAIRED) n->type = PN_RANGE;
+        if (n->type == PN_OP || n->type == PN_CACHED || n->type == PN_PAIRED || n->type == PN_COGROUP)
+            n->type = PN_RANGE;
         want = 0;
     }
     n->nchild = want;
@@ -256,7 +261,9 @@ static plan_node *gnode(gen *g, int depth) {
     for (int i = 0; i < want; i++) {
         if (g->nnodes == 24) { /* out of nodes: end the plan here */
             n->nchild = i;
-            if ((i == 0 && (n->type == PN_OP || n->type == PN_CACHED)) || n->type == PN_PAIRED) n->type = PN_RANGE;
+            if ((i == 0 && (n->type == PN_OP || n->type == PN_CACHED)) || n->type == PN_PAIRED ||
+                n->type == PN_COGROUP)
+                n->type = PN_RANGE;
             break;
         }
         n->child[i] = gnode(g, depth + 1);

@@ -105,6 +105,71 @@ static int result_i64s(const task_result *res, int64_t *out, int max) {
 
 /* ------------------------------------------------------------- round trip */
 
+/* A cogroup partition (PN_COGROUP): a narrow input (a map over a range)
+ * and a shuffled one (SR_PASS) round-trip as its children, in order; a
+ * cogroup of one input, or of 17, is refused. */
+TEST(sched_taskdesc_cogroup) {
+    plan_node range, map, shuf, cg, *kids[17];
+    static const char *const dirs[] = {"/x", NULL};
+    static const uint64_t lens[] = {10, 0}, atts[] = {4, 5};
+    plan_node *mk[1] = {&range};
+    memset(&range, 0, sizeof range);
+    range.type = PN_RANGE;
+    range.count = 10;
+    range.step = 1;
+    memset(&map, 0, sizeof map);
+    map.type = PN_OP;
+    map.op = OP_MAP;
+    CHECK_OK(fnref_make((void *)td_times, &map.fn));
+    map.nchild = 1;
+    map.child = mk;
+    memset(&shuf, 0, sizeof shuf);
+    shuf.type = PN_SHUFFLE;
+    shuf.shuffle_id = 3;
+    shuf.nmaps = 2;
+    shuf.dirs = dirs;
+    shuf.seglens = lens;
+    shuf.attempts = atts;
+    shuf.mode = SR_PASS;
+    memset(&cg, 0, sizeof cg);
+    cg.type = PN_COGROUP;
+    cg.rdd_id = 12;
+    cg.partition = 1;
+    cg.nchild = 2;
+    cg.child = kids;
+    kids[0] = &map;
+    kids[1] = &shuf;
+    task_desc t;
+    base_desc(&t, &cg, SK_COLLECT);
+    size_t len;
+    uint8_t *bytes = encode(&t, &len);
+    CHECK(bytes);
+    task_desc *d;
+    CHECK_OK(taskdesc_decode(bytes, len, &d));
+    const plan_node *r = d->root;
+    CHECK(r->type == PN_COGROUP && r->rdd_id == 12 && r->partition == 1 && r->nchild == 2);
+    CHECK(r->child[0]->type == PN_OP && r->child[0]->nchild == 1 && r->child[0]->child[0]->type == PN_RANGE);
+    CHECK(r->child[1]->type == PN_SHUFFLE && r->child[1]->mode == SR_PASS && r->child[1]->nmaps == 2);
+    CHECK(r->child[1]->seglens[0] == 10 && r->child[1]->attempts[1] == 5 && !r->child[1]->dirs[1]);
+    taskdesc_free(d); /* owns bytes */
+    /* 3 inputs */
+    kids[2] = &range;
+    cg.nchild = 3;
+    CHECK((bytes = encode(&t, &len)));
+    CHECK_OK(taskdesc_decode(bytes, len, &d));
+    CHECK(d->root->nchild == 3 && d->root->child[2]->type == PN_RANGE);
+    taskdesc_free(d); /* owns bytes */
+    /* 1 and 17 inputs: refused */
+    for (int i = 0; i < 17; i++) kids[i] = &range;
+    for (int n = 1; n <= 17; n += 16) {
+        cg.nchild = n;
+        CHECK((bytes = encode(&t, &len)));
+        CHECK(taskdesc_decode(bytes, len, &d) == EM_EPROTO);
+        CHECK(strstr(em_errmsg(), "cogroup without 2 to 16 inputs"));
+    }
+}
+
+
 TEST(sched_taskdesc_roundtrip_fields) {
     plan_node leaf, text, shuf, op, *kids[3] = {&leaf, &text, &shuf}, concat, *top[1] = {&concat};
     memset(&leaf, 0, sizeof leaf);
