@@ -21,8 +21,7 @@ build/bench/wordcount "$F" 'local-cluster[2,1]' 3
 build/bench/tasks 'local-cluster[2,1]' 1000
 build/bench/cluster_start
 echo "== fault tolerance on local-cluster[3,1]: one executor SIGKILLed mid-job, one straggling task with and without speculation"
-build/bench/recovery 2>/dev/null
-build/bench/straggler 2>/dev/null
+build/bench/faults 2>/dev/null
 echo "== logistic regression, 10k x 10k and 100k x 100, from dense binary, CSV and LIBSVM files and synthetic"
 echo "   (fused C loop, 2 threads, -O3 -march=native, and the STREAM-like read bound, same run, same numbers)"
 build/bench/logreg
