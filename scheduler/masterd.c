@@ -244,6 +244,13 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
         if (!p || p->kind != P_WORKER || copy_str(id, sizeof id, &m.f[0])) break;
         int rc = master_executor_running(d->m, p->id, id, (int)m.f[1].u, (int)m.f[2].u, (int64_t)m.f[3].u, tell_kill,
                                          tell_lost, d);
+        if (rc == MASTER_KILLED && !peer_by_id(d, P_DRIVER, id)) {
+            /* An application this master does not run (it restarted
+             * without its state, or the application ended meanwhile): for
+             * the worker it has finished, and its shuffle files go. */
+            msg_val f[] = {msg_str(id)};
+            send_msg(c, M_APP_FINISHED, f, 1);
+        }
         if (rc == MASTER_ADOPTED || rc == MASTER_KILLED)
             log_msg(rc == MASTER_KILLED ? LOG_WARN : LOG_INFO, "master", "worker %s runs executor %s/%d: %s", p->id,
                     id, (int)m.f[1].u,

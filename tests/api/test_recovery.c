@@ -352,7 +352,8 @@ static int recovery_body(cluster_procs *cp) {
     ok = ok && wait_json(cp->webport, json, sizeof json, back);
     int execs = count_of(json, ",\"worker\":\"");
     int ids_ok = strstr(json, "{\"id\":0,\"worker\":") && strstr(json, "{\"id\":1,\"worker\":");
-    /* And on the workers: one executor directory each for the application. */
+    /* And on the workers: one executor directory each for the application,
+     * beside the application's shuffle directory (the shuffle service's). */
     int dirs = entries(tmp_path("w0/app-0000")) + entries(tmp_path("w1/app-0000"));
     /* The cluster still runs jobs, on the same executors. */
     job j2;
@@ -371,7 +372,7 @@ static int recovery_body(cluster_procs *cp) {
     free(log);
     REQ(ok);
     REQ(execs == 2 && ids_ok);
-    REQ(dirs == 2 && dirs2 == 2);
+    REQ(dirs == 4 && dirs2 == 4);
     REQ(again);
     REQ(all_back);
     return 1;
