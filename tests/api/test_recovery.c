@@ -528,3 +528,43 @@ TEST(recovery_missing_worker_dropped_after_timeout) {
     stop_all(&cp);
     CHECK(ok);
 }
+
+/* The workers' shuffle service keeps an application's map outputs in
+ * DIR/<app>/shuffle/ while it runs (its executors write them there) and
+ * removes them, with the application's directory, when the application
+ * ends: the driver closes, the master tells every worker. */
+static int app_end_body(cluster_procs *cp) {
+    char json[8192];
+    REQ(start_cluster(cp, NULL, json, sizeof json));
+    job ref;
+    REQ(reference(&ref));
+    job j;
+    memset(&j, 0, sizeof j);
+    j.c = open_ctx(cp->url, NULL, NULL);
+    REQ(j.c);
+    j.marker = tmp_path("app-end.marker");
+    run_job(&j);
+    int exact = j.rc == 0 && j.keys == N_KEYS && !memcmp(j.sums, ref.sums, sizeof j.sums);
+    if (j.rc) fprintf(stderr, "  the job failed: %s\n", j.err);
+    /* 8 map outputs (a data file and an index each) over the two workers. */
+    int files = entries(tmp_path("w0/app-0000/shuffle")) + entries(tmp_path("w1/app-0000/shuffle"));
+    em_close(j.c);
+    int gone = 0;
+    for (int i = 0; i < 400 && !gone; i++) {
+        gone = entries(tmp_path("w0/app-0000")) < 0 && entries(tmp_path("w1/app-0000")) < 0;
+        if (!gone) sleep_ms(25);
+    }
+    REQ(exact);
+    if (files != 16) fprintf(stderr, "  %d shuffle files\n", files);
+    REQ(files == 16);
+    REQ(gone);
+    return 1;
+}
+
+TEST(recovery_shuffle_files_removed_when_app_ends) {
+    cluster_procs cp;
+    memset(&cp, 0, sizeof cp);
+    int ok = app_end_body(&cp);
+    stop_all(&cp);
+    CHECK(ok);
+}
