@@ -167,6 +167,11 @@ static const conf_spec conf_keys[] = {
      .max = 86400000},
     {.key = "ember.worker.heartbeatInterval", .def = "2500ms", .type = CONF_DURATION, .unit_ms = 1, .min = 10,
      .max = 3600000},
+    /* The worker's shuffle service (Spark's external shuffle service,
+     * which Spark leaves off; on here): executors' map outputs are served
+     * by their worker and outlive them.  Spark's port, 0: any free one. */
+    {.key = "ember.shuffle.service.enabled", .def = "true", .type = CONF_BOOL},
+    {.key = "ember.shuffle.service.port", .def = "7337", .type = CONF_INT, .min = 0, .max = 65535},
     {.key = "ember.worker.cleanup.appDataTtl", .def = "7d", .type = CONF_DURATION, .unit_ms = 1000, .min = 0,
      .max = (int64_t)3650 * 86400000},
     /* Cluster mode's wire and security. */

@@ -187,6 +187,7 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
         co.lc_workers = lc_w;
         co.lc_cores = lc_c;
         co.lc_mem_mib = lc_m;
+        co.lc_service = conf_bool(ctx->conf, "ember.shuffle.service.enabled");
         co.app_name = em_conf_get(ctx->conf, "ember.app.name");
         co.driver_host = em_conf_get(ctx->conf, "ember.driver.host");
         co.driver_port = (int)conf_i64(ctx->conf, "ember.driver.port");

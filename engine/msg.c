@@ -64,9 +64,10 @@ static const msg_def defs[M_TAG_END] = {
                            {STR("app id", 1, ID_MAX), U64("executor id", 0, ANY), I64("exit code"),
                             U64("signal", 0, 127), STR("last stderr lines", 0, TEXT_MAX)}},
     [M_KILL_EXECUTOR] = {"kill_executor", 2, {STR("app id", 1, ID_MAX), U64("executor id", 0, ANY)}},
-    [M_REGISTER_EXECUTOR] = {"register_executor", 5,
+    [M_REGISTER_EXECUTOR] = {"register_executor", 6,
                              {U64("executor id", 0, ANY), STR("host", 1, HOST_MAX), U64("shuffle port", 1, 65535),
-                              U64("cores", 1, 1u << 20), BIN("binary hash", HASH_LEN, HASH_LEN)}},
+                              U64("cores", 1, 1u << 20), BIN("binary hash", HASH_LEN, HASH_LEN),
+                              BOOL("shuffle service")}},
     [M_EXECUTOR_REFUSED] = {"executor_refused", 1, {STR("reason", 0, TEXT_MAX)}},
     [M_LAUNCH_TASK] = {"launch_task", 2, {U64("task id", 1, ANY), BIN("description", 1, ANY)}},
     [M_KILL_TASK] = {"kill_task", 1, {U64("task id", 1, ANY)}},
@@ -98,6 +99,9 @@ static const msg_def defs[M_TAG_END] = {
     [M_EXECUTOR_RUNNING] = {"executor_running", 4,
                             {STR("app id", 1, ID_MAX), U64("executor id", 0, ANY), U64("cores", 1, 1u << 20),
                              U64("memory MiB", 1, ANY)}},
+    [M_SHUFFLE_OPEN] = {"shuffle_open", 1, {STR("app id", 1, ID_MAX)}},
+    [M_APP_FINISHED] = {"app_finished", 1, {STR("app id", 1, ID_MAX)}},
+    [M_WORKER_LOST] = {"worker_lost", 1, {STR("worker id", 1, ID_MAX)}},
 };
 
 static const msg_def *def_of(int tag) { return tag > 0 && tag < M_TAG_END && defs[tag].name ? &defs[tag] : NULL; }

@@ -43,7 +43,9 @@ enum msg_tag {
     M_EXECUTOR_EXITED,     /* app id, executor id, exit code, signal, last stderr lines */
     M_KILL_EXECUTOR,       /* app id, executor id */
     /* executor <-> driver */
-    M_REGISTER_EXECUTOR,   /* executor id, host, shuffle port, cores, binary hash */
+    M_REGISTER_EXECUTOR,   /* executor id, host, shuffle port, cores, binary hash, shuffle service
+                              (true: its map outputs are served by its worker's shuffle service
+                              and outlive it) */
     M_EXECUTOR_REFUSED,    /* reason */
     M_LAUNCH_TASK,         /* task id, description bytes */
     M_KILL_TASK,           /* task id */
@@ -78,6 +80,16 @@ enum msg_tag {
                               the reason when not found */
     /* worker -> master, after register_worker: one executor it runs */
     M_EXECUTOR_RUNNING,    /* app id, executor id, cores, memory MiB */
+    /* fetcher -> shuffle server (an executor's or a worker's shuffle
+     * service): the first message on a fetch connection, naming the
+     * application whose map outputs the fetch_segment messages after it
+     * ask for */
+    M_SHUFFLE_OPEN,        /* app id */
+    /* master -> worker: the application ended (its shuffle files go) */
+    M_APP_FINISHED,        /* app id */
+    /* master -> driver: a worker was lost, and with it the map outputs
+     * its shuffle service held */
+    M_WORKER_LOST,         /* worker id */
     M_TAG_END
 };
 

@@ -34,14 +34,15 @@
 #include "netconf.h"
 #include "runner.h"
 #include "shuffle.h"
+#include "shuffle_server.h"
 #include "srcdata.h"
 #include "taskresult.h"
 #include "vars.h"
 
-#define CHUNK ((size_t)256 << 10) /* a segment's chunks: what a full socket leaves to copy */
+#define CHUNK ((size_t)256 << 10) /* a result's parts: CHUNK * 4 */
 #define FETCH_TIMEOUT_S 120      /* Spark's spark.network.timeout */
 #define FETCH_TIMEOUT_TEXT "120 s"
-#define SERVE_HIGH ((size_t)4 << 20) /* a segment's bytes queued per connection at most */
+#define SERVE_HIGH ((size_t)4 << 20) /* a result's bytes queued on the driver's connection at most */
 
 /* One attempt the driver launched. */
 typedef struct xtask {
@@ -103,10 +104,18 @@ typedef struct executor {
     conn_opts co;
     netconf nc;
     conn *driver;
-    listener *ls;
+    shuffle_server *server;
     char host[64], dhost[64];
     int dport, port, id, cores;
     char dir[900], self[128];
+    char app[257];
+    /* The worker's shuffle service, when the application uses it
+     * (ember.shuffle.service.enabled and a worker that runs one): map
+     * outputs go to shuffle_dir, the application's directory the worker
+     * serves, and are found at "ember://HOST:service_port"; else they are
+     * this executor's own, in dir, served by its own server. */
+    int service_port;
+    char shuffle_dir[900];
     blockstore *store;
     exec_env env;
     sr_fetcher fetcher;
@@ -117,7 +126,7 @@ typedef struct executor {
     uint64_t next_req;
     fconn *fconns;       /* the loop's thread only */
     int fetch_retries;   /* ember.shuffle.io.maxRetries */
-    int64_t drop_fetches;    /* the loop's: requests to drop (ember.test.faults dropfetch) */
+    int64_t drop_fetches;    /* requests to drop (ember.test.faults dropfetch) */
     uint64_t fetch_retry_ms; /* ember.shuffle.io.retryWait */
     int stop, status;
     int registered;      /* the driver's connection opened */
@@ -325,6 +334,11 @@ static void fetch_open(conn *c, void *ud) {
     fconn *f = fconn_of(c);
     if (!f) return;
     f->open = 1;
+    msg_val a[] = {msg_str(x.app)};
+    if (conn_send_msg(c, M_SHUFFLE_OPEN, a, 1)) {
+        conn_close(c, em_errmsg());
+        return;
+    }
     for (freq *r = f->head; r; r = r->next) fetch_send(f, r);
 }
 
@@ -609,139 +623,15 @@ static int fetch_end(void *fctx, void *h) {
 
 /* --------------------------------------------------------- shuffle server */
 
-/* One answer to give, in the order the requests came. */
-typedef struct sjob {
-    struct sjob *next;
-    msg_val rid;
-    int fd;              /* -1: an error answer */
-    uint64_t off, end;
-    int code;
-    char err[400];
-    int started;
-} sjob;
-
-/* A client's connection and its answers still to send: a segment goes out
- * a chunk at a time, with at most SERVE_HIGH bytes queued, the rest when
- * the connection drains. */
-typedef struct sconn {
-    struct sconn *next;
-    conn *c;
-    sjob *head, *tail;
-} sconn;
-
-static sconn *sconns; /* the loop's */
-
-static sconn *sconn_of(conn *c, int make) {
-    for (sconn *s = sconns; s; s = s->next)
-        if (s->c == c) return s;
-    if (!make) return NULL;
-    sconn *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
-    s->c = c;
-    s->next = sconns;
-    sconns = s;
-    return s;
+/* The shuffle server's dir_of: this executor serves its own application's
+ * outputs only. */
+static int serve_dir_of(void *ctx, const char *app, char *dir, size_t cap) {
+    (void)ctx;
+    if (strcmp(app, x.app))
+        return em__seterr(EM_ENOENT, "executor %d serves application %s, not %s", x.id, x.app, app);
+    snprintf(dir, cap, "%s", x.shuffle_dir);
+    return 0;
 }
-
-static void sjob_pop(sconn *s) {
-    sjob *j = s->head;
-    s->head = j->next;
-    if (!s->head) s->tail = NULL;
-    if (j->fd >= 0) close(j->fd);
-    free(j);
-}
-
-static void pump(conn *c, void *arg);
-
-/* Send what fits; ask to be called again when the connection drains. */
-static void pump(conn *c, void *arg) {
-    sconn *s = arg;
-    size_t chunk = x.co.max_frame - 64 < CHUNK ? x.co.max_frame - 64 : CHUNK; /* room for sealing */
-    int rc = 0;
-    while (s->head && !rc && conn_queued(c) < SERVE_HIGH) {
-        sjob *j = s->head;
-        if (!j->started) {
-            j->started = 1;
-            if (j->fd < 0) {
-                msg_val f[] = {msg_i(j->code), msg_str(j->err)};
-                rc = conn_send_msg(c, M_ERROR, f, 2);
-                if (!rc) sjob_pop(s);
-            } else {
-                msg_val f[] = {j->rid, msg_u(j->end - j->off)};
-                rc = conn_send_msg(c, M_SEGMENT, f, 2);
-            }
-            continue;
-        }
-        if (j->off < j->end) {
-            size_t want = j->end - j->off < chunk ? (size_t)(j->end - j->off) : chunk;
-            if (!(rc = conn_send_file(c, FT_CHUNK, j->fd, j->off, want))) j->off += want;
-            continue;
-        }
-        rc = conn_send(c, FT_CHUNK, NULL, 0); /* the end */
-        if (!rc) sjob_pop(s);
-    }
-    /* Half a segment was sent: the reader cannot be told apart from a good
-     * one but by closing. */
-    if (rc) conn_close(c, em_errmsg());
-    else if (s->head) conn_on_drain(c, pump, s);
-}
-
-static void serve_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
-    (void)ud;
-    msg m;
-    char why[600];
-    if (conn_take_msg(c, type, body, len, &m)) return;
-    if (m.tag != M_FETCH_SEGMENT) {
-        snprintf(why, sizeof why, "a %s message, which the shuffle server does not take", msg_name(m.tag));
-        msg_free(&m);
-        free(body);
-        conn_close(c, why);
-        return;
-    }
-    if (x.drop_fetches > 0) {
-        x.drop_fetches--;
-        msg_free(&m);
-        free(body);
-        conn_close(c, "dropped a segment request (ember.test.faults dropfetch)");
-        return;
-    }
-    sconn *s = sconn_of(c, 1);
-    sjob *j = s ? calloc(1, sizeof *j) : NULL;
-    if (!j) {
-        msg_free(&m);
-        free(body);
-        conn_close(c, "the shuffle server is out of memory");
-        return;
-    }
-    j->rid = m.f[0];
-    j->fd = shuffle_locate(x.dir, (uint32_t)m.f[1].u, (uint32_t)m.f[2].u, m.f[3].u, (int)m.f[4].u, &j->off, &j->end);
-    if (j->fd < 0) {
-        j->code = j->fd;
-        snprintf(j->err, sizeof j->err, "%s", em_errmsg());
-        j->fd = -1;
-    }
-    if (s->tail) s->tail->next = j;
-    else s->head = j;
-    s->tail = j;
-    msg_free(&m);
-    free(body);
-    if (s->head == j) pump(c, s); /* else it waits for those before it */
-}
-
-static void serve_closed(conn *c, const char *reason, void *ud) {
-    (void)reason;
-    (void)ud;
-    for (sconn **pp = &sconns; *pp; pp = &(*pp)->next)
-        if ((*pp)->c == c) {
-            sconn *s = *pp;
-            *pp = s->next;
-            while (s->head) sjob_pop(s);
-            free(s);
-            return;
-        }
-}
-
-static const conn_cb serve_cb = {NULL, serve_frame, serve_closed};
 
 /* ------------------------------------------------------------ task threads */
 
@@ -946,8 +836,8 @@ static void driver_open(conn *c, void *ud) {
     (void)ud;
     x.registered = 1;
     msg_val f[] = {msg_u((uint64_t)x.id), msg_str(x.host), msg_u((uint64_t)x.port), msg_u((uint64_t)x.cores),
-                   msg_bin(fnref_binary_hash(), 32)};
-    if (conn_send_msg(c, M_REGISTER_EXECUTOR, f, 5)) conn_close(c, em_errmsg());
+                   msg_bin(fnref_binary_hash(), 32), msg_u(x.service_port > 0)};
+    if (conn_send_msg(c, M_REGISTER_EXECUTOR, f, 6)) conn_close(c, em_errmsg());
     else uv_timer_start(&x.hb.t, on_heartbeat, x.hb_ms, x.hb_ms);
 }
 
@@ -959,9 +849,9 @@ static void driver_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     switch (m.tag) {
     case M_LAUNCH_TASK: launch(&m); break;
     case M_KILL_TASK: kill_task(m.f[0].u); break;
-    case M_DROP_SHUFFLE: shuffle_remove(x.dir, (uint32_t)m.f[0].u); break;
+    case M_DROP_SHUFFLE: shuffle_remove(x.shuffle_dir, (uint32_t)m.f[0].u); break;
     case M_DROP_MAP_OUTPUT:
-        shuffle_remove_output(x.dir, (uint32_t)m.f[0].u, (uint32_t)m.f[1].u, m.f[2].u);
+        shuffle_remove_output(x.shuffle_dir, (uint32_t)m.f[0].u, (uint32_t)m.f[1].u, m.f[2].u);
         break;
     case M_DROP_BCAST: vars_bcast_drop(m.f[0].u); break;
     case M_DROP_RDD: bs_remove(x.store, m.f[0].u, (int)m.f[1].u); break;
@@ -1014,9 +904,10 @@ static void start(void *arg) {
     iol_timer_init(x.l, &x.hb);
     conn_opts so = x.co;
     so.component = "shuffle-server";
-    a->rc = conn_listen(x.l, x.host, 0, &so, &serve_cb, NULL, &x.ls, &x.port);
+    ss_config sc = {serve_dir_of, NULL, x.drop_fetches};
+    a->rc = ss_start(x.l, x.host, 0, &so, &sc, &x.server, &x.port);
     if (!a->rc) {
-        snprintf(x.self, sizeof x.self, "ember://%s:%d", x.host, x.port);
+        snprintf(x.self, sizeof x.self, "ember://%s:%d", x.host, x.service_port > 0 ? x.service_port : x.port);
         x.env.self = x.self;
         a->rc = conn_connect(x.l, x.dhost, x.dport, &x.co, &driver_cb, NULL, &x.driver);
     }
@@ -1039,12 +930,15 @@ static int env_int(const char *name, long lo, long hi, long def, long *out) {
 int executor_main(void) {
     long id, cores, mem;
     const char *url = getenv("EMBER_DRIVER_URL"), *dir = getenv("EMBER_EXECUTOR_DIR"),
-               *host = getenv("EMBER_EXECUTOR_HOST");
+               *host = getenv("EMBER_EXECUTOR_HOST"), *app = getenv("EMBER_APP_ID"),
+               *sdir = getenv("EMBER_SHUFFLE_DIR");
+    long sport;
     const char *colon = url ? strrchr(url, ':') : NULL;
     if (!colon || (size_t)(colon - url) >= sizeof x.dhost || env_int("EMBER_EXECUTOR_ID", 0, INT32_MAX, -1, &id) ||
         env_int("EMBER_EXECUTOR_CORES", 1, 1 << 16, -1, &cores) ||
         env_int("EMBER_EXECUTOR_MEMORY", 1, 1L << 30, 1024, &mem) ||
-        !dir ||
+        env_int("EMBER_SHUFFLE_SERVICE_PORT", 0, 65535, 0, &sport) || !dir ||
+        (app && strlen(app) >= sizeof x.app) || (sdir && strlen(sdir) >= sizeof x.shuffle_dir) ||
         strlen(dir) >= sizeof x.dir - 1 || (host && strlen(host) >= sizeof x.host)) {
         fprintf(stderr,
                 "ember executor: bad environment: EMBER_DRIVER_URL=%s EMBER_EXECUTOR_ID=%s EMBER_EXECUTOR_CORES=%s "
@@ -1066,6 +960,7 @@ int executor_main(void) {
     x.id = (int)id;
     x.cores = (int)cores;
     snprintf(x.dir, sizeof x.dir, "%s", dir);
+    snprintf(x.app, sizeof x.app, "%s", app ? app : "");
     snprintf(x.host, sizeof x.host, "%s", host && *host ? host : "127.0.0.1");
     /* The application's settings, as its driver has them. */
     em_conf *conf = em_conf_new();
@@ -1075,6 +970,12 @@ int executor_main(void) {
     }
     x.co = netconf_opts(&x.nc, "executor");
     x.co.max_frame = (size_t)conf_size(conf, "ember.rpc.message.maxSize");
+    /* The worker's shuffle service, when both the application and the
+     * worker have it on. */
+    if (conf_bool(conf, "ember.shuffle.service.enabled") && sport > 0 && sdir && *sdir) {
+        x.service_port = (int)sport;
+        snprintf(x.shuffle_dir, sizeof x.shuffle_dir, "%s", sdir);
+    } else snprintf(x.shuffle_dir, sizeof x.shuffle_dir, "%s", x.dir);
     pthread_mutex_init(&x.mu, NULL);
     pthread_cond_init(&x.work, NULL);
     pthread_cond_init(&x.ended, NULL);
@@ -1085,6 +986,7 @@ int executor_main(void) {
         return 1;
     }
     x.env.local_dir = x.dir;
+    x.env.shuffle_dir = x.shuffle_dir;
     x.env.store = x.store;
     x.env.ask_commit = ask_commit;
     x.fetcher.begin = fetch_begin;
@@ -1118,7 +1020,8 @@ int executor_main(void) {
             fprintf(stderr, "ember executor: cannot start task threads\n");
             return 1;
         }
-    log_msg(LOG_INFO, "executor", "executor %d: %d cores, shuffle server %s, driver %s", x.id, x.cores, x.self, url);
+    log_msg(LOG_INFO, "executor", "executor %d: %d cores, map outputs at %s%s, driver %s", x.id, x.cores, x.self,
+            x.service_port > 0 ? " (the worker's shuffle service)" : "", url);
     pthread_mutex_lock(&x.mu);
     while (!x.stop) pthread_cond_wait(&x.ended, &x.mu);
     pthread_mutex_unlock(&x.mu);

@@ -15,7 +15,10 @@
 #include "taskresult.h"
 
 typedef struct exec_env {
-    const char *local_dir; /* shuffle outputs and spills (must exist) */
+    const char *local_dir; /* spills, and shuffle outputs unless shuffle_dir (must exist) */
+    const char *shuffle_dir; /* map outputs (NULL: local_dir); cluster mode with the
+                                worker's shuffle service: the application's directory
+                                the worker serves */
     blockstore *store;     /* cached partitions */
     /* The output commit coordinator (scheduler/commit.h), asked by an
      * output task before it commits its file: 1 granted, 0 denied.  NULL:
@@ -23,8 +26,9 @@ typedef struct exec_env {
     int (*ask_commit)(void *c, uint32_t stage, int32_t partition, uint64_t attempt);
     void *commit_ctx;
     /* Cluster mode (executor.c): where this executor's shuffle outputs are
-     * found, reported with them ("ember://HOST:PORT" + local_dir; NULL:
-     * local_dir), and how a segment held by another executor is fetched
+     * found, reported with them ("ember://HOST:PORT" + the shuffle
+     * directory: the executor's own shuffle server's, or its worker's
+     * shuffle service's; NULL: the directory alone), and how a segment held by another executor is fetched
      * (sr_opts's self and fetch). */
     const char *self;
     const struct sr_fetcher *fetch;

@@ -304,8 +304,9 @@ static int end_shuffle(epipe *p) {
     res->shuffle_bytes = sr.bytes;
     res->shuffle_records = sr.records;
     res->spills += sr.spills;
-    if (p->run->env->self) snprintf(res->loc, sizeof res->loc, "%s%s", p->run->env->self, p->run->env->local_dir);
-    else snprintf(res->loc, sizeof res->loc, "%s", p->run->env->local_dir);
+    const char *dir = p->run->env->shuffle_dir ? p->run->env->shuffle_dir : p->run->env->local_dir;
+    if (p->run->env->self) snprintf(res->loc, sizeof res->loc, "%s%s", p->run->env->self, dir);
+    else snprintf(res->loc, sizeof res->loc, "%s", dir);
     rc = ebuf_append(&p->buf, sr.seg_bytes, sizeof(uint64_t) * (size_t)s->nparts) ? EM_ENOMEM : 0;
     free(sr.seg_bytes);
     if (!rc) give_result(p, &p->buf);
@@ -365,7 +366,7 @@ static int open_shuffle(epipe *p) {
     }
     sw_opts o;
     memset(&o, 0, sizeof o);
-    o.dir = run->env->local_dir;
+    o.dir = run->env->shuffle_dir ? run->env->shuffle_dir : run->env->local_dir;
     o.shuffle_id = k->shuffle_id;
     o.map_id = (uint32_t)run->t->partition;
     o.attempt = run->t->task_id;

@@ -26,6 +26,7 @@
 #include "log.h"
 #include "msg.h"
 #include "netconf.h"
+#include "shuffle_server.h"
 #include "worker.h"
 
 #define ID_MAX 64
@@ -37,6 +38,14 @@ extern char **environ;
 
 typedef struct wexec wexec;
 typedef struct binfetch binfetch;
+
+/* An application this worker launched executors for, until the master
+ * says it finished: the shuffle service serves its map outputs while it
+ * runs, also after its executors ended. */
+typedef struct wapp {
+    struct wapp *next;
+    char id[ID_MAX];
+} wapp;
 
 typedef struct worker {
     ioloop *l;
@@ -52,6 +61,11 @@ typedef struct worker {
     wexec *execs;
     binfetch *fetches;
     int stopping;
+    /* The shuffle service (ember.shuffle.service.enabled): its port, 0
+     * when off; the applications it serves. */
+    int svc_on, svc_port;
+    shuffle_server *svc;
+    wapp *apps;
 } worker;
 
 /* One executor process. */
@@ -102,6 +116,33 @@ static int split_addr(const char *s, char *host, size_t cap, int *port) {
 }
 
 static void app_dir(const char *app, char *out, size_t cap) { snprintf(out, cap, "%s/%s", w.dir, app); }
+
+/* Where the application's executors write their map outputs when the
+ * shuffle service is on: one directory for all of them, which outlives
+ * each. */
+static void shuffle_dir(const char *app, char *out, size_t cap) { snprintf(out, cap, "%s/%s/shuffle", w.dir, app); }
+
+static wapp *app_find(const char *app) {
+    for (wapp *a = w.apps; a; a = a->next)
+        if (!strcmp(a->id, app)) return a;
+    return NULL;
+}
+
+/* An id that names a directory right under the work directory: not empty,
+ * no '/', not starting with '.' (so neither "." nor ".."). */
+static int app_id_ok(const char *app, size_t len) {
+    return len > 0 && len < ID_MAX && !memchr(app, '/', len) && !memchr(app, 0, len) && app[0] != '.';
+}
+
+/* The shuffle service's dir_of: only applications this worker runs
+ * executors for, and their own directory. */
+static int svc_dir_of(void *ctx, const char *app, char *dir, size_t cap) {
+    (void)ctx;
+    if (!app_id_ok(app, strlen(app)) || !app_find(app))
+        return em__seterr(EM_ENOENT, "the shuffle service of worker %s serves no application \"%.64s\"", w.id, app);
+    shuffle_dir(app, dir, cap);
+    return 0;
+}
 
 /* ------------------------------------------------------------- executors */
 
@@ -160,7 +201,9 @@ static void handle_closed(wexec *e) {
     exec_free(e);
     int left = 0;
     for (wexec *o = w.execs; o; o = o->next) left |= !strcmp(o->app, app);
-    if (!left && !app_marked_failed(app)) {
+    /* With the shuffle service, the map outputs stay until the
+     * application ends (app_finished). */
+    if (!left && !app_find(app) && !app_marked_failed(app)) {
         char d[800];
         app_dir(app, d, sizeof d);
         rm_tree(d);
@@ -235,7 +278,7 @@ static void exec_spawn(wexec *e, const char *path) {
     size_t n = 0;
     while (environ[n]) n++;
     char **env = calloc(n + 16, sizeof *env);
-    char vars[14][1100];
+    char vars[16][1100];
     int nv = 0;
     if (ofd < 0 || efd < 0 || !env) {
         if (ofd >= 0) close(ofd);
@@ -259,6 +302,12 @@ static void exec_spawn(wexec *e, const char *path) {
     snprintf(vars[nv++], sizeof vars[0], "EMBER_EXECUTOR_HOST=%s", w.host);
     snprintf(vars[nv++], sizeof vars[0], "EMBER_NETWORK_CRYPTO=%d", w.co.encrypt ? 1 : 0);
     if (w.nc.secret) snprintf(vars[nv++], sizeof vars[0], "EMBER_SECRET_FILE=%s/secret", w.dir);
+    if (w.svc_port > 0) {
+        char sd[900];
+        shuffle_dir(e->app, sd, sizeof sd);
+        snprintf(vars[nv++], sizeof vars[0], "EMBER_SHUFFLE_SERVICE_PORT=%d", w.svc_port);
+        snprintf(vars[nv++], sizeof vars[0], "EMBER_SHUFFLE_DIR=%s", sd);
+    }
     for (int i = 0; i < nv; i++) env[k++] = vars[i];
     env[k++] = e->conf;
     env[k] = NULL;
@@ -441,8 +490,8 @@ static void exec_prepare(wexec *e) {
 static void launch(const msg *m) {
     wexec *e = calloc(1, sizeof *e);
     if (!e) return;
-    if (m->f[0].len >= sizeof e->app || m->f[4].len >= sizeof e->driver || memchr(m->f[0].p, '/', m->f[0].len) ||
-        (m->f[0].len && m->f[0].p[0] == '.')) {
+    if (m->f[0].len >= sizeof e->app || m->f[4].len >= sizeof e->driver ||
+        !app_id_ok((const char *)m->f[0].p, m->f[0].len)) {
         free(e);
         log_msg(LOG_WARN, "worker", "refused a launch with a bad application id or driver address");
         return;
@@ -469,11 +518,21 @@ static void launch(const msg *m) {
     e->grace.data = e;
     e->next = w.execs;
     w.execs = e;
-    if (mkdir(d, 0700) && errno != EEXIST) {
+    char sd[900];
+    shuffle_dir(e->app, sd, sizeof sd);
+    if ((mkdir(d, 0700) && errno != EEXIST) || (w.svc_port > 0 && mkdir(sd, 0700) && errno != EEXIST)) {
         char why[1000];
-        snprintf(why, sizeof why, "cannot make %s: %s", d, strerror(errno));
+        snprintf(why, sizeof why, "cannot make %s: %s", errno == EEXIST ? sd : d, strerror(errno));
         exec_ended(e, -1, 0, why);
         return;
+    }
+    if (w.svc_port > 0 && !app_find(e->app)) {
+        wapp *a = calloc(1, sizeof *a);
+        if (a) { /* (else its outputs go with its last executor, as without the service) */
+            snprintf(a->id, sizeof a->id, "%s", e->app);
+            a->next = w.apps;
+            w.apps = a;
+        }
     }
     exec_prepare(e);
 }
@@ -498,6 +557,31 @@ static void kill_exec(const char *app, int id) {
         }
 }
 
+/* The master says the application ended: its map outputs go now, and its
+ * directory with its last executor (or now, when none is left), unless one
+ * failed (its logs are kept for appDataTtl). */
+static void app_finished(const char *app) {
+    wapp *a = NULL;
+    for (wapp **pp = &w.apps; *pp; pp = &(*pp)->next)
+        if (!strcmp((*pp)->id, app)) {
+            a = *pp;
+            *pp = a->next;
+            break;
+        }
+    if (!a) return;
+    free(a);
+    char d[900];
+    shuffle_dir(app, d, sizeof d);
+    rm_tree(d);
+    for (wexec *e = w.execs; e; e = e->next)
+        if (!strcmp(e->app, app)) return;
+    if (!app_marked_failed(app)) {
+        app_dir(app, d, sizeof d);
+        rm_tree(d);
+    }
+    log_msg(LOG_INFO, "worker", "application %s finished: its shuffle files are removed", app);
+}
+
 /* Register, then report every executor still alive (started, or waiting
  * for its binary): a master that restarted rebuilds its grants from the
  * report, and kills what it does not know. */
@@ -505,8 +589,8 @@ static void master_open(conn *c, void *ud) {
     (void)ud;
     uint64_t n = 0;
     for (wexec *e = w.execs; e; e = e->next) n += !e->exited;
-    msg_val f[] = {msg_str(w.id), msg_str(w.host), msg_u(0), msg_u((uint64_t)w.cores), msg_u((uint64_t)w.mem_mib),
-                   msg_u(n)};
+    msg_val f[] = {msg_str(w.id), msg_str(w.host), msg_u((uint64_t)w.svc_port), msg_u((uint64_t)w.cores),
+                   msg_u((uint64_t)w.mem_mib), msg_u(n)};
     int rc = conn_send_msg(c, M_REGISTER_WORKER, f, 6);
     for (wexec *e = w.execs; e && !rc; e = e->next)
         if (!e->exited) {
@@ -534,6 +618,15 @@ static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
         conn_close(c, why); /* and register again, after a pause */
         break;
     case M_LAUNCH_EXECUTOR: launch(&m); break;
+    case M_APP_FINISHED: {
+        char app[ID_MAX];
+        if (app_id_ok((const char *)m.f[0].p, m.f[0].len) && m.f[0].len < sizeof app) {
+            memcpy(app, m.f[0].p, m.f[0].len);
+            app[m.f[0].len] = 0;
+            app_finished(app);
+        }
+        break;
+    }
     case M_KILL_EXECUTOR: {
         char app[ID_MAX];
         if (m.f[0].len < sizeof app) {
@@ -611,6 +704,15 @@ typedef struct start_arg {
 
 static void start(void *arg) {
     start_arg *a = arg;
+    if (w.svc_on) {
+        conn_opts so = w.co;
+        so.component = "shuffle-service";
+        ss_config sc = {svc_dir_of, NULL, 0};
+        if ((a->rc = ss_start(w.l, w.host, w.svc_port, &so, &sc, &w.svc, &w.svc_port))) {
+            em__geterr(a->err, sizeof a->err);
+            return;
+        }
+    }
     iol_timer_init(w.l, &w.hb);
     iol_timer_init(w.l, &w.retry);
     iol_timer_init(w.l, &w.sweep);
@@ -641,7 +743,8 @@ static void usage(FILE *f) {
                "  address executors listen on and advertise (default 127.0.0.1); N the cores\n"
                "  it offers (default: all of this machine's); SIZE its memory (default 1g).\n"
                "  Settings: ember.worker.heartbeatInterval (2500ms),\n"
-               "  ember.worker.cleanup.appDataTtl (7d), ember.authenticate.secret(File),\n"
+               "  ember.worker.cleanup.appDataTtl (7d), ember.shuffle.service.enabled (true),\n"
+               "  ember.shuffle.service.port (7337; 0: any free port), ember.authenticate.secret(File),\n"
                "  ember.network.crypto.enabled, ember.log.level.  Stops on SIGTERM or SIGINT.\n");
 }
 
@@ -709,6 +812,8 @@ int worker_main(int argc, char **argv) {
     if (insecure) em_conf_set(conf, "ember.network.insecure", "true");
     w.hb_ms = (uint64_t)conf_duration_ms(conf, "ember.worker.heartbeatInterval");
     w.ttl_ms = (uint64_t)conf_duration_ms(conf, "ember.worker.cleanup.appDataTtl");
+    w.svc_on = conf_bool(conf, "ember.shuffle.service.enabled");
+    w.svc_port = w.svc_on ? (int)conf_i64(conf, "ember.shuffle.service.port") : 0;
     int rc = netconf_load(conf, &w.nc);
     em_conf_free(conf);
     if (rc || netconf_check_bind(&w.nc, w.host, "ember-worker")) {
@@ -759,15 +864,36 @@ int worker_main(int argc, char **argv) {
     }
     start_arg a = {0, ""};
     iol_call(w.l, start, &a);
+    if (a.rc) {
+        fprintf(stderr, "ember-worker: the shuffle service (ember.shuffle.service.port %d): %s\n", w.svc_port, a.err);
+        iol_stop(w.l);
+        netconf_free(&w.nc);
+        return 1;
+    }
     log_msg(LOG_INFO, "worker", "%s: %d cores, %lld MiB, work directory %s, master %s", w.id, w.cores,
             (long long)w.mem_mib, w.dir, master);
+    if (w.svc_on) log_msg(LOG_INFO, "worker", "shuffle service on %s:%d", w.host, w.svc_port);
     int sig = 0;
     sigwait(&sigs, &sig);
     log_msg(LOG_INFO, "worker", "stopping on signal %d", sig);
     iol_call(w.l, stop_all, NULL);
     iol_stop(w.l); /* closes every handle: the executors are gone */
     /* (Directories went with their executors' handles as the loop
-     * stopped, but for failed applications'.) */
+     * stopped, but for failed applications' and those the shuffle service
+     * kept: with the service gone their map outputs are of no use.) */
+    while (w.apps) {
+        wapp *ap = w.apps;
+        w.apps = ap->next;
+        char d[900];
+        shuffle_dir(ap->id, d, sizeof d);
+        rm_tree(d);
+        if (!app_marked_failed(ap->id)) {
+            app_dir(ap->id, d, sizeof d);
+            rm_tree(d);
+        }
+        free(ap);
+    }
+    ss_free(w.svc);
     netconf_free(&w.nc);
     return 0;
 }

@@ -45,6 +45,8 @@ extern char **environ;
 
 typedef struct cexec {
     int id, cores, alive;
+    int served;          /* its map outputs are its worker's shuffle service's: they outlive it */
+    int worker_lost;     /* the master said its worker was lost (its outputs went with it) */
     conn *c;
     char addr[80];
     uint64_t heard_ms;   /* its last frame (uv_now) */
@@ -134,6 +136,7 @@ typedef struct cluster {
     char master_url[128], mhost[64], name[128], dhost[64], url[128], scratch[800];
     char *exec_conf;         /* the settings executors get, KEY=VALUE lines */
     int mport, dport, lc_workers, lc_cores, exec_cores, cores_max;
+    int lc_service;          /* ember.shuffle.service.enabled, for local-cluster's workers */
     int64_t max_result;      /* ember.driver.maxResultSize (0: none) */
     uint64_t timeout_ms;     /* ember.network.timeout: an executor silent this long is lost */
     iol_timer watch;         /* checks executors' silence (the loop's) */
@@ -161,6 +164,11 @@ typedef struct cluster {
     char why[1200];       /* the last reason an executor went or was refused (mu) */
     cexec *execs;         /* the loop's */
     int nexec, capexec;
+    /* The worker of each executor granted (executor_added; the loop's):
+     * a lost worker's shuffle service loses the outputs of every executor
+     * it ran, those that ended before it too. */
+    struct grant { int exec; char worker[64]; } *grants;
+    int ngrant, capgrant;
     lconn *lconns;
     int nlconn, caplconn;
     /* The application binary, served to workers (the loop's). */
@@ -441,6 +449,9 @@ static void master_open(conn *c, void *ud) {
 
 static void exec_exit_known(cluster *k, int id, int64_t code, int sig, const char *tail);
 
+static void note_grant(cluster *k, int exec, const msg_val *worker);
+static void worker_lost(cluster *k, const char *worker);
+
 static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
     cluster *k = ud;
     msg m;
@@ -478,6 +489,7 @@ static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
         pthread_mutex_lock(&k->mu);
         k->granted++;
         pthread_mutex_unlock(&k->mu);
+        if (m.f[0].u <= INT32_MAX) note_grant(k, (int)m.f[0].u, &m.f[1]);
         log_msg(LOG_DEBUG, "driver", "executor %llu granted on %.*s", (unsigned long long)m.f[0].u, (int)m.f[1].len,
                 (const char *)m.f[1].p);
         break;
@@ -492,6 +504,12 @@ static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
         pthread_mutex_unlock(&k->mu);
         log_msg(LOG_WARN, "driver", "executor %llu lost: %.*s", (unsigned long long)m.f[0].u, (int)m.f[1].len,
                 (const char *)m.f[1].p);
+        break;
+    }
+    case M_WORKER_LOST: {
+        char wid[64];
+        snprintf(wid, sizeof wid, "%.*s", (int)(m.f[0].len < 63 ? m.f[0].len : 63), (const char *)m.f[0].p);
+        worker_lost(k, wid);
         break;
     }
     default:
@@ -630,6 +648,7 @@ static void register_exec(cluster *k, conn *c, lconn *l, const msg *m) {
     x->id = id;
     x->cores = (int)m->f[3].u;
     x->alive = 1;
+    x->served = (int)m->f[5].u;
     x->c = c;
     x->heard_ms = uv_now(iol_uv(k->l));
     snprintf(x->addr, sizeof x->addr, "%.*s:%llu", (int)(m->f[1].len > 60 ? 60 : m->f[1].len),
@@ -651,8 +670,8 @@ static void register_exec(cluster *k, conn *c, lconn *l, const msg *m) {
                  (const char *)m->f[1].p);
         evq_post(k->events, ev);
     }
-    log_msg(LOG_INFO, "driver", "executor %d registered from %s: %d cores, shuffle server %s", id, conn_peer(c),
-            x->cores, x->addr);
+    log_msg(LOG_INFO, "driver", "executor %d registered from %s: %d cores, shuffle server %s%s", id, conn_peer(c),
+            x->cores, x->addr, x->served ? ", map outputs served by its worker" : "");
 }
 
 /* Whether an executor's end was of its own making: a signal it raised
@@ -768,9 +787,43 @@ static void exec_lost(cluster *k, cexec *x, const char *reason) {
     if (ev) {
         ev->kind = EV_EXEC_LOST;
         ev->exec = x->id;
+        ev->keep_outputs = x->served && !x->worker_lost;
         snprintf(ev->text, sizeof ev->text, "%.127s", reason);
         evq_post(k->events, ev);
     }
+}
+
+/* The master says a worker was lost: the map outputs of every executor it
+ * ran are gone (its shuffle service with it).  An executor still alive
+ * here will be lost as its connection closes; its outputs go now. */
+static void worker_lost(cluster *k, const char *worker) {
+    if (k->stopping) return;
+    for (int i = 0; i < k->ngrant; i++) {
+        if (strcmp(k->grants[i].worker, worker)) continue;
+        cexec *x = exec_of(k, k->grants[i].exec);
+        if (x) x->worker_lost = 1;
+        sched_event *ev = calloc(1, sizeof *ev);
+        if (!ev) continue;
+        ev->kind = EV_EXEC_LOST;
+        ev->exec = k->grants[i].exec;
+        snprintf(ev->text, sizeof ev->text, "its worker %.60s was lost", worker);
+        evq_post(k->events, ev);
+    }
+    log_msg(LOG_WARN, "driver", "worker %s lost: the map outputs of its executors are lost", worker);
+}
+
+/* Note the worker of a granted executor. */
+static void note_grant(cluster *k, int exec, const msg_val *worker) {
+    if (k->ngrant == k->capgrant) {
+        int cap = k->capgrant ? k->capgrant * 2 : 8;
+        struct grant *v = realloc(k->grants, sizeof *v * (size_t)cap);
+        if (!v) return; /* (its outputs are then lost by fetch failures, as without the service) */
+        k->grants = v;
+        k->capgrant = cap;
+    }
+    struct grant *g = &k->grants[k->ngrant++];
+    g->exec = exec;
+    snprintf(g->worker, sizeof g->worker, "%.*s", (int)(worker->len < 63 ? worker->len : 63), (const char *)worker->p);
 }
 
 /* A part of a result too large for one frame: kept with its task while
@@ -1148,7 +1201,13 @@ static int start_daemons(cluster *k) {
         snprintf(mem, sizeof mem, "%lldm", (long long)k->lc_mem_mib);
         snprintf(dir, sizeof dir, "%s/worker-%d", k->scratch, i);
         snprintf(log, sizeof log, "%s/worker-%d.log", k->scratch, i);
-        char *wargs[] = {"ember-worker", "--cores", cores, "--memory", mem, "--work-dir", dir, k->master_url, NULL};
+        /* The shuffle service on any free port (workers of one machine, and
+         * tests running side by side, never collide), on when the
+         * application uses it. */
+        char *wargs[] = {"ember-worker", "--cores", cores, "--memory", mem, "--work-dir", dir,
+                         "--conf", "ember.shuffle.service.port=0", "--conf",
+                         k->lc_service ? "ember.shuffle.service.enabled=true" : "ember.shuffle.service.enabled=false",
+                         k->master_url, NULL};
         pid_t pid = spawn_role(k, "worker", wargs, log, k->master_pid, -1);
         if (pid < 0) return EM_EIO;
         k->worker_pids[i] = pid;
@@ -1244,6 +1303,7 @@ static void c_close(backend *b) {
     }
     idmap_free(&k->tasks, task_free);
     free(k->execs);
+    free(k->grants);
     free(k->lconns);
     free(k->exec_conf);
     pthread_mutex_destroy(&k->mu);
@@ -1268,6 +1328,7 @@ backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     k->lc_workers = o->master ? 0 : o->lc_workers;
     k->lc_cores = o->lc_cores;
     k->lc_mem_mib = o->lc_mem_mib;
+    k->lc_service = o->lc_service;
     k->exec_cores = o->master ? o->exec_cores : o->lc_cores;
     k->exec_mem_mib = o->master ? o->exec_mem_mib : (o->exec_mem_mib < o->lc_mem_mib ? o->exec_mem_mib : o->lc_mem_mib);
     k->cores_max = o->cores_max;

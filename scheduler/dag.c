@@ -2074,10 +2074,12 @@ static void *sched_main(void *arg) {
             case EV_EXEC_ADDED: et_add(&d->execs, ev->exec, ev->cores, ev->backlog, ev->host); break; /* ENOMEM: an executor never used */
             case EV_EXEC_LOST: {
                 /* Its attempts end as the backend posts them; its map
-                 * outputs went with it. */
+                 * outputs went with it, unless its worker's shuffle
+                 * service serves them (until the backend says the worker
+                 * was lost too). */
                 exec_rec *x = et_find(&d->execs, ev->exec);
                 if (x) x->alive = 0;
-                lose_exec_outputs(d, ev->exec);
+                if (!ev->keep_outputs) lose_exec_outputs(d, ev->exec);
                 break;
             }
             case EV_APP_FAILED: fail_all(d, ev->res.status, ev->res.errmsg); break;

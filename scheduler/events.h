@@ -42,6 +42,9 @@ typedef struct sched_event {
                                off, its worker lost): not a task failure */
     uint64_t start_us, end_us; /* EV_TASK_ENDED: on the executor's clock */
     char text[128];         /* EV_EXEC_ADDED: address; EV_EXEC_LOST: reason */
+    int keep_outputs;       /* EV_EXEC_LOST: its map outputs outlive it (its
+                               worker's shuffle service serves them); else
+                               they are lost with it */
     char host[64];          /* EV_EXEC_ADDED: the host it runs on (where a
                                speculative copy should not go) */
     task_result res;        /* EV_TASK_ENDED (res.task_id names the attempt) */

@@ -104,6 +104,31 @@ static void tell_lost(void *ud, const master_exec *e) {
     }
 }
 
+/* A worker is lost: every driver hears it, since the map outputs its
+ * shuffle service held went with it, whichever executors wrote them (those
+ * that ended before it too). */
+static void tell_worker_lost(masterd *d, const char *worker) {
+    msg_val f[] = {msg_str(worker)};
+    for (int i = 0; i < d->npeers; i++)
+        if (d->peers[i].kind == P_DRIVER) send_msg(d->peers[i].c, M_WORKER_LOST, f, 1);
+}
+
+/* A worker found silent past ember.worker.timeout: its executors are lost
+ * (tell_lost) and the drivers hear of the worker (once per executor: a
+ * driver takes it again as nothing new). */
+static void tell_lost_expired(void *ud, const master_exec *e) {
+    tell_lost(ud, e);
+    tell_worker_lost(ud, e->worker);
+}
+
+/* An application ended: every worker removes its shuffle files (a worker
+ * that ran none of its executors knows nothing of it). */
+static void tell_app_finished(masterd *d, const char *app) {
+    msg_val f[] = {msg_str(app)};
+    for (int i = 0; i < d->npeers; i++)
+        if (d->peers[i].kind == P_WORKER) send_msg(d->peers[i].c, M_APP_FINISHED, f, 1);
+}
+
 static void tell_kill(void *ud, const master_exec *e) {
     masterd *d = ud;
     peer *w = peer_by_id(d, P_WORKER, e->worker);
@@ -219,6 +244,13 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
         if (!p || p->kind != P_WORKER || copy_str(id, sizeof id, &m.f[0])) break;
         int rc = master_executor_running(d->m, p->id, id, (int)m.f[1].u, (int)m.f[2].u, (int64_t)m.f[3].u, tell_kill,
                                          tell_lost, d);
+        if (rc == MASTER_KILLED && !peer_by_id(d, P_DRIVER, id)) {
+            /* An application this master does not run (it restarted
+             * without its state, or the application ended meanwhile): for
+             * the worker it has finished, and its shuffle files go. */
+            msg_val f[] = {msg_str(id)};
+            send_msg(c, M_APP_FINISHED, f, 1);
+        }
         if (rc == MASTER_ADOPTED || rc == MASTER_KILLED)
             log_msg(rc == MASTER_KILLED ? LOG_WARN : LOG_INFO, "master", "worker %s runs executor %s/%d: %s", p->id,
                     id, (int)m.f[1].u,
@@ -276,6 +308,7 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
     case M_UNREGISTER_APP:
         if (!copy_str(id, sizeof id, &m.f[0]) && !master_unregister_app(d->m, id, now_ms(), tell_kill, d)) {
             log_msg(LOG_INFO, "master", "application %s finished", id);
+            tell_app_finished(d, id);
             master_schedule(d->m, tell_launch, d);
         }
         break;
@@ -318,11 +351,17 @@ static void on_close(conn *c, const char *reason, void *ud) {
         *p = d->peers[--d->npeers];
         return;
     }
-    if (p->kind == P_WORKER && !master_worker_lost(d->m, p->id, tell_lost, d))
-        log_msg(LOG_WARN, "master", "worker %s lost: %s", p->id, reason);
-    if (p->kind == P_DRIVER && !master_unregister_app(d->m, p->id, now_ms(), tell_kill, d))
-        log_msg(LOG_INFO, "master", "application %s ended: its driver disconnected (%s)", p->id, reason);
+    char id[MASTER_ID_MAX];
+    snprintf(id, sizeof id, "%s", p->id);
     int kind = p->kind;
+    if (kind == P_WORKER && !master_worker_lost(d->m, id, tell_lost, d)) {
+        log_msg(LOG_WARN, "master", "worker %s lost: %s", id, reason);
+        tell_worker_lost(d, id);
+    }
+    if (kind == P_DRIVER && !master_unregister_app(d->m, id, now_ms(), tell_kill, d)) {
+        log_msg(LOG_INFO, "master", "application %s ended: its driver disconnected (%s)", id, reason);
+        tell_app_finished(d, id);
+    }
     free(p->conf);
     *p = d->peers[--d->npeers];
     if (kind == P_WORKER || kind == P_DRIVER) master_schedule(d->m, tell_launch, d);
@@ -475,7 +514,7 @@ static void close_web(void *self, const char *reason) {
 
 static void on_tick(uv_timer_t *t) {
     masterd *d = (masterd *)((char *)t->data - offsetof(masterd, tick));
-    if (master_expire(d->m, now_ms(), tell_lost, d)) master_schedule(d->m, tell_launch, d);
+    if (master_expire(d->m, now_ms(), tell_lost_expired, d)) master_schedule(d->m, tell_launch, d);
     after_change(d);
 }
 

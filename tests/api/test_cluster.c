@@ -647,15 +647,23 @@ static int sums_exact(em_ctx *c, em_stats *delta) {
  * same drop is a fetch failure: the map output is recomputed, and the
  * answer is still exact. */
 TEST(cluster_fetch_retried_after_dropped_connection) {
-    em_ctx *c = open_cluster("local-cluster[2,1,512]", "ember.test.faults", "dropfetch:n=1", NULL, NULL);
+    /* (Fetches from executors' own servers: the worker's shuffle service
+     * has no fault hook.) */
+    em_ctx *c = open_cluster("local-cluster[2,1,512]", "ember.test.faults", "dropfetch:n=1",
+                             "ember.shuffle.service.enabled", "false");
     CHECK(c);
     em_stats d;
     CHECK(sums_exact(c, &d));
     CHECK_EQ_I64(d.tasks_failed, 0);
     CHECK_EQ_I64(d.map_tasks_run, 4);
     em_close(c);
-    c = open_cluster("local-cluster[2,1,512]", "ember.test.faults", "dropfetch:n=1", "ember.shuffle.io.maxRetries",
-                     "0");
+    em_conf *conf = em_conf_new();
+    em_conf_set(conf, "ember.local.dir", test_scratchdir());
+    em_conf_set(conf, "ember.test.faults", "dropfetch:n=1");
+    em_conf_set(conf, "ember.shuffle.io.maxRetries", "0");
+    em_conf_set(conf, "ember.shuffle.service.enabled", "false");
+    c = em_open("local-cluster[2,1,512]", conf);
+    em_conf_free(conf);
     CHECK(c);
     CHECK(sums_exact(c, &d));
     CHECK(d.tasks_failed >= 1);
@@ -727,8 +735,9 @@ TEST(cluster_killed_executor_not_a_task_failure) {
     em_close(c);
 }
 
-/* An executor killed while a reduce stage runs: the map outputs it held
- * are forgotten at once and recomputed, and the sums are exact. */
+/* An executor killed while a reduce stage runs, without the worker's
+ * shuffle service: the map outputs it held are forgotten at once and
+ * recomputed, and the sums are exact. */
 static int fn_kill_on_key0(const em_rec *in, em_emitter *out, const void *arg) {
     if (em_i64_dec(in->key) == 0) {
         int fd = open((const char *)arg, O_WRONLY | O_CREAT | O_EXCL, 0644);
@@ -741,7 +750,8 @@ static int fn_kill_on_key0(const em_rec *in, em_emitter *out, const void *arg) {
 }
 
 TEST(cluster_killed_executor_outputs_recomputed) {
-    em_ctx *c = open_cluster("local-cluster[2,1,512]", "ember.task.maxFailures", "2", NULL, NULL);
+    em_ctx *c = open_cluster("local-cluster[2,1,512]", "ember.task.maxFailures", "2",
+                             "ember.shuffle.service.enabled", "false");
     CHECK(c);
     CHECK(both_executors_up(c));
     const char *marker = tmp_path("killed-reduce.marker");
@@ -758,6 +768,80 @@ TEST(cluster_killed_executor_outputs_recomputed) {
     em_batch_free(b);
     CHECK(access(marker, F_OK) == 0);
     /* 6 map tasks, and again those whose outputs died with the executor. */
+    CHECK(s1.map_tasks_run - s0.map_tasks_run > 6);
+    em_close(c);
+}
+
+/* ------------------------------------------------- the shuffle service */
+
+/* The same, with the worker's shuffle service (on by default): the killed
+ * executor's worker lives, so its map outputs stay, served by the worker,
+ * and no map task runs again: exactly the 6 map tasks. */
+TEST(cluster_shuffle_service_keeps_killed_executor_outputs) {
+    em_ctx *c = open_cluster("local-cluster[2,1,512]", "ember.task.maxFailures", "2", NULL, NULL);
+    CHECK(c);
+    CHECK(both_executors_up(c));
+    const char *marker = tmp_path("killed-svc.marker");
+    int64_t m = 10;
+    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 20000, 1, 6), fn_mod_key, &m, sizeof m), fn_sum_i64, NULL,
+                                    0, 2);
+    em_rdd *out = em_map(sums, fn_kill_on_key0, marker, strlen(marker) + 1);
+    em_batch *b = NULL;
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    CHECK_OK(em_collect(out, &b));
+    em_get_stats(c, &s1);
+    CHECK(check_mod_sums(b, 20000, 10));
+    em_batch_free(b);
+    CHECK(access(marker, F_OK) == 0);
+    CHECK_EQ_I64(s1.map_tasks_run - s0.map_tasks_run, 6);
+    CHECK_EQ_I64(s1.stages_skipped - s0.stages_skipped, 0);
+    /* The outputs are still there for the next job on the same shuffle:
+     * its map stage is skipped. */
+    b = NULL;
+    CHECK_OK(em_collect(sums, &b));
+    em_stats s2;
+    em_get_stats(c, &s2);
+    CHECK(check_mod_sums(b, 20000, 10));
+    em_batch_free(b);
+    CHECK_EQ_I64(s2.map_tasks_run - s1.map_tasks_run, 0);
+    em_close(c);
+}
+
+/* A reduce task that kills its executor's worker (SIGKILL by its PID; the
+ * executor dies with it) and then its executor: the worker's map outputs
+ * are lost and recomputed on the two workers left, and the sums are
+ * exact. */
+static int fn_kill_worker_on_key0(const em_rec *in, em_emitter *out, const void *arg) {
+    if (em_i64_dec(in->key) == 0) {
+        int fd = open((const char *)arg, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd >= 0) {
+            close(fd);
+            kill(getppid(), SIGKILL);
+            raise(SIGKILL);
+        }
+    }
+    return em_emit_pair(out, in->key, in->klen, in->val, in->vlen);
+}
+
+TEST(cluster_shuffle_service_lost_worker_outputs_recomputed) {
+    em_ctx *c = open_cluster("local-cluster[3,1,512]", "ember.task.maxFailures", "2", NULL, NULL);
+    CHECK(c);
+    CHECK(both_executors_up(c));
+    const char *marker = tmp_path("killed-worker.marker");
+    int64_t m = 10;
+    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 30000, 1, 6), fn_mod_key, &m, sizeof m), fn_sum_i64, NULL,
+                                    0, 3);
+    em_rdd *out = em_map(sums, fn_kill_worker_on_key0, marker, strlen(marker) + 1);
+    em_batch *b = NULL;
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    CHECK_OK(em_collect(out, &b));
+    em_get_stats(c, &s1);
+    CHECK(check_mod_sums(b, 30000, 10));
+    em_batch_free(b);
+    CHECK(access(marker, F_OK) == 0);
+    /* 6 map tasks, then again those whose worker was lost. */
     CHECK(s1.map_tasks_run - s0.map_tasks_run > 6);
     em_close(c);
 }

@@ -133,7 +133,8 @@ static pid_t start_master(int port, int webport, const char *dir, const char *lo
 }
 
 static pid_t start_worker(const char *url, const char *dir, const char *log) {
-    char *args[] = {"ember-worker", "--cores", "1", "--memory", "512m", "--work-dir", (char *)dir, (char *)url, NULL};
+    char *args[] = {"ember-worker", "--cores", "1", "--memory", "512m", "--work-dir", (char *)dir,
+                    "--conf", "ember.shuffle.service.port=0", (char *)url, NULL}; /* two workers: two ports */
     return spawn_role("worker", args, -1, log);
 }
 
@@ -351,7 +352,8 @@ static int recovery_body(cluster_procs *cp) {
     ok = ok && wait_json(cp->webport, json, sizeof json, back);
     int execs = count_of(json, ",\"worker\":\"");
     int ids_ok = strstr(json, "{\"id\":0,\"worker\":") && strstr(json, "{\"id\":1,\"worker\":");
-    /* And on the workers: one executor directory each for the application. */
+    /* And on the workers: one executor directory each for the application,
+     * beside the application's shuffle directory (the shuffle service's). */
     int dirs = entries(tmp_path("w0/app-0000")) + entries(tmp_path("w1/app-0000"));
     /* The cluster still runs jobs, on the same executors. */
     job j2;
@@ -370,7 +372,7 @@ static int recovery_body(cluster_procs *cp) {
     free(log);
     REQ(ok);
     REQ(execs == 2 && ids_ok);
-    REQ(dirs == 2 && dirs2 == 2);
+    REQ(dirs == 4 && dirs2 == 4);
     REQ(again);
     REQ(all_back);
     return 1;
@@ -523,6 +525,46 @@ TEST(recovery_missing_worker_dropped_after_timeout) {
     cluster_procs cp;
     memset(&cp, 0, sizeof cp);
     int ok = timeout_body(&cp);
+    stop_all(&cp);
+    CHECK(ok);
+}
+
+/* The workers' shuffle service keeps an application's map outputs in
+ * DIR/<app>/shuffle/ while it runs (its executors write them there) and
+ * removes them, with the application's directory, when the application
+ * ends: the driver closes, the master tells every worker. */
+static int app_end_body(cluster_procs *cp) {
+    char json[8192];
+    REQ(start_cluster(cp, NULL, json, sizeof json));
+    job ref;
+    REQ(reference(&ref));
+    job j;
+    memset(&j, 0, sizeof j);
+    j.c = open_ctx(cp->url, NULL, NULL);
+    REQ(j.c);
+    j.marker = tmp_path("app-end.marker");
+    run_job(&j);
+    int exact = j.rc == 0 && j.keys == N_KEYS && !memcmp(j.sums, ref.sums, sizeof j.sums);
+    if (j.rc) fprintf(stderr, "  the job failed: %s\n", j.err);
+    /* 8 map outputs (a data file and an index each) over the two workers. */
+    int files = entries(tmp_path("w0/app-0000/shuffle")) + entries(tmp_path("w1/app-0000/shuffle"));
+    em_close(j.c);
+    int gone = 0;
+    for (int i = 0; i < 400 && !gone; i++) {
+        gone = entries(tmp_path("w0/app-0000")) < 0 && entries(tmp_path("w1/app-0000")) < 0;
+        if (!gone) sleep_ms(25);
+    }
+    REQ(exact);
+    if (files != 16) fprintf(stderr, "  %d shuffle files\n", files);
+    REQ(files == 16);
+    REQ(gone);
+    return 1;
+}
+
+TEST(recovery_shuffle_files_removed_when_app_ends) {
+    cluster_procs cp;
+    memset(&cp, 0, sizeof cp);
+    int ok = app_end_body(&cp);
     stop_all(&cp);
     CHECK(ok);
 }
