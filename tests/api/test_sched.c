@@ -208,6 +208,10 @@ static size_t shuffle_files(glob_t *g, const char *what) {
     glob(pat, 0, NULL, g);
     snprintf(pat, sizeof pat, "%s/ember-*/worker-*/app-*/*/local/shuffle_*.%s", test_tmpdir(), what);
     glob(pat, GLOB_APPEND, NULL, g);
+    /* local-cluster with the shuffle service: the application's directory
+     * the worker serves */
+    snprintf(pat, sizeof pat, "%s/ember-*/worker-*/app-*/shuffle/shuffle_*.%s", test_tmpdir(), what);
+    glob(pat, GLOB_APPEND, NULL, g);
     return g->gl_pathc;
 }
 
