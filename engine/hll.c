@@ -117,15 +117,31 @@ static int cmp_u64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* Sort h[0 .. n) and keep each value once: the count kept. */
+static size_t sort_distinct(uint64_t *h, size_t n) {
+    qsort(h, n, sizeof *h, cmp_u64);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!w || h[w - 1] != h[i]) h[w++] = h[i];
+    return w;
+}
+
+/* Append a sketch (header and payload) to out. */
+static int put_sketch(ebuf *out, int kind, int p, const void *data, size_t len) {
+    if (ebuf_reserve(out, 2 + len)) return em__seterr(EM_ENOMEM, "count_approx_distinct: out of memory");
+    out->p[out->len++] = (uint8_t)kind;
+    out->p[out->len++] = (uint8_t)p;
+    if (len) memcpy(out->p + out->len, data, len);
+    out->len += len;
+    return 0;
+}
+
 /* Emit a sketch: header and payload. */
 static int emit_sketch(em_emitter *out, int kind, int p, const void *data, size_t len) {
-    uint8_t *b = malloc(2 + len);
-    if (!b) return EM_ENOMEM;
-    b[0] = (uint8_t)kind;
-    b[1] = (uint8_t)p;
-    if (len) memcpy(b + 2, data, len);
-    int rc = em_emit(out, b, 2 + len);
-    free(b);
+    ebuf b = EBUF_INIT;
+    int rc = put_sketch(&b, kind, p, data, len);
+    if (!rc) rc = em_emit(out, b.p, b.len);
+    ebuf_free(&b);
     return rc;
 }
 
@@ -148,12 +164,7 @@ int bi_hll_partition(int partition, em_iter *in, em_emitter *out, const void *ar
         }
         h[n++] = x;
         if (n <= 2 * max) continue;
-        qsort(h, n, sizeof *h, cmp_u64); /* full: keep the distinct ones */
-        size_t w = 0;
-        for (size_t i = 0; i < n; i++)
-            if (!w || h[w - 1] != h[i]) h[w++] = h[i];
-        n = w;
-        if (n <= max) continue;
+        if ((n = sort_distinct(h, n)) <= max) continue; /* full: keep the distinct ones */
         if (!(reg = calloc((size_t)1 << p, 1))) { /* too many: registers from here */
             free(h);
             return EM_ENOMEM;
@@ -163,10 +174,7 @@ int bi_hll_partition(int partition, em_iter *in, em_emitter *out, const void *ar
     if (rc == 0 && reg) {
         rc = emit_sketch(out, HLL_DENSE, p, reg, (size_t)1 << p);
     } else if (rc == 0) {
-        qsort(h, n, sizeof *h, cmp_u64);
-        size_t w = 0;
-        for (size_t i = 0; i < n; i++)
-            if (!w || h[w - 1] != h[i]) h[w++] = h[i];
+        size_t w = sort_distinct(h, n);
         if (w <= max) {
             rc = emit_sketch(out, HLL_SPARSE, p, h, w * 8);
         } else if (!(reg = calloc((size_t)1 << p, 1))) {
@@ -192,16 +200,6 @@ static void to_dense(const uint8_t *s, size_t n, int p, uint8_t *reg) {
         memcpy(&x, s + 2 + 8 * i, 8);
         hll_add(reg, p, x);
     }
-}
-
-/* Append a sketch (header and payload) to out. */
-static int put_sketch(ebuf *out, int kind, int p, const void *data, size_t len) {
-    if (ebuf_reserve(out, 2 + len)) return em__seterr(EM_ENOMEM, "count_approx_distinct: out of memory");
-    out->p[out->len++] = (uint8_t)kind;
-    out->p[out->len++] = (uint8_t)p;
-    if (len) memcpy(out->p + out->len, data, len);
-    out->len += len;
-    return 0;
 }
 
 int hll_sketch_merge(const uint8_t *x, size_t nx, const uint8_t *y, size_t ny, ebuf *out) {

@@ -283,11 +283,13 @@ epipe *paired_side_new(epipe *paired) {
 /* reduce_by_key, group_by_key and friends over an RDD already
  * hash-partitioned into as many partitions: the partition's records go to
  * a reduce task's aggregation or grouping (shuffle.h, sr_local) in blocks,
- * and its result goes on at the end. */
+ * and its result goes on at the end.  A cogroup partition (below) uses the
+ * same state and ends. */
 typedef struct local_agg {
     agg_run ar;
     agg_spec spec;
     sr_local *l;
+    int side; /* cogroup: the input being read */
 } local_agg;
 
 static int local_flush(epipe *p) {
@@ -322,6 +324,15 @@ static void free_local_agg(epipe *p) {
     free(g);
 }
 
+/* The task's limits, as a reduce task of it would have them. */
+static void local_opts(const task_run *run, sr_opts *o) {
+    o->max_record = run->max_record;
+    o->mem_budget = run->t->mem_budget;
+    o->spill_dir = run->env->local_dir;
+    o->codec = run->t->codec;
+    o->block_bytes = run->t->block_bytes;
+}
+
 static int local_agg_init(epipe *p, task_run *run, const plan_node *n) {
     local_agg *g = calloc(1, sizeof *g);
     if (!g) return em__seterr(EM_ENOMEM, "out of memory");
@@ -336,11 +347,7 @@ static int local_agg_init(epipe *p, task_run *run, const plan_node *n) {
         o.agg = &g->spec;
     }
     o.map_side_combined = 0; /* values, as they come */
-    o.max_record = run->max_record;
-    o.mem_budget = run->t->mem_budget;
-    o.spill_dir = run->env->local_dir;
-    o.codec = run->t->codec;
-    o.block_bytes = run->t->block_bytes;
+    local_opts(run, &o);
     return (g->l = sr_local_open(&o)) ? 0 : em__lasterr();
 }
 
@@ -350,21 +357,8 @@ static int local_agg_init(epipe *p, task_run *run, const plan_node *n) {
  * tagged with the input's side, go to a reduce task's cogroup grouping
  * (shuffle.h, sr_local, mode SR_COGROUP) in blocks; the groups go on at
  * the end. */
-typedef struct cogroup_state {
-    sr_local *l;
-    int side;
-} cogroup_state;
-
-static int cogroup_flush(epipe *p) {
-    cogroup_state *g = p->state;
-    if (!p->buf.len) return 0;
-    int rc = sr_local_block(g->l, p->buf.p, p->buf.len);
-    ebuf_reset(&p->buf);
-    return rc;
-}
-
 static int push_cogroup(epipe *p, const em_rec *r) {
-    cogroup_state *g = p->state;
+    local_agg *g = p->state;
     uint8_t tag = (uint8_t)g->side;
     if (!r->key) return em__seterr(EM_EINVAL, "cogroup/join: the record is not a pair");
     ebuf_reset(&p->buf2);
@@ -372,44 +366,26 @@ static int push_cogroup(epipe *p, const em_rec *r) {
         return em__seterr(EM_ENOMEM, "out of memory");
     em_rec t = {r->key, r->klen, p->buf2.p, p->buf2.len};
     if (rec_append(&p->buf, &t)) return em__seterr(EM_ENOMEM, "out of memory");
-    return p->buf.len >= p->run->t->block_bytes ? cogroup_flush(p) : 0;
-}
-
-static int end_cogroup(epipe *p) {
-    cogroup_state *g = p->state;
-    int rc = cogroup_flush(p);
-    if (!rc) rc = sr_local_finish(g->l, to_next, p, &p->run->res->spills);
-    return rc < 0 ? rc : 0;
-}
-
-static void free_cogroup(epipe *p) {
-    cogroup_state *g = p->state;
-    if (!g) return;
-    sr_local_free(g->l);
-    free(g);
+    return p->buf.len >= p->run->t->block_bytes ? local_flush(p) : 0;
 }
 
 epipe *cogroup_pipe_new(task_run *run, const plan_node *n, epipe *next) {
     epipe *p = pipe_alloc(run, n, next);
-    cogroup_state *g = p ? calloc(1, sizeof *g) : NULL;
+    local_agg *g = p ? calloc(1, sizeof *g) : NULL;
     if (!g) {
         if (p) em__seterr(EM_ENOMEM, "out of memory");
         pipe_free(p);
         return NULL;
     }
     p->state = g;
-    p->free = free_cogroup;
+    p->free = free_local_agg;
     p->push = push_cogroup;
-    p->end = end_cogroup;
+    p->end = end_local_agg;
     sr_opts o;
     memset(&o, 0, sizeof o);
     o.mode = SR_COGROUP;
     o.sides = n->nchild;
-    o.max_record = run->max_record;
-    o.mem_budget = run->t->mem_budget;
-    o.spill_dir = run->env->local_dir;
-    o.codec = run->t->codec;
-    o.block_bytes = run->t->block_bytes;
+    local_opts(run, &o);
     if (!(g->l = sr_local_open(&o))) {
         pipe_free(p);
         return NULL;
@@ -417,7 +393,7 @@ epipe *cogroup_pipe_new(task_run *run, const plan_node *n, epipe *next) {
     return p;
 }
 
-void cogroup_pipe_side(epipe *p, int side) { ((cogroup_state *)p->state)->side = side; }
+void cogroup_pipe_side(epipe *p, int side) { ((local_agg *)p->state)->side = side; }
 
 epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
     epipe *p = pipe_alloc(run, n, next);

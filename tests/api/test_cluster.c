@@ -749,26 +749,39 @@ static int fn_kill_on_key0(const em_rec *in, em_emitter *out, const void *arg) {
     return em_emit_pair(out, in->key, in->klen, in->val, in->vlen);
 }
 
+/* Sums of n numbers by key mod 10 through a shuffle into reduce_parts,
+ * then killer over the sums (it kills something once, making the marker):
+ * 1 when the job succeeds with exact sums and the kill happened, with the
+ * map tasks the job ran in *maps and the shuffled RDD in *sums. */
+static int killed_reduce(em_ctx *c, const char *marker_name, int64_t n, int reduce_parts, em_map_fn killer,
+                         em_rdd **sums, int64_t *maps) {
+    const char *marker = tmp_path(marker_name);
+    int64_t m = 10;
+    *sums = em_reduce_by_key(em_map(em_range(c, 0, n, 1, 6), fn_mod_key, &m, sizeof m), fn_sum_i64, NULL, 0,
+                             reduce_parts);
+    em_rdd *out = em_map(*sums, killer, marker, strlen(marker) + 1);
+    em_batch *b = NULL;
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    int ok = em_collect(out, &b) == 0;
+    if (!ok) fprintf(stderr, "  collect: %s\n", em_errmsg());
+    em_get_stats(c, &s1);
+    ok = ok && check_mod_sums(b, n, 10) && access(marker, F_OK) == 0;
+    em_batch_free(b);
+    *maps = s1.map_tasks_run - s0.map_tasks_run;
+    return ok;
+}
+
 TEST(cluster_killed_executor_outputs_recomputed) {
     em_ctx *c = open_cluster("local-cluster[2,1,512]", "ember.task.maxFailures", "2",
                              "ember.shuffle.service.enabled", "false");
     CHECK(c);
     CHECK(both_executors_up(c));
-    const char *marker = tmp_path("killed-reduce.marker");
-    int64_t m = 10;
-    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 20000, 1, 6), fn_mod_key, &m, sizeof m), fn_sum_i64, NULL,
-                                    0, 2);
-    em_rdd *out = em_map(sums, fn_kill_on_key0, marker, strlen(marker) + 1);
-    em_batch *b = NULL;
-    em_stats s0, s1;
-    em_get_stats(c, &s0);
-    CHECK_OK(em_collect(out, &b));
-    em_get_stats(c, &s1);
-    CHECK(check_mod_sums(b, 20000, 10));
-    em_batch_free(b);
-    CHECK(access(marker, F_OK) == 0);
+    em_rdd *sums;
+    int64_t maps;
+    CHECK(killed_reduce(c, "killed-reduce.marker", 20000, 2, fn_kill_on_key0, &sums, &maps));
     /* 6 map tasks, and again those whose outputs died with the executor. */
-    CHECK(s1.map_tasks_run - s0.map_tasks_run > 6);
+    CHECK(maps > 6);
     em_close(c);
 }
 
@@ -781,24 +794,17 @@ TEST(cluster_shuffle_service_keeps_killed_executor_outputs) {
     em_ctx *c = open_cluster("local-cluster[2,1,512]", "ember.task.maxFailures", "2", NULL, NULL);
     CHECK(c);
     CHECK(both_executors_up(c));
-    const char *marker = tmp_path("killed-svc.marker");
-    int64_t m = 10;
-    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 20000, 1, 6), fn_mod_key, &m, sizeof m), fn_sum_i64, NULL,
-                                    0, 2);
-    em_rdd *out = em_map(sums, fn_kill_on_key0, marker, strlen(marker) + 1);
-    em_batch *b = NULL;
+    em_rdd *sums;
+    int64_t maps;
     em_stats s0, s1;
     em_get_stats(c, &s0);
-    CHECK_OK(em_collect(out, &b));
+    CHECK(killed_reduce(c, "killed-svc.marker", 20000, 2, fn_kill_on_key0, &sums, &maps));
     em_get_stats(c, &s1);
-    CHECK(check_mod_sums(b, 20000, 10));
-    em_batch_free(b);
-    CHECK(access(marker, F_OK) == 0);
-    CHECK_EQ_I64(s1.map_tasks_run - s0.map_tasks_run, 6);
+    CHECK_EQ_I64(maps, 6);
     CHECK_EQ_I64(s1.stages_skipped - s0.stages_skipped, 0);
     /* The outputs are still there for the next job on the same shuffle:
      * its map stage is skipped. */
-    b = NULL;
+    em_batch *b = NULL;
     CHECK_OK(em_collect(sums, &b));
     em_stats s2;
     em_get_stats(c, &s2);
@@ -828,21 +834,11 @@ TEST(cluster_shuffle_service_lost_worker_outputs_recomputed) {
     em_ctx *c = open_cluster("local-cluster[3,1,512]", "ember.task.maxFailures", "2", NULL, NULL);
     CHECK(c);
     CHECK(both_executors_up(c));
-    const char *marker = tmp_path("killed-worker.marker");
-    int64_t m = 10;
-    em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 30000, 1, 6), fn_mod_key, &m, sizeof m), fn_sum_i64, NULL,
-                                    0, 3);
-    em_rdd *out = em_map(sums, fn_kill_worker_on_key0, marker, strlen(marker) + 1);
-    em_batch *b = NULL;
-    em_stats s0, s1;
-    em_get_stats(c, &s0);
-    CHECK_OK(em_collect(out, &b));
-    em_get_stats(c, &s1);
-    CHECK(check_mod_sums(b, 30000, 10));
-    em_batch_free(b);
-    CHECK(access(marker, F_OK) == 0);
+    em_rdd *sums;
+    int64_t maps;
+    CHECK(killed_reduce(c, "killed-worker.marker", 30000, 3, fn_kill_worker_on_key0, &sums, &maps));
     /* 6 map tasks, then again those whose worker was lost. */
-    CHECK(s1.map_tasks_run - s0.map_tasks_run > 6);
+    CHECK(maps > 6);
     em_close(c);
 }
 
