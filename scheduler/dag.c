@@ -1421,17 +1421,22 @@ static void job_fail_here(dag *d, job *j, int code) {
 }
 
 /* A task failed for good: every job that needs its stage fails. */
-static void fail_dependents(dag *d, stage *s, int idx, int times, const task_result *res, job *j) {
-    int part = s->shuffled ? idx : job_part(j, idx);
-    char msg[JOB_MSG_MAX];
-    snprintf(msg, sizeof msg, "Task %d in stage %u failed %d times; most recent failure: %s", part, s->id, times,
-             res->errmsg[0] ? res->errmsg : em_strerror(res->status));
+/* Fail j with msg, and every other job that uses map stage s. */
+static void fail_users(dag *d, stage *s, job *j, const char *msg) {
     job_fail_msg(d, j, EM_EJOB, msg);
     if (!s->shuffled) return;
     for (job *o = d->jobs, *next; o; o = next) {
         next = o->next; /* o may end and go */
         if (!o->finishing && job_uses(d, o, s)) job_fail_msg(d, o, EM_EJOB, msg);
     }
+}
+
+static void fail_dependents(dag *d, stage *s, int idx, int times, const task_result *res, job *j) {
+    int part = s->shuffled ? idx : job_part(j, idx);
+    char msg[JOB_MSG_MAX];
+    snprintf(msg, sizeof msg, "Task %d in stage %u failed %d times; most recent failure: %s", part, s->id, times,
+             res->errmsg[0] ? res->errmsg : em_strerror(res->status));
+    fail_users(d, s, j, msg);
 }
 
 /* Hand the burst's results on to their callers' mailboxes, waking the
@@ -1605,12 +1610,7 @@ static int stage_attempt_failed(dag *d, job *j, stage *s, const task_result *res
              "Stage %u failed %d consecutive attempts (ember.stage.maxConsecutiveAttempts) on fetch failures of "
              "the map outputs it reads: %s",
              s->id, s->consec_failed, s->fail_why);
-    job_fail_msg(d, j, EM_EJOB, msg);
-    if (s->shuffled)
-        for (job *o = d->jobs, *next; o; o = next) {
-            next = o->next; /* o may end and go */
-            if (!o->finishing && job_uses(d, o, s)) job_fail_msg(d, o, EM_EJOB, msg);
-        }
+    fail_users(d, s, j, msg);
     return 1;
 }
 
