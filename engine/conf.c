@@ -139,6 +139,12 @@ static const conf_spec conf_keys[] = {
      * application's executors spread across workers. */
     {.key = "ember.worker.timeout", .def = "10s", .type = CONF_DURATION, .unit_ms = 1, .min = 100, .max = 86400000},
     {.key = "ember.deploy.spreadOut", .def = "true", .type = CONF_BOOL},
+    /* The master removes an application (FAILED) after this many of its
+     * executors failed in a row while none of them runs (Spark's
+     * spark.deploy.maxExecutorRetries, 10; -1: never).  A failure is an
+     * exit the master did not ask for, with a code other than 0 or by a
+     * signal; the count restarts when the driver accepts an executor. */
+    {.key = "ember.deploy.maxExecutorRetries", .def = "10", .type = CONF_INT, .min = -1, .max = INT32_MAX},
     /* Whether the master keeps its state (workers, applications, their
      * executors) in a file so that a restarted master picks the running
      * cluster up again (Spark's spark.deploy.recoveryMode: NONE by default;

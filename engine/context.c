@@ -188,6 +188,7 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
         co.lc_cores = lc_c;
         co.lc_mem_mib = lc_m;
         co.lc_service = conf_bool(ctx->conf, "ember.shuffle.service.enabled");
+        co.lc_max_exec_retries = (int)conf_i64(ctx->conf, "ember.deploy.maxExecutorRetries");
         co.app_name = em_conf_get(ctx->conf, "ember.app.name");
         co.driver_host = em_conf_get(ctx->conf, "ember.driver.host");
         co.driver_port = (int)conf_i64(ctx->conf, "ember.driver.port");

@@ -50,9 +50,10 @@ static int rule(const char *p, const char *e, fault_rule *r, char *why, size_t w
     else if (is(p, ke, "commit")) r->kind = FAULT_COMMIT;
     else if (is(p, ke, "delaycommit")) r->kind = FAULT_DELAY_COMMIT;
     else if (is(p, ke, "dropfetch")) r->kind = FAULT_DROP_FETCH, r->n = 1;
+    else if (is(p, ke, "execexit")) r->kind = FAULT_EXEC_EXIT, r->n = -1, r->code = 1;
     else {
         snprintf(why, whylen,
-                 "unknown fault \"%.*s\" (expected fail, delay, corrupt, commit, delaycommit or dropfetch)",
+                 "unknown fault \"%.*s\" (expected fail, delay, corrupt, commit, delaycommit, dropfetch or execexit)",
                  (int)(ke - p), p);
         return -1;
     }
@@ -71,6 +72,13 @@ static int rule(const char *p, const char *e, fault_rule *r, char *why, size_t w
                 return -1;
             }
             r->n = v;
+        } else if (r->kind == FAULT_EXEC_EXIT) {
+            if (is(k, kend, "n")) r->n = v;
+            else if (is(k, kend, "code") && v >= 1 && v <= 255) r->code = v;
+            else {
+                snprintf(why, whylen, "execexit takes only n=COUNT and code=1..255");
+                return -1;
+            }
         } else if (is(k, kend, "stage")) r->stage = v;
         else if (is(k, kend, "part")) r->part = v;
         else if (is(k, kend, "attempt")) r->attempt = v;

@@ -26,6 +26,11 @@
  *                                        server closes the connection of its
  *                                        first N segment requests (default
  *                                        1) instead of answering
+ *   execexit[:n=N,code=C]                cluster mode: executors of id below
+ *                                        N (no n: every one) exit with code
+ *                                        C (default 1) as they start, before
+ *                                        they register (an executor that
+ *                                        cannot start)
  *
  * S, P, A are a stage id, a partition (the map index for map tasks) and an
  * attempt number (0 first); a key left out matches any.  Example:
@@ -44,7 +49,8 @@ typedef enum fault_kind {
     FAULT_CORRUPT,
     FAULT_COMMIT,
     FAULT_DELAY_COMMIT,
-    FAULT_DROP_FETCH
+    FAULT_DROP_FETCH,
+    FAULT_EXEC_EXIT
 } fault_kind;
 
 typedef struct fault_rule {
@@ -52,7 +58,10 @@ typedef struct fault_rule {
     int64_t stage, part, attempt; /* -1: any */
     int64_t ms;                   /* FAULT_DELAY: 0 = until killed;
                                      FAULT_DELAY_COMMIT: the sleep */
-    int64_t n;                    /* FAULT_DROP_FETCH: requests to drop */
+    int64_t n;                    /* FAULT_DROP_FETCH: requests to drop;
+                                     FAULT_EXEC_EXIT: executor ids below it
+                                     (-1: all) */
+    int64_t code;                 /* FAULT_EXEC_EXIT: the exit code */
 } fault_rule;
 
 #define FAULTS_MAX 32

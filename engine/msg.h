@@ -90,6 +90,13 @@ enum msg_tag {
     /* master -> driver: a worker was lost, and with it the map outputs
      * its shuffle service held */
     M_WORKER_LOST,         /* worker id */
+    /* driver -> master: an executor registered with the driver (it runs,
+     * Spark's RUNNING state: the application's count of executors failed
+     * in a row restarts) */
+    M_EXECUTOR_REGISTERED, /* app id, executor id */
+    /* master -> driver: the application was removed (its executors kept
+     * failing, ember.deploy.maxExecutorRetries): its jobs fail */
+    M_APP_REMOVED,         /* app id, reason */
     M_TAG_END
 };
 

@@ -999,8 +999,14 @@ int executor_main(void) {
     fault_rule rules[FAULTS_MAX];
     char fwhy[200];
     int nrules = faults_parse(em_conf_get(conf, "ember.test.faults"), rules, fwhy, sizeof fwhy);
-    for (int i = 0; i < nrules; i++)
+    for (int i = 0; i < nrules; i++) {
         if (rules[i].kind == FAULT_DROP_FETCH) x.drop_fetches += rules[i].n;
+        if (rules[i].kind == FAULT_EXEC_EXIT && (rules[i].n < 0 || x.id < rules[i].n)) {
+            fprintf(stderr, "ember executor %d: exits with code %d at start (ember.test.faults execexit)\n", x.id,
+                    (int)rules[i].code);
+            return (int)rules[i].code;
+        }
+    }
     x.env.fetch = &x.fetcher;
     em_conf_free(conf);
     vars_set_bcast_fetch(fetch_bcast);

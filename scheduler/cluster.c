@@ -137,6 +137,7 @@ typedef struct cluster {
     char *exec_conf;         /* the settings executors get, KEY=VALUE lines */
     int mport, dport, lc_workers, lc_cores, exec_cores, cores_max;
     int lc_service;          /* ember.shuffle.service.enabled, for local-cluster's workers */
+    int lc_max_exec_retries; /* ember.deploy.maxExecutorRetries, for its master */
     int64_t max_result;      /* ember.driver.maxResultSize (0: none) */
     uint64_t timeout_ms;     /* ember.network.timeout: an executor silent this long is lost */
     iol_timer watch;         /* checks executors' silence (the loop's) */
@@ -506,6 +507,25 @@ static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
                 (const char *)m.f[1].p);
         break;
     }
+    case M_APP_REMOVED: {
+        /* Spark's "Master removed our application": every job fails,
+         * now and later, with the master's reason. */
+        snprintf(why, sizeof why, "%.*s", (int)(m.f[1].len < sizeof why - 1 ? m.f[1].len : sizeof why - 1),
+                 (const char *)m.f[1].p);
+        log_msg(LOG_ERROR, "driver", "%s", why);
+        pthread_mutex_lock(&k->mu);
+        snprintf(k->why, sizeof k->why, "%s", why);
+        pthread_mutex_unlock(&k->mu);
+        sched_event *ev = calloc(1, sizeof *ev);
+        if (ev) {
+            ev->kind = EV_APP_FAILED;
+            ev->final = 1;
+            ev->res.status = EM_EEXEC;
+            snprintf(ev->res.errmsg, sizeof ev->res.errmsg, "%.*s", (int)sizeof ev->res.errmsg - 1, why);
+            evq_post(k->events, ev);
+        }
+        break;
+    }
     case M_WORKER_LOST: {
         char wid[64];
         snprintf(wid, sizeof wid, "%.*s", (int)(m.f[0].len < 63 ? m.f[0].len : 63), (const char *)m.f[0].p);
@@ -672,6 +692,12 @@ static void register_exec(cluster *k, conn *c, lconn *l, const msg *m) {
     }
     log_msg(LOG_INFO, "driver", "executor %d registered from %s: %d cores, shuffle server %s%s", id, conn_peer(c),
             x->cores, x->addr, x->served ? ", map outputs served by its worker" : "");
+    /* The master hears it runs: the application's count of executors
+     * failed in a row restarts (ember.deploy.maxExecutorRetries). */
+    if (k->master && k->app_id[0]) {
+        msg_val f[] = {msg_str(k->app_id), msg_u((uint64_t)id)};
+        if (conn_send_msg(k->master, M_EXECUTOR_REGISTERED, f, 2)) conn_close(k->master, em_errmsg());
+    }
 }
 
 /* Whether an executor's end was of its own making: a signal it raised
@@ -1174,7 +1200,9 @@ static int start_daemons(cluster *k) {
     char log[900], line[64], tail[400];
     if (pipe2(p, O_CLOEXEC)) return em__seterr(EM_EIO, "local-cluster: pipe: %s", strerror(errno));
     snprintf(log, sizeof log, "%s/master.log", k->scratch);
-    char *margs[] = {"ember-master", "--host", "127.0.0.1", "--port", "0", "--webui-port", "0", NULL};
+    char retries[64];
+    snprintf(retries, sizeof retries, "ember.deploy.maxExecutorRetries=%d", k->lc_max_exec_retries);
+    char *margs[] = {"ember-master", "--host", "127.0.0.1", "--port", "0", "--webui-port", "0", "--conf", retries, NULL};
     k->master_pid = spawn_role(k, "master", margs, log, 0, p[1]);
     close(p[1]);
     if (k->master_pid < 0) {
@@ -1329,6 +1357,7 @@ backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     k->lc_cores = o->lc_cores;
     k->lc_mem_mib = o->lc_mem_mib;
     k->lc_service = o->lc_service;
+    k->lc_max_exec_retries = o->lc_max_exec_retries;
     k->exec_cores = o->master ? o->exec_cores : o->lc_cores;
     k->exec_mem_mib = o->master ? o->exec_mem_mib : (o->exec_mem_mib < o->lc_mem_mib ? o->exec_mem_mib : o->lc_mem_mib);
     k->cores_max = o->cores_max;

@@ -29,6 +29,8 @@ typedef struct cluster_opts {
     const char *master;      /* "ember://HOST:PORT", or NULL for local-cluster */
     int lc_workers, lc_cores; /* local-cluster[W,C,M] */
     int64_t lc_mem_mib;
+    int lc_max_exec_retries;  /* ember.deploy.maxExecutorRetries, for local-cluster's
+                                 master */
     int lc_service;           /* local-cluster's workers run the shuffle service
                                  (ember.shuffle.service.enabled) */
     const char *app_name;

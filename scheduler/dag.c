@@ -188,6 +188,10 @@ struct dag {
      * backend's reason (ember.scheduler.maxRegisteredWait). */
     uint64_t starved_us;
     int64_t register_wait_ms;
+    /* The application is over (EV_APP_FAILED, final): every job fails at
+     * once with this code and message. */
+    int app_failed;
+    char app_failed_msg[512];
     /* Threads */
     pthread_t thread;
     int started;
@@ -1822,10 +1826,10 @@ static void start_job(dag *d, job *j) {
 }
 
 /* A job canceled before it started. */
-static void fail_unstarted(dag *d, job *j, const char *msg) {
+static void fail_unstarted(dag *d, job *j, int code, const char *msg) {
     STAT_ADD(d, jobs, 1);
     j->next = NULL;
-    job_fail_msg(d, j, EM_ECANCELED, msg);
+    job_fail_msg(d, j, code, msg);
 }
 
 static void start_job_call(void *dv, void *jv) {
@@ -1835,7 +1839,11 @@ static void start_job_call(void *dv, void *jv) {
     int closing = d->closing;
     pthread_mutex_unlock(&d->jmu);
     if (closing || d->stopping) { /* posted just before em_close refused new jobs */
-        fail_unstarted(d, j, "job canceled: the context is closing (em_close)");
+        fail_unstarted(d, j, EM_ECANCELED, "job canceled: the context is closing (em_close)");
+        return;
+    }
+    if (d->app_failed) { /* the master removed the application */
+        fail_unstarted(d, j, d->app_failed, d->app_failed_msg);
         return;
     }
     if (d->holds) {
@@ -1873,7 +1881,7 @@ static void cancel_fn(dag *d, void *arg) {
         else d->held = next;
         if (d->held_tail == j) d->held_tail = prev;
         r->n++;
-        fail_unstarted(d, j, msg);
+        fail_unstarted(d, j, EM_ECANCELED, msg);
     }
     for (job *j = d->jobs, *next; j; j = next) {
         next = j->next;
@@ -1890,7 +1898,8 @@ static void release_fn(dag *d, void *arg) {
         job *j = d->held;
         d->held = j->next;
         if (!d->held) d->held_tail = NULL;
-        start_job(d, j);
+        if (d->app_failed) fail_unstarted(d, j, d->app_failed, d->app_failed_msg);
+        else start_job(d, j);
     }
 }
 
@@ -2082,7 +2091,13 @@ static void *sched_main(void *arg) {
                 if (!ev->keep_outputs) lose_exec_outputs(d, ev->exec);
                 break;
             }
-            case EV_APP_FAILED: fail_all(d, ev->res.status, ev->res.errmsg); break;
+            case EV_APP_FAILED:
+                if (ev->final) {
+                    d->app_failed = ev->res.status;
+                    snprintf(d->app_failed_msg, sizeof d->app_failed_msg, "%s", ev->res.errmsg);
+                }
+                fail_all(d, ev->res.status, ev->res.errmsg);
+                break;
             }
             if (!kept) ev_free(ev);
         }

@@ -25,7 +25,8 @@ typedef enum ev_kind {
     EV_CALL,           /* run call(sched, arg) on the scheduler's thread */
     EV_APP_FAILED,     /* the application cannot run (an executor of another
                           binary): every job fails with res.status and
-                          res.errmsg */
+                          res.errmsg; when final is set (the master removed
+                          the application) every later job too */
 } ev_kind;
 
 typedef struct sched_event {
@@ -42,6 +43,7 @@ typedef struct sched_event {
                                off, its worker lost): not a task failure */
     uint64_t start_us, end_us; /* EV_TASK_ENDED: on the executor's clock */
     char text[128];         /* EV_EXEC_ADDED: address; EV_EXEC_LOST: reason */
+    int final;              /* EV_APP_FAILED: for good */
     int keep_outputs;       /* EV_EXEC_LOST: its map outputs outlive it (its
                                worker's shuffle service serves them); else
                                they are lost with it */

@@ -42,6 +42,8 @@ typedef struct app {
     master_exec *execs;
     int nexecs, capexecs;
     int done;
+    int failed;             /* removed after too many failed executors */
+    int retries;            /* executors failed in a row (not saved) */
     int unknown;            /* loaded from the saved state, its driver not back yet */
 } app;
 
@@ -162,12 +164,14 @@ static void kill_worker(master *m, worker *w, void (*lost)(void *ud, const maste
     w->mem_used = 0;
 }
 
-int master_expire(master *m, uint64_t now_ms, void (*lost)(void *ud, const master_exec *e), void *ud) {
+int master_expire(master *m, uint64_t now_ms, void (*lost)(void *ud, const master_exec *e),
+                  void (*dead)(void *ud, const char *worker), void *ud) {
     int died = 0;
     for (int i = 0; i < m->nw; i++) {
         worker *w = &m->w[i];
         if (!w->alive || now_ms - w->last_beat <= m->c.worker_timeout_ms) continue;
         kill_worker(m, w, lost, ud);
+        if (dead) dead(ud, w->id);
         died++;
     }
     return died;
@@ -199,19 +203,27 @@ int master_register_app(master *m, const char *name, int cores_max, int cores_pe
     return 0;
 }
 
-int master_unregister_app(master *m, const char *id, uint64_t now_ms, void (*kill)(void *ud, const master_exec *e),
-                          void *ud) {
-    app *a = find_app(m, id);
-    if (!a || a->done) return em__seterr(EM_ENOENT, "master: no running application %s", id);
+/* Application a ends (failed or not): its executors are released,
+ * kill(ud, e) for each. */
+static void end_app(master *m, app *a, int failed, uint64_t now_ms, void (*kill)(void *ud, const master_exec *e),
+                    void *ud) {
     while (a->nexecs) {
         master_exec e = a->execs[a->nexecs - 1];
         drop_exec(m, a, a->nexecs - 1);
         if (kill) kill(ud, &e);
     }
     a->done = 1;
+    a->failed = failed;
     a->unknown = 0;
     a->end_ms = now_ms;
     m->version++;
+}
+
+int master_unregister_app(master *m, const char *id, uint64_t now_ms, void (*kill)(void *ud, const master_exec *e),
+                          void *ud) {
+    app *a = find_app(m, id);
+    if (!a || a->done) return em__seterr(EM_ENOENT, "master: no running application %s", id);
+    end_app(m, a, 0, now_ms, kill, ud);
     return 0;
 }
 
@@ -220,17 +232,41 @@ int master_kill_executor(master *m, const char *id, int exec_id, void (*kill)(vo
     app *a = find_app(m, id);
     for (int k = 0; a && k < a->nexecs; k++)
         if (a->execs[k].id == exec_id) {
+            a->execs[k].killing = 1;
             kill(ud, &a->execs[k]);
             return 0;
         }
     return em__seterr(EM_ENOENT, "master: no executor %d of application %s", exec_id, id);
 }
 
-int master_executor_exited(master *m, const char *id, int exec_id) {
+int master_executor_exited(master *m, const char *id, int exec_id, int failed, const char *reason, uint64_t now_ms,
+                           void (*kill)(void *ud, const master_exec *e), void *ud, char *why, size_t cap) {
     app *a = find_app(m, id);
-    for (int k = 0; a && k < a->nexecs; k++)
+    int k = 0;
+    while (a && k < a->nexecs && a->execs[k].id != exec_id) k++;
+    if (!a || k == a->nexecs) return em__seterr(EM_ENOENT, "master: no executor %d of application %s", exec_id, id);
+    /* As Spark's master: a failure it did not cause counts; the
+     * application goes only when nothing of it runs. */
+    int counted = failed && !a->execs[k].killing;
+    drop_exec(m, a, k);
+    if (!counted || m->c.max_exec_retries < 0 || ++a->retries < m->c.max_exec_retries) return 0;
+    for (int j = 0; j < a->nexecs; j++)
+        if (a->execs[j].running) return 0;
+    if (why)
+        snprintf(why, cap,
+                 "the master removed application %s (FAILED): %d executors in a row failed "
+                 "(ember.deploy.maxExecutorRetries is %d), the last, executor %d: %s",
+                 a->id, a->retries, m->c.max_exec_retries, exec_id, reason && *reason ? reason : "(no reason given)");
+    end_app(m, a, 1, now_ms, kill, ud);
+    return MASTER_APP_REMOVED;
+}
+
+int master_executor_registered(master *m, const char *id, int exec_id) {
+    app *a = find_app(m, id);
+    for (int k = 0; a && !a->done && k < a->nexecs; k++)
         if (a->execs[k].id == exec_id) {
-            drop_exec(m, a, k);
+            a->execs[k].running = 1;
+            a->retries = 0;
             return 0;
         }
     return em__seterr(EM_ENOENT, "master: no executor %d of application %s", exec_id, id);
@@ -359,6 +395,7 @@ int master_executor_running(master *m, const char *wid, const char *aid, int exe
         if (a->execs[k].id == exec_id) x = &a->execs[k];
     if (a && !a->done && x && !strcmp(x->worker, wid)) {
         x->unconfirmed = 0;
+        x->running = 1; /* it outlived a master: it ran */
         rc = MASTER_CONFIRMED;
     } else if (a && !a->done && !x) {
         if (grow((void **)&a->execs, &a->capexecs, a->nexecs, sizeof *a->execs)) return EM_ENOMEM;
@@ -369,6 +406,7 @@ int master_executor_running(master *m, const char *wid, const char *aid, int exe
         snprintf(x->worker, sizeof x->worker, "%s", wid);
         x->cores = cores;
         x->mem_mib = mem_mib;
+        x->running = 1;
         w->cores_used += cores;
         w->mem_used += mem_mib;
         a->cores_granted += cores;
@@ -658,7 +696,7 @@ static int put_app(ebuf *b, const app *a, uint64_t now_ms) {
              putf(b, ",\"memoryperslave\":%lld", (long long)a->mem_mib) ||
              putf(b, ",\"duration\":%lld", (long long)((a->done ? a->end_ms : now_ms) - a->start_ms)) ||
              put(b, ",\"state\":") ||
-             put_str(b, a->done ? "FINISHED" : a->unknown ? "UNKNOWN" : a->nexecs ? "RUNNING" : "WAITING") ||
+             put_str(b, a->failed ? "FAILED" : a->done ? "FINISHED" : a->unknown ? "UNKNOWN" : a->nexecs ? "RUNNING" : "WAITING") ||
              put(b, ",\"executors\":[");
     for (int k = 0; k < a->nexecs && !rc; k++)
         rc = put(b, k ? ",{" : "{") || putf(b, "\"id\":%lld", a->execs[k].id) || put(b, ",\"worker\":") ||

@@ -41,6 +41,9 @@ typedef struct master_conf {
     const char *url;        /* "ember://127.0.0.1:7077", for the JSON */
     uint64_t worker_timeout_ms; /* a worker silent this long is dead */
     int spread_out;         /* spread an application's executors (default 1) */
+    int max_exec_retries;   /* ember.deploy.maxExecutorRetries: failed executors
+                               in a row that remove an application with none
+                               running (< 0: never) */
 } master_conf;
 
 /* An executor the master decided to launch (or learned has ended). */
@@ -51,6 +54,8 @@ typedef struct master_exec {
     int cores;
     int64_t mem_mib;
     int unconfirmed;        /* its worker has not reported it since registering */
+    int running;            /* its driver accepted it (Spark's RUNNING state) */
+    int killing;            /* the master asked its worker to kill it */
 } master_exec;
 
 /* What master_executor_running did with a reported executor. */
@@ -69,8 +74,11 @@ int master_register_worker(master *m, const char *id, const char *host, int port
 int master_heartbeat(master *m, const char *id, uint64_t now_ms);
 /* Mark workers silent for longer than the timeout dead; their executors
  * are lost.  Returns how many workers died; for each lost executor,
- * lost(ud, exec) is called. */
-int master_expire(master *m, uint64_t now_ms, void (*lost)(void *ud, const master_exec *e), void *ud);
+ * lost(ud, exec) is called, then dead(ud, worker) for the worker (which
+ * had executors or not: the map outputs its shuffle service held, of
+ * executors that ended before it, went with it).  Either may be NULL. */
+int master_expire(master *m, uint64_t now_ms, void (*lost)(void *ud, const master_exec *e),
+                  void (*dead)(void *ud, const char *worker), void *ud);
 
 /* The worker's connection dropped: it is lost at once, as if expired. */
 int master_worker_lost(master *m, const char *id, void (*lost)(void *ud, const master_exec *e), void *ud);
@@ -91,11 +99,27 @@ int master_unregister_app(master *m, const char *app, uint64_t now_ms, void (*ki
 int master_schedule(master *m, void (*launch)(void *ud, const master_exec *e), void *ud);
 /* The application's driver gave up on one of its executors (silent past
  * ember.network.timeout): kill(ud, e) asks its worker to kill it, whose
- * report of the exit frees its cores.  0, or EM_ENOENT. */
+ * report of the exit frees its cores (and is not counted as a failure).
+ * 0, or EM_ENOENT. */
 int master_kill_executor(master *m, const char *app, int exec_id, void (*kill)(void *ud, const master_exec *e),
                          void *ud);
-/* An executor ended (its worker said so): its cores and memory are free. */
-int master_executor_exited(master *m, const char *app, int exec_id);
+/* An executor ended (its worker said so): its cores and memory are free.
+ * failed: it exited with a code other than 0 or by a signal.  A failure the
+ * master did not ask for (master_kill_executor) counts against its
+ * application (Spark's spark.deploy.maxExecutorRetries): the count restarts
+ * whenever the driver accepts an executor (master_executor_registered),
+ * and once it reaches max_exec_retries while no executor of the
+ * application runs, the application is removed as FAILED: its other
+ * executors are killed (kill(ud, e) for each), why (cap bytes) says what
+ * failed, and MASTER_APP_REMOVED is returned; the daemon tells the driver
+ * and the workers.  Otherwise 0, or EM_ENOENT. */
+#define MASTER_APP_REMOVED 1
+int master_executor_exited(master *m, const char *app, int exec_id, int failed, const char *reason, uint64_t now_ms,
+                           void (*kill)(void *ud, const master_exec *e), void *ud, char *why, size_t cap);
+/* The application's driver accepted executor exec_id: it runs, and the
+ * application's count of failed executors in a row restarts.  0, or
+ * EM_ENOENT. */
+int master_executor_registered(master *m, const char *app, int exec_id);
 
 /* A worker that just registered (master_register_worker) runs n
  * executors; it reports each with master_executor_running.  Its executors
@@ -153,8 +177,8 @@ int master_load(master *m, const uint8_t *p, size_t n, uint64_t now_ms);
 /* The cluster as Spark's master /json: url, workers, aliveworkers, cores,
  * coresused, memory, memoryused, activeapps, completedapps, status
  * (RECOVERING or ALIVE).  A worker's state is ALIVE, DEAD or UNKNOWN (not
- * back yet after a restart), an application's WAITING, RUNNING, FINISHED
- * or UNKNOWN. */
+ * back yet after a restart), an application's WAITING, RUNNING, FINISHED,
+ * FAILED (removed after ember.deploy.maxExecutorRetries) or UNKNOWN. */
 int master_json(master *m, uint64_t now_ms, ebuf *out);
 
 #endif

@@ -113,13 +113,9 @@ static void tell_worker_lost(masterd *d, const char *worker) {
         if (d->peers[i].kind == P_DRIVER) send_msg(d->peers[i].c, M_WORKER_LOST, f, 1);
 }
 
-/* A worker found silent past ember.worker.timeout: its executors are lost
- * (tell_lost) and the drivers hear of the worker (once per executor: a
- * driver takes it again as nothing new). */
-static void tell_lost_expired(void *ud, const master_exec *e) {
-    tell_lost(ud, e);
-    tell_worker_lost(ud, e->worker);
-}
+/* A worker found silent past ember.worker.timeout, after its executors
+ * were lost (tell_lost): every driver hears of it. */
+static void tell_worker_expired(void *ud, const char *worker) { tell_worker_lost(ud, worker); }
 
 /* An application ended: every worker removes its shuffle files (a worker
  * that ran none of its executors knows nothing of it). */
@@ -320,15 +316,36 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
             log_msg(LOG_INFO, "master", "application %s asked to kill its executor %d", id, (int)m.f[1].u);
         }
         break;
-    case M_EXECUTOR_EXITED:
-        if (!copy_str(id, sizeof id, &m.f[0]) && !master_executor_exited(d->m, id, (int)m.f[1].u)) {
-            peer *drv = peer_by_id(d, P_DRIVER, id);
-            if (drv) {
-                msg_val f[] = {m.f[1], m.f[4], m.f[2], m.f[3]};
-                send_msg(drv->c, M_EXECUTOR_LOST, f, 4);
-            }
-            master_schedule(d->m, tell_launch, d);
+    case M_EXECUTOR_EXITED: {
+        if (!p || p->kind != P_WORKER || copy_str(id, sizeof id, &m.f[0])) break;
+        char reason[600], removed[900];
+        int sig = (int)m.f[3].u, r = sig ? snprintf(reason, sizeof reason, "killed by signal %d (%s)", sig, strsignal(sig))
+                                         : snprintf(reason, sizeof reason, "exited with code %lld", (long long)m.f[2].i);
+        if (m.f[4].len && r > 0 && (size_t)r < sizeof reason)
+            snprintf(reason + r, sizeof reason - (size_t)r, "; the last lines of its stderr: %.*s",
+                     (int)(m.f[4].len < 400 ? m.f[4].len : 400), (const char *)m.f[4].p);
+        int rc = master_executor_exited(d->m, id, (int)m.f[1].u, m.f[2].i != 0 || m.f[3].u != 0, reason, now_ms(),
+                                        tell_kill, d, removed, sizeof removed);
+        if (rc < 0) break;
+        peer *drv = peer_by_id(d, P_DRIVER, id);
+        if (drv) {
+            msg_val f[] = {m.f[1], m.f[4], m.f[2], m.f[3]};
+            send_msg(drv->c, M_EXECUTOR_LOST, f, 4);
         }
+        if (rc == MASTER_APP_REMOVED) {
+            log_msg(LOG_ERROR, "master", "%s", removed);
+            tell_app_finished(d, id);
+            if (drv) {
+                msg_val f[] = {msg_str(id), msg_str(removed)};
+                send_msg(drv->c, M_APP_REMOVED, f, 2);
+            }
+        }
+        master_schedule(d->m, tell_launch, d);
+        break;
+    }
+    case M_EXECUTOR_REGISTERED: /* from a driver, about its own executor */
+        if (p && p->kind == P_DRIVER && !copy_str(id, sizeof id, &m.f[0]) && !strcmp(id, p->id))
+            master_executor_registered(d->m, id, (int)m.f[1].u);
         break;
     default:
         snprintf(why, sizeof why, "a %s message the master does not take", msg_name(m.tag));
@@ -514,7 +531,7 @@ static void close_web(void *self, const char *reason) {
 
 static void on_tick(uv_timer_t *t) {
     masterd *d = (masterd *)((char *)t->data - offsetof(masterd, tick));
-    if (master_expire(d->m, now_ms(), tell_lost_expired, d)) master_schedule(d->m, tell_launch, d);
+    if (master_expire(d->m, now_ms(), tell_lost, tell_worker_expired, d)) master_schedule(d->m, tell_launch, d);
     after_change(d);
 }
 
@@ -584,6 +601,8 @@ static void usage(FILE *f) {
                "  (default 127.0.0.1:7077), its state is served on HOST:WEBUI_PORT (default\n"
                "  8080) as /json and /.  PORT 0: any free port (the log line says which).\n"
                "  Settings: ember.worker.timeout (10s), ember.deploy.spreadOut (true),\n"
+               "  ember.deploy.maxExecutorRetries (10: executors failed in a row before an\n"
+               "  application with none running is removed; -1: never),\n"
                "  ember.log.level (info), ember.authenticate.secret or secretFile (or\n"
                "  $EMBER_SECRET_FILE), ember.network.crypto.enabled,\n"
                "  ember.deploy.recoveryMode (NONE; FILESYSTEM keeps the master's state in\n"
@@ -642,6 +661,7 @@ int masterd_main(int argc, char **argv) {
     d.timeout_ms = (uint64_t)conf_duration_ms(conf, "ember.worker.timeout");
     d.mc.worker_timeout_ms = d.timeout_ms;
     d.mc.spread_out = conf_bool(conf, "ember.deploy.spreadOut");
+    d.mc.max_exec_retries = (int)conf_i64(conf, "ember.deploy.maxExecutorRetries");
     int filesystem = !strcasecmp(em_conf_get(conf, "ember.deploy.recoveryMode"), "FILESYSTEM");
     char rdir[900];
     int rdir_ok = snprintf(rdir, sizeof rdir, "%s", em_conf_get(conf, "ember.deploy.recoveryDirectory")) <

@@ -971,3 +971,85 @@ TEST(cluster_exclude_on_failure) {
     CHECK(back);
     em_close(c);
 }
+
+/* ------------------------------------------- executors that keep failing */
+
+/* A local-cluster context with the application's settings in kv (pairs,
+ * NULL-terminated). */
+static em_ctx *open_cluster_kv(const char *master, const char *const *kv) {
+    em_conf *conf = em_conf_new();
+    em_conf_set(conf, "ember.local.dir", test_scratchdir());
+    for (; kv && kv[0]; kv += 2) em_conf_set(conf, kv[0], kv[1]);
+    em_ctx *c = em_open(master, conf);
+    if (!c) fprintf(stderr, "  em_open(%s): %s\n", master, em_errmsg());
+    em_conf_free(conf);
+    return c;
+}
+
+/* Executors that cannot start (each exits with code 3 before it
+ * registers): after ember.deploy.maxExecutorRetries of them the master
+ * removes the application (Spark's "Master removed our application:
+ * FAILED"); the job fails with the master's reason at once, not after the
+ * registration wait, and so does every later job. */
+TEST(cluster_executor_start_failures_remove_app) {
+    const char *kv[] = {"ember.test.faults", "execexit:code=3", "ember.deploy.maxExecutorRetries", "3",
+                        "ember.scheduler.maxRegisteredWait", "120s", NULL};
+    em_ctx *c = open_cluster_kv("local-cluster[1,1,512]", kv);
+    CHECK(c);
+    int64_t n = 0;
+    CHECK_EQ_I64(em_count(em_range(c, 0, 10, 1, 2), &n), EM_EEXEC);
+    CHECK_STR_CONTAINS(em_errmsg(), "the master removed application app-0000 (FAILED)");
+    CHECK_STR_CONTAINS(em_errmsg(), "3 executors in a row failed (ember.deploy.maxExecutorRetries is 3)");
+    CHECK_STR_CONTAINS(em_errmsg(), "the last, executor 2: exited with code 3");
+    CHECK_STR_CONTAINS(em_errmsg(), "execexit");
+    CHECK_EQ_I64(em_count(em_range(c, 0, 10, 1, 2), &n), EM_EEXEC);
+    CHECK_STR_CONTAINS(em_errmsg(), "3 executors in a row failed");
+    em_close(c);
+}
+
+/* Fewer failures than the limit: the third executor starts, the job runs. */
+TEST(cluster_executor_start_failures_within_limit) {
+    const char *kv[] = {"ember.test.faults", "execexit:n=2,code=3", "ember.deploy.maxExecutorRetries", "3", NULL};
+    em_ctx *c = open_cluster_kv("local-cluster[1,1,512]", kv);
+    CHECK(c);
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(em_map(em_range(c, 0, 8, 1, 4), fn_pid, NULL, 0), &b));
+    CHECK_EQ_I64(em_batch_count(b), 8);
+    em_batch_free(b);
+    em_close(c);
+}
+
+/* v == 3 kills its own executor with SIGKILL, the first three times (the
+ * markers arg.0, .1, .2 count them). */
+static int fn_kill_executor_thrice(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t v = rec_i64(in);
+    for (int i = 0; v == 3 && i < 3; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s.%d", (const char *)arg, i);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd >= 0) {
+            close(fd);
+            raise(SIGKILL);
+        }
+    }
+    return em_emit_i64(out, v);
+}
+
+/* An executor the driver accepted restarts the count: with a limit of 2
+ * and one worker, the single executor dies three times mid-task, each
+ * time after its replacement registered, and the job still succeeds. */
+TEST(cluster_registered_executors_restart_retry_count) {
+    const char *kv[] = {"ember.deploy.maxExecutorRetries", "2", NULL};
+    em_ctx *c = open_cluster_kv("local-cluster[1,1,512]", kv);
+    CHECK(c);
+    const char *marker = tmp_path("thrice.marker");
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(em_map(em_range(c, 0, 8, 1, 8), fn_kill_executor_thrice, marker, strlen(marker) + 1), &b));
+    CHECK_EQ_I64(em_batch_count(b), 8);
+    CHECK_EQ_I64(batch_sum_i64(b), 28);
+    em_batch_free(b);
+    char last[600];
+    snprintf(last, sizeof last, "%s.2", marker);
+    CHECK(access(last, F_OK) == 0); /* three executors died */
+    em_close(c);
+}

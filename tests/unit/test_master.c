@@ -36,6 +36,15 @@ static void note(void *ud, const master_exec *e) {
     s->n++;
 }
 
+/* A dead worker, noted as an executor of id -1 on it. */
+static void dead_note(void *ud, const char *worker) {
+    master_exec e;
+    memset(&e, 0, sizeof e);
+    e.id = -1;
+    snprintf(e.worker, sizeof e.worker, "%s", worker);
+    note(ud, &e);
+}
+
 static int cores_on(const seen *s, const char *worker) {
     int c = 0;
     for (int i = 0; i < s->n && i < 32; i++)
@@ -44,7 +53,7 @@ static int cores_on(const seen *s, const char *worker) {
 }
 
 static master *three_workers(int spread) {
-    master_conf c = {"ember://127.0.0.1:7077", 5000, spread};
+    master_conf c = {"ember://127.0.0.1:7077", 5000, spread, 10};
     master *m = master_new(&c);
     if (!m) return NULL;
     const char *ids[] = {"w1", "w2", "w3"};
@@ -125,12 +134,12 @@ TEST(master_released_resources_go_to_the_next_app) {
     CHECK_EQ_I64(master_kill_executor(m, "app-none", s2.e[0].id, note, &kk), EM_ENOENT);
     CHECK_EQ_I64(master_schedule(m, note, &kk), 0);
     /* An executor that exits frees its cores; a replacement is granted. */
-    CHECK_OK(master_executor_exited(m, a2, s2.e[0].id));
+    CHECK_OK(master_executor_exited(m, a2, s2.e[0].id, 1, "killed", 20, note, &kk, NULL, 0));
     seen s3 = {0};
     CHECK_EQ_I64(master_schedule(m, note, &s3), 1);
     CHECK(!strcmp(s3.e[0].worker, s2.e[0].worker));
     CHECK(s3.e[0].id != s2.e[0].id); /* a new executor id */
-    CHECK_EQ_I64(master_executor_exited(m, a2, 999), EM_ENOENT);
+    CHECK_EQ_I64(master_executor_exited(m, a2, 999, 0, "", 20, note, &kk, NULL, 0), EM_ENOENT);
     master_free(m);
 }
 
@@ -143,10 +152,11 @@ TEST(master_expires_silent_workers) {
     CHECK_EQ_I64(master_schedule(m, note, &s), 3);
     CHECK_OK(master_heartbeat(m, "w1", 4000));
     CHECK_OK(master_heartbeat(m, "w2", 4000));
-    CHECK_EQ_I64(master_expire(m, 5000, note, &lost), 0); /* w3 at its limit, not over */
-    CHECK_EQ_I64(master_expire(m, 5001, note, &lost), 1);
-    CHECK_EQ_I64(lost.n, 1);
+    CHECK_EQ_I64(master_expire(m, 5000, note, dead_note, &lost), 0); /* w3 at its limit, not over */
+    CHECK_EQ_I64(master_expire(m, 5001, note, dead_note, &lost), 1);
+    CHECK_EQ_I64(lost.n, 2); /* its executor, then the worker itself */
     CHECK(!strcmp(lost.e[0].worker, "w3"));
+    CHECK(!strcmp(lost.e[1].worker, "w3") && lost.e[1].id == -1);
     CHECK_EQ_I64(master_heartbeat(m, "w3", 5002), EM_ENOENT); /* it must register again */
     CHECK_OK(master_register_worker(m, "w3", "127.0.0.1", 7102, 4, 3000, 5003));
     seen again = {0};
@@ -156,6 +166,114 @@ TEST(master_expires_silent_workers) {
     CHECK_EQ_I64(master_register_worker(m, "w1", "127.0.0.1", 9999, 4, 3000, 5004), EM_EINVAL);
     CHECK_STR_CONTAINS(em_errmsg(), "already registered by 127.0.0.1:7100");
     CHECK_EQ_I64(master_register_worker(m, "w9", "127.0.0.1", 7200, 0, 3000, 5004), EM_EINVAL);
+    master_free(m);
+}
+
+/* A worker that expires with no executor is reported dead too: its
+ * shuffle service held outputs of executors that ended before it. */
+TEST(master_expire_reports_idle_workers) {
+    master *m = three_workers(1);
+    CHECK(m);
+    seen lost = {0};
+    CHECK_OK(master_heartbeat(m, "w1", 4000));
+    CHECK_OK(master_heartbeat(m, "w2", 4000));
+    CHECK_EQ_I64(master_expire(m, 5001, note, dead_note, &lost), 1);
+    CHECK_EQ_I64(lost.n, 1);
+    CHECK(!strcmp(lost.e[0].worker, "w3") && lost.e[0].id == -1);
+    CHECK_EQ_I64(master_expire(m, 5002, note, NULL, &lost), 0);
+    master_free(m);
+}
+
+/* Spark's spark.deploy.maxExecutorRetries: executors failing in a row
+ * remove an application once none of its executors runs; an executor its
+ * driver accepted restarts the count; exits the master asked for, and
+ * clean exits, do not count; -1 never removes. */
+static int fail_exec(master *m, const char *app, int id, seen *k, char *why, size_t cap) {
+    return master_executor_exited(m, app, id, 1, "exited with code 3", 100, note, k, why, cap);
+}
+
+TEST(master_removes_app_after_max_executor_retries) {
+    master_conf c = {"ember://127.0.0.1:7077", 5000, 1, 3};
+    master *m = master_new(&c);
+    CHECK(m);
+    CHECK_OK(master_register_worker(m, "w1", "127.0.0.1", 7100, 2, 3000, 0));
+    char a[MASTER_ID_MAX];
+    char why[600];
+    seen s = {0}, k = {0};
+    CHECK_OK(master_register_app(m, "crashy", 0, 1, 512, 0, a));
+    CHECK_EQ_I64(master_schedule(m, note, &s), 2); /* executors 0 and 1 */
+    /* 0 runs (its driver accepted it); 1 fails three times over: the
+     * application stays while 0 runs. */
+    CHECK_OK(master_executor_registered(m, a, s.e[0].id));
+    CHECK_EQ_I64(fail_exec(m, a, s.e[1].id, &k, why, sizeof why), 0);
+    for (int i = 0; i < 3; i++) {
+        seen r = {0};
+        CHECK_EQ_I64(master_schedule(m, note, &r), 1);
+        CHECK_EQ_I64(fail_exec(m, a, r.e[0].id, &k, why, sizeof why), 0);
+    }
+    /* A replacement is granted (not yet accepted by the driver); then 0
+     * fails too: five in a row with none running, over the limit. */
+    seen last = {0};
+    CHECK_EQ_I64(master_schedule(m, note, &last), 1);
+    CHECK_EQ_I64(fail_exec(m, a, s.e[0].id, &k, why, sizeof why), MASTER_APP_REMOVED);
+    CHECK_STR_CONTAINS(why, "the master removed application app-0000 (FAILED): 5 executors in a row failed");
+    CHECK_STR_CONTAINS(why, "ember.deploy.maxExecutorRetries is 3");
+    CHECK_STR_CONTAINS(why, "exited with code 3");
+    CHECK_EQ_I64(k.n, 1); /* the replacement was killed */
+    CHECK_EQ_I64(k.e[0].id, last.e[0].id);
+    seen none = {0};
+    CHECK_EQ_I64(master_schedule(m, note, &none), 0);
+    ebuf b = EBUF_INIT;
+    CHECK_OK(master_json(m, 200, &b));
+    CHECK(b.len && memmem(b.p, b.len, "\"state\":\"FAILED\"", 16));
+    ebuf_free(&b);
+    CHECK_EQ_I64(master_executor_registered(m, a, 99), EM_ENOENT);
+    master_free(m);
+}
+
+TEST(master_executor_retries_reset_and_exclusions) {
+    master_conf c = {"ember://127.0.0.1:7077", 5000, 1, 2};
+    master *m = master_new(&c);
+    CHECK(m);
+    CHECK_OK(master_register_worker(m, "w1", "127.0.0.1", 7100, 1, 3000, 0));
+    char a[MASTER_ID_MAX], why[600];
+    seen k = {0};
+    CHECK_OK(master_register_app(m, "resets", 0, 1, 512, 0, a));
+    /* fail, accepted, fail, accepted, ...: never two in a row. */
+    for (int i = 0; i < 5; i++) {
+        seen r = {0};
+        CHECK_EQ_I64(master_schedule(m, note, &r), 1);
+        if (i) CHECK_OK(master_executor_registered(m, a, r.e[0].id));
+        CHECK_EQ_I64(fail_exec(m, a, r.e[0].id, &k, why, sizeof why), 0);
+        seen r2 = {0};
+        CHECK_EQ_I64(master_schedule(m, note, &r2), 1);
+        CHECK_OK(master_executor_registered(m, a, r2.e[0].id));
+        /* Killed on the driver's request, or a clean exit: not counted. */
+        CHECK_OK(master_kill_executor(m, a, r2.e[0].id, note, &k));
+        CHECK_EQ_I64(fail_exec(m, a, r2.e[0].id, &k, why, sizeof why), 0);
+        seen r3 = {0};
+        CHECK_EQ_I64(master_schedule(m, note, &r3), 1);
+        CHECK_OK(master_executor_exited(m, a, r3.e[0].id, 0, "", 100, note, &k, why, sizeof why));
+    }
+    /* Two failures in a row, nothing running: removed. */
+    seen r = {0};
+    CHECK_EQ_I64(master_schedule(m, note, &r), 1);
+    CHECK_EQ_I64(fail_exec(m, a, r.e[0].id, &k, why, sizeof why), 0);
+    seen r2 = {0};
+    CHECK_EQ_I64(master_schedule(m, note, &r2), 1);
+    CHECK_EQ_I64(fail_exec(m, a, r2.e[0].id, &k, why, sizeof why), MASTER_APP_REMOVED);
+    master_free(m);
+    /* -1: never removed. */
+    master_conf never = {"ember://127.0.0.1:7077", 5000, 1, -1};
+    m = master_new(&never);
+    CHECK(m);
+    CHECK_OK(master_register_worker(m, "w1", "127.0.0.1", 7100, 1, 3000, 0));
+    CHECK_OK(master_register_app(m, "forever", 0, 1, 512, 0, a));
+    for (int i = 0; i < 50; i++) {
+        seen q = {0};
+        CHECK_EQ_I64(master_schedule(m, note, &q), 1);
+        CHECK_EQ_I64(fail_exec(m, a, q.e[0].id, &k, why, sizeof why), 0);
+    }
     master_free(m);
 }
 
@@ -202,7 +320,7 @@ TEST(master_recovers_from_saved_state) {
     ebuf st = EBUF_INIT, j = EBUF_INIT;
     char app[MASTER_ID_MAX];
     CHECK_OK(saved_cluster(&st, app));
-    master_conf c = {"ember://127.0.0.1:7077", 5000, 1};
+    master_conf c = {"ember://127.0.0.1:7077", 5000, 1, 10};
     master *m = master_new(&c);
     CHECK(m);
     CHECK_OK(master_load(m, st.p, st.len, 1000));
@@ -258,7 +376,7 @@ TEST(master_report_confirms_adopts_kills_drops) {
     ebuf st = EBUF_INIT;
     char app[MASTER_ID_MAX];
     CHECK_OK(saved_cluster(&st, app));
-    master_conf c = {"ember://127.0.0.1:7077", 5000, 1};
+    master_conf c = {"ember://127.0.0.1:7077", 5000, 1, 10};
     master *m = master_new(&c);
     CHECK(m);
     CHECK_OK(master_load(m, st.p, st.len, 0));
@@ -306,7 +424,7 @@ TEST(master_report_confirms_adopts_kills_drops) {
     CHECK_EQ_I64(g.e[0].id, 8);
     /* An executor that exits is not in the saved state any more. */
     uint64_t v = master_version(m);
-    CHECK_OK(master_executor_exited(m, app, 7));
+    CHECK_OK(master_executor_exited(m, app, 7, 0, "", 0, NULL, NULL, NULL, 0));
     CHECK(master_version(m) != v);
     CHECK_OK(master_heartbeat(m, "w1", 30));
     v = master_version(m);
@@ -321,7 +439,7 @@ TEST(master_load_refuses_corrupt_state) {
     ebuf st = EBUF_INIT;
     char app[MASTER_ID_MAX];
     CHECK_OK(saved_cluster(&st, app));
-    master_conf c = {"ember://127.0.0.1:7077", 5000, 1};
+    master_conf c = {"ember://127.0.0.1:7077", 5000, 1, 10};
     /* Cut short anywhere: refused, and the master stays empty and ALIVE. */
     for (size_t cut = 0; cut < st.len; cut += 7) {
         master *m = master_new(&c);
