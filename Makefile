@@ -123,6 +123,13 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libember.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Iinclude $< -o $@ $(BUILD)/libember.a $(LDFLAGS_ALL) $(LIBS)
 
+# The fault scenarios across hosts that tests/cluster/netns.sh runs: a
+# driver program using only ember.h, linked as the examples are.
+FAULT_DRIVER = $(BUILD)/tests/cluster/fault_driver
+$(FAULT_DRIVER): tests/cluster/fault_driver.c $(BUILD)/libember.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Iinclude $< -o $@ $(BUILD)/libember.a $(LDFLAGS_ALL) $(LIBS)
+
 # Benchmarks link libember.a, as a user's program does.  bench/logreg also
 # links its C reference (bench/ref/fused.c), the one file compiled for this
 # machine (-O3 -march=native) so the reference is as fast as plain C gets;
@@ -189,7 +196,7 @@ test-docs:
 LC_T ?= $(T)
 
 # The test command README gives and CI runs.
-test: $(BUILD)/tests/run_tests $(DAEMONS) $(EXAMPLES) $(SHARED_CHECK) fuzz-replay test-link test-docs
+test: $(BUILD)/tests/run_tests $(DAEMONS) $(EXAMPLES) $(FAULT_DRIVER) $(SHARED_CHECK) fuzz-replay test-link test-docs
 	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/wordcount tests/data/words.txt 3 > /dev/null
 	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/logreg --lbfgs --l2 0.001 > /dev/null 2>&1
 	cd $(CURDIR) && sh tests/examples/run.sh $(BUILD)

@@ -5,9 +5,18 @@
 # worker in each of two others, and the word count example (a shuffle
 # between the two workers' executors, over their own addresses) runs as the
 # driver in the fourth, authenticated and encrypted with a shared secret;
-# its output must equal a local run's.  Everything it made (processes by
-# PID, namespaces, files) is removed.  Where namespaces cannot be made (no
-# permission, no ip), it says it skipped and why, and counts as skipped.
+# its output must equal a local run's.  Then tests/cluster/fault_driver runs
+# its fault scenarios there, each worker a host of its own (two executors
+# each for spec, one for the others), each answer compared with the same
+# job on local[2]: spec (an executor stopped by SIGSTOP with speculation
+# on: the copy wins on the other host, the stopped executor is declared
+# lost and killed by its worker), service (an executor SIGKILLed in the
+# reduce stage: its worker serves its map outputs across hosts, no map task
+# runs again) and worker (a worker SIGKILLed, by its PID, in the reduce
+# stage: only its host's map tasks run again, on the other worker).
+# Everything it made (processes by PID, namespaces, files) is removed.
+# Where namespaces cannot be made (no permission, no ip), it says it
+# skipped and why, and counts as skipped.
 set -u
 B="$1"
 tag="em$$"
@@ -59,10 +68,12 @@ unset EMBER_MASTER EMBER_CONF || true
 ip netns exec "$tag-m" "$B/bin/ember-master" --host 192.0.2.1 --port 7077 --webui-port 8080 \
     --conf ember.network.crypto.enabled=true > "$T/master.log" 2>&1 &
 pids="$pids $!"
+wpids=""
 for w in 1 2; do
-    ip netns exec "$tag-w$w" "$B/bin/ember-worker" --host "192.0.2.$((w + 1))" --cores 1 --memory 512m \
+    ip netns exec "$tag-w$w" "$B/bin/ember-worker" --host "192.0.2.$((w + 1))" --cores 2 --memory 1g \
         --work-dir "$T/w$w" --conf ember.network.crypto.enabled=true ember://192.0.2.1:7077 > "$T/w$w.log" 2>&1 &
     pids="$pids $!"
+    wpids="$wpids $!"
 done
 for k in $(seq 1 100); do
     [ "$(grep -c 'registered from' "$T/master.log" 2>/dev/null)" -ge 2 ] && break
@@ -79,4 +90,37 @@ check "word count across the namespaces equals the local run" '[ -n "$got" ] && 
 [ "$got" = "$want" ] || { echo "  want: $want"; echo "  got:  $got"; cat "$T/driver.err" "$T/master.log" "$T"/w*.log; }
 check "each worker ran an executor on its own address" \
     'grep -q "started executor" "$T/w1.log" && grep -q "started executor" "$T/w2.log"'
+
+# The fault scenarios: the driver checks each itself (exit 0 and "ok");
+# the fields checked here say what it proved.  The worker scenario comes
+# last: it leaves one worker.
+fault() {
+    s="$1"
+    shift
+    ip netns exec "$tag-d" timeout 120 "$B/tests/cluster/fault_driver" --dir "$T" \
+        --conf ember.driver.host=192.0.2.4 --conf ember.network.crypto.enabled=true \
+        --conf ember.local.dir="$T" --conf ember.executor.memory=256m "$@" "$s" ember://192.0.2.1:7077 \
+        > "$T/$s.out" 2> "$T/$s.err"
+    echo $? > "$T/$s.rc"
+    sed "s/^/  /" "$T/$s.out"
+}
+field() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$T/$1.out"; }
+passed() { [ "$(cat "$T/$1.rc")" = 0 ] && [ "$(tail -n 1 "$T/$1.out")" = ok ]; }
+show() { passed "$1" || cat "$T/$1.err" "$T/master.log" "$T"/w*.log; }
+
+fault spec --executors 4
+check "spec: a SIGSTOPped executor's task won by a speculative copy on the other host" \
+    'passed spec && [ "$(field spec speculative_wins)" = 1 ] && [ "$(field spec stopped_gone)" = 1 ] &&
+     [ -n "$(field spec winner)" ] && [ "$(field spec winner)" != "$(field spec stopped | cut -d/ -f1)" ]'
+show spec
+fault service
+check "service: a SIGKILLed executor's map outputs served across hosts by its worker, no map rerun" \
+    'passed service && [ "$(field service map_tasks)" = 6 ] && [ "$(field service crossed)" = 1 ]'
+show service
+fault worker
+kw=$(field worker killed_worker)
+check "worker: a SIGKILLed worker (one of ours, gone) cost only its host's map tasks" \
+    'passed worker && [ -n "$kw" ] && echo " $wpids " | grep -q " $kw " && ! kill -0 "$kw" 2> /dev/null &&
+     [ "$(field worker rerun_maps)" = "$(field worker lost_maps)" ]'
+show worker
 exit $fail
