@@ -6,9 +6,10 @@
  *     fault_driver [--conf KEY=VALUE]... [--executors N] [--dir DIR] SCENARIO MASTER
  *
  * Each scenario runs one job twice: undisturbed on local[2] (the reference
- * answer), then on MASTER (a real cluster: ember://HOST:PORT or
- * local-cluster[...]; a local master is refused, since the faults stop and
- * kill the process running the task) with a fault its own user function
+ * answer), then on MASTER, a cluster whose executors run on two hosts at
+ * least (ember://HOST:PORT; a local master is refused, since the faults
+ * stop and kill the process running the task, and local-cluster, all on
+ * one host, fails the check for two), with a fault its own user function
  * makes, once, from inside the executor that runs it:
  *
  *   spec     speculation on, ember.executor.cores=1 (several executors per
@@ -36,7 +37,8 @@
  * parent's pid and its host, and the driver reads it back.
  *
  * Output: one line of KEY=VALUE fields (the answer as result=, the local
- * one as local=, counters from em_get_stats, hosts), then "ok", or one
+ * one as local=, hosts= with the executors seen on each, counters from
+ * em_get_stats and per-host counts of tasks), then "ok", or one
  * "FAIL <check>" line per failed check.  Exit status: 0 when every check
  * holds, 1 when one does not or a job fails, 2 for a usage error.
  */
@@ -67,7 +69,7 @@
 static const char usage_text[] =
     "usage: fault_driver [--conf KEY=VALUE]... [--executors N] [--dir DIR] SCENARIO MASTER\n"
     "  SCENARIO: spec, service or worker (see the file's header comment).\n"
-    "  MASTER: ember://HOST:PORT or local-cluster[W,C,M] (a local master is refused).\n"
+    "  MASTER: ember://HOST:PORT of a cluster with executors on two hosts or more.\n"
     "  --conf KEY=VALUE  a setting of both runs (repeatable)\n"
     "  --executors N     executors to wait for before the job (default 2)\n"
     "  --dir DIR         where the fault's marker file goes (default: a new\n"
@@ -459,7 +461,7 @@ static int scenario_spec(em_ctx *ctx, job_arg *a, const int *on, const char *wan
     int64_t next = -1;
     if (em_count(em_range(ctx, 0, 1000, 1, 8), &next) != 0) fprintf(stderr, "fault_driver: next job: %s\n", em_errmsg());
     em_get_stats(ctx, &s2);
-    printf("scenario=spec result=%s local=%s executors=%s speculative=%lld speculative_wins=%lld "
+    printf("scenario=spec result=%s local=%s hosts=%s speculative=%lld speculative_wins=%lld "
            "tasks=%lld failed=%lld killed=%lld stopped=%s/%d winner=%s stopped_gone=%d seen=%lld next_job=%lld\n",
            rc ? "error" : ans, want, host_list(a, on, hosts, sizeof hosts), (long long)d.tasks_speculative,
            (long long)d.speculative_wins, (long long)d.tasks_run, (long long)d.tasks_failed, (long long)d.tasks_killed,
@@ -505,7 +507,7 @@ static int scenario_kill(em_ctx *ctx, job_arg *a, const int *on, const char *wan
     if (!worker) collect_sums(sums, "next job", again, sizeof again);
     em_get_stats(ctx, &s2);
     stats_delta(&s1, &s2, &d2);
-    printf("scenario=%s result=%s local=%s executors=%s map_partitions=%d map_tasks=%lld "
+    printf("scenario=%s result=%s local=%s hosts=%s map_partitions=%d map_tasks=%lld "
            "maps_by_host=%s reduces_by_host=%s crossed=%d tasks=%lld failed=%lld killed=%s/%d%s%d gone=%d",
            worker ? "worker" : "service", rc ? "error" : ans, want, host_list(a, on, hosts, sizeof hosts), SUM_MAPS,
            (long long)d.map_tasks_run, maps, reds, crossed, (long long)d.tasks_run, (long long)d.tasks_failed, killed,
