@@ -16,7 +16,7 @@
  *            host): the first attempt of partition 0 stops its own
  *            executor (SIGSTOP).  The speculative copy must win, on an
  *            executor of another host; the stopped executor misses its
- *            heartbeats for ember.network.timeout (2 s), is declared lost
+ *            heartbeats for ember.network.timeout (4 s), is declared lost
  *            and killed by its worker; the next job runs.
  *   service  the worker's shuffle service (on by default): a reduce task
  *            kills its own executor (SIGKILL).  The worker serves the dead
@@ -538,17 +538,25 @@ static int scenario_kill(em_ctx *ctx, job_arg *a, const int *on, const char *wan
 
 /* --------------------------------------------------------------- main */
 
-/* A scenario: its settings, and what its faults need. */
+/* The scenarios' settings (the user's --conf come after them). */
+/* spec: a copy only once the 7 other tasks of 8 have succeeded (so every
+ * other executor is free then, those of the other host too, and no other
+ * task can be speculated), as soon as partition 0 has run as long as the
+ * median success; ember.network.timeout leaves the copy time to win on a
+ * loaded machine before the stopped executor is declared lost. */
 static const char *const spec_conf[][2] = {
     {"ember.speculation", "true"},
     {"ember.speculation.interval", "10ms"},
-    {"ember.speculation.quantile", "0.5"},
+    {"ember.speculation.quantile", "0.875"},
+    {"ember.speculation.multiplier", "1"},
     {"ember.speculation.minTaskRuntime", "100ms"},
-    {"ember.network.timeout", "2s"},
+    {"ember.network.timeout", "4s"},
     {"ember.executor.heartbeatInterval", "100ms"},
     {"ember.executor.cores", "1"},
     {NULL, NULL},
 };
+/* service and worker: as the local-cluster tests of the same kills
+ * (tests/api/test_cluster.c). */
 static const char *const kill_conf[][2] = {
     {"ember.task.maxFailures", "2"},
     {NULL, NULL},
