@@ -64,7 +64,7 @@
 #define MAX_HOSTS 8
 #define MAX_EXECS 64
 #define MAX_CONF 64
-#define HOST_LEN INET_ADDRSTRLEN
+#define HOST_LEN INET_ADDRSTRLEN /* 16: read_marker reads at most 15 */
 
 static const char usage_text[] =
     "usage: fault_driver [--conf KEY=VALUE]... [--executors N] [--dir DIR] SCENARIO MASTER\n"
@@ -251,7 +251,7 @@ static int gone_within(int pid) {
 static int read_marker(const char *path, int *pid, int *ppid, char *host) {
     FILE *f = fopen(path, "r");
     if (!f) return 0;
-    int ok = fscanf(f, "%d %d %45s", pid, ppid, host) == 3;
+    int ok = fscanf(f, "%d %d %15s", pid, ppid, host) == 3; /* host: HOST_LEN bytes */
     fclose(f);
     return ok;
 }
