@@ -12,12 +12,16 @@
  * one host, fails the check for two), with a fault its own user function
  * makes, once, from inside the executor that runs it:
  *
- *   spec     speculation on, ember.executor.cores=1 (several executors per
- *            host): the first attempt of partition 0 stops its own
- *            executor (SIGSTOP).  The speculative copy must win, on an
- *            executor of another host; the stopped executor misses its
- *            heartbeats for ember.network.timeout (4 s), is declared lost
- *            and killed by its worker; the next job runs.
+ *   spec     speculation on, a job of two partitions: the first attempt
+ *            of partition 0 stops its own executor (SIGSTOP).  The
+ *            speculative copy must win, on an executor of another host
+ *            though another executor shares the stopped one's host; the
+ *            stopped executor misses its heartbeats for
+ *            ember.network.timeout (4 s), is declared lost and killed by
+ *            its worker; the next job runs.  netns.sh's cluster makes the
+ *            stopped executor's neighbour the roomier choice (see there),
+ *            so only the preference for another host sends the copy
+ *            there.
  *   service  the worker's shuffle service (on by default): a reduce task
  *            kills its own executor (SIGKILL).  The worker serves the dead
  *            executor's map outputs, so no map task runs again, and a
@@ -88,6 +92,8 @@ typedef struct job_arg {
     em_acc map_on[MAX_HOSTS];        /* first-stage tasks per host */
     em_acc red_on[MAX_HOSTS];        /* second-stage tasks per host */
     char marker[512];                /* made once, by the faulting attempt */
+    char trail[512];                 /* each attempt of the job appends
+                                        "sPART@HOST/PID " ("": none) */
 } job_arg;
 
 /* The calling process's first non-loopback IPv4 address into buf (or
@@ -131,6 +137,20 @@ static int make_marker(const char *path) {
     return ok ? 1 : em_fail("cannot write %s", path);
 }
 
+/* Append "sPART@HOST/PID " to a->trail, s the stage's letter (one write:
+ * O_APPEND keeps concurrent attempts' notes whole).  A trail it cannot
+ * write is no failure: it only says where attempts ran. */
+static void note_attempt(const job_arg *a, char stage, int part) {
+    if (!a->trail[0]) return;
+    char host[HOST_LEN], s[64];
+    host_addr(host, sizeof host);
+    int n = snprintf(s, sizeof s, "%c%d@%s/%d ", stage, part, host, (int)getpid());
+    int fd = open(a->trail, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0) return;
+    if (write(fd, s, (size_t)n) != n) n = 0;
+    close(fd);
+}
+
 /* The executor a task runs in: "HOST PID", one record per partition. */
 static int fn_whoami(int part, em_iter *in, em_emitter *out, const void *arg) {
     em_rec r;
@@ -149,10 +169,15 @@ static int fn_whoami(int part, em_iter *in, em_emitter *out, const void *arg) {
  * host in map_on. */
 static int fn_spec(int part, em_iter *in, em_emitter *out, const void *arg) {
     const job_arg *a = arg;
+    note_attempt(a, 's', part);
     if (a->fault == FAULT_STOP && part == 0) {
         int made = make_marker(a->marker);
         if (made < 0) return made;
-        if (made) kill(getpid(), SIGSTOP);
+        /* raise, not kill(getpid(), ...): a signal to the process goes to
+         * any of its threads, and this one could finish the partition and
+         * its result leave before the stop reached it; raise stops this
+         * thread before it returns. */
+        if (made) raise(SIGSTOP);
     }
     em_rec r;
     int rc;
@@ -172,6 +197,7 @@ static int fn_spec(int part, em_iter *in, em_emitter *out, const void *arg) {
  * its host in map_on. */
 static int fn_key_mod(int part, em_iter *in, em_emitter *out, const void *arg) {
     const job_arg *a = arg;
+    note_attempt(a, 'm', part);
     em_rec r;
     int rc;
     int64_t n = 0;
@@ -193,6 +219,7 @@ static int fn_key_mod(int part, em_iter *in, em_emitter *out, const void *arg) {
  * in red_on. */
 static int fn_reduce_side(int part, em_iter *in, em_emitter *out, const void *arg) {
     const job_arg *a = arg;
+    note_attempt(a, 'r', part);
     em_rec r;
     int rc;
     while ((rc = em_iter_next(in, &r)) > 0) {
@@ -200,7 +227,7 @@ static int fn_reduce_side(int part, em_iter *in, em_emitter *out, const void *ar
             int made = make_marker(a->marker);
             if (made < 0) return made;
             if (made && a->fault == FAULT_KILL_WORKER) kill(getppid(), SIGKILL);
-            if (made) kill(getpid(), SIGKILL);
+            if (made) raise(SIGKILL);
         }
         if ((rc = em_emit_pair(out, r.key, r.klen, r.val, r.vlen)) < 0) return rc;
     }
@@ -339,7 +366,7 @@ static em_ctx *open_ctx(const char *master, const char *const *user, int nuser, 
  * sum of the numbers for spec, the sum of each key for the others).  0, or
  * < 0 when the job fails (message printed). */
 static int run_spec_job(em_ctx *ctx, const job_arg *a, char *ans, size_t n) {
-    em_rdd *r = em_map_partitions(em_range(ctx, 0, 800, 1, 8), fn_spec, a, sizeof *a);
+    em_rdd *r = em_map_partitions(em_range(ctx, 0, 800, 1, 2), fn_spec, a, sizeof *a);
     em_batch *b = NULL;
     if (!r || em_collect(r, &b) != 0) {
         fprintf(stderr, "fault_driver: spec job: %s\n", em_errmsg());
@@ -407,6 +434,22 @@ static void arg_init(em_ctx *ctx, job_arg *a, const char *marker) {
         a->red_on[i] = em_acc_i64(ctx, "reduce tasks on a host");
     }
     snprintf(a->marker, sizeof a->marker, "%s", marker);
+    if (marker[0]) snprintf(a->trail, sizeof a->trail, "%.500s.trail", marker); /* as main's */
+}
+
+/* The attempts a's trail names, "s0@HOST/PID,..." in their order, into
+ * buf ("none" when there is no trail). */
+static const char *read_trail(const job_arg *a, char *buf, size_t n) {
+    snprintf(buf, n, "none");
+    FILE *f = a->trail[0] ? fopen(a->trail, "r") : NULL;
+    if (!f) return buf;
+    size_t len = fread(buf, 1, n - 1, f);
+    fclose(f);
+    while (len > 0 && buf[len - 1] == ' ') len--;
+    buf[len] = 0;
+    for (char *p = buf; *p; p++)
+        if (*p == ' ') *p = ',';
+    return buf;
 }
 
 /* The reference answer: the scenario's job undisturbed on local[2]. */
@@ -441,6 +484,8 @@ static int scenario_spec(em_ctx *ctx, job_arg *a, const int *on, const char *wan
     int rc = run_spec_job(ctx, a, ans, sizeof ans);
     em_get_stats(ctx, &s1);
     stats_delta(&s0, &s1, &d);
+    char trail[1024];
+    read_trail(a, trail, sizeof trail);
     int pid = 0, ppid = 0, gone = 0;
     char stopped[HOST_LEN] = "none";
     if (read_marker(a->marker, &pid, &ppid, stopped)) {
@@ -462,10 +507,11 @@ static int scenario_spec(em_ctx *ctx, job_arg *a, const int *on, const char *wan
     if (em_count(em_range(ctx, 0, 1000, 1, 8), &next) != 0) fprintf(stderr, "fault_driver: next job: %s\n", em_errmsg());
     em_get_stats(ctx, &s2);
     printf("scenario=spec result=%s local=%s hosts=%s speculative=%lld speculative_wins=%lld "
-           "tasks=%lld failed=%lld killed=%lld stopped=%s/%d winner=%s stopped_gone=%d seen=%lld next_job=%lld\n",
+           "tasks=%lld failed=%lld killed=%lld stopped=%s/%d winner=%s stopped_gone=%d seen=%lld next_job=%lld "
+           "attempts=%s\n",
            rc ? "error" : ans, want, host_list(a, on, hosts, sizeof hosts), (long long)d.tasks_speculative,
            (long long)d.speculative_wins, (long long)d.tasks_run, (long long)d.tasks_failed, (long long)d.tasks_killed,
-           stopped, pid, winner, gone, (long long)seen, (long long)next);
+           stopped, pid, winner, gone, (long long)seen, (long long)next, trail);
     check(rc == 0 && !strcmp(ans, want), "the answer equals local[2]'s");
     check(pid > 0, "partition 0's first attempt stopped its executor");
     check(beside >= 2, "another executor beside the stopped one on its host (so the other host was a choice)");
@@ -489,6 +535,8 @@ static int scenario_kill(em_ctx *ctx, job_arg *a, const int *on, const char *wan
     int rc = collect_sums(em_map_partitions(sums, fn_reduce_side, a, sizeof *a), "job", ans, sizeof ans);
     em_get_stats(ctx, &s1);
     stats_delta(&s0, &s1, &d);
+    char trail[1024];
+    read_trail(a, trail, sizeof trail);
     int pid = 0, ppid = 0, gone = 0;
     char killed[HOST_LEN] = "none";
     if (read_marker(a->marker, &pid, &ppid, killed)) gone = gone_within(worker ? ppid : pid);
@@ -508,9 +556,9 @@ static int scenario_kill(em_ctx *ctx, job_arg *a, const int *on, const char *wan
     em_get_stats(ctx, &s2);
     stats_delta(&s1, &s2, &d2);
     printf("scenario=%s result=%s local=%s hosts=%s map_partitions=%d map_tasks=%lld "
-           "maps_by_host=%s reduces_by_host=%s crossed=%d tasks=%lld failed=%lld killed=%s/%d%s%d gone=%d",
+           "maps_by_host=%s reduces_by_host=%s crossed=%d tasks=%lld failed=%lld attempts=%s killed=%s/%d%s%d gone=%d",
            worker ? "worker" : "service", rc ? "error" : ans, want, host_list(a, on, hosts, sizeof hosts), SUM_MAPS,
-           (long long)d.map_tasks_run, maps, reds, crossed, (long long)d.tasks_run, (long long)d.tasks_failed, killed,
+           (long long)d.map_tasks_run, maps, reds, crossed, (long long)d.tasks_run, (long long)d.tasks_failed, trail, killed,
            pid, worker ? " killed_worker=" : " parent=", ppid, gone);
     if (worker)
         printf(" lost_maps=%lld rerun_maps=%lld\n", (long long)lost, (long long)(d.map_tasks_run - SUM_MAPS));
@@ -539,20 +587,19 @@ static int scenario_kill(em_ctx *ctx, job_arg *a, const int *on, const char *wan
 /* --------------------------------------------------------------- main */
 
 /* The scenarios' settings (the user's --conf come after them). */
-/* spec: a copy only once the 7 other tasks of 8 have succeeded (so every
- * other executor is free then, those of the other host too, and no other
- * task can be speculated), as soon as partition 0 has run as long as the
- * median success; ember.network.timeout leaves the copy time to win on a
- * loaded machine before the stopped executor is declared lost. */
+/* spec: a copy once partition 1 has succeeded (so no other task runs, and
+ * none but partition 0 can be speculated), as soon as partition 0 has run
+ * as long as partition 1 did (and 100 ms); ember.network.timeout leaves
+ * the copy time to win on a loaded machine before the stopped executor is
+ * declared lost. */
 static const char *const spec_conf[][2] = {
     {"ember.speculation", "true"},
     {"ember.speculation.interval", "10ms"},
-    {"ember.speculation.quantile", "0.875"},
+    {"ember.speculation.quantile", "0.5"},
     {"ember.speculation.multiplier", "1"},
     {"ember.speculation.minTaskRuntime", "100ms"},
     {"ember.network.timeout", "4s"},
     {"ember.executor.heartbeatInterval", "100ms"},
-    {"ember.executor.cores", "1"},
     {NULL, NULL},
 };
 /* service and worker: as the local-cluster tests of the same kills
@@ -624,8 +671,9 @@ int main(int argc, char **argv) {
     snprintf(marker, sizeof marker, "%s/fault-%s-%d.marker", dir ? dir : tmpl, scenario, (int)getpid());
 
     int rc = 1;
-    char want[512];
+    char want[512], trail[600];
     em_ctx *ctx = NULL;
+    snprintf(trail, sizeof trail, "%.500s.trail", marker);
     if (local_answer(scenario, user, nuser, want, sizeof want) != 0) goto out;
     ctx = open_ctx(master, user, nuser, spec ? spec_conf : kill_conf);
     if (!ctx) goto out;
@@ -649,6 +697,7 @@ out:
     fflush(stdout);
     if (ctx) em_close(ctx);
     unlink(marker);
+    unlink(trail);
     if (!dir) rmdir(tmpl);
     return rc;
 }
