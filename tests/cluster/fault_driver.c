@@ -59,7 +59,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,8 +75,9 @@ static const char usage_text[] =
     "  MASTER: ember://HOST:PORT of a cluster with executors on two hosts or more.\n"
     "  --conf KEY=VALUE  a setting of both runs (repeatable)\n"
     "  --executors N     executors to wait for before the job (default 2)\n"
-    "  --dir DIR         where the fault's marker file goes (default: a new\n"
-    "                    directory under $TMPDIR or /tmp, removed at the end)\n";
+    "  --dir DIR         where the fault's marker and the attempts' trail go\n"
+    "                    (default: a new directory under $TMPDIR or /tmp,\n"
+    "                    removed at the end)\n";
 
 /* ------------------------------------------------------------ the tasks */
 
@@ -540,7 +540,7 @@ static int scenario_kill(em_ctx *ctx, job_arg *a, const int *on, const char *wan
     int pid = 0, ppid = 0, gone = 0;
     char killed[HOST_LEN] = "none";
     if (read_marker(a->marker, &pid, &ppid, killed)) gone = gone_within(worker ? ppid : pid);
-    int64_t nmaps, nreds, lost = 0;
+    int64_t nmaps, nreds, lost = 0, seen = em_acc_value_i64(ctx, a->seen);
     int map_hosts, red_hosts;
     per_host(ctx, a, a->map_on, maps, sizeof maps, &nmaps, &map_hosts);
     per_host(ctx, a, a->red_on, reds, sizeof reds, &nreds, &red_hosts);
@@ -556,9 +556,11 @@ static int scenario_kill(em_ctx *ctx, job_arg *a, const int *on, const char *wan
     em_get_stats(ctx, &s2);
     stats_delta(&s1, &s2, &d2);
     printf("scenario=%s result=%s local=%s hosts=%s map_partitions=%d map_tasks=%lld "
-           "maps_by_host=%s reduces_by_host=%s crossed=%d tasks=%lld failed=%lld attempts=%s killed=%s/%d%s%d gone=%d",
+           "maps_by_host=%s reduces_by_host=%s crossed=%d tasks=%lld failed=%lld seen=%lld attempts=%s "
+           "killed=%s/%d%s%d gone=%d",
            worker ? "worker" : "service", rc ? "error" : ans, want, host_list(a, on, hosts, sizeof hosts), SUM_MAPS,
-           (long long)d.map_tasks_run, maps, reds, crossed, (long long)d.tasks_run, (long long)d.tasks_failed, trail, killed,
+           (long long)d.map_tasks_run, maps, reds, crossed, (long long)d.tasks_run, (long long)d.tasks_failed,
+           (long long)seen, trail, killed,
            pid, worker ? " killed_worker=" : " parent=", ppid, gone);
     if (worker)
         printf(" lost_maps=%lld rerun_maps=%lld\n", (long long)lost, (long long)(d.map_tasks_run - SUM_MAPS));
@@ -569,6 +571,7 @@ static int scenario_kill(em_ctx *ctx, job_arg *a, const int *on, const char *wan
     check(pid > 0, "a reduce task killed its %s", worker ? "worker" : "executor");
     check(gone, "the killed %s is gone", worker ? "worker" : "executor");
     check(nmaps == SUM_MAPS, "each map partition counted once");
+    check(seen == SUM_N, "the accumulator counted each record once (recomputed outputs count once)");
     check(map_hosts >= 2, "map tasks ran on two hosts");
     check(crossed, "a reduce task fetched map outputs from another host");
     /* One executor per host here: the killed one had written map outputs. */
