@@ -46,12 +46,13 @@ LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/*.c tests/unit/*.c tests/api/*.c tests/ml/*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+FAULT_DRIVER = $(BUILD)/tests/cluster/fault_driver
 BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 DEPS_STAMP = $(BUILD)/.deps-ok
 
 .PHONY: all deps lib examples benches daemons test test-sanitize test-tsan install clean run-example fuzz fuzz-run fuzz-replay
 
-all: lib examples benches daemons $(BUILD)/tests/run_tests
+all: lib examples benches daemons $(BUILD)/tests/run_tests $(FAULT_DRIVER)
 
 # Install Debian packages once if any header is missing.
 deps: $(DEPS_STAMP)
@@ -123,6 +124,12 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libember.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Iinclude $< -o $@ $(BUILD)/libember.a $(LDFLAGS_ALL) $(LIBS)
 
+# The fault scenarios across hosts that tests/cluster/netns.sh runs: a
+# driver program using only ember.h, linked as the examples are.
+$(FAULT_DRIVER): tests/cluster/fault_driver.c $(BUILD)/libember.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Iinclude $< -o $@ $(BUILD)/libember.a $(LDFLAGS_ALL) $(LIBS)
+
 # Benchmarks link libember.a, as a user's program does.  bench/logreg also
 # links its C reference (bench/ref/fused.c), the one file compiled for this
 # machine (-O3 -march=native) so the reference is as fast as plain C gets;
@@ -188,8 +195,15 @@ test-docs:
 # The local-cluster pass's tests (default: the same as T's, all).
 LC_T ?= $(T)
 
+# The cluster across network namespaces alone (tests/cluster/netns.sh, which
+# `make test` runs too): word count and the fault scenarios, each worker a
+# host of its own; it says "skip" where namespaces cannot be made.
+.PHONY: test-netns
+test-netns: $(DAEMONS) $(BUILD)/examples/wordcount $(FAULT_DRIVER)
+	cd $(CURDIR) && sh tests/cluster/netns.sh $(BUILD)
+
 # The test command README gives and CI runs.
-test: $(BUILD)/tests/run_tests $(DAEMONS) $(EXAMPLES) $(SHARED_CHECK) fuzz-replay test-link test-docs
+test: $(BUILD)/tests/run_tests $(DAEMONS) $(EXAMPLES) $(FAULT_DRIVER) $(SHARED_CHECK) fuzz-replay test-link test-docs
 	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/wordcount tests/data/words.txt 3 > /dev/null
 	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/logreg --lbfgs --l2 0.001 > /dev/null 2>&1
 	cd $(CURDIR) && sh tests/examples/run.sh $(BUILD)
