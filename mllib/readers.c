@@ -261,10 +261,16 @@ static int libsvm_line(builder *b, const char *p, const char *end) {
     for (;;) {
         while (p < end && ml_is_space(*p)) p++;
         if (p == end || *p == '#') break;
+        int64_t idx;
+        double v;
         const char *tok = p;
+        if ((q = ml_libsvm_pair(p, end, &idx, &v)) && idx > prev && (nf <= 0 || idx <= nf)) {
+            p = q; /* the common token; anything else (or any error) goes the general way */
+            goto store;
+        }
         uint64_t run = 0;
         int nd = np_digit_run(p, end, &run);
-        int64_t idx = (int64_t)run;
+        idx = (int64_t)run;
         p += nd;
         if (nd > 9) { /* maybe too large, or leading zeros: digit by digit */
             p = tok;
@@ -280,12 +286,12 @@ static int libsvm_line(builder *b, const char *p, const char *end) {
         if (idx <= prev)
             return line_fail("index %lld after %lld (indices must be ascending)", (long long)idx, (long long)prev);
         if (nf > 0 && idx > nf) return line_fail("index %lld > num_features %lld", (long long)idx, (long long)nf);
-        double v;
         p++;
         q = ml_parse_f64(p, end, &v);
         if (!q || (q < end && !ml_is_space(*q)))
             return line_fail("bad value '%.*s' for index %lld", toklen(p, end, 0), p, (long long)idx);
         p = q;
+    store:
         if (k == b->cap_nnz && grow_nnz(b, k, k + 1)) return EM_EUSER;
         b->idx[k] = (int32_t)(idx - 1);
         b->val[k++] = v;

@@ -125,6 +125,59 @@ TEST(ml_data_parse_numbers) {
 
 /* ------------------------------------------------------------- LIBSVM */
 
+/* The one-step LIBSVM feature parser (ml_libsvm_pair) against strtol and
+ * strtod on random tokens of every shape near its limits: where it takes a
+ * token, index and value bits agree; it takes every token of the common
+ * shape; and it leaves the others (exponents, '+', over 8 digits a side,
+ * no blank after, under 24 bytes left) to the general path. */
+TEST(ml_data_libsvm_pair_exact) {
+#if defined(__SSE2__)
+    uint64_t s = 99;
+    char buf[64];
+    int taken = 0, common = 0;
+    for (int i = 0; i < 200000; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t r = s >> 11;
+        int ilen = 1 + (int)(r % 10), ni = (int)((r >> 4) % 11), nf = (int)((r >> 8) % 11), form = (int)((r >> 12) % 16);
+        int n = 0;
+        for (int k = 0; k < ilen; k++) buf[n++] = (char)('0' + (k == 0 && form != 1 ? 1 + (r >> (16 + k)) % 9 : (r >> (20 + k)) % 10));
+        buf[n++] = ':';
+        int vstart = n;
+        if (form == 2 || form == 3) buf[n++] = '-';
+        if (form == 4) buf[n++] = '+';
+        for (int k = 0; k < ni; k++) buf[n++] = (char)('0' + (r >> (k + 3)) % 10);
+        if (form != 5) buf[n++] = '.';
+        for (int k = 0; k < nf; k++) buf[n++] = (char)('0' + (r >> (k + 7)) % 10);
+        if (form == 6) n += sprintf(buf + n, "e%d", (int)(r % 30) - 15);
+        buf[n++] = form == 7 ? '\t' : form == 8 ? 'x' : ' ';
+        while (n < 40) buf[n++] = form == 9 ? '9' : ' ';
+        int avail = form == 10 ? (int)(r % 30) : 40;
+        int64_t idx = -1;
+        double v = -1;
+        const char *q = ml_libsvm_pair(buf, buf + avail, &idx, &v);
+        int eni = form == 5 ? ni + nf : ni, enf = form == 5 ? 0 : nf; /* no point: one run of digits */
+        int shape = avail >= 24 && ilen <= 8 && eni <= 8 && enf <= 8 && eni + enf > 0 && form != 4 && form != 6 &&
+                    form != 8;
+        int plen = ilen + 1 + (form == 2 || form == 3) + ni + (form != 5) + nf;
+        if (shape && plen < 16) common++;
+        if (!q) {
+            CHECK(!(shape && plen < 16)); /* the common shape is always taken */
+            continue;
+        }
+        taken++;
+        CHECK(shape && plen < 16);
+        char *e;
+        CHECK_EQ_I64(idx, strtoll(buf, NULL, 10));
+        double want = strtod(buf + vstart, &e);
+        CHECK(q == e);
+        if (memcmp(&v, &want, 8)) fprintf(stderr, "  %.*s: %.17g, strtod %.17g\n", (int)(e - buf), buf, v, want);
+        CHECK(memcmp(&v, &want, 8) == 0);
+    }
+    CHECK(taken == common && taken > 20000);
+#endif
+}
+
+
 TEST(ml_data_libsvm_roundtrip) {
     em_ctx *c = ml_ctx(NULL, NULL);
     CHECK(c);
