@@ -67,7 +67,8 @@ typedef struct em_ml_load_opts {
 
 /* LIBSVM text: "label index:value index:value ..." with 1-based ascending
  * indices (as Spark's loadLibSVMFile), labels 0/1 (-1 is read as 0), or
- * class labels as o->classes says.  Sparse (CSR) blocks.  A malformed line
+ * class labels as o->classes says.  Sparse: CSR blocks, or dense ones
+ * where over 2/3 of the entries are nonzeros.  A malformed line
  * fails with "FILE:LINE: reason", and so does a label not allowed
  * ("FILE:LINE: label '2' (labels must be 0 or 1; -1 is read as 0)",
  * "FILE:LINE: label '3' (labels must be integers 0 to 2)"). */

@@ -175,6 +175,13 @@ int ml_block_view(const em_rec *r, ml_block *b, ebuf *scratch) { return view(r, 
 
 int ml_block_view_unchecked(const em_rec *r, ml_block *b, ebuf *scratch) { return view(r, b, scratch, 0); }
 
+int ml_block_dense_better(int64_t rows, int64_t cols, int64_t nnz) {
+    if (rows <= 0 || cols <= 0 || nnz < 0 || rows > (1LL << 40) || cols > (1LL << 40)) return 0;
+    /* rows * cols may overflow where nnz cannot be that large: compare in
+     * doubles, exact below 2^53 and decisive above. */
+    return 3.0 * (double)nnz >= 2.0 * (double)rows * (double)cols;
+}
+
 int64_t ml_block_rows(int64_t cols, double density, int block_rows) {
     int64_t max = block_rows > 0 ? block_rows : 4096;
     if (!(density > 0) || density > 1) density = 1;

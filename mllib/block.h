@@ -64,6 +64,15 @@ int ml_block_view(const em_rec *r, ml_block *b, ebuf *scratch);
  * about a fifth of a sparse gradient pass, every iteration. */
 int ml_block_view_unchecked(const em_rec *r, ml_block *b, ebuf *scratch);
 
+/* Whether rows x cols with nnz nonzeros is better stored dense than CSR:
+ * when over 2/3 of the entries are nonzeros, where the dense layout (8
+ * bytes an entry) is no larger than CSR (12 bytes a nonzero) and the
+ * kernels read it at the dense speed (a 10k x 10k LIBSVM file written in
+ * full trains about 3x faster so).  The text reader stores each LIBSVM
+ * block by this rule; the data set stays sparse for em_ml_is_sparse (its
+ * scaling keeps zeros), whatever layout its blocks have. */
+int ml_block_dense_better(int64_t rows, int64_t cols, int64_t nnz);
+
 /* Rows per block for a shape: at most block_rows (default 4096) and about
  * 16 MiB of features. */
 int64_t ml_block_rows(int64_t cols, double density, int block_rows);

@@ -28,9 +28,11 @@
  * LIBSVM: "label index:value ..." with 1-based, strictly ascending indices;
  * '#' starts a comment; labels are 0 or 1, and -1 is read as 0, or with
  * em_ml_load_opts.classes class labels 0..K-1 (any other label fails
- * naming its line).  CSR
- * blocks whose cols is one past their largest index (or
- * num_features when given); the data set's cols is the largest of them.
+ * naming its line).  Blocks
+ * whose cols is one past their largest index (or num_features when
+ * given), CSR, or dense when over 2/3 full (ml_block_dense_better); the
+ * data set's cols is the largest of them, and it is sparse whatever its
+ * blocks' layout (em_ml_is_sparse: scaled without centering).
  * CSV: comma-separated numbers (blanks around them allowed), blank lines
  * skipped; the number of fields is that of the first row, found on the
  * driver by reading the first split up to its first row, and any other
@@ -187,21 +189,44 @@ static int grow_row(builder *b, int64_t need) {
     return 0;
 }
 
+/* Lay out the LIBSVM rows gathered as a block in b->blk: CSR, or dense
+ * when ml_block_dense_better says (the same numbers; a row holding every
+ * feature is copied as parsed, the others are scattered over zeros). */
+static int libsvm_block(builder *b, ml_block *k) {
+    int64_t cols = b->a->num_features > 0 ? b->a->num_features : b->cols;
+    int kind = ml_block_dense_better(b->rows, cols, b->nnz) ? ML_DENSE : ML_CSR, rc;
+    int64_t nnz = kind == ML_CSR ? b->nnz : 0;
+    if ((rc = ml_block_reserve_big(&b->blk, kind, b->rows, cols, nnz)) ||
+        (rc = ml_block_alloc(&b->blk, kind, b->rows, cols, nnz, k)))
+        return rc;
+    if (kind == ML_DENSE) {
+        for (int64_t i = 0; i < b->rows; i++) {
+            double *x = k->x + i * cols;
+            int64_t lo = b->indptr[i], hi = b->indptr[i + 1];
+            if (hi - lo == cols) {
+                memcpy(x, b->val + lo, sizeof(double) * (size_t)cols);
+                continue;
+            }
+            memset(x, 0, sizeof(double) * (size_t)cols);
+            for (int64_t j = lo; j < hi; j++) x[b->idx[j]] = b->val[j];
+        }
+        return 0;
+    }
+    memcpy(k->indptr, b->indptr, sizeof(int64_t) * (size_t)(b->rows + 1));
+    if (b->nnz) { /* rows of labels alone ("1\n0\n") leave idx and val unallocated (NULL) */
+        memcpy(k->idx, b->idx, sizeof(int32_t) * (size_t)b->nnz);
+        memcpy(k->val, b->val, sizeof(double) * (size_t)b->nnz);
+    }
+    return 0;
+}
+
 /* Emit the rows gathered so far as one block. */
 static int flush(builder *b) {
     if (!b->rows) return 0;
     ml_block k;
     int rc;
     if (b->a->format == FMT_LIBSVM) {
-        int64_t cols = b->a->num_features > 0 ? b->a->num_features : b->cols;
-        if ((rc = ml_block_reserve_big(&b->blk, ML_CSR, b->rows, cols, b->nnz)) ||
-            (rc = ml_block_alloc(&b->blk, ML_CSR, b->rows, cols, b->nnz, &k)))
-            return rc;
-        memcpy(k.indptr, b->indptr, sizeof(int64_t) * (size_t)(b->rows + 1));
-        if (b->nnz) { /* rows of labels alone ("1\n0\n") leave idx and val unallocated (NULL) */
-            memcpy(k.idx, b->idx, sizeof(int32_t) * (size_t)b->nnz);
-            memcpy(k.val, b->val, sizeof(double) * (size_t)b->nnz);
-        }
+        if ((rc = libsvm_block(b, &k))) return rc;
     } else {
         int64_t cols = b->a->fields - 1;
         if ((rc = ml_block_reserve_big(&b->blk, ML_DENSE, b->rows, cols, 0)) ||
@@ -236,10 +261,16 @@ static int libsvm_line(builder *b, const char *p, const char *end) {
     for (;;) {
         while (p < end && ml_is_space(*p)) p++;
         if (p == end || *p == '#') break;
+        int64_t idx;
+        double v;
         const char *tok = p;
+        if ((q = ml_libsvm_pair(p, end, &idx, &v)) && idx > prev && (nf <= 0 || idx <= nf)) {
+            p = q; /* the common token; anything else (or any error) goes the general way */
+            goto store;
+        }
         uint64_t run = 0;
         int nd = np_digit_run(p, end, &run);
-        int64_t idx = (int64_t)run;
+        idx = (int64_t)run;
         p += nd;
         if (nd > 9) { /* maybe too large, or leading zeros: digit by digit */
             p = tok;
@@ -255,12 +286,12 @@ static int libsvm_line(builder *b, const char *p, const char *end) {
         if (idx <= prev)
             return line_fail("index %lld after %lld (indices must be ascending)", (long long)idx, (long long)prev);
         if (nf > 0 && idx > nf) return line_fail("index %lld > num_features %lld", (long long)idx, (long long)nf);
-        double v;
         p++;
         q = ml_parse_f64(p, end, &v);
         if (!q || (q < end && !ml_is_space(*q)))
             return line_fail("bad value '%.*s' for index %lld", toklen(p, end, 0), p, (long long)idx);
         p = q;
+    store:
         if (k == b->cap_nnz && grow_nnz(b, k, k + 1)) return EM_EUSER;
         b->idx[k] = (int32_t)(idx - 1);
         b->val[k++] = v;

@@ -12,6 +12,8 @@
  *     parser written here from the format's description finds every line
  *     good (labels 0, 1 or -1), and then holds exactly its rows, in file
  *     order: labels (-1 read as 0), 0-based indices and values, bit for bit, and its column count;
+ *     blocks are CSR, or dense (zeros between the values) when over 2/3
+ *     full (ml_block_dense_better);
  *     otherwise it fails naming the file and the first bad line.
  */
 #include <stdio.h>
@@ -114,14 +116,29 @@ static void compare(em_ml_data *d, const ref *r, int64_t nf) {
     while (em_batch_next(b, &pos, &rec) == 1) {
         ml_block k;
         FZ_CHECK(ml_block_view(&rec, &k, &scratch) == 0, "a block does not view: %s", em_errmsg());
-        FZ_CHECK(k.kind == ML_CSR, "block kind %d", k.kind);
         FZ_CHECK(k.rows > 0 && row + k.rows <= r->rows, "block of %lld rows at row %lld", (long long)k.rows,
                  (long long)row);
         FZ_CHECK(nf > 0 ? k.cols == nf : k.cols <= cols, "block of %lld columns", (long long)k.cols);
+        /* CSR, or dense when over 2/3 full (the same numbers, zeros between). */
+        int64_t nnz = r->indptr[row + k.rows] - r->indptr[row];
+        int kind = ml_block_dense_better(k.rows, k.cols, nnz) ? ML_DENSE : ML_CSR;
+        FZ_CHECK(k.kind == kind, "block kind %d, expected %d (%lld x %lld, %lld nonzeros)", k.kind, kind,
+                 (long long)k.rows, (long long)k.cols, (long long)nnz);
         for (int64_t i = 0; i < k.rows; i++, row++) {
             FZ_CHECK(!memcmp(&k.y[i], &r->y[row], sizeof(double)), "row %lld: label %.17g, expected %.17g",
                      (long long)row, k.y[i], r->y[row]);
             int64_t a = r->indptr[row], e = r->indptr[row + 1];
+            if (k.kind == ML_DENSE) {
+                const double *x = k.x + i * k.cols;
+                int64_t at = a;
+                for (int64_t j = 0; j < k.cols; j++) {
+                    double want = at < e && r->idx[at] == j ? r->val[at++] : 0.0;
+                    FZ_CHECK(!memcmp(&x[j], &want, sizeof(double)), "row %lld: column %lld holds %.17g, expected %.17g",
+                             (long long)row, (long long)j, x[j], want);
+                }
+                FZ_CHECK(at == e, "row %lld: features past the block's columns", (long long)row);
+                continue;
+            }
             FZ_CHECK(k.indptr[i + 1] - k.indptr[i] == e - a, "row %lld: %lld features, expected %lld",
                      (long long)row, (long long)(k.indptr[i + 1] - k.indptr[i]), (long long)(e - a));
             for (int64_t j = 0; j < e - a; j++) {

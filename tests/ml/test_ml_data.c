@@ -125,6 +125,59 @@ TEST(ml_data_parse_numbers) {
 
 /* ------------------------------------------------------------- LIBSVM */
 
+/* The one-step LIBSVM feature parser (ml_libsvm_pair) against strtol and
+ * strtod on random tokens of every shape near its limits: where it takes a
+ * token, index and value bits agree; it takes every token of the common
+ * shape; and it leaves the others (exponents, '+', over 8 digits a side,
+ * no blank after, under 24 bytes left) to the general path. */
+TEST(ml_data_libsvm_pair_exact) {
+#if defined(__SSE2__)
+    uint64_t s = 99;
+    char buf[64];
+    int taken = 0, common = 0;
+    for (int i = 0; i < 200000; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t r = s >> 11;
+        int ilen = 1 + (int)(r % 10), ni = (int)((r >> 4) % 11), nf = (int)((r >> 8) % 11), form = (int)((r >> 12) % 16);
+        int n = 0;
+        for (int k = 0; k < ilen; k++) buf[n++] = (char)('0' + (k == 0 && form != 1 ? 1 + (r >> (16 + k)) % 9 : (r >> (20 + k)) % 10));
+        buf[n++] = ':';
+        int vstart = n;
+        if (form == 2 || form == 3) buf[n++] = '-';
+        if (form == 4) buf[n++] = '+';
+        for (int k = 0; k < ni; k++) buf[n++] = (char)('0' + (r >> (k + 3)) % 10);
+        if (form != 5) buf[n++] = '.';
+        for (int k = 0; k < nf; k++) buf[n++] = (char)('0' + (r >> (k + 7)) % 10);
+        if (form == 6) n += sprintf(buf + n, "e%d", (int)(r % 30) - 15);
+        buf[n++] = form == 7 ? '\t' : form == 8 ? 'x' : ' ';
+        while (n < 40) buf[n++] = form == 9 ? '9' : ' ';
+        int avail = form == 10 ? (int)(r % 30) : 40;
+        int64_t idx = -1;
+        double v = -1;
+        const char *q = ml_libsvm_pair(buf, buf + avail, &idx, &v);
+        int eni = form == 5 ? ni + nf : ni, enf = form == 5 ? 0 : nf; /* no point: one run of digits */
+        int shape = avail >= 24 && ilen <= 8 && eni <= 8 && enf <= 8 && eni + enf > 0 && form != 4 && form != 6 &&
+                    form != 8;
+        int plen = ilen + 1 + (form == 2 || form == 3) + ni + (form != 5) + nf;
+        if (shape && plen < 16) common++;
+        if (!q) {
+            CHECK(!(shape && plen < 16)); /* the common shape is always taken */
+            continue;
+        }
+        taken++;
+        CHECK(shape && plen < 16);
+        char *e;
+        CHECK_EQ_I64(idx, strtoll(buf, NULL, 10));
+        double want = strtod(buf + vstart, &e);
+        CHECK(q == e);
+        if (memcmp(&v, &want, 8)) fprintf(stderr, "  %.*s: %.17g, strtod %.17g\n", (int)(e - buf), buf, v, want);
+        CHECK(memcmp(&v, &want, 8) == 0);
+    }
+    CHECK(taken == common && taken > 20000);
+#endif
+}
+
+
 TEST(ml_data_libsvm_roundtrip) {
     em_ctx *c = ml_ctx(NULL, NULL);
     CHECK(c);
@@ -161,6 +214,61 @@ TEST(ml_data_libsvm_roundtrip) {
     CHECK_EQ_I64(em_ml_cols(d), 9);
     CHECK_EQ_I64(em_ml_rows(d), 5);
     em_ml_free(d);
+    em_close(c);
+}
+
+/* Blocks over 2/3 full are stored dense (the same numbers, -0 kept, zeros
+ * between), the others CSR; num_features widens a block and so can make
+ * it CSR. */
+TEST(ml_data_libsvm_dense_blocks) {
+    CHECK(ml_block_dense_better(3, 3, 6) && !ml_block_dense_better(3, 3, 5));
+    CHECK(ml_block_dense_better(1, 1, 1) && !ml_block_dense_better(0, 3, 0) && !ml_block_dense_better(2, 0, 0));
+    CHECK(!ml_block_dense_better(4096, (int64_t)1 << 31, 1 << 20)); /* no overflow */
+    em_ctx *c = ml_ctx(NULL, NULL);
+    CHECK(c);
+    const char *p = tpath("dense.svm");
+    CHECK(put_file(p, "1 1:0.5 2:-0 3:7e-3\n"     /* block 1: 6 of 6, dense */
+                      "0 1:1 2:2 3:3\n"
+                      "1 2:0.25 3:-1\n"           /* block 2: 4 of 6, dense */
+                      "-1 1:9 3:1e300\n"
+                      "0 3:4\n"                   /* block 3: 2 of 6, CSR */
+                      "1 1:1\n") == 0);
+    const double wx[6][3] = {{0.5, -0.0, 7e-3}, {1, 2, 3}, {0, 0.25, -1}, {9, 0, 1e300}, {0, 0, 4}, {1, 0, 0}};
+    const double wy[6] = {1, 0, 1, 0, 0, 1};
+    for (int nf = 0; nf <= 5; nf += 5) {
+        em_ml_load_opts o = {.partitions = 1, .block_rows = 2, .num_features = nf};
+        em_ml_data *d = em_ml_read_libsvm(c, p, &o);
+        CHECK_OK(d ? 0 : -1);
+        CHECK_EQ_I64(em_ml_rows(d), 6);
+        CHECK_EQ_I64(em_ml_cols(d), nf ? 5 : 3);
+        CHECK(em_ml_is_sparse(d) == 1);
+        em_batch *b = NULL;
+        CHECK_OK(em_collect(em_ml_blocks(d), &b));
+        CHECK_EQ_I64((int64_t)em_batch_count(b), 3);
+        size_t pos = 0;
+        em_rec r;
+        ebuf scratch = EBUF_INIT;
+        for (int i = 0; i < 3 && em_batch_next(b, &pos, &r) == 1; i++) {
+            ml_block k;
+            CHECK_OK(ml_block_view(&r, &k, &scratch));
+            /* Width 5: 6 of 10 and 4 of 10 are under 2/3, so all CSR. */
+            CHECK_EQ_I64(k.kind, !nf && i < 2 ? ML_DENSE : ML_CSR);
+            if (k.kind == ML_DENSE) {
+                CHECK_EQ_I64(k.cols, 3);
+                CHECK(memcmp(k.x, wx[2 * i], sizeof(double) * 6) == 0);
+            }
+            CHECK(memcmp(k.y, wy + 2 * i, sizeof(double) * 2) == 0);
+        }
+        ebuf_free(&scratch);
+        em_batch_free(b);
+        double *x, *y;
+        CHECK(densify(d, &x, &y, NULL) == 0);
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 3; j++) CHECK(memcmp(&x[i * (nf ? 5 : 3) + j], &wx[i][j], sizeof(double)) == 0);
+        free(x);
+        free(y);
+        em_ml_free(d);
+    }
     em_close(c);
 }
 

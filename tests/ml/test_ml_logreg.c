@@ -391,6 +391,97 @@ TEST(ml_logreg_gd_matches_plain) {
     free_prob(&p);
 }
 
+/* A LIBSVM file whose blocks are over 2/3 full is stored densely
+ * (ml_block_dense_better), the others CSR: training on it gives the model
+ * of the same rows as CSR blocks, as dense blocks, and of the plain loop,
+ * to rounding (only the gradient's summation order differs). */
+TEST(ml_logreg_libsvm_dense_blocks_same_model) {
+    prob p = make_prob(600, 12, 1, 23);
+    uint64_t s = 77;
+    /* Rows 0..299 about 90% full, rows 300..599 about 20%. */
+    for (int64_t i = 0; i < p.rows; i++)
+        for (int64_t j = 0; j < p.cols; j++)
+            if ((rng_unif(&s) + 1) / 2 >= (i < 300 ? 0.9 : 0.2)) p.x[i * p.cols + j] = 0;
+    for (int64_t i = 0; i < p.rows; i++) p.x[i * p.cols + 11] = i % 7 ? p.x[i * p.cols + 11] : 0.5;
+    char path[512];
+    snprintf(path, sizeof path, "%s/dense-blocks.svm", test_tmpdir());
+    FILE *f = fopen(path, "w");
+    CHECK(f);
+    for (int64_t i = 0; i < p.rows; i++) {
+        fprintf(f, "%d", (int)p.y[i]);
+        for (int64_t j = 0; j < p.cols; j++)
+            if (p.x[i * p.cols + j] != 0) fprintf(f, " %lld:%.17g", (long long)j + 1, p.x[i * p.cols + j]);
+        fputc('\n', f);
+    }
+    CHECK(fclose(f) == 0);
+    em_ctx *ctx = ml_ctx(NULL);
+    CHECK(ctx);
+    em_ml_load_opts lo = {.partitions = 3, .block_rows = 50};
+    em_ml_data *d = em_ml_read_libsvm(ctx, path, &lo), *c = csr_data(ctx, &p, 3, 50), *e = dense_data(ctx, &p, 3, 50);
+    CHECK(d && c && e);
+    CHECK_EQ_I64(em_ml_rows(d), 600);
+    CHECK_EQ_I64(em_ml_cols(d), 12);
+    CHECK_EQ_I64(em_ml_is_sparse(d), 1); /* scaled without centering, whatever its blocks */
+    /* Both layouts: blocks of the full rows dense, of the others CSR (a
+     * split's last block may be short, and is not counted). */
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(em_ml_blocks(d), &b));
+    size_t pos = 0;
+    em_rec r;
+    ebuf scratch = EBUF_INIT;
+    int64_t row = 0, dense = 0, csr = 0;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        ml_block k;
+        CHECK_OK(ml_block_view(&r, &k, &scratch));
+        if (k.rows >= 10 && row + k.rows <= 300) {
+            CHECK_EQ_I64(k.kind, ML_DENSE);
+            dense++;
+        } else if (k.rows >= 10 && row >= 300) {
+            CHECK_EQ_I64(k.kind, ML_CSR);
+            csr++;
+        }
+        row += k.rows;
+    }
+    CHECK_EQ_I64(row, 600);
+    CHECK(dense >= 4 && csr >= 4);
+    ebuf_free(&scratch);
+    em_batch_free(b);
+    /* The loss and gradient at a point, against the plain loop. */
+    double w[12], g[13], gref[13], loss;
+    for (int j = 0; j < 12; j++) w[j] = rng_unif(&s);
+    CHECK_OK(em_ml_logreg_loss_grad(d, w, 0.3, &loss, g));
+    double lref = plain_loss_grad(&p, w, 0.3, gref);
+    CHECK(fabs(loss - lref) <= 1e-12 * lref);
+    CHECK(close_rel(g, gref, 13, 1e-12));
+    /* Training: the same model from the three data sets and the loop. */
+    em_ml_logreg_opts o;
+    em_ml_logreg_defaults(&o);
+    o.max_iter = 25;
+    o.step = 0.9;
+    o.l2 = 0.01;
+    o.tol = 0;
+    double ref[13];
+    plain_gd(&p, o.step, o.l2, 1, 25, ref);
+    em_ml_data *sets[3] = {d, c, e};
+    em_ml_model *m[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3; i++) {
+        CHECK_OK(em_ml_logreg_train(sets[i], &o, &m[i]));
+        double x[13];
+        memcpy(x, m[i]->w, sizeof(double) * 12);
+        x[12] = m[i]->b;
+        CHECK(close_rel(x, ref, 13, 1e-10));
+    }
+    CHECK(close_rel(m[0]->w, m[1]->w, 12, 1e-12) && fabs(m[0]->b - m[1]->b) <= 1e-12);
+    CHECK(close_rel(m[0]->w, m[2]->w, 12, 1e-12) && fabs(m[0]->b - m[2]->b) <= 1e-12);
+    for (int i = 0; i < 3; i++) {
+        em_ml_model_free(m[i]);
+        em_ml_free(sets[i]);
+    }
+    em_close(ctx);
+    remove(path);
+    free_prob(&p);
+}
+
 TEST(ml_logreg_lbfgs_matches_plain) {
     prob p = make_prob(400, 9, 1, 22);
     double ref[10], x[10];
