@@ -8,7 +8,9 @@
  *   shuffle MASTER [NPAIRS [NKEYS [PARTITIONS]]]
  *                  (defaults: 20000000, 1000000, 8 = 4 x the 2 cores)
  *   SHUFFLE_JOBS=sort shuffle ...   only the jobs named (a comma list of
- *                  reduce, group, join, sort), for profiling one of them
+ *                  reduce, group, join, sort), for profiling one of them;
+ *                  reduce_sum (or reduce_fn) is reduce_by_key with the
+ *                  builtin (or the user function) alone
  *
  * Inputs, generated inside the tasks (a range of PARTITIONS partition
  * numbers, then a flat_map making each partition's pairs), persisted in
@@ -455,7 +457,8 @@ static em_rdd *make_join(em_rdd *a, em_rdd *b) { return em_join(a, b, 0); }
 static em_rdd *make_sort(em_rdd *a, em_rdd *b) { return em_sort_by_key(a, 1, 0); }
 
 /* Whether job `name` runs: all of them unless $SHUFFLE_JOBS names some
- * (a comma list of reduce, group, join, sort), to profile one alone. */
+ * (a comma list of reduce, reduce_sum, reduce_fn, group, join, sort), to
+ * profile one alone. */
 static int want(const char *name) {
     const char *only = getenv("SHUFFLE_JOBS");
     if (!only || !*only) return 1;
@@ -552,7 +555,7 @@ static void drop_input(em_rdd *in) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: [SHUFFLE_JOBS=reduce,group,join,sort] shuffle MASTER [NPAIRS [NKEYS [PARTITIONS]]]\n");
+        fprintf(stderr, "usage: [SHUFFLE_JOBS=reduce,reduce_sum,reduce_fn,group,join,sort] shuffle MASTER [NPAIRS [NKEYS [PARTITIONS]]]\n");
         return 1;
     }
     const char *master = argv[1];
@@ -631,7 +634,8 @@ int main(int argc, char **argv) {
     em_rec r;
     measure m;
     int64_t n = 0;
-    if (want("reduce") || want("group")) {
+    int red_sum = want("reduce") || want("reduce_sum"), red_fn = want("reduce") || want("reduce_fn");
+    if (red_sum || red_fn || want("group")) {
         in = make_input(ctx, &g, &tgen);
         if (!in) return fail("reduce input");
         em_rdd *vals = em_values(in);
@@ -643,7 +647,8 @@ int main(int argc, char **argv) {
                tgen, in_sum, total);
         if (in_sum != total) bad = 1;
     }
-    for (int variant = 1; want("reduce") && variant >= 0; variant--) {
+    for (int variant = 1; variant >= 0; variant--) {
+        if (!(variant ? red_fn : red_sum)) continue;
         /* First with a user function (the same sum written in C), then
          * with the builtin em_sum_i64, which the shuffle merges in place:
          * the figure compared with Dask is the builtin's. */
@@ -668,7 +673,7 @@ int main(int argc, char **argv) {
         if (variant) report("reduce_fn", master, npairs, &m);
     }
     free(key_sum);
-    if (want("reduce")) {
+    if (red_sum) {
         report("reduce_by_key", master, npairs, &m);
         reference("C hash aggregation, 1 thread", t_hash, npairs, m.t[0]);
         bound(bandwidth, npairs, npairs, m.t[0]);

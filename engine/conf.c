@@ -81,12 +81,21 @@ static const conf_spec conf_keys[] = {
      * (2.5M records take 125 MB to sort in memory). */
     {.key = "ember.shuffle.memoryBytes", .def = "268435456", .type = CONF_SIZE, .min = MEMORY_FLOOR, .max = TiB,
      .why_min = "a smaller budget spills every few records and the shuffle crawls"},
-    /* local[N] keeps a map output of at most maxBytes (its compressed
-     * segments) in memory instead of two files, while all such outputs
-     * total at most totalBytes (executor/memout.h); 0 writes every output
-     * to files.  No Spark equivalent: its map outputs are always files. */
-    {.key = "ember.shuffle.inMemoryOutput.maxBytes", .def = "1048576", .type = CONF_SIZE, .min = 0, .max = 1024 * MiB},
-    {.key = "ember.shuffle.inMemoryOutput.totalBytes", .def = "67108864", .type = CONF_SIZE, .min = 0, .max = TiB},
+    /* local[N] keeps a map output of at most maxBytes (its segments) in
+     * memory instead of two files, while all such outputs total at most
+     * totalBytes (executor/memout.h); 0 writes every output to files.  No
+     * Spark equivalent: its map outputs are always files.  maxBytes is the
+     * map side's default budget (ember.shuffle.memoryBytes): any output
+     * that never spilled may stay.  totalBytes, 1 GiB, holds the 20M-pair
+     * shuffles of bench/shuffle (343 MB uncompressed) with room to spare;
+     * what is kept is memory the same outputs' files would take in the
+     * page cache (until 2026-11 the defaults were 1 MiB and 64 MiB, for
+     * small outputs only).  Kept blocks are not compressed unless compress
+     * says so: they never reach a disk or a network, and the codec's CPU
+     * was a fifth of a map task's. */
+    {.key = "ember.shuffle.inMemoryOutput.maxBytes", .def = "268435456", .type = CONF_SIZE, .min = 0, .max = 1024 * MiB},
+    {.key = "ember.shuffle.inMemoryOutput.totalBytes", .def = "1073741824", .type = CONF_SIZE, .min = 0, .max = TiB},
+    {.key = "ember.shuffle.inMemoryOutput.compress", .def = "false", .type = CONF_BOOL},
     {.key = "ember.shuffle.blockBytes", .def = "65536", .type = CONF_SIZE, .min = 4 * KiB, .max = 64 * MiB,
      .why_max = "a merge holds one block per spilled run in memory"},
     /* The codec of shuffle and spill blocks, as Spark's

@@ -217,7 +217,8 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
         /* local[N]: map tasks and readers share this process, so small
          * outputs may stay in memory (memout.h). */
         size_t each = conf_size(ctx->conf, "ember.shuffle.inMemoryOutput.maxBytes");
-        if (each && !(ctx->env->outputs = memout_new(each, conf_size(ctx->conf, "ember.shuffle.inMemoryOutput.totalBytes"))))
+        if (each && !(ctx->env->outputs = memout_new(each, conf_size(ctx->conf, "ember.shuffle.inMemoryOutput.totalBytes"),
+                                                     conf_bool(ctx->conf, "ember.shuffle.inMemoryOutput.compress"))))
             goto nomem;
         if (!(ctx->be = local_backend_new(ctx->cores, nexec, ctx->env, dag_events(ctx->dag)))) goto fail;
     }

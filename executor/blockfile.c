@@ -78,6 +78,13 @@ uint32_t bf_block_crc(const uint8_t *h, const uint8_t *z, size_t zlen) {
     return (uint32_t)crc;
 }
 
+void bf_plain_header(uint8_t *h, size_t rlen) {
+    put_u32le(h, (uint32_t)rlen);
+    put_u32le(h + 4, (uint32_t)rlen);
+    h[8] = BF_NONE;
+    put_u32le(h + 9, bf_block_crc(h, h + BF_HEADER, rlen));
+}
+
 int bf_pwrite_all(int fd, const char *path, const void *p, size_t n, uint64_t off) {
     const uint8_t *b = p;
     while (n) {
@@ -251,6 +258,8 @@ void bf_reader_init(bf_reader *r, int fd, const char *path, uint64_t off, uint64
     r->block = off;
     r->z = (ebuf)EBUF_INIT;
     r->raw = (ebuf)EBUF_INIT;
+    r->rp = NULL;
+    r->rlen = 0;
     r->pos = 0;
     r->zstd = NULL;
 }
@@ -336,12 +345,14 @@ static int load_block(bf_reader *r) {
         return bad_block(r, at, "implausible raw length");
     ebuf_reset(&r->z);
     ebuf_reset(&r->raw);
+    r->rlen = 0;
     r->pos = 0;
     r->block = at;
-    /* Blocks stored as they are are read straight into raw; compressed
-     * blocks in memory are decoded where they lie. */
+    /* Blocks stored as they are are read straight into raw, or in memory
+     * used where they lie; compressed blocks in memory are decoded where
+     * they lie. */
     const uint8_t *zp;
-    if (r->mem && id != BF_NONE) {
+    if (r->mem) {
         zp = r->mem + at + BF_HEADER;
     } else {
         ebuf *zb = id == BF_NONE ? &r->raw : &r->z;
@@ -350,22 +361,30 @@ static int load_block(bf_reader *r) {
         zp = zb->p;
     }
     if (bf_block_crc(h, zp, zlen) != crc) return bad_block(r, at, "crc mismatch");
+    if (id == BF_NONE) {
+        r->off = at + BF_HEADER + zlen;
+        r->rp = zp;
+        r->rlen = rlen;
+        return 0;
+    }
     /* Only now, with zlen bytes really read and checked, room for the raw
      * block: a header alone (a truncated file) never sizes an allocation. */
     if (ebuf_reserve(&r->raw, rlen ? rlen : 1)) return no_memory(r, at);
     if ((rc = decode(r, at, id, zp, zlen, r->raw.p, rlen))) return rc;
-    r->raw.len = rlen;
     r->off = at + BF_HEADER + zlen;
+    r->raw.len = rlen;
+    r->rp = r->raw.p;
+    r->rlen = rlen;
     return 0;
 }
 
 int bf_next(bf_reader *r, em_rec *rec) {
-    while (r->pos >= r->raw.len) {
+    while (r->pos >= r->rlen) {
         if (r->off >= r->end) return 0;
         int rc = load_block(r);
         if (rc) return rc;
     }
-    size_t n = rec_get(r->raw.p + r->pos, r->raw.p + r->raw.len, rec);
+    size_t n = rec_get(r->rp + r->pos, r->rp + r->rlen, rec);
     if (!n) /* the block passed its CRC, so its writer encoded it wrongly */
         return bad_block(r, r->block, "malformed record");
     r->pos += n;
@@ -373,14 +392,14 @@ int bf_next(bf_reader *r, em_rec *rec) {
 }
 
 int bf_next_block(bf_reader *r, const uint8_t **p, size_t *len) {
-    while (r->pos >= r->raw.len) {
+    while (r->pos >= r->rlen) {
         if (r->off >= r->end) return 0;
         int rc = load_block(r);
         if (rc) return rc;
     }
-    *p = r->raw.p + r->pos;
-    *len = r->raw.len - r->pos;
-    r->pos = r->raw.len;
+    *p = r->rp + r->pos;
+    *len = r->rlen - r->pos;
+    r->pos = r->rlen;
     return 1;
 }
 

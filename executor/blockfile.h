@@ -113,6 +113,10 @@ int bf_compress_block(ebuf *z, const void *raw, size_t rlen, bf_codec codec, bf_
 /* The most bytes bf_compress_block appends for rlen raw bytes: with that
  * much room reserved it never grows z. */
 size_t bf_block_bound(bf_codec codec, size_t rlen);
+/* Write at h the header of a block of codec none whose rlen raw bytes
+ * already follow it at h + BF_HEADER (a writer building blocks in place;
+ * rlen at most BF_MAX_RAW). */
+void bf_plain_header(uint8_t *h, size_t rlen);
 /* The checksum a block header stores: crc32 of the header's first 9 bytes
  * (h) and the zlen compressed bytes that follow it (z).  For tests and
  * tools that rewrite blocks. */
@@ -128,7 +132,10 @@ typedef struct bf_reader {
     uint64_t off, end; /* remaining byte range of the run */
     uint64_t block;    /* offset of the block in raw, for messages */
     ebuf z, raw;       /* the block's compressed bytes (none: unused) and records */
-    size_t pos;        /* next record within raw */
+    const uint8_t *rp; /* the block's records: raw's bytes, or a block of
+                          codec none in memory where it lies */
+    size_t rlen;
+    size_t pos;        /* next record within rp */
     void *zstd;        /* zstd's decompression context, made at the first zstd block */
 } bf_reader;
 

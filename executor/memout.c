@@ -5,12 +5,14 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "bigbuf.h"
 #include "ember.h"
 #include "memout.h"
 
 struct memout_store {
     pthread_mutex_t mu;
     size_t max_each, max_total;
+    int compress;
     size_t bytes;   /* reserved or held */
     int64_t count;  /* entries in the table */
     memout **b;     /* buckets */
@@ -22,7 +24,7 @@ static size_t slot_of(const memout_store *s, uint32_t sid, uint32_t map, uint64_
     return (size_t)(h >> 32) & (s->nb - 1);
 }
 
-memout_store *memout_new(size_t max_each, size_t max_total) {
+memout_store *memout_new(size_t max_each, size_t max_total, int compress) {
     memout_store *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->nb = 256;
@@ -33,12 +35,13 @@ memout_store *memout_new(size_t max_each, size_t max_total) {
     pthread_mutex_init(&s->mu, NULL);
     s->max_each = max_each;
     s->max_total = max_total;
+    s->compress = compress;
     return s;
 }
 
 static void entry_free(memout *m) {
-    free(m->data);
-    free(m->offs);
+    for (int i = 0; i < m->nparts; i++) bb_free(&m->segs[i]);
+    free(m->segs);
     free(m);
 }
 
@@ -61,6 +64,14 @@ int memout_reserve(memout_store *s, size_t len) {
     if (ok) s->bytes += len;
     pthread_mutex_unlock(&s->mu);
     return ok;
+}
+
+int memout_plain(memout_store *s) {
+    if (!s || !s->max_each || s->compress) return 0;
+    pthread_mutex_lock(&s->mu);
+    int room = s->bytes < s->max_total;
+    pthread_mutex_unlock(&s->mu);
+    return room;
 }
 
 void memout_unreserve(memout_store *s, size_t len) {
@@ -89,17 +100,18 @@ static void grow(memout_store *s) {
     free(old);
 }
 
-int memout_put(memout_store *s, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int nparts, uint8_t *data,
-               size_t len, uint64_t *offs) {
+int memout_put(memout_store *s, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int nparts, ebuf *segs,
+               size_t len) {
     memout *m = calloc(1, sizeof *m);
     if (!m) return EM_ENOMEM;
+    /* Kept long: a reused mapping may be far larger than its bytes. */
+    for (int i = 0; i < nparts; i++) bb_shrink(&segs[i]);
     m->shuffle_id = shuffle_id;
     m->map = map;
     m->attempt = attempt;
     m->nparts = nparts;
-    m->data = data;
+    m->segs = segs;
     m->len = len;
-    m->offs = offs;
     pthread_mutex_lock(&s->mu);
     if ((size_t)s->count >= s->nb) grow(s);
     size_t k = slot_of(s, shuffle_id, map, attempt);
@@ -170,8 +182,10 @@ void memout_remove_shuffle(memout_store *s, uint32_t shuffle_id) {
 int memout_corrupt(memout_store *s, uint32_t shuffle_id, uint32_t map, uint64_t attempt, size_t at) {
     memout *m = memout_get(s, shuffle_id, map, attempt);
     if (!m) return 0;
-    int done = at < m->len;
-    if (done) m->data[at] ^= 0x5a;
+    int i = 0;
+    while (i < m->nparts && !m->segs[i].len) i++;
+    int done = i < m->nparts && at < m->segs[i].len;
+    if (done) m->segs[i].p[at] ^= 0x5a;
     memout_release(s, m);
     return done;
 }

@@ -354,7 +354,7 @@ static int injected_corruption(const exec_env *env, uint32_t shuffle_id, uint32_
     char path[4096];
     uint8_t c;
     const char *dir = env->shuffle_dir ? env->shuffle_dir : env->local_dir;
-    if (memout_corrupt(env->outputs, shuffle_id, map, attempt, SHUFFLE_DATA_HEADER + BF_HEADER)) return 0;
+    if (memout_corrupt(env->outputs, shuffle_id, map, attempt, BF_HEADER)) return 0;
     shuffle_path(path, sizeof path, dir, shuffle_id, map, attempt, "data");
     int fd = open(path, O_RDWR | O_CLOEXEC);
     off_t at = SHUFFLE_DATA_HEADER + BF_HEADER;

@@ -187,8 +187,7 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
             memout_release(o->mem, mo);
             return fetch_fail(st, m);
         }
-        start = mo->offs[o->reduce_id];
-        end = mo->offs[o->reduce_id + 1];
+        end = mo->segs[o->reduce_id].len;
         if (o->seglens && end - start != o->seglens[m]) {
             em__seterr(EM_EFETCH, "%s: segment of reduce partition %d is %llu bytes, the map task wrote %llu", dpath,
                        o->reduce_id, (unsigned long long)(end - start), (unsigned long long)o->seglens[m]);
@@ -204,7 +203,7 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
     bf_reader rd;
     em_rec r;
     int rc;
-    if (mo) bf_reader_init_mem(&rd, mo->data, dpath, start, end - start);
+    if (mo) bf_reader_init_mem(&rd, mo->segs[o->reduce_id].p, dpath, 0, end);
     else bf_reader_init(&rd, fd, dpath, start, end - start);
     while (bfn) {
         const uint8_t *p = NULL;

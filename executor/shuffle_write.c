@@ -14,6 +14,16 @@
  * recompression) before the partition's in-memory blocks, so each segment is
  * still one run in arrival order.
  *
+ * An output that may be kept in memory uncompressed (memout.h: local[N]
+ * with room in the store), or any output of codec none, is built in place
+ * instead: each partition's records are appended to its open block of
+ * codec none in the blocks buffer, and the block's header is written when
+ * it reaches block_bytes (the plain mode).  No raw buffer, no copy; at
+ * commit the buffers are handed to the store as they are.  Should the
+ * output have to go to a file after all (it spilled, or the store is
+ * full), its plain blocks are compressed with the codec first, so files
+ * and spills hold what they would have held.
+ *
  * With map-side combining, records first go through an aggmap; when it
  * outgrows its half of the budget its entries are written out as above and
  * the table starts over.  The reduce side combines again, so combining
@@ -51,9 +61,12 @@
 
 typedef struct sw_part {
     ebuf raw;      /* encoded records not yet compressed */
-    ebuf z;        /* compressed blocks not yet written */
+    ebuf z;        /* compressed blocks not yet written (plain mode: the
+                      blocks, the last one open) */
     es_run *ext;   /* extents of this partition in the spill file */
     size_t next, cap;
+    size_t blk;    /* plain mode: the open block's header in z */
+    int opened;    /* plain mode: a block is open */
 } sw_part;
 
 struct shuffle_writer {
@@ -72,6 +85,7 @@ struct shuffle_writer {
     int passing;        /* the combining ratio was poor: records pass
                            uncombined (checked once, when comb_in reaches
                            SW_ADAPT_ROWS) */
+    int plain;          /* blocks are built in place, uncompressed */
     ebuf scratch;
     bf_cctx cx;         /* the compressor's state, shared by the partitions */
     uint64_t records;
@@ -146,6 +160,7 @@ shuffle_writer *sw_open(const sw_opts *opts) {
     w->comb_budget = budget / 2;
     w->buf_budget = opts->combine ? budget / 2 : budget;
     w->spill_fd = -1;
+    w->plain = w->o.codec.id == BF_NONE || memout_plain(w->o.mem);
     aggmap_init(&w->comb);
     return w;
 }
@@ -165,8 +180,20 @@ static void tmp_names(shuffle_writer *w) {
     EM_ASSERT(n > 0); /* lengths are bounded by sw_open's dir check */
 }
 
-/* Compress partition p's raw records into a block in memory. */
+/* Plain mode: write the open block's header, ending it. */
+static void close_plain(sw_part *p) {
+    if (!p->opened) return;
+    bf_plain_header(p->z.p + p->blk, p->z.len - p->blk - BF_HEADER);
+    p->opened = 0;
+}
+
+/* Compress partition p's raw records into a block in memory (plain mode:
+ * end its open block). */
 static int compress_part(shuffle_writer *w, sw_part *p) {
+    if (w->plain) {
+        close_plain(p);
+        return 0;
+    }
     if (!p->raw.len) return 0;
     size_t before = p->z.len;
     /* The blocks grow into a bigbuf.h buffer (reused between tasks). */
@@ -197,9 +224,37 @@ static int add_extent(sw_part *p, uint64_t off, uint64_t len) {
     return 0;
 }
 
+/* Leave plain mode: the output goes to a file after all, so its plain
+ * blocks are compressed with the codec (of codec none, they stay). */
+static int leave_plain(shuffle_writer *w) {
+    if (!w->plain || w->o.codec.id == BF_NONE) return 0;
+    for (int i = 0; i < w->o.nparts; i++) {
+        sw_part *p = &w->parts[i];
+        ebuf z = EBUF_INIT;
+        close_plain(p);
+        for (size_t off = 0; off < p->z.len;) {
+            const uint8_t *h = p->z.p + off;
+            size_t rlen = get_u32le(h + 4);
+            int rc = bb_reserve(&z, bf_block_bound(w->o.codec, rlen)) ? EM_ENOMEM : 0;
+            if (!rc) rc = bf_compress_block(&z, h + BF_HEADER, rlen, w->o.codec, &w->cx);
+            if (rc) {
+                bb_free(&z);
+                return rc == EM_ENOMEM ? em__seterr(EM_ENOMEM, "shuffle write: out of memory") : rc;
+            }
+            off += BF_HEADER + rlen;
+        }
+        w->buffered = w->buffered - p->z.len + z.len;
+        bb_free(&p->z);
+        p->z = z;
+    }
+    w->plain = 0;
+    return 0;
+}
+
 /* Write every partition's pending bytes, compressed, to the spill file. */
 static int spill_parts(shuffle_writer *w) {
     int rc;
+    if ((rc = leave_plain(w))) return rc;
     if (w->spill_fd < 0) {
         char base[SW_PATH];
         shuffle_path(base, sizeof base, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt, "spill");
@@ -234,6 +289,21 @@ static int part_add(shuffle_writer *w, int pi, const em_rec *r) {
     if (n > BF_MAX_RAW)
         return em__seterr(EM_ETOOBIG, "shuffle %u: record of %zu bytes exceeds the %zu byte block limit",
                           w->o.shuffle_id, n, BF_MAX_RAW);
+    if (w->plain) {
+        if (p->opened && p->z.len - p->blk - BF_HEADER + n > BF_MAX_RAW) close_plain(p);
+        if (bb_reserve(&p->z, BF_HEADER + n)) return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
+        if (!p->opened) {
+            p->blk = p->z.len;
+            p->z.len += BF_HEADER;
+            p->opened = 1;
+            w->buffered += BF_HEADER;
+        }
+        p->z.len += rec_put(p->z.p + p->z.len, r);
+        w->buffered += n;
+        w->records++;
+        if (p->z.len - p->blk - BF_HEADER >= w->o.block_bytes) close_plain(p);
+        return w->buffered > w->buf_budget ? spill_parts(w) : 0;
+    }
     if (p->raw.len + n > BF_MAX_RAW && (rc = compress_part(w, p))) return rc;
     if (bb_reserve(&p->raw, n)) return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
     p->raw.len += rec_put(p->raw.p + p->raw.len, r);
@@ -421,35 +491,29 @@ static void sw_free(shuffle_writer *w) {
     free(w);
 }
 
-/* Keep the output in memory (memout.h) when it never spilled and its image
- * fits: 1 kept, 0 write files instead, or < 0. */
+/* Keep the output in memory (memout.h) when it never spilled and its
+ * segments fit: each partition's blocks buffer becomes its segment, with
+ * no copy.  1 kept, 0 write files instead, or < 0. */
 static int keep_in_memory(shuffle_writer *w, uint64_t *seg) {
     int n = w->o.nparts, rc;
     if (!w->o.mem || w->spill_fd >= 0) return 0;
-    size_t len = SHUFFLE_DATA_HEADER;
+    size_t len = 0;
     for (int i = 0; i < n; i++) {
         if ((rc = compress_part(w, &w->parts[i]))) return rc;
         len += w->parts[i].z.len;
     }
     if (!memout_reserve(w->o.mem, len)) return 0;
-    uint8_t *data = malloc(len);
-    uint64_t *offs = malloc(((size_t)n + 1) * sizeof *offs);
-    if (!data || !offs) goto nomem;
-    shuffle_data_header(data, n);
-    size_t off = SHUFFLE_DATA_HEADER;
+    ebuf *segs = malloc((size_t)n * sizeof *segs);
+    if (!segs) goto nomem;
+    for (int i = 0; i < n; i++) segs[i] = w->parts[i].z;
+    if (memout_put(w->o.mem, w->o.shuffle_id, w->o.map_id, w->o.attempt, n, segs, len)) goto nomem;
     for (int i = 0; i < n; i++) {
-        sw_part *p = &w->parts[i];
-        offs[i] = off;
-        if (p->z.len) memcpy(data + off, p->z.p, p->z.len);
-        off += p->z.len;
-        if (seg) seg[i] = p->z.len;
+        if (seg) seg[i] = w->parts[i].z.len;
+        w->parts[i].z = (ebuf)EBUF_INIT; /* the store's now */
     }
-    offs[n] = off;
-    if (memout_put(w->o.mem, w->o.shuffle_id, w->o.map_id, w->o.attempt, n, data, len, offs)) goto nomem;
     return 1;
 nomem:
-    free(data);
-    free(offs);
+    free(segs);
     memout_unreserve(w->o.mem, len);
     return em__seterr(EM_ENOMEM, "sw_commit: out of memory");
 }
@@ -461,7 +525,7 @@ int sw_commit(shuffle_writer *w, sw_result *res) {
     if (res && !(seg = calloc((size_t)w->o.nparts, sizeof *seg))) rc = em__seterr(EM_ENOMEM, "sw_commit: out of memory");
     if (!rc && w->o.combine) rc = dump_comb(w);
     if (!rc && (kept = keep_in_memory(w, seg)) < 0) rc = kept;
-    if (!rc && !kept) rc = write_files(w, seg);
+    if (!rc && !kept && !(rc = leave_plain(w))) rc = write_files(w, seg);
     if (!rc && !kept) {
         /* Data first, index last: a reader that sees the index sees data. */
         shuffle_path(final, sizeof final, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt, "data");

@@ -629,6 +629,45 @@ TEST(shuffle_memory_outputs_total_bounded) {
     em_close(c);
 }
 
+TEST(shuffle_big_outputs_in_memory_uncompressed) {
+    /* With the defaults a 200,000-record shuffle (all keys distinct, so
+     * map-side combining stops) stays in memory, uncompressed: the kept
+     * bytes are what the map tasks wrote but each data file's header, and
+     * no file is made.  With ember.shuffle.inMemoryOutput.compress the
+     * blocks are lz4's, fewer bytes. */
+    int64_t plain = 0;
+    for (int compress = 0; compress < 2; compress++) {
+        em_conf *conf = em_conf_new();
+        em_ctx *c = NULL;
+        if (conf && !em_conf_set(conf, "ember.local.dir", test_tmpdir()) &&
+            !em_conf_set(conf, "ember.shuffle.inMemoryOutput.compress", compress ? "true" : "false"))
+            c = em_open("local[2]", conf);
+        em_conf_free(conf);
+        CHECK(c);
+        int64_t m = 1000000, n = 0;
+        em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 200000, 1, 4), fn_mod_key, &m, sizeof m), fn_sum_i64,
+                                        NULL, 0, 3);
+        CHECK(sums);
+        CHECK_OK(em_count(sums, &n));
+        CHECK_EQ_I64(n, 200000);
+        em_stats st;
+        em_get_stats(c, &st);
+        CHECK_EQ_I64(st.shuffle_memory_outputs, 4);
+        CHECK_EQ_I64(data_files_now(), 0);
+        if (!compress) {
+            CHECK_EQ_I64(st.shuffle_memory_bytes + 4 * 16, st.shuffle_bytes_written); /* 16-byte headers */
+            CHECK(st.shuffle_memory_bytes >= 200000 * 18); /* 18 bytes a record at least, as they are */
+            plain = st.shuffle_memory_bytes;
+        } else {
+            CHECK(st.shuffle_memory_bytes < plain);
+        }
+        em_rdd_release(sums);
+        em_get_stats(c, &st);
+        CHECK_EQ_I64(st.shuffle_memory_outputs, 0);
+        em_close(c);
+    }
+}
+
 /* ------------------------------------- builtin sums over 8-byte keys */
 
 /* i -> (8-byte key i % 5000, or for every 97th record a 3-byte key; and

@@ -7,31 +7,37 @@
 #include <string.h>
 
 #include "../test.h"
+#include "bigbuf.h"
 #include "ember.h"
 #include "memout.h"
 
-/* Put an output of len bytes filled with `fill`, two partitions. */
+/* Put an output of len bytes filled with `fill`, two partitions of half
+ * of them each. */
 static int put(memout_store *s, uint32_t sid, uint32_t map, uint64_t att, size_t len, uint8_t fill) {
     if (!memout_reserve(s, len)) return -1;
-    uint8_t *d = malloc(len);
-    uint64_t *o = malloc(3 * sizeof *o);
-    if (!d || !o) return -2;
-    memset(d, fill, len);
-    o[0] = 0;
-    o[1] = len / 2;
-    o[2] = len;
-    return memout_put(s, sid, map, att, 2, d, len, o);
+    ebuf *segs = calloc(2, sizeof *segs);
+    if (!segs) return -2;
+    for (int i = 0; i < 2; i++) {
+        size_t n = i ? len - len / 2 : len / 2;
+        if (bb_reserve(&segs[i], n + 1)) return -2;
+        memset(segs[i].p, fill, n);
+        segs[i].len = n;
+    }
+    return memout_put(s, sid, map, att, 2, segs, len);
 }
 
 TEST(memout_limits) {
-    memout_store *s = memout_new(100, 250);
+    memout_store *s = memout_new(100, 250, 0);
     CHECK(s);
+    CHECK(memout_plain(s)); /* blocks uncompressed, and room left */
     CHECK(!memout_reserve(s, 101)); /* over max_each */
     CHECK_OK(put(s, 1, 0, 0, 100, 1));
     CHECK_OK(put(s, 1, 1, 0, 100, 2));
     CHECK(!memout_reserve(s, 51)); /* 200 held, 250 in all */
     CHECK(memout_reserve(s, 50));
+    CHECK(!memout_plain(s)); /* full: writers compress from the start */
     memout_unreserve(s, 50);
+    CHECK(memout_plain(s));
     int64_t n, bytes;
     memout_counts(s, &n, &bytes);
     CHECK_EQ_I64(n, 2);
@@ -41,15 +47,20 @@ TEST(memout_limits) {
     memout_unreserve(s, 100);
     memout_free(s);
     /* max_each 0: nothing is kept, and a NULL store keeps nothing. */
-    s = memout_new(0, 1000);
-    CHECK(s && !memout_reserve(s, 1));
+    s = memout_new(0, 1000, 0);
+    CHECK(s && !memout_reserve(s, 1) && !memout_plain(s));
     memout_free(s);
-    CHECK(!memout_reserve(NULL, 1));
+    /* A store that compresses never asks for plain blocks. */
+    s = memout_new(100, 1000, 1);
+    CHECK(s && !memout_plain(s) && memout_reserve(s, 100));
+    memout_unreserve(s, 100);
+    memout_free(s);
+    CHECK(!memout_reserve(NULL, 1) && !memout_plain(NULL));
     CHECK(!memout_get(NULL, 1, 0, 0));
 }
 
 TEST(memout_lookup_and_remove) {
-    memout_store *s = memout_new(64, (size_t)1 << 30);
+    memout_store *s = memout_new(64, (size_t)1 << 30, 0);
     CHECK(s);
     /* Enough outputs to grow the table several times; attempts differ. */
     for (uint32_t sid = 0; sid < 4; sid++)
@@ -57,8 +68,8 @@ TEST(memout_lookup_and_remove) {
     for (uint32_t sid = 0; sid < 4; sid++)
         for (uint32_t m = 0; m < 500; m += 37) {
             memout *o = memout_get(s, sid, m, 1000 + m);
-            CHECK(o && o->len == 16 && o->nparts == 2 && o->offs[1] == 8);
-            CHECK(o->data[15] == (uint8_t)(sid * 7 + m));
+            CHECK(o && o->len == 16 && o->nparts == 2 && o->segs[0].len == 8 && o->segs[1].len == 8);
+            CHECK(o->segs[1].p[7] == (uint8_t)(sid * 7 + m));
             memout_release(s, o);
             CHECK(!memout_get(s, sid, m, 999)); /* another attempt */
         }
@@ -72,17 +83,18 @@ TEST(memout_lookup_and_remove) {
     memout *o3 = memout_get(s, 3, 499, 1499); /* other shuffles stay */
     CHECK(o3);
     memout_release(s, o3);
-    CHECK(held->data[0] == (uint8_t)(2 * 7 + 10));
+    CHECK(held->segs[0].p[0] == (uint8_t)(2 * 7 + 10));
     int64_t n, bytes;
     memout_counts(s, &n, &bytes);
     CHECK_EQ_I64(n, 1500);
     memout_release(s, held);
-    /* The corruption hook flips one byte of a held output. */
+    /* The corruption hook flips one byte of a held output's first
+     * segment. */
     CHECK_EQ_I64(memout_corrupt(s, 0, 5, 1005, 3), 1);
     memout *c = memout_get(s, 0, 5, 1005);
-    CHECK(c && c->data[3] == (uint8_t)(5 ^ 0x5a) && c->data[2] == 5);
+    CHECK(c && c->segs[0].p[3] == (uint8_t)(5 ^ 0x5a) && c->segs[0].p[2] == 5);
     memout_release(s, c);
-    CHECK_EQ_I64(memout_corrupt(s, 0, 5, 1005, 16), 0); /* past its end */
+    CHECK_EQ_I64(memout_corrupt(s, 0, 5, 1005, 8), 0); /* past its end */
     CHECK_EQ_I64(memout_corrupt(s, 9, 5, 1005, 0), 0);  /* no such output */
     memout_remove(s, 0, 5, 1005);
     memout_remove(s, 0, 5, 1005); /* twice: nothing happens */

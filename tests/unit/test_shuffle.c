@@ -56,6 +56,7 @@ typedef struct wcfg {
     sw_result res;        /* of the last map */
     uint64_t records;     /* written, all maps */
     int64_t spills;
+    memout_store *mem;    /* outputs may be kept here (NULL: files) */
 } wcfg;
 
 static int write_maps(wcfg *c) {
@@ -63,7 +64,7 @@ static int write_maps(wcfg *c) {
     c->spills = 0;
     for (int m = 0; m < c->nmaps; m++) {
         sw_opts o = {c->dir, c->shuffle_id, (uint32_t)m, 0, c->nparts, part_hash, &c->nparts, c->combine,
-                     c->mem_budget ? c->mem_budget : 1 << 20, {BF_LZ4, 0}, c->block_bytes ? c->block_bytes : 4096, NULL};
+                     c->mem_budget ? c->mem_budget : 1 << 20, {BF_LZ4, 0}, c->block_bytes ? c->block_bytes : 4096, c->mem};
         shuffle_writer *w = sw_open(&o);
         if (!w) return -1;
         for (size_t i = 0; i < c->nrec; i++) {
@@ -174,7 +175,7 @@ static void gen_unique(uint32_t m, size_t i, int64_t *k, int64_t *v) {
 TEST(shuffle_pass_exact_order) {
     const char *dir = subdir("out"), *dirs[3];
     dirs_of(dir, 3, dirs);
-    wcfg c = {dir, 1, 3, 4, 5000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    wcfg c = {dir, 1, 3, 4, 5000, gen_small, NULL, 0, 0, {0}, 0, 0, NULL};
     CHECK_OK(write_maps(&c));
     CHECK_EQ_I64(c.records, 15000);
     uint64_t total = 0;
@@ -224,7 +225,7 @@ static void expected_sums(gen_fn gen, int nmaps, size_t nrec, int64_t *sum, int 
 TEST(shuffle_agg_exact_sums) {
     const char *dir = subdir("out"), *dirs[4];
     dirs_of(dir, 4, dirs);
-    wcfg c = {dir, 2, 4, 3, 20000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    wcfg c = {dir, 2, 4, 3, 20000, gen_small, NULL, 0, 0, {0}, 0, 0, NULL};
     CHECK_OK(write_maps(&c));
     int64_t sum[NKEYS];
     int seen[NKEYS];
@@ -264,7 +265,7 @@ static void gen_local(uint32_t m, size_t i, int64_t *k, int64_t *v) {
 TEST(shuffle_map_side_combine_flushes) {
     const char *dir = subdir("out"), *dirs[3];
     dirs_of(dir, 3, dirs);
-    wcfg c = {dir, 3, 3, 4, 50000, gen_local, &SUM, 8192, 0, {0}, 0, 0};
+    wcfg c = {dir, 3, 3, 4, 50000, gen_local, &SUM, 8192, 0, {0}, 0, 0, NULL};
     CHECK_OK(write_maps(&c));
     CHECK(c.records > 3 * NKEYS);       /* each map sees every key: partial */
     CHECK(c.records < 3 * 50000 / 10);  /* but it combined */
@@ -293,7 +294,7 @@ TEST(shuffle_map_side_combine_flushes) {
     CHECK_EQ_I64(nkeys, NKEYS);
     CHECK_EQ_I64(nread, c.records);
     /* A generous budget combines each map completely. */
-    wcfg c2 = {dir, 4, 3, 4, 50000, gen_local, &SUM, 1 << 20, 0, {0}, 0, 0};
+    wcfg c2 = {dir, 4, 3, 4, 50000, gen_local, &SUM, 1 << 20, 0, {0}, 0, 0, NULL};
     CHECK_OK(write_maps(&c2));
     CHECK_EQ_I64(c2.records, 3 * NKEYS);
     free(c.res.seg_bytes);
@@ -317,7 +318,7 @@ TEST(shuffle_map_side_combine_adapts) {
     const agg_spec *specs[2] = {&SUM, &SUM_BUILTIN};
     for (int s = 0; s < 2; s++) {
         uint32_t sid = (uint32_t)(20 + s);
-        wcfg c = {dir, sid, 2, 4, 150000, gen_adapt, specs[s], 64 << 20, 0, {0}, 0, 0};
+        wcfg c = {dir, sid, 2, 4, 150000, gen_adapt, specs[s], 64 << 20, 0, {0}, 0, 0, NULL};
         CHECK_OK(write_maps(&c));
         CHECK_EQ_I64(c.records, 2 * 150000); /* 100,000 keys dumped, then 50,000 passed */
         int64_t small[10] = {0}, uniq = 0, nread = 0;
@@ -343,7 +344,7 @@ TEST(shuffle_map_side_combine_adapts) {
         for (int k = 0; k < 10; k++) CHECK_EQ_I64(small[k], 2 * 5000);
         free(c.res.seg_bytes);
         /* 500 keys from the start: combined completely. */
-        wcfg c2 = {dir, sid + 10, 2, 4, 150000, gen_small, specs[s], 64 << 20, 0, {0}, 0, 0};
+        wcfg c2 = {dir, sid + 10, 2, 4, 150000, gen_small, specs[s], 64 << 20, 0, {0}, 0, 0, NULL};
         CHECK_OK(write_maps(&c2));
         CHECK_EQ_I64(c2.records, 2 * NKEYS);
         free(c2.res.seg_bytes);
@@ -362,7 +363,7 @@ static void gen_bigagg(uint32_t m, size_t i, int64_t *k, int64_t *v) {
 TEST(shuffle_agg_reduce_spills) {
     const char *dir = subdir("out"), *spill = subdir("spill"), *dirs[2];
     dirs_of(dir, 2, dirs);
-    wcfg c = {dir, 5, 2, 1, BIGN / 2, gen_bigagg, NULL, 1 << 20, 0, {0}, 0, 0};
+    wcfg c = {dir, 5, 2, 1, BIGN / 2, gen_bigagg, NULL, 1 << 20, 0, {0}, 0, 0, NULL};
     CHECK_OK(write_maps(&c));
     free(c.res.seg_bytes);
     static int64_t sum[BIGK];
@@ -407,7 +408,7 @@ static int cmp_i64(const void *a, const void *b) {
 static void sort_case(int descending, int budget_kib) {
     const char *dir = subdir("out"), *spill = subdir("spill"), *dirs[4];
     dirs_of(dir, 4, dirs);
-    wcfg c = {dir, 6, 4, 1, BIGN / 4, gen_unique, NULL, 1 << 20, 0, {0}, 0, 0};
+    wcfg c = {dir, 6, 4, 1, BIGN / 4, gen_unique, NULL, 1 << 20, 0, {0}, 0, 0, NULL};
     CHECK_OK(write_maps(&c));
     free(c.res.seg_bytes);
     int64_t *keys = malloc(BIGN * sizeof *keys);
@@ -454,7 +455,7 @@ TEST(shuffle_sort_in_memory) { sort_case(0, 64 << 10); }
 TEST(shuffle_group) {
     const char *dir = subdir("out"), *spill = subdir("spill"), *dirs[3];
     dirs_of(dir, 3, dirs);
-    wcfg c = {dir, 7, 3, 2, 20000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    wcfg c = {dir, 7, 3, 2, 20000, gen_small, NULL, 0, 0, {0}, 0, 0, NULL};
     CHECK_OK(write_maps(&c));
     free(c.res.seg_bytes);
     /* Expected: count and sum of values per key (values are small, so
@@ -575,7 +576,7 @@ TEST(shuffle_cogroup) {
 TEST(shuffle_writer_spills) {
     const char *dir = subdir("out"), *dirs[2];
     dirs_of(dir, 2, dirs);
-    wcfg c = {dir, 9, 2, 5, 50000, gen_small, NULL, 16 << 10, 1024, {0}, 0, 0};
+    wcfg c = {dir, 9, 2, 5, 50000, gen_small, NULL, 16 << 10, 1024, {0}, 0, 0, NULL};
     CHECK_OK(write_maps(&c));
     CHECK(c.spills > 1);
     uint64_t segsum = 0;
@@ -614,6 +615,152 @@ TEST(shuffle_writer_spills) {
     }
     CHECK_EQ_I64(total, 100000);
     CHECK(dir_clean(dir, 1));
+}
+
+/* Read every partition of shuffle sid in PASS mode (from mem, then the
+ * files) and check each map's records of it arrive as gen_small made
+ * them, in order.  Returns the records read, or -1. */
+static int64_t check_pass(const char *const *dirs, uint32_t sid, int nmaps, int nparts, size_t nrec,
+                          memout_store *mem) {
+    int64_t total = 0;
+    for (int r = 0; r < nparts; r++) {
+        collect col = {EBUF_INIT, 0, 0};
+        sr_stats st;
+        sr_opts o = ropts(dirs, sid, r, nmaps, SR_PASS, dirs[0], 1 << 20);
+        o.mem = mem;
+        int ok = shuffle_read(&o, collect_sink, &col, &st) == 0;
+        size_t pos = 0;
+        em_rec got;
+        for (uint32_t m = 0; ok && m < (uint32_t)nmaps; m++)
+            for (size_t i = 0; ok && i < nrec; i++) {
+                int64_t k, v;
+                uint8_t kb[8];
+                gen_small(m, i, &k, &v);
+                em_i64_enc(k, kb);
+                if ((int)(em_hash(kb, 8) % (uint64_t)nparts) != r) continue;
+                ok = collect_next(&col, &pos, &got) && key_of(&got) == k && val_of(&got) == v;
+            }
+        ok = ok && !collect_next(&col, &pos, &got);
+        total += (int64_t)col.n;
+        ebuf_free(&col.buf);
+        if (!ok) return -1;
+    }
+    return total;
+}
+
+/* The codec byte of every block of a kept output's segments: the count of
+ * blocks of codec id, and of others. */
+static void kept_codecs(memout_store *s, uint32_t sid, uint32_t map, int id, int64_t *same, int64_t *other) {
+    *same = *other = 0;
+    memout *m = memout_get(s, sid, map, 0);
+    for (int p = 0; m && p < m->nparts; p++)
+        for (size_t off = 0; off + BF_HEADER <= m->segs[p].len; off += BF_HEADER + get_u32le(m->segs[p].p + off))
+            ++*(m->segs[p].p[off + 8] == id ? same : other);
+    if (m) memout_release(s, m);
+}
+
+/* A data file's bytes (malloc'd), or NULL. */
+static uint8_t *file_bytes(const char *dir, uint32_t sid, uint32_t map, size_t *len) {
+    char path[600];
+    shuffle_path(path, sizeof path, dir, sid, map, 0, "data");
+    FILE *f = fopen(path, "rb");
+    uint8_t *b = NULL;
+    struct stat sb;
+    if (f && !fstat(fileno(f), &sb) && (b = malloc((size_t)sb.st_size + 1)) &&
+        fread(b, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size) {
+        free(b);
+        b = NULL;
+    }
+    if (f) fclose(f);
+    *len = b ? (size_t)sb.st_size : 0;
+    return b;
+}
+
+TEST(shuffle_plain_outputs_in_memory) {
+    /* Kept uncompressed: every block is of codec none, built in place,
+     * and the segments hold exactly the bytes the writer reports (all but
+     * the data file's header). */
+    const char *dir = subdir("plain"), *dirs[4];
+    dirs_of(dir, 4, dirs);
+    memout_store *plain = memout_new(1 << 20, 64 << 20, 0), *packed = memout_new(1 << 20, 64 << 20, 1);
+    CHECK(plain && packed);
+    wcfg c = {dir, 3, 4, 3, 3000, gen_small, NULL, 0, 1024, {0}, 0, 0, plain};
+    CHECK_OK(write_maps(&c));
+    int64_t n, bytes, same, other;
+    memout_counts(plain, &n, &bytes);
+    CHECK_EQ_I64(n, 4);
+    CHECK_EQ_I64(c.res.bytes, SHUFFLE_DATA_HEADER + c.res.seg_bytes[0] + c.res.seg_bytes[1] + c.res.seg_bytes[2]);
+    kept_codecs(plain, 3, 0, BF_NONE, &same, &other);
+    CHECK(same >= 3 && other == 0);
+    CHECK(dir_clean(dir, 0)); /* no file at all */
+    CHECK_EQ_I64(check_pass(dirs, 3, 4, 3, 3000, plain), 12000);
+    free(c.res.seg_bytes);
+    /* A store that compresses keeps lz4 blocks: fewer bytes. */
+    c.mem = packed;
+    c.res = (sw_result){0};
+    CHECK_OK(write_maps(&c));
+    int64_t n2, bytes2;
+    memout_counts(packed, &n2, &bytes2);
+    CHECK_EQ_I64(n2, 4);
+    CHECK(bytes2 < bytes / 2);
+    kept_codecs(packed, 3, 0, BF_LZ4, &same, &other);
+    CHECK(same >= 3 && other == 0);
+    CHECK_EQ_I64(check_pass(dirs, 3, 4, 3, 3000, packed), 12000);
+    CHECK(dir_clean(dir, 0));
+    free(c.res.seg_bytes);
+    memout_free(plain);
+    memout_free(packed);
+}
+
+TEST(shuffle_plain_outputs_to_files) {
+    /* Written without a store: the reference files. */
+    const char *ref = subdir("ref"), *dir = subdir("full"), *dirs[4];
+    wcfg c = {ref, 4, 4, 3, 3000, gen_small, NULL, 0, 1024, {0}, 0, 0, NULL};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    /* A store with room when the writers start (so they build plain
+     * blocks) but too little for any output: each output is compressed at
+     * commit and written, byte for byte as the reference. */
+    memout_store *tight = memout_new(1 << 20, 100, 0);
+    CHECK(tight && memout_plain(tight));
+    c = (wcfg){dir, 4, 4, 3, 3000, gen_small, NULL, 0, 1024, {0}, 0, 0, tight};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    int64_t n, bytes;
+    memout_counts(tight, &n, &bytes);
+    CHECK_EQ_I64(n, 0);
+    for (uint32_t m = 0; m < 4; m++) {
+        size_t la, lb;
+        uint8_t *a = file_bytes(ref, 4, m, &la), *b = file_bytes(dir, 4, m, &lb);
+        CHECK(a && b && la == lb && !memcmp(a, b, la));
+        free(a);
+        free(b);
+    }
+    dirs_of(dir, 4, dirs);
+    CHECK_EQ_I64(check_pass(dirs, 4, 4, 3, 3000, tight), 12000);
+    /* Spilling leaves plain mode too: the spilled and final blocks are
+     * lz4, nothing is kept, and every record arrives in order. */
+    const char *sdir = subdir("spilled"), *sdirs[4];
+    dirs_of(sdir, 4, sdirs);
+    memout_store *roomy = memout_new(1 << 20, 64 << 20, 0);
+    c = (wcfg){sdir, 5, 4, 3, 30000, gen_small, NULL, 16 << 10, 1024, {0}, 0, 0, roomy};
+    CHECK_OK(write_maps(&c));
+    CHECK(c.spills > 1);
+    memout_counts(roomy, &n, &bytes);
+    CHECK_EQ_I64(n, 0);
+    size_t len;
+    uint8_t *d = file_bytes(sdir, 5, 3, &len);
+    CHECK(d && len == c.res.bytes);
+    int64_t lz4 = 0, none = 0;
+    for (size_t off = SHUFFLE_DATA_HEADER; d && off + BF_HEADER <= len; off += BF_HEADER + get_u32le(d + off))
+        ++*(d[off + 8] == BF_LZ4 ? &lz4 : &none);
+    CHECK(lz4 > 3 && none == 0);
+    free(d);
+    free(c.res.seg_bytes);
+    CHECK_EQ_I64(check_pass(sdirs, 5, 4, 3, 30000, roomy), 120000);
+    CHECK(dir_clean(sdir, 1));
+    memout_free(tight);
+    memout_free(roomy);
 }
 
 static int part_zero(void *pctx, const em_rec *r) { return 0; }
@@ -655,7 +802,7 @@ TEST(shuffle_empty_segments) {
 TEST(shuffle_missing_output_is_fetch_failure) {
     const char *dir = subdir("out"), *dirs[3];
     dirs_of(dir, 3, dirs);
-    wcfg c = {dir, 11, 3, 2, 1000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    wcfg c = {dir, 11, 3, 2, 1000, gen_small, NULL, 0, 0, {0}, 0, 0, NULL};
     CHECK_OK(write_maps(&c));
     free(c.res.seg_bytes);
     char path[600];
@@ -686,7 +833,7 @@ TEST(shuffle_missing_output_is_fetch_failure) {
 TEST(shuffle_corrupt_output_is_fetch_failure) {
     const char *dir = subdir("out"), *dirs[2];
     dirs_of(dir, 2, dirs);
-    wcfg c = {dir, 12, 2, 1, 5000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    wcfg c = {dir, 12, 2, 1, 5000, gen_small, NULL, 0, 0, {0}, 0, 0, NULL};
     CHECK_OK(write_maps(&c));
     free(c.res.seg_bytes);
     char path[600];
@@ -730,7 +877,7 @@ TEST(shuffle_corrupt_output_is_fetch_failure) {
 TEST(shuffle_sink_stop) {
     const char *dir = subdir("out"), *spill = subdir("spill"), *dirs[2];
     dirs_of(dir, 2, dirs);
-    wcfg c = {dir, 13, 2, 1, 20000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    wcfg c = {dir, 13, 2, 1, 20000, gen_small, NULL, 0, 0, {0}, 0, 0, NULL};
     CHECK_OK(write_maps(&c));
     free(c.res.seg_bytes);
     for (enum sr_mode mode = SR_PASS; mode <= SR_GROUP; mode++) {
@@ -752,7 +899,7 @@ static int fail_sink(void *ctx, const em_rec *r) { return em_fail("sink says no"
 TEST(shuffle_errors_pass_through) {
     const char *dir = subdir("out"), *spill = subdir("spill"), *dirs[1];
     dirs_of(dir, 1, dirs);
-    wcfg c = {dir, 14, 1, 1, 20000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    wcfg c = {dir, 14, 1, 1, 20000, gen_small, NULL, 0, 0, {0}, 0, 0, NULL};
     CHECK_OK(write_maps(&c));
     free(c.res.seg_bytes);
     for (enum sr_mode mode = SR_PASS; mode <= SR_GROUP; mode++) {
@@ -835,7 +982,7 @@ static void rewrite_index(const char *path, int nparts, const uint64_t *offs) {
 TEST(shuffle_index_checked) {
     const char *dir = subdir("out"), *dirs[1];
     dirs_of(dir, 1, dirs);
-    wcfg c = {dir, 14, 1, 4, 5000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    wcfg c = {dir, 14, 1, 4, 5000, gen_small, NULL, 0, 0, {0}, 0, 0, NULL};
     CHECK_OK(write_maps(&c));
     uint64_t segs[4], offs[5];
     memcpy(segs, c.res.seg_bytes, sizeof segs);
@@ -979,7 +1126,7 @@ TEST(shuffle_remote_fetches_in_flight) {
     enum { NM = 8 };
     const char *dir = subdir("out"), *ldirs[NM], *rdirs[NM];
     dirs_of(dir, NM, ldirs);
-    wcfg c = {dir, 21, NM, 2, 3000, gen_small, NULL, 0, 0, {0}, 0, 0};
+    wcfg c = {dir, 21, NM, 2, 3000, gen_small, NULL, 0, 0, {0}, 0, 0, NULL};
     CHECK_OK(write_maps(&c));
     free(c.res.seg_bytes);
     char rloc[700], sloc[700];
