@@ -43,8 +43,10 @@
  * process's peak RSS over the runs (VmHWM of /proc/self/status, reset
  * before each run by writing 5 to /proc/self/clear_refs; local[N] only:
  * in cluster mode the executors are other processes) beside the RSS at the
- * start, which holds the persisted input, and the compressed shuffle bytes
- * and records one run wrote (em_stats deltas of the last run).
+ * start, which holds the persisted input, and the shuffle bytes and
+ * records one run wrote (em_stats deltas of the last run: compressed in
+ * files, uncompressed in the outputs local[N] keeps in memory, whose count
+ * and bytes are printed too).
  *
  * References, measured before the ember runs of their operation on arrays
  * the driver generates with the same functions, and freed before ember
@@ -447,6 +449,7 @@ typedef struct measure {
     double t[RUNS];
     int64_t rss_start_kb, hwm_kb; /* -1: not measured */
     int64_t shuffle_bytes, shuffle_recs, spills; /* the last run's */
+    int64_t mem_outputs, mem_bytes;              /* kept in memory after it */
 } measure;
 
 typedef em_rdd *(*make_fn)(em_rdd *a, em_rdd *b);
@@ -494,6 +497,8 @@ static em_rdd *timed_runs(em_ctx *ctx, make_fn make, em_rdd *a, em_rdd *b, int r
         }
         m->shuffle_bytes = s1.shuffle_bytes_written - s0.shuffle_bytes_written;
         m->shuffle_recs = s1.shuffle_records_written - s0.shuffle_records_written;
+        m->mem_outputs = s1.shuffle_memory_outputs;
+        m->mem_bytes = s1.shuffle_memory_bytes;
         m->spills = s1.spills - s0.spills;
         if (i < RUNS - 1) em_rdd_release(r);
     }
@@ -513,8 +518,11 @@ static void report(const char *op, const char *master, int64_t nrec, measure *m)
         printf("  peak RSS %.0f MB (%.0f MB at the start, with the persisted input)", m->hwm_kb / 1024.0,
                m->rss_start_kb / 1024.0);
     else printf("  peak RSS n/a (executors are processes)");
-    printf("; shuffled %.1f MB compressed, %.2f M records per run; %" PRId64 " spills\n",
-           m->shuffle_bytes / 1048576.0, m->shuffle_recs / 1e6, m->spills);
+    /* Files are compressed (ember.io.compression.codec); outputs local[N]
+     * keeps in memory are not, unless ember.shuffle.inMemoryOutput.compress. */
+    printf("; shuffled %.1f MB as stored (%" PRId64 " outputs, %.1f MB, kept in memory), %.2f M records per run; %" PRId64
+           " spills\n",
+           m->shuffle_bytes / 1048576.0, m->mem_outputs, m->mem_bytes / 1048576.0, m->shuffle_recs / 1e6, m->spills);
     fflush(stdout);
 }
 

@@ -15,7 +15,10 @@
  * it with write(2) at the writer's offset.  Each block names its own codec,
  * so a reader decodes any run whatever the setting it runs under (blocks of
  * different codecs may even share a run), and a writer stores a block that
- * its codec would not shrink as codec none.
+ * its codec would not shrink as codec none.  A writer may also build blocks
+ * of codec none in place, records first and the header last
+ * (bf_plain_header: the shuffle writer, for outputs kept in memory), and a
+ * reader of a run in memory uses such blocks where they lie.
  *
  * The codecs are the libraries' own block functions: compress2/uncompress
  * (zlib), LZ4_compress_default/LZ4_decompress_safe (lz4's block format),
