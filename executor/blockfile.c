@@ -362,6 +362,7 @@ static int load_block(bf_reader *r) {
     }
     if (bf_block_crc(h, zp, zlen) != crc) return bad_block(r, at, "crc mismatch");
     if (id == BF_NONE) {
+        if (!r->mem) r->raw.len = rlen;
         r->off = at + BF_HEADER + zlen;
         r->rp = zp;
         r->rlen = rlen;
