@@ -28,12 +28,7 @@
 #include "buf.h"
 
 #define BB_MIN ((size_t)2 << 20)            /* one huge page */
-/* 128 slots: a shuffle's map outputs kept in memory (memout.h) are one
- * mapping per map task and reduce partition (64 for 8 x 8), and when the
- * shuffle is dropped the next one's map tasks should find them warm (with
- * 16 slots, 48 of 64 were unmapped and the next shuffle's pages cleared
- * again: clear_page was a fifth of a 20M-pair sort's samples). */
-#define BB_CACHE_SLOTS 128
+#define BB_CACHE_SLOTS 16
 #define BB_CACHE_BYTES ((size_t)1 << 30)
 
 /* Room for extra more bytes (contents kept).  0 or EM_ENOMEM. */
