@@ -30,6 +30,15 @@ extern char **environ;
 
 static int fn_pid(const em_rec *in, em_emitter *out, const void *arg) { return em_emit_i64(out, (int64_t)getpid()); }
 
+/* Whether this call made the marker file at path (it did not exist): the
+ * first of the attempts racing for it, across processes. */
+static int made_marker(const char *path) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) return 0;
+    close(fd);
+    return 1;
+}
+
 /* Start `exe` (NULL: this test binary) in a role, with extra environment
  * variables; fd 3 of the child is ready_fd when >= 0.  Its pid or -1. */
 static pid_t spawn_role(const char *exe, const char *role, char *const args[], const char *const *extra, int ready_fd,
@@ -92,15 +101,21 @@ static int stop_pid(pid_t pid) {
     return st;
 }
 
-static em_ctx *open_cluster(const char *master, const char *k1, const char *v1, const char *k2, const char *v2) {
+/* A local-cluster context with the application's settings in kv (pairs,
+ * NULL-terminated). */
+static em_ctx *open_cluster_kv(const char *master, const char *const *kv) {
     em_conf *conf = em_conf_new();
     em_conf_set(conf, "ember.local.dir", test_scratchdir());
-    if (k1) em_conf_set(conf, k1, v1);
-    if (k2) em_conf_set(conf, k2, v2);
+    for (; kv && kv[0]; kv += 2) em_conf_set(conf, kv[0], kv[1]);
     em_ctx *c = em_open(master, conf);
     if (!c) fprintf(stderr, "  em_open(%s): %s\n", master, em_errmsg());
     em_conf_free(conf);
     return c;
+}
+
+static em_ctx *open_cluster(const char *master, const char *k1, const char *v1, const char *k2, const char *v2) {
+    const char *kv[] = {k1, v1, k1 ? k2 : NULL, v2, NULL};
+    return open_cluster_kv(master, kv);
 }
 
 /* The parent pid of a process, from /proc; -1 when it is gone. */
@@ -678,11 +693,7 @@ TEST(cluster_fetch_retried_after_dropped_connection) {
 static int fn_kill_executor_once(const em_rec *in, em_emitter *out, const void *arg) {
     int64_t v = rec_i64(in);
     if (v == 3) {
-        int fd = open((const char *)arg, O_WRONLY | O_CREAT | O_EXCL, 0644);
-        if (fd >= 0) {
-            close(fd);
-            raise(SIGKILL);
-        }
+        if (made_marker(arg)) raise(SIGKILL);
     }
     return em_emit_i64(out, v);
 }
@@ -740,11 +751,7 @@ TEST(cluster_killed_executor_not_a_task_failure) {
  * recomputed, and the sums are exact. */
 static int fn_kill_on_key0(const em_rec *in, em_emitter *out, const void *arg) {
     if (em_i64_dec(in->key) == 0) {
-        int fd = open((const char *)arg, O_WRONLY | O_CREAT | O_EXCL, 0644);
-        if (fd >= 0) {
-            close(fd);
-            raise(SIGKILL);
-        }
+        if (made_marker(arg)) raise(SIGKILL);
     }
     return em_emit_pair(out, in->key, in->klen, in->val, in->vlen);
 }
@@ -820,9 +827,7 @@ TEST(cluster_shuffle_service_keeps_killed_executor_outputs) {
  * exact. */
 static int fn_kill_worker_on_key0(const em_rec *in, em_emitter *out, const void *arg) {
     if (em_i64_dec(in->key) == 0) {
-        int fd = open((const char *)arg, O_WRONLY | O_CREAT | O_EXCL, 0644);
-        if (fd >= 0) {
-            close(fd);
+        if (made_marker(arg)) {
             kill(getppid(), SIGKILL);
             raise(SIGKILL);
         }
@@ -974,18 +979,6 @@ TEST(cluster_exclude_on_failure) {
 
 /* ------------------------------------------- executors that keep failing */
 
-/* A local-cluster context with the application's settings in kv (pairs,
- * NULL-terminated). */
-static em_ctx *open_cluster_kv(const char *master, const char *const *kv) {
-    em_conf *conf = em_conf_new();
-    em_conf_set(conf, "ember.local.dir", test_scratchdir());
-    for (; kv && kv[0]; kv += 2) em_conf_set(conf, kv[0], kv[1]);
-    em_ctx *c = em_open(master, conf);
-    if (!c) fprintf(stderr, "  em_open(%s): %s\n", master, em_errmsg());
-    em_conf_free(conf);
-    return c;
-}
-
 /* Executors that cannot start (each exits with code 3 before it
  * registers): after ember.deploy.maxExecutorRetries of them the master
  * removes the application (Spark's "Master removed our application:
@@ -1026,11 +1019,7 @@ static int fn_kill_executor_thrice(const em_rec *in, em_emitter *out, const void
     for (int i = 0; v == 3 && i < 3; i++) {
         char path[600];
         snprintf(path, sizeof path, "%s.%d", (const char *)arg, i);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
-        if (fd >= 0) {
-            close(fd);
-            raise(SIGKILL);
-        }
+        if (made_marker(path)) raise(SIGKILL);
     }
     return em_emit_i64(out, v);
 }
