@@ -1,0 +1,61 @@
+/*
+ * aggahead.c -- the map-side combine's look-ahead queue (see aggahead.h
+ * for why and what stays the same).
+ */
+#include <string.h>
+
+#include "aggahead.h"
+
+void ah_init(aggahead *q, aggmap *m, const agg_spec *a) {
+    q->m = m;
+    q->a = a;
+    q->head = q->n = 0;
+}
+
+/* Merge one record into the table: the builtin in place, or the key's
+ * first combiner. */
+static inline int merge(aggahead *q, const uint8_t *key, size_t klen, uint64_t h, const uint8_t *v) {
+    size_t i;
+    int rc = aggmap_upsert_h(q->m, key, klen, h, 8, &i);
+    if (rc < 0) return rc;
+    if (rc) comb_apply8(q->a->builtin, aggmap_comb(q->m, i), v);
+    else agg_builtin_create(q->a, aggmap_comb(q->m, i), v);
+    return 0;
+}
+
+/* Merge the oldest queued record. */
+static inline int pop(aggahead *q) {
+    ah_ent *e = &q->q[q->head];
+    q->head = (q->head + 1) & (AH_DEPTH - 1);
+    q->n--;
+    return merge(q, e->key, e->klen, e->h, e->v);
+}
+
+int ah_drain(aggahead *q) {
+    int rc = 0;
+    while (q->n) {
+        int r = pop(q);
+        if (r < 0 && !rc) rc = r;
+    }
+    return rc;
+}
+
+int ah_add(aggahead *q, const em_rec *r) {
+    uint64_t h = aggmap_hash(r->key, r->klen);
+    if (r->klen > AH_KEY_MAX) {
+        int rc = ah_drain(q);
+        return rc ? rc : merge(q, r->key, r->klen, h, r->val);
+    }
+    int rc = q->n == AH_DEPTH ? pop(q) : 0;
+    ah_ent *e = &q->q[(q->head + q->n) & (AH_DEPTH - 1)];
+    e->h = h;
+    memcpy(e->v, r->val, 8);
+    e->klen = (uint32_t)r->klen;
+    if (r->klen) memcpy(e->key, r->key, r->klen);
+    q->n++;
+    aggmap_prefetch_slot(q->m, h);
+    /* The record half the queue ahead of the next merge: its slot was
+     * prefetched AH_DEPTH / 2 records ago, so its arena record can be. */
+    if (q->n > AH_DEPTH / 2) aggmap_prefetch_entry(q->m, q->q[(q->head + AH_DEPTH / 2) & (AH_DEPTH - 1)].h);
+    return rc;
+}
