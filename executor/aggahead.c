@@ -12,13 +12,40 @@ void ah_init(aggahead *q, aggmap *m, const agg_spec *a) {
     q->head = q->n = 0;
 }
 
-/* Merge one record into the table: the builtin in place, or the key's
- * first combiner. */
+/* Copy a key of n <= AH_KEY_MAX bytes: words with no call, as two
+ * overlapping loads (the entry has room past a short key). */
+static inline void copy_key(uint8_t *d, const uint8_t *s, size_t n) {
+    if (n >= 8 && n <= 16) {
+        uint64_t x, y;
+        memcpy(&x, s, 8);
+        memcpy(&y, s + n - 8, 8);
+        memcpy(d, &x, 8);
+        memcpy(d + n - 8, &y, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t x, y;
+        memcpy(&x, s, 4);
+        memcpy(&y, s + n - 4, 4);
+        memcpy(d, &x, 4);
+        memcpy(d + n - 4, &y, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++) d[i] = s[i];
+    } else {
+        memcpy(d, s, n);
+    }
+}
+
+/* Merge one record into the table: the builtin in place (a sum with no
+ * call), or the key's first combiner. */
 static inline int merge(aggahead *q, const uint8_t *key, size_t klen, uint64_t h, const uint8_t *v) {
     size_t i;
     int rc = aggmap_upsert_h(q->m, key, klen, h, 8, &i);
     if (rc < 0) return rc;
-    if (rc) comb_apply8(q->a->builtin, aggmap_comb(q->m, i), v);
+    if (rc && q->a->builtin == CB_SUM_I64) {
+        uint8_t *c = aggmap_comb(q->m, i);
+        enc_i64((int64_t)((uint64_t)dec_i64(c) + (uint64_t)dec_i64(v)), c);
+    } else if (rc) {
+        comb_apply8(q->a->builtin, aggmap_comb(q->m, i), v);
+    }
     else agg_builtin_create(q->a, aggmap_comb(q->m, i), v);
     return 0;
 }
@@ -51,11 +78,12 @@ int ah_add(aggahead *q, const em_rec *r) {
     e->h = h;
     memcpy(e->v, r->val, 8);
     e->klen = (uint32_t)r->klen;
-    if (r->klen) memcpy(e->key, r->key, r->klen);
+    copy_key(e->key, r->key, r->klen);
     q->n++;
     aggmap_prefetch_slot(q->m, h);
-    /* The record half the queue ahead of the next merge: its slot was
-     * prefetched AH_DEPTH / 2 records ago, so its arena record can be. */
-    if (q->n > AH_DEPTH / 2) aggmap_prefetch_entry(q->m, q->q[(q->head + AH_DEPTH / 2) & (AH_DEPTH - 1)].h);
+    /* The record AH_ENTRY_AHEAD records before its merge: its slot was
+     * prefetched AH_DEPTH - AH_ENTRY_AHEAD records ago and has arrived, so
+     * its arena record can be fetched. */
+    if (q->n > AH_ENTRY_AHEAD) aggmap_prefetch_entry(q->m, q->q[(q->head + AH_ENTRY_AHEAD) & (AH_DEPTH - 1)].h);
     return rc;
 }

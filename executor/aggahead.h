@@ -25,7 +25,8 @@
 #include "agg.h"
 #include "aggmap.h"
 
-#define AH_DEPTH 16     /* records in flight (a power of two) */
+#define AH_DEPTH 32      /* records in flight (a power of two) */
+#define AH_ENTRY_AHEAD 8 /* records between an entry's prefetch and its merge */
 #define AH_KEY_MAX 44   /* longer keys are merged at once, after a drain */
 
 typedef struct ah_ent {
