@@ -13,7 +13,7 @@ void ah_init(aggahead *q, aggmap *m, const agg_spec *a) {
 }
 
 /* Copy a key of n <= AH_KEY_MAX bytes: words with no call, as two
- * overlapping loads (the entry has room past a short key). */
+ * overlapping loads and stores of 8 or 4 bytes. */
 static inline void copy_key(uint8_t *d, const uint8_t *s, size_t n) {
     if (n >= 8 && n <= 16) {
         uint64_t x, y;
