@@ -31,7 +31,8 @@
  * SW_ADAPT_ROWS records left more than SW_ADAPT_RATIO keys per record, the
  * table is written out and later records pass straight to the partitions
  * as combiners (create of their value).  A builtin combiner (combiners.h)
- * is updated in place in the table, with no call per record.
+ * is updated in place in the table, with no call per record, through a
+ * short queue that prefetches each record's slot and entry (aggahead.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -42,6 +43,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "aggahead.h"
 #include "aggmap.h"
 #include "bigbuf.h"
 #include "shuffle_index.h"
@@ -79,6 +81,7 @@ struct shuffle_writer {
     size_t buffered;    /* raw + compressed bytes held in parts */
     size_t buf_budget;  /* past it, parts spill */
     aggmap comb;
+    aggahead ahead;     /* builtin combiners: records queued for comb */
     size_t comb_budget; /* past it, the combine table is written out */
     uint64_t comb_in;   /* records that went through the table */
     uint64_t comb_out;  /* entries it has written out */
@@ -162,6 +165,7 @@ shuffle_writer *sw_open(const sw_opts *opts) {
     w->spill_fd = -1;
     w->plain = w->o.codec.id == BF_NONE || memout_plain(w->o.mem);
     aggmap_init(&w->comb);
+    if (opts->combine && opts->combine->builtin) ah_init(&w->ahead, &w->comb, opts->combine);
     return w;
 }
 
@@ -318,6 +322,7 @@ static int part_add(shuffle_writer *w, int pi, const em_rec *r) {
 static int dump_comb(shuffle_writer *w) {
     em_rec r;
     int rc;
+    if (w->o.combine->builtin && (rc = ah_drain(&w->ahead))) return rc;
     for (size_t i = 0; i < aggmap_count(&w->comb); i++) {
         aggmap_get(&w->comb, i, &r);
         if ((rc = part_add(w, w->o.partition(w->o.pctx, &r), &r))) return rc;
@@ -354,6 +359,8 @@ static int pass_uncombined(shuffle_writer *w, const em_rec *r) {
  * through the table, keep combining only if they collapsed to at most
  * SW_ADAPT_RATIO distinct keys per record. */
 static int adapt(shuffle_writer *w) {
+    int rc;
+    if (w->o.combine->builtin && (rc = ah_drain(&w->ahead))) return rc;
     if ((double)(w->comb_out + aggmap_count(&w->comb)) <= (double)w->comb_in * SW_ADAPT_RATIO) return 0;
     w->passing = 1;
     return dump_comb(w);
@@ -368,9 +375,7 @@ int sw_add(shuffle_writer *w, const em_rec *r) {
     int rc;
     if (a->builtin) {
         if (r->vlen != 8) return comb_bad_len(a->builtin, r->vlen);
-        if ((rc = aggmap_upsert_n(&w->comb, r->key, r->klen, 8, &i)) < 0) return rc;
-        if (rc) comb_apply8(a->builtin, aggmap_comb(&w->comb, i), r->val);
-        else agg_builtin_create(a, aggmap_comb(&w->comb, i), r->val);
+        if ((rc = ah_add(&w->ahead, r))) return rc;
     } else {
         if ((rc = aggmap_upsert(&w->comb, r->key, r->klen, &i)) < 0) return rc;
         em_rec v = {NULL, 0, r->val, r->vlen}, c;

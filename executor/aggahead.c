@@ -1,0 +1,89 @@
+/*
+ * aggahead.c -- the map-side combine's look-ahead queue (see aggahead.h
+ * for why and what stays the same).
+ */
+#include <string.h>
+
+#include "aggahead.h"
+
+void ah_init(aggahead *q, aggmap *m, const agg_spec *a) {
+    q->m = m;
+    q->a = a;
+    q->head = q->n = 0;
+}
+
+/* Copy a key of n <= AH_KEY_MAX bytes: words with no call, as two
+ * overlapping loads and stores of 8 or 4 bytes. */
+static inline void copy_key(uint8_t *d, const uint8_t *s, size_t n) {
+    if (n >= 8 && n <= 16) {
+        uint64_t x, y;
+        memcpy(&x, s, 8);
+        memcpy(&y, s + n - 8, 8);
+        memcpy(d, &x, 8);
+        memcpy(d + n - 8, &y, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t x, y;
+        memcpy(&x, s, 4);
+        memcpy(&y, s + n - 4, 4);
+        memcpy(d, &x, 4);
+        memcpy(d + n - 4, &y, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++) d[i] = s[i];
+    } else {
+        memcpy(d, s, n);
+    }
+}
+
+/* Merge one record into the table: the builtin in place (a sum with no
+ * call), or the key's first combiner. */
+static inline int merge(aggahead *q, const uint8_t *key, size_t klen, uint64_t h, const uint8_t *v) {
+    size_t i;
+    int rc = aggmap_upsert_h(q->m, key, klen, h, 8, &i);
+    if (rc < 0) return rc;
+    if (rc && q->a->builtin == CB_SUM_I64) {
+        uint8_t *c = aggmap_comb(q->m, i);
+        enc_i64((int64_t)((uint64_t)dec_i64(c) + (uint64_t)dec_i64(v)), c);
+    } else if (rc) {
+        comb_apply8(q->a->builtin, aggmap_comb(q->m, i), v);
+    }
+    else agg_builtin_create(q->a, aggmap_comb(q->m, i), v);
+    return 0;
+}
+
+/* Merge the oldest queued record. */
+static inline int pop(aggahead *q) {
+    ah_ent *e = &q->q[q->head];
+    q->head = (q->head + 1) & (AH_DEPTH - 1);
+    q->n--;
+    return merge(q, e->key, e->klen, e->h, e->v);
+}
+
+int ah_drain(aggahead *q) {
+    int rc = 0;
+    while (q->n) {
+        int r = pop(q);
+        if (r < 0 && !rc) rc = r;
+    }
+    return rc;
+}
+
+int ah_add(aggahead *q, const em_rec *r) {
+    uint64_t h = aggmap_hash(r->key, r->klen);
+    if (r->klen > AH_KEY_MAX) {
+        int rc = ah_drain(q);
+        return rc ? rc : merge(q, r->key, r->klen, h, r->val);
+    }
+    int rc = q->n == AH_DEPTH ? pop(q) : 0;
+    ah_ent *e = &q->q[(q->head + q->n) & (AH_DEPTH - 1)];
+    e->h = h;
+    memcpy(e->v, r->val, 8);
+    e->klen = (uint32_t)r->klen;
+    copy_key(e->key, r->key, r->klen);
+    q->n++;
+    aggmap_prefetch_slot(q->m, h);
+    /* The record AH_ENTRY_AHEAD records before its merge: its slot was
+     * prefetched AH_DEPTH - AH_ENTRY_AHEAD records ago and has arrived, so
+     * its arena record can be fetched. */
+    if (q->n > AH_ENTRY_AHEAD) aggmap_prefetch_entry(q->m, q->q[(q->head + AH_ENTRY_AHEAD) & (AH_DEPTH - 1)].h);
+    return rc;
+}

@@ -1,0 +1,138 @@
+/*
+ * test_aggahead.c -- the map-side combine's look-ahead queue leaves the
+ * table exactly as merging each record at once does: same entries in the
+ * same order, bit-identical combiners (float sums, whose value depends on
+ * the order of additions, included), with keys too long for the queue and
+ * with the table read and cleared part way as the shuffle writer does.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "../test.h"
+#include "aggahead.h"
+#include "combiners.h"
+
+static uint64_t rng_state;
+static uint64_t rng(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* Key number k: 0 to 60 bytes (lengths past AH_KEY_MAX included), derived
+ * from k so equal numbers give equal keys. */
+static size_t make_key(uint64_t k, uint8_t *key) {
+    size_t len = (size_t)(k * 7 % 61);
+    for (size_t i = 0; i < len; i++) key[i] = (uint8_t)('a' + (k + i * 31) % 26 + (i == 0 ? 0 : (k >> (i % 16)) % 2));
+    return len;
+}
+
+/* The reference: merge a record into m at once. */
+static int merge_now(aggmap *m, const agg_spec *a, const em_rec *r) {
+    size_t i;
+    int rc = aggmap_upsert_n(m, r->key, r->klen, 8, &i);
+    if (rc < 0) return rc;
+    if (rc) comb_apply8(a->builtin, aggmap_comb(m, i), r->val);
+    else agg_builtin_create(a, aggmap_comb(m, i), r->val);
+    return 0;
+}
+
+/* Both tables hold the same entries, in the same order, byte for byte. */
+static int same_tables(const aggmap *x, const aggmap *y) {
+    if (aggmap_count(x) != aggmap_count(y)) return 0;
+    for (size_t i = 0; i < aggmap_count(x); i++) {
+        em_rec a, b;
+        aggmap_get(x, i, &a);
+        aggmap_get(y, i, &b);
+        if (a.klen != b.klen || a.vlen != b.vlen || memcmp(a.key, b.key, a.klen) || memcmp(a.val, b.val, a.vlen))
+            return 0;
+    }
+    return 1;
+}
+
+/* 300,000 records of skewed keys through both paths; every ~50,000
+ * records the queue is drained, both tables compared and cleared (as the
+ * writer's dump does).  Returns the number of comparisons that held. */
+static int run(int op, int has_zero, int doubles) {
+    agg_spec a;
+    memset(&a, 0, sizeof a);
+    a.builtin = op;
+    a.has_zero = has_zero;
+    if (has_zero) enc_i64(0, a.zero);
+    aggmap direct, queued;
+    aggmap_init(&direct);
+    aggmap_init(&queued);
+    aggahead q;
+    ah_init(&q, &queued, &a);
+    rng_state = 0x9E3779B97F4A7C15ull;
+    int held = 0;
+    uint8_t key[64], v[8];
+    for (int n = 1; n <= 300000; n++) {
+        uint64_t r = rng();
+        uint64_t k = (r & 3) ? r % 64 : r % 20000; /* a few hot keys, many cold */
+        size_t klen = make_key(k, key);
+        if (doubles) enc_f64((double)(int64_t)(rng() % 2000001 - 1000000) / 7.0, v);
+        else enc_i64((int64_t)(rng() % 2000001) - 1000000, v);
+        em_rec rec = {key, klen, v, 8};
+        if (merge_now(&direct, &a, &rec) || ah_add(&q, &rec)) return -1;
+        if (n % 49999 == 0 || n == 300000) {
+            if (ah_drain(&q)) return -1;
+            held += same_tables(&direct, &queued);
+            aggmap_clear(&direct);
+            aggmap_clear(&queued);
+        }
+    }
+    aggmap_free(&direct);
+    aggmap_free(&queued);
+    return held;
+}
+
+TEST(aggahead_same_table_as_merging_at_once) {
+    /* 6 dumps at 49,999 .. 299,994 and the final one. */
+    CHECK_EQ_I64(run(CB_SUM_I64, 0, 0), 7);
+    CHECK_EQ_I64(run(CB_SUM_I64, 1, 0), 7);
+    CHECK_EQ_I64(run(CB_MIN_I64, 0, 0), 7);
+    CHECK_EQ_I64(run(CB_MAX_I64, 0, 0), 7);
+    CHECK_EQ_I64(run(CB_SUM_F64, 0, 1), 7);
+    CHECK_EQ_I64(run(CB_MIN_F64, 0, 1), 7);
+}
+
+/* Queued records reach the table only when the queue is full or drained;
+ * a key longer than AH_KEY_MAX drains the queue and goes in at once. */
+TEST(aggahead_queue_holds_records_until_drained) {
+    agg_spec a;
+    memset(&a, 0, sizeof a);
+    a.builtin = CB_SUM_I64;
+    aggmap m;
+    aggmap_init(&m);
+    aggahead q;
+    ah_init(&q, &m, &a);
+    uint8_t v[8], key[AH_KEY_MAX + 1];
+    enc_i64(1, v);
+    for (int i = 0; i < AH_DEPTH; i++) {
+        key[0] = (uint8_t)i;
+        em_rec r = {key, 1, v, 8};
+        CHECK_OK(ah_add(&q, &r));
+    }
+    CHECK_EQ_I64((int64_t)aggmap_count(&m), 0);
+    em_rec r = {key, 1, v, 8}; /* key[0] == AH_DEPTH - 1 again */
+    CHECK_OK(ah_add(&q, &r));
+    CHECK_EQ_I64((int64_t)aggmap_count(&m), 1); /* the oldest went in */
+    memset(key, 'x', sizeof key);
+    em_rec big = {key, AH_KEY_MAX + 1, v, 8};
+    CHECK_OK(ah_add(&q, &big));
+    CHECK_EQ_I64((int64_t)aggmap_count(&m), AH_DEPTH + 1);
+    CHECK_EQ_I64(q.n, 0);
+    /* Key AH_DEPTH - 1 was added twice: its sum is 2; the big key's 1. */
+    em_rec e;
+    aggmap_get(&m, AH_DEPTH - 1, &e);
+    CHECK_EQ_I64(e.klen, 1);
+    CHECK_EQ_I64(dec_i64(e.val), 2);
+    aggmap_get(&m, AH_DEPTH, &e);
+    CHECK_EQ_I64(e.klen, AH_KEY_MAX + 1);
+    CHECK_EQ_I64(dec_i64(e.val), 1);
+    CHECK_OK(ah_drain(&q));
+    CHECK_EQ_I64((int64_t)aggmap_count(&m), AH_DEPTH + 1);
+    aggmap_free(&m);
+}
