@@ -269,6 +269,15 @@ void bf_reader_init_mem(bf_reader *r, const uint8_t *base, const char *path, uin
     r->mem = base;
 }
 
+void bf_reader_move_mem(bf_reader *r, const uint8_t *base, uint64_t off, uint64_t len) {
+    r->mem = base;
+    r->off = r->block = off;
+    r->end = off + len;
+    r->rp = NULL;
+    r->rlen = 0;
+    r->pos = 0;
+}
+
 static int bad_block(const bf_reader *r, uint64_t at, const char *what) {
     return em__seterr(EM_ECORRUPT, "shuffle block %s at offset %llu: %s", r->path, (unsigned long long)at, what);
 }

@@ -148,6 +148,10 @@ void bf_reader_init(bf_reader *r, int fd, const char *path, uint64_t off, uint64
 /* The same for a run held in memory: [off, off+len) of base (a map output
  * kept by memout.h), checked exactly as a file's.  Never fails. */
 void bf_reader_init_mem(bf_reader *r, const uint8_t *base, const char *path, uint64_t off, uint64_t len);
+/* Go on with another run in memory, [off, off+len) of base, keeping the
+ * reader's buffers (a segment held as several extents, memout.h); the
+ * current block's records are dropped.  Never fails. */
+void bf_reader_move_mem(bf_reader *r, const uint8_t *base, uint64_t off, uint64_t len);
 /* Next record: 1 with *rec set (views valid until the next call), 0 at the
  * end of the run, EM_ECORRUPT (bad header, unknown codec, CRC mismatch,
  * data the codec rejects or that decodes to another length, truncated run:
