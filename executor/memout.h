@@ -22,10 +22,11 @@
  * resident whole, and a 20M-pair shuffle's 64 compressed runs of 2.4 MB
  * each took 4 MB each as separate buffers.
  *
- * Blocks kept here are compressed when the store compresses
- * (ember.shuffle.inMemoryOutput.compress, the default); otherwise they are
- * stored uncompressed and readers decode them where they lie with no copy
- * (sw_open asks memout_plain): faster, at twice the memory or more.
+ * Blocks kept here are stored uncompressed unless the store compresses
+ * (ember.shuffle.inMemoryOutput.compress): they never reach a disk or a
+ * network, the codec's only gains, and readers then decode them where they
+ * lie with no copy (sw_open asks memout_plain); compressed, they take half
+ * the memory or less.
  *
  * Cluster executors write files: a worker serves a lost executor's files,
  * which memory could not outlive.
