@@ -11,6 +11,9 @@
  *                  reduce, group, join, sort), for profiling one of them;
  *                  reduce_sum (or reduce_fn) is reduce_by_key with the
  *                  builtin (or the user function) alone
+ *   SHUFFLE_PERF_CTL=FIFO shuffle ...   writes "enable" to FIFO before the
+ *                  timed runs of each job and "disable" after them, so that
+ *                  perf record --control=fifo:FIFO -D -1 samples only those
  *
  * Inputs, generated inside the tasks (a range of PARTITIONS partition
  * numbers, then a flat_map making each partition's pairs), persisted in
@@ -476,11 +479,29 @@ static int fail(const char *what) {
     return 1;
 }
 
+/* Tell a perf record started with --control=fifo:$SHUFFLE_PERF_CTL -D -1
+ * to sample (cmd "enable") or to stop ("disable"), waiting for its
+ * acknowledgement when $SHUFFLE_PERF_ACK names its ack fifo. */
+static void perf_ctl(const char *cmd) {
+    const char *path = getenv("SHUFFLE_PERF_CTL"), *ack = getenv("SHUFFLE_PERF_ACK");
+    if (!path || !*path) return;
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    fprintf(f, "%s\n", cmd);
+    fclose(f);
+    if (ack && *ack && (f = fopen(ack, "r"))) {
+        char line[16];
+        if (!fgets(line, sizeof line, f)) line[0] = 0;
+        fclose(f);
+    }
+}
+
 /* RUNS times: declare the operation over a (and b), count it.  Returns the
  * last run's RDD (for the checks) and its count, or NULL. */
 static em_rdd *timed_runs(em_ctx *ctx, make_fn make, em_rdd *a, em_rdd *b, int rss, measure *m, int64_t *n) {
     em_rdd *r = NULL;
     m->rss_start_kb = m->hwm_kb = -1;
+    perf_ctl("enable");
     for (int i = 0; i < RUNS; i++) {
         em_stats s0, s1;
         if (rss && reset_hwm()) rss = 0;
@@ -488,7 +509,10 @@ static em_rdd *timed_runs(em_ctx *ctx, make_fn make, em_rdd *a, em_rdd *b, int r
         em_get_stats(ctx, &s0);
         double t0 = now();
         r = make(a, b);
-        if (!r || em_count(r, n)) return NULL;
+        if (!r || em_count(r, n)) {
+            perf_ctl("disable");
+            return NULL;
+        }
         m->t[i] = now() - t0;
         em_get_stats(ctx, &s1);
         if (rss) {
@@ -502,6 +526,7 @@ static em_rdd *timed_runs(em_ctx *ctx, make_fn make, em_rdd *a, em_rdd *b, int r
         m->spills = s1.spills - s0.spills;
         if (i < RUNS - 1) em_rdd_release(r);
     }
+    perf_ctl("disable");
     return r;
 }
 

@@ -6,8 +6,9 @@
  *     offset 0  u32le compressed length
  *     offset 4  u32le raw length
  *     offset 8  u8    codec (enum bf_codec_id: 0 none, 1 zlib, 2 lz4, 3 zstd)
- *     offset 9  u32le crc32 of the header's first 9 bytes and the compressed
- *                     bytes (zlib's crc32, as one running checksum)
+ *     offset 9  u32le CRC-32C of the header's first 9 bytes and the
+ *                     compressed bytes, as one running checksum (crc32c.h;
+ *                     until 2026-11 zlib's crc32; the files live no longer than their application)
  * The raw bytes are records in the batch encoding of recfmt.h.  A run is a
  * sequence of blocks; a shuffle segment is one run; a data file holds one run
  * per reduce partition back to back.  A writer buffers records until the raw
@@ -120,7 +121,7 @@ size_t bf_block_bound(bf_codec codec, size_t rlen);
  * already follow it at h + BF_HEADER (a writer building blocks in place;
  * rlen at most BF_MAX_RAW). */
 void bf_plain_header(uint8_t *h, size_t rlen);
-/* The checksum a block header stores: crc32 of the header's first 9 bytes
+/* The checksum a block header stores: CRC-32C of the header's first 9 bytes
  * (h) and the zlen compressed bytes that follow it (z).  For tests and
  * tools that rewrite blocks. */
 uint32_t bf_block_crc(const uint8_t *h, const uint8_t *z, size_t zlen);
@@ -147,6 +148,10 @@ void bf_reader_init(bf_reader *r, int fd, const char *path, uint64_t off, uint64
 /* The same for a run held in memory: [off, off+len) of base (a map output
  * kept by memout.h), checked exactly as a file's.  Never fails. */
 void bf_reader_init_mem(bf_reader *r, const uint8_t *base, const char *path, uint64_t off, uint64_t len);
+/* Go on with another run in memory, [off, off+len) of base, keeping the
+ * reader's buffers (a segment held as several extents, memout.h); the
+ * current block's records are dropped.  Never fails. */
+void bf_reader_move_mem(bf_reader *r, const uint8_t *base, uint64_t off, uint64_t len);
 /* Next record: 1 with *rec set (views valid until the next call), 0 at the
  * end of the run, EM_ECORRUPT (bad header, unknown codec, CRC mismatch,
  * data the codec rejects or that decodes to another length, truncated run:

@@ -40,8 +40,10 @@ memout_store *memout_new(size_t max_each, size_t max_total, int compress) {
 }
 
 static void entry_free(memout *m) {
-    for (int i = 0; i < m->nparts; i++) bb_free(&m->segs[i]);
-    free(m->segs);
+    for (int i = 0; i < m->nbufs; i++) bb_free(&m->bufs[i]);
+    free(m->bufs);
+    free(m->ext);
+    free(m->first);
     free(m);
 }
 
@@ -100,17 +102,20 @@ static void grow(memout_store *s) {
     free(old);
 }
 
-int memout_put(memout_store *s, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int nparts, ebuf *segs,
-               size_t len) {
+int memout_put(memout_store *s, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int nparts, int nbufs,
+               ebuf *bufs, memout_ext *ext, size_t *first, size_t len) {
     memout *m = calloc(1, sizeof *m);
     if (!m) return EM_ENOMEM;
     /* Kept long: a reused mapping may be far larger than its bytes. */
-    for (int i = 0; i < nparts; i++) bb_shrink(&segs[i]);
+    for (int i = 0; i < nbufs; i++) bb_shrink(&bufs[i]);
     m->shuffle_id = shuffle_id;
     m->map = map;
     m->attempt = attempt;
     m->nparts = nparts;
-    m->segs = segs;
+    m->nbufs = nbufs;
+    m->bufs = bufs;
+    m->ext = ext;
+    m->first = first;
     m->len = len;
     pthread_mutex_lock(&s->mu);
     if ((size_t)s->count >= s->nb) grow(s);
@@ -179,13 +184,19 @@ void memout_remove_shuffle(memout_store *s, uint32_t shuffle_id) {
     pthread_mutex_unlock(&s->mu);
 }
 
+uint64_t memout_seg_len(const memout *m, int r) {
+    uint64_t n = 0;
+    for (size_t e = m->first[r]; e < m->first[r + 1]; e++) n += m->ext[e].len;
+    return n;
+}
+
 int memout_corrupt(memout_store *s, uint32_t shuffle_id, uint32_t map, uint64_t attempt, size_t at) {
     memout *m = memout_get(s, shuffle_id, map, attempt);
     if (!m) return 0;
-    int i = 0;
-    while (i < m->nparts && !m->segs[i].len) i++;
-    int done = i < m->nparts && at < m->segs[i].len;
-    if (done) m->segs[i].p[at] ^= 0x5a;
+    size_t e = 0;
+    while (e < m->first[m->nparts] && !m->ext[e].len) e++;
+    int done = e < m->first[m->nparts] && at < m->ext[e].len;
+    if (done) m->bufs[m->ext[e].buf].p[m->ext[e].off + at] ^= 0x5a;
     memout_release(s, m);
     return done;
 }

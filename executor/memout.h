@@ -9,16 +9,24 @@
  * is the outputs' life, so an output of at most max_each bytes, while the
  * store holds at most max_total bytes in all, is put here by sw_commit
  * instead of being written (ember.shuffle.inMemoryOutput.maxBytes and
- * .totalBytes).  An output is one run of blocks per reduce partition, each
- * in the buffer the map task built it in (a bigbuf.h buffer, handed over
- * without a copy): segs[r] is reduce partition r's segment, the bytes its
- * data file would hold at its index's offsets, so readers decode it with
- * the same CRC-checked block reader.
+ * .totalBytes).  An output is one run of blocks per reduce partition, the
+ * bytes its data file would hold at its index's offsets, so readers decode
+ * it with the same CRC-checked block reader; the runs lie in the buffers
+ * the map task built them in (bigbuf.h buffers, handed over without a
+ * copy), each run as one or more extents: reduce partition r's are
+ * ext[first[r] .. first[r+1]), in order.  Uncompressed outputs have one
+ * buffer per partition, one extent each; compressed ones one buffer for
+ * all, the blocks of every partition in the order the map task finished
+ * them (a run is then many extents).  One buffer per output is what keeps
+ * compressed outputs small in memory: a buffer's last huge page is
+ * resident whole, and a 20M-pair shuffle's 64 compressed runs of 2.4 MB
+ * each took 4 MB each as separate buffers.
  *
  * Blocks kept here are stored uncompressed unless the store compresses
  * (ember.shuffle.inMemoryOutput.compress): they never reach a disk or a
  * network, the codec's only gains, and readers then decode them where they
- * lie with no copy (sw_open asks memout_plain).
+ * lie with no copy (sw_open asks memout_plain); compressed, they take half
+ * the memory or less.
  *
  * Cluster executors write files: a worker serves a lost executor's files,
  * which memory could not outlive.
@@ -38,12 +46,21 @@
 
 typedef struct memout_store memout_store;
 
+/* Bytes [off, off+len) of buffer buf of an output: whole blocks. */
+typedef struct memout_ext {
+    uint64_t off, len;
+    uint32_t buf;
+} memout_ext;
+
 typedef struct memout {
     uint32_t shuffle_id, map;
     uint64_t attempt;
     int nparts;
-    ebuf *segs;     /* nparts runs of blocks (bigbuf.h buffers) */
-    size_t len;     /* their bytes in all */
+    int nbufs;
+    ebuf *bufs;       /* the bytes (bigbuf.h buffers) */
+    memout_ext *ext;  /* the runs' extents, partition by partition ... */
+    size_t *first;    /* ... partition r's ext[first[r] .. first[r+1]) */
+    size_t len;       /* the runs' bytes in all */
     /* private */
     int refs, removed;
     struct memout *next;
@@ -65,12 +82,15 @@ void memout_unreserve(memout_store *s, size_t len);
  * being kept: the store does not compress and has room left.  s may be
  * NULL (0). */
 int memout_plain(memout_store *s);
-/* Keep a reserved output: takes segs (malloc'd, nparts bigbuf.h buffers
- * whose lengths total len, as reserved; each is trimmed with bb_shrink).
- * 0, or EM_ENOMEM (then nothing is taken and the reservation stands:
- * unreserve it). */
-int memout_put(memout_store *s, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int nparts, ebuf *segs,
-               size_t len);
+/* Keep a reserved output: takes bufs (malloc'd, nbufs bigbuf.h buffers,
+ * each trimmed with bb_shrink), ext and first (malloc'd; first has nparts
+ * + 1 entries, first[nparts] extents in ext, whose lengths total len, as
+ * reserved).  0, or EM_ENOMEM (then nothing is taken and the reservation
+ * stands: unreserve it). */
+int memout_put(memout_store *s, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int nparts, int nbufs,
+               ebuf *bufs, memout_ext *ext, size_t *first, size_t len);
+/* Reduce partition r's bytes in m (r in [0, m->nparts)). */
+uint64_t memout_seg_len(const memout *m, int r);
 
 /* The output, referenced (memout_release it), or NULL when the store does
  * not hold it (s NULL: never). */
@@ -82,9 +102,9 @@ void memout_release(memout_store *s, memout *m);
 void memout_remove(memout_store *s, uint32_t shuffle_id, uint32_t map, uint64_t attempt);
 void memout_remove_shuffle(memout_store *s, uint32_t shuffle_id);
 
-/* Flip byte `at` of the first non-empty segment (BF_HEADER: the first
- * block's first stored byte), as the corruption fault does to a file: 1
- * done, 0 no such output (or no byte there). */
+/* Flip byte `at` of the first extent of the first non-empty segment
+ * (BF_HEADER: the first block's first stored byte), as the corruption
+ * fault does to a file: 1 done, 0 no such output (or no byte there). */
 int memout_corrupt(memout_store *s, uint32_t shuffle_id, uint32_t map, uint64_t attempt, size_t at);
 
 /* Outputs held and their bytes (tests, stats). */

@@ -187,7 +187,7 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
             memout_release(o->mem, mo);
             return fetch_fail(st, m);
         }
-        end = mo->segs[o->reduce_id].len;
+        end = memout_seg_len(mo, o->reduce_id);
         if (o->seglens && end - start != o->seglens[m]) {
             em__seterr(EM_EFETCH, "%s: segment of reduce partition %d is %llu bytes, the map task wrote %llu", dpath,
                        o->reduce_id, (unsigned long long)(end - start), (unsigned long long)o->seglens[m]);
@@ -202,38 +202,50 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
     }
     bf_reader rd;
     em_rec r;
-    int rc;
-    if (mo) bf_reader_init_mem(&rd, mo->segs[o->reduce_id].p, dpath, 0, end);
+    int rc = 0;
+    /* A segment kept in memory is one or more extents (memout.h), read in
+     * turn with one reader; a file's is one. */
+    size_t e = mo ? mo->first[o->reduce_id] : 0, e_end = mo ? mo->first[o->reduce_id + 1] : 1;
+    uint64_t done = 0;
+    if (mo) bf_reader_init_mem(&rd, NULL, dpath, 0, 0);
     else bf_reader_init(&rd, fd, dpath, start, end - start);
-    while (bfn) {
-        const uint8_t *p = NULL;
-        size_t len = 0;
-        uint64_t n = 0;
-        int bad = 0;
-        if ((rc = bf_next_block(&rd, &p, &len)) <= 0) {
-            if (rc < 0 && rc != EM_ENOMEM) rc = fetch_fail(st, m);
-            break;
+    for (; e < e_end && !rc; e++) {
+        if (mo) {
+            const memout_ext *x = &mo->ext[e];
+            bf_reader_move_mem(&rd, mo->bufs[x->buf].p, x->off, x->len);
+            start = x->off;
         }
-        rc = bfn(ctx, p, len, &n, &bad);
-        st->records_read += n;
-        if (bad) {
-            em__seterr(EM_ECORRUPT, "%s: malformed record in the block at offset %llu", dpath,
-                       (unsigned long long)rd.block);
-            rc = fetch_fail(st, m);
+        while (bfn) {
+            const uint8_t *p = NULL;
+            size_t len = 0;
+            uint64_t n = 0;
+            int bad = 0;
+            if ((rc = bf_next_block(&rd, &p, &len)) <= 0) {
+                if (rc < 0 && rc != EM_ENOMEM) rc = fetch_fail(st, m);
+                break;
+            }
+            rc = bfn(ctx, p, len, &n, &bad);
+            st->records_read += n;
+            if (bad) {
+                em__seterr(EM_ECORRUPT, "%s: malformed record in the block at offset %llu", dpath,
+                           (unsigned long long)rd.block);
+                rc = fetch_fail(st, m);
+            }
+            if (rc) break;
         }
-        if (rc) break;
+        while (!bfn) {
+            if ((rc = bf_next(&rd, &r)) <= 0) {
+                /* A bad block is the map output's fault (the message names
+                 * the file and offset); running out of memory is not. */
+                if (rc < 0 && rc != EM_ENOMEM) rc = fetch_fail(st, m);
+                break;
+            }
+            st->records_read++;
+            if ((rc = fn(ctx, &r))) break;
+        }
+        done += rd.off - start;
     }
-    while (!bfn) {
-        if ((rc = bf_next(&rd, &r)) <= 0) {
-            /* A bad block is the map output's fault (the message names the
-             * file and offset); running out of memory is not. */
-            if (rc < 0 && rc != EM_ENOMEM) rc = fetch_fail(st, m);
-            break;
-        }
-        st->records_read++;
-        if ((rc = fn(ctx, &r))) break;
-    }
-    st->bytes_read += rd.off - start;
+    st->bytes_read += done;
     bf_reader_free(&rd);
     if (mo) memout_release(o->mem, mo);
     else close(fd);

@@ -5,9 +5,13 @@
  * protocol in shuffle.h).
  *
  * Records are appended to a per-partition raw buffer in the batch encoding;
- * when a buffer reaches block_bytes it is compressed into a block kept in
- * memory.  Most map outputs fit in the budget once compressed, and then
- * sw_commit writes each partition's blocks straight into the data file.
+ * when a buffer reaches block_bytes it is compressed into a block appended
+ * to the writer's one blocks buffer (the arena), the partition noting the
+ * extent.  Most map outputs fit in the budget once compressed, and then
+ * sw_commit writes each partition's extents straight into the data file,
+ * or hands the arena with the extents to the in-memory store (memout.h):
+ * one buffer per output, so an output kept compressed wastes at most one
+ * huge page, not one per partition.
  * When the buffered bytes outgrow the budget every partition's pending bytes
  * are compressed and written to a spill file, remembering the extents per
  * partition; sw_commit copies those extents (copy_file_range, no
@@ -63,10 +67,11 @@
 
 typedef struct sw_part {
     ebuf raw;      /* encoded records not yet compressed */
-    ebuf z;        /* compressed blocks not yet written (plain mode: the
-                      blocks, the last one open) */
+    ebuf z;        /* plain mode: the blocks, the last one open */
     es_run *ext;   /* extents of this partition in the spill file */
     size_t next, cap;
+    es_run *aext;  /* extents of this partition's blocks in the arena */
+    size_t anext, acap;
     size_t blk;    /* plain mode: the open block's header in z */
     int opened;    /* plain mode: a block is open */
 } sw_part;
@@ -78,7 +83,9 @@ struct shuffle_writer {
     int spill_fd;
     uint64_t spill_off;
     sw_part *parts;
-    size_t buffered;    /* raw + compressed bytes held in parts */
+    ebuf arena;         /* compressed blocks not yet written, of every
+                           partition (plain mode: unused) */
+    size_t buffered;    /* raw + compressed bytes held in parts and arena */
     size_t buf_budget;  /* past it, parts spill */
     aggmap comb;
     aggahead ahead;     /* builtin combiners: records queued for comb */
@@ -191,65 +198,91 @@ static void close_plain(sw_part *p) {
     p->opened = 0;
 }
 
-/* Compress partition p's raw records into a block in memory (plain mode:
- * end its open block). */
+/* Append extent [off, off+len) to the list (*v, *n of *cap), merged with
+ * the last one when contiguous.  0 or EM_ENOMEM. */
+static int add_run(es_run **v, size_t *n, size_t *cap, uint64_t off, uint64_t len) {
+    if (*n && (*v)[*n - 1].off + (*v)[*n - 1].len == off) {
+        (*v)[*n - 1].len += len;
+        return 0;
+    }
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 4;
+        es_run *ne = realloc(*v, nc * sizeof *ne);
+        if (!ne) return EM_ENOMEM;
+        *v = ne;
+        *cap = nc;
+    }
+    (*v)[*n].off = off;
+    (*v)[*n].len = len;
+    (*n)++;
+    return 0;
+}
+
+static int add_extent(sw_part *p, uint64_t off, uint64_t len) { return add_run(&p->ext, &p->next, &p->cap, off, len); }
+
+/* Compress raw[0, rlen) as one block at the end of the arena, noted as
+ * partition p's. */
+static int arena_block(shuffle_writer *w, sw_part *p, const uint8_t *raw, size_t rlen) {
+    size_t before = w->arena.len;
+    /* The arena is a bigbuf.h buffer (its pages reused between tasks). */
+    if (rlen <= BF_MAX_RAW && bb_reserve(&w->arena, bf_block_bound(w->o.codec, rlen)))
+        return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
+    int rc = bf_compress_block(&w->arena, raw, rlen, w->o.codec, &w->cx);
+    if (rc) return rc;
+    if (add_run(&p->aext, &p->anext, &p->acap, before, w->arena.len - before)) {
+        w->arena.len = before;
+        return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
+    }
+    return 0;
+}
+
+/* Compress partition p's raw records into a block in the arena (plain
+ * mode: end its open block). */
 static int compress_part(shuffle_writer *w, sw_part *p) {
     if (w->plain) {
         close_plain(p);
         return 0;
     }
     if (!p->raw.len) return 0;
-    size_t before = p->z.len;
-    /* The blocks grow into a bigbuf.h buffer (reused between tasks). */
-    if (p->raw.len <= BF_MAX_RAW && bb_reserve(&p->z, bf_block_bound(w->o.codec, p->raw.len)))
-        return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
-    int rc = bf_compress_block(&p->z, p->raw.p, p->raw.len, w->o.codec, &w->cx);
+    size_t before = w->arena.len;
+    int rc = arena_block(w, p, p->raw.p, p->raw.len);
     if (rc) return rc;
-    w->buffered = w->buffered - p->raw.len + (p->z.len - before);
+    w->buffered = w->buffered - p->raw.len + (w->arena.len - before);
     ebuf_reset(&p->raw);
     return 0;
 }
 
-static int add_extent(sw_part *p, uint64_t off, uint64_t len) {
-    if (p->next && p->ext[p->next - 1].off + p->ext[p->next - 1].len == off) {
-        p->ext[p->next - 1].len += len; /* contiguous with the last one */
-        return 0;
+/* Write partition p's arena extents at *off of fd (path for messages),
+ * advancing *off, and forget them.  0 or EM_EIO. */
+static int write_arena_part(shuffle_writer *w, sw_part *p, int fd, const char *path, uint64_t *off, int spill) {
+    for (size_t e = 0; e < p->anext; e++) {
+        int rc = bf_pwrite_all(fd, path, w->arena.p + p->aext[e].off, p->aext[e].len, *off);
+        if (rc) return rc;
+        if (spill && add_extent(p, *off, p->aext[e].len)) return em__seterr(EM_ENOMEM, "shuffle spill: out of memory");
+        *off += p->aext[e].len;
     }
-    if (p->next == p->cap) {
-        size_t nc = p->cap ? p->cap * 2 : 4;
-        es_run *ne = realloc(p->ext, nc * sizeof *ne);
-        if (!ne) return EM_ENOMEM;
-        p->ext = ne;
-        p->cap = nc;
-    }
-    p->ext[p->next].off = off;
-    p->ext[p->next].len = len;
-    p->next++;
+    p->anext = 0;
     return 0;
 }
 
 /* Leave plain mode: the output goes to a file after all, so its plain
- * blocks are compressed with the codec (of codec none, they stay). */
+ * blocks are compressed with the codec into the arena (of codec none,
+ * they stay where they are, each partition's z written as it is). */
 static int leave_plain(shuffle_writer *w) {
     if (!w->plain || w->o.codec.id == BF_NONE) return 0;
     for (int i = 0; i < w->o.nparts; i++) {
         sw_part *p = &w->parts[i];
-        ebuf z = EBUF_INIT;
+        size_t before = w->arena.len;
         close_plain(p);
         for (size_t off = 0; off < p->z.len;) {
             const uint8_t *h = p->z.p + off;
             size_t rlen = get_u32le(h + 4);
-            int rc = bb_reserve(&z, bf_block_bound(w->o.codec, rlen)) ? EM_ENOMEM : 0;
-            if (!rc) rc = bf_compress_block(&z, h + BF_HEADER, rlen, w->o.codec, &w->cx);
-            if (rc) {
-                bb_free(&z);
-                return rc == EM_ENOMEM ? em__seterr(EM_ENOMEM, "shuffle write: out of memory") : rc;
-            }
+            int rc = arena_block(w, p, h + BF_HEADER, rlen);
+            if (rc) return rc;
             off += BF_HEADER + rlen;
         }
-        w->buffered = w->buffered - p->z.len + z.len;
+        w->buffered = w->buffered - p->z.len + (w->arena.len - before);
         bb_free(&p->z);
-        p->z = z;
     }
     w->plain = 0;
     return 0;
@@ -272,13 +305,17 @@ static int spill_parts(shuffle_writer *w) {
     for (int i = 0; i < w->o.nparts; i++) {
         sw_part *p = &w->parts[i];
         if ((rc = compress_part(w, p))) return rc;
-        if (!p->z.len) continue;
-        if ((rc = bf_pwrite_all(w->spill_fd, w->spill_path, p->z.p, p->z.len, w->spill_off))) return rc;
-        if (add_extent(p, w->spill_off, p->z.len)) return em__seterr(EM_ENOMEM, "shuffle spill: out of memory");
-        w->spill_off += p->z.len;
-        w->buffered -= p->z.len;
-        bb_free(&p->z); /* a big partition's blocks need not stay reserved */
+        if (p->z.len) { /* plain blocks of codec none */
+            if ((rc = bf_pwrite_all(w->spill_fd, w->spill_path, p->z.p, p->z.len, w->spill_off))) return rc;
+            if (add_extent(p, w->spill_off, p->z.len)) return em__seterr(EM_ENOMEM, "shuffle spill: out of memory");
+            w->spill_off += p->z.len;
+            w->buffered -= p->z.len;
+            bb_free(&p->z); /* a big partition's blocks need not stay reserved */
+        }
+        if ((rc = write_arena_part(w, p, w->spill_fd, w->spill_path, &w->spill_off, 1))) return rc;
     }
+    w->buffered -= w->arena.len;
+    bb_free(&w->arena);
     w->spills++;
     return 0;
 }
@@ -462,9 +499,11 @@ static int write_files(shuffle_writer *w, uint64_t *seg) {
         }
         if (rc || (rc = compress_part(w, p))) break;
         if (p->z.len && !(rc = bf_pwrite_all(fd, w->data_tmp, p->z.p, p->z.len, off))) off += p->z.len;
+        if (!rc) rc = write_arena_part(w, p, fd, w->data_tmp, &off, 0);
         if (seg) seg[i] = off - start;
         bb_free(&p->z);
     }
+    bb_free(&w->arena);
     offs[n] = off;
     shuffle_index_encode(idx, n, offs);
     free(offs);
@@ -487,8 +526,10 @@ static void sw_free(shuffle_writer *w) {
         bb_free(&w->parts[i].raw);
         bb_free(&w->parts[i].z);
         free(w->parts[i].ext);
+        free(w->parts[i].aext);
     }
     free(w->parts);
+    bb_free(&w->arena);
     if (w->spill_fd >= 0) close(w->spill_fd);
     aggmap_free(&w->comb);
     ebuf_free(&w->scratch);
@@ -497,28 +538,54 @@ static void sw_free(shuffle_writer *w) {
 }
 
 /* Keep the output in memory (memout.h) when it never spilled and its
- * segments fit: each partition's blocks buffer becomes its segment, with
- * no copy.  1 kept, 0 write files instead, or < 0. */
+ * segments fit, with no copy: in plain mode each partition's blocks
+ * buffer is its segment, else the arena holds every segment as the
+ * partitions' extents.  1 kept, 0 write files instead, or < 0. */
 static int keep_in_memory(shuffle_writer *w, uint64_t *seg) {
-    int n = w->o.nparts, rc;
+    int n = w->o.nparts, rc, nbufs = w->plain ? n : 1;
     if (!w->o.mem || w->spill_fd >= 0) return 0;
-    size_t len = 0;
+    size_t len = 0, next = 0;
     for (int i = 0; i < n; i++) {
         if ((rc = compress_part(w, &w->parts[i]))) return rc;
         len += w->parts[i].z.len;
+        next += w->plain ? 1 : w->parts[i].anext;
     }
+    len += w->arena.len;
     if (!memout_reserve(w->o.mem, len)) return 0;
-    ebuf *segs = malloc((size_t)n * sizeof *segs);
-    if (!segs) goto nomem;
-    for (int i = 0; i < n; i++) segs[i] = w->parts[i].z;
-    if (memout_put(w->o.mem, w->o.shuffle_id, w->o.map_id, w->o.attempt, n, segs, len)) goto nomem;
+    ebuf *bufs = malloc((size_t)nbufs * sizeof *bufs);
+    memout_ext *ext = malloc((next ? next : 1) * sizeof *ext);
+    size_t *first = malloc(((size_t)n + 1) * sizeof *first);
+    if (!bufs || !ext || !first) goto nomem;
+    next = 0;
     for (int i = 0; i < n; i++) {
-        if (seg) seg[i] = w->parts[i].z.len;
-        w->parts[i].z = (ebuf)EBUF_INIT; /* the store's now */
+        sw_part *p = &w->parts[i];
+        uint64_t bytes = 0;
+        first[i] = next;
+        if (w->plain) {
+            bufs[i] = p->z;
+            ext[next++] = (memout_ext){0, p->z.len, (uint32_t)i};
+            bytes = p->z.len;
+        }
+        for (size_t e = 0; !w->plain && e < p->anext; e++) {
+            ext[next++] = (memout_ext){p->aext[e].off, p->aext[e].len, 0};
+            bytes += p->aext[e].len;
+        }
+        if (seg) seg[i] = bytes;
     }
+    first[n] = next;
+    if (!w->plain) bufs[0] = w->arena;
+    if (memout_put(w->o.mem, w->o.shuffle_id, w->o.map_id, w->o.attempt, n, nbufs, bufs, ext, first, len)) goto nomem;
+    /* The store's now. */
+    for (int i = 0; i < n; i++) {
+        w->parts[i].z = (ebuf)EBUF_INIT;
+        w->parts[i].anext = 0;
+    }
+    w->arena = (ebuf)EBUF_INIT;
     return 1;
 nomem:
-    free(segs);
+    free(bufs);
+    free(ext);
+    free(first);
     memout_unreserve(w->o.mem, len);
     return em__seterr(EM_ENOMEM, "sw_commit: out of memory");
 }

@@ -668,6 +668,67 @@ TEST(shuffle_big_outputs_in_memory_uncompressed) {
     }
 }
 
+/* Outputs kept compressed (one buffer per output, each partition's run in
+ * extents interleaved with the others'): every reader mode gets every
+ * record, and a later job over the same shuffle reuses them, running no
+ * map task. */
+TEST(shuffle_compressed_outputs_reused) {
+    em_conf *conf = em_conf_new();
+    em_ctx *c = NULL;
+    if (conf && !em_conf_set(conf, "ember.local.dir", test_tmpdir()) &&
+        !em_conf_set(conf, "ember.shuffle.inMemoryOutput.compress", "true") &&
+        !em_conf_set(conf, "ember.shuffle.blockBytes", "4096"))
+        c = em_open("local[2]", conf);
+    em_conf_free(conf);
+    CHECK(c);
+    int64_t m = 1000000, n = 0;
+    em_rdd *pairs = em_map(em_range(c, 0, 200000, 1, 4), fn_mod_key, &m, sizeof m);
+    em_rdd *sums = em_reduce_by_key(pairs, fn_sum_i64, NULL, 0, 3);
+    CHECK(sums);
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    CHECK_OK(em_count(sums, &n));
+    CHECK_EQ_I64(n, 200000);
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(s1.map_tasks_run - s0.map_tasks_run, 4);
+    CHECK_EQ_I64(s1.shuffle_memory_outputs, 4);
+    CHECK(s1.shuffle_memory_bytes < 200000 * 18); /* lz4 blocks: less than the records */
+    CHECK_EQ_I64(data_files_now(), 0);
+    /* A second job over the same shuffle: no map task, the same records. */
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(sums, &b));
+    em_get_stats(c, &s0);
+    CHECK_EQ_I64(s0.map_tasks_run, s1.map_tasks_run);
+    CHECK(s0.stages_skipped > s1.stages_skipped);
+    size_t pos = 0;
+    em_rec r;
+    int64_t got = 0, wrong = 0;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        got++;
+        wrong += r.klen != 8 || r.vlen != 8 || em_i64_dec(r.key) != em_i64_dec(r.val);
+    }
+    em_batch_free(b);
+    CHECK_EQ_I64(got, 200000);
+    CHECK_EQ_I64(wrong, 0);
+    /* Sorting and grouping read the same kind of outputs. */
+    em_rdd *sorted = em_sort_by_key(pairs, 1, 3), *groups = em_group_by_key(pairs, 3);
+    CHECK(sorted && groups);
+    CHECK_OK(em_count(sorted, &n));
+    CHECK_EQ_I64(n, 200000);
+    CHECK_OK(em_count(groups, &n));
+    CHECK_EQ_I64(n, 200000);
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(s1.shuffle_memory_outputs, 12);
+    CHECK_EQ_I64(data_files_now(), 0);
+    em_rdd_release(sorted);
+    em_rdd_release(groups);
+    em_rdd_release(sums);
+    em_rdd_release(pairs);
+    em_get_stats(c, &s1);
+    CHECK_EQ_I64(s1.shuffle_memory_outputs, 0);
+    em_close(c);
+}
+
 /* ------------------------------------- builtin sums over 8-byte keys */
 
 /* i -> (8-byte key i % 5000, or for every 97th record a 3-byte key; and

@@ -653,9 +653,11 @@ static int64_t check_pass(const char *const *dirs, uint32_t sid, int nmaps, int 
 static void kept_codecs(memout_store *s, uint32_t sid, uint32_t map, int id, int64_t *same, int64_t *other) {
     *same = *other = 0;
     memout *m = memout_get(s, sid, map, 0);
-    for (int p = 0; m && p < m->nparts; p++)
-        for (size_t off = 0; off + BF_HEADER <= m->segs[p].len; off += BF_HEADER + get_u32le(m->segs[p].p + off))
-            ++*(m->segs[p].p[off + 8] == id ? same : other);
+    for (size_t e = 0; m && e < m->first[m->nparts]; e++) {
+        const uint8_t *b = m->bufs[m->ext[e].buf].p + m->ext[e].off;
+        for (size_t off = 0; off + BF_HEADER <= m->ext[e].len; off += BF_HEADER + get_u32le(b + off))
+            ++*(b[off + 8] == id ? same : other);
+    }
     if (m) memout_release(s, m);
 }
 
@@ -705,6 +707,18 @@ TEST(shuffle_plain_outputs_in_memory) {
     CHECK(bytes2 < bytes / 2);
     kept_codecs(packed, 3, 0, BF_LZ4, &same, &other);
     CHECK(same >= 3 && other == 0);
+    /* Compressed, an output is one buffer: the partitions' blocks in the
+     * order they were finished, each partition's run in several extents
+     * that total what the writer reported. */
+    for (uint32_t m = 0; m < 4; m++) {
+        memout *o = memout_get(packed, 3, m, 0);
+        CHECK(o && o->nbufs == 1 && o->nparts == 3);
+        CHECK(o->first[1] > 1 && o->first[3] > o->first[1] + 1);
+        CHECK_EQ_I64((int64_t)o->bufs[0].len, (int64_t)o->len);
+        if (m == 3)
+            for (int r = 0; r < 3; r++) CHECK_EQ_I64((int64_t)memout_seg_len(o, r), (int64_t)c.res.seg_bytes[r]);
+        memout_release(packed, o);
+    }
     CHECK_EQ_I64(check_pass(dirs, 3, 4, 3, 3000, packed), 12000);
     CHECK(dir_clean(dir, 0));
     free(c.res.seg_bytes);
