@@ -154,9 +154,33 @@ static int push_glom(epipe *p, const em_rec *r) {
     return rec_append(&p->buf, r);
 }
 
+/* map_partitions fed whole batches: the first is kept as it is when it
+ * outlives the pipe (a cached partition: no copy of the partition), and
+ * copied only when another one follows.  Each batch's records are walked
+ * first, so a malformed one fails the task as record by record. */
+static int push_collect_batch(epipe *p, const uint8_t *b, size_t len) {
+    em_rec r;
+    for (const uint8_t *q = b, *end = b + len; q < end;) {
+        size_t k = rec_get(q, end, &r);
+        if (!k) return em__seterr(EM_ECORRUPT, "malformed record in a batch");
+        q += k;
+    }
+    if (p->batches_live && !p->buf.len && !p->lent) {
+        p->lent = b;
+        p->lent_len = len;
+        return 0;
+    }
+    if (p->lent) {
+        if (ebuf_append(&p->buf, p->lent, p->lent_len)) return EM_ENOMEM;
+        p->lent = NULL;
+    }
+    return ebuf_append(&p->buf, b, len) ? EM_ENOMEM : 0;
+}
+
 static int end_map_partitions(epipe *p) {
     em_iter it;
-    iter_init(&it, p->buf.p, p->buf.len);
+    if (p->lent) iter_init(&it, p->lent, p->lent_len);
+    else iter_init(&it, p->buf.p, p->buf.len);
     int rc = ((em_part_fn)p->fn)(p->node->partition, &it, &p->em, p->arg);
     return rc < 0 ? rc : 0;
 }
@@ -447,6 +471,7 @@ epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
         break;
     case OP_MAP_PARTITIONS:
         p->push = push_collect;
+        p->push_batch = push_collect_batch;
         p->end = end_map_partitions;
         break;
     case OP_GLOM:

@@ -53,6 +53,13 @@ struct epipe {
      * parallelized records) hands it over; for sinks that need no record
      * apart (count).  Returns as push. */
     int (*push_batch)(epipe *p, const uint8_t *b, size_t len);
+    /* Set by the runner on the pipe its source feeds when the batches that
+     * source hands over stay valid until the pipe's end (a cached block
+     * held for the whole chain), so the pipe may keep a pointer to one
+     * instead of copying it (map_partitions over a cached partition). */
+    int batches_live;
+    const uint8_t *lent; /* that kept batch, lent_len bytes */
+    size_t lent_len;
     int (*end)(epipe *p);
     void (*free)(epipe *p);
     epipe *next;

@@ -309,6 +309,10 @@ static int drive(task_run *run, const plan_node *n, epipe *down) {
             if (!p) rc = em__lasterr();
             else next = pipes[np++] = p;
         }
+        /* The bottom pipe, made here, ends before in is freed and hit
+         * released: their batches outlive it (not those of the other
+         * sources, freed as drive_leaf returns). */
+        if (!rc && np) next->batches_live = have_in || (leaf->type == PN_CACHED && hit);
         if (!rc) rc = have_in ? drive_batch(in.p, in.len, next) : drive_leaf(run, leaf, hit, next);
         /* Ends from the bottom up, as each pipe's input is exhausted. */
         for (int i = np; i-- > 0;) {

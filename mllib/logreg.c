@@ -24,10 +24,14 @@
 #include "lbfgs.h"
 #include "multinom.h"
 
-/* The captured state of the aggregate functions. */
+/* The captured state of the aggregate functions.  tally: the first pass of
+ * a training, which also stands for the label scan (see first_pass): a
+ * block with a label other than 0 or 1 is counted in one more accumulator
+ * slot, and adds nothing else, instead of failing the job. */
 typedef struct lg_arg {
     em_bcast w;     /* cols weights then the intercept */
     int64_t cols;
+    int64_t tally;
 } lg_arg;
 
 /* seq: acc + the block's loss and gradient. */
@@ -35,7 +39,7 @@ int ml_lg_seq(const em_rec *acc, const em_rec *r, em_emitter *out, const void *a
 int ml_lg_seq(const em_rec *acc, const em_rec *r, em_emitter *out, const void *arg) {
     lg_arg a;
     memcpy(&a, arg, sizeof a);
-    size_t n = (size_t)a.cols + 3, wlen = 0;
+    size_t n = (size_t)a.cols + 3 + (a.tally != 0), wlen = 0;
     const double *w = em_bcast_value(a.w, &wlen);
     if (!w || wlen != sizeof(double) * (size_t)(a.cols + 1)) return em_fail("logreg: weights not broadcast");
     /* The zero is the empty record (a full-width zero would travel in every
@@ -45,28 +49,34 @@ int ml_lg_seq(const em_rec *acc, const em_rec *r, em_emitter *out, const void *a
     ebuf scratch = EBUF_INIT;
     int rc = ml_block_view_unchecked(r, &b, &scratch); /* the kernel checks CSR indexes */
     if (rc) goto out;
-    if (b.cols > a.cols) {
-        rc = em_fail("logreg: a block has %lld columns, the model %lld", (long long)b.cols, (long long)a.cols);
-        goto out;
-    }
     /* The text readers reject other labels naming the line; this catches
      * the other sources (dense files, arrays) before the loss goes wrong
      * (a label of 2 gives a negative log loss).  One pass over the labels
      * is nothing next to the pass over the features. */
-    for (int64_t i = 0; i < b.rows; i++)
-        if (b.y[i] != 0 && b.y[i] != 1) {
-            rc = em_fail("logreg: a row has label %.17g (labels must be 0 or 1)", b.y[i]);
-            goto out;
-        }
+    int64_t bad = -1;
+    for (int64_t i = 0; i < b.rows && bad < 0; i++)
+        if (b.y[i] != 0 && b.y[i] != 1) bad = i;
+    if (b.cols > a.cols && (!a.tally || bad < 0)) { /* tally: the label scan's error comes first */
+        rc = em_fail("logreg: a block has %lld columns, the model %lld", (long long)b.cols, (long long)a.cols);
+        goto out;
+    }
+    if (bad >= 0 && !a.tally) {
+        rc = em_fail("logreg: a row has label %.17g (labels must be 0 or 1)", b.y[bad]);
+        goto out;
+    }
     double *s = acc->vlen ? malloc(sizeof(double) * n) : calloc(n, sizeof(double));
     if (!s) {
         rc = em_fail("logreg: out of memory");
         goto out;
     }
     if (acc->vlen) memcpy(s, acc->val, sizeof(double) * n);
-    ml_blas_init();
-    rc = ml_block_loss_grad(&b, w, w[a.cols], s, s + a.cols, s + a.cols + 1);
-    s[a.cols + 2] += (double)b.rows;
+    if (bad >= 0) { /* tally: the driver scans the labels to say what they are */
+        s[a.cols + 3] += 1;
+    } else {
+        ml_blas_init();
+        rc = ml_block_loss_grad(&b, w, w[a.cols], s, s + a.cols, s + a.cols + 1);
+        s[a.cols + 2] += (double)b.rows;
+    }
     if (!rc) rc = em_emit(out, s, sizeof(double) * n);
     free(s);
 out:
@@ -96,10 +106,13 @@ int ml_sum_f64(const em_rec *x, const em_rec *y, em_emitter *out, const void *ar
     return rc;
 }
 
-/* The mean loss and gradient at wb (cols weights, then the intercept). */
-static int loss_grad(em_ml_data *d, const double *wb, int depth, double *loss, double *grad) {
-    size_t n = (size_t)d->cols + 3;
-    lg_arg a = {em_broadcast(d->ctx, wb, sizeof(double) * (size_t)(d->cols + 1)), d->cols};
+/* The mean loss and gradient at wb (cols weights, then the intercept).
+ * With tally non-NULL, the first pass of a training: *tally = the blocks
+ * holding a label other than 0 or 1, which added nothing (when it is not
+ * 0, *loss and grad are left as they are). */
+static int loss_grad(em_ml_data *d, const double *wb, int depth, double *loss, double *grad, int64_t *tally) {
+    size_t n = (size_t)d->cols + 3 + (tally != NULL);
+    lg_arg a = {em_broadcast(d->ctx, wb, sizeof(double) * (size_t)(d->cols + 1)), d->cols, tally != NULL};
     if (!a.w.id) return em__lasterr();
     em_rec z = {NULL, 0, "", 0}; /* the empty zero: see ml_lg_seq */
     em_batch *res = NULL;
@@ -110,7 +123,13 @@ static int loss_grad(em_ml_data *d, const double *wb, int depth, double *loss, d
         rc = em__seterr(EM_EEMPTY, "logreg: the data set has no rows"); /* still the empty zero */
     else if (!rc && r.vlen != sizeof(double) * n)
         rc = em__seterr(EM_ECORRUPT, "logreg: bad aggregate");
-    if (!rc) { /* the gradient and d/db go straight to grad; then the loss sum and the count */
+    if (!rc && tally) { /* the blocks that added nothing, in the last slot */
+        double t;
+        memcpy(&t, (const uint8_t *)r.val + sizeof(double) * (n - 1), sizeof t);
+        *tally = (int64_t)t;
+        n--;
+    }
+    if (!rc && (!tally || !*tally)) { /* the gradient and d/db go straight to grad; then the loss sum and the count */
         double tail[2];
         memcpy(grad, r.val, sizeof(double) * (n - 2));
         memcpy(tail, (const uint8_t *)r.val + sizeof(double) * (n - 2), sizeof tail);
@@ -131,7 +150,7 @@ static int ml_logreg_loss_grad_unguarded(em_ml_data *d, const double *w, double 
     if (!wb) return em__seterr(EM_ENOMEM, "mllib: out of memory");
     if (d->cols) memcpy(wb, w, sizeof(double) * (size_t)d->cols);
     wb[d->cols] = b;
-    int rc = loss_grad(d, wb, 2, loss, grad);
+    int rc = loss_grad(d, wb, 2, loss, grad, NULL);
     free(wb);
     return rc;
 }
@@ -155,10 +174,14 @@ void em_ml_logreg_defaults(em_ml_logreg_opts *o) {
     o->depth = 2;
 }
 
+/* first_g: the mean gradient at the starting point (zero), from the first
+ * pass, for the optimizer's first evaluation; NULL once used. */
 typedef struct objective {
     em_ml_data *d;
     double l2;
     int intercept, depth;
+    const double *first_g;
+    double first_loss;
 } objective;
 
 /* f = mean log loss + 0.5 * l2 * |w|^2; the intercept's gradient is
@@ -167,8 +190,16 @@ static int lg_objective(const double *x, double *f, double *g, void *ctx) {
     objective *o = ctx;
     int64_t cols = o->d->cols;
     double loss = 0;
-    int rc = loss_grad(o->d, x, o->depth, &loss, g);
-    if (rc) return rc;
+    int at_zero = o->first_g != NULL;
+    for (int64_t j = 0; at_zero && j <= cols; j++) at_zero = x[j] == 0;
+    if (at_zero) {
+        memcpy(g, o->first_g, sizeof(double) * (size_t)(cols + 1));
+        loss = o->first_loss;
+    } else {
+        int rc = loss_grad(o->d, x, o->depth, &loss, g, NULL);
+        if (rc) return rc;
+    }
+    o->first_g = NULL;
     double ww = 0;
     for (int64_t j = 0; j < cols; j++) {
         ww += x[j] * x[j];
@@ -198,34 +229,63 @@ static int ml_logreg_train_unguarded(em_ml_data *d, const em_ml_logreg_opts *opt
     if (o.classes != 0 && (o.classes < 2 || o.classes > EM_ML_MAX_CLASSES || (o.family == EM_ML_BINOMIAL && o.classes != 2)))
         return em__seterr(EM_EINVAL, "em_ml_logreg_train: %d classes (%s)", o.classes,
                           o.family == EM_ML_BINOMIAL ? "the binomial family has 2" : "2 to 65536, or 0 to infer");
-    /* The class count, as Spark's: given, or the largest label + 1; the
-     * same job checks every label (binomial: 0 or 1). */
+    /* The class count, as Spark's: given, or the largest label + 1; a job
+     * over the labels checks every label (binomial: 0 or 1).  When the
+     * model may be binary, the first pass of the training stands for that
+     * job: at the starting weights (zero) it tallies the blocks holding a
+     * label other than 0 or 1, and only when there are any (more classes,
+     * or a bad label) does the label scan run, for the class count or the
+     * error naming the row.  So n iterations of gradient descent cost n + 1
+     * passes, not n + 2. */
     int K = o.classes, limit = o.family == EM_ML_BINOMIAL ? 2 : o.classes ? o.classes : EM_ML_MAX_CLASSES, found;
-    int rc = ml_scan_labels(d, limit, &found);
-    if (rc) return rc;
-    if (!K) K = found;
-    if (o.family == EM_ML_MULTINOMIAL || K > 2) return ml_softmax_train(d, &o, K, out);
+    int depth = o.depth ? o.depth : 2, rc = 0;
     em_ml_model *m = calloc(1, sizeof *m);
-    double *x = calloc((size_t)d->cols + 1, sizeof(double));
-    if (!m || !x) {
+    double *x = calloc((size_t)d->cols + 1, sizeof(double)), *g0 = malloc(sizeof(double) * (size_t)(d->cols + 1));
+    if (!m || !x || !g0) {
+        rc = em__seterr(EM_ENOMEM, "mllib: out of memory");
+        goto fail;
+    }
+    objective ob = {d, o.l2, o.intercept != 0, depth, NULL, 0};
+    int64_t tally = 0;
+    if (o.family != EM_ML_MULTINOMIAL && (K == 0 || K == 2)) {
+        rc = loss_grad(d, x, depth, &ob.first_loss, g0, &tally);
+        if (!rc && !tally) {
+            ob.first_g = g0;
+            K = 2;
+        } else if (rc) { /* a label error comes first, as when the scan ran first */
+            char *keep = strdup(em_errmsg());
+            int src = ml_scan_labels(d, limit, &found);
+            if (src) rc = src;
+            else if (keep) em__seterr(rc, "%s", keep);
+            free(keep);
+            goto fail;
+        }
+    }
+    if (!ob.first_g) {
+        if ((rc = ml_scan_labels(d, limit, &found))) goto fail;
+        if (!K) K = found;
+    }
+    if (o.family == EM_ML_MULTINOMIAL || K > 2) {
         free(m);
         free(x);
-        return em__seterr(EM_ENOMEM, "mllib: out of memory");
+        free(g0);
+        return ml_softmax_train(d, &o, K, out);
     }
-    objective ob = {d, o.l2, o.intercept != 0, o.depth ? o.depth : 2};
     ml_optim op = {o.max_iter, o.step, o.history ? o.history : 10, o.tol, o.progress, o.progress_ctx};
     rc = o.optimizer == EM_ML_GD ? ml_gd(d->cols + 1, x, lg_objective, &ob, &op, &m->iterations, &m->loss)
                                      : ml_lbfgs(d->cols + 1, x, lg_objective, &ob, &op, &m->iterations, &m->loss);
-    if (rc) {
-        free(m);
-        free(x);
-        return rc;
-    }
+    if (rc) goto fail;
+    free(g0);
     m->cols = d->cols;
     m->w = x; /* cols weights; the intercept after them is copied out */
     m->b = x[d->cols];
     *out = m;
     return 0;
+fail:
+    free(m);
+    free(x);
+    free(g0);
+    return rc;
 }
 
 int em_ml_logreg_train(em_ml_data *d, const em_ml_logreg_opts *opts, em_ml_model **out) {

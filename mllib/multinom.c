@@ -23,7 +23,8 @@
  * Labels are checked once per training by a job over the labels alone
  * (ml_scan_labels), which can name the bad row by its place in the data
  * set: a block knows only its rows, so the driver adds the row counts of
- * the blocks before.
+ * the blocks before.  (A training that may be binary runs it only when its
+ * first pass found a label other than 0 or 1: see logreg.c.)
  */
 #include <math.h>
 #include <stdlib.h>

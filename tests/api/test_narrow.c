@@ -111,6 +111,70 @@ TEST(api_narrow_map_partitions_index) {
     em_close(c);
 }
 
+static int fn_add(const em_rec *in, em_emitter *out, const void *arg);
+
+/* map_partitions over a cached partition reads the cached block in place
+ * (no copy of the partition): its first record is where a map over the
+ * same cached partition sees it (local masters only: an address means
+ * something only in one process).  Over a coalesce of cached partitions,
+ * over a partition being cached, and from disk, it gives the same
+ * records. */
+static int fn_part_first_addr(int partition, em_iter *in, em_emitter *out, const void *arg) {
+    em_rec r;
+    int k = em_iter_next(in, &r);
+    if (k < 0) return k;
+    return em_emit_i64(out, k == 1 ? (int64_t)(uintptr_t)r.val : 0);
+}
+
+static int fn_addr(const em_rec *in, em_emitter *out, const void *arg) {
+    return em_emit_i64(out, (int64_t)(uintptr_t)in->val);
+}
+
+static void check_stats(em_rdd *r, int parts, const int64_t *v, int n) {
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(em_map_partitions(r, fn_part_stats, NULL, 0), &b));
+    CHECK_EQ_I64(em_batch_count(b), 4 * parts);
+    int64_t rows = 0, sum = 0, want = 0;
+    for (int p = 0; p < parts; p++) {
+        rows += batch_i64_at(b, 4 * (size_t)p + 1);
+        sum += batch_i64_at(b, 4 * (size_t)p + 2);
+    }
+    for (int i = 0; i < n; i++) want += v[i];
+    CHECK_EQ_I64(rows, n);
+    CHECK_EQ_I64(sum, want);
+    em_batch_free(b);
+}
+
+TEST(api_narrow_map_partitions_cached_in_place) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t v[1000];
+    for (int i = 0; i < 1000; i++) v[i] = 3 * i + 1;
+    int levels[2] = {EM_MEMORY_ONLY, EM_DISK_ONLY};
+    for (int l = 0; l < 2; l++) {
+        int64_t one = 1;
+        em_rdd *r = em_persist(em_map(em_parallelize_i64(c, v, 1000, 4), fn_add, &one, sizeof one), levels[l]);
+        CHECK(r);
+        int64_t w[1000];
+        for (int i = 0; i < 1000; i++) w[i] = v[i] + 1;
+        check_stats(r, 4, w, 1000); /* computed and cached by this job */
+        check_stats(r, 4, w, 1000); /* read from the cache */
+        check_stats(em_coalesce(r, 2), 2, w, 1000);
+        if (l == 0 && !strncmp(test_master(), "local[", 6)) {
+            em_batch *a = NULL, *m = NULL;
+            CHECK_OK(em_collect(em_map_partitions(r, fn_part_first_addr, NULL, 0), &a));
+            CHECK_OK(em_collect(em_map(r, fn_addr, NULL, 0), &m));
+            CHECK_EQ_I64(em_batch_count(a), 4);
+            CHECK_EQ_I64(em_batch_count(m), 1000);
+            CHECK(batch_i64_at(a, 0) == batch_i64_at(m, 0) && batch_i64_at(a, 0) != 0);
+            em_batch_free(a);
+            em_batch_free(m);
+        }
+        CHECK_OK(em_unpersist(r));
+    }
+    em_close(c);
+}
+
 /* value v -> v + *arg */
 static int fn_add(const em_rec *in, em_emitter *out, const void *arg) {
     return em_emit_i64(out, rec_i64(in) + *(const int64_t *)arg);

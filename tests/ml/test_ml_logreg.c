@@ -751,6 +751,88 @@ TEST(ml_logreg_rejects_other_labels) {
     free_prob(&p);
 }
 
+/* The first pass of a binary training also checks the labels (the label
+ * scan runs only when a block holds a label other than 0 or 1), so n
+ * iterations of gradient descent are n + 1 jobs; the model is the one of a
+ * driver loop over em_ml_logreg_loss_grad, bit for bit (the first pass
+ * sums the same gradients in the same order).  A bad label still fails
+ * naming its row. */
+static int64_t jobs_of(em_ctx *ctx) {
+    em_stats st;
+    em_get_stats(ctx, &st);
+    return st.jobs;
+}
+
+TEST(ml_logreg_first_pass_checks_labels) {
+    em_ctx *ctx = ml_ctx(NULL);
+    CHECK(ctx);
+    prob p = make_prob(300, 7, 1, 31);
+    em_ml_data *d = dense_data(ctx, &p, 4, 16);
+    CHECK(d);
+    em_ml_logreg_opts o;
+    em_ml_logreg_defaults(&o);
+    o.max_iter = 6;
+    o.step = 0.7;
+    o.l2 = 0.02;
+    o.tol = 0;
+    int fams[3] = {EM_ML_AUTO, EM_ML_BINOMIAL, EM_ML_AUTO}, classes[3] = {0, 0, 2};
+    double x[8], g[8], loss;
+    for (int i = 0; i < 8; i++) x[i] = 0;
+    for (int k = 0; k < o.max_iter; k++) { /* the driver loop: x -= step * (grad + l2 x) */
+        CHECK_OK(em_ml_logreg_loss_grad(d, x, x[7], &loss, g));
+        for (int j = 0; j < 7; j++) g[j] += o.l2 * x[j];
+        for (int j = 0; j < 8; j++) x[j] -= o.step * g[j];
+    }
+    CHECK_OK(em_ml_logreg_loss_grad(d, x, x[7], &loss, g));
+    double ww = 0;
+    for (int j = 0; j < 7; j++) ww += x[j] * x[j];
+    loss += 0.5 * o.l2 * ww;
+    for (int f = 0; f < 3; f++) {
+        o.family = fams[f];
+        o.classes = classes[f];
+        em_ml_model *m = NULL;
+        int64_t j0 = jobs_of(ctx);
+        CHECK_OK(em_ml_logreg_train(d, &o, &m));
+        CHECK(jobs_of(ctx) - j0 == o.max_iter + 1);
+        CHECK(m->iterations == o.max_iter && m->classes < 2);
+        CHECK(memcmp(m->w, x, sizeof(double) * 7) == 0 && m->b == x[7]);
+        CHECK(m->loss == loss);
+        em_ml_model_free(m);
+    }
+    /* L-BFGS starts from the first pass too: no extra job before it. */
+    em_ml_model *m = NULL;
+    o.family = EM_ML_AUTO;
+    o.classes = 0;
+    o.optimizer = EM_ML_LBFGS;
+    o.max_iter = 0;
+    int64_t j0 = jobs_of(ctx);
+    CHECK_OK(em_ml_logreg_train(d, &o, &m));
+    CHECK(jobs_of(ctx) - j0 == 1);
+    CHECK(m->iterations == 0 && m->w[0] == 0 && fabs(m->loss - log(2.0)) <= 1e-15);
+    em_ml_model_free(m);
+    em_ml_free(d);
+
+    /* A label 2 in the last block: binomial fails naming the row after the
+     * first pass and the scan; auto trains three classes. */
+    p.y[290] = 2;
+    d = dense_data(ctx, &p, 4, 16);
+    CHECK(d);
+    o.optimizer = EM_ML_GD;
+    o.max_iter = 3;
+    o.family = EM_ML_BINOMIAL;
+    j0 = jobs_of(ctx);
+    CHECK(em_ml_logreg_train(d, &o, &m) == EM_EINVAL && m == NULL);
+    CHECK_STR_CONTAINS(em_errmsg(), "row 290 has label 2 (labels must be 0 or 1)");
+    CHECK(jobs_of(ctx) - j0 == 2);
+    o.family = EM_ML_AUTO;
+    CHECK_OK(em_ml_logreg_train(d, &o, &m));
+    CHECK(m->classes == 3 && m->iterations == 3);
+    em_ml_model_free(m);
+    em_ml_free(d);
+    em_close(ctx);
+    free_prob(&p);
+}
+
 /* -------------------------------------------- models for raw rows */
 
 /* A model trained on standardized rows, unstandardized and saved, predicts
