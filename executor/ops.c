@@ -149,6 +149,20 @@ static int end_fold(epipe *p) {
 /* map_partitions, glom, and the cache tee collect their input. */
 static int push_collect(epipe *p, const em_rec *r) { return rec_append(&p->buf, r); }
 
+/* map_partitions: a batch kept in place (push_collect_batch) goes into the
+ * buffer before anything is added after it. */
+static int unlend(epipe *p) {
+    if (!p->lent) return 0;
+    if (ebuf_append(&p->buf, p->lent, p->lent_len)) return EM_ENOMEM;
+    p->lent = NULL;
+    return 0;
+}
+
+static int push_collect_mp(epipe *p, const em_rec *r) {
+    int rc = unlend(p);
+    return rc ? rc : rec_append(&p->buf, r);
+}
+
 static int push_glom(epipe *p, const em_rec *r) {
     if (ebuf_put_varint(&p->buf, rec_encoded_size(r))) return EM_ENOMEM;
     return rec_append(&p->buf, r);
@@ -170,10 +184,7 @@ static int push_collect_batch(epipe *p, const uint8_t *b, size_t len) {
         p->lent_len = len;
         return 0;
     }
-    if (p->lent) {
-        if (ebuf_append(&p->buf, p->lent, p->lent_len)) return EM_ENOMEM;
-        p->lent = NULL;
-    }
+    if (unlend(p)) return EM_ENOMEM;
     return ebuf_append(&p->buf, b, len) ? EM_ENOMEM : 0;
 }
 
@@ -470,7 +481,7 @@ epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
         p->rng = n->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(n->partition + 1));
         break;
     case OP_MAP_PARTITIONS:
-        p->push = push_collect;
+        p->push = push_collect_mp;
         p->push_batch = push_collect_batch;
         p->end = end_map_partitions;
         break;

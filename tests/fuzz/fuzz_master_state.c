@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         ebuf_free(&file);
         return 0;
     }
-    master_conf c = {"ember://127.0.0.1:7077", 1000, 1};
+    master_conf c = {"ember://127.0.0.1:7077", 1000, 1, 10};
     master *m = master_new(&c);
     FZ_CHECK(m, "master_new");
     rc = master_load(m, body, len, 1000);
