@@ -13,7 +13,7 @@
  *   logreg [--master M] [--wide RxC] [--tall RxC] [--iters N]
  *          [--only wide|tall] [--data DIR]
  *
- * Defaults: local[2]; wide 10000 x 10000 and tall 100000 x 100; 10
+ * Defaults: local[2]; wide 10000 x 10000 and tall 100000 x 100; 20
  * iterations of gradient descent.  For each shape the bench makes a data
  * set of its own, deterministically (features k / 10^6 for uniform integers
  * |k| < 10^6, labels from a hidden linear model with noise), and writes it
@@ -388,7 +388,7 @@ static void shape(const char *s, int64_t *r, int64_t *c) {
 int main(int argc, char **argv) {
     const char *master = "local[2]", *only = NULL, *dir = "bench/data";
     int64_t wr = 10000, wc = 10000, tr = 100000, tc = 100;
-    int iters = 10;
+    int iters = 20;
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc) usage();
         if (!strcmp(argv[i], "--master")) master = argv[++i];
