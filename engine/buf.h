@@ -20,6 +20,28 @@ typedef struct ebuf {
 
 #define EBUF_INIT {NULL, 0, 0}
 
+/* Copy n bytes, n small in the common case: fixed-size moves (which the
+ * compiler emits inline) for up to 16 bytes, memcpy past that. */
+static inline void copy_small(uint8_t *d, const uint8_t *s, size_t n) {
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n > 16) {
+        memcpy(d, s, n);
+    } else {
+        for (size_t i = 0; i < n; i++) d[i] = s[i];
+    }
+}
+
 /* Make room for `extra` more bytes.  0 or EM_ENOMEM. */
 int ebuf_grow(ebuf *b, size_t extra);
 static inline int ebuf_reserve(ebuf *b, size_t extra) {

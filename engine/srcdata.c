@@ -45,29 +45,7 @@ static srcdata *table;
 static uint64_t next_id = 1;
 static int (*fetch_hook)(uint64_t id, int part, uint8_t **data, size_t *len);
 
-/* Copy n bytes, n small in the common case: fixed-size moves (which the
- * compiler emits inline) for up to 16 bytes, memcpy past that. */
-static inline void copy_small(uint8_t *d, const uint8_t *s, size_t n) {
-    if (n >= 8 && n <= 16) {
-        uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + n - 8, &b, 8);
-    } else if (n >= 4 && n < 8) {
-        uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        memcpy(d, &a, 4);
-        memcpy(d + n - 4, &b, 4);
-    } else if (n > 16) {
-        memcpy(d, s, n);
-    } else {
-        for (size_t i = 0; i < n; i++) d[i] = s[i];
-    }
-}
-
-/* rec_put (recfmt.h) with copy_small. */
+/* rec_put (recfmt.h) with copy_small (buf.h). */
 static inline size_t put_rec(uint8_t *p, const em_rec *r) {
     size_t n;
     if (r->key) {

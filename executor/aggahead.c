@@ -5,33 +5,12 @@
 #include <string.h>
 
 #include "aggahead.h"
+#include "buf.h"
 
 void ah_init(aggahead *q, aggmap *m, const agg_spec *a) {
     q->m = m;
     q->a = a;
     q->head = q->n = 0;
-}
-
-/* Copy a key of n <= AH_KEY_MAX bytes: words with no call, as two
- * overlapping loads and stores of 8 or 4 bytes. */
-static inline void copy_key(uint8_t *d, const uint8_t *s, size_t n) {
-    if (n >= 8 && n <= 16) {
-        uint64_t x, y;
-        memcpy(&x, s, 8);
-        memcpy(&y, s + n - 8, 8);
-        memcpy(d, &x, 8);
-        memcpy(d + n - 8, &y, 8);
-    } else if (n >= 4 && n < 8) {
-        uint32_t x, y;
-        memcpy(&x, s, 4);
-        memcpy(&y, s + n - 4, 4);
-        memcpy(d, &x, 4);
-        memcpy(d + n - 4, &y, 4);
-    } else if (n < 4) {
-        for (size_t i = 0; i < n; i++) d[i] = s[i];
-    } else {
-        memcpy(d, s, n);
-    }
 }
 
 /* Merge one record into the table: the builtin in place (a sum with no
@@ -78,7 +57,7 @@ int ah_add(aggahead *q, const em_rec *r) {
     e->h = h;
     memcpy(e->v, r->val, 8);
     e->klen = (uint32_t)r->klen;
-    copy_key(e->key, r->key, r->klen);
+    copy_small(e->key, r->key, r->klen);
     q->n++;
     aggmap_prefetch_slot(q->m, h);
     /* The record AH_ENTRY_AHEAD records before its merge: its slot was
