@@ -291,8 +291,7 @@ void pipe_free(epipe *p) {
     free(p);
 }
 
-/* A zeroed pipe for node n feeding next.  NULL (message set) on ENOMEM. */
-static epipe *pipe_alloc(task_run *run, const plan_node *n, epipe *next) {
+epipe *pipe_alloc(task_run *run, const plan_node *n, epipe *next) {
     epipe *p = calloc(1, sizeof *p);
     if (!p) {
         em__seterr(EM_ENOMEM, "out of memory");

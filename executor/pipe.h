@@ -112,6 +112,8 @@ epipe *cache_tee_new(task_run *run, const plan_node *n, epipe *next);
 /* The pipe that holds a paired operator's second input (in paired's
  * buf2) before its first streams through paired. */
 epipe *paired_side_new(epipe *paired);
+/* A zeroed pipe for node n feeding next.  NULL (message set) on ENOMEM. */
+epipe *pipe_alloc(task_run *run, const plan_node *n, epipe *next);
 void pipe_free(epipe *p);
 
 /* Records of an encoded batch as an iterator. */

@@ -15,6 +15,7 @@
 #include "err.h"
 #include "faults.h"
 #include "fnref.h"
+#include "hashjoin.h"
 #include "pipe.h"
 #include "recfmt.h"
 #include "shuffle.h"
@@ -206,11 +207,16 @@ static int drive_leaf(task_run *run, const plan_node *n, block *hit, epipe *down
     }
     case PN_COGROUP: {
         /* Each input in turn: a narrow one computed here, a shuffled one
-         * read from its shuffle; then the groups flow down. */
-        epipe *p = cogroup_pipe_new(run, n, down);
+         * read from its shuffle; then the groups flow down.  Under a join
+         * (down is bi_join) the partition is a hash join instead, its
+         * build side read first (hashjoin.h). */
+        int kind = hashjoin_kind(down, n), build = kind >= 0 ? hashjoin_build_side(n) : 0;
+        epipe *p = kind >= 0 ? hashjoin_pipe_new(run, n, down, kind, build) : cogroup_pipe_new(run, n, down);
         int rc = p ? 0 : em__lasterr();
-        for (int i = 0; i < n->nchild && !rc; i++) {
-            cogroup_pipe_side(p, i);
+        for (int k = 0; k < n->nchild && !rc; k++) {
+            int i = kind < 0 ? k : k == 0 ? build : 1 - build;
+            if (kind < 0) cogroup_pipe_side(p, i);
+            else hashjoin_pipe_side(p, i);
             rc = drive(run, n->child[i], p);
         }
         if (rc >= 0 && p) {

@@ -1,0 +1,430 @@
+/*
+ * hashjoin.c -- a join's cogroup partition as a hash join (hashjoin.h).
+ *
+ * The table: keys longer than 8 bytes and all values live in one arena (an
+ * ebuf; offsets, not pointers, so it may move as it grows).  A value is a
+ * node
+ *
+ *     next (8 bytes: arena offset + 1 of the key's next value, 0 none)
+ *     len (4 bytes)  the value's bytes
+ *
+ * An entry (32 bytes, half a cache line) holds a key's hash, the key itself
+ * when it has at most 8 bytes (else its arena offset), its length, whether
+ * a streamed record matched it, and its values: a key's lone value of at
+ * most 8 bytes in the entry itself (the common case of a table of
+ * distinct keys: a match then reads no arena), else the offset of its
+ * first value node.  The last value node of each key, needed only while
+ * building, is in an array of its own.  The slot array is open addressing
+ * with linear probing; a slot holds the high 32 bits of the hash beside
+ * the entry's index + 1 (0: empty), so a probe compares keys only when
+ * those bits agree.
+ * Partitioning uses the hash's value modulo the partition count, so within
+ * one partition its low bits are alike: slots are chosen by the high bits.
+ *
+ * A probe costs up to three cache misses when the table is not in cache --
+ * its slot, its entry, its first value node -- so the streamed records go
+ * through a short FIFO, as aggahead.h's: each is hashed on arrival and its
+ * slot prefetched; HJ_ENTRY_AHEAD records before its turn its entry is
+ * prefetched, HJ_VALUE_AHEAD before, its first value node; it is joined
+ * HJ_DEPTH records after it arrived.  Records are joined in arrival order,
+ * so the output is the same as joining each at once.  (On bench/shuffle's
+ * join, 10M x 1M: the values held in the entries took the CPU time of the
+ * reduce side's hash join from above the sort-based cogroup's to below.)
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtins.h"
+#include "err.h"
+#include "hashjoin.h"
+#include "recfmt.h"
+
+typedef struct hj_entry {
+    uint64_t hash;
+    union {
+        uint8_t inl[8]; /* klen <= 8: the key */
+        uint64_t off;   /* else its arena offset */
+    } key;
+    union {
+        uint8_t inl[8]; /* vinl: the key's one value */
+        uint64_t first; /* else the arena offset of its first value node */
+    } val;
+    uint32_t klen;
+    uint8_t matched;
+    uint8_t vinl; /* 1 + the length of a lone value of at most 8 bytes held
+                     in val; 0: the values are nodes */
+} hj_entry;
+
+#define HJ_DEPTH 64       /* streamed records in flight (a power of two) */
+#define HJ_ENTRY_AHEAD 40 /* records between an entry's prefetch and its join */
+#define HJ_VALUE_AHEAD 12 /* records between a first value's prefetch and its join */
+#define HJ_INLINE 48      /* key + value bytes a queued record holds */
+
+typedef struct hj_pend {
+    uint64_t hash;
+    uint32_t klen, vlen;
+    uint8_t b[HJ_INLINE]; /* key, then value */
+} hj_pend;                /* 64 bytes */
+
+typedef struct hashjoin {
+    int kind, build, side; /* side: the input being pushed */
+    int keep_build, keep_stream;
+    size_t budget;
+    ebuf arena;
+    hj_entry *ent;
+    uint64_t *last; /* per entry: its last value node (building) */
+    size_t nent, entcap;
+    uint64_t *slot;
+    size_t mask; /* slots - 1; 0 before the first insert */
+    unsigned head, n;
+    hj_pend q[HJ_DEPTH];
+    ebuf tuple; /* the join value being emitted */
+    epipe *join_op;
+    epipe *cg; /* the fallback cogroup, once the table passed the budget */
+} hashjoin;
+
+#define NODE_HEAD 12
+#define NONE UINT64_MAX
+
+int hashjoin_kind(const epipe *join_op, const plan_node *cogroup) {
+    const plan_node *n = join_op ? join_op->node : NULL;
+    if (!n || cogroup->type != PN_COGROUP || cogroup->nchild != 2 || n->type != PN_OP ||
+        n->op != OP_FLAT_MAP_VALUES || join_op->fn != (void *)bi_join || n->arg.len != 1 || n->arg.p[0] > 3)
+        return -1;
+    return n->arg.p[0];
+}
+
+/* The bytes a cogroup input reads, or -1 when it is not a shuffle read
+ * with known segment sizes. */
+static int64_t input_bytes(const plan_node *c) {
+    if (c->type != PN_SHUFFLE || !c->seglens) return -1;
+    uint64_t sum = 0;
+    for (int m = 0; m < c->nmaps; m++) sum += c->seglens[m];
+    return sum > INT64_MAX ? INT64_MAX : (int64_t)sum;
+}
+
+int hashjoin_build_side(const plan_node *cogroup) {
+    int64_t a = input_bytes(cogroup->child[0]), b = input_bytes(cogroup->child[1]);
+    return a >= 0 && b >= 0 && a < b ? 0 : 1;
+}
+
+static size_t table_bytes(const hashjoin *h) {
+    return h->arena.cap + h->entcap * (sizeof(hj_entry) + sizeof(uint64_t)) +
+           (h->mask ? (h->mask + 1) * sizeof(uint64_t) : 0);
+}
+
+static const uint8_t *entry_key(const hashjoin *h, const hj_entry *e) {
+    return e->klen <= 8 ? e->key.inl : h->arena.p + e->key.off;
+}
+
+static int grow_slots(hashjoin *h) {
+    size_t n = h->mask ? (h->mask + 1) * 2 : 1024;
+    uint64_t *s = calloc(n, sizeof *s);
+    if (!s) return em__seterr(EM_ENOMEM, "join: out of memory");
+    for (size_t i = 0; i < h->nent; i++) {
+        size_t j = (size_t)(h->ent[i].hash >> 32) & (n - 1);
+        while (s[j]) j = (j + 1) & (n - 1);
+        s[j] = (h->ent[i].hash >> 32 << 32) | (uint64_t)(i + 1);
+    }
+    free(h->slot);
+    h->slot = s;
+    h->mask = n - 1;
+    return 0;
+}
+
+/* The entry of key (hash hv), or NULL; *at: the slot where it would go. */
+static hj_entry *find(const hashjoin *h, uint64_t hv, const uint8_t *key, size_t klen, size_t *at) {
+    uint64_t tag = hv >> 32 << 32;
+    size_t j = (size_t)(hv >> 32) & h->mask;
+    for (;; j = (j + 1) & h->mask) {
+        uint64_t s = h->slot[j];
+        if (!s) break;
+        if ((s & 0xffffffff00000000ull) == tag) {
+            hj_entry *e = &h->ent[(s & 0xffffffffu) - 1];
+            if (e->klen == klen && !memcmp(entry_key(h, e), key, klen)) return e;
+        }
+    }
+    if (at) *at = j;
+    return NULL;
+}
+
+/* The entry in hash hv's home slot, if the slot's hash bits agree (a
+ * guess, for prefetching), or NULL. */
+static inline const hj_entry *home_entry(const hashjoin *h, uint64_t hv) {
+    uint64_t s = h->slot[(size_t)(hv >> 32) & h->mask];
+    return s && (s >> 32) == (hv >> 32) ? &h->ent[(s & 0xffffffffu) - 1] : NULL;
+}
+
+/* Append a value node to entry ei's list. */
+static int add_node(hashjoin *h, size_t ei, const void *val, size_t vlen) {
+    if (vlen > UINT32_MAX) return em__seterr(EM_ETOOBIG, "join: a value of %zu bytes", vlen);
+    if (ebuf_reserve(&h->arena, NODE_HEAD + vlen)) return em__seterr(EM_ENOMEM, "join: out of memory");
+    uint64_t off = h->arena.len, none = 0;
+    uint8_t *p = h->arena.p + off;
+    uint32_t l = (uint32_t)vlen;
+    memcpy(p, &none, 8);
+    memcpy(p + 8, &l, 4);
+    if (vlen) memcpy(p + NODE_HEAD, val, vlen);
+    h->arena.len += NODE_HEAD + vlen;
+    hj_entry *e = &h->ent[ei];
+    if (e->val.first == NONE) {
+        e->val.first = off;
+    } else {
+        uint64_t link = off + 1;
+        memcpy(h->arena.p + h->last[ei], &link, 8);
+    }
+    h->last[ei] = off;
+    return 0;
+}
+
+static int add_value(hashjoin *h, size_t ei, const void *val, size_t vlen) {
+    hj_entry *e = &h->ent[ei];
+    if (!e->vinl && e->val.first == NONE && vlen <= 8) { /* the first value, short */
+        if (vlen) memcpy(e->val.inl, val, vlen);
+        e->vinl = (uint8_t)(1 + vlen);
+        return 0;
+    }
+    if (e->vinl) { /* a second value: the first becomes a node */
+        uint8_t one[8];
+        size_t n = e->vinl - 1u;
+        memcpy(one, e->val.inl, n);
+        e->vinl = 0;
+        e->val.first = NONE;
+        int rc = add_node(h, ei, one, n);
+        if (rc) return rc;
+    }
+    return add_node(h, ei, val, vlen);
+}
+
+/* The values of e: start at value_start(e); value_next gives each and
+ * moves *at on, 0 past the last. */
+static inline uint64_t value_start(const hj_entry *e) { return e->vinl ? 0 : e->val.first; }
+
+static int insert(hashjoin *h, const em_rec *r) {
+    uint64_t hv = em_hash(r->key, r->klen);
+    size_t at = 0;
+    if (!h->mask || (h->nent + 1) * 2 > h->mask + 1) {
+        int rc = grow_slots(h);
+        if (rc) return rc;
+    }
+    hj_entry *e = find(h, hv, r->key, r->klen, &at);
+    if (e) return add_value(h, (size_t)(e - h->ent), r->val, r->vlen);
+    if (r->klen > UINT32_MAX || h->nent >= UINT32_MAX - 1)
+        return em__seterr(EM_ETOOBIG, "join: a key of %zu bytes or too many keys in one partition", r->klen);
+    if (h->nent == h->entcap) {
+        size_t cap = h->entcap ? h->entcap * 2 : 512;
+        hj_entry *ne = realloc(h->ent, cap * sizeof *ne);
+        if (ne) h->ent = ne;
+        uint64_t *nl = ne ? realloc(h->last, cap * sizeof *nl) : NULL;
+        if (!nl) return em__seterr(EM_ENOMEM, "join: out of memory");
+        h->last = nl;
+        h->entcap = cap;
+    }
+    e = &h->ent[h->nent];
+    memset(e, 0, sizeof *e);
+    if (r->klen <= 8) {
+        if (r->klen) memcpy(e->key.inl, r->key, r->klen);
+    } else {
+        if (ebuf_append(&h->arena, r->key, r->klen)) return em__seterr(EM_ENOMEM, "join: out of memory");
+        e->key.off = h->arena.len - r->klen;
+    }
+    e->hash = hv;
+    e->klen = (uint32_t)r->klen;
+    e->val.first = NONE;
+    h->slot[at] = (hv >> 32 << 32) | (uint64_t)(++h->nent);
+    return add_value(h, h->nent - 1, r->val, r->vlen);
+}
+
+/* The value node at off: its bytes and the offset of the next (NONE:
+ * none). */
+static uint64_t node_get(const hashjoin *h, uint64_t off, const uint8_t **val, size_t *vlen) {
+    uint64_t link;
+    uint32_t l;
+    memcpy(&link, h->arena.p + off, 8);
+    memcpy(&l, h->arena.p + off + 8, 4);
+    *val = h->arena.p + off + NODE_HEAD;
+    *vlen = l;
+    return link ? link - 1 : NONE;
+}
+
+static inline int value_next(const hashjoin *h, const hj_entry *e, uint64_t *at, const uint8_t **val, size_t *vlen) {
+    if (*at == NONE) return 0;
+    if (e->vinl) {
+        *val = e->val.inl;
+        *vlen = e->vinl - 1u;
+        *at = NONE;
+    } else {
+        *at = node_get(h, *at, val, vlen);
+    }
+    return 1;
+}
+
+/* Emit (key, tuple(a, b)) to the join's next pipe; a or b NULL: missing. */
+static int emit(epipe *p, const void *key, size_t klen, const void *a, size_t alen, const void *b, size_t blen) {
+    hashjoin *h = p->state;
+    ebuf_reset(&h->tuple);
+    if (tuple_pack(&h->tuple, a, alen, a != NULL, b, blen, b != NULL))
+        return em__seterr(EM_ENOMEM, "join: out of memory");
+    em_rec r = {key, klen, h->tuple.p, h->tuple.len};
+    if (klen + r.vlen > p->run->max_record)
+        return em__seterr(EM_ETOOBIG, "join: a joined record of %zu bytes, over ember.record.maxBytes (%zu)",
+                          klen + r.vlen, p->run->max_record);
+    return p->next->push(p->next, &r);
+}
+
+/* Join one streamed record (hash hv) against the table. */
+static int probe(epipe *p, uint64_t hv, const em_rec *r) {
+    hashjoin *h = p->state;
+    hj_entry *e = h->mask ? find(h, hv, r->key, r->klen, NULL) : NULL;
+    if (!e) {
+        if (!h->keep_stream) return 0;
+        return h->build ? emit(p, r->key, r->klen, r->val, r->vlen, NULL, 0)
+                        : emit(p, r->key, r->klen, NULL, 0, r->val, r->vlen);
+    }
+    e->matched = 1;
+    const uint8_t *v;
+    size_t vlen;
+    for (uint64_t at = value_start(e); value_next(h, e, &at, &v, &vlen);) {
+        int rc = h->build ? emit(p, r->key, r->klen, r->val, r->vlen, v, vlen)
+                          : emit(p, r->key, r->klen, v, vlen, r->val, r->vlen);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* Join the oldest queued record. */
+static int probe_queued(epipe *p) {
+    hashjoin *h = p->state;
+    hj_pend *q = &h->q[h->head];
+    em_rec r = {q->b, q->klen, q->b + q->klen, q->vlen};
+    h->head = (h->head + 1) & (HJ_DEPTH - 1);
+    h->n--;
+    return probe(p, q->hash, &r);
+}
+
+static int drain(epipe *p) {
+    hashjoin *h = p->state;
+    int rc = 0;
+    while (h->n && !rc) rc = probe_queued(p);
+    h->n = 0;
+    return rc;
+}
+
+/* Queue a streamed record, joining the oldest once the queue is full. */
+static int stream(epipe *p, const em_rec *r) {
+    hashjoin *h = p->state;
+    uint64_t hv = em_hash(r->key, r->klen);
+    if (!h->mask) return probe(p, hv, r); /* an empty table */
+    if (r->klen + r->vlen > HJ_INLINE) {
+        int rc = drain(p);
+        return rc ? rc : probe(p, hv, r);
+    }
+    __builtin_prefetch(&h->slot[(size_t)(hv >> 32) & h->mask]);
+    hj_pend *q = &h->q[(h->head + h->n) & (HJ_DEPTH - 1)];
+    q->hash = hv;
+    q->klen = (uint32_t)r->klen;
+    q->vlen = (uint32_t)r->vlen;
+    copy_small(q->b, r->key, r->klen);
+    copy_small(q->b + r->klen, r->val, r->vlen);
+    h->n++;
+    if (h->n > HJ_ENTRY_AHEAD) { /* its slot has arrived: fetch its entry */
+        const hj_entry *e = home_entry(h, h->q[(h->head + h->n - 1 - HJ_ENTRY_AHEAD) & (HJ_DEPTH - 1)].hash);
+        if (e) __builtin_prefetch(e);
+    }
+    if (h->n > HJ_VALUE_AHEAD) { /* and its entry: fetch its first value */
+        const hj_entry *e = home_entry(h, h->q[(h->head + h->n - 1 - HJ_VALUE_AHEAD) & (HJ_DEPTH - 1)].hash);
+        if (e && !e->vinl && e->val.first != NONE) __builtin_prefetch(h->arena.p + e->val.first);
+    }
+    return h->n == HJ_DEPTH ? probe_queued(p) : 0;
+}
+
+/* Give up the table: every record in it, then every later one, goes to a
+ * sort-based cogroup feeding bi_join's pipe. */
+static int fall_back(epipe *p) {
+    hashjoin *h = p->state;
+    if (!(h->cg = cogroup_pipe_new(p->run, p->node, h->join_op))) return em__lasterr();
+    cogroup_pipe_side(h->cg, h->build);
+    int rc = 0;
+    for (size_t i = 0; i < h->nent && !rc; i++) {
+        const hj_entry *e = &h->ent[i];
+        const uint8_t *v;
+        size_t vlen;
+        for (uint64_t at = value_start(e); !rc && value_next(h, e, &at, &v, &vlen);) {
+            em_rec r = {entry_key(h, e), e->klen, v, vlen};
+            rc = h->cg->push(h->cg, &r);
+        }
+    }
+    ebuf_free(&h->arena);
+    free(h->ent);
+    free(h->last);
+    free(h->slot);
+    h->ent = NULL;
+    h->last = h->slot = NULL;
+    h->nent = h->entcap = h->mask = 0;
+    return rc;
+}
+
+static int push_join(epipe *p, const em_rec *r) {
+    hashjoin *h = p->state;
+    if (!r->key) return em__seterr(EM_EINVAL, "cogroup/join: the record is not a pair");
+    if (h->cg) return h->cg->push(h->cg, r);
+    if (h->side != h->build) return stream(p, r);
+    int rc = insert(h, r);
+    if (!rc && h->budget && table_bytes(h) > h->budget) rc = fall_back(p);
+    return rc;
+}
+
+static int end_join(epipe *p) {
+    hashjoin *h = p->state;
+    if (h->cg) return h->cg->end(h->cg);
+    int rc = drain(p);
+    for (size_t i = 0; i < h->nent && h->keep_build && !rc; i++) {
+        const hj_entry *e = &h->ent[i];
+        if (e->matched) continue;
+        const uint8_t *v, *k = entry_key(h, e);
+        size_t vlen;
+        for (uint64_t at = value_start(e); !rc && value_next(h, e, &at, &v, &vlen);)
+            rc = h->build ? emit(p, k, e->klen, NULL, 0, v, vlen) : emit(p, k, e->klen, v, vlen, NULL, 0);
+    }
+    return rc;
+}
+
+static void free_join(epipe *p) {
+    hashjoin *h = p->state;
+    if (!h) return;
+    pipe_free(h->cg);
+    ebuf_free(&h->arena);
+    ebuf_free(&h->tuple);
+    free(h->ent);
+    free(h->last);
+    free(h->slot);
+    free(h);
+}
+
+epipe *hashjoin_pipe_new(task_run *run, const plan_node *cogroup, epipe *join_op, int kind, int build) {
+    epipe *p = pipe_alloc(run, cogroup, join_op->next);
+    hashjoin *h = p ? calloc(1, sizeof *h) : NULL;
+    if (!h) {
+        if (p) em__seterr(EM_ENOMEM, "out of memory");
+        pipe_free(p);
+        return NULL;
+    }
+    h->kind = kind;
+    h->build = h->side = build;
+    /* kind 1 keeps input 0's unmatched keys, 2 input 1's, 3 both. */
+    h->keep_build = kind == 3 || kind == (build ? 2 : 1);
+    h->keep_stream = kind == 3 || kind == (build ? 1 : 2);
+    h->budget = run->t->mem_budget;
+    h->join_op = join_op;
+    p->state = h;
+    p->free = free_join;
+    p->push = push_join;
+    p->end = end_join;
+    return p;
+}
+
+void hashjoin_pipe_side(epipe *p, int side) {
+    hashjoin *h = p->state;
+    h->side = side;
+    if (h->cg) cogroup_pipe_side(h->cg, side);
+}
