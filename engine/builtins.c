@@ -48,10 +48,19 @@ int bi_tag(const em_rec *in, em_emitter *out, const void *arg) {
 
 /* flat_map_values over a cogroup value: the joined tuples. */
 static int emit_tuple(em_emitter *out, const void *x, size_t xl, int xp, const void *y, size_t yl, int yp) {
-    ebuf b = EBUF_INIT;
-    if (tuple_pack(&b, x, xl, xp, y, yl, yp)) return EM_ENOMEM;
-    int rc = em_emit(out, b.p, b.len);
-    ebuf_free(&b);
+    scratch s;
+    s.b = (ebuf)EBUF_INIT; /* small stays uninitialized: no 4 KiB clear per record */
+    if (!xp) xl = 0;
+    if (!yp) yl = 0;
+    size_t n = 1 + varint_len(xl) + xl + yl;
+    uint8_t *p = scratch_get(&s, n), *q = p;
+    if (!p) return EM_ENOMEM;
+    *q++ = (uint8_t)((xp ? 1 : 0) | (yp ? 2 : 0)); /* tuple_pack's form (recfmt.h) */
+    q += varint_put(q, xl);
+    if (xl) memcpy(q, x, xl);
+    if (yl) memcpy(q + xl, y, yl);
+    int rc = em_emit(out, p, n);
+    ebuf_free(&s.b);
     return rc;
 }
 

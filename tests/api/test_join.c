@@ -201,6 +201,35 @@ TEST(join_hash_falls_back_past_the_budget) {
     CHECK_EQ_I64(n, 2000 * 10 * 10);
     CHECK_OK(em_count(em_full_outer_join(a, b, 2), &n));
     CHECK_EQ_I64(n, 2000 * 10 * 10 + 100 * 10); /* keys 2000..2099: right only */
+    /* The tuples themselves (bi_join over the sorted cogroup): each left
+     * value v meets the 10 right values of key v % 2000, each right value
+     * w of a key below 2000 the 10 left ones; the others stand alone. */
+    em_batch *bt;
+    CHECK_OK(em_collect(em_full_outer_join(a, b, 2), &bt));
+    size_t pos = 0;
+    em_rec o;
+    int64_t suma = 0, sumb = 0, alone = 0;
+    while (em_batch_next(bt, &pos, &o) == 1) {
+        em_tuple t;
+        CHECK_OK(em_tuple_unpack(o.val, o.vlen, &t));
+        CHECK(t.b_present && t.blen == 56);
+        int64_t k = em_i64_dec(o.key), w = em_i64_dec(t.b);
+        CHECK_EQ_I64(w % 2100, k);
+        sumb += w;
+        if (!t.a_present) {
+            CHECK(k >= 2000);
+            alone++;
+            continue;
+        }
+        CHECK(t.alen == 56 && em_i64_dec(t.a) % 2000 == k);
+        suma += em_i64_dec(t.a);
+    }
+    em_batch_free(bt);
+    CHECK_EQ_I64(alone, 1000);
+    CHECK_EQ_I64(suma, 10 * (int64_t)19999 * 20000 / 2);
+    int64_t want_b = 0;
+    for (int64_t w = 0; w < 21000; w++) want_b += w % 2100 < 2000 ? 10 * w : w;
+    CHECK_EQ_I64(sumb, want_b);
     /* The same join under the default budget: a table, no spill. */
     em_ctx *d = open_test_ctx();
     CHECK(d);
