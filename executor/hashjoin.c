@@ -8,28 +8,29 @@
  *     next (8 bytes: arena offset + 1 of the key's next value, 0 none)
  *     len (4 bytes)  the value's bytes
  *
- * An entry (32 bytes, half a cache line) holds a key's hash, the key itself
- * when it has at most 8 bytes (else its arena offset), its length, whether
- * a streamed record matched it, and its values: a key's lone value of at
- * most 8 bytes in the entry itself (the common case of a table of
- * distinct keys: a match then reads no arena), else the offset of its
- * first value node.  The last value node of each key, needed only while
- * building, is in an array of its own.  The slot array is open addressing
- * with linear probing; a slot holds the high 32 bits of the hash beside
- * the entry's index + 1 (0: empty), so a probe compares keys only when
- * those bits agree.
+ * The table is open addressing with linear probing over entries of 32
+ * bytes (two a cache line), so a probe's first look is one line: an entry
+ * holds a key's whole hash, the key itself when it has at most 8 bytes
+ * (else its arena offset), its length, whether a streamed record matched
+ * it, and its values: a key's lone value of at most 8 bytes in the entry
+ * itself (the common case of a table of distinct keys: a match then reads
+ * no arena), else the offset of its first value node.  The last value node
+ * of each key, needed only while building, is in an array of its own.
  * Partitioning uses the hash's value modulo the partition count, so within
  * one partition its low bits are alike: slots are chosen by the high bits.
+ * The table is kept at most half full.
  *
- * A probe costs up to three cache misses when the table is not in cache --
- * its slot, its entry, its first value node -- so the streamed records go
- * through a short FIFO, as aggahead.h's: each is hashed on arrival and its
- * slot prefetched; HJ_ENTRY_AHEAD records before its turn its entry is
- * prefetched, HJ_VALUE_AHEAD before, its first value node; it is joined
- * HJ_DEPTH records after it arrived.  Records are joined in arrival order,
- * so the output is the same as joining each at once.  (On bench/shuffle's
- * join, 10M x 1M: the values held in the entries took the CPU time of the
- * reduce side's hash join from above the sort-based cogroup's to below.)
+ * A probe costs a cache miss for its entry when the table is not in cache,
+ * and one more for its first value node when the values are not in the
+ * entry, so the streamed records go through a short FIFO, as aggahead.h's:
+ * each is hashed on arrival and its home entry prefetched; HJ_VALUE_AHEAD
+ * records before its turn its first value node is prefetched (when the
+ * home entry is its key's); it is joined HJ_DEPTH records after it
+ * arrived.  Records are joined in arrival order, so the output is the same
+ * as joining each at once.  (On bench/shuffle's join, 10M x 1M, an earlier
+ * form -- a slot array of indexes into an entry array, values always in
+ * the arena -- spent half the reduce side waiting for entries and values
+ * despite its prefetches, and used more CPU than the sort-based cogroup.)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,14 +51,14 @@ typedef struct hj_entry {
         uint64_t first; /* else the arena offset of its first value node */
     } val;
     uint32_t klen;
+    uint8_t full; /* the slot holds a key */
     uint8_t matched;
     uint8_t vinl; /* 1 + the length of a lone value of at most 8 bytes held
                      in val; 0: the values are nodes */
 } hj_entry;
 
-#define HJ_DEPTH 64       /* streamed records in flight (a power of two) */
-#define HJ_ENTRY_AHEAD 40 /* records between an entry's prefetch and its join */
-#define HJ_VALUE_AHEAD 12 /* records between a first value's prefetch and its join */
+#define HJ_DEPTH 32       /* streamed records in flight (a power of two) */
+#define HJ_VALUE_AHEAD 8  /* records between a first value's prefetch and its join */
 #define HJ_INLINE 48      /* key + value bytes a queued record holds */
 
 typedef struct hj_pend {
@@ -71,11 +72,10 @@ typedef struct hashjoin {
     int keep_build, keep_stream;
     size_t budget;
     ebuf arena;
-    hj_entry *ent;
-    uint64_t *last; /* per entry: its last value node (building) */
-    size_t nent, entcap;
-    uint64_t *slot;
-    size_t mask; /* slots - 1; 0 before the first insert */
+    hj_entry *ent;  /* the slots: mask + 1 entries, full or empty */
+    uint64_t *last; /* per slot: its key's last value node (building) */
+    size_t nent;    /* full slots */
+    size_t mask;    /* slots - 1; 0 before the first insert */
     unsigned head, n;
     hj_pend q[HJ_DEPTH];
     ebuf tuple; /* the join value being emitted */
@@ -109,50 +109,54 @@ int hashjoin_build_side(const plan_node *cogroup) {
 }
 
 static size_t table_bytes(const hashjoin *h) {
-    return h->arena.cap + h->entcap * (sizeof(hj_entry) + sizeof(uint64_t)) +
-           (h->mask ? (h->mask + 1) * sizeof(uint64_t) : 0);
+    return h->arena.cap + (h->mask ? (h->mask + 1) * (sizeof(hj_entry) + sizeof(uint64_t)) : 0);
 }
 
 static const uint8_t *entry_key(const hashjoin *h, const hj_entry *e) {
     return e->klen <= 8 ? e->key.inl : h->arena.p + e->key.off;
 }
 
+/* Slots, cache-line aligned (two entries a line), all empty. */
+static hj_entry *slots_new(size_t n) {
+    hj_entry *e = aligned_alloc(64, n * sizeof *e);
+    if (e) memset(e, 0, n * sizeof *e);
+    return e;
+}
+
 static int grow_slots(hashjoin *h) {
     size_t n = h->mask ? (h->mask + 1) * 2 : 1024;
-    uint64_t *s = calloc(n, sizeof *s);
-    if (!s) return em__seterr(EM_ENOMEM, "join: out of memory");
-    for (size_t i = 0; i < h->nent; i++) {
-        size_t j = (size_t)(h->ent[i].hash >> 32) & (n - 1);
-        while (s[j]) j = (j + 1) & (n - 1);
-        s[j] = (h->ent[i].hash >> 32 << 32) | (uint64_t)(i + 1);
+    hj_entry *s = slots_new(n);
+    uint64_t *l = s ? malloc(n * sizeof *l) : NULL;
+    if (!l) {
+        free(s);
+        return em__seterr(EM_ENOMEM, "join: out of memory");
     }
-    free(h->slot);
-    h->slot = s;
+    for (size_t i = 0; h->mask && i <= h->mask; i++) {
+        if (!h->ent[i].full) continue;
+        size_t j = (size_t)(h->ent[i].hash >> 32) & (n - 1);
+        while (s[j].full) j = (j + 1) & (n - 1);
+        s[j] = h->ent[i];
+        l[j] = h->last[i];
+    }
+    free(h->ent);
+    free(h->last);
+    h->ent = s;
+    h->last = l;
     h->mask = n - 1;
     return 0;
 }
 
-/* The entry of key (hash hv), or NULL; *at: the slot where it would go. */
+/* The entry of key (hash hv), or NULL; *at: the empty slot where it would
+ * go. */
 static hj_entry *find(const hashjoin *h, uint64_t hv, const uint8_t *key, size_t klen, size_t *at) {
-    uint64_t tag = hv >> 32 << 32;
     size_t j = (size_t)(hv >> 32) & h->mask;
     for (;; j = (j + 1) & h->mask) {
-        uint64_t s = h->slot[j];
-        if (!s) break;
-        if ((s & 0xffffffff00000000ull) == tag) {
-            hj_entry *e = &h->ent[(s & 0xffffffffu) - 1];
-            if (e->klen == klen && !memcmp(entry_key(h, e), key, klen)) return e;
-        }
+        hj_entry *e = &h->ent[j];
+        if (!e->full) break;
+        if (e->hash == hv && e->klen == klen && !memcmp(entry_key(h, e), key, klen)) return e;
     }
     if (at) *at = j;
     return NULL;
-}
-
-/* The entry in hash hv's home slot, if the slot's hash bits agree (a
- * guess, for prefetching), or NULL. */
-static inline const hj_entry *home_entry(const hashjoin *h, uint64_t hv) {
-    uint64_t s = h->slot[(size_t)(hv >> 32) & h->mask];
-    return s && (s >> 32) == (hv >> 32) ? &h->ent[(s & 0xffffffffu) - 1] : NULL;
 }
 
 /* Append a value node to entry ei's list. */
@@ -209,19 +213,8 @@ static int insert(hashjoin *h, const em_rec *r) {
     }
     hj_entry *e = find(h, hv, r->key, r->klen, &at);
     if (e) return add_value(h, (size_t)(e - h->ent), r->val, r->vlen);
-    if (r->klen > UINT32_MAX || h->nent >= UINT32_MAX - 1)
-        return em__seterr(EM_ETOOBIG, "join: a key of %zu bytes or too many keys in one partition", r->klen);
-    if (h->nent == h->entcap) {
-        size_t cap = h->entcap ? h->entcap * 2 : 512;
-        hj_entry *ne = realloc(h->ent, cap * sizeof *ne);
-        if (ne) h->ent = ne;
-        uint64_t *nl = ne ? realloc(h->last, cap * sizeof *nl) : NULL;
-        if (!nl) return em__seterr(EM_ENOMEM, "join: out of memory");
-        h->last = nl;
-        h->entcap = cap;
-    }
-    e = &h->ent[h->nent];
-    memset(e, 0, sizeof *e);
+    if (r->klen > UINT32_MAX) return em__seterr(EM_ETOOBIG, "join: a key of %zu bytes", r->klen);
+    e = &h->ent[at];
     if (r->klen <= 8) {
         if (r->klen) memcpy(e->key.inl, r->key, r->klen);
     } else {
@@ -231,8 +224,9 @@ static int insert(hashjoin *h, const em_rec *r) {
     e->hash = hv;
     e->klen = (uint32_t)r->klen;
     e->val.first = NONE;
-    h->slot[at] = (hv >> 32 << 32) | (uint64_t)(++h->nent);
-    return add_value(h, h->nent - 1, r->val, r->vlen);
+    e->full = 1;
+    h->nent++;
+    return add_value(h, at, r->val, r->vlen);
 }
 
 /* The value node at off: its bytes and the offset of the next (NONE:
@@ -319,7 +313,7 @@ static int stream(epipe *p, const em_rec *r) {
         int rc = drain(p);
         return rc ? rc : probe(p, hv, r);
     }
-    __builtin_prefetch(&h->slot[(size_t)(hv >> 32) & h->mask]);
+    __builtin_prefetch(&h->ent[(size_t)(hv >> 32) & h->mask]);
     hj_pend *q = &h->q[(h->head + h->n) & (HJ_DEPTH - 1)];
     q->hash = hv;
     q->klen = (uint32_t)r->klen;
@@ -327,13 +321,10 @@ static int stream(epipe *p, const em_rec *r) {
     copy_small(q->b, r->key, r->klen);
     copy_small(q->b + r->klen, r->val, r->vlen);
     h->n++;
-    if (h->n > HJ_ENTRY_AHEAD) { /* its slot has arrived: fetch its entry */
-        const hj_entry *e = home_entry(h, h->q[(h->head + h->n - 1 - HJ_ENTRY_AHEAD) & (HJ_DEPTH - 1)].hash);
-        if (e) __builtin_prefetch(e);
-    }
-    if (h->n > HJ_VALUE_AHEAD) { /* and its entry: fetch its first value */
-        const hj_entry *e = home_entry(h, h->q[(h->head + h->n - 1 - HJ_VALUE_AHEAD) & (HJ_DEPTH - 1)].hash);
-        if (e && !e->vinl && e->val.first != NONE) __builtin_prefetch(h->arena.p + e->val.first);
+    if (h->n > HJ_VALUE_AHEAD) { /* its entry has arrived: fetch its first value */
+        uint64_t ah = h->q[(h->head + h->n - 1 - HJ_VALUE_AHEAD) & (HJ_DEPTH - 1)].hash;
+        const hj_entry *e = &h->ent[(size_t)(ah >> 32) & h->mask];
+        if (e->full && !e->vinl && e->hash == ah) __builtin_prefetch(h->arena.p + e->val.first);
     }
     return h->n == HJ_DEPTH ? probe_queued(p) : 0;
 }
@@ -345,8 +336,9 @@ static int fall_back(epipe *p) {
     if (!(h->cg = cogroup_pipe_new(p->run, p->node, h->join_op))) return em__lasterr();
     cogroup_pipe_side(h->cg, h->build);
     int rc = 0;
-    for (size_t i = 0; i < h->nent && !rc; i++) {
+    for (size_t i = 0; h->mask && i <= h->mask && !rc; i++) {
         const hj_entry *e = &h->ent[i];
+        if (!e->full) continue;
         const uint8_t *v;
         size_t vlen;
         for (uint64_t at = value_start(e); !rc && value_next(h, e, &at, &v, &vlen);) {
@@ -357,10 +349,9 @@ static int fall_back(epipe *p) {
     ebuf_free(&h->arena);
     free(h->ent);
     free(h->last);
-    free(h->slot);
     h->ent = NULL;
-    h->last = h->slot = NULL;
-    h->nent = h->entcap = h->mask = 0;
+    h->last = NULL;
+    h->nent = h->mask = 0;
     return rc;
 }
 
@@ -378,9 +369,9 @@ static int end_join(epipe *p) {
     hashjoin *h = p->state;
     if (h->cg) return h->cg->end(h->cg);
     int rc = drain(p);
-    for (size_t i = 0; i < h->nent && h->keep_build && !rc; i++) {
+    for (size_t i = 0; h->mask && i <= h->mask && h->keep_build && !rc; i++) {
         const hj_entry *e = &h->ent[i];
-        if (e->matched) continue;
+        if (!e->full || e->matched) continue;
         const uint8_t *v, *k = entry_key(h, e);
         size_t vlen;
         for (uint64_t at = value_start(e); !rc && value_next(h, e, &at, &v, &vlen);)
@@ -397,7 +388,6 @@ static void free_join(epipe *p) {
     ebuf_free(&h->tuple);
     free(h->ent);
     free(h->last);
-    free(h->slot);
     free(h);
 }
 
