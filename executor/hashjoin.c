@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigbuf.h"
 #include "builtins.h"
 #include "err.h"
 #include "hashjoin.h"
@@ -71,7 +72,7 @@ typedef struct hashjoin {
     int kind, build, side; /* side: the input being pushed */
     int keep_build, keep_stream;
     size_t budget;
-    ebuf arena;
+    ebuf arena, entb, lastb; /* bigbuf.h's: the arena, ent's and last's memory */
     hj_entry *ent;  /* the slots: mask + 1 entries, full or empty */
     uint64_t *last; /* per slot: its key's last value node (building) */
     size_t nent;    /* full slots */
@@ -116,21 +117,20 @@ static const uint8_t *entry_key(const hashjoin *h, const hj_entry *e) {
     return e->klen <= 8 ? e->key.inl : h->arena.p + e->key.off;
 }
 
-/* Slots, cache-line aligned (two entries a line), all empty. */
-static hj_entry *slots_new(size_t n) {
-    hj_entry *e = aligned_alloc(64, n * sizeof *e);
-    if (e) memset(e, 0, n * sizeof *e);
-    return e;
-}
-
+/* The table's memory comes from bigbuf.h, whose mappings (page-aligned,
+ * so two entries a cache line) keep their pages from one task to the
+ * next: a table built per task would otherwise fault in and clear every
+ * page again. */
 static int grow_slots(hashjoin *h) {
     size_t n = h->mask ? (h->mask + 1) * 2 : 1024;
-    hj_entry *s = slots_new(n);
-    uint64_t *l = s ? malloc(n * sizeof *l) : NULL;
-    if (!l) {
-        free(s);
+    ebuf eb = EBUF_INIT, lb = EBUF_INIT;
+    if (bb_reserve(&eb, n * sizeof(hj_entry)) || bb_reserve(&lb, n * sizeof(uint64_t))) {
+        bb_free(&eb);
         return em__seterr(EM_ENOMEM, "join: out of memory");
     }
+    hj_entry *s = (hj_entry *)eb.p;
+    uint64_t *l = (uint64_t *)lb.p;
+    memset(s, 0, n * sizeof *s); /* a reused mapping holds old bytes */
     for (size_t i = 0; h->mask && i <= h->mask; i++) {
         if (!h->ent[i].full) continue;
         size_t j = (size_t)(h->ent[i].hash >> 32) & (n - 1);
@@ -138,8 +138,10 @@ static int grow_slots(hashjoin *h) {
         s[j] = h->ent[i];
         l[j] = h->last[i];
     }
-    free(h->ent);
-    free(h->last);
+    bb_free(&h->entb);
+    bb_free(&h->lastb);
+    h->entb = eb;
+    h->lastb = lb;
     h->ent = s;
     h->last = l;
     h->mask = n - 1;
@@ -150,10 +152,13 @@ static int grow_slots(hashjoin *h) {
  * go. */
 static hj_entry *find(const hashjoin *h, uint64_t hv, const uint8_t *key, size_t klen, size_t *at) {
     size_t j = (size_t)(hv >> 32) & h->mask;
+    uint8_t k8[8] = {0}; /* a short key as the entry holds it, zero-padded */
+    if (klen <= 8) copy_small(k8, key, klen);
     for (;; j = (j + 1) & h->mask) {
         hj_entry *e = &h->ent[j];
         if (!e->full) break;
-        if (e->hash == hv && e->klen == klen && !memcmp(entry_key(h, e), key, klen)) return e;
+        if (e->hash != hv || e->klen != klen) continue;
+        if (klen <= 8 ? !memcmp(e->key.inl, k8, 8) : !memcmp(h->arena.p + e->key.off, key, klen)) return e;
     }
     if (at) *at = j;
     return NULL;
@@ -162,7 +167,7 @@ static hj_entry *find(const hashjoin *h, uint64_t hv, const uint8_t *key, size_t
 /* Append a value node to entry ei's list. */
 static int add_node(hashjoin *h, size_t ei, const void *val, size_t vlen) {
     if (vlen > UINT32_MAX) return em__seterr(EM_ETOOBIG, "join: a value of %zu bytes", vlen);
-    if (ebuf_reserve(&h->arena, NODE_HEAD + vlen)) return em__seterr(EM_ENOMEM, "join: out of memory");
+    if (bb_reserve(&h->arena, NODE_HEAD + vlen)) return em__seterr(EM_ENOMEM, "join: out of memory");
     uint64_t off = h->arena.len, none = 0;
     uint8_t *p = h->arena.p + off;
     uint32_t l = (uint32_t)vlen;
@@ -218,8 +223,10 @@ static int insert(hashjoin *h, const em_rec *r) {
     if (r->klen <= 8) {
         if (r->klen) memcpy(e->key.inl, r->key, r->klen);
     } else {
-        if (ebuf_append(&h->arena, r->key, r->klen)) return em__seterr(EM_ENOMEM, "join: out of memory");
-        e->key.off = h->arena.len - r->klen;
+        if (bb_reserve(&h->arena, r->klen)) return em__seterr(EM_ENOMEM, "join: out of memory");
+        memcpy(h->arena.p + h->arena.len, r->key, r->klen);
+        e->key.off = h->arena.len;
+        h->arena.len += r->klen;
     }
     e->hash = hv;
     e->klen = (uint32_t)r->klen;
@@ -346,9 +353,9 @@ static int fall_back(epipe *p) {
             rc = h->cg->push(h->cg, &r);
         }
     }
-    ebuf_free(&h->arena);
-    free(h->ent);
-    free(h->last);
+    bb_free(&h->arena);
+    bb_free(&h->entb);
+    bb_free(&h->lastb);
     h->ent = NULL;
     h->last = NULL;
     h->nent = h->mask = 0;
@@ -384,10 +391,10 @@ static void free_join(epipe *p) {
     hashjoin *h = p->state;
     if (!h) return;
     pipe_free(h->cg);
-    ebuf_free(&h->arena);
+    bb_free(&h->arena);
+    bb_free(&h->entb);
+    bb_free(&h->lastb);
     ebuf_free(&h->tuple);
-    free(h->ent);
-    free(h->last);
     free(h);
 }
 
