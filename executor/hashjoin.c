@@ -69,7 +69,7 @@ typedef struct hj_pend {
 } hj_pend;                /* 64 bytes */
 
 typedef struct hashjoin {
-    int kind, build, side; /* side: the input being pushed */
+    int build, side; /* side: the input being pushed */
     int keep_build, keep_stream;
     size_t budget;
     ebuf arena, entb, lastb; /* bigbuf.h's: the arena, ent's and last's memory */
@@ -406,7 +406,6 @@ epipe *hashjoin_pipe_new(task_run *run, const plan_node *cogroup, epipe *join_op
         pipe_free(p);
         return NULL;
     }
-    h->kind = kind;
     h->build = h->side = build;
     /* kind 1 keeps input 0's unmatched keys, 2 input 1's, 3 both. */
     h->keep_build = kind == 3 || kind == (build ? 2 : 1);
