@@ -28,19 +28,25 @@ static void *map_new(size_t len) {
 }
 
 /* The smallest cached mapping of at least len bytes, else (with any_size)
- * the largest; NULL if there is none. */
+ * the largest; NULL if there is none.  With any_size (a buffer becoming a
+ * mapping, which may stay small) a fitting mapping over BB_WASTE times len
+ * is not taken either: the largest smaller one is, or none, so that small
+ * buffers do not take the big mappings that big ones would reuse whole
+ * (a map task's combine table would take the 40 MB output buffer the last
+ * task gave back, and its own output would then fault in fresh pages). */
 static void *cache_take(size_t len, int any_size, size_t *got) {
     void *p = NULL;
     pthread_mutex_lock(&lock);
-    size_t best = ncache;
+    size_t fit = ncache, small = ncache;
     for (size_t i = 0; i < ncache; i++) {
-        int fits = cache[i].len >= len;
-        if (best == ncache) {
-            if (fits || any_size) best = i;
-        } else if (cache[best].len >= len ? fits && cache[i].len < cache[best].len : cache[i].len > cache[best].len) {
-            best = i;
+        if (cache[i].len >= len) {
+            if (fit == ncache || cache[i].len < cache[fit].len) fit = i;
+        } else if (small == ncache || cache[i].len > cache[small].len) {
+            small = i;
         }
     }
+    if (fit < ncache && any_size && cache[fit].len / BB_WASTE > len) fit = ncache;
+    size_t best = fit < ncache ? fit : any_size ? small : ncache;
     if (best < ncache) {
         p = cache[best].p;
         *got = cache[best].len;

@@ -110,6 +110,7 @@ struct shuffle_writer {
                            SW_ADAPT_ROWS) */
     int plain;          /* blocks are built in place, uncompressed */
     size_t max_rec;     /* plain mode: the largest record added */
+    size_t expect;      /* the arena's likely size (memout_last_bytes) */
     ebuf scratch;
     bf_cctx cx;         /* the compressor's state, shared by the partitions */
     uint64_t records;
@@ -185,6 +186,7 @@ shuffle_writer *sw_open(const sw_opts *opts) {
     w->buf_budget = opts->combine ? budget / 2 : budget;
     w->spill_fd = -1;
     w->plain = w->o.codec.id == BF_NONE || memout_plain(w->o.mem);
+    w->expect = memout_last_bytes(w->o.mem);
     aggmap_init(&w->comb);
     if (opts->combine && opts->combine->builtin) ah_init(&w->ahead, &w->comb, opts->combine);
     return w;
@@ -203,6 +205,20 @@ static void tmp_names(shuffle_writer *w) {
     shuffle_path(base, sizeof base, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt, "index");
     n |= snprintf(w->index_tmp, sizeof w->index_tmp, "%s.tmp-%d-%u", base, pid, seq);
     EM_ASSERT(n > 0); /* lengths are bounded by sw_open's dir check */
+}
+
+/* Room for extra more bytes in the arena.  Once it outgrows the heap
+ * (half a huge page), it asks at once for the size of the output kept
+ * last, which the next output most likely shares: one request takes a
+ * whole mapping an earlier output gave back to bigbuf's cache, where
+ * doubling would take small ones, copying between them, or fault in
+ * fresh pages.  A small output never asks: it would hold a big mapping
+ * until the store trims it.  0 or EM_ENOMEM (message set). */
+static int arena_reserve(shuffle_writer *w, size_t extra) {
+    ebuf *a = &w->arena;
+    if (a->cap - a->len >= extra) return 0;
+    if (a->len + extra > BB_MIN / 2 && w->expect > a->len + extra) extra = w->expect - a->len;
+    return bb_reserve(a, extra) ? em__seterr(EM_ENOMEM, "shuffle write: out of memory") : 0;
 }
 
 /* A plain-mode partition's first region; later ones double up to a whole
@@ -230,14 +246,15 @@ static int close_plain(shuffle_writer *w, sw_part *p) {
  * EM_ENOMEM. */
 static int plain_room(shuffle_writer *w, sw_part *p, size_t n) {
     size_t whole = w->o.block_bytes + w->max_rec; /* a block ends below it */
+    int rc;
     size_t room = p->opened ? p->room * 2 : p->next_room ? p->next_room : SW_FIRST_ROOM;
     if (room > whole) room = whole;
     if (room < p->blen + n) room = p->blen + n;
     if (p->opened && p->blk + BF_HEADER + p->room == w->arena.len) { /* the arena's last bytes */
-        if (bb_reserve(&w->arena, room - p->room)) return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
+        if ((rc = arena_reserve(w, room - p->room))) return rc;
         w->arena.len += room - p->room;
     } else {
-        if (bb_reserve(&w->arena, BF_HEADER + room)) return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
+        if ((rc = arena_reserve(w, BF_HEADER + room))) return rc;
         size_t at = w->arena.len;
         if (p->opened) memcpy(w->arena.p + at + BF_HEADER, w->arena.p + p->blk + BF_HEADER, p->blen);
         else w->buffered += BF_HEADER;
@@ -276,9 +293,9 @@ static int add_extent(sw_part *p, uint64_t off, uint64_t len) { return add_run(&
 static int arena_block(shuffle_writer *w, sw_part *p, const uint8_t *raw, size_t rlen) {
     size_t before = w->arena.len;
     /* The arena is a bigbuf.h buffer (its pages reused between tasks). */
-    if (rlen <= BF_MAX_RAW && bb_reserve(&w->arena, bf_block_bound(w->o.codec, rlen)))
-        return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
-    int rc = bf_compress_block(&w->arena, raw, rlen, w->o.codec, &w->cx);
+    int rc;
+    if (rlen <= BF_MAX_RAW && (rc = arena_reserve(w, bf_block_bound(w->o.codec, rlen)))) return rc;
+    rc = bf_compress_block(&w->arena, raw, rlen, w->o.codec, &w->cx);
     if (rc) return rc;
     if (add_run(&p->aext, &p->anext, &p->acap, before, w->arena.len - before)) {
         w->arena.len = before;
