@@ -45,5 +45,9 @@ void bb_shrink(ebuf *b);
 void bb_free(ebuf *b);
 /* Unmap every cached mapping (em_close; the cache refills on demand). */
 void bb_trim(void);
+/* Since the process started: bytes of fresh mappings made (new ones, and
+ * cached or own ones grown with mremap: pages the kernel will fault in and
+ * clear), and cached mappings taken (tests). */
+void bb_counts(size_t *fresh, size_t *taken);
 
 #endif
