@@ -361,12 +361,79 @@ static void small_sort(const uint8_t *base, es_ent *a, size_t n, int flat) {
     else qsort(a, n, sizeof *a, prefix_cmp);
 }
 
+/* Runs of equal prefixes in sorted a[0, n) whose order the prefix does
+ * not decide (keys over 8 bytes, or of different lengths) sorted by
+ * comparisons. */
+static void sort_ties(const uint8_t *base, es_ent *a, size_t n) {
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        unsigned k9 = ent_k9(&a[i]), mixed = 0;
+        while (j < n && a[j].prefix == a[i].prefix) mixed |= ent_k9(&a[j++]) != k9;
+        if (j - i > 1 && (mixed || k9 > 8)) compare_sort(base, a + i, j - i);
+        i = j;
+    }
+}
+
+/* Sort a bucket a[0, n) of entries sharing their top prefix byte, t[0, n)
+ * the other buffer.  An LSD pass per varying byte is 7 passes over
+ * random keys, where 2 decide almost everything: so when more than 2 bytes
+ * vary, the bucket is sorted by the 2 highest varying ones, and then each
+ * run of entries equal down to them by the bytes below: a short run (the
+ * only kind random keys leave: a 2.5M-entry bucket's runs hold 1 or 2)
+ * by insertion, a long one by the LSD passes. */
+static void radix_bucket(const uint8_t *base, es_ent *a, es_ent *t, size_t n, int flat) {
+    size_t cnt[7][256];
+    memset(cnt, 0, sizeof cnt);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t p = a[i].prefix;
+        for (int d = 0; d < 7; d++) cnt[d][(p >> (8 * d)) & 255]++;
+    }
+    int hi[2], nv = 0;
+    for (int d = 6; d >= 0 && nv < 3; d--)
+        if (cnt[d][(a[0].prefix >> (8 * d)) & 255] != n) {
+            if (nv < 2) hi[nv] = d;
+            nv++;
+        }
+    if (nv <= 2) { /* as many passes either way */
+        radix_lsd(a, t, n);
+        if (!flat) sort_ties(base, a, n);
+        return;
+    }
+    es_ent *src = a, *dst = t;
+    for (int i = 1; i >= 0; i--) { /* the lower of the two first */
+        size_t *c = cnt[hi[i]], sum = 0;
+        int sh = 8 * hi[i];
+        for (int b = 0; b < 256; b++) {
+            size_t k = c[b];
+            c[b] = sum;
+            sum += k;
+        }
+        for (size_t j = 0; j < n; j++) dst[c[(src[j].prefix >> sh) & 255]++] = src[j];
+        es_ent *x = src;
+        src = dst;
+        dst = x;
+    } /* two passes: back in a */
+    int sh = 8 * hi[1];
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        uint64_t top = a[i].prefix >> sh;
+        while (j < n && a[j].prefix >> sh == top) j++;
+        if (j - i <= RADIX_SMALL) {
+            if (j - i > 1) small_sort(base, a + i, j - i, flat); /* decides ties too */
+        } else {
+            radix_lsd(a + i, t + i, j - i);
+            if (!flat) sort_ties(base, a + i, j - i);
+        }
+        i = j;
+    }
+}
+
 /* Sort entries ascending.  With tmp (n entries) a radix sort on the
  * prefix: the top byte splits the entries into 256 buckets (one pass over
  * memory), each bucket -- cache-sized for big inputs -- is sorted by the
- * other seven bytes, and runs of equal prefixes whose order the prefix
- * does not decide (keys over 8 bytes, or of different lengths) are sorted
- * by comparisons.  Without tmp, or for few entries, a comparison sort.
+ * other seven bytes (radix_bucket), and runs of equal prefixes whose order
+ * the prefix does not decide (keys over 8 bytes, or of different lengths)
+ * are sorted by comparisons.  Without tmp, or for few entries, a comparison sort.
  * Flat entries are sorted by their prefix alone. */
 static void sort_ents(const uint8_t *base, es_ent *a, es_ent *tmp, size_t n, int flat) {
     if (!tmp || n < 4 * RADIX_SMALL) {
@@ -392,15 +459,7 @@ static void sort_ents(const uint8_t *base, es_ent *a, es_ent *tmp, size_t n, int
             small_sort(base, x, k, flat); /* decides ties too */
             continue;
         }
-        radix_lsd(x, tmp + start[b], k);
-        if (flat) continue;
-        for (size_t i = 0; i < k;) { /* runs of one prefix */
-            size_t j = i + 1;
-            unsigned k9 = ent_k9(&x[i]), mixed = 0;
-            while (j < k && x[j].prefix == x[i].prefix) mixed |= ent_k9(&x[j++]) != k9;
-            if (j - i > 1 && (mixed || k9 > 8)) compare_sort(base, x + i, j - i);
-            i = j;
-        }
+        radix_bucket(base, x, tmp + start[b], k, flat);
     }
 }
 
