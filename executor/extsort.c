@@ -382,15 +382,16 @@ static void sort_ties(const uint8_t *base, es_ent *a, size_t n) {
  * only kind random keys leave: a 2.5M-entry bucket's runs hold 1 or 2)
  * by insertion, a long one by the LSD passes. */
 static void radix_bucket(const uint8_t *base, es_ent *a, es_ent *t, size_t n, int flat) {
-    size_t cnt[7][256];
-    memset(cnt, 0, sizeof cnt);
+    /* Which bytes vary: one pass that vectorizes, where counting all 7
+     * bytes' values (7 increments an entry) cost more than the sorting. */
+    uint64_t any = 0, all = ~(uint64_t)0;
     for (size_t i = 0; i < n; i++) {
-        uint64_t p = a[i].prefix;
-        for (int d = 0; d < 7; d++) cnt[d][(p >> (8 * d)) & 255]++;
+        any |= a[i].prefix;
+        all &= a[i].prefix;
     }
     int hi[2], nv = 0;
     for (int d = 6; d >= 0 && nv < 3; d--)
-        if (cnt[d][(a[0].prefix >> (8 * d)) & 255] != n) {
+        if ((any ^ all) >> (8 * d) & 255) {
             if (nv < 2) hi[nv] = d;
             nv++;
         }
@@ -399,9 +400,17 @@ static void radix_bucket(const uint8_t *base, es_ent *a, es_ent *t, size_t n, in
         if (!flat) sort_ties(base, a, n);
         return;
     }
+    size_t cnt[2][256];
+    memset(cnt, 0, sizeof cnt);
+    int sh0 = 8 * hi[0], sh1 = 8 * hi[1];
+    for (size_t i = 0; i < n; i++) {
+        uint64_t p = a[i].prefix;
+        cnt[0][(p >> sh0) & 255]++;
+        cnt[1][(p >> sh1) & 255]++;
+    }
     es_ent *src = a, *dst = t;
     for (int i = 1; i >= 0; i--) { /* the lower of the two first */
-        size_t *c = cnt[hi[i]], sum = 0;
+        size_t *c = cnt[i], sum = 0;
         int sh = 8 * hi[i];
         for (int b = 0; b < 256; b++) {
             size_t k = c[b];
