@@ -33,7 +33,7 @@
 #define BB_MIN ((size_t)2 << 20)            /* one huge page */
 #define BB_CACHE_SLOTS 16
 #define BB_CACHE_BYTES ((size_t)1 << 30)
-#define BB_WASTE 8
+#define BB_WASTE 4
 
 /* Room for extra more bytes (contents kept).  0 or EM_ENOMEM. */
 int bb_reserve(ebuf *b, size_t extra);
