@@ -311,32 +311,54 @@ static void compare_sort(const uint8_t *base, es_ent *a, size_t n) {
 /* Below this many entries a bucket is sorted by comparisons. */
 #define RADIX_SMALL 64
 
-/* LSD radix sort of a[0, n) by the prefix bytes below the top one, using
- * t[0, n) as the other buffer; bytes that are equal in every entry are
- * skipped.  The result ends in a. */
-static void radix_lsd(es_ent *a, es_ent *t, size_t n) {
+/* Which of the prefix bytes below the top one vary over a[0, n): their
+ * numbers into d[], highest first; returns how many.  One pass of OR and
+ * AND, which vectorizes: counting the values of all 7 bytes (7 increments
+ * an entry) cost more than the passes they served. */
+static int varying_bytes(const es_ent *a, size_t n, int d[7]) {
+    uint64_t any = 0, all = ~(uint64_t)0;
+    for (size_t i = 0; i < n; i++) {
+        any |= a[i].prefix;
+        all &= a[i].prefix;
+    }
+    int nd = 0;
+    for (int k = 6; k >= 0; k--)
+        if ((any ^ all) >> (8 * k) & 255) d[nd++] = k;
+    return nd;
+}
+
+/* LSD radix sort of a[0, n) by the nd prefix bytes d[] (highest first),
+ * using t[0, n) as the other buffer.  The result ends in a. */
+static void radix_lsd_by(es_ent *a, es_ent *t, size_t n, const int *d, int nd) {
     size_t cnt[7][256];
-    memset(cnt, 0, sizeof cnt);
+    if (!nd) return;
+    memset(cnt, 0, sizeof cnt[0] * (size_t)nd);
     for (size_t i = 0; i < n; i++) {
         uint64_t p = a[i].prefix;
-        for (int d = 0; d < 7; d++) cnt[d][(p >> (8 * d)) & 255]++;
+        for (int k = 0; k < nd; k++) cnt[k][(p >> (8 * d[k])) & 255]++;
     }
     es_ent *src = a, *dst = t;
-    for (int d = 0; d < 7; d++) {
-        size_t *c = cnt[d];
-        if (c[(src[0].prefix >> (8 * d)) & 255] == n) continue; /* one value: nothing moves */
-        size_t sum = 0;
+    for (int k = nd - 1; k >= 0; k--) { /* the lowest byte first */
+        size_t *c = cnt[k], sum = 0;
+        int sh = 8 * d[k];
         for (int b = 0; b < 256; b++) {
-            size_t k = c[b];
+            size_t m = c[b];
             c[b] = sum;
-            sum += k;
+            sum += m;
         }
-        for (size_t i = 0; i < n; i++) dst[c[(src[i].prefix >> (8 * d)) & 255]++] = src[i];
+        for (size_t i = 0; i < n; i++) dst[c[(src[i].prefix >> sh) & 255]++] = src[i];
         es_ent *x = src;
         src = dst;
         dst = x;
     }
     if (src != a) memcpy(a, src, n * sizeof *a);
+}
+
+/* LSD radix sort of a[0, n) by the prefix bytes below the top one that
+ * vary (bytes equal in every entry are skipped).  The result ends in a. */
+static void radix_lsd(es_ent *a, es_ent *t, size_t n) {
+    int d[7], nd = varying_bytes(a, n, d);
+    radix_lsd_by(a, t, n, d, nd);
 }
 
 /* Flat entries (see extsort.h) by prefix alone: equal prefixes are equal
@@ -376,53 +398,22 @@ static void sort_ties(const uint8_t *base, es_ent *a, size_t n) {
 
 /* Sort a bucket a[0, n) of entries sharing their top prefix byte, t[0, n)
  * the other buffer.  An LSD pass per varying byte is 7 passes over
- * random keys, where 2 decide almost everything: so when more than 2 bytes
+ * random keys, where 2 decide almost everything: so when more than 3 bytes
  * vary, the bucket is sorted by the 2 highest varying ones, and then each
  * run of entries equal down to them by the bytes below: a short run (the
  * only kind random keys leave: a 2.5M-entry bucket's runs hold 1 or 2)
- * by insertion, a long one by the LSD passes. */
+ * by insertion, a long one by the LSD passes.  With 3 or fewer the LSD
+ * passes are as cheap, and keys of a narrow range (group_by_key's 1M
+ * keys: 3 bytes vary) would leave long runs, each a sort of its own. */
 static void radix_bucket(const uint8_t *base, es_ent *a, es_ent *t, size_t n, int flat) {
-    /* Which bytes vary: one pass that vectorizes, where counting all 7
-     * bytes' values (7 increments an entry) cost more than the sorting. */
-    uint64_t any = 0, all = ~(uint64_t)0;
-    for (size_t i = 0; i < n; i++) {
-        any |= a[i].prefix;
-        all &= a[i].prefix;
-    }
-    int hi[2], nv = 0;
-    for (int d = 6; d >= 0 && nv < 3; d--)
-        if ((any ^ all) >> (8 * d) & 255) {
-            if (nv < 2) hi[nv] = d;
-            nv++;
-        }
-    if (nv <= 2) { /* as many passes either way */
-        radix_lsd(a, t, n);
+    int d[7], nd = varying_bytes(a, n, d);
+    if (nd <= 3) { /* as many passes either way, or one fewer */
+        radix_lsd_by(a, t, n, d, nd);
         if (!flat) sort_ties(base, a, n);
         return;
     }
-    size_t cnt[2][256];
-    memset(cnt, 0, sizeof cnt);
-    int sh0 = 8 * hi[0], sh1 = 8 * hi[1];
-    for (size_t i = 0; i < n; i++) {
-        uint64_t p = a[i].prefix;
-        cnt[0][(p >> sh0) & 255]++;
-        cnt[1][(p >> sh1) & 255]++;
-    }
-    es_ent *src = a, *dst = t;
-    for (int i = 1; i >= 0; i--) { /* the lower of the two first */
-        size_t *c = cnt[i], sum = 0;
-        int sh = 8 * hi[i];
-        for (int b = 0; b < 256; b++) {
-            size_t k = c[b];
-            c[b] = sum;
-            sum += k;
-        }
-        for (size_t j = 0; j < n; j++) dst[c[(src[j].prefix >> sh) & 255]++] = src[j];
-        es_ent *x = src;
-        src = dst;
-        dst = x;
-    } /* two passes: back in a */
-    int sh = 8 * hi[1];
+    radix_lsd_by(a, t, n, d, 2); /* two passes: back in a */
+    int sh = 8 * d[1];
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         uint64_t top = a[i].prefix >> sh;
