@@ -8,9 +8,12 @@
  * sort's time).  Here a buffer that grows past BB_MIN becomes an anonymous
  * mapping advised for huge pages, and freeing it parks the mapping in a
  * small process-wide cache (BB_CACHE_SLOTS mappings, BB_CACHE_BYTES in all)
- * from which the next big buffer is taken: the smallest that fits, else
- * the largest, grown with mremap (which moves pages rather than copying
- * bytes).  A mapped buffer that must grow first looks for a cached mapping
+ * from which the next big buffer is taken: the smallest that fits, unless
+ * it is over BB_WASTE times the size asked (kept for a buffer that needs
+ * it), else the largest smaller one, grown with mremap (which moves pages
+ * rather than copying bytes).  A buffer that will grow big should ask for
+ * its expected size at once (one bb_reserve), so that it takes a mapping
+ * of that size whole.  A mapped buffer that must grow first looks for a cached mapping
  * that fits (copying its bytes over costs less than faulting pages in),
  * then grows with mremap.  A
  * reused mapping's bytes are whatever its last user left: callers must not
@@ -30,6 +33,7 @@
 #define BB_MIN ((size_t)2 << 20)            /* one huge page */
 #define BB_CACHE_SLOTS 16
 #define BB_CACHE_BYTES ((size_t)1 << 30)
+#define BB_WASTE 4
 
 /* Room for extra more bytes (contents kept).  0 or EM_ENOMEM. */
 int bb_reserve(ebuf *b, size_t extra);
@@ -41,5 +45,9 @@ void bb_shrink(ebuf *b);
 void bb_free(ebuf *b);
 /* Unmap every cached mapping (em_close; the cache refills on demand). */
 void bb_trim(void);
+/* Since the process started: bytes of fresh mappings made (new ones, and
+ * cached or own ones grown with mremap: pages the kernel will fault in and
+ * clear), and cached mappings taken (tests). */
+void bb_counts(size_t *fresh, size_t *taken);
 
 #endif

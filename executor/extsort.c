@@ -311,32 +311,54 @@ static void compare_sort(const uint8_t *base, es_ent *a, size_t n) {
 /* Below this many entries a bucket is sorted by comparisons. */
 #define RADIX_SMALL 64
 
-/* LSD radix sort of a[0, n) by the prefix bytes below the top one, using
- * t[0, n) as the other buffer; bytes that are equal in every entry are
- * skipped.  The result ends in a. */
-static void radix_lsd(es_ent *a, es_ent *t, size_t n) {
+/* Which of the prefix bytes below the top one vary over a[0, n): their
+ * numbers into d[], highest first; returns how many.  One pass of OR and
+ * AND, which vectorizes: counting the values of all 7 bytes (7 increments
+ * an entry) cost more than the passes they served. */
+static int varying_bytes(const es_ent *a, size_t n, int d[7]) {
+    uint64_t any = 0, all = ~(uint64_t)0;
+    for (size_t i = 0; i < n; i++) {
+        any |= a[i].prefix;
+        all &= a[i].prefix;
+    }
+    int nd = 0;
+    for (int k = 6; k >= 0; k--)
+        if ((any ^ all) >> (8 * k) & 255) d[nd++] = k;
+    return nd;
+}
+
+/* LSD radix sort of a[0, n) by the nd prefix bytes d[] (highest first),
+ * using t[0, n) as the other buffer.  The result ends in a. */
+static void radix_lsd_by(es_ent *a, es_ent *t, size_t n, const int *d, int nd) {
     size_t cnt[7][256];
-    memset(cnt, 0, sizeof cnt);
+    if (!nd) return;
+    memset(cnt, 0, sizeof cnt[0] * (size_t)nd);
     for (size_t i = 0; i < n; i++) {
         uint64_t p = a[i].prefix;
-        for (int d = 0; d < 7; d++) cnt[d][(p >> (8 * d)) & 255]++;
+        for (int k = 0; k < nd; k++) cnt[k][(p >> (8 * d[k])) & 255]++;
     }
     es_ent *src = a, *dst = t;
-    for (int d = 0; d < 7; d++) {
-        size_t *c = cnt[d];
-        if (c[(src[0].prefix >> (8 * d)) & 255] == n) continue; /* one value: nothing moves */
-        size_t sum = 0;
+    for (int k = nd - 1; k >= 0; k--) { /* the lowest byte first */
+        size_t *c = cnt[k], sum = 0;
+        int sh = 8 * d[k];
         for (int b = 0; b < 256; b++) {
-            size_t k = c[b];
+            size_t m = c[b];
             c[b] = sum;
-            sum += k;
+            sum += m;
         }
-        for (size_t i = 0; i < n; i++) dst[c[(src[i].prefix >> (8 * d)) & 255]++] = src[i];
+        for (size_t i = 0; i < n; i++) dst[c[(src[i].prefix >> sh) & 255]++] = src[i];
         es_ent *x = src;
         src = dst;
         dst = x;
     }
     if (src != a) memcpy(a, src, n * sizeof *a);
+}
+
+/* LSD radix sort of a[0, n) by the prefix bytes below the top one that
+ * vary (bytes equal in every entry are skipped).  The result ends in a. */
+static void radix_lsd(es_ent *a, es_ent *t, size_t n) {
+    int d[7], nd = varying_bytes(a, n, d);
+    radix_lsd_by(a, t, n, d, nd);
 }
 
 /* Flat entries (see extsort.h) by prefix alone: equal prefixes are equal
@@ -361,12 +383,57 @@ static void small_sort(const uint8_t *base, es_ent *a, size_t n, int flat) {
     else qsort(a, n, sizeof *a, prefix_cmp);
 }
 
+/* Runs of equal prefixes in sorted a[0, n) whose order the prefix does
+ * not decide (keys over 8 bytes, or of different lengths) sorted by
+ * comparisons. */
+static void sort_ties(const uint8_t *base, es_ent *a, size_t n) {
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        unsigned k9 = ent_k9(&a[i]), mixed = 0;
+        while (j < n && a[j].prefix == a[i].prefix) mixed |= ent_k9(&a[j++]) != k9;
+        if (j - i > 1 && (mixed || k9 > 8)) compare_sort(base, a + i, j - i);
+        i = j;
+    }
+}
+
+/* Sort a bucket a[0, n) of entries sharing their top prefix byte, t[0, n)
+ * the other buffer.  An LSD pass per varying byte is 7 passes over
+ * random keys, where 2 decide almost everything: so when more than 3 bytes
+ * vary, the bucket is sorted by the 2 highest varying ones, and then each
+ * run of entries equal down to them by the bytes below: a short run (the
+ * only kind random keys leave: a 2.5M-entry bucket's runs hold 1 or 2)
+ * by insertion, a long one by the LSD passes.  With 3 or fewer the LSD
+ * passes are as cheap, and keys of a narrow range (group_by_key's 1M
+ * keys: 3 bytes vary) would leave long runs, each a sort of its own. */
+static void radix_bucket(const uint8_t *base, es_ent *a, es_ent *t, size_t n, int flat) {
+    int d[7], nd = varying_bytes(a, n, d);
+    if (nd <= 3) { /* as many passes either way, or one fewer */
+        radix_lsd_by(a, t, n, d, nd);
+        if (!flat) sort_ties(base, a, n);
+        return;
+    }
+    radix_lsd_by(a, t, n, d, 2); /* two passes: back in a */
+    int sh = 8 * d[1];
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        uint64_t top = a[i].prefix >> sh;
+        while (j < n && a[j].prefix >> sh == top) j++;
+        if (j - i <= RADIX_SMALL) {
+            if (j - i > 1) small_sort(base, a + i, j - i, flat); /* decides ties too */
+        } else {
+            radix_lsd(a + i, t + i, j - i);
+            if (!flat) sort_ties(base, a + i, j - i);
+        }
+        i = j;
+    }
+}
+
 /* Sort entries ascending.  With tmp (n entries) a radix sort on the
  * prefix: the top byte splits the entries into 256 buckets (one pass over
  * memory), each bucket -- cache-sized for big inputs -- is sorted by the
- * other seven bytes, and runs of equal prefixes whose order the prefix
- * does not decide (keys over 8 bytes, or of different lengths) are sorted
- * by comparisons.  Without tmp, or for few entries, a comparison sort.
+ * other seven bytes (radix_bucket), and runs of equal prefixes whose order
+ * the prefix does not decide (keys over 8 bytes, or of different lengths)
+ * are sorted by comparisons.  Without tmp, or for few entries, a comparison sort.
  * Flat entries are sorted by their prefix alone. */
 static void sort_ents(const uint8_t *base, es_ent *a, es_ent *tmp, size_t n, int flat) {
     if (!tmp || n < 4 * RADIX_SMALL) {
@@ -392,15 +459,7 @@ static void sort_ents(const uint8_t *base, es_ent *a, es_ent *tmp, size_t n, int
             small_sort(base, x, k, flat); /* decides ties too */
             continue;
         }
-        radix_lsd(x, tmp + start[b], k);
-        if (flat) continue;
-        for (size_t i = 0; i < k;) { /* runs of one prefix */
-            size_t j = i + 1;
-            unsigned k9 = ent_k9(&x[i]), mixed = 0;
-            while (j < k && x[j].prefix == x[i].prefix) mixed |= ent_k9(&x[j++]) != k9;
-            if (j - i > 1 && (mixed || k9 > 8)) compare_sort(base, x + i, j - i);
-            i = j;
-        }
+        radix_bucket(base, x, tmp + start[b], k, flat);
     }
 }
 

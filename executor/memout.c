@@ -14,6 +14,7 @@ struct memout_store {
     size_t max_each, max_total;
     int compress;
     size_t bytes;   /* reserved or held */
+    size_t last;    /* buffer bytes of the output put last */
     int64_t count;  /* entries in the table */
     memout **b;     /* buckets */
     size_t nb;      /* a power of two */
@@ -117,7 +118,10 @@ int memout_put(memout_store *s, uint32_t shuffle_id, uint32_t map, uint64_t atte
     m->ext = ext;
     m->first = first;
     m->len = len;
+    size_t blen = 0;
+    for (int i = 0; i < nbufs; i++) blen += bufs[i].len;
     pthread_mutex_lock(&s->mu);
+    s->last = blen;
     if ((size_t)s->count >= s->nb) grow(s);
     size_t k = slot_of(s, shuffle_id, map, attempt);
     m->next = s->b[k];
@@ -182,6 +186,14 @@ void memout_remove_shuffle(memout_store *s, uint32_t shuffle_id) {
             drop(s, m);
         }
     pthread_mutex_unlock(&s->mu);
+}
+
+size_t memout_last_bytes(memout_store *s) {
+    if (!s) return 0;
+    pthread_mutex_lock(&s->mu);
+    size_t n = s->last;
+    pthread_mutex_unlock(&s->mu);
+    return n;
 }
 
 uint64_t memout_seg_len(const memout *m, int r) {

@@ -14,13 +14,14 @@
  * it with the same CRC-checked block reader; the runs lie in the buffers
  * the map task built them in (bigbuf.h buffers, handed over without a
  * copy), each run as one or more extents: reduce partition r's are
- * ext[first[r] .. first[r+1]), in order.  Uncompressed outputs have one
- * buffer per partition, one extent each; compressed ones one buffer for
- * all, the blocks of every partition in the order the map task finished
- * them (a run is then many extents).  One buffer per output is what keeps
- * compressed outputs small in memory: a buffer's last huge page is
- * resident whole, and a 20M-pair shuffle's 64 compressed runs of 2.4 MB
- * each took 4 MB each as separate buffers.
+ * ext[first[r] .. first[r+1]), in order.  The shuffle writer
+ * hands over one buffer for all, the blocks of every partition in the
+ * order the map task finished them (a run is then many extents).  One
+ * buffer per output is what keeps outputs small in memory: a buffer's
+ * last huge page is resident whole, and a 20M-pair shuffle's 64
+ * compressed runs of 2.4 MB each took 4 MB each as separate buffers.  It
+ * is also one mapping that the next map task takes whole from bigbuf's
+ * cache when the output is freed.
  *
  * Blocks kept here are stored uncompressed unless the store compresses
  * (ember.shuffle.inMemoryOutput.compress): they never reach a disk or a
@@ -89,6 +90,10 @@ int memout_plain(memout_store *s);
  * stands: unreserve it). */
 int memout_put(memout_store *s, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int nparts, int nbufs,
                ebuf *bufs, memout_ext *ext, size_t *first, size_t len);
+/* The buffer bytes of the output kept last (0: none yet, or s NULL): what
+ * the next map task's output probably needs, so its writer asks for that
+ * at once and takes a mapping an earlier output gave back whole. */
+size_t memout_last_bytes(memout_store *s);
 /* Reduce partition r's bytes in m (r in [0, m->nparts)). */
 uint64_t memout_seg_len(const memout *m, int r);
 

@@ -20,13 +20,23 @@
  *
  * An output that may be kept in memory uncompressed (memout.h: local[N]
  * with room in the store), or any output of codec none, is built in place
- * instead: each partition's records are appended to its open block of
- * codec none in the blocks buffer, and the block's header is written when
- * it reaches block_bytes (the plain mode).  No raw buffer, no copy; at
- * commit the buffers are handed to the store as they are.  Should the
- * output have to go to a file after all (it spilled, or the store is
- * full), its plain blocks are compressed with the codec first, so files
- * and spills hold what they would have held.
+ * instead, in the arena too (the plain mode): each partition has an open
+ * block of codec none there, a region it appends its records to, and the
+ * block's header is written when it reaches block_bytes; the partition
+ * then opens its next block at the arena's end.  A region is sized for a
+ * whole block (block_bytes and the largest record seen), except a
+ * partition's first ones, which start small and double, moved to the
+ * arena's end when full (or extended in place when they are its last
+ * bytes), so that a shuffle of many small partitions does not hold a
+ * block's room for each.  No raw buffer, no copy; at commit the arena is
+ * handed to the store as it is.  One buffer per output, not one per
+ * partition, is what lets a map task reuse the whole mapping an earlier
+ * output gave back (bigbuf.h) instead of faulting in and clearing fresh
+ * pages under 64 growing buffers: most of a 20M-record sort's page
+ * clearing was there.  Blocks end where the raw buffers' would, so
+ * should the output have to go to a file after all (it spilled, or the
+ * store is full), its plain blocks are compressed with the codec first,
+ * and files and spills hold what they would have held.
  *
  * With map-side combining, records first go through an aggmap; when it
  * outgrows its half of the budget its entries are written out as above and
@@ -67,12 +77,15 @@
 
 typedef struct sw_part {
     ebuf raw;      /* encoded records not yet compressed */
-    ebuf z;        /* plain mode: the blocks, the last one open */
     es_run *ext;   /* extents of this partition in the spill file */
     size_t next, cap;
-    es_run *aext;  /* extents of this partition's blocks in the arena */
+    es_run *aext;  /* extents of this partition's (closed) blocks in the
+                      arena */
     size_t anext, acap;
-    size_t blk;    /* plain mode: the open block's header in z */
+    /* Plain mode: the open block's header at arena offset blk, blen bytes
+     * of records after it, in a region of room bytes; next_room is the
+     * region the next block starts with. */
+    size_t blk, blen, room, next_room;
     int opened;    /* plain mode: a block is open */
 } sw_part;
 
@@ -83,8 +96,8 @@ struct shuffle_writer {
     int spill_fd;
     uint64_t spill_off;
     sw_part *parts;
-    ebuf arena;         /* compressed blocks not yet written, of every
-                           partition (plain mode: unused) */
+    ebuf arena;         /* blocks not yet written, of every partition:
+                           compressed, or (plain mode) built in place */
     size_t buffered;    /* raw + compressed bytes held in parts and arena */
     size_t buf_budget;  /* past it, parts spill */
     aggmap comb;
@@ -96,6 +109,8 @@ struct shuffle_writer {
                            uncombined (checked once, when comb_in reaches
                            SW_ADAPT_ROWS) */
     int plain;          /* blocks are built in place, uncompressed */
+    size_t max_rec;     /* plain mode: the largest record added */
+    size_t expect;      /* the arena's likely size (memout_last_bytes) */
     ebuf scratch;
     bf_cctx cx;         /* the compressor's state, shared by the partitions */
     uint64_t records;
@@ -171,6 +186,7 @@ shuffle_writer *sw_open(const sw_opts *opts) {
     w->buf_budget = opts->combine ? budget / 2 : budget;
     w->spill_fd = -1;
     w->plain = w->o.codec.id == BF_NONE || memout_plain(w->o.mem);
+    w->expect = memout_last_bytes(w->o.mem);
     aggmap_init(&w->comb);
     if (opts->combine && opts->combine->builtin) ah_init(&w->ahead, &w->comb, opts->combine);
     return w;
@@ -191,11 +207,63 @@ static void tmp_names(shuffle_writer *w) {
     EM_ASSERT(n > 0); /* lengths are bounded by sw_open's dir check */
 }
 
-/* Plain mode: write the open block's header, ending it. */
-static void close_plain(sw_part *p) {
-    if (!p->opened) return;
-    bf_plain_header(p->z.p + p->blk, p->z.len - p->blk - BF_HEADER);
+/* Room for extra more bytes in the arena.  Once it outgrows the heap
+ * (half a huge page), it asks at once for the size of the output kept
+ * last, which the next output most likely shares: one request takes a
+ * whole mapping an earlier output gave back to bigbuf's cache, where
+ * doubling would take small ones, copying between them, or fault in
+ * fresh pages.  A small output never asks: it would hold a big mapping
+ * until the store trims it.  0 or EM_ENOMEM (message set). */
+static int arena_reserve(shuffle_writer *w, size_t extra) {
+    ebuf *a = &w->arena;
+    if (a->cap - a->len >= extra) return 0;
+    if (a->len + extra > BB_MIN / 2 && w->expect > a->len + extra) extra = w->expect - a->len;
+    return bb_reserve(a, extra) ? em__seterr(EM_ENOMEM, "shuffle write: out of memory") : 0;
+}
+
+/* A plain-mode partition's first region; later ones double up to a whole
+ * block's. */
+#define SW_FIRST_ROOM 1024
+
+static int add_run(es_run **v, size_t *n, size_t *cap, uint64_t off, uint64_t len);
+
+/* Plain mode: write the open block's header, ending it, and note it as
+ * the partition's extent.  0 or EM_ENOMEM. */
+static int close_plain(shuffle_writer *w, sw_part *p) {
+    if (!p->opened) return 0;
     p->opened = 0;
+    bf_plain_header(w->arena.p + p->blk, p->blen);
+    size_t len = BF_HEADER + p->blen;
+    p->blen = 0;
+    if (add_run(&p->aext, &p->anext, &p->acap, p->blk, len))
+        return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
+    return 0;
+}
+
+/* Plain mode: make room for a record of n bytes in partition p's open
+ * block, opening one at the arena's end if none is, or growing its region
+ * (in place when it ends the arena, else moved to the end).  0 or
+ * EM_ENOMEM. */
+static int plain_room(shuffle_writer *w, sw_part *p, size_t n) {
+    size_t whole = w->o.block_bytes + w->max_rec; /* a block ends below it */
+    int rc;
+    size_t room = p->opened ? p->room * 2 : p->next_room ? p->next_room : SW_FIRST_ROOM;
+    if (room > whole) room = whole;
+    if (room < p->blen + n) room = p->blen + n;
+    if (p->opened && p->blk + BF_HEADER + p->room == w->arena.len) { /* the arena's last bytes */
+        if ((rc = arena_reserve(w, room - p->room))) return rc;
+        w->arena.len += room - p->room;
+    } else {
+        if ((rc = arena_reserve(w, BF_HEADER + room))) return rc;
+        size_t at = w->arena.len;
+        if (p->opened) memcpy(w->arena.p + at + BF_HEADER, w->arena.p + p->blk + BF_HEADER, p->blen);
+        else w->buffered += BF_HEADER;
+        p->blk = at;
+        p->opened = 1;
+        w->arena.len += BF_HEADER + room;
+    }
+    p->room = p->next_room = room;
+    return 0;
 }
 
 /* Append extent [off, off+len) to the list (*v, *n of *cap), merged with
@@ -225,9 +293,9 @@ static int add_extent(sw_part *p, uint64_t off, uint64_t len) { return add_run(&
 static int arena_block(shuffle_writer *w, sw_part *p, const uint8_t *raw, size_t rlen) {
     size_t before = w->arena.len;
     /* The arena is a bigbuf.h buffer (its pages reused between tasks). */
-    if (rlen <= BF_MAX_RAW && bb_reserve(&w->arena, bf_block_bound(w->o.codec, rlen)))
-        return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
-    int rc = bf_compress_block(&w->arena, raw, rlen, w->o.codec, &w->cx);
+    int rc;
+    if (rlen <= BF_MAX_RAW && (rc = arena_reserve(w, bf_block_bound(w->o.codec, rlen)))) return rc;
+    rc = bf_compress_block(&w->arena, raw, rlen, w->o.codec, &w->cx);
     if (rc) return rc;
     if (add_run(&p->aext, &p->anext, &p->acap, before, w->arena.len - before)) {
         w->arena.len = before;
@@ -239,10 +307,7 @@ static int arena_block(shuffle_writer *w, sw_part *p, const uint8_t *raw, size_t
 /* Compress partition p's raw records into a block in the arena (plain
  * mode: end its open block). */
 static int compress_part(shuffle_writer *w, sw_part *p) {
-    if (w->plain) {
-        close_plain(p);
-        return 0;
-    }
+    if (w->plain) return close_plain(w, p);
     if (!p->raw.len) return 0;
     size_t before = w->arena.len;
     int rc = arena_block(w, p, p->raw.p, p->raw.len);
@@ -270,22 +335,32 @@ static int write_arena_part(shuffle_writer *w, sw_part *p, int fd, const char *p
  * they stay where they are, each partition's z written as it is). */
 static int leave_plain(shuffle_writer *w) {
     if (!w->plain || w->o.codec.id == BF_NONE) return 0;
-    for (int i = 0; i < w->o.nparts; i++) {
-        sw_part *p = &w->parts[i];
-        size_t before = w->arena.len;
-        close_plain(p);
-        for (size_t off = 0; off < p->z.len;) {
-            const uint8_t *h = p->z.p + off;
-            size_t rlen = get_u32le(h + 4);
-            int rc = arena_block(w, p, h + BF_HEADER, rlen);
-            if (rc) return rc;
-            off += BF_HEADER + rlen;
-        }
-        w->buffered = w->buffered - p->z.len + (w->arena.len - before);
-        bb_free(&p->z);
-    }
+    int rc = 0;
+    for (int i = 0; i < w->o.nparts && !rc; i++) rc = close_plain(w, &w->parts[i]);
+    if (rc) return rc;
+    ebuf plain = w->arena;
+    w->arena = (ebuf)EBUF_INIT;
     w->plain = 0;
-    return 0;
+    for (int i = 0; i < w->o.nparts && !rc; i++) {
+        sw_part *p = &w->parts[i];
+        es_run *x = p->aext;
+        size_t nx = p->anext, before = w->arena.len, had = 0;
+        p->aext = NULL;
+        p->anext = p->acap = 0;
+        for (size_t e = 0; e < nx && !rc; e++) {
+            had += x[e].len;
+            for (size_t off = x[e].off; off < x[e].off + x[e].len && !rc;) {
+                const uint8_t *h = plain.p + off;
+                size_t rlen = get_u32le(h + 4);
+                rc = arena_block(w, p, h + BF_HEADER, rlen);
+                off += BF_HEADER + rlen;
+            }
+        }
+        free(x);
+        w->buffered = w->buffered - had + (w->arena.len - before);
+    }
+    bb_free(&plain);
+    return rc;
 }
 
 /* Write every partition's pending bytes, compressed, to the spill file. */
@@ -302,20 +377,16 @@ static int spill_parts(shuffle_writer *w) {
         if (w->spill_fd < 0) return em__seterr(EM_EIO, "shuffle spill %s: %s", w->spill_path, strerror(errno));
         unlink(w->spill_path); /* gone when closed, whatever happens */
     }
+    /* Compressed blocks, or plain ones of codec none. */
     for (int i = 0; i < w->o.nparts; i++) {
         sw_part *p = &w->parts[i];
         if ((rc = compress_part(w, p))) return rc;
-        if (p->z.len) { /* plain blocks of codec none */
-            if ((rc = bf_pwrite_all(w->spill_fd, w->spill_path, p->z.p, p->z.len, w->spill_off))) return rc;
-            if (add_extent(p, w->spill_off, p->z.len)) return em__seterr(EM_ENOMEM, "shuffle spill: out of memory");
-            w->spill_off += p->z.len;
-            w->buffered -= p->z.len;
-            bb_free(&p->z); /* a big partition's blocks need not stay reserved */
-        }
         if ((rc = write_arena_part(w, p, w->spill_fd, w->spill_path, &w->spill_off, 1))) return rc;
     }
-    w->buffered -= w->arena.len;
-    bb_free(&w->arena);
+    /* Every buffered byte is in the file now; the arena keeps its memory
+     * for the next blocks. */
+    w->buffered = 0;
+    w->arena.len = 0;
     w->spills++;
     return 0;
 }
@@ -331,18 +402,13 @@ static int part_add(shuffle_writer *w, int pi, const em_rec *r) {
         return em__seterr(EM_ETOOBIG, "shuffle %u: record of %zu bytes exceeds the %zu byte block limit",
                           w->o.shuffle_id, n, BF_MAX_RAW);
     if (w->plain) {
-        if (p->opened && p->z.len - p->blk - BF_HEADER + n > BF_MAX_RAW) close_plain(p);
-        if (bb_reserve(&p->z, BF_HEADER + n)) return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
-        if (!p->opened) {
-            p->blk = p->z.len;
-            p->z.len += BF_HEADER;
-            p->opened = 1;
-            w->buffered += BF_HEADER;
-        }
-        p->z.len += rec_put(p->z.p + p->z.len, r);
+        if (p->opened && p->blen + n > BF_MAX_RAW && (rc = close_plain(w, p))) return rc;
+        if (n > w->max_rec) w->max_rec = n;
+        if ((!p->opened || p->blen + n > p->room) && (rc = plain_room(w, p, n))) return rc;
+        p->blen += rec_put(w->arena.p + p->blk + BF_HEADER + p->blen, r);
         w->buffered += n;
         w->records++;
-        if (p->z.len - p->blk - BF_HEADER >= w->o.block_bytes) close_plain(p);
+        if (p->blen >= w->o.block_bytes && (rc = close_plain(w, p))) return rc;
         return w->buffered > w->buf_budget ? spill_parts(w) : 0;
     }
     if (p->raw.len + n > BF_MAX_RAW && (rc = compress_part(w, p))) return rc;
@@ -498,10 +564,8 @@ static int write_files(shuffle_writer *w, uint64_t *seg) {
             off += p->ext[e].len;
         }
         if (rc || (rc = compress_part(w, p))) break;
-        if (p->z.len && !(rc = bf_pwrite_all(fd, w->data_tmp, p->z.p, p->z.len, off))) off += p->z.len;
-        if (!rc) rc = write_arena_part(w, p, fd, w->data_tmp, &off, 0);
+        rc = write_arena_part(w, p, fd, w->data_tmp, &off, 0);
         if (seg) seg[i] = off - start;
-        bb_free(&p->z);
     }
     bb_free(&w->arena);
     offs[n] = off;
@@ -524,7 +588,6 @@ static int write_files(shuffle_writer *w, uint64_t *seg) {
 static void sw_free(shuffle_writer *w) {
     for (int i = 0; i < w->o.nparts; i++) {
         bb_free(&w->parts[i].raw);
-        bb_free(&w->parts[i].z);
         free(w->parts[i].ext);
         free(w->parts[i].aext);
     }
@@ -538,21 +601,22 @@ static void sw_free(shuffle_writer *w) {
 }
 
 /* Keep the output in memory (memout.h) when it never spilled and its
- * segments fit, with no copy: in plain mode each partition's blocks
- * buffer is its segment, else the arena holds every segment as the
- * partitions' extents.  1 kept, 0 write files instead, or < 0. */
+ * segments fit, with no copy: the arena holds every segment as the
+ * partitions' extents (plain mode: between them lie the unused ends of
+ * block regions, counted in the buffer's length but not in the
+ * output's).  1 kept, 0 write files instead, or < 0. */
 static int keep_in_memory(shuffle_writer *w, uint64_t *seg) {
-    int n = w->o.nparts, rc, nbufs = w->plain ? n : 1;
+    int n = w->o.nparts, rc;
     if (!w->o.mem || w->spill_fd >= 0) return 0;
     size_t len = 0, next = 0;
     for (int i = 0; i < n; i++) {
-        if ((rc = compress_part(w, &w->parts[i]))) return rc;
-        len += w->parts[i].z.len;
-        next += w->plain ? 1 : w->parts[i].anext;
+        sw_part *p = &w->parts[i];
+        if ((rc = compress_part(w, p))) return rc;
+        for (size_t e = 0; e < p->anext; e++) len += p->aext[e].len;
+        next += p->anext;
     }
-    len += w->arena.len;
     if (!memout_reserve(w->o.mem, len)) return 0;
-    ebuf *bufs = malloc((size_t)nbufs * sizeof *bufs);
+    ebuf *bufs = malloc(sizeof *bufs);
     memout_ext *ext = malloc((next ? next : 1) * sizeof *ext);
     size_t *first = malloc(((size_t)n + 1) * sizeof *first);
     if (!bufs || !ext || !first) goto nomem;
@@ -561,25 +625,17 @@ static int keep_in_memory(shuffle_writer *w, uint64_t *seg) {
         sw_part *p = &w->parts[i];
         uint64_t bytes = 0;
         first[i] = next;
-        if (w->plain) {
-            bufs[i] = p->z;
-            ext[next++] = (memout_ext){0, p->z.len, (uint32_t)i};
-            bytes = p->z.len;
-        }
-        for (size_t e = 0; !w->plain && e < p->anext; e++) {
+        for (size_t e = 0; e < p->anext; e++) {
             ext[next++] = (memout_ext){p->aext[e].off, p->aext[e].len, 0};
             bytes += p->aext[e].len;
         }
         if (seg) seg[i] = bytes;
     }
     first[n] = next;
-    if (!w->plain) bufs[0] = w->arena;
-    if (memout_put(w->o.mem, w->o.shuffle_id, w->o.map_id, w->o.attempt, n, nbufs, bufs, ext, first, len)) goto nomem;
+    bufs[0] = w->arena;
+    if (memout_put(w->o.mem, w->o.shuffle_id, w->o.map_id, w->o.attempt, n, 1, bufs, ext, first, len)) goto nomem;
     /* The store's now. */
-    for (int i = 0; i < n; i++) {
-        w->parts[i].z = (ebuf)EBUF_INIT;
-        w->parts[i].anext = 0;
-    }
+    for (int i = 0; i < n; i++) w->parts[i].anext = 0;
     w->arena = (ebuf)EBUF_INIT;
     return 1;
 nomem:

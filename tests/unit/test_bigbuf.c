@@ -58,3 +58,30 @@ TEST(bigbuf_grow_shrink_reuse) {
     bb_free(&s);
     bb_trim();
 }
+
+/* A buffer becoming a mapping takes no cached mapping over BB_WASTE times
+ * its size (a big buffer will want it), and one that asks for a size at
+ * once takes a cached mapping of that size whole. */
+TEST(bigbuf_small_buffers_leave_big_mappings) {
+    bb_trim();
+    ebuf big = {0}, small = {0}, again = {0};
+    CHECK_OK(bb_reserve(&big, (size_t)40 << 20));
+    uint8_t *was = big.p;
+    bb_free(&big); /* 40 MiB waits in the cache */
+    size_t f0, t0, f1, t1;
+    bb_counts(&f0, &t0);
+    CHECK_OK(bb_reserve(&small, (size_t)3 << 20)); /* 4 MiB: a new mapping */
+    bb_counts(&f1, &t1);
+    CHECK(small.p != was);
+    CHECK_EQ_I64((int64_t)(f1 - f0), 4 << 20);
+    CHECK_EQ_I64((int64_t)(t1 - t0), 0);
+    CHECK_OK(bb_reserve(&again, (size_t)38 << 20)); /* the 40 MiB one */
+    bb_counts(&f0, &t0);
+    CHECK(again.p == was);
+    CHECK_EQ_I64((int64_t)again.cap, 40 << 20);
+    CHECK_EQ_I64((int64_t)f0, (int64_t)f1);
+    CHECK_EQ_I64((int64_t)(t0 - t1), 1);
+    bb_free(&small);
+    bb_free(&again);
+    bb_trim();
+}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../test.h"
+#include "bigbuf.h"
 #include "err.h"
 #include "recfmt.h"
 #include "shuffle.h"
@@ -775,6 +776,84 @@ TEST(shuffle_plain_outputs_to_files) {
     CHECK(dir_clean(sdir, 1));
     memout_free(tight);
     memout_free(roomy);
+}
+
+/* A plain output is one buffer, the writer's arena: each partition's
+ * blocks lie in regions of it, a small partition's in a small region; a
+ * removed output's mapping is what the next output of its size takes
+ * whole, with no fresh pages (bigbuf.h). */
+TEST(shuffle_plain_output_one_arena) {
+    const char *dir = subdir("arena"), *dirs[1];
+    dirs_of(dir, 1, dirs);
+    memout_store *s = memout_new(256 << 20, 1 << 30, 0);
+    CHECK(s);
+    /* 200 partitions of a few records each: one block each, in a region
+     * of SW_FIRST_ROOM (1024) bytes after its header. */
+    wcfg c = {dir, 20, 1, 200, 2000, gen_small, NULL, 0, 65536, {0}, 0, 0, s};
+    CHECK_OK(write_maps(&c));
+    int count[200] = {0}, nonempty = 0, most = 0;
+    for (size_t i = 0; i < 2000; i++) {
+        int64_t k, v;
+        uint8_t kb[8];
+        gen_small(0, i, &k, &v);
+        em_i64_enc(k, kb);
+        count[em_hash(kb, 8) % 200]++;
+    }
+    for (int p = 0; p < 200; p++) {
+        nonempty += count[p] > 0;
+        if (count[p] > most) most = count[p];
+    }
+    CHECK(most * 18 <= 1024); /* every partition fits its first region */
+    memout *o = memout_get(s, 20, 0, 0);
+    CHECK(o && o->nbufs == 1 && o->nparts == 200);
+    CHECK_EQ_I64((int64_t)o->first[200], nonempty);
+    CHECK_EQ_I64((int64_t)o->bufs[0].len, (int64_t)nonempty * (BF_HEADER + 1024));
+    uint64_t sum = 0;
+    for (int r = 0; r < 200; r++) {
+        CHECK_EQ_I64((int64_t)memout_seg_len(o, r), count[r] ? BF_HEADER + 18 * count[r] : 0);
+        sum += memout_seg_len(o, r);
+    }
+    CHECK_EQ_I64((int64_t)sum, (int64_t)o->len);
+    memout_release(s, o);
+    CHECK_EQ_I64(check_pass(dirs, 20, 1, 200, 2000, s), 2000);
+    memout_remove_shuffle(s, 20);
+    free(c.res.seg_bytes);
+
+    /* 4 partitions of 1.35 MB: 64 KiB blocks in whole-block regions, the
+     * unused ends of regions and the first small regions left behind
+     * under 3 blocks a partition. */
+    bb_trim();
+    size_t f0, t0, f1, t1, f2, t2;
+    bb_counts(&f0, &t0);
+    c = (wcfg){dir, 21, 1, 4, 300000, gen_small, NULL, 64 << 20, 65536, {0}, 0, 0, s};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    o = memout_get(s, 21, 0, 0);
+    CHECK(o && o->nbufs == 1);
+    size_t blocks = 0;
+    for (size_t e = 0; e < o->first[4]; e++)
+        for (size_t off = 0; off < o->ext[e].len; off += BF_HEADER + get_u32le(o->bufs[0].p + o->ext[e].off + off))
+            blocks++;
+    CHECK_EQ_I64((int64_t)o->len, (int64_t)(300000 * 18 + blocks * BF_HEADER));
+    CHECK(o->bufs[0].len > o->len && o->bufs[0].len - o->len < 4 * 3 * 65536);
+    uint8_t *was = o->bufs[0].p;
+    memout_release(s, o);
+    bb_counts(&f1, &t1);
+    CHECK(f1 > f0); /* a first output maps fresh pages */
+    memout_remove_shuffle(s, 21); /* its mapping goes to bigbuf's cache */
+    c = (wcfg){dir, 22, 1, 4, 300000, gen_small, NULL, 64 << 20, 65536, {0}, 0, 0, s};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    bb_counts(&f2, &t2);
+    CHECK_EQ_I64((int64_t)f2, (int64_t)f1); /* not one fresh byte */
+    CHECK_EQ_I64((int64_t)(t2 - t1), 1);    /* the one mapping, taken whole */
+    o = memout_get(s, 22, 0, 0);
+    CHECK(o && o->bufs[0].p == was);
+    memout_release(s, o);
+    CHECK_EQ_I64(check_pass(dirs, 22, 1, 4, 300000, s), 300000);
+    CHECK(dir_clean(dir, 0));
+    memout_free(s);
+    bb_trim();
 }
 
 static int part_zero(void *pctx, const em_rec *r) { return 0; }
