@@ -21,8 +21,20 @@
  * buffer costs more than the parsing: on local[2], a 200 MB LIBSVM file
  * took 0.88 s that way (flat_map to binary rows, then map_partitions
  * packing them) against 0.56 s here, a 1.3 GB one 5.2 s against 3.5 s,
- * with 30% less CPU time.  The only copies left are builder -> block
- * (memory reused for every block of the task) and the cache's own copy.
+ * with 30% less CPU time.
+ *
+ * No copies of the values.  The values are parsed straight into the block
+ * where it will be kept: at the end of the cache's buffer when the blocks
+ * are cached (block.h's ml_block_home), so a block is neither copied from
+ * a builder into a block nor from the block into the cache, and the only
+ * memory the load faults in is the cache's.  That works because a block's
+ * big array (x, or CSR's val) starts at a fixed offset whatever the block's
+ * rows turn out to be; when the block ends, a LIBSVM block stored dense
+ * spreads its rows' values out over zeros in place (nothing to do for full
+ * rows), a CSR one gets its indexes and offsets after the values, and
+ * either gets its labels last.  Measured on the 1.44 GB LIBSVM form of the
+ * 10k x 10k set (bench/libsvm_load), this took the two copies (a pass of
+ * 800 MB each) and 2 x 28 MB of builder buffers out of every load.
  * Unlike em_text_file, these reads are not counted in em_stats.input_bytes.
  *
  * LIBSVM: "label index:value ..." with 1-based, strictly ascending indices;
@@ -141,13 +153,13 @@ static int toklen(const char *p, const char *end, char sep) {
 
 /* ----------------------------------------------------------- builder */
 
-/* Rows being gathered into one block.  The arrays are reused for every
- * block of a task; blk holds the block laid out for emitting.  All of them
- * are bigbuf.h buffers, reserved at a block's full size when the task
- * starts: their pages come from the process's cache of mappings the last
- * task gave back, so parsing writes to memory already faulted in (a fresh
- * page costs more than parsing the bytes that fill it, where faults are
- * slow), and growing by doubling copies nothing. */
+/* Rows being gathered into one block.  The values go straight into the
+ * block's big array, at ML_BLOCK_ARRAYS in the block's home (ml_block_home:
+ * the cache's buffer, or home); the labels, LIBSVM's offsets and indexes
+ * (and CSV's fields of one line) into arrays of the builder's, reused for
+ * every block of the task.  All are bigbuf.h buffers, their pages from the
+ * process's cache of mappings the last task gave back (a fresh page costs
+ * more than parsing the bytes that fill it, where faults are slow). */
 typedef struct builder {
     const text_arg *a;
     em_emitter *out;
@@ -155,26 +167,59 @@ typedef struct builder {
     double *y;
     int64_t *indptr;         /* LIBSVM */
     int32_t *idx;            /* LIBSVM */
-    double *val;             /* LIBSVM: values; CSV: rows x (fields - 1) */
-    int64_t cap_nnz;
+    double *val;             /* the block's big array: LIBSVM values; CSV rows x (fields - 1) */
+    int64_t cap_nnz;         /* LIBSVM: values val and idx have room for */
     double *row;             /* CSV: the fields of one line */
     int64_t cap_row;
-    ebuf yb, ipb, idxb, valb; /* the memory of y, indptr, idx, val */
-    ebuf blk;
+    uint8_t *at;             /* the block's home (NULL: none yet), room bytes */
+    size_t room;
+    ebuf yb, ipb, idxb;      /* the memory of y, indptr, idx */
+    ebuf home;               /* blocks not cached are built here */
     int stopped;
 } builder;
+
+/* Room for len bytes of block at its home, keeping the first keep. */
+static int home_room(builder *b, size_t len, size_t keep) {
+    uint8_t *at = ml_block_home(b->out, &b->home, len, keep);
+    if (!at) return em__lasterr();
+    b->at = at;
+    b->room = len;
+    b->val = (double *)(at + ML_BLOCK_ARRAYS);
+    return 0;
+}
+
+/* Start a block: a home for its values. */
+static int start_block(builder *b) {
+    if (b->a->format == FMT_CSV) {
+        size_t n = ml_block_size(ML_DENSE, b->a->max_rows, b->a->fields - 1, 0);
+        if (!n) return em_fail("mllib: a block of %lld rows of %lld fields is too large", (long long)b->a->max_rows,
+                               (long long)b->a->fields);
+        return home_room(b, n, 0);
+    }
+    int64_t cap = 4096;
+    while (cap < b->a->max_nnz + 4096) cap *= 2; /* a block and most of a row */
+    b->cap_nnz = 0;
+    b->nnz = 0;
+    if (bb_reserve(&b->idxb, sizeof(int32_t) * (size_t)cap)) return em_fail("mllib: out of memory for %lld nonzeros", (long long)cap);
+    int rc = home_room(b, ML_BLOCK_ARRAYS + sizeof(double) * (size_t)cap, 0);
+    if (rc) return rc;
+    b->idx = (int32_t *)b->idxb.p;
+    b->cap_nnz = cap;
+    return 0;
+}
 
 /* Room for need nonzeros in idx and val, keeping the first keep. */
 static int grow_nnz(builder *b, int64_t keep, int64_t need) {
     int64_t cap = b->cap_nnz ? b->cap_nnz : 4096;
     while (cap < need) cap *= 2;
     b->idxb.len = sizeof(int32_t) * (size_t)keep;
-    b->valb.len = sizeof(double) * (size_t)keep;
-    if (bb_reserve(&b->idxb, sizeof(int32_t) * (size_t)(cap - keep)) ||
-        bb_reserve(&b->valb, sizeof(double) * (size_t)(cap - keep)))
-        return em_fail("mllib: out of memory for %lld nonzeros", (long long)cap);
+    int rc = bb_reserve(&b->idxb, sizeof(int32_t) * (size_t)(cap - keep));
+    b->idxb.len = 0;
+    if (rc) return em_fail("mllib: out of memory for %lld nonzeros", (long long)cap);
+    if ((rc = home_room(b, ML_BLOCK_ARRAYS + sizeof(double) * (size_t)cap,
+                        ML_BLOCK_ARRAYS + sizeof(double) * (size_t)keep)))
+        return rc;
     b->idx = (int32_t *)b->idxb.p;
-    b->val = (double *)b->valb.p;
     b->cap_nnz = cap;
     return 0;
 }
@@ -189,33 +234,39 @@ static int grow_row(builder *b, int64_t need) {
     return 0;
 }
 
-/* Lay out the LIBSVM rows gathered as a block in b->blk: CSR, or dense
- * when ml_block_dense_better says (the same numbers; a row holding every
- * feature is copied as parsed, the others are scattered over zeros). */
+/* Lay out the LIBSVM rows gathered as a block, around the values already
+ * in place: CSR, or dense when ml_block_dense_better says (the same
+ * numbers; rows holding every feature are already where they go, the
+ * others are spread out over zeros). */
 static int libsvm_block(builder *b, ml_block *k) {
-    int64_t cols = b->a->num_features > 0 ? b->a->num_features : b->cols;
-    int kind = ml_block_dense_better(b->rows, cols, b->nnz) ? ML_DENSE : ML_CSR, rc;
-    int64_t nnz = kind == ML_CSR ? b->nnz : 0;
-    if ((rc = ml_block_reserve_big(&b->blk, kind, b->rows, cols, nnz)) ||
-        (rc = ml_block_alloc(&b->blk, kind, b->rows, cols, nnz, k)))
-        return rc;
-    if (kind == ML_DENSE) {
-        for (int64_t i = 0; i < b->rows; i++) {
-            double *x = k->x + i * cols;
-            int64_t lo = b->indptr[i], hi = b->indptr[i + 1];
-            if (hi - lo == cols) {
-                memcpy(x, b->val + lo, sizeof(double) * (size_t)cols);
-                continue;
-            }
-            memset(x, 0, sizeof(double) * (size_t)cols);
-            for (int64_t j = lo; j < hi; j++) x[b->idx[j]] = b->val[j];
-        }
+    int64_t cols = b->a->num_features > 0 ? b->a->num_features : b->cols, rows = b->rows;
+    int kind = ml_block_dense_better(rows, cols, b->nnz) ? ML_DENSE : ML_CSR, rc;
+    size_t n = ml_block_size(kind, rows, cols, kind == ML_CSR ? b->nnz : 0);
+    if (!n) return em_fail("mllib: a block of %lld rows of %lld columns is too large", (long long)rows, (long long)cols);
+    if (n > b->room && (rc = home_room(b, n, ML_BLOCK_ARRAYS + sizeof(double) * (size_t)b->nnz))) return rc;
+    if ((rc = ml_block_lay(b->at, kind, rows, cols, kind == ML_CSR ? b->nnz : 0, k))) return rc;
+    if (kind == ML_CSR) {
+        memcpy(k->indptr, b->indptr, sizeof(int64_t) * (size_t)(rows + 1));
+        if (b->nnz) memcpy(k->idx, b->idx, sizeof(int32_t) * (size_t)b->nnz);
         return 0;
     }
-    memcpy(k->indptr, b->indptr, sizeof(int64_t) * (size_t)(b->rows + 1));
-    if (b->nnz) { /* rows of labels alone ("1\n0\n") leave idx and val unallocated (NULL) */
-        memcpy(k->idx, b->idx, sizeof(int32_t) * (size_t)b->nnz);
-        memcpy(k->val, b->val, sizeof(double) * (size_t)b->nnz);
+    if (b->nnz == rows * cols) return 0; /* every row full: x is the values as parsed */
+    /* Spread in place, from the last value back: value j of row i goes to
+     * x[i * cols + idx[j]], never below j (row i's values start at
+     * indptr[i] <= i * cols, its indexes ascend from 0), so a value is read
+     * before anything is written over it. */
+    double *x = k->x;
+    for (int64_t i = rows; i-- > 0;) {
+        int64_t lo = b->indptr[i], at = cols;
+        double *xr = x + i * cols;
+        for (int64_t j = b->indptr[i + 1]; j-- > lo;) {
+            int64_t d = b->idx[j];
+            double v = x[j];
+            memset(xr + d + 1, 0, sizeof(double) * (size_t)(at - d - 1));
+            xr[d] = v;
+            at = d;
+        }
+        memset(xr, 0, sizeof(double) * (size_t)at);
     }
     return 0;
 }
@@ -227,16 +278,13 @@ static int flush(builder *b) {
     int rc;
     if (b->a->format == FMT_LIBSVM) {
         if ((rc = libsvm_block(b, &k))) return rc;
-    } else {
-        int64_t cols = b->a->fields - 1;
-        if ((rc = ml_block_reserve_big(&b->blk, ML_DENSE, b->rows, cols, 0)) ||
-            (rc = ml_block_alloc(&b->blk, ML_DENSE, b->rows, cols, 0, &k)))
-            return rc;
-        memcpy(k.x, b->val, sizeof(double) * (size_t)(b->rows * cols));
+    } else if ((rc = ml_block_lay(b->at, ML_DENSE, b->rows, b->a->fields - 1, 0, &k))) {
+        return rc;
     }
     memcpy(k.y, b->y, sizeof(double) * (size_t)b->rows);
-    rc = ml_block_emit(b->out, &b->blk);
+    rc = ml_block_emit(b->out, &k);
     b->rows = b->nnz = b->cols = 0;
+    b->at = NULL; /* the next block's home is after this one */
     if (rc == EM_STOP) b->stopped = 1;
     return rc < 0 ? rc : 0;
 }
@@ -247,6 +295,8 @@ static int flush(builder *b) {
 static int libsvm_line(builder *b, const char *p, const char *end) {
     while (p < end && ml_is_space(*p)) p++;
     if (p == end || *p == '#') return 0; /* blank or comment */
+    int rc;
+    if (!b->at && (rc = start_block(b))) return rc;
     double label;
     const char *q = ml_parse_f64(p, end, &label);
     if (!q || (q < end && !ml_is_space(*q))) return line_fail("bad label '%.*s'", toklen(p, end, 0), p);
@@ -349,6 +399,7 @@ static int csv_line(builder *b, const char *p, const char *end) {
     if (nf != a->fields)
         return line_fail("%lld fields, expected %lld as in the first row", (long long)nf, (long long)a->fields);
     int64_t cols = a->fields - 1, lc = a->label_col;
+    if (!b->at && (rc = start_block(b))) return rc;
     double *x = b->val + b->rows * cols;
     if (a->classes ? !class_label_ok(b->row[lc], a->classes) : b->row[lc] != 0 && b->row[lc] != 1) {
         char num[32];
@@ -386,26 +437,21 @@ int ml_text_blocks(const em_rec *in, em_emitter *out, const void *arg) {
     memset(&b, 0, sizeof b);
     b.a = a;
     b.out = out;
-    int64_t cols = a->format == FMT_CSV ? a->fields - 1 : 0;
     int rc = 0;
     if (bb_reserve(&b.yb, sizeof(double) * (size_t)a->max_rows) ||
-        bb_reserve(&b.ipb, sizeof(int64_t) * (size_t)(a->max_rows + 1)) ||
-        (a->format == FMT_CSV && bb_reserve(&b.valb, sizeof(double) * (size_t)(a->max_rows * cols + 1))))
+        bb_reserve(&b.ipb, sizeof(int64_t) * (size_t)(a->max_rows + 1)))
         rc = em_fail("mllib: out of memory");
-    if (!rc && a->format == FMT_LIBSVM) rc = grow_nnz(&b, 0, a->max_nnz + 4096); /* a block and most of a row */
     if (!rc) {
         b.y = (double *)b.yb.p;
         b.indptr = (int64_t *)b.ipb.p;
-        if (a->format == FMT_CSV) b.val = (double *)b.valb.p;
         b.indptr[0] = 0;
         rc = text_read_split(&s, (size_t)a->max_line, line_sink, &b, NULL);
     }
     if (!rc && !b.stopped) rc = flush(&b);
-    bb_free(&b.blk);
+    bb_free(&b.home);
     bb_free(&b.yb);
     bb_free(&b.ipb);
     bb_free(&b.idxb);
-    bb_free(&b.valb);
     free(b.row);
     return rc;
 }
