@@ -32,9 +32,11 @@
  * rows turn out to be; when the block ends, a LIBSVM block stored dense
  * spreads its rows' values out over zeros in place (nothing to do for full
  * rows), a CSR one gets its indexes and offsets after the values, and
- * either gets its labels last.  Measured on the 1.44 GB LIBSVM form of the
- * 10k x 10k set (bench/libsvm_load), this took the two copies (a pass of
- * 800 MB each) and 2 x 28 MB of builder buffers out of every load.
+ * either gets its labels last.  A LIBSVM block's column indexes wait in
+ * its room too, past the values', so the only big memory a load takes is
+ * the cache's.  Measured on the 1.44 GB LIBSVM form of the 10k x 10k set
+ * (bench/libsvm_load), this took the two copies (a pass of 800 MB each)
+ * and 2 x 36 MB of builder buffers out of every load.
  * Unlike em_text_file, these reads are not counted in em_stats.input_bytes.
  *
  * LIBSVM: "label index:value ..." with 1-based, strictly ascending indices;
@@ -155,11 +157,13 @@ static int toklen(const char *p, const char *end, char sep) {
 
 /* Rows being gathered into one block.  The values go straight into the
  * block's big array, at ML_BLOCK_ARRAYS in the block's home (ml_block_home:
- * the cache's buffer, or home); the labels, LIBSVM's offsets and indexes
- * (and CSV's fields of one line) into arrays of the builder's, reused for
- * every block of the task.  All are bigbuf.h buffers, their pages from the
- * process's cache of mappings the last task gave back (a fresh page costs
- * more than parsing the bytes that fill it, where faults are slow). */
+ * the cache's buffer, or home); LIBSVM's column indexes right after the
+ * values' room (cap_nnz values), in the home too, so a load takes no big
+ * buffer of its own besides the cache's (an 8 MB index array of its own
+ * took a parked 400 MB mapping from bigbuf's cache, and the cache then
+ * faulted in fresh memory instead); the labels and LIBSVM's row offsets
+ * (and CSV's fields of one line) into small arrays of the builder's,
+ * reused for every block of the task. */
 typedef struct builder {
     const text_arg *a;
     em_emitter *out;
@@ -173,7 +177,7 @@ typedef struct builder {
     int64_t cap_row;
     uint8_t *at;             /* the block's home (NULL: none yet), room bytes */
     size_t room;
-    ebuf yb, ipb, idxb;      /* the memory of y, indptr, idx */
+    ebuf yb, ipb;            /* the memory of y, indptr */
     ebuf home;               /* blocks not cached are built here */
     int stopped;
 } builder;
@@ -185,8 +189,13 @@ static int home_room(builder *b, size_t len, size_t keep) {
     b->at = at;
     b->room = len;
     b->val = (double *)(at + ML_BLOCK_ARRAYS);
+    b->idx = (int32_t *)(at + ML_BLOCK_ARRAYS + sizeof(double) * (size_t)b->cap_nnz);
     return 0;
 }
+
+/* Bytes of a LIBSVM block's home while it is parsed: cap values, then
+ * their cap indexes. */
+static size_t parse_room(int64_t cap) { return ML_BLOCK_ARRAYS + 12 * (size_t)cap; }
 
 /* Start a block: a home for its values. */
 static int start_block(builder *b) {
@@ -198,29 +207,22 @@ static int start_block(builder *b) {
     }
     int64_t cap = 4096;
     while (cap < b->a->max_nnz + 4096) cap *= 2; /* a block and most of a row */
-    b->cap_nnz = 0;
-    b->nnz = 0;
-    if (bb_reserve(&b->idxb, sizeof(int32_t) * (size_t)cap)) return em_fail("mllib: out of memory for %lld nonzeros", (long long)cap);
-    int rc = home_room(b, ML_BLOCK_ARRAYS + sizeof(double) * (size_t)cap, 0);
-    if (rc) return rc;
-    b->idx = (int32_t *)b->idxb.p;
     b->cap_nnz = cap;
-    return 0;
+    b->nnz = 0;
+    return home_room(b, parse_room(cap), 0);
 }
 
-/* Room for need nonzeros in idx and val, keeping the first keep. */
+/* Room for need nonzeros, keeping the first keep values and indexes (the
+ * indexes move up past the values' new room). */
 static int grow_nnz(builder *b, int64_t keep, int64_t need) {
-    int64_t cap = b->cap_nnz ? b->cap_nnz : 4096;
+    int64_t old = b->cap_nnz, cap = old;
     while (cap < need) cap *= 2;
-    b->idxb.len = sizeof(int32_t) * (size_t)keep;
-    int rc = bb_reserve(&b->idxb, sizeof(int32_t) * (size_t)(cap - keep));
-    b->idxb.len = 0;
-    if (rc) return em_fail("mllib: out of memory for %lld nonzeros", (long long)cap);
-    if ((rc = home_room(b, ML_BLOCK_ARRAYS + sizeof(double) * (size_t)cap,
-                        ML_BLOCK_ARRAYS + sizeof(double) * (size_t)keep)))
-        return rc;
-    b->idx = (int32_t *)b->idxb.p;
+    int rc = home_room(b, parse_room(cap), parse_room(old));
+    if (rc) return rc;
+    uint8_t *from = (uint8_t *)b->idx; /* home_room placed idx for the old cap */
     b->cap_nnz = cap;
+    b->idx = (int32_t *)(b->at + ML_BLOCK_ARRAYS + sizeof(double) * (size_t)cap);
+    memmove(b->idx, from, sizeof(int32_t) * (size_t)keep);
     return 0;
 }
 
@@ -239,36 +241,49 @@ static int grow_row(builder *b, int64_t need) {
  * numbers; rows holding every feature are already where they go, the
  * others are spread out over zeros). */
 static int libsvm_block(builder *b, ml_block *k) {
-    int64_t cols = b->a->num_features > 0 ? b->a->num_features : b->cols, rows = b->rows;
-    int kind = ml_block_dense_better(rows, cols, b->nnz) ? ML_DENSE : ML_CSR, rc;
-    size_t n = ml_block_size(kind, rows, cols, kind == ML_CSR ? b->nnz : 0);
+    int64_t cols = b->a->num_features > 0 ? b->a->num_features : b->cols, rows = b->rows, nnz = b->nnz;
+    int kind = ml_block_dense_better(rows, cols, nnz) ? ML_DENSE : ML_CSR, rc;
+    size_t n = ml_block_size(kind, rows, cols, kind == ML_CSR ? nnz : 0), up = ML_BLOCK_ARRAYS;
     if (!n) return em_fail("mllib: a block of %lld rows of %lld columns is too large", (long long)rows, (long long)cols);
-    if (n > b->room && (rc = home_room(b, n, ML_BLOCK_ARRAYS + sizeof(double) * (size_t)b->nnz))) return rc;
-    if ((rc = ml_block_lay(b->at, kind, rows, cols, kind == ML_CSR ? b->nnz : 0, k))) return rc;
+    /* The indexes are read until the arrays are in place: for a dense
+     * block wider than the values' room, they first move past x. */
+    if (kind == ML_DENSE && rows * cols > b->cap_nnz) up += (sizeof(double) * (size_t)(rows * cols) + 15) & ~(size_t)15;
+    size_t need = up > ML_BLOCK_ARRAYS ? up + sizeof(int32_t) * (size_t)nnz : 0;
+    if (need < n) need = n;
+    if (need > b->room && (rc = home_room(b, need, parse_room(b->cap_nnz)))) return rc;
+    if (up > ML_BLOCK_ARRAYS) {
+        memmove(b->at + up, b->idx, sizeof(int32_t) * (size_t)nnz);
+        b->idx = (int32_t *)(b->at + up);
+    }
     if (kind == ML_CSR) {
+        /* The indexes move down to just after the values (up16(8 nnz) <=
+         * 8 cap_nnz), before the layout zeroes the gaps around them. */
+        int32_t *to = (int32_t *)(b->at + ML_BLOCK_ARRAYS + ((sizeof(double) * (size_t)nnz + 15) & ~(size_t)15));
+        memmove(to, b->idx, sizeof(int32_t) * (size_t)nnz);
+        if ((rc = ml_block_lay(b->at, kind, rows, cols, nnz, k))) return rc;
         memcpy(k->indptr, b->indptr, sizeof(int64_t) * (size_t)(rows + 1));
-        if (b->nnz) memcpy(k->idx, b->idx, sizeof(int32_t) * (size_t)b->nnz);
         return 0;
     }
-    if (b->nnz == rows * cols) return 0; /* every row full: x is the values as parsed */
-    /* Spread in place, from the last value back: value j of row i goes to
-     * x[i * cols + idx[j]], never below j (row i's values start at
-     * indptr[i] <= i * cols, its indexes ascend from 0), so a value is read
-     * before anything is written over it. */
-    double *x = k->x;
-    for (int64_t i = rows; i-- > 0;) {
-        int64_t lo = b->indptr[i], at = cols;
-        double *xr = x + i * cols;
-        for (int64_t j = b->indptr[i + 1]; j-- > lo;) {
-            int64_t d = b->idx[j];
-            double v = x[j];
-            memset(xr + d + 1, 0, sizeof(double) * (size_t)(at - d - 1));
-            xr[d] = v;
-            at = d;
+    if (nnz != rows * cols) {
+        /* Spread in place, from the last value back: value j of row i goes
+         * to x[i * cols + idx[j]], never below j (row i's values start at
+         * indptr[i] <= i * cols, its indexes ascend from 0), so a value is
+         * read before anything is written over it. */
+        double *x = b->val;
+        for (int64_t i = rows; i-- > 0;) {
+            int64_t lo = b->indptr[i], at = cols;
+            double *xr = x + i * cols;
+            for (int64_t j = b->indptr[i + 1]; j-- > lo;) {
+                int64_t d = b->idx[j];
+                double v = x[j];
+                memset(xr + d + 1, 0, sizeof(double) * (size_t)(at - d - 1));
+                xr[d] = v;
+                at = d;
+            }
+            memset(xr, 0, sizeof(double) * (size_t)at);
         }
-        memset(xr, 0, sizeof(double) * (size_t)at);
-    }
-    return 0;
+    } /* else every row is full: x is the values as parsed */
+    return ml_block_lay(b->at, kind, rows, cols, 0, k); /* the indexes are done with */
 }
 
 /* Emit the rows gathered so far as one block. */
@@ -451,7 +466,6 @@ int ml_text_blocks(const em_rec *in, em_emitter *out, const void *arg) {
     bb_free(&b.home);
     bb_free(&b.yb);
     bb_free(&b.ipb);
-    bb_free(&b.idxb);
     free(b.row);
     return rc;
 }
