@@ -24,8 +24,8 @@
  * warms it first.  ember's time is em_ml_read_libsvm end to end: planning
  * the splits, parsing, building and caching the blocks, and the count of
  * rows and columns, each load's CPU time split into user (mostly parsing)
- * and system (mostly the kernel clearing the cache's fresh pages).  Before
- * ember runs, the bench first-touches as much new memory as the cached
+ * and system (mostly the kernel clearing the cache's fresh pages).  After
+ * the loads, the bench first-touches as much new memory as the cached
  * blocks take (see cold_touch): the part of a first load no parser can
  * save on the machine it runs on.  MB = 10^6 bytes.
  *
@@ -91,10 +91,9 @@ static void *touch_pages(void *arg) {
 
 /* First-touch len bytes of memory new to the process, advised for huge
  * pages as the cache's is, on 2 threads (ember's 2 tasks): the seconds.
- * The memory stays mapped until the process exits, so the loads after it
- * cannot reuse its pages: a first load must make its cache's memory
- * resident in the same way, so it cannot take less time than this on top
- * of its parsing.  On the virtual machines we measure on, memory that the
+ * The memory stays mapped until the process exits.  A first load must
+ * make its cache's memory resident in the same way, so it cannot take less
+ * time than this on top of its parsing.  On the virtual machines we measure on, memory that the
  * guest freed a few seconds ago is reported back to the host, and touching
  * it again costs a host fault per page (0.3 to 0.6 GB/s, against 10 GB/s
  * and more for pages freed just before); this shows how much of a first
@@ -302,16 +301,7 @@ int main(int argc, char **argv) {
         cols = ref.max_idx;
     }
 
-    /* (2) The cold-memory floor of a first load: memory of the size of the
-     * cached blocks (dense when over 2/3 full, as the reader stores them). */
-    double cells = (double)rows * (double)cols, block_bytes = 3 * (double)ref.nnz >= 2 * cells
-                                                                  ? cells * 8 + (double)rows * 8
-                                                                  : (double)ref.nnz * 12 + (double)rows * 16;
-    double t_cold = cold_touch((size_t)block_bytes);
-    printf("cold memory (first touch of %.0f MB new to the process, 2 threads): %.3f s  %6.3f GB/s\n",
-           block_bytes / 1e6, t_cold, block_bytes / 1e9 / t_cold);
-
-    /* (3) ember. */
+    /* (2) ember. */
     em_ctx *ctx = em_open(master, NULL);
     if (!ctx) die("em_open(%s): %s", master, em_errmsg());
     int cores = em_cores(ctx);
@@ -362,6 +352,18 @@ int main(int argc, char **argv) {
     free(means);
     free(stds);
     em_ml_free(d);
+
+    /* (3) The cold-memory floor of a first load: memory of the size of the
+     * cached blocks (dense when over 2/3 full, as the reader stores them),
+     * touched after the loads (before, it would take whatever memory the
+     * machine had warm, and leave the first load the cold rest), while
+     * bigbuf's cache still holds the loads' mappings. */
+    double cells = (double)rows * (double)cols, block_bytes = 3 * (double)ref.nnz >= 2 * cells
+                                                                  ? cells * 8 + (double)rows * 8
+                                                                  : (double)ref.nnz * 12 + (double)rows * 16;
+    double t_cold = cold_touch((size_t)block_bytes);
+    printf("cold memory (first touch of %.0f MB new to the process, 2 threads): %.3f s  %6.3f GB/s\n",
+           block_bytes / 1e6, t_cold, block_bytes / 1e9 / t_cold);
     em_close(ctx);
 
     double sk = SKLEARN_SECONDS * bytes / SKLEARN_BYTES;
