@@ -26,8 +26,10 @@
  * strtod rounds "0.dddddd".  ember then loads each file and trains; and,
  * for comparison, em_ml_synthetic data of the same shape.
  *
- * Figures per source: the load time; MB of the process's anonymous huge
- * pages the load added (the cached blocks, local masters only); ms per
+ * Figures per source: the load time; how much of the memory holding the
+ * cached blocks is on huge pages ("huge H of R MB": the AnonHugePages and
+ * the resident size of the mappings /proc/self/smaps shows holding them,
+ * found from the blocks' own addresses; local masters only); ms per
  * iteration as the whole training time over the iterations (the issue's
  * measure; the run also makes one more pass, at the starting weights),
  * the best and median iteration from the progress callback, and the jobs
@@ -206,16 +208,79 @@ static void write_files(const dataset *d, const char *dns, const char *csv, cons
 
 /* ------------------------------------------------------------ ember */
 
-/* MB of anonymous huge pages in this process. */
-static double huge_mb(void) {
-    FILE *f = fopen("/proc/self/smaps_rollup", "r");
-    char l[256];
-    double kb = 0;
-    if (!f) return 0;
-    while (fgets(l, sizeof l, f))
-        if (sscanf(l, "AnonHugePages: %lf kB", &kb) == 1) break;
+/* Where the cached blocks live: each block record's address and length,
+ * from a job over the cached RDD (on a local master its tasks read the
+ * cached batches in place, so the addresses are the cache's own). */
+static int block_span(const em_rec *in, em_emitter *out, const void *arg) {
+    uint64_t a[2] = {(uint64_t)(uintptr_t)in->val, (uint64_t)in->vlen};
+    return em_emit(out, a, sizeof a);
+}
+
+typedef struct span {
+    uint64_t lo, hi;
+} span;
+
+static int cmp_span(const void *a, const void *b) {
+    uint64_t x = ((const span *)a)->lo, y = ((const span *)b)->lo;
+    return (x > y) - (x < y);
+}
+
+/* Whether the cached blocks sit on huge pages: the MB of the blocks, and
+ * the resident and AnonHugePages MB of the mappings (/proc/self/smaps)
+ * that hold them.  The process-wide AnonHugePages cannot tell, since bigbuf
+ * reuses one source's mappings for the next.  -1s where it cannot be
+ * measured (a cluster master: the blocks are in other processes). */
+static void block_pages(em_ml_data *d, const char *master, double *blocks_mb, double *rss_mb, double *huge) {
+    *blocks_mb = *rss_mb = *huge = -1;
+    if (strncmp(master, "local[", 6) && strcmp(master, "local")) return;
+    em_rdd *m = em_map(em_ml_blocks(d), block_span, NULL, 0);
+    em_batch *res = NULL;
+    if (!m || em_collect(m, &res)) {
+        em_rdd_release(m);
+        return;
+    }
+    size_t n = em_batch_count(res);
+    span *sp = malloc(sizeof *sp * (n ? n : 1));
+    double bytes = 0;
+    for (size_t i = 0; sp && i < n; i++) {
+        em_rec r;
+        uint64_t a[2];
+        em_batch_get(res, i, &r);
+        memcpy(a, r.val, sizeof a);
+        sp[i].lo = a[0];
+        sp[i].hi = a[0] + a[1];
+        bytes += (double)a[1];
+    }
+    em_batch_free(res);
+    em_rdd_release(m);
+    FILE *f = sp ? fopen("/proc/self/smaps", "r") : NULL;
+    if (!f) {
+        free(sp);
+        return;
+    }
+    qsort(sp, n, sizeof *sp, cmp_span);
+    char l[512];
+    uint64_t lo = 0, hi = 0;
+    int holds = 0;
+    double rss = 0, anon_huge = 0, kb;
+    while (fgets(l, sizeof l, f)) {
+        unsigned long long a, b;
+        if (sscanf(l, "%llx-%llx ", &a, &b) == 2) {
+            lo = a;
+            hi = b;
+            holds = 0;
+            for (size_t i = 0; i < n && !holds; i++) holds = sp[i].lo < hi && sp[i].hi > lo;
+        } else if (holds && sscanf(l, "Rss: %lf kB", &kb) == 1) {
+            rss += kb;
+        } else if (holds && sscanf(l, "AnonHugePages: %lf kB", &kb) == 1) {
+            anon_huge += kb;
+        }
+    }
     fclose(f);
-    return kb / 1024;
+    free(sp);
+    *blocks_mb = bytes / 1e6;
+    *rss_mb = rss * 1024 / 1e6;
+    *huge = anon_huge * 1024 / 1e6;
 }
 
 typedef struct timing {
@@ -235,9 +300,10 @@ typedef struct refs {
 
 /* Load one source, train, print a line.  ref: the bench's arrays (NULL for
  * synthetic data), for the loss check. */
-static int run_source(em_ctx *ctx, const char *name, const char *kind, const char *path, const dataset *ds,
-                      const fused_data *ref, const fused_data *cref, double bytes, double bandwidth, int iters) {
-    double h0 = huge_mb(), t0 = now();
+static int run_source(em_ctx *ctx, const char *master, const char *name, const char *kind, const char *path,
+                      const dataset *ds, const fused_data *ref, const fused_data *cref, double bytes, double bandwidth,
+                      int iters) {
+    double t0 = now();
     em_ml_data *d = NULL;
     if (!strcmp(kind, "synthetic")) {
         em_ml_synth_opts so = {ds->rows, ds->cols, 1, 0.1, 17, 0, 0};
@@ -254,13 +320,14 @@ static int run_source(em_ctx *ctx, const char *name, const char *kind, const cha
         fprintf(stderr, "logreg bench: %s: %s\n", name, em_errmsg());
         return -1;
     }
-    double t_load = now() - t0, huge = huge_mb() - h0;
+    double t_load = now() - t0, blocks_mb, rss_mb, huge;
     if (em_ml_rows(d) != ds->rows || em_ml_cols(d) != ds->cols) {
         fprintf(stderr, "logreg bench: %s: %lld x %lld, expected %lld x %lld\n", name, (long long)em_ml_rows(d),
                 (long long)em_ml_cols(d), (long long)ds->rows, (long long)ds->cols);
         em_ml_free(d);
         return -1;
     }
+    block_pages(d, master, &blocks_mb, &rss_mb, &huge);
     em_ml_logreg_opts o;
     em_ml_logreg_defaults(&o);
     o.max_iter = iters;
@@ -315,9 +382,11 @@ static int run_source(em_ctx *ctx, const char *name, const char *kind, const cha
         }
         snprintf(check, sizeof check, "loss %.6f = C's", loss_em);
     }
-    printf("  %-12s load %6.2f s  huge %5.0f MB | %7.2f ms/iter (best %6.2f, median %6.2f), %lld jobs | "
+    char pages[64] = "huge pages: not measured";
+    if (rss_mb > 0) snprintf(pages, sizeof pages, "huge %4.0f of %4.0f MB", huge, rss_mb);
+    printf("  %-12s load %6.2f s  %s | %7.2f ms/iter (best %6.2f, median %6.2f), %lld jobs | "
            "x%.2f C fused (%.2f ms just after), x%.2f bound | CPU %.1f ms/iter, x%.2f the C pass's %.1f | %s\n",
-           name, t_load, huge, per_iter * 1e3, best * 1e3, median * 1e3, (long long)(st1.jobs - st0.jobs),
+           name, t_load, pages, per_iter * 1e3, best * 1e3, median * 1e3, (long long)(st1.jobs - st0.jobs),
            per_iter / ref_s, ref_s * 1e3, per_iter / bound, cpu_train / iters * 1e3, cpu_train / iters / ref_cpu,
            ref_cpu * 1e3, check);
     fflush(stdout);
@@ -360,12 +429,12 @@ static int run_shape(em_ctx *ctx, const char *label, int64_t rows, int64_t cols,
     printf("  targets: ms/iter <= %.2f (0.9x C fused) and <= %.2f (75%% of the bound) for dense blocks\n",
            dense_s / 0.9 * 1e3, dense_b / bandwidth / 0.75 * 1e3);
     fflush(stdout);
-    int rc = run_source(ctx, "synthetic", "synthetic", NULL, &ds, NULL, &dense, dense_b, bandwidth, iters);
-    if (!rc) rc = run_source(ctx, "dense file", "dense", dns, &ds, &dense, &dense, dense_b, bandwidth, iters);
-    if (!rc) rc = run_source(ctx, "csv file", "csv", csv, &ds, &dense, &dense, dense_b, bandwidth, iters);
+    int rc = run_source(ctx, master, "synthetic", "synthetic", NULL, &ds, NULL, &dense, dense_b, bandwidth, iters);
+    if (!rc) rc = run_source(ctx, master, "dense file", "dense", dns, &ds, &dense, &dense, dense_b, bandwidth, iters);
+    if (!rc) rc = run_source(ctx, master, "csv file", "csv", csv, &ds, &dense, &dense, dense_b, bandwidth, iters);
     /* Every feature is written, so the LIBSVM blocks are stored dense
      * (over 2/3 full): the dense references apply. */
-    if (!rc) rc = run_source(ctx, "libsvm file", "libsvm", svm, &ds, &csr, &dense, dense_b, bandwidth, iters);
+    if (!rc) rc = run_source(ctx, master, "libsvm file", "libsvm", svm, &ds, &csr, &dense, dense_b, bandwidth, iters);
     free(indptr);
     free(idx);
     free(ds.x);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bigbuf.h"
+#include "cache_room.h"
 #include "err.h"
 #include "fnref.h"
 #include "pipe.h"
@@ -528,11 +529,22 @@ typedef struct tee_state {
     ebuf keep;
 } tee_state;
 
+static uint64_t kept_in_place; /* records, process-wide (cache_room_kept) */
+
 static int push_tee(epipe *p, const em_rec *r) {
     tee_state *t = p->state;
     size_t need = rec_encoded_size(r);
-    if (bb_reserve(&t->keep, need)) return em__seterr(EM_ENOMEM, "cache: out of memory");
-    t->keep.len += rec_put(t->keep.p + t->keep.len, r);
+    uint8_t *at = t->keep.p + t->keep.len;
+    if (!r->key && t->keep.p && t->keep.cap - t->keep.len >= need && r->val == at + 1 + varint_len(r->vlen)) {
+        /* Laid out in place (cache_room): only the length goes in front. */
+        at[0] = 0;
+        varint_put(at + 1, r->vlen);
+        t->keep.len += need;
+        __atomic_fetch_add(&kept_in_place, 1, __ATOMIC_RELAXED);
+    } else {
+        if (bb_reserve(&t->keep, need)) return em__seterr(EM_ENOMEM, "cache: out of memory");
+        t->keep.len += rec_put(t->keep.p + t->keep.len, r);
+    }
     if (p->stopped) return 0;
     int rc = p->next->push(p->next, r);
     if (rc == EM_STOP) {
@@ -541,6 +553,25 @@ static int push_tee(epipe *p, const em_rec *r) {
     }
     return rc;
 }
+
+int cache_room(em_emitter *out, size_t len, size_t keep, uint8_t **at) {
+    *at = NULL;
+    if (!out || out->mode != EMIT_PUSH || !out->to || out->to->push != push_tee) return 0;
+    if (keep > len) return em__seterr(EM_EINVAL, "cache: %zu bytes to carry in a room of %zu", keep, len);
+    tee_state *t = out->to->state;
+    /* Reserve with the carried bytes counted as held, so that a grown
+     * buffer (moved pages, or a cached mapping the bytes are copied to)
+     * keeps them. */
+    size_t held = t->keep.len;
+    t->keep.len += keep;
+    int rc = bb_reserve(&t->keep, len - keep);
+    t->keep.len = held;
+    if (rc) return em__seterr(EM_ENOMEM, "cache: out of memory for a %zu-byte record", len);
+    *at = t->keep.p + held;
+    return 0;
+}
+
+uint64_t cache_room_kept(void) { return __atomic_load_n(&kept_in_place, __ATOMIC_RELAXED); }
 
 static void release_tee(void *arg) {
     tee_state *t = arg;

@@ -5,19 +5,27 @@
  * A block is a plain record whose value is
  *     u8 pad | pad bytes | 64-byte header | arrays | trailing pad
  * header: "EMBK", u32 kind (ML_DENSE / ML_CSR), i64 rows, cols, nnz, then
- * reserved zeros.  Arrays (all 16-byte aligned):
- *     dense: f64 y[rows], f64 x[rows * cols] (row-major)
- *     CSR:   f64 y[rows], i64 indptr[rows + 1], f64 val[nnz], i32 idx[nnz]
+ * reserved zeros.  Arrays (all 16-byte aligned), the big one first:
+ *     dense: f64 x[rows * cols] (row-major), f64 y[rows]
+ *     CSR:   f64 val[nnz], i32 idx[nnz], i64 indptr[rows + 1], f64 y[rows]
  *
  * Alignment without copies.  The kernels read the arrays in place, as
- * doubles, from wherever the record lives: the builder's buffer while a
- * block is first pipelined, the cache's batch afterwards.  Both start
- * 16-byte aligned, and a block's whole encoded record (tag byte, varint
- * length, value) is padded to a multiple of 16 bytes, so every block in a
- * cached batch of blocks starts aligned too; the leading pad then puts the
- * arrays on 16-byte boundaries.  ml_block_view checks, and copies into the
- * caller's scratch only if a block was ever found misaligned (never, for
- * blocks made here).
+ * doubles, from wherever the record lives: the cache's batch, or the
+ * producer's buffer when a block is not cached.  Both start 16-byte
+ * aligned, and a block's whole encoded record (tag byte, varint length,
+ * value) is padded to a multiple of 16 bytes, so every block in a cached
+ * batch of blocks starts aligned too; the leading pad then puts the arrays
+ * on 16-byte boundaries, always ML_BLOCK_ARRAYS bytes after the record's
+ * start.  ml_block_view checks, and copies into the caller's scratch only
+ * if a block was ever found misaligned (never, for blocks made here).
+ *
+ * Built where it is kept.  A producer whose blocks are cached lays each
+ * block out at the end of the cache's own buffer (ml_block_home,
+ * executor/cache_room.h), so caching it copies nothing and no buffer of
+ * the producer's is faulted in besides the cache's; other producers get a
+ * bigbuf.h buffer of their own.  Since the big array starts at a fixed
+ * offset whatever the shape, a reader parses values straight into it
+ * before it knows how many rows the block will hold.
  */
 #ifndef EM_ML_BLOCK_H
 #define EM_ML_BLOCK_H
@@ -37,22 +45,38 @@ typedef struct ml_block {
     int64_t *indptr;    /* CSR */
     double *val;        /* CSR */
     int32_t *idx;       /* CSR, 0-based column indexes */
+    uint8_t *rec;       /* laid out for emitting: the record's encoding (NULL in a view) */
+    size_t rec_len;
 } ml_block;
 
-/* A block being built: lay out an empty block of the given shape in buf
- * (reset first); b's pointers are writable until the buffer changes.  For
- * CSR with nnz unknown in advance, build with the final nnz once known.
- * 0 or EM_ENOMEM / EM_EINVAL. */
+/* The arrays start this many bytes after a block record's start. */
+#define ML_BLOCK_ARRAYS 80
+
+/* Bytes of a block record of this shape (its encoding), 0 for a bad or
+ * too large shape. */
+size_t ml_block_size(int kind, int64_t rows, int64_t cols, int64_t nnz);
+/* Lay out an empty block of the given shape at at, which is 16-byte
+ * aligned with ml_block_size bytes; b's pointers are writable while that
+ * memory is.  The array bytes are not touched: a producer may have
+ * written them already (ML_BLOCK_ARRAYS).  0 or EM_EINVAL. */
+int ml_block_lay(uint8_t *at, int kind, int64_t rows, int64_t cols, int64_t nnz, ml_block *b);
+/* As ml_block_lay, in buf (reset first). 0 or EM_ENOMEM / EM_EINVAL. */
 int ml_block_alloc(ebuf *buf, int kind, int64_t rows, int64_t cols, int64_t nnz, ml_block *b);
-/* Make room in buf for a block of this shape, so that ml_block_alloc lays
- * it out without growing buf itself.  buf is a bigbuf.h buffer: its memory
- * comes from, and goes back with bb_free to, the process's cache of
- * huge-page mappings, so a task that builds blocks (readers, generators)
- * does not fault in a fresh buffer.  0, or EM_ENOMEM / EM_EINVAL (message
- * set). */
-int ml_block_reserve_big(ebuf *buf, int kind, int64_t rows, int64_t cols, int64_t nnz);
-/* Emit the block laid out in buf by ml_block_alloc.  Returns em_emit's code. */
-int ml_block_emit(em_emitter *out, const ebuf *buf);
+/* Where to build the next block emitted through out: the end of the
+ * cache's buffer when out feeds a cache directly (cache_room.h), else buf,
+ * a bigbuf.h buffer whose memory comes from, and goes back with bb_free
+ * to, the process's cache of huge-page mappings (so a task that builds
+ * blocks does not fault in a fresh buffer).  len bytes of room, 16-byte
+ * aligned; the first keep bytes are those of the previous call's room for
+ * the same block (it may move: use the address returned).  NULL (message
+ * set) when out of memory. */
+uint8_t *ml_block_home(em_emitter *out, ebuf *buf, size_t len, size_t keep);
+/* ml_block_home and ml_block_lay: an empty block of this shape, laid out
+ * where out keeps it if it can.  0, or EM_ENOMEM / EM_EINVAL (message set). */
+int ml_block_alloc_out(em_emitter *out, ebuf *buf, int kind, int64_t rows, int64_t cols, int64_t nnz, ml_block *b);
+/* Emit the block laid out by one of the above (where it lies: in the
+ * cache's buffer it is kept without a copy).  Returns em_emit's code. */
+int ml_block_emit(em_emitter *out, const ml_block *b);
 /* Read a block record in place.  0, or EM_ECORRUPT (message set) for a
  * record that is not a well-formed block.  If the arrays are misaligned the
  * value is copied into *scratch (which must outlive the view). */

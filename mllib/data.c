@@ -101,12 +101,11 @@ int ml_arrays_block(const em_rec *in, em_emitter *out, const void *arg) {
     if (hi > h.rows) hi = h.rows;
     ebuf buf = EBUF_INIT;
     ml_block b;
-    int rc = ml_block_reserve_big(&buf, ML_DENSE, hi - lo, h.cols, 0);
-    if (!rc) rc = ml_block_alloc(&buf, ML_DENSE, hi - lo, h.cols, 0, &b);
+    int rc = ml_block_alloc_out(out, &buf, ML_DENSE, hi - lo, h.cols, 0, &b);
     if (!rc) {
         memcpy(b.y, y + lo, sizeof(double) * (size_t)(hi - lo));
         memcpy(b.x, x + lo * h.cols, sizeof(double) * (size_t)((hi - lo) * h.cols));
-        rc = ml_block_emit(out, &buf);
+        rc = ml_block_emit(out, &b);
     }
     bb_free(&buf);
     return rc;

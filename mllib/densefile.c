@@ -207,8 +207,7 @@ int ml_dense_read_block(const em_rec *in, em_emitter *out, const void *arg) {
                  ? em_fail("em_ml_read_dense: out of memory")
                  : 0;
     uint8_t *chunk = cb.p;
-    if (!rc && !(rc = ml_block_reserve_big(&buf, ML_DENSE, hi - lo, a.cols, 0)))
-        rc = ml_block_alloc(&buf, ML_DENSE, hi - lo, a.cols, 0, &b);
+    if (!rc) rc = ml_block_alloc_out(out, &buf, ML_DENSE, hi - lo, a.cols, 0, &b);
     for (int64_t i0 = lo; i0 < hi && !rc; i0 += (int64_t)chunk_rows) {
         int64_t n = hi - i0 < (int64_t)chunk_rows ? hi - i0 : (int64_t)chunk_rows;
         size_t want = (size_t)n * row_bytes, got = 0;
@@ -234,7 +233,7 @@ int ml_dense_read_block(const em_rec *in, em_emitter *out, const void *arg) {
             memcpy(b.x + (i0 - lo + i) * a.cols, row + 8, row_bytes - 8);
         }
     }
-    if (!rc) rc = ml_block_emit(out, &buf);
+    if (!rc) rc = ml_block_emit(out, &b);
     bb_free(&buf);
     bb_free(&cb);
     close(fd);

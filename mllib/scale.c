@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "ctx.h"
+#include "bigbuf.h"
 #include "block.h"
 #include "data.h"
 #include "err.h"
@@ -200,7 +201,7 @@ int ml_standardize_block(const em_rec *in, em_emitter *out, const void *arg) {
     if (!rc && b.cols > cols)
         rc = em_fail("em_ml_standardize: a block has %lld columns, the data set %lld", (long long)b.cols,
                      (long long)cols);
-    if (!rc) rc = ml_block_alloc(&buf, b.kind, b.rows, b.cols, b.nnz, &o);
+    if (!rc) rc = ml_block_alloc_out(out, &buf, b.kind, b.rows, b.cols, b.nnz, &o);
     if (!rc) {
         memcpy(o.y, b.y, sizeof(double) * (size_t)b.rows);
         if (b.kind == ML_DENSE) {
@@ -214,10 +215,10 @@ int ml_standardize_block(const em_rec *in, em_emitter *out, const void *arg) {
             memcpy(o.idx, b.idx, sizeof(int32_t) * (size_t)b.nnz);
             for (int64_t k = 0; k < b.nnz; k++) o.val[k] = b.val[k] * scale[b.idx[k]];
         }
-        rc = ml_block_emit(out, &buf);
+        rc = ml_block_emit(out, &o);
     }
     ebuf_free(&scratch);
-    ebuf_free(&buf);
+    bb_free(&buf);
     return rc;
 }
 

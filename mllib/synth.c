@@ -65,8 +65,7 @@ static double label_of(double dot, const synth_arg *a, uint64_t *s) {
 
 static int dense_block(const synth_arg *a, const double *w, int64_t lo, int64_t hi, ebuf *buf, em_emitter *out) {
     ml_block b;
-    int rc = ml_block_reserve_big(buf, ML_DENSE, hi - lo, a->cols, 0);
-    if (!rc) rc = ml_block_alloc(buf, ML_DENSE, hi - lo, a->cols, 0, &b);
+    int rc = ml_block_alloc_out(out, buf, ML_DENSE, hi - lo, a->cols, 0, &b);
     if (rc) return rc;
     for (int64_t r = lo; r < hi; r++) {
         uint64_t s = row_stream(a->seed, r);
@@ -77,7 +76,7 @@ static int dense_block(const synth_arg *a, const double *w, int64_t lo, int64_t 
         }
         b.y[r - lo] = label_of(dot, a, &s);
     }
-    return ml_block_emit(out, buf);
+    return ml_block_emit(out, &b);
 }
 
 /* Growable CSR scratch for a sparse block whose nnz is known at the end. */
@@ -122,8 +121,7 @@ static int sparse_block(const synth_arg *a, const double *w, int64_t lo, int64_t
         indptr[r - lo + 1] = c->n;
     }
     ml_block b;
-    int rc = ml_block_reserve_big(buf, ML_CSR, hi - lo, a->cols, c->n);
-    if (!rc) rc = ml_block_alloc(buf, ML_CSR, hi - lo, a->cols, c->n, &b);
+    int rc = ml_block_alloc_out(out, buf, ML_CSR, hi - lo, a->cols, c->n, &b);
     if (rc) return rc;
     memcpy(b.y, y, sizeof(double) * (size_t)(hi - lo));
     memcpy(b.indptr, indptr, sizeof(int64_t) * (size_t)(hi - lo + 1));
@@ -131,7 +129,7 @@ static int sparse_block(const synth_arg *a, const double *w, int64_t lo, int64_t
         memcpy(b.idx, c->idx, sizeof(int32_t) * (size_t)c->n);
         memcpy(b.val, c->val, sizeof(double) * (size_t)c->n);
     }
-    return ml_block_emit(out, buf);
+    return ml_block_emit(out, &b);
 }
 
 int ml_synth_blocks(int partition, em_iter *in, em_emitter *out, const void *arg);

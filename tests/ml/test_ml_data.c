@@ -14,6 +14,7 @@
 
 #include "../test.h"
 #include "block.h"
+#include "cache_room.h"
 #include "ember.h"
 #include "ember_ml.h"
 #include "parse.h"
@@ -810,5 +811,138 @@ TEST(ml_data_standardize) {
     free(x1), free(y1);
     em_ml_free(sz);
     em_ml_free(sp);
+    em_close(c);
+}
+
+/* ------------------------------------------- blocks built in the cache */
+
+/* Whether the tests run on a local master, where the cache tees are in
+ * this process and cache_room_kept counts what they kept in place. */
+static int local_master(void) { return strncmp(test_master(), "local", 5) == 0 && !strstr(test_master(), "cluster"); }
+
+/* The records of blocks now (cached), and again after em_unpersist (each
+ * block made again in a buffer of its producer's, then emitted as usual):
+ * 1 when the two are the same bytes, block for block. */
+static int same_uncached(em_rdd *blocks, int64_t *nblocks) {
+    em_batch *a = NULL, *b = NULL;
+    int same = em_collect(blocks, &a) == 0;
+    em_unpersist(blocks);
+    same = same && em_collect(blocks, &b) == 0 && em_batch_count(a) == em_batch_count(b);
+    *nblocks = a ? (int64_t)em_batch_count(a) : -1;
+    for (size_t i = 0; same && i < em_batch_count(a); i++) {
+        em_rec x, y;
+        same = !em_batch_get(a, i, &x) && !em_batch_get(b, i, &y) && x.vlen == y.vlen && !memcmp(x.val, y.val, x.vlen);
+    }
+    em_batch_free(a);
+    em_batch_free(b);
+    return same;
+}
+
+/* Every producer lays its blocks out where the cache keeps them (no copy
+ * into the cache), and the blocks are byte for byte those it makes when
+ * nothing is cached (laid out in its own buffer, then copied). */
+TEST(ml_data_blocks_built_in_cache) {
+    em_ctx *c = ml_ctx(NULL, NULL);
+    CHECK(c);
+    const char *svm = tpath("inplace.svm"), *csv = tpath("inplace.csv"), *dns = tpath("inplace.dns");
+    CHECK(put_file(svm, "1 1:0.5 2:-0 3:7e-3\n0 1:1 2:2 3:3\n1 2:0.25 3:-1\n-1 1:9 3:1e300\n0 3:4\n1 1:1\n") == 0);
+    CHECK(put_file(csv, "1,2,1\n3.5,-4,0\n5,6e-3,1\n7,8,0\n9,10,1\n") == 0);
+    em_ml_load_opts o = {.partitions = 2, .block_rows = 2, .label_col = -1};
+    em_ml_synth_opts so = {.rows = 300, .cols = 7, .density = 1, .noise = 0.1, .seed = 5, .partitions = 2,
+                           .block_rows = 64};
+    em_ml_synth_opts sp = so;
+    sp.density = 0.3;
+    em_ml_data *d[7] = {em_ml_read_libsvm(c, svm, &o), em_ml_read_csv(c, csv, &o), em_ml_synthetic(c, &so),
+                        em_ml_synthetic(c, &sp), NULL, NULL, NULL};
+    for (int i = 0; i < 4; i++) CHECK_OK(d[i] ? 0 : -1);
+    CHECK_OK(em_ml_write_dense(d[1], dns));
+    CHECK_OK((d[4] = em_ml_read_dense(c, dns, &o)) ? 0 : -1);
+    CHECK_OK((d[5] = em_ml_standardize(d[2])) ? 0 : -1);
+    CHECK_OK((d[6] = em_ml_standardize(d[3])) ? 0 : -1);
+    int64_t n[7];
+    for (int i = 0; i < 7; i++) {
+        uint64_t k0 = cache_room_kept();
+        CHECK(same_uncached(em_ml_blocks(d[i]), &n[i]));
+        CHECK(n[i] >= (i == 2 || i == 3 || i >= 5 ? 5 : 3)); /* a block ends every 2 (64) rows, and each partition */
+        CHECK_EQ_I64((int64_t)(cache_room_kept() - k0), 0); /* made again uncached: copied as before */
+    }
+    for (int i = 0; i < 7; i++) em_ml_free(d[i]);
+    /* Counted at the load: each block kept where it was built. */
+    if (local_master()) {
+        uint64_t k0 = cache_room_kept();
+        em_ml_data *e = em_ml_read_libsvm(c, svm, &o);
+        CHECK_OK(e ? 0 : -1);
+        CHECK_EQ_I64((int64_t)(cache_room_kept() - k0), n[0]);
+        em_ml_free(e);
+        k0 = cache_room_kept();
+        CHECK_OK((e = em_ml_synthetic(c, &sp)) ? 0 : -1);
+        CHECK_EQ_I64((int64_t)(cache_room_kept() - k0), n[3]);
+        em_ml_free(e);
+    }
+    unlink(svm);
+    unlink(csv);
+    unlink(dns);
+    em_close(c);
+}
+
+/* LIBSVM blocks whose values outgrow their first room: while a row is
+ * parsed (a row of 2.2M features, past the 2^21 values the room starts
+ * with), and when a block stored dense needs more room than its values
+ * took (its rows spread over zeros).  The values carried over each time
+ * stay exact, cached or not. */
+TEST(ml_data_libsvm_block_room_grows) {
+    em_ctx *c = ml_ctx(NULL, NULL);
+    CHECK(c);
+    const char *p = tpath("long.svm");
+    FILE *f = fopen(p, "w");
+    CHECK(f);
+    /* Row 0: features 1..1.1M; row 1: the odd ones below 800k; row 2:
+     * 1..2.2M.  Feature j's value is j % 9 + 1. */
+    const int64_t hi[3] = {1100000, 800000, 2200000}, step[3] = {1, 2, 1};
+    for (int r = 0; r < 3; r++) {
+        fputs(r == 1 ? "0" : "1", f);
+        for (int64_t j = 1; j <= hi[r]; j += step[r]) fprintf(f, " %lld:%lld", (long long)j, (long long)(j % 9 + 1));
+        fputc('\n', f);
+    }
+    CHECK(fclose(f) == 0);
+    em_ml_load_opts o = {.partitions = 1, .label_col = -1};
+    uint64_t k0 = cache_room_kept();
+    em_ml_data *d = em_ml_read_libsvm(c, p, &o);
+    CHECK_OK(d ? 0 : -1);
+    if (local_master()) CHECK_EQ_I64((int64_t)(cache_room_kept() - k0), 2);
+    CHECK_EQ_I64(em_ml_rows(d), 3);
+    CHECK_EQ_I64(em_ml_cols(d), 2200000);
+    /* Block 1: rows 0 and 1 (1.5M values cross the block's 1.4M), 68%
+     * full: dense, 2 x 1.1M.  Block 2: row 2, dense and full. */
+    for (int pass = 0; pass < 2; pass++) {
+        em_batch *b = NULL;
+        CHECK_OK(em_collect(em_ml_blocks(d), &b));
+        CHECK_EQ_I64((int64_t)em_batch_count(b), 2);
+        ebuf scratch = EBUF_INIT;
+        int64_t bad = 0;
+        for (size_t i = 0; i < 2; i++) {
+            em_rec r;
+            ml_block k;
+            CHECK_OK(em_batch_get(b, i, &r));
+            CHECK_OK(ml_block_view(&r, &k, &scratch));
+            CHECK_EQ_I64(k.kind, ML_DENSE);
+            CHECK_EQ_I64(k.rows, i ? 1 : 2);
+            CHECK_EQ_I64(k.cols, i ? 2200000 : 1100000);
+            for (int64_t row = 0; row < k.rows; row++) {
+                int src = i ? 2 : (int)row;
+                bad += k.y[row] != (src == 1 ? 0 : 1);
+                for (int64_t j = 1; j <= k.cols; j++) {
+                    int in = j <= hi[src] && (step[src] == 1 || j % 2 == 1);
+                    bad += k.x[row * k.cols + j - 1] != (in ? (double)(j % 9 + 1) : 0.0);
+                }
+            }
+        }
+        ebuf_free(&scratch);
+        em_batch_free(b);
+        CHECK_EQ_I64(bad, 0);
+        em_unpersist(em_ml_blocks(d)); /* the second pass: made again, in the reader's own buffer */
+    }
+    em_ml_free(d);
+    unlink(p);
     em_close(c);
 }

@@ -237,7 +237,7 @@ static int mn_csr_block(const em_rec *in, em_emitter *out, const void *arg) {
                 }
         }
         b.indptr[hi - lo] = k;
-        rc = ml_block_emit(out, &buf);
+        rc = ml_block_emit(out, &b);
     }
     ebuf_free(&buf);
     return rc;
