@@ -195,6 +195,12 @@ static const conf_spec conf_keys[] = {
     /* A reduce task's remote segment fetches in flight, in bytes (Spark's
      * spark.reducer.maxSizeInFlight); one segment is always fetched. */
     {.key = "ember.reducer.maxSizeInFlight", .def = "48m", .type = CONF_SIZE, .min = KiB, .max = INT64_MAX},
+    /* A reduce task reads the map outputs another executor of its host
+     * wrote from their files, without a socket (Spark's
+     * spark.shuffle.readHostLocalDisk and its default, true):
+     * local-cluster's executors fetched half of every shuffle through the
+     * other's shuffle service, copying each byte four times more. */
+    {.key = "ember.shuffle.readHostLocalDisk", .def = "true", .type = CONF_BOOL},
     {.key = "ember.authenticate.secret", .def = "", .type = CONF_STRING},
     {.key = "ember.authenticate.secretFile", .def = "", .type = CONF_STRING},
     {.key = "ember.network.crypto.enabled", .def = "false", .type = CONF_BOOL},

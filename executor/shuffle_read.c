@@ -135,12 +135,38 @@ const char *shuffle_loc_dir(const char *loc) {
     return d ? d : "";
 }
 
+/* The HOST of "ember://HOST:PORT..." (its length in *n), or NULL. */
+static const char *loc_host(const char *loc, size_t *n) {
+    if (strncmp(loc, "ember://", 8) != 0) return NULL;
+    const char *h = loc + 8, *end = h + strcspn(h, "/"), *colon = end;
+    while (colon > h && colon[-1] != ':') colon--;
+    if (colon <= h + 1) return NULL; /* no ':', or no host before it */
+    *n = (size_t)(colon - 1 - h);
+    return h;
+}
+
+/* Whether loc is another location of this executor's host, whose files
+ * are read without a socket (sr_fetcher's host_local). */
+static int loc_host_local(const sr_opts *o, const char *loc) {
+    size_t n = 0, m = 0;
+    const char *a, *b;
+    if (!o->fetch || !o->fetch->host_local || !o->self || !(a = loc_host(o->self, &n)) || !(b = loc_host(loc, &m)))
+        return 0;
+    return n == m && !memcmp(a, b, n);
+}
+
+/* Whether loc is this executor's own location (self followed by its
+ * directory). */
+static int loc_self(const sr_opts *o, const char *loc) {
+    size_t n = o->self ? strlen(o->self) : 0;
+    return n && !strncmp(loc, o->self, n) && loc[n] == '/';
+}
+
 /* Whether loc names another executor's shuffle server (fetch over the
- * network) rather than this process's disk. */
+ * network) rather than files this process reads itself. */
 static int loc_remote(const sr_opts *o, const char *loc) {
     if (strncmp(loc, "ember://", 8) != 0 || !o->fetch) return 0;
-    size_t n = o->self ? strlen(o->self) : 0;
-    return !(n && !strncmp(loc, o->self, n) && loc[n] == '/');
+    return !loc_self(o, loc) && !loc_host_local(o, loc);
 }
 
 /* Map m's segment of the reduce partition: from disk, or from the fetch h
@@ -197,6 +223,8 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
     } else {
         fd = locate_segment(o, m, h, &start, &end);
         if (fd < 0) return fd == EM_EFETCH ? fetch_fail(st, m) : fd;
+        if (h) st->fetched++;
+        else if (!loc_self(o, o->dirs[m]) && loc_host_local(o, o->dirs[m])) st->host_local++;
         if (h) snprintf(dpath, sizeof dpath, "%s (shuffle %u map %d)", o->dirs[m], o->shuffle_id, m);
         else shuffle_path(dpath, sizeof dpath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att, "data");
     }

@@ -1164,7 +1164,7 @@ TEST(shuffle_remote_fetches_in_flight) {
     uint64_t caps[] = {3 * lens[0], 1024, 1 << 30};
     for (int i = 0; i < 3; i++) {
         fake_fetch f = {.dir = dir, .fail_map = -1};
-        sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, caps[i]};
+        sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, caps[i], 0};
         sr_opts o = lo;
         o.dirs = rdirs;
         o.self = "ember://10.0.0.1:1";
@@ -1183,7 +1183,7 @@ TEST(shuffle_remote_fetches_in_flight) {
     /* Map 5's fetch cannot begin: a fetch failure naming it; nothing is
      * left behind. */
     fake_fetch f = {.dir = dir, .fail_map = 5};
-    sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, 1 << 30};
+    sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, 1 << 30, 0};
     sr_opts o = lo;
     o.dirs = rdirs;
     o.self = "ember://10.0.0.1:1";
@@ -1198,4 +1198,83 @@ TEST(shuffle_remote_fetches_in_flight) {
     ebuf_free(&got.buf);
     ebuf_free(&want.buf);
     CHECK(dir_clean(dir, 1));
+}
+
+/* readHostLocalDisk: a location of this executor's host (another port,
+ * another directory) is read from its files, not fetched; one of another
+ * host still is.  Off, both are fetched.  A host-local output that is
+ * missing is a fetch failure naming its file and map, as a local one. */
+TEST(shuffle_host_local_read) {
+    enum { NM = 6 };
+    const char *dir = subdir("hl"), *ldirs[NM], *rdirs[NM];
+    dirs_of(dir, NM, ldirs);
+    wcfg c = {dir, 22, NM, 2, 3000, gen_small, NULL, 0, 0, {0}, 0, 0, NULL};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    char other[700], near[700], own[700];
+    snprintf(other, sizeof other, "ember://10.0.0.19:7%s", dir); /* another host */
+    snprintf(near, sizeof near, "ember://10.0.0.1:2%s", dir);    /* this host, another executor */
+    snprintf(own, sizeof own, "ember://10.0.0.1:1%s", dir);      /* this executor */
+    uint64_t lens[NM];
+    for (int m = 0; m < NM; m++) {
+        uint64_t s, e;
+        int fd = shuffle_locate(dir, 22, (uint32_t)m, 0, 1, &s, &e);
+        CHECK(fd >= 0);
+        close(fd);
+        lens[m] = e - s;
+        rdirs[m] = m == 0 ? own : m % 2 ? near : other; /* 1, 3, 5 near; 2, 4 other */
+    }
+    collect want = {EBUF_INIT, 0, 0};
+    sr_opts lo = ropts(ldirs, 22, 1, NM, SR_PASS, dir, 1 << 20);
+    lo.seglens = lens;
+    CHECK_OK(shuffle_read(&lo, collect_sink, &want, NULL));
+    for (int on = 1; on >= 0; on--) {
+        fake_fetch f = {.dir = dir, .fail_map = -1};
+        sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, 1 << 30, on};
+        sr_opts o = lo;
+        o.dirs = rdirs;
+        o.self = "ember://10.0.0.1:1";
+        o.fetch = &F;
+        collect got = {EBUF_INIT, 0, 0};
+        sr_stats st;
+        CHECK_OK(shuffle_read(&o, collect_sink, &got, &st));
+        CHECK(got.buf.len == want.buf.len && !memcmp(got.buf.p, want.buf.p, want.buf.len));
+        CHECK_EQ_I64(f.begun, on ? 2 : NM - 1);
+        CHECK_EQ_I64(st.fetched, on ? 2 : NM - 1);
+        CHECK_EQ_I64(st.host_local, on ? 3 : 0);
+        CHECK_EQ_I64(f.live, 0);
+        ebuf_free(&got.buf);
+    }
+    /* A host named only as a prefix of ours is another host. */
+    char longer[700];
+    snprintf(longer, sizeof longer, "ember://10.0.0.10:2%s", dir);
+    for (int m = 1; m < NM; m += 2) rdirs[m] = longer;
+    fake_fetch f2 = {.dir = dir, .fail_map = -1};
+    sr_fetcher F2 = {ff_begin, ff_end, ff_drop, &f2, 1 << 30, 1};
+    sr_opts o = lo;
+    o.dirs = rdirs;
+    o.self = "ember://10.0.0.1:1";
+    o.fetch = &F2;
+    collect got = {EBUF_INIT, 0, 0};
+    sr_stats st;
+    CHECK_OK(shuffle_read(&o, collect_sink, &got, &st));
+    CHECK_EQ_I64(st.fetched, NM - 1);
+    CHECK_EQ_I64(st.host_local, 0);
+    ebuf_free(&got.buf);
+    /* Map 3's files are gone from the host-local directory. */
+    for (int m = 1; m < NM; m += 2) rdirs[m] = near;
+    char path[1024];
+    shuffle_path(path, sizeof path, dir, 22, 3, 0, "index");
+    CHECK(unlink(path) == 0);
+    fake_fetch f3 = {.dir = dir, .fail_map = -1};
+    sr_fetcher F3 = {ff_begin, ff_end, ff_drop, &f3, 1 << 30, 1};
+    o.fetch = &F3;
+    got = (collect){EBUF_INIT, 0, 0};
+    CHECK_EQ_I64(shuffle_read(&o, collect_sink, &got, &st), EM_EFETCH);
+    CHECK_EQ_I64(st.failed_map, 3);
+    CHECK_STR_CONTAINS(em_errmsg(), path);
+    CHECK_EQ_I64(f3.live, 0);
+    ebuf_free(&got.buf);
+    ebuf_free(&want.buf);
+    shuffle_remove(dir, 22);
 }
