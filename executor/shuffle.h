@@ -92,11 +92,13 @@ enum sr_mode {
 
 /* How a reduce task gets segments held by other executors (cluster mode,
  * executor.c).  begin starts fetching one and returns a handle, or NULL
- * with a message (a fetch failure).  end waits for the handle and returns
- * a descriptor holding exactly the segment's len bytes (>= 0), or < 0 with
- * a message: EM_EFETCH naming the executor, EM_ECANCELED when the task was
- * killed, EM_ENOMEM.  drop lets go of a handle never ended (the read ended
- * early).  Either way the handle is gone.
+ * with a message (a fetch failure).  end waits for the handle and sets *p
+ * to exactly the segment's len bytes in memory, which the reader decodes
+ * where they lie (no file between the socket and the decoder): 0, and the
+ * bytes stay until the handle is dropped; or < 0 with a message, and the
+ * handle is gone: EM_EFETCH naming the executor, EM_ECANCELED when the
+ * task was killed, EM_ENOMEM.  drop lets go of a handle, ended (its bytes
+ * read) or not (the read ended early).
  *
  * A reader begins the fetches of the maps after the one it reads while the
  * segments begun and not yet read total at most in_flight bytes
@@ -114,7 +116,7 @@ enum sr_mode {
 typedef struct sr_fetcher {
     void *(*begin)(void *ctx, const char *loc, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int reduce,
                    uint64_t len);
-    int (*end)(void *ctx, void *h);
+    int (*end)(void *ctx, void *h, const uint8_t **p);
     void (*drop)(void *ctx, void *h);
     void *ctx;
     uint64_t in_flight;

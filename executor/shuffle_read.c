@@ -169,19 +169,11 @@ static int loc_remote(const sr_opts *o, const char *loc) {
     return !loc_self(o, loc) && !loc_host_local(o, loc);
 }
 
-/* Map m's segment of the reduce partition: from disk, or from the fetch h
- * begun for it (taken).  Checks its length against the tracker's.  Returns
- * the descriptor (>= 0) with [*start, *end) set, or a code: EM_EFETCH
- * (message naming the file or executor), EM_ECANCELED or EM_ENOMEM. */
-static int locate_segment(const sr_opts *o, int m, void *h, uint64_t *start, uint64_t *end) {
+/* Map m's segment of the reduce partition on disk.  Checks its length
+ * against the tracker's.  Returns the descriptor (>= 0) with [*start,
+ * *end) set, or a code: EM_EFETCH (message naming the file), EM_ENOMEM. */
+static int locate_segment(const sr_opts *o, int m, uint64_t *start, uint64_t *end) {
     uint64_t att = o->attempts ? o->attempts[m] : 0;
-    if (h) {
-        int fd = o->fetch->end(o->fetch->ctx, h);
-        if (fd < 0) return fd == EM_ENOMEM || fd == EM_ECANCELED ? fd : EM_EFETCH;
-        *start = 0;
-        *end = o->seglens[m];
-        return fd;
-    }
     int fd = shuffle_locate(shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att, o->reduce_id, start, end);
     if (fd < 0) return fd;
     if (o->seglens && *end - *start != o->seglens[m]) {
@@ -195,14 +187,15 @@ static int locate_segment(const sr_opts *o, int m, void *h, uint64_t *start, uin
     return fd;
 }
 
-/* Read map m's segment of the reduce partition into fn (h: its fetch, or
- * NULL for a file on disk).  0, a fetch failure, or whatever fn returned
- * (EM_STOP or < 0). */
+/* Read map m's segment of the reduce partition into fn (h: its fetch,
+ * taken, or NULL for a file on disk).  0, a fetch failure, or whatever fn
+ * returned (EM_STOP or < 0). */
 static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume_block_fn bfn, void *ctx,
                         sr_stats *st) {
     uint64_t start = 0, end = 0, att = o->attempts ? o->attempts[m] : 0;
     char dpath[SR_PATH];
     int fd = -1;
+    const uint8_t *seg = NULL; /* a fetched segment's bytes */
     memout *mo = h ? NULL : memout_get(o->mem, o->shuffle_id, (uint32_t)m, att);
     if (mo) { /* kept in memory (memout.h) */
         snprintf(dpath, sizeof dpath, "shuffle %u map %d attempt %llu (in memory)", o->shuffle_id, m,
@@ -220,13 +213,22 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
             memout_release(o->mem, mo);
             return fetch_fail(st, m);
         }
+    } else if (h) { /* fetched into memory (sr_fetcher) */
+        int e = o->fetch->end(o->fetch->ctx, h, &seg);
+        if (e < 0) return e == EM_ENOMEM || e == EM_ECANCELED ? e : fetch_fail(st, m);
+        if (!seg) {
+            o->fetch->drop(o->fetch->ctx, h);
+            em__seterr(EM_EFETCH, "%s (shuffle %u map %d): the fetch gave no bytes", o->dirs[m], o->shuffle_id, m);
+            return fetch_fail(st, m);
+        }
+        end = o->seglens[m];
+        st->fetched++;
+        snprintf(dpath, sizeof dpath, "%s (shuffle %u map %d)", o->dirs[m], o->shuffle_id, m);
     } else {
-        fd = locate_segment(o, m, h, &start, &end);
+        fd = locate_segment(o, m, &start, &end);
         if (fd < 0) return fd == EM_EFETCH ? fetch_fail(st, m) : fd;
-        if (h) st->fetched++;
-        else if (!loc_self(o, o->dirs[m]) && loc_host_local(o, o->dirs[m])) st->host_local++;
-        if (h) snprintf(dpath, sizeof dpath, "%s (shuffle %u map %d)", o->dirs[m], o->shuffle_id, m);
-        else shuffle_path(dpath, sizeof dpath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att, "data");
+        if (!loc_self(o, o->dirs[m]) && loc_host_local(o, o->dirs[m])) st->host_local++;
+        shuffle_path(dpath, sizeof dpath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att, "data");
     }
     bf_reader rd;
     em_rec r;
@@ -236,6 +238,7 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
     size_t e = mo ? mo->first[o->reduce_id] : 0, e_end = mo ? mo->first[o->reduce_id + 1] : 1;
     uint64_t done = 0;
     if (mo) bf_reader_init_mem(&rd, NULL, dpath, 0, 0);
+    else if (seg) bf_reader_init_mem(&rd, seg, dpath, 0, end);
     else bf_reader_init(&rd, fd, dpath, start, end - start);
     for (; e < e_end && !rc; e++) {
         if (mo) {
@@ -276,6 +279,7 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
     st->bytes_read += done;
     bf_reader_free(&rd);
     if (mo) memout_release(o->mem, mo);
+    else if (seg) o->fetch->drop(o->fetch->ctx, h);
     else close(fd);
     return rc;
 }

@@ -1074,14 +1074,19 @@ TEST(shuffle_index_checked) {
 
 /* A fetcher standing in for executor.c's: it counts what is begun and not
  * yet read, and copies the segment from disk at once. */
+/* A fetcher that copies segments out of dir's files: begun handles are
+ * live until dropped (dropped counts those never ended, released those
+ * dropped after their bytes were read). */
 typedef struct fake_fetch {
     const char *dir;
-    int begun, ended, dropped, live, max_live, fail_map;
+    int begun, ended, dropped, released, live, max_live, fail_map;
+    int corrupt_map; /* its fetched bytes get one flipped (0: none) */
     uint64_t live_bytes, max_live_bytes;
 } fake_fetch;
 
 typedef struct fake_h {
-    int fd, map;
+    uint8_t *p;
+    int map, ended;
     uint64_t len;
 } fake_h;
 
@@ -1093,16 +1098,12 @@ static void *ff_begin(void *ctx, const char *loc, uint32_t shuffle, uint32_t map
     int fd = shuffle_locate(f->dir, shuffle, map, attempt, reduce, &s, &e);
     if (fd < 0 || e - s != len) return NULL;
     fake_h *h = calloc(1, sizeof *h);
-    h->fd = memfd_create("seg", MFD_CLOEXEC);
+    h->p = malloc(len);
     h->map = (int)map;
     h->len = len;
-    char buf[65536];
-    for (uint64_t off = s; off < e;) {
-        ssize_t k = pread(fd, buf, e - off < sizeof buf ? (size_t)(e - off) : sizeof buf, (off_t)off);
-        if (k <= 0 || write(h->fd, buf, (size_t)k) != k) return NULL;
-        off += (uint64_t)k;
-    }
+    if (pread(fd, h->p, len, (off_t)s) != (ssize_t)len) return NULL;
     close(fd);
+    if (f->corrupt_map && (int)map == f->corrupt_map) h->p[len / 2] ^= 0x40;
     f->begun++;
     f->live++;
     f->live_bytes += len;
@@ -1111,25 +1112,23 @@ static void *ff_begin(void *ctx, const char *loc, uint32_t shuffle, uint32_t map
     return h;
 }
 
-static void ff_gone(fake_fetch *f, fake_h *h) {
-    f->live--;
-    f->live_bytes -= h->len;
-    free(h);
-}
-
-static int ff_end(void *ctx, void *hv) {
+static int ff_end(void *ctx, void *hv, const uint8_t **p) {
     fake_h *h = hv;
-    int fd = h->fd;
     ((fake_fetch *)ctx)->ended++;
-    ff_gone(ctx, h);
-    return fd;
+    h->ended = 1;
+    *p = h->p;
+    return 0;
 }
 
 static void ff_drop(void *ctx, void *hv) {
+    fake_fetch *f = ctx;
     fake_h *h = hv;
-    close(h->fd);
-    ((fake_fetch *)ctx)->dropped++;
-    ff_gone(ctx, h);
+    if (h->ended) f->released++;
+    else f->dropped++;
+    f->live--;
+    f->live_bytes -= h->len;
+    free(h->p);
+    free(h);
 }
 
 /* Segments of other executors are fetched several at a time, as many as
@@ -1174,6 +1173,7 @@ TEST(shuffle_remote_fetches_in_flight) {
         CHECK(got.buf.len == want.buf.len && !memcmp(got.buf.p, want.buf.p, want.buf.len));
         CHECK_EQ_I64(f.begun, NM - 1);
         CHECK_EQ_I64(f.ended, NM - 1);
+        CHECK_EQ_I64(f.released, NM - 1); /* each let go once read */
         CHECK_EQ_I64(f.live, 0);
         if (i == 0) CHECK(f.max_live >= 2 && f.max_live_bytes <= caps[0]); /* several, within the window */
         if (i == 1) CHECK_EQ_I64(f.max_live, 1);                           /* one at a time, however large */
@@ -1195,6 +1195,21 @@ TEST(shuffle_remote_fetches_in_flight) {
     CHECK_STR_CONTAINS(em_errmsg(), "10.0.0.9:7");
     CHECK_EQ_I64(f.live, 0);
     CHECK_EQ_I64(f.dropped, f.begun - f.ended);
+    CHECK_EQ_I64(f.released, f.ended);
+    /* Map 4's fetched bytes are damaged: its block's CRC, checked where
+     * the bytes lie, makes a fetch failure naming the location and map;
+     * every handle is let go. */
+    fake_fetch fc = {.dir = dir, .fail_map = -1, .corrupt_map = 4};
+    sr_fetcher FC = {ff_begin, ff_end, ff_drop, &fc, 1 << 30, 0};
+    o.fetch = &FC;
+    ebuf_free(&got.buf);
+    got = (collect){EBUF_INIT, 0, 0};
+    CHECK_EQ_I64(shuffle_read(&o, collect_sink, &got, &st), EM_EFETCH);
+    CHECK_EQ_I64(st.failed_map, 4);
+    CHECK_STR_CONTAINS(em_errmsg(), "10.0.0.9:7");
+    CHECK_STR_CONTAINS(em_errmsg(), "map 4");
+    CHECK_EQ_I64(fc.live, 0);
+    CHECK_EQ_I64(fc.released, fc.ended);
     ebuf_free(&got.buf);
     ebuf_free(&want.buf);
     CHECK(dir_clean(dir, 1));
