@@ -577,8 +577,12 @@ static int scenario_kill(em_ctx *ctx, job_arg *a, const int *on, const char *wan
     check(map_hosts >= 2, "map tasks ran on two hosts");
     check(crossed, "a reduce task fetched map outputs from another host");
     /* Other hosts' outputs are fetched, never read as host-local files
-     * (ember.shuffle.readHostLocalDisk is on): one executor per host. */
-    check(d.shuffle_segments_fetched > 0 && d.shuffle_segments_host_local == 0,
+     * (ember.shuffle.readHostLocalDisk is on): one executor per host.  In
+     * service every reducer that finishes reads the maps of both hosts
+     * (no map runs again, every segment holds records); in worker the
+     * lost host's maps run again on the other, whose reducers may then
+     * read only their own host's outputs. */
+    check(d.shuffle_segments_host_local == 0 && (worker || d.shuffle_segments_fetched > 0),
           "segments of other hosts fetched over the network (%lld fetched, %lld read host-local)",
           (long long)d.shuffle_segments_fetched, (long long)d.shuffle_segments_host_local);
     /* One executor per host here: the killed one had written map outputs. */
