@@ -14,6 +14,13 @@
  *   SHUFFLE_PERF_CTL=FIFO shuffle ...   writes "enable" to FIFO before the
  *                  timed runs of each job and "disable" after them, so that
  *                  perf record --control=fifo:FIFO -D -1 samples only those
+ *                  (in cluster mode executors run the uploaded copy of this
+ *                  binary, WORKDIR/bin/<hash>, gone when the run ends, so
+ *                  perf cannot name their functions: list those paths with
+ *                  perf script --show-mmap-events, link each to this
+ *                  binary under a directory D that also links /usr and
+ *                  /lib, and read with perf report --symfs=D
+ *                  --kallsyms=/proc/kallsyms)
  *
  * Inputs, generated inside the tasks (a range of PARTITIONS partition
  * numbers, then a flat_map making each partition's pairs), persisted in

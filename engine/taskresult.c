@@ -11,7 +11,7 @@
 #include "mpcheck.h"
 #include "taskresult.h"
 
-#define TR_FIELDS 13
+#define TR_FIELDS 15
 #define TR_MAX_ACCS (1 << 20)
 
 void task_result_clear(task_result *r) {
@@ -43,7 +43,8 @@ int taskresult_encode(const task_result *r, ebuf *out) {
           msgpack_pack_str_with_body(&pk, r->loc, llen) || msgpack_pack_uint8(&pk, r->commit_denied) ||
           msgpack_pack_uint64(&pk, r->input_bytes) || msgpack_pack_uint64(&pk, r->shuffle_bytes) ||
           msgpack_pack_uint64(&pk, r->shuffle_records) || msgpack_pack_int64(&pk, r->spills) ||
-          msgpack_pack_int64(&pk, r->cache_hits);
+          msgpack_pack_int64(&pk, r->cache_hits) || msgpack_pack_int64(&pk, r->segs_fetched) ||
+          msgpack_pack_int64(&pk, r->segs_host_local);
     if (bad) {
         out->len = start;
         return em__seterr(EM_ENOMEM, "task result: out of memory encoding");
@@ -133,7 +134,8 @@ int taskresult_decode(const uint8_t *p, size_t len, task_result *r) {
     r->commit_denied = (uint8_t)w;
     if (get_u64(&f[8], UINT64_MAX, &r->input_bytes) || get_u64(&f[9], UINT64_MAX, &r->shuffle_bytes) ||
         get_u64(&f[10], UINT64_MAX, &r->shuffle_records) || get_i64(&f[11], 0, INT64_MAX, &r->spills) ||
-        get_i64(&f[12], 0, INT64_MAX, &r->cache_hits)) {
+        get_i64(&f[12], 0, INT64_MAX, &r->cache_hits) || get_i64(&f[13], 0, INT64_MAX, &r->segs_fetched) ||
+        get_i64(&f[14], 0, INT64_MAX, &r->segs_host_local)) {
         rc = field_bad("metrics");
         goto out;
     }

@@ -30,6 +30,9 @@ typedef struct task_result {
     uint64_t input_bytes, shuffle_bytes, shuffle_records;
     int64_t spills;
     int64_t cache_hits;
+    int64_t segs_fetched;    /* shuffle segments fetched over the wire ... */
+    int64_t segs_host_local; /* ... and read from another location's files
+                                on this host (readHostLocalDisk) */
 } task_result;
 
 void task_result_clear(task_result *r); /* frees data and accs */

@@ -64,7 +64,8 @@ int bf_codec_check(bf_codec c, const char **why) {
     else if (c.id == BF_ZLIB && (c.level < 0 || c.level > 9)) w = "zlib level outside 0 to 9";
     else if (c.id == BF_ZSTD && (c.level < BF_ZSTD_MIN_LEVEL || c.level > BF_ZSTD_MAX_LEVEL))
         w = "zstd level outside -7 to 22";
-    else if ((c.id == BF_LZ4 || c.id == BF_NONE) && c.level != 0) w = "a level given to a codec without levels";
+    else if (c.id == BF_LZ4 && (c.level < 0 || c.level > BF_LZ4_MAX_ACCEL)) w = "lz4 acceleration outside 1 to 64";
+    else if (c.id == BF_NONE && c.level != 0) w = "a level given to a codec without levels";
     if (w && why) *why = w;
     return w ? -1 : 0;
 }
@@ -144,9 +145,10 @@ static int encode(bf_codec c, bf_cctx *cx, const uint8_t *raw, size_t rlen, uint
     }
     case BF_LZ4: {
         /* rlen <= BF_MAX_RAW, far below LZ4_MAX_INPUT_SIZE; with the bound
-         * as room it cannot fail. */
-        int n = LZ4_compress_default((const char *)raw, (char *)out, (int)rlen, (int)cap);
-        if (n <= 0) return em__seterr(EM_EINVAL, "shuffle block: LZ4_compress_default failed on %zu bytes", rlen);
+         * as room it cannot fail.  The level is the acceleration (0 is
+         * lz4's default, 1: LZ4_compress_default). */
+        int n = LZ4_compress_fast((const char *)raw, (char *)out, (int)rlen, (int)cap, c.level > 1 ? c.level : 1);
+        if (n <= 0) return em__seterr(EM_EINVAL, "shuffle block: LZ4_compress_fast failed on %zu bytes", rlen);
         *zlen = (size_t)n;
         return 0;
     }

@@ -22,12 +22,13 @@
  * reader of a run in memory uses such blocks where they lie.
  *
  * The codecs are the libraries' own block functions: compress2/uncompress
- * (zlib), LZ4_compress_default/LZ4_decompress_safe (lz4's block format),
+ * (zlib), LZ4_compress_fast/LZ4_decompress_safe (lz4's block format),
  * ZSTD_compressCCtx/ZSTD_decompressDCtx (one zstd frame).  The setting
  * ember.io.compression.codec picks a writer's codec (lz4 by default, as
  * Spark's spark.io.compression.codec), ember.shuffle.compress.level zlib's
- * level and ember.io.compression.zstd.level zstd's; the task description
- * carries them to the executors as a bf_codec.
+ * level, ember.io.compression.zstd.level zstd's and
+ * ember.io.compression.lz4.acceleration lz4's acceleration (its "level");
+ * the task description carries them to the executors as a bf_codec.
  */
 #ifndef EM_BLOCKFILE_H
 #define EM_BLOCKFILE_H
@@ -56,10 +57,15 @@ enum bf_codec_id { BF_NONE = 0, BF_ZLIB = 1, BF_LZ4 = 2, BF_ZSTD = 3, BF_NCODECS
  * are its fast modes). */
 #define BF_ZSTD_MIN_LEVEL (-7)
 #define BF_ZSTD_MAX_LEVEL 22
+/* lz4's largest acceleration a writer accepts (LZ4_compress_fast's
+ * argument: each step up skips input faster where no match is found,
+ * trading ratio for speed; 0 and 1 are lz4's default). */
+#define BF_LZ4_MAX_ACCEL 64
 
 /* How a writer compresses: a codec and its level (zlib 0 to 9; zstd
- * BF_ZSTD_MIN_LEVEL to BF_ZSTD_MAX_LEVEL; 0 for lz4 and none).  All zeros
- * is codec none. */
+ * BF_ZSTD_MIN_LEVEL to BF_ZSTD_MAX_LEVEL; lz4's acceleration, 0 to
+ * BF_LZ4_MAX_ACCEL; 0 for none).  All zeros is codec none.  Readers need
+ * none of it: the level changes only what a writer makes. */
 typedef struct bf_codec {
     uint8_t id;    /* enum bf_codec_id */
     int8_t level;

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bigbuf.h"
 #include "blockstore.h"
 #include "conf.h"
 #include "conn.h"
@@ -79,7 +80,8 @@ typedef struct freq {
     uint32_t shuffle, map;
     uint64_t attempt, len, got;
     int reduce;
-    int fd;
+    ebuf seg;            /* the segment's len bytes as they come (bigbuf.h:
+                            a big one reuses the pages of the last) */
     int started;         /* its M_SEGMENT came */
     int done, rc;        /* x.mu */
     int transient;       /* x.mu: it failed because its connection did (worth a retry) */
@@ -303,7 +305,7 @@ static fconn *fconn_of(conn *c) {
 }
 
 static void freq_free(freq *r) {
-    if (r->fd >= 0) close(r->fd);
+    bb_free(&r->seg);
     pthread_cond_destroy(&r->cv);
     free(r);
 }
@@ -391,17 +393,7 @@ static void fetch_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *
             conn_close(c, "a segment longer than announced");
             goto out;
         }
-        size_t off = 0;
-        while (off < len) {
-            ssize_t k = pwrite(r->fd, body + off, len - off, (off_t)(r->got + off));
-            if (k < 0 && errno == EINTR) continue;
-            if (k <= 0) {
-                snprintf(why, sizeof why, "keeping a fetched segment: %s", k < 0 ? strerror(errno) : "short write");
-                conn_close(c, why);
-                goto out;
-            }
-            off += (size_t)k;
-        }
+        memcpy(r->seg.p + r->got, body, len); /* room for len bytes since begin */
         r->got += len;
         goto out;
     }
@@ -479,7 +471,10 @@ static void fetch_abort(void *arg) {
             }
 }
 
-/* sr_fetcher's begin: the segment goes into an anonymous in-memory file. */
+/* sr_fetcher's begin: the segment goes into a buffer of its length, which
+ * the reader decodes in place.  Until 2026-11 it went into an anonymous
+ * in-memory file (memfd), written as it came and read back with pread:
+ * two more copies of every byte, and fresh shmem pages for each. */
 static void *fetch_begin(void *fctx, const char *loc, uint32_t shuffle, uint32_t map, uint64_t attempt, int reduce,
                          uint64_t len) {
     (void)fctx;
@@ -498,8 +493,10 @@ static void *fetch_begin(void *fctx, const char *loc, uint32_t shuffle, uint32_t
     r->reduce = reduce;
     r->len = len;
     r->progress_us = ev_now_us();
-    if ((r->fd = memfd_create("ember-segment", MFD_CLOEXEC)) < 0) {
-        em__seterr(EM_EFETCH, "shuffle %u map %u: memfd_create: %s", shuffle, map, strerror(errno));
+    r->seg = (ebuf)EBUF_INIT;
+    if (bb_reserve(&r->seg, (size_t)len)) {
+        em__seterr(EM_EFETCH, "shuffle %u map %u: no memory for its %llu byte segment", shuffle, map,
+                   (unsigned long long)len);
         free(r);
         return NULL;
     }
@@ -516,7 +513,7 @@ static void *fetch_begin(void *fctx, const char *loc, uint32_t shuffle, uint32_t
 }
 
 /* sr_fetcher's drop: whoever ends it frees it (the loop, when its bytes
- * have come; here, if they have). */
+ * have come; here, if they have, and always after a successful end). */
 static void fetch_drop(void *fctx, void *h) {
     (void)fctx;
     freq *r = h;
@@ -574,7 +571,7 @@ static int retry_pause(uint64_t ms) {
  * it.  A request that failed with its connection (refused, reset) is sent
  * again on a new one, up to ember.shuffle.io.maxRetries times,
  * ember.shuffle.io.retryWait apart; then it is a fetch failure. */
-static int fetch_end(void *fctx, void *h) {
+static int fetch_end(void *fctx, void *h, const uint8_t **p) {
     freq *r = h;
     int aborted = 0;
     for (int tries = 0;; tries++) {
@@ -605,7 +602,7 @@ static int fetch_end(void *fctx, void *h) {
             return EM_EFETCH;
         }
     }
-    int rc = r->rc, fd = r->fd;
+    int rc = r->rc;
     uint32_t shuffle = r->shuffle, map = r->map;
     int reduce = r->reduce;
     if (rc) {
@@ -616,9 +613,8 @@ static int fetch_end(void *fctx, void *h) {
         freq_free(r);
         return rc == EM_ENOMEM ? EM_ENOMEM : EM_EFETCH;
     }
-    r->fd = -1;
-    freq_free(r);
-    return fd;
+    *p = r->seg.p; /* r stays, done, until the reader drops it */
+    return 0;
 }
 
 /* --------------------------------------------------------- shuffle server */
@@ -993,6 +989,7 @@ int executor_main(void) {
     x.fetcher.end = fetch_end;
     x.fetcher.drop = fetch_drop;
     x.fetcher.in_flight = (uint64_t)conf_size(conf, "ember.reducer.maxSizeInFlight");
+    x.fetcher.host_local = conf_bool(conf, "ember.shuffle.readHostLocalDisk");
     x.hb_ms = (uint64_t)conf_duration_ms(conf, "ember.executor.heartbeatInterval");
     x.fetch_retries = (int)conf_i64(conf, "ember.shuffle.io.maxRetries");
     x.fetch_retry_ms = (uint64_t)conf_duration_ms(conf, "ember.shuffle.io.retryWait");

@@ -122,6 +122,8 @@ static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
     o.mem = run->env->outputs;
     int rc = shuffle_read(&o, to_pipe, down, &st);
     run->res->spills += st.spills;
+    run->res->segs_fetched += st.fetched;
+    run->res->segs_host_local += st.host_local;
     if (rc == EM_EFETCH) {
         run->res->fetch_map = st.failed_map;
         run->res->fetch_shuffle = n->shuffle_id;

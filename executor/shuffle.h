@@ -92,23 +92,35 @@ enum sr_mode {
 
 /* How a reduce task gets segments held by other executors (cluster mode,
  * executor.c).  begin starts fetching one and returns a handle, or NULL
- * with a message (a fetch failure).  end waits for the handle and returns
- * a descriptor holding exactly the segment's len bytes (>= 0), or < 0 with
- * a message: EM_EFETCH naming the executor, EM_ECANCELED when the task was
- * killed, EM_ENOMEM.  drop lets go of a handle never ended (the read ended
- * early).  Either way the handle is gone.
+ * with a message (a fetch failure).  end waits for the handle and sets *p
+ * to exactly the segment's len bytes in memory, which the reader decodes
+ * where they lie (no file between the socket and the decoder): 0, and the
+ * bytes stay until the handle is dropped; or < 0 with a message, and the
+ * handle is gone: EM_EFETCH naming the executor, EM_ECANCELED when the
+ * task was killed, EM_ENOMEM.  drop lets go of a handle, ended (its bytes
+ * read) or not (the read ended early).
  *
  * A reader begins the fetches of the maps after the one it reads while the
  * segments begun and not yet read total at most in_flight bytes
  * (ember.reducer.maxSizeInFlight, as Spark's); one is always begun, however
- * large.  Segments are read in map order. */
+ * large.  Segments are read in map order.
+ *
+ * With host_local (ember.shuffle.readHostLocalDisk, as Spark's
+ * spark.shuffle.readHostLocalDisk) a segment whose location names this
+ * executor's host -- another executor of the same machine, or its worker's
+ * shuffle service -- is not fetched: its files are read where the location
+ * says they are, as this executor's own are, with the same checks (a
+ * missing or corrupt file is a fetch failure naming it).  Hosts are
+ * compared as the locations spell them (the address each executor
+ * advertised), so executors of other machines are always fetched from. */
 typedef struct sr_fetcher {
     void *(*begin)(void *ctx, const char *loc, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int reduce,
                    uint64_t len);
-    int (*end)(void *ctx, void *h);
+    int (*end)(void *ctx, void *h, const uint8_t **p);
     void (*drop)(void *ctx, void *h);
     void *ctx;
     uint64_t in_flight;
+    int host_local;
 } sr_fetcher;
 
 typedef struct sr_opts {
@@ -138,9 +150,10 @@ typedef struct sr_opts {
                                  (ember.record.maxBytes; 0: no limit) */
     /* Cluster mode: a location "ember://HOST:PORT/DIR" names the executor
      * whose shuffle server holds the output.  When it starts with self
-     * (this executor's "ember://HOST:PORT") DIR is read from disk;
-     * otherwise fetch gets the segment from that server (several at once,
-     * see sr_fetcher). */
+     * (this executor's "ember://HOST:PORT"), or names self's HOST and
+     * fetch->host_local is set, DIR is read from disk; otherwise fetch
+     * gets the segment from that server (several at once, see
+     * sr_fetcher). */
     const char *self;
     const struct sr_fetcher *fetch;
     /* local[N]: outputs kept in memory (memout.h) are read from there,
@@ -156,6 +169,10 @@ static inline int cogroup_sides(const sr_opts *o) {
 
 typedef struct sr_stats {
     uint64_t bytes_read, records_read;
+    /* Segments fetched from another executor's shuffle server or a
+     * worker's shuffle service, and segments of another location of this
+     * host read from its files (sr_fetcher's host_local). */
+    int64_t fetched, host_local;
     int64_t spills;
     int failed_map;          /* on EM_EFETCH: the map whose output is bad */
 } sr_stats;

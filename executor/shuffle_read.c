@@ -135,27 +135,45 @@ const char *shuffle_loc_dir(const char *loc) {
     return d ? d : "";
 }
 
-/* Whether loc names another executor's shuffle server (fetch over the
- * network) rather than this process's disk. */
-static int loc_remote(const sr_opts *o, const char *loc) {
-    if (strncmp(loc, "ember://", 8) != 0 || !o->fetch) return 0;
-    size_t n = o->self ? strlen(o->self) : 0;
-    return !(n && !strncmp(loc, o->self, n) && loc[n] == '/');
+/* The HOST of "ember://HOST:PORT..." (its length in *n), or NULL. */
+static const char *loc_host(const char *loc, size_t *n) {
+    if (strncmp(loc, "ember://", 8) != 0) return NULL;
+    const char *h = loc + 8, *end = h + strcspn(h, "/"), *colon = end;
+    while (colon > h && colon[-1] != ':') colon--;
+    if (colon <= h + 1) return NULL; /* no ':', or no host before it */
+    *n = (size_t)(colon - 1 - h);
+    return h;
 }
 
-/* Map m's segment of the reduce partition: from disk, or from the fetch h
- * begun for it (taken).  Checks its length against the tracker's.  Returns
- * the descriptor (>= 0) with [*start, *end) set, or a code: EM_EFETCH
- * (message naming the file or executor), EM_ECANCELED or EM_ENOMEM. */
-static int locate_segment(const sr_opts *o, int m, void *h, uint64_t *start, uint64_t *end) {
+/* Whether loc is another location of this executor's host, whose files
+ * are read without a socket (sr_fetcher's host_local). */
+static int loc_host_local(const sr_opts *o, const char *loc) {
+    size_t n = 0, m = 0;
+    const char *a, *b;
+    if (!o->fetch || !o->fetch->host_local || !o->self || !(a = loc_host(o->self, &n)) || !(b = loc_host(loc, &m)))
+        return 0;
+    return n == m && !memcmp(a, b, n);
+}
+
+/* Whether loc is this executor's own location (self followed by its
+ * directory). */
+static int loc_self(const sr_opts *o, const char *loc) {
+    size_t n = o->self ? strlen(o->self) : 0;
+    return n && !strncmp(loc, o->self, n) && loc[n] == '/';
+}
+
+/* Whether loc names another executor's shuffle server (fetch over the
+ * network) rather than files this process reads itself. */
+static int loc_remote(const sr_opts *o, const char *loc) {
+    if (strncmp(loc, "ember://", 8) != 0 || !o->fetch) return 0;
+    return !loc_self(o, loc) && !loc_host_local(o, loc);
+}
+
+/* Map m's segment of the reduce partition on disk.  Checks its length
+ * against the tracker's.  Returns the descriptor (>= 0) with [*start,
+ * *end) set, or a code: EM_EFETCH (message naming the file), EM_ENOMEM. */
+static int locate_segment(const sr_opts *o, int m, uint64_t *start, uint64_t *end) {
     uint64_t att = o->attempts ? o->attempts[m] : 0;
-    if (h) {
-        int fd = o->fetch->end(o->fetch->ctx, h);
-        if (fd < 0) return fd == EM_ENOMEM || fd == EM_ECANCELED ? fd : EM_EFETCH;
-        *start = 0;
-        *end = o->seglens[m];
-        return fd;
-    }
     int fd = shuffle_locate(shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att, o->reduce_id, start, end);
     if (fd < 0) return fd;
     if (o->seglens && *end - *start != o->seglens[m]) {
@@ -169,14 +187,15 @@ static int locate_segment(const sr_opts *o, int m, void *h, uint64_t *start, uin
     return fd;
 }
 
-/* Read map m's segment of the reduce partition into fn (h: its fetch, or
- * NULL for a file on disk).  0, a fetch failure, or whatever fn returned
- * (EM_STOP or < 0). */
+/* Read map m's segment of the reduce partition into fn (h: its fetch,
+ * taken, or NULL for a file on disk).  0, a fetch failure, or whatever fn
+ * returned (EM_STOP or < 0). */
 static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume_block_fn bfn, void *ctx,
                         sr_stats *st) {
     uint64_t start = 0, end = 0, att = o->attempts ? o->attempts[m] : 0;
     char dpath[SR_PATH];
     int fd = -1;
+    const uint8_t *seg = NULL; /* a fetched segment's bytes */
     memout *mo = h ? NULL : memout_get(o->mem, o->shuffle_id, (uint32_t)m, att);
     if (mo) { /* kept in memory (memout.h) */
         snprintf(dpath, sizeof dpath, "shuffle %u map %d attempt %llu (in memory)", o->shuffle_id, m,
@@ -194,11 +213,22 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
             memout_release(o->mem, mo);
             return fetch_fail(st, m);
         }
+    } else if (h) { /* fetched into memory (sr_fetcher) */
+        int e = o->fetch->end(o->fetch->ctx, h, &seg);
+        if (e < 0) return e == EM_ENOMEM || e == EM_ECANCELED ? e : fetch_fail(st, m);
+        if (!seg) {
+            o->fetch->drop(o->fetch->ctx, h);
+            em__seterr(EM_EFETCH, "%s (shuffle %u map %d): the fetch gave no bytes", o->dirs[m], o->shuffle_id, m);
+            return fetch_fail(st, m);
+        }
+        end = o->seglens[m];
+        st->fetched++;
+        snprintf(dpath, sizeof dpath, "%s (shuffle %u map %d)", o->dirs[m], o->shuffle_id, m);
     } else {
-        fd = locate_segment(o, m, h, &start, &end);
+        fd = locate_segment(o, m, &start, &end);
         if (fd < 0) return fd == EM_EFETCH ? fetch_fail(st, m) : fd;
-        if (h) snprintf(dpath, sizeof dpath, "%s (shuffle %u map %d)", o->dirs[m], o->shuffle_id, m);
-        else shuffle_path(dpath, sizeof dpath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att, "data");
+        if (!loc_self(o, o->dirs[m]) && loc_host_local(o, o->dirs[m])) st->host_local++;
+        shuffle_path(dpath, sizeof dpath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att, "data");
     }
     bf_reader rd;
     em_rec r;
@@ -208,6 +238,7 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
     size_t e = mo ? mo->first[o->reduce_id] : 0, e_end = mo ? mo->first[o->reduce_id + 1] : 1;
     uint64_t done = 0;
     if (mo) bf_reader_init_mem(&rd, NULL, dpath, 0, 0);
+    else if (seg) bf_reader_init_mem(&rd, seg, dpath, 0, end);
     else bf_reader_init(&rd, fd, dpath, start, end - start);
     for (; e < e_end && !rc; e++) {
         if (mo) {
@@ -248,6 +279,7 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
     st->bytes_read += done;
     bf_reader_free(&rd);
     if (mo) memout_release(o->mem, mo);
+    else if (seg) o->fetch->drop(o->fetch->ctx, h);
     else close(fd);
     return rc;
 }

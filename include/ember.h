@@ -379,6 +379,14 @@ typedef struct em_stats {
                                        files (local[N]; see
                                        ember.shuffle.inMemoryOutput) ... */
     int64_t shuffle_memory_bytes;   /* ... and their bytes */
+    int64_t shuffle_segments_fetched;    /* cluster mode: shuffle segments
+                                            reduce tasks fetched from other
+                                            executors or shuffle services
+                                            over the network ... */
+    int64_t shuffle_segments_host_local; /* ... and those they read from
+                                            the files of another executor
+                                            of their host instead
+                                            (ember.shuffle.readHostLocalDisk) */
 } em_stats;
 EM_API void em_get_stats(em_ctx *ctx, em_stats *out);
 

@@ -1515,6 +1515,8 @@ static void account(dag *d, stage *s, const sched_event *ev) {
     STAT_ADD(d, spills, res->spills);
     STAT_ADD(d, input_bytes, (int64_t)res->input_bytes);
     STAT_ADD(d, cache_hits, res->cache_hits);
+    STAT_ADD(d, shuffle_segments_fetched, res->segs_fetched);
+    STAT_ADD(d, shuffle_segments_host_local, res->segs_host_local);
 }
 
 /* Count a successful task's accumulator additions -- once per task: a map

@@ -656,6 +656,59 @@ static int sums_exact(em_ctx *c, em_stats *delta) {
     return ok;
 }
 
+/* Segments read by the reduce tasks of mod_sums_exact's job on c, fetched
+ * over the network (*fetched) and read from another executor's files on
+ * the same host (*near), over up to 20 jobs until one reads across
+ * executors (*crossed: both executors hold map outputs some reducer of the
+ * other read); every job's answer must be exact. */
+static int both_executors_up(em_ctx *c);
+
+static int cross_reads(em_ctx *c, int64_t *fetched, int64_t *near, int *crossed) {
+    *fetched = *near = 0;
+    *crossed = 0;
+    if (!both_executors_up(c)) return 0;
+    for (int i = 0; i < 20 && !*crossed; i++) {
+        em_stats s0, s1;
+        em_get_stats(c, &s0);
+        if (!mod_sums_exact(c)) return 0;
+        em_get_stats(c, &s1);
+        *fetched += s1.shuffle_segments_fetched - s0.shuffle_segments_fetched;
+        *near += s1.shuffle_segments_host_local - s0.shuffle_segments_host_local;
+        *crossed = *fetched + *near > 0;
+    }
+    return 1;
+}
+
+/* ember.shuffle.readHostLocalDisk (on by default): the executors of
+ * local-cluster share a host, so a reducer reads the other executor's map
+ * outputs from their files and fetches none, with the worker's shuffle
+ * service and without it; off, it fetches them through the service. */
+TEST(cluster_host_local_reads_skip_the_network) {
+    int64_t fetched, near;
+    int crossed;
+    em_ctx *c = open_cluster("local-cluster[2,1,512]", NULL, NULL, NULL, NULL);
+    CHECK(c);
+    CHECK(cross_reads(c, &fetched, &near, &crossed));
+    CHECK(crossed);
+    CHECK_EQ_I64(fetched, 0);
+    CHECK(near > 0);
+    em_close(c);
+    c = open_cluster("local-cluster[2,1,512]", "ember.shuffle.service.enabled", "false", NULL, NULL);
+    CHECK(c);
+    CHECK(cross_reads(c, &fetched, &near, &crossed));
+    CHECK(crossed);
+    CHECK_EQ_I64(fetched, 0);
+    CHECK(near > 0);
+    em_close(c);
+    c = open_cluster("local-cluster[2,1,512]", "ember.shuffle.readHostLocalDisk", "false", NULL, NULL);
+    CHECK(c);
+    CHECK(cross_reads(c, &fetched, &near, &crossed));
+    CHECK(crossed);
+    CHECK(fetched > 0);
+    CHECK_EQ_I64(near, 0);
+    em_close(c);
+}
+
 /* A segment request whose connection drops (the fault hook makes each
  * executor's server drop its first one) is sent again on a new connection:
  * no task fails and no map output is recomputed.  With retries off, the
@@ -663,9 +716,11 @@ static int sums_exact(em_ctx *c, em_stats *delta) {
  * answer is still exact. */
 TEST(cluster_fetch_retried_after_dropped_connection) {
     /* (Fetches from executors' own servers: the worker's shuffle service
-     * has no fault hook.) */
-    em_ctx *c = open_cluster("local-cluster[2,1,512]", "ember.test.faults", "dropfetch:n=1",
-                             "ember.shuffle.service.enabled", "false");
+     * has no fault hook; and fetched, not read from the other executor's
+     * files.) */
+    const char *kv[] = {"ember.test.faults", "dropfetch:n=1", "ember.shuffle.service.enabled", "false",
+                        "ember.shuffle.readHostLocalDisk", "false", NULL};
+    em_ctx *c = open_cluster_kv("local-cluster[2,1,512]", kv);
     CHECK(c);
     em_stats d;
     CHECK(sums_exact(c, &d));
@@ -677,6 +732,7 @@ TEST(cluster_fetch_retried_after_dropped_connection) {
     em_conf_set(conf, "ember.test.faults", "dropfetch:n=1");
     em_conf_set(conf, "ember.shuffle.io.maxRetries", "0");
     em_conf_set(conf, "ember.shuffle.service.enabled", "false");
+    em_conf_set(conf, "ember.shuffle.readHostLocalDisk", "false");
     c = em_open("local-cluster[2,1,512]", conf);
     em_conf_free(conf);
     CHECK(c);
@@ -824,7 +880,10 @@ TEST(cluster_shuffle_service_keeps_killed_executor_outputs) {
 /* A reduce task that kills its executor's worker (SIGKILL by its PID; the
  * executor dies with it) and then its executor: the worker's map outputs
  * are lost and recomputed on the two workers left, and the sums are
- * exact. */
+ * exact.  The workers stand for hosts, so reducers fetch (with
+ * readHostLocalDisk a retried reducer could read the dead worker's files,
+ * still on disk, before the driver hears of the loss, and then no map
+ * need run again). */
 static int fn_kill_worker_on_key0(const em_rec *in, em_emitter *out, const void *arg) {
     if (em_i64_dec(in->key) == 0) {
         if (made_marker(arg)) {
@@ -836,7 +895,8 @@ static int fn_kill_worker_on_key0(const em_rec *in, em_emitter *out, const void 
 }
 
 TEST(cluster_shuffle_service_lost_worker_outputs_recomputed) {
-    em_ctx *c = open_cluster("local-cluster[3,1,512]", "ember.task.maxFailures", "2", NULL, NULL);
+    em_ctx *c = open_cluster("local-cluster[3,1,512]", "ember.task.maxFailures", "2",
+                             "ember.shuffle.readHostLocalDisk", "false");
     CHECK(c);
     CHECK(both_executors_up(c));
     em_rdd *sums;

@@ -473,6 +473,8 @@ static void stats_delta(const em_stats *s0, const em_stats *s1, em_stats *d) {
     d->tasks_speculative = s1->tasks_speculative - s0->tasks_speculative;
     d->speculative_wins = s1->speculative_wins - s0->speculative_wins;
     d->stages_skipped = s1->stages_skipped - s0->stages_skipped;
+    d->shuffle_segments_fetched = s1->shuffle_segments_fetched - s0->shuffle_segments_fetched;
+    d->shuffle_segments_host_local = s1->shuffle_segments_host_local - s0->shuffle_segments_host_local;
 }
 
 /* spec: see the header comment. */
@@ -574,6 +576,15 @@ static int scenario_kill(em_ctx *ctx, job_arg *a, const int *on, const char *wan
     check(seen == SUM_N, "the accumulator counted each record once (recomputed outputs count once)");
     check(map_hosts >= 2, "map tasks ran on two hosts");
     check(crossed, "a reduce task fetched map outputs from another host");
+    /* Other hosts' outputs are fetched, never read as host-local files
+     * (ember.shuffle.readHostLocalDisk is on): one executor per host.  In
+     * service every reducer that finishes reads the maps of both hosts
+     * (no map runs again, every segment holds records); in worker the
+     * lost host's maps run again on the other, whose reducers may then
+     * read only their own host's outputs. */
+    check(d.shuffle_segments_host_local == 0 && (worker || d.shuffle_segments_fetched > 0),
+          "segments of other hosts fetched over the network (%lld fetched, %lld read host-local)",
+          (long long)d.shuffle_segments_fetched, (long long)d.shuffle_segments_host_local);
     /* One executor per host here: the killed one had written map outputs. */
     check(lost >= 1, "the killed %s's host had run map tasks", worker ? "worker" : "executor");
     if (worker) {

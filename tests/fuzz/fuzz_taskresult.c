@@ -39,6 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  r2.fetch_shuffle == r.fetch_shuffle && r2.commit_denied == r.commit_denied &&
                  r2.input_bytes == r.input_bytes && r2.shuffle_bytes == r.shuffle_bytes &&
                  r2.shuffle_records == r.shuffle_records && r2.spills == r.spills && r2.cache_hits == r.cache_hits &&
+                 r2.segs_fetched == r.segs_fetched && r2.segs_host_local == r.segs_host_local &&
                  !strcmp(r2.errmsg, r.errmsg) && !strcmp(r2.loc, r.loc),
              "a field changed");
     FZ_CHECK(!r.len || !memcmp(r.data, r2.data, r.len), "data changed");

@@ -38,9 +38,10 @@ static int same_rec(const em_rec *a, const em_rec *b) {
 }
 
 /* Every codec a writer may be given, with levels (zlib's and zstd's
- * extremes too). */
+ * extremes too, and lz4's accelerations). */
 static const bf_codec codecs[] = {
-    {BF_LZ4, 0}, {BF_ZSTD, 1}, {BF_ZLIB, 1}, {BF_NONE, 0}, {BF_ZSTD, -7}, {BF_ZSTD, 19}, {BF_ZLIB, 0}, {BF_ZLIB, 9},
+    {BF_LZ4, 0},  {BF_ZSTD, 1},  {BF_ZLIB, 1}, {BF_NONE, 0}, {BF_ZSTD, -7},
+    {BF_ZSTD, 19}, {BF_ZLIB, 0}, {BF_ZLIB, 9}, {BF_LZ4, 2},  {BF_LZ4, BF_LZ4_MAX_ACCEL},
 };
 #define NCODECS (sizeof codecs / sizeof codecs[0])
 
@@ -288,6 +289,11 @@ TEST(blockfile_bad_codec_refused) {
     CHECK_EQ_I64(bf_compress_block(&z, raw, sizeof raw - 1, (bf_codec){BF_NCODECS, 0}, NULL), EM_EINVAL);
     CHECK_EQ_I64(bf_compress_block(&z, raw, sizeof raw - 1, (bf_codec){BF_ZLIB, 10}, NULL), EM_EINVAL);
     CHECK_EQ_I64(bf_compress_block(&z, raw, sizeof raw - 1, (bf_codec){BF_ZSTD, 23}, NULL), EM_EINVAL);
+    CHECK_EQ_I64(bf_compress_block(&z, raw, sizeof raw - 1, (bf_codec){BF_LZ4, BF_LZ4_MAX_ACCEL + 1}, NULL),
+                 EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "lz4 acceleration outside 1 to 64");
+    CHECK_EQ_I64(bf_compress_block(&z, raw, sizeof raw - 1, (bf_codec){BF_LZ4, -1}, NULL), EM_EINVAL);
+    CHECK_EQ_I64(bf_compress_block(&z, raw, sizeof raw - 1, (bf_codec){BF_NONE, 1}, NULL), EM_EINVAL);
     CHECK_EQ_I64(z.len, 0);
     CHECK(bf_codec_id_of("LZ4") == BF_LZ4 && bf_codec_id_of("zstd") == BF_ZSTD && bf_codec_id_of("zlib") == BF_ZLIB &&
           bf_codec_id_of("none") == BF_NONE && bf_codec_id_of("snappy") < 0 && bf_codec_id_of(NULL) < 0);

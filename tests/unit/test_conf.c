@@ -28,6 +28,7 @@ TEST(conf_defaults) {
         {"ember.shuffle.compress.level", "1"},
         {"ember.io.compression.codec", "lz4"},
         {"ember.io.compression.zstd.level", "1"},
+        {"ember.io.compression.lz4.acceleration", "2"},
         {"ember.files.maxPartitionBytes", "33554432"},
         {"ember.local.dir", "/tmp"},
         {"ember.progress", "auto"},
@@ -317,7 +318,14 @@ TEST(conf_set_refuses_ints_and_words) {
 
     /* The block codec, and the level of the codec that takes one. */
     bf_codec k = conf_codec(c);
-    CHECK(k.id == BF_LZ4 && k.level == 0);
+    CHECK(k.id == BF_LZ4 && k.level == 2); /* lz4's level is its acceleration */
+    CHECK_REFUSED(c, "ember.io.compression.lz4.acceleration", "0",
+                  "ember.io.compression.lz4.acceleration: \"0\" is below the minimum of 1");
+    CHECK_REFUSED(c, "ember.io.compression.lz4.acceleration", "65",
+                  "ember.io.compression.lz4.acceleration: \"65\" is above the maximum of 64");
+    CHECK_OK(em_conf_set(c, "ember.io.compression.lz4.acceleration", "8"));
+    k = conf_codec(c);
+    CHECK(k.id == BF_LZ4 && k.level == 8);
     CHECK_REFUSED(c, "ember.io.compression.codec", "snappy",
                   "ember.io.compression.codec: \"snappy\" is not one of lz4, zstd, zlib, none");
     CHECK_REFUSED(c, "ember.io.compression.codec", "", "is not one of lz4, zstd, zlib, none");

@@ -1153,14 +1153,19 @@ TEST(shuffle_index_checked) {
 
 /* A fetcher standing in for executor.c's: it counts what is begun and not
  * yet read, and copies the segment from disk at once. */
+/* A fetcher that copies segments out of dir's files: begun handles are
+ * live until dropped (dropped counts those never ended, released those
+ * dropped after their bytes were read). */
 typedef struct fake_fetch {
     const char *dir;
-    int begun, ended, dropped, live, max_live, fail_map;
+    int begun, ended, dropped, released, live, max_live, fail_map;
+    int corrupt_map; /* its fetched bytes get one flipped (0: none) */
     uint64_t live_bytes, max_live_bytes;
 } fake_fetch;
 
 typedef struct fake_h {
-    int fd, map;
+    uint8_t *p;
+    int map, ended;
     uint64_t len;
 } fake_h;
 
@@ -1172,16 +1177,12 @@ static void *ff_begin(void *ctx, const char *loc, uint32_t shuffle, uint32_t map
     int fd = shuffle_locate(f->dir, shuffle, map, attempt, reduce, &s, &e);
     if (fd < 0 || e - s != len) return NULL;
     fake_h *h = calloc(1, sizeof *h);
-    h->fd = memfd_create("seg", MFD_CLOEXEC);
+    h->p = malloc(len);
     h->map = (int)map;
     h->len = len;
-    char buf[65536];
-    for (uint64_t off = s; off < e;) {
-        ssize_t k = pread(fd, buf, e - off < sizeof buf ? (size_t)(e - off) : sizeof buf, (off_t)off);
-        if (k <= 0 || write(h->fd, buf, (size_t)k) != k) return NULL;
-        off += (uint64_t)k;
-    }
+    if (pread(fd, h->p, len, (off_t)s) != (ssize_t)len) return NULL;
     close(fd);
+    if (f->corrupt_map && (int)map == f->corrupt_map) h->p[len / 2] ^= 0x40;
     f->begun++;
     f->live++;
     f->live_bytes += len;
@@ -1190,25 +1191,23 @@ static void *ff_begin(void *ctx, const char *loc, uint32_t shuffle, uint32_t map
     return h;
 }
 
-static void ff_gone(fake_fetch *f, fake_h *h) {
-    f->live--;
-    f->live_bytes -= h->len;
-    free(h);
-}
-
-static int ff_end(void *ctx, void *hv) {
+static int ff_end(void *ctx, void *hv, const uint8_t **p) {
     fake_h *h = hv;
-    int fd = h->fd;
     ((fake_fetch *)ctx)->ended++;
-    ff_gone(ctx, h);
-    return fd;
+    h->ended = 1;
+    *p = h->p;
+    return 0;
 }
 
 static void ff_drop(void *ctx, void *hv) {
+    fake_fetch *f = ctx;
     fake_h *h = hv;
-    close(h->fd);
-    ((fake_fetch *)ctx)->dropped++;
-    ff_gone(ctx, h);
+    if (h->ended) f->released++;
+    else f->dropped++;
+    f->live--;
+    f->live_bytes -= h->len;
+    free(h->p);
+    free(h);
 }
 
 /* Segments of other executors are fetched several at a time, as many as
@@ -1243,7 +1242,7 @@ TEST(shuffle_remote_fetches_in_flight) {
     uint64_t caps[] = {3 * lens[0], 1024, 1 << 30};
     for (int i = 0; i < 3; i++) {
         fake_fetch f = {.dir = dir, .fail_map = -1};
-        sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, caps[i]};
+        sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, caps[i], 0};
         sr_opts o = lo;
         o.dirs = rdirs;
         o.self = "ember://10.0.0.1:1";
@@ -1253,6 +1252,7 @@ TEST(shuffle_remote_fetches_in_flight) {
         CHECK(got.buf.len == want.buf.len && !memcmp(got.buf.p, want.buf.p, want.buf.len));
         CHECK_EQ_I64(f.begun, NM - 1);
         CHECK_EQ_I64(f.ended, NM - 1);
+        CHECK_EQ_I64(f.released, NM - 1); /* each let go once read */
         CHECK_EQ_I64(f.live, 0);
         if (i == 0) CHECK(f.max_live >= 2 && f.max_live_bytes <= caps[0]); /* several, within the window */
         if (i == 1) CHECK_EQ_I64(f.max_live, 1);                           /* one at a time, however large */
@@ -1262,7 +1262,7 @@ TEST(shuffle_remote_fetches_in_flight) {
     /* Map 5's fetch cannot begin: a fetch failure naming it; nothing is
      * left behind. */
     fake_fetch f = {.dir = dir, .fail_map = 5};
-    sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, 1 << 30};
+    sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, 1 << 30, 0};
     sr_opts o = lo;
     o.dirs = rdirs;
     o.self = "ember://10.0.0.1:1";
@@ -1274,7 +1274,101 @@ TEST(shuffle_remote_fetches_in_flight) {
     CHECK_STR_CONTAINS(em_errmsg(), "10.0.0.9:7");
     CHECK_EQ_I64(f.live, 0);
     CHECK_EQ_I64(f.dropped, f.begun - f.ended);
+    CHECK_EQ_I64(f.released, f.ended);
+    /* Map 4's fetched bytes are damaged: its block's CRC, checked where
+     * the bytes lie, makes a fetch failure naming the location and map;
+     * every handle is let go. */
+    fake_fetch fc = {.dir = dir, .fail_map = -1, .corrupt_map = 4};
+    sr_fetcher FC = {ff_begin, ff_end, ff_drop, &fc, 1 << 30, 0};
+    o.fetch = &FC;
+    ebuf_free(&got.buf);
+    got = (collect){EBUF_INIT, 0, 0};
+    CHECK_EQ_I64(shuffle_read(&o, collect_sink, &got, &st), EM_EFETCH);
+    CHECK_EQ_I64(st.failed_map, 4);
+    CHECK_STR_CONTAINS(em_errmsg(), "10.0.0.9:7");
+    CHECK_STR_CONTAINS(em_errmsg(), "map 4");
+    CHECK_EQ_I64(fc.live, 0);
+    CHECK_EQ_I64(fc.released, fc.ended);
     ebuf_free(&got.buf);
     ebuf_free(&want.buf);
     CHECK(dir_clean(dir, 1));
+}
+
+/* readHostLocalDisk: a location of this executor's host (another port,
+ * another directory) is read from its files, not fetched; one of another
+ * host still is.  Off, both are fetched.  A host-local output that is
+ * missing is a fetch failure naming its file and map, as a local one. */
+TEST(shuffle_host_local_read) {
+    enum { NM = 6 };
+    const char *dir = subdir("hl"), *ldirs[NM], *rdirs[NM];
+    dirs_of(dir, NM, ldirs);
+    wcfg c = {dir, 22, NM, 2, 3000, gen_small, NULL, 0, 0, {0}, 0, 0, NULL};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    char other[700], near[700], own[700];
+    snprintf(other, sizeof other, "ember://10.0.0.19:7%s", dir); /* another host */
+    snprintf(near, sizeof near, "ember://10.0.0.1:2%s", dir);    /* this host, another executor */
+    snprintf(own, sizeof own, "ember://10.0.0.1:1%s", dir);      /* this executor */
+    uint64_t lens[NM];
+    for (int m = 0; m < NM; m++) {
+        uint64_t s, e;
+        int fd = shuffle_locate(dir, 22, (uint32_t)m, 0, 1, &s, &e);
+        CHECK(fd >= 0);
+        close(fd);
+        lens[m] = e - s;
+        rdirs[m] = m == 0 ? own : m % 2 ? near : other; /* 1, 3, 5 near; 2, 4 other */
+    }
+    collect want = {EBUF_INIT, 0, 0};
+    sr_opts lo = ropts(ldirs, 22, 1, NM, SR_PASS, dir, 1 << 20);
+    lo.seglens = lens;
+    CHECK_OK(shuffle_read(&lo, collect_sink, &want, NULL));
+    for (int on = 1; on >= 0; on--) {
+        fake_fetch f = {.dir = dir, .fail_map = -1};
+        sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, 1 << 30, on};
+        sr_opts o = lo;
+        o.dirs = rdirs;
+        o.self = "ember://10.0.0.1:1";
+        o.fetch = &F;
+        collect got = {EBUF_INIT, 0, 0};
+        sr_stats st;
+        CHECK_OK(shuffle_read(&o, collect_sink, &got, &st));
+        CHECK(got.buf.len == want.buf.len && !memcmp(got.buf.p, want.buf.p, want.buf.len));
+        CHECK_EQ_I64(f.begun, on ? 2 : NM - 1);
+        CHECK_EQ_I64(st.fetched, on ? 2 : NM - 1);
+        CHECK_EQ_I64(st.host_local, on ? 3 : 0);
+        CHECK_EQ_I64(f.live, 0);
+        ebuf_free(&got.buf);
+    }
+    /* A host named only as a prefix of ours is another host. */
+    char longer[700];
+    snprintf(longer, sizeof longer, "ember://10.0.0.10:2%s", dir);
+    for (int m = 1; m < NM; m += 2) rdirs[m] = longer;
+    fake_fetch f2 = {.dir = dir, .fail_map = -1};
+    sr_fetcher F2 = {ff_begin, ff_end, ff_drop, &f2, 1 << 30, 1};
+    sr_opts o = lo;
+    o.dirs = rdirs;
+    o.self = "ember://10.0.0.1:1";
+    o.fetch = &F2;
+    collect got = {EBUF_INIT, 0, 0};
+    sr_stats st;
+    CHECK_OK(shuffle_read(&o, collect_sink, &got, &st));
+    CHECK_EQ_I64(st.fetched, NM - 1);
+    CHECK_EQ_I64(st.host_local, 0);
+    ebuf_free(&got.buf);
+    /* Map 3's files are gone from the host-local directory. */
+    for (int m = 1; m < NM; m += 2) rdirs[m] = near;
+    char path[1024];
+    shuffle_path(path, sizeof path, dir, 22, 3, 0, "index");
+    CHECK(unlink(path) == 0);
+    fake_fetch f3 = {.dir = dir, .fail_map = -1};
+    sr_fetcher F3 = {ff_begin, ff_end, ff_drop, &f3, 1 << 30, 1};
+    o.fetch = &F3;
+    got = (collect){EBUF_INIT, 0, 0};
+    CHECK_EQ_I64(shuffle_read(&o, collect_sink, &got, &st), EM_EFETCH);
+    CHECK_EQ_I64(st.failed_map, 3);
+    CHECK_STR_CONTAINS(em_errmsg(), path);
+    CHECK_EQ_I64(f3.live, 0);
+    ebuf_free(&got.buf);
+    ebuf_free(&want.buf);
+    shuffle_remove(dir, 22);
 }

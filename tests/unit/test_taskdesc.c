@@ -774,7 +774,8 @@ TEST(sched_taskdesc_malformed_contents) {
         {{BF_ZLIB, -1}, "zlib level"},
         {{BF_ZSTD, 23}, "zstd level"},
         {{BF_ZSTD, -8}, "zstd level"},
-        {{BF_LZ4, 1}, "a level given to a codec without levels"},
+        {{BF_LZ4, 65}, "lz4 acceleration"},
+        {{BF_LZ4, -1}, "lz4 acceleration"},
         {{BF_NONE, 5}, "a level given to a codec without levels"},
     };
     t.sink.kind = SK_COLLECT;
@@ -790,7 +791,7 @@ TEST(sched_taskdesc_malformed_contents) {
         task_result_clear(&res);
     }
     /* each codec, with a level it takes, is accepted */
-    static const bf_codec good_codecs[] = {{BF_NONE, 0}, {BF_ZLIB, 0}, {BF_ZLIB, 9}, {BF_LZ4, 0},
+    static const bf_codec good_codecs[] = {{BF_NONE, 0}, {BF_ZLIB, 0}, {BF_ZLIB, 9}, {BF_LZ4, 0}, {BF_LZ4, 1}, {BF_LZ4, 64},
                                            {BF_ZSTD, -7}, {BF_ZSTD, 0}, {BF_ZSTD, 22}};
     for (size_t i = 0; i < sizeof good_codecs / sizeof good_codecs[0]; i++) {
         t.codec = good_codecs[i];
