@@ -477,8 +477,26 @@ static int plan(em_ctx *ctx, const char *path, int parts, text_arg *h, uint8_t *
     int n = 0;
     /* Typed reads: the settings accept size suffixes ("8mb"). */
     if (parts <= 0) parts = ml_default_parallelism(ctx);
-    int rc = text_plan(path, parts, (uint64_t)conf_size(ctx->conf, "ember.files.maxPartitionBytes"), splits, &n);
+    uint64_t max_split = (uint64_t)conf_size(ctx->conf, "ember.files.maxPartitionBytes");
+    int rc = text_plan(path, parts, max_split, splits, &n);
     if (rc) return rc;
+    /* run() gives each partition as many consecutive splits; when they do
+     * not share out evenly (a 95 MB file in 32 MB splits is 3 splits for 2
+     * partitions: one partition would hold twice the other's rows, and
+     * every training pass would wait for it), cut the files again into a
+     * multiple of the partitions, each split no bigger than before. */
+    if (n > parts && n % parts) {
+        int64_t want = ((int64_t)n + parts - 1) / parts * parts;
+        if (want <= INT32_MAX) {
+            text_split *again = NULL;
+            int m = 0;
+            if (text_plan(path, (int)want, max_split, &again, &m) == 0) {
+                text_splits_free(*splits, n);
+                *splits = again;
+                n = m;
+            }
+        }
+    }
     h->nsplits = n;
     h->max_line = conf_size(ctx->conf, "ember.record.maxBytes");
     size_t len = sizeof *h + sizeof(split_ent) * (size_t)n;

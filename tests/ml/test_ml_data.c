@@ -946,3 +946,64 @@ TEST(ml_data_libsvm_block_room_grows) {
     unlink(p);
     em_close(c);
 }
+
+/* Rows of each partition's blocks: (partition, rows) per partition. */
+static int part_rows(int partition, em_iter *in, em_emitter *out, const void *arg) {
+    em_rec r;
+    ebuf scratch = EBUF_INIT;
+    int64_t rows = 0;
+    int rc;
+    while ((rc = em_iter_next(in, &r)) == 1) {
+        ml_block k;
+        if (ml_block_view(&r, &k, &scratch)) {
+            ebuf_free(&scratch);
+            return em_fail("not a block");
+        }
+        rows += k.rows;
+    }
+    ebuf_free(&scratch);
+    if (rc < 0) return rc;
+    uint8_t b[16];
+    em_i64_enc(partition, b);
+    em_i64_enc(rows, b + 8);
+    return em_emit(out, b, 16);
+}
+
+/* A file whose splits (ember.files.maxPartitionBytes) do not share out
+ * evenly over the partitions -- 3 of 1 KiB for 2 -- is cut again into 4,
+ * so each partition holds half the rows, not one third and two thirds;
+ * the rows stay in file order. */
+TEST(ml_data_csv_splits_share_out_evenly) {
+    em_ctx *c = ml_ctx("ember.files.maxPartitionBytes", "1k");
+    CHECK(c);
+    char text[8192];
+    size_t len = 0;
+    for (int i = 0; i < 200; i++) len += (size_t)snprintf(text + len, sizeof text - len, "%d,%d,%d\n", 1000 + i, 5000 + 2 * i, i % 2);
+    CHECK(len > 2048 && len <= 3072); /* 3 splits of 1 KiB */
+    CHECK(put_file(tpath("even.csv"), text) == 0);
+    em_ml_load_opts o = {.label_col = -1, .partitions = 2};
+    em_ml_data *d = em_ml_read_csv(c, tpath("even.csv"), &o);
+    CHECK_OK(d ? 0 : -1);
+    CHECK_EQ_I64(em_ml_rows(d), 200);
+    em_batch *b;
+    CHECK_OK(em_collect(em_map_partitions(em_ml_blocks(d), part_rows, NULL, 0), &b));
+    CHECK_EQ_I64(em_batch_count(b), 2);
+    size_t pos = 0;
+    em_rec r;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        int64_t rows = em_i64_dec((const uint8_t *)r.val + 8);
+        if (rows < 90 || rows > 110) fprintf(stderr, "  partition %lld: %lld rows\n", (long long)em_i64_dec(r.val), (long long)rows);
+        CHECK(rows >= 90 && rows <= 110);
+    }
+    em_batch_free(b);
+    double *x, *y;
+    CHECK(densify(d, &x, &y, NULL) == 0);
+    for (int i = 0; i < 200; i++) {
+        CHECK(x[2 * i] == 1000 + i && x[2 * i + 1] == 5000 + 2 * i);
+        CHECK(y[i] == i % 2);
+    }
+    free(x);
+    free(y);
+    em_ml_free(d);
+    em_close(c);
+}
