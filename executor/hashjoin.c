@@ -109,8 +109,12 @@ int hashjoin_build_side(const plan_node *cogroup) {
     return a >= 0 && b >= 0 && a < b ? 0 : 1;
 }
 
+/* What the table holds, against the budget: the arena's bytes in use (not
+ * its capacity: bigbuf may hand over a parked mapping several times the
+ * size asked, which would turn the table to the sort path for nothing)
+ * and the slots. */
 static size_t table_bytes(const hashjoin *h) {
-    return h->arena.cap + (h->mask ? (h->mask + 1) * (sizeof(hj_entry) + sizeof(uint64_t)) : 0);
+    return h->arena.len + (h->mask ? (h->mask + 1) * (sizeof(hj_entry) + sizeof(uint64_t)) : 0);
 }
 
 static const uint8_t *entry_key(const hashjoin *h, const hj_entry *e) {
