@@ -54,8 +54,8 @@
  * before each run by writing 5 to /proc/self/clear_refs; local[N] only:
  * in cluster mode the executors are other processes) beside the RSS at the
  * start, which holds the persisted input, and the shuffle bytes and
- * records one run wrote (em_stats deltas of the last run: compressed in
- * files, uncompressed in the outputs local[N] keeps in memory, whose count
+ * records one run wrote (em_stats deltas of the last run: as coded in
+ * files or in the outputs local[N] keeps in memory, whose count
  * and bytes are printed too).
  *
  * References, measured before the ember runs of their operation on arrays
@@ -550,8 +550,8 @@ static void report(const char *op, const char *master, int64_t nrec, measure *m)
         printf("  peak RSS %.0f MB (%.0f MB at the start, with the persisted input)", m->hwm_kb / 1024.0,
                m->rss_start_kb / 1024.0);
     else printf("  peak RSS n/a (executors are processes)");
-    /* Files are compressed (ember.io.compression.codec); outputs local[N]
-     * keeps in memory are not, unless ember.shuffle.inMemoryOutput.compress. */
+    /* Files are coded with ember.io.compression.codec, the outputs local[N]
+     * keeps in memory with ember.shuffle.inMemoryOutput.codec. */
     printf("; shuffled %.1f MB as stored (%" PRId64 " outputs, %.1f MB, kept in memory), %.2f M records per run; %" PRId64
            " spills\n",
            m->shuffle_bytes / 1048576.0, m->mem_outputs, m->mem_bytes / 1048576.0, m->shuffle_recs / 1e6, m->spills);

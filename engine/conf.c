@@ -55,7 +55,7 @@
 static const char *const log_choices[] = {"error", "warn", "info", "debug", NULL};
 static const char *const progress_choices[] = {"auto", "true", "false", NULL};
 /* Names as bf_codec_id_of (blockfile.h) knows them; lz4 first, the default. */
-static const char *const codec_choices[] = {"lz4", "zstd", "zlib", "none", NULL};
+static const char *const codec_choices[] = {"lz4", "zstd", "zlib", "prefix", "none", NULL};
 static const char *const recovery_choices[] = {"NONE", "FILESYSTEM", NULL};
 
 static const conf_spec conf_keys[] = {
@@ -90,12 +90,15 @@ static const conf_spec conf_keys[] = {
      * shuffles of bench/shuffle (343 MB uncompressed) with room to spare;
      * what is kept is memory the same outputs' files would take in the
      * page cache (until 2026-11 the defaults were 1 MiB and 64 MiB, for
-     * small outputs only).  Kept blocks are not compressed unless compress
-     * says so: they never reach a disk or a network, and the codec's CPU
-     * was a fifth of a map task's. */
+     * small outputs only).  Kept blocks are coded with codec, by default
+     * prefix (executor/prefixcodec.h): a 20M-pair reduce_by_key then keeps
+     * 151 MB, not 343 MB uncompressed, and its peak RSS falls from 763 MB
+     * to 556 MB (within 2x its 320 MB input) for about 0.1 s of its 0.43 s;
+     * lz4 kept 154 MB but cost 0.25 s, a fifth of a map task's CPU.
+     * none builds blocks in place, the fastest. */
     {.key = "ember.shuffle.inMemoryOutput.maxBytes", .def = "268435456", .type = CONF_SIZE, .min = 0, .max = 1024 * MiB},
     {.key = "ember.shuffle.inMemoryOutput.totalBytes", .def = "1073741824", .type = CONF_SIZE, .min = 0, .max = TiB},
-    {.key = "ember.shuffle.inMemoryOutput.compress", .def = "false", .type = CONF_BOOL},
+    {.key = "ember.shuffle.inMemoryOutput.codec", .def = "prefix", .type = CONF_ENUM, .choices = codec_choices},
     {.key = "ember.shuffle.blockBytes", .def = "65536", .type = CONF_SIZE, .min = 4 * KiB, .max = 64 * MiB,
      .why_max = "a merge holds one block per spilled run in memory"},
     /* The codec of shuffle and spill blocks, as Spark's
@@ -670,10 +673,12 @@ double conf_double(const em_conf *c, const char *key) {
     return d;
 }
 
-bf_codec conf_codec(const em_conf *c) {
+bf_codec conf_codec(const em_conf *c) { return conf_codec_of(c, "ember.io.compression.codec"); }
+
+bf_codec conf_codec_of(const em_conf *c, const char *key) {
     const char *p, *e;
     char name[16];
-    trim(em_conf_get(c, "ember.io.compression.codec"), &p, &e);
+    trim(em_conf_get(c, key), &p, &e);
     size_t n = (size_t)(e - p) < sizeof name ? (size_t)(e - p) : sizeof name - 1;
     memcpy(name, p, n);
     name[n] = 0;

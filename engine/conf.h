@@ -100,5 +100,8 @@ double conf_double(const em_conf *c, const char *key);
  * names, with its level: ember.shuffle.compress.level for zlib,
  * ember.io.compression.zstd.level for zstd. */
 bf_codec conf_codec(const em_conf *c);
+/* The same for another setting of codec_choices (the levels are the same
+ * settings): ember.shuffle.inMemoryOutput.codec. */
+bf_codec conf_codec_of(const em_conf *c, const char *key);
 
 #endif

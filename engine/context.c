@@ -218,7 +218,7 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
          * outputs may stay in memory (memout.h). */
         size_t each = conf_size(ctx->conf, "ember.shuffle.inMemoryOutput.maxBytes");
         if (each && !(ctx->env->outputs = memout_new(each, conf_size(ctx->conf, "ember.shuffle.inMemoryOutput.totalBytes"),
-                                                     conf_bool(ctx->conf, "ember.shuffle.inMemoryOutput.compress"))))
+                                                     conf_codec_of(ctx->conf, "ember.shuffle.inMemoryOutput.codec"))))
             goto nomem;
         if (!(ctx->be = local_backend_new(ctx->cores, nexec, ctx->env, dag_events(ctx->dag)))) goto fail;
     }

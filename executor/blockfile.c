@@ -40,15 +40,18 @@
 #include "blockfile.h"
 #include "crc32c.h"
 #include "err.h"
+#include "prefixcodec.h"
 #include "recfmt.h"
 
 /* The most raw bytes per compressed byte each codec produces (plus 64), so
  * a header claiming more is corrupt: deflate shrinks at most about 1032:1,
  * an lz4 block 255:1, a zstd frame 32768:1 (BF_MAX_RATIO); none stores the
- * raw bytes as they are. */
-static const uint32_t max_ratio[BF_NCODECS] = {1, 1100, 256, BF_MAX_RATIO};
+ * raw bytes as they are.  Front coding has no bound of its own (a long key
+ * repeated takes 4 bytes a record), so its writer stores a block that
+ * would pass BF_MAX_RATIO as it is. */
+static const uint32_t max_ratio[BF_NCODECS] = {1, 1100, 256, BF_MAX_RATIO, BF_MAX_RATIO};
 
-static const char *const codec_names[BF_NCODECS] = {"none", "zlib", "lz4", "zstd"};
+static const char *const codec_names[BF_NCODECS] = {"none", "zlib", "lz4", "zstd", "prefix"};
 
 const char *bf_codec_name(int id) { return id >= 0 && id < BF_NCODECS ? codec_names[id] : NULL; }
 
@@ -65,7 +68,7 @@ int bf_codec_check(bf_codec c, const char **why) {
     else if (c.id == BF_ZSTD && (c.level < BF_ZSTD_MIN_LEVEL || c.level > BF_ZSTD_MAX_LEVEL))
         w = "zstd level outside -7 to 22";
     else if (c.id == BF_LZ4 && (c.level < 0 || c.level > BF_LZ4_MAX_ACCEL)) w = "lz4 acceleration outside 1 to 64";
-    else if (c.id == BF_NONE && c.level != 0) w = "a level given to a codec without levels";
+    else if ((c.id == BF_NONE || c.id == BF_PREFIX) && c.level != 0) w = "a level given to a codec without levels";
     if (w && why) *why = w;
     return w ? -1 : 0;
 }
@@ -152,6 +155,12 @@ static int encode(bf_codec c, bf_cctx *cx, const uint8_t *raw, size_t rlen, uint
         *zlen = (size_t)n;
         return 0;
     }
+    case BF_PREFIX:
+        /* 0: the records did not fit in cap (or were not records), so the
+         * block is stored as it is below. */
+        *zlen = prefix_encode(raw, rlen, out, cap);
+        if (!*zlen) *zlen = rlen;
+        return 0;
     case BF_ZSTD: {
         size_t n;
         if (cx) {
@@ -190,7 +199,9 @@ int bf_compress_block(ebuf *z, const void *raw, size_t rlen, bf_codec c, bf_cctx
     int rc = encode(c, cx, raw, rlen, h + BF_HEADER, cap, &zlen);
     if (rc) return rc;
     uint8_t id = c.id;
-    if (id != BF_NONE && zlen >= rlen) { /* did not shrink: stored as it is, and readers skip decoding */
+    /* Did not shrink, or shrank past what readers accept: stored as it
+     * is, and readers skip decoding. */
+    if (id != BF_NONE && (zlen >= rlen || rlen > (uint64_t)zlen * max_ratio[id] + 64)) {
         if (rlen) memcpy(h + BF_HEADER, raw, rlen);
         zlen = rlen;
         id = BF_NONE;
@@ -330,6 +341,9 @@ static int decode(bf_reader *r, uint64_t at, int id, const uint8_t *z, size_t zl
         if (ZSTD_isError(n) || n != rlen) return bad_block(r, at, "zstd: bad compressed data or wrong raw length");
         return 0;
     }
+    case BF_PREFIX:
+        if (prefix_decode(z, zlen, out, rlen)) return bad_block(r, at, "prefix: bad records or wrong raw length");
+        return 0;
     }
     return 0; /* none: read straight into out */
 }

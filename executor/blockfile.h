@@ -5,7 +5,8 @@
  * A block on disk is a 13-byte header followed by the compressed bytes:
  *     offset 0  u32le compressed length
  *     offset 4  u32le raw length
- *     offset 8  u8    codec (enum bf_codec_id: 0 none, 1 zlib, 2 lz4, 3 zstd)
+ *     offset 8  u8    codec (enum bf_codec_id: 0 none, 1 zlib, 2 lz4, 3 zstd,
+ *                     4 prefix)
  *     offset 9  u32le CRC-32C of the header's first 9 bytes and the
  *                     compressed bytes, as one running checksum (crc32c.h;
  *                     until 2026-11 zlib's crc32; the files live no longer than their application)
@@ -23,7 +24,11 @@
  *
  * The codecs are the libraries' own block functions: compress2/uncompress
  * (zlib), LZ4_compress_fast/LZ4_decompress_safe (lz4's block format),
- * ZSTD_compressCCtx/ZSTD_decompressDCtx (one zstd frame).  The setting
+ * ZSTD_compressCCtx/ZSTD_decompressDCtx (one zstd frame), and ember's own
+ * front coding of the records (prefixcodec.h: for the outputs local[N]
+ * keeps in memory, lz4's ratio on numeric records at a fraction of its
+ * cost).  A block the codec would expand past BF_MAX_RATIO is stored as
+ * it is too, so readers keep refusing headers that claim more.  The setting
  * ember.io.compression.codec picks a writer's codec (lz4 by default, as
  * Spark's spark.io.compression.codec), ember.shuffle.compress.level zlib's
  * level, ember.io.compression.zstd.level zstd's and
@@ -51,7 +56,7 @@
 
 /* A block's codec: the number its header stores, so a value never changes
  * meaning. */
-enum bf_codec_id { BF_NONE = 0, BF_ZLIB = 1, BF_LZ4 = 2, BF_ZSTD = 3, BF_NCODECS };
+enum bf_codec_id { BF_NONE = 0, BF_ZLIB = 1, BF_LZ4 = 2, BF_ZSTD = 3, BF_PREFIX = 4, BF_NCODECS };
 
 /* zstd's levels a writer accepts (0 is zstd's default, 3; negative levels
  * are its fast modes). */

@@ -12,7 +12,7 @@
 struct memout_store {
     pthread_mutex_t mu;
     size_t max_each, max_total;
-    int compress;
+    bf_codec codec;
     size_t bytes;   /* reserved or held */
     size_t last;    /* buffer bytes of the output put last */
     int64_t count;  /* entries in the table */
@@ -25,7 +25,7 @@ static size_t slot_of(const memout_store *s, uint32_t sid, uint32_t map, uint64_
     return (size_t)(h >> 32) & (s->nb - 1);
 }
 
-memout_store *memout_new(size_t max_each, size_t max_total, int compress) {
+memout_store *memout_new(size_t max_each, size_t max_total, bf_codec codec) {
     memout_store *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->nb = 256;
@@ -36,7 +36,7 @@ memout_store *memout_new(size_t max_each, size_t max_total, int compress) {
     pthread_mutex_init(&s->mu, NULL);
     s->max_each = max_each;
     s->max_total = max_total;
-    s->compress = compress;
+    s->codec = codec;
     return s;
 }
 
@@ -69,11 +69,12 @@ int memout_reserve(memout_store *s, size_t len) {
     return ok;
 }
 
-int memout_plain(memout_store *s) {
-    if (!s || !s->max_each || s->compress) return 0;
+int memout_codec(memout_store *s, bf_codec *c) {
+    if (!s || !s->max_each) return 0;
     pthread_mutex_lock(&s->mu);
     int room = s->bytes < s->max_total;
     pthread_mutex_unlock(&s->mu);
+    if (room) *c = s->codec;
     return room;
 }
 

@@ -18,8 +18,14 @@
  * recompression) before the partition's in-memory blocks, so each segment is
  * still one run in arrival order.
  *
- * An output that may be kept in memory uncompressed (memout.h: local[N]
- * with room in the store), or any output of codec none, is built in place
+ * An output that may be kept in memory is coded with the store's codec
+ * (memout.h: local[N] with room in the store; by default the front coding
+ * of prefixcodec.h); should it go to a file after all (it spilled, the
+ * store filled up), its blocks are coded again with the writer's own
+ * codec first.
+ *
+ * An output that may be kept in memory uncompressed (the store's codec
+ * none), or any output of codec none, is built in place
  * instead, in the arena too (the plain mode): each partition has an open
  * block of codec none there, a region it appends its records to, and the
  * block's header is written when it reaches block_bytes; the partition
@@ -108,6 +114,9 @@ struct shuffle_writer {
     int passing;        /* the combining ratio was poor: records pass
                            uncombined (checked once, when comb_in reaches
                            SW_ADAPT_ROWS) */
+    bf_codec file_codec; /* the codec of files and spills (o.codec is the
+                           in-memory store's while the output may be
+                           kept there) */
     int plain;          /* blocks are built in place, uncompressed */
     size_t max_rec;     /* plain mode: the largest record added */
     size_t expect;      /* the arena's likely size (memout_last_bytes) */
@@ -185,7 +194,10 @@ shuffle_writer *sw_open(const sw_opts *opts) {
     w->comb_budget = budget / 2;
     w->buf_budget = opts->combine ? budget / 2 : budget;
     w->spill_fd = -1;
-    w->plain = w->o.codec.id == BF_NONE || memout_plain(w->o.mem);
+    w->file_codec = w->o.codec;
+    bf_codec mc;
+    if (memout_codec(w->o.mem, &mc)) w->o.codec = mc;
+    w->plain = w->o.codec.id == BF_NONE;
     w->expect = memout_last_bytes(w->o.mem);
     aggmap_init(&w->comb);
     if (opts->combine && opts->combine->builtin) ah_init(&w->ahead, &w->comb, opts->combine);
@@ -330,17 +342,22 @@ static int write_arena_part(shuffle_writer *w, sw_part *p, int fd, const char *p
     return 0;
 }
 
-/* Leave plain mode: the output goes to a file after all, so its plain
- * blocks are compressed with the codec into the arena (of codec none,
- * they stay where they are, each partition's z written as it is). */
-static int leave_plain(shuffle_writer *w) {
-    if (!w->plain || w->o.codec.id == BF_NONE) return 0;
+/* The output goes to a file after all (it spills, or the store has no
+ * room for it): blocks coded for the store are coded again with the
+ * file codec, so that files and spills hold what they would have held
+ * (plain blocks compressed, prefix ones decoded and compressed).  Nothing
+ * to do when the two codecs are the same. */
+static int leave_memory(shuffle_writer *w) {
+    if (w->o.codec.id == w->file_codec.id && w->o.codec.level == w->file_codec.level) return 0;
     int rc = 0;
     for (int i = 0; i < w->o.nparts && !rc; i++) rc = close_plain(w, &w->parts[i]);
     if (rc) return rc;
-    ebuf plain = w->arena;
+    ebuf kept = w->arena;
     w->arena = (ebuf)EBUF_INIT;
     w->plain = 0;
+    w->o.codec = w->file_codec;
+    bf_reader rd;
+    bf_reader_init_mem(&rd, kept.p, "shuffle output", 0, 0);
     for (int i = 0; i < w->o.nparts && !rc; i++) {
         sw_part *p = &w->parts[i];
         es_run *x = p->aext;
@@ -348,25 +365,26 @@ static int leave_plain(shuffle_writer *w) {
         p->aext = NULL;
         p->anext = p->acap = 0;
         for (size_t e = 0; e < nx && !rc; e++) {
+            /* Each block's records: plain ones where they lie, others
+             * decoded (and every block's CRC checked on the way). */
+            const uint8_t *raw = NULL;
+            size_t rlen = 0;
             had += x[e].len;
-            for (size_t off = x[e].off; off < x[e].off + x[e].len && !rc;) {
-                const uint8_t *h = plain.p + off;
-                size_t rlen = get_u32le(h + 4);
-                rc = arena_block(w, p, h + BF_HEADER, rlen);
-                off += BF_HEADER + rlen;
-            }
+            bf_reader_move_mem(&rd, kept.p, x[e].off, x[e].len);
+            while (!rc && (rc = bf_next_block(&rd, &raw, &rlen)) == 1) rc = arena_block(w, p, raw, rlen);
         }
         free(x);
         w->buffered = w->buffered - had + (w->arena.len - before);
     }
-    bb_free(&plain);
+    bf_reader_free(&rd);
+    bb_free(&kept);
     return rc;
 }
 
 /* Write every partition's pending bytes, compressed, to the spill file. */
 static int spill_parts(shuffle_writer *w) {
     int rc;
-    if ((rc = leave_plain(w))) return rc;
+    if ((rc = leave_memory(w))) return rc;
     if (w->spill_fd < 0) {
         char base[SW_PATH];
         shuffle_path(base, sizeof base, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt, "spill");
@@ -653,7 +671,7 @@ int sw_commit(shuffle_writer *w, sw_result *res) {
     if (res && !(seg = calloc((size_t)w->o.nparts, sizeof *seg))) rc = em__seterr(EM_ENOMEM, "sw_commit: out of memory");
     if (!rc && w->o.combine) rc = dump_comb(w);
     if (!rc && (kept = keep_in_memory(w, seg)) < 0) rc = kept;
-    if (!rc && !kept && !(rc = leave_plain(w))) rc = write_files(w, seg);
+    if (!rc && !kept && !(rc = leave_memory(w))) rc = write_files(w, seg);
     if (!rc && !kept) {
         /* Data first, index last: a reader that sees the index sees data. */
         shuffle_path(final, sizeof final, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt, "data");

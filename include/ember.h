@@ -263,9 +263,12 @@ typedef struct em_rdd em_rdd;
  *                                 record would spill)
  *   ember.shuffle.blockBytes      4k..64m   65536     uncompressed size of
  *                                 shuffle and spill blocks
- *   ember.io.compression.codec    lz4, zstd, zlib, none  lz4  codec of
- *                                 shuffle and spill blocks (Spark's
- *                                 spark.io.compression.codec and default)
+ *   ember.io.compression.codec    lz4, zstd, zlib, prefix, none  lz4
+ *                                 codec of shuffle and spill blocks
+ *                                 (Spark's spark.io.compression.codec and
+ *                                 default; prefix: ember's front coding)
+ *   ember.shuffle.inMemoryOutput.codec  the same names  prefix  codec of
+ *                                 the map outputs local[N] keeps in memory
  *   ember.io.compression.zstd.level -7..22  1         zstd's level (Spark's
  *                                 default)
  *   ember.shuffle.compress.level  0..9      1         zlib's level (only

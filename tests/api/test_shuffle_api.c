@@ -426,7 +426,10 @@ static int codec_jobs(em_ctx *c, const char *codec, int64_t *bytes) {
 
 static em_ctx *open_with_codec(const char *codec) {
     em_conf *conf = em_conf_new();
+    /* Map outputs go to files (local[N] would keep them in memory, coded
+     * with ember.shuffle.inMemoryOutput.codec). */
     if (!conf || em_conf_set(conf, "ember.io.compression.codec", codec) ||
+        em_conf_set(conf, "ember.shuffle.inMemoryOutput.maxBytes", "0") ||
         em_conf_set(conf, "ember.shuffle.memoryBytes", "262144") ||
         em_conf_set(conf, "ember.local.dir", test_tmpdir())) {
         fprintf(stderr, "  %s: %s\n", codec, em_errmsg());
@@ -443,8 +446,8 @@ static em_ctx *open_with_codec(const char *codec) {
  * written under one codec are read after the setting changed; a name that
  * is not a codec is refused, naming the key and the codecs. */
 TEST(api_shuffle_codecs) {
-    static const char *const names[] = {"lz4", "zstd", "zlib", "none"};
-    int64_t bytes[4];
+    static const char *const names[] = {"lz4", "zstd", "zlib", "prefix", "none"};
+    int64_t bytes[5];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         em_ctx *c = open_with_codec(names[i]);
         CHECK(c);
@@ -453,7 +456,7 @@ TEST(api_shuffle_codecs) {
     }
     /* The codec reached the executors: each compressing codec wrote less
      * than none. */
-    for (int i = 0; i < 3; i++) CHECK(bytes[i] > 0 && bytes[i] < bytes[3] * 3 / 4);
+    for (int i = 0; i < 4; i++) CHECK(bytes[i] > 0 && bytes[i] < bytes[4] * 3 / 4);
 
     em_ctx *c = open_with_codec("lz4");
     CHECK(c);
@@ -487,7 +490,7 @@ TEST(api_shuffle_codecs) {
 
     /* Refused when set, on a context or a conf, and the value kept. */
     CHECK_EQ_I64(em_set(c, "ember.io.compression.codec", "snappy"), EM_EINVAL);
-    CHECK_STR_CONTAINS(em_errmsg(), "ember.io.compression.codec: \"snappy\" is not one of lz4, zstd, zlib, none");
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.io.compression.codec: \"snappy\" is not one of lz4, zstd, zlib, prefix, none");
     CHECK_STR_CONTAINS(em_get(c, "ember.io.compression.codec"), "zstd");
     CHECK_EQ_I64(em_set(c, "ember.io.compression.zstd.level", "23"), EM_EINVAL);
     CHECK_STR_CONTAINS(em_errmsg(), "ember.io.compression.zstd.level: \"23\" is above the maximum of 22");
@@ -505,7 +508,7 @@ TEST(api_shuffle_codecs) {
     c = em_open(test_master(), NULL);
     unsetenv("EMBER_CONF");
     CHECK(c == NULL);
-    CHECK_STR_CONTAINS(em_errmsg(), "ember.io.compression.codec: \"gzip\" is not one of lz4, zstd, zlib, none");
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.io.compression.codec: \"gzip\" is not one of lz4, zstd, zlib, prefix, none");
 }
 
 /* ------------------------------------------------ map outputs in memory */
@@ -629,21 +632,25 @@ TEST(shuffle_memory_outputs_total_bounded) {
     em_close(c);
 }
 
-TEST(shuffle_big_outputs_in_memory_uncompressed) {
+TEST(shuffle_big_outputs_in_memory_codecs) {
     /* With the defaults a 200,000-record shuffle (all keys distinct, so
-     * map-side combining stops) stays in memory, uncompressed: the kept
-     * bytes are what the map tasks wrote but each data file's header, and
-     * no file is made.  With ember.shuffle.inMemoryOutput.compress the
-     * blocks are lz4's, fewer bytes. */
+     * map-side combining stops) stays in memory, and no file is made.
+     * With ember.shuffle.inMemoryOutput.codec none the blocks are the
+     * records as they are: the kept bytes are what the map tasks wrote but
+     * each data file's header.  The default, prefix, keeps fewer than half
+     * as many bytes (8-byte keys and values below 2^20 share their high
+     * bytes), and lz4 fewer than none. */
+    static const char *const codecs[] = {"none", "prefix", "lz4", NULL};
     int64_t plain = 0;
-    for (int compress = 0; compress < 2; compress++) {
+    for (int i = 0; i < 3; i++) {
         em_conf *conf = em_conf_new();
         em_ctx *c = NULL;
         if (conf && !em_conf_set(conf, "ember.local.dir", test_tmpdir()) &&
-            !em_conf_set(conf, "ember.shuffle.inMemoryOutput.compress", compress ? "true" : "false"))
+            (!codecs[i] || !em_conf_set(conf, "ember.shuffle.inMemoryOutput.codec", codecs[i])))
             c = em_open("local[2]", conf);
         em_conf_free(conf);
         CHECK(c);
+        if (i == 1) CHECK_STR_CONTAINS(em_get(c, "ember.shuffle.inMemoryOutput.codec"), "prefix"); /* the default */
         int64_t m = 1000000, n = 0;
         em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 200000, 1, 4), fn_mod_key, &m, sizeof m), fn_sum_i64,
                                         NULL, 0, 3);
@@ -654,12 +661,12 @@ TEST(shuffle_big_outputs_in_memory_uncompressed) {
         em_get_stats(c, &st);
         CHECK_EQ_I64(st.shuffle_memory_outputs, 4);
         CHECK_EQ_I64(data_files_now(), 0);
-        if (!compress) {
-            CHECK_EQ_I64(st.shuffle_memory_bytes + 4 * 16, st.shuffle_bytes_written); /* 16-byte headers */
+        CHECK_EQ_I64(st.shuffle_memory_bytes + 4 * 16, st.shuffle_bytes_written); /* 16-byte headers */
+        if (i == 0) {
             CHECK(st.shuffle_memory_bytes >= 200000 * 18); /* 18 bytes a record at least, as they are */
             plain = st.shuffle_memory_bytes;
         } else {
-            CHECK(st.shuffle_memory_bytes < plain);
+            CHECK(st.shuffle_memory_bytes < (i == 1 ? plain / 2 : plain));
         }
         em_rdd_release(sums);
         em_get_stats(c, &st);
@@ -668,15 +675,15 @@ TEST(shuffle_big_outputs_in_memory_uncompressed) {
     }
 }
 
-/* Outputs kept compressed (one buffer per output, each partition's run in
- * extents interleaved with the others'): every reader mode gets every
- * record, and a later job over the same shuffle reuses them, running no
- * map task. */
-TEST(shuffle_compressed_outputs_reused) {
+/* Outputs kept coded (one buffer per output, each partition's run in
+ * extents interleaved with the others'), by lz4 or by the default prefix
+ * codec: every reader mode gets every record, and a later job over the
+ * same shuffle reuses them, running no map task. */
+static void coded_outputs_reused(const char *codec) {
     em_conf *conf = em_conf_new();
     em_ctx *c = NULL;
     if (conf && !em_conf_set(conf, "ember.local.dir", test_tmpdir()) &&
-        !em_conf_set(conf, "ember.shuffle.inMemoryOutput.compress", "true") &&
+        !em_conf_set(conf, "ember.shuffle.inMemoryOutput.codec", codec) &&
         !em_conf_set(conf, "ember.shuffle.blockBytes", "4096"))
         c = em_open("local[2]", conf);
     em_conf_free(conf);
@@ -692,7 +699,7 @@ TEST(shuffle_compressed_outputs_reused) {
     em_get_stats(c, &s1);
     CHECK_EQ_I64(s1.map_tasks_run - s0.map_tasks_run, 4);
     CHECK_EQ_I64(s1.shuffle_memory_outputs, 4);
-    CHECK(s1.shuffle_memory_bytes < 200000 * 18); /* lz4 blocks: less than the records */
+    CHECK(s1.shuffle_memory_bytes < 200000 * 18); /* coded blocks: less than the records */
     CHECK_EQ_I64(data_files_now(), 0);
     /* A second job over the same shuffle: no map task, the same records. */
     em_batch *b = NULL;
@@ -727,6 +734,11 @@ TEST(shuffle_compressed_outputs_reused) {
     em_get_stats(c, &s1);
     CHECK_EQ_I64(s1.shuffle_memory_outputs, 0);
     em_close(c);
+}
+
+TEST(shuffle_coded_outputs_reused) {
+    coded_outputs_reused("lz4");
+    if (!test_failed) coded_outputs_reused("prefix");
 }
 
 /* ------------------------------------- builtin sums over 8-byte keys */

@@ -8,9 +8,9 @@
  *      off = byte1 * size / 255 and len reaching the end of the file, or,
  *      when byte2 is odd, byte2 bytes past it;
  *   1  as 0, after setting the CRC of every block header found walking the
- *      file, so that damage reaches the codecs' decoders (zlib, lz4, zstd:
- *      the codec byte of each header is the fuzzer's) and the record
- *      decoder;
+ *      file, so that damage reaches the codecs' decoders (zlib, lz4, zstd,
+ *      prefix: the codec byte of each header is the fuzzer's) and the
+ *      record decoder;
  *   2  blocks: the payload is a list of raw blocks (u16le length, bytes),
  *      each compressed by bf_compress_block with the codec byte1 picks
  *      (codec_of below: every codec, with levels): the file is well formed,
@@ -110,8 +110,8 @@ static void read_run(const char *path, uint64_t off, uint64_t len, uint64_t fsiz
 
 /* ------------------------------------------------------------ modes */
 
-/* The codec a parameter byte picks: the low two bits the codec, the rest a
- * level it takes (zlib 0 to 9, zstd -7 to 22). */
+/* The codec a parameter byte picks: byte % BF_NCODECS the codec, the rest
+ * a level it takes (zlib 0 to 9, zstd -7 to 22). */
 static bf_codec codec_of(uint8_t b) {
     bf_codec c = {(uint8_t)(b % BF_NCODECS), 0};
     int v = b / BF_NCODECS;

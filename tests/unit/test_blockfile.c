@@ -1,6 +1,6 @@
 /*
  * test_blockfile.c -- blockfile round trips with every codec (none, zlib,
- * lz4, zstd) and corruption detection: headers, codec bytes, CRCs, and
+ * lz4, zstd, prefix) and corruption detection: headers, codec bytes, CRCs, and
  * damage under a valid CRC that the codecs themselves must refuse.
  */
 #include <fcntl.h>
@@ -42,6 +42,7 @@ static int same_rec(const em_rec *a, const em_rec *b) {
 static const bf_codec codecs[] = {
     {BF_LZ4, 0},  {BF_ZSTD, 1},  {BF_ZLIB, 1}, {BF_NONE, 0}, {BF_ZSTD, -7},
     {BF_ZSTD, 19}, {BF_ZLIB, 0}, {BF_ZLIB, 9}, {BF_LZ4, 2},  {BF_LZ4, BF_LZ4_MAX_ACCEL},
+    {BF_PREFIX, 0},
 };
 #define NCODECS (sizeof codecs / sizeof codecs[0])
 
@@ -294,9 +295,12 @@ TEST(blockfile_bad_codec_refused) {
     CHECK_STR_CONTAINS(em_errmsg(), "lz4 acceleration outside 1 to 64");
     CHECK_EQ_I64(bf_compress_block(&z, raw, sizeof raw - 1, (bf_codec){BF_LZ4, -1}, NULL), EM_EINVAL);
     CHECK_EQ_I64(bf_compress_block(&z, raw, sizeof raw - 1, (bf_codec){BF_NONE, 1}, NULL), EM_EINVAL);
+    CHECK_EQ_I64(bf_compress_block(&z, raw, sizeof raw - 1, (bf_codec){BF_PREFIX, 1}, NULL), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "a level given to a codec without levels");
     CHECK_EQ_I64(z.len, 0);
     CHECK(bf_codec_id_of("LZ4") == BF_LZ4 && bf_codec_id_of("zstd") == BF_ZSTD && bf_codec_id_of("zlib") == BF_ZLIB &&
-          bf_codec_id_of("none") == BF_NONE && bf_codec_id_of("snappy") < 0 && bf_codec_id_of(NULL) < 0);
+          bf_codec_id_of("none") == BF_NONE && bf_codec_id_of("Prefix") == BF_PREFIX && bf_codec_id_of("snappy") < 0 &&
+          bf_codec_id_of(NULL) < 0);
     CHECK(!strcmp(bf_codec_name(BF_LZ4), "lz4") && bf_codec_name(BF_NCODECS) == NULL);
     ebuf_free(&z);
 }
@@ -458,11 +462,11 @@ TEST(blockfile_corrupt_payload) {
     char path[512];
     snprintf(path, sizeof path, "%s/payload.blk", test_tmpdir());
     ebuf z = EBUF_INIT;
-    static const bf_codec c3[] = {{BF_LZ4, 0}, {BF_ZSTD, 1}, {BF_ZLIB, 1}};
-    static const char *const name[] = {"lz4: ", "zstd: ", "zlib: "};
-    for (int c = 0; c < 3; c++) {
+    static const bf_codec c3[] = {{BF_LZ4, 0}, {BF_ZSTD, 1}, {BF_ZLIB, 1}, {BF_PREFIX, 0}};
+    static const char *const name[] = {"lz4: ", "zstd: ", "zlib: ", "prefix: "};
+    for (int c = 0; c < 4; c++) {
         /* All bytes 0xff: an lz4 literal length running past the input, no
-         * zstd magic, no zlib header. */
+         * zstd magic, no zlib header, a varint that never ends. */
         CHECK_OK(one_block(&z, c3[c]));
         uint32_t zlen = get_u32le(z.p);
         memset(z.p + BF_HEADER, 0xff, zlen);

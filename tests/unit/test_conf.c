@@ -29,6 +29,7 @@ TEST(conf_defaults) {
         {"ember.io.compression.codec", "lz4"},
         {"ember.io.compression.zstd.level", "1"},
         {"ember.io.compression.lz4.acceleration", "2"},
+        {"ember.shuffle.inMemoryOutput.codec", "prefix"},
         {"ember.files.maxPartitionBytes", "33554432"},
         {"ember.local.dir", "/tmp"},
         {"ember.progress", "auto"},
@@ -327,8 +328,8 @@ TEST(conf_set_refuses_ints_and_words) {
     k = conf_codec(c);
     CHECK(k.id == BF_LZ4 && k.level == 8);
     CHECK_REFUSED(c, "ember.io.compression.codec", "snappy",
-                  "ember.io.compression.codec: \"snappy\" is not one of lz4, zstd, zlib, none");
-    CHECK_REFUSED(c, "ember.io.compression.codec", "", "is not one of lz4, zstd, zlib, none");
+                  "ember.io.compression.codec: \"snappy\" is not one of lz4, zstd, zlib, prefix, none");
+    CHECK_REFUSED(c, "ember.io.compression.codec", "", "is not one of lz4, zstd, zlib, prefix, none");
     CHECK_REFUSED(c, "ember.io.compression.zstd.level", "23",
                   "ember.io.compression.zstd.level: \"23\" is above the maximum of 22");
     CHECK_REFUSED(c, "ember.io.compression.zstd.level", "-8",
@@ -343,6 +344,18 @@ TEST(conf_set_refuses_ints_and_words) {
     CHECK_OK(em_conf_set(c, "ember.io.compression.codec", "none"));
     k = conf_codec(c);
     CHECK(k.id == BF_NONE && k.level == 0);
+    CHECK_OK(em_conf_set(c, "ember.io.compression.codec", "prefix"));
+    k = conf_codec(c);
+    CHECK(k.id == BF_PREFIX && k.level == 0);
+    /* The in-memory outputs' codec: prefix by default, any codec, with
+     * the same levels. */
+    k = conf_codec_of(c, "ember.shuffle.inMemoryOutput.codec");
+    CHECK(k.id == BF_PREFIX && k.level == 0);
+    CHECK_OK(em_conf_set(c, "ember.shuffle.inMemoryOutput.codec", "zstd"));
+    k = conf_codec_of(c, "ember.shuffle.inMemoryOutput.codec");
+    CHECK(k.id == BF_ZSTD && k.level == -3);
+    CHECK_REFUSED(c, "ember.shuffle.inMemoryOutput.codec", "true",
+                  "ember.shuffle.inMemoryOutput.codec: \"true\" is not one of lz4, zstd, zlib, prefix, none");
     CHECK(conf_codec(NULL).id == BF_LZ4);
 
     CHECK_REFUSED(c, "ember.app.name", "", "ember.app.name: \"\" is not allowed (the value must not be empty)");

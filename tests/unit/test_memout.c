@@ -11,6 +11,9 @@
 #include "ember.h"
 #include "memout.h"
 
+#define MEM_NONE ((bf_codec){BF_NONE, 0})
+#define MEM_LZ4 ((bf_codec){BF_LZ4, 0})
+
 /* Put an output of len bytes filled with `fill`, two partitions of half
  * of them each: as two buffers (an uncompressed output's shape), or
  * packed in one buffer whose partitions take turns in two extents each
@@ -55,17 +58,19 @@ static int put(memout_store *s, uint32_t sid, uint32_t map, uint64_t att, size_t
 }
 
 TEST(memout_limits) {
-    memout_store *s = memout_new(100, 250, 0);
+    memout_store *s = memout_new(100, 250, MEM_NONE);
+    bf_codec c = {BF_ZSTD, 3};
     CHECK(s);
-    CHECK(memout_plain(s)); /* blocks uncompressed, and room left */
+    CHECK(memout_codec(s, &c) && c.id == BF_NONE); /* the store's codec, and room left */
     CHECK(!memout_reserve(s, 101)); /* over max_each */
     CHECK_OK(put(s, 1, 0, 0, 100, 1));
     CHECK_OK(put(s, 1, 1, 0, 100, 2));
     CHECK(!memout_reserve(s, 51)); /* 200 held, 250 in all */
     CHECK(memout_reserve(s, 50));
-    CHECK(!memout_plain(s)); /* full: writers compress from the start */
+    c.id = BF_ZSTD;
+    CHECK(!memout_codec(s, &c) && c.id == BF_ZSTD); /* full: writers use their own codec from the start */
     memout_unreserve(s, 50);
-    CHECK(memout_plain(s));
+    CHECK(memout_codec(s, &c) && c.id == BF_NONE);
     int64_t n, bytes;
     memout_counts(s, &n, &bytes);
     CHECK_EQ_I64(n, 2);
@@ -75,20 +80,20 @@ TEST(memout_limits) {
     memout_unreserve(s, 100);
     memout_free(s);
     /* max_each 0: nothing is kept, and a NULL store keeps nothing. */
-    s = memout_new(0, 1000, 0);
-    CHECK(s && !memout_reserve(s, 1) && !memout_plain(s));
+    s = memout_new(0, 1000, MEM_NONE);
+    CHECK(s && !memout_reserve(s, 1) && !memout_codec(s, &c));
     memout_free(s);
-    /* A store that compresses never asks for plain blocks. */
-    s = memout_new(100, 1000, 1);
-    CHECK(s && !memout_plain(s) && memout_reserve(s, 100));
+    /* A store of another codec names it, with its level. */
+    s = memout_new(100, 1000, (bf_codec){BF_LZ4, 3});
+    CHECK(s && memout_codec(s, &c) && c.id == BF_LZ4 && c.level == 3 && memout_reserve(s, 100));
     memout_unreserve(s, 100);
     memout_free(s);
-    CHECK(!memout_reserve(NULL, 1) && !memout_plain(NULL));
+    CHECK(!memout_reserve(NULL, 1) && !memout_codec(NULL, &c));
     CHECK(!memout_get(NULL, 1, 0, 0));
 }
 
 TEST(memout_lookup_and_remove) {
-    memout_store *s = memout_new(64, (size_t)1 << 30, 0);
+    memout_store *s = memout_new(64, (size_t)1 << 30, MEM_NONE);
     CHECK(s);
     /* Enough outputs to grow the table several times; attempts differ. */
     for (uint32_t sid = 0; sid < 4; sid++)
@@ -137,7 +142,7 @@ TEST(memout_lookup_and_remove) {
  * partition, the extents' places, the corruption hook (the first extent
  * of the first non-empty run) and the store's bytes. */
 TEST(memout_packed_extents) {
-    memout_store *s = memout_new(1000, 10000, 1);
+    memout_store *s = memout_new(1000, 10000, MEM_LZ4);
     CHECK(s);
     CHECK_OK(put_shape(s, 1, 0, 7, 100, 9, 1));
     memout *o = memout_get(s, 1, 0, 7);

@@ -19,6 +19,10 @@
 #include "shuffle.h"
 #include "shuffle_index.h"
 
+#define MEM_NONE ((bf_codec){BF_NONE, 0})
+#define MEM_LZ4 ((bf_codec){BF_LZ4, 0})
+#define MEM_PREFIX ((bf_codec){BF_PREFIX, 0})
+
 /* ------------------------------------------------------------ helpers */
 
 /* int64 sums: the aggregation the tests use. */
@@ -685,7 +689,7 @@ TEST(shuffle_plain_outputs_in_memory) {
      * the data file's header). */
     const char *dir = subdir("plain"), *dirs[4];
     dirs_of(dir, 4, dirs);
-    memout_store *plain = memout_new(1 << 20, 64 << 20, 0), *packed = memout_new(1 << 20, 64 << 20, 1);
+    memout_store *plain = memout_new(1 << 20, 64 << 20, MEM_NONE), *packed = memout_new(1 << 20, 64 << 20, MEM_LZ4);
     CHECK(plain && packed);
     wcfg c = {dir, 3, 4, 3, 3000, gen_small, NULL, 0, 1024, {0}, 0, 0, plain};
     CHECK_OK(write_maps(&c));
@@ -727,6 +731,52 @@ TEST(shuffle_plain_outputs_in_memory) {
     memout_free(packed);
 }
 
+/* The default store codes kept blocks with the prefix codec: every block
+ * of prefix (gen_small's 8-byte keys and values share their high bytes),
+ * far fewer bytes than the same outputs kept plain, every record read
+ * back.  An output that spills goes to files in the writer's codec: its
+ * prefix blocks are decoded and compressed again, so the spilled and
+ * final blocks are lz4, and read back in order. */
+TEST(shuffle_prefix_outputs_in_memory) {
+    const char *dir = subdir("prefix"), *dirs[4];
+    dirs_of(dir, 4, dirs);
+    memout_store *plain = memout_new(1 << 20, 64 << 20, MEM_NONE), *front = memout_new(1 << 20, 64 << 20, MEM_PREFIX);
+    CHECK(plain && front);
+    wcfg c = {dir, 3, 4, 3, 3000, gen_small, NULL, 0, 1024, {0}, 0, 0, plain};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    c = (wcfg){dir, 6, 4, 3, 3000, gen_small, NULL, 0, 1024, {0}, 0, 0, front};
+    CHECK_OK(write_maps(&c));
+    int64_t n, bytes, n2, bytes2, same, other;
+    memout_counts(plain, &n, &bytes);
+    memout_counts(front, &n2, &bytes2);
+    CHECK_EQ_I64(n2, 4);
+    CHECK(bytes2 < bytes / 2);
+    kept_codecs(front, 6, 0, BF_PREFIX, &same, &other);
+    CHECK(same >= 3 && other == 0);
+    CHECK(dir_clean(dir, 0));
+    CHECK_EQ_I64(check_pass(dirs, 6, 4, 3, 3000, front), 12000);
+    free(c.res.seg_bytes);
+    const char *sdir = subdir("prefix-spilled"), *sdirs[4];
+    dirs_of(sdir, 4, sdirs);
+    c = (wcfg){sdir, 7, 4, 3, 30000, gen_small, NULL, 16 << 10, 1024, {0}, 0, 0, front};
+    CHECK_OK(write_maps(&c));
+    CHECK(c.spills > 1);
+    size_t len;
+    uint8_t *d = file_bytes(sdir, 7, 3, &len);
+    CHECK(d && len == c.res.bytes);
+    int64_t lz4 = 0, rest = 0;
+    for (size_t off = SHUFFLE_DATA_HEADER; d && off + BF_HEADER <= len; off += BF_HEADER + get_u32le(d + off))
+        ++*(d[off + 8] == BF_LZ4 ? &lz4 : &rest);
+    CHECK(lz4 > 3 && rest == 0);
+    free(d);
+    free(c.res.seg_bytes);
+    CHECK_EQ_I64(check_pass(sdirs, 7, 4, 3, 30000, front), 120000);
+    CHECK(dir_clean(sdir, 1));
+    memout_free(plain);
+    memout_free(front);
+}
+
 TEST(shuffle_plain_outputs_to_files) {
     /* Written without a store: the reference files. */
     const char *ref = subdir("ref"), *dir = subdir("full"), *dirs[4];
@@ -736,8 +786,9 @@ TEST(shuffle_plain_outputs_to_files) {
     /* A store with room when the writers start (so they build plain
      * blocks) but too little for any output: each output is compressed at
      * commit and written, byte for byte as the reference. */
-    memout_store *tight = memout_new(1 << 20, 100, 0);
-    CHECK(tight && memout_plain(tight));
+    memout_store *tight = memout_new(1 << 20, 100, MEM_NONE);
+    bf_codec mc;
+    CHECK(tight && memout_codec(tight, &mc) && mc.id == BF_NONE);
     c = (wcfg){dir, 4, 4, 3, 3000, gen_small, NULL, 0, 1024, {0}, 0, 0, tight};
     CHECK_OK(write_maps(&c));
     free(c.res.seg_bytes);
@@ -757,7 +808,7 @@ TEST(shuffle_plain_outputs_to_files) {
      * lz4, nothing is kept, and every record arrives in order. */
     const char *sdir = subdir("spilled"), *sdirs[4];
     dirs_of(sdir, 4, sdirs);
-    memout_store *roomy = memout_new(1 << 20, 64 << 20, 0);
+    memout_store *roomy = memout_new(1 << 20, 64 << 20, MEM_NONE);
     c = (wcfg){sdir, 5, 4, 3, 30000, gen_small, NULL, 16 << 10, 1024, {0}, 0, 0, roomy};
     CHECK_OK(write_maps(&c));
     CHECK(c.spills > 1);
@@ -785,7 +836,7 @@ TEST(shuffle_plain_outputs_to_files) {
 TEST(shuffle_plain_output_one_arena) {
     const char *dir = subdir("arena"), *dirs[1];
     dirs_of(dir, 1, dirs);
-    memout_store *s = memout_new(256 << 20, 1 << 30, 0);
+    memout_store *s = memout_new(256 << 20, 1 << 30, MEM_NONE);
     CHECK(s);
     /* 200 partitions of a few records each: one block each, in a region
      * of SW_FIRST_ROOM (1024) bytes after its header. */
