@@ -683,14 +683,41 @@ static uint8_t *file_bytes(const char *dir, uint32_t sid, uint32_t map, size_t *
     return b;
 }
 
+/* Map outputs of shuffle sid written through store s with a 16 KiB budget,
+ * so that each spills: nothing is kept, the data files' blocks are all
+ * lz4 (the writer's codec, whatever the store's), and every record arrives
+ * in order. */
+static void spilled_outputs_to_files(const char *name, uint32_t sid, memout_store *s) {
+    const char *sdir = subdir(name), *sdirs[4];
+    dirs_of(sdir, 4, sdirs);
+    wcfg c = {sdir, sid, 4, 3, 30000, gen_small, NULL, 16 << 10, 1024, {0}, 0, 0, s};
+    int64_t n0, n, bytes;
+    memout_counts(s, &n0, &bytes);
+    CHECK_OK(write_maps(&c));
+    CHECK(c.spills > 1);
+    memout_counts(s, &n, &bytes);
+    CHECK_EQ_I64(n, n0);
+    size_t len;
+    uint8_t *d = file_bytes(sdir, sid, 3, &len);
+    CHECK(d && len == c.res.bytes);
+    int64_t lz4 = 0, other = 0;
+    for (size_t off = SHUFFLE_DATA_HEADER; off + BF_HEADER <= len; off += BF_HEADER + get_u32le(d + off))
+        ++*(d[off + 8] == BF_LZ4 ? &lz4 : &other);
+    free(d);
+    free(c.res.seg_bytes);
+    CHECK(lz4 > 3 && other == 0);
+    CHECK_EQ_I64(check_pass(sdirs, sid, 4, 3, 30000, s), 120000);
+    CHECK(dir_clean(sdir, 1));
+}
+
 TEST(shuffle_plain_outputs_in_memory) {
     /* Kept uncompressed: every block is of codec none, built in place,
      * and the segments hold exactly the bytes the writer reports (all but
      * the data file's header). */
     const char *dir = subdir("plain"), *dirs[4];
     dirs_of(dir, 4, dirs);
-    memout_store *plain = memout_new(1 << 20, 64 << 20, MEM_NONE), *packed = memout_new(1 << 20, 64 << 20, MEM_LZ4);
-    CHECK(plain && packed);
+    memout_store *plain = memout_new(1 << 20, 64 << 20, MEM_NONE);
+    CHECK(plain);
     wcfg c = {dir, 3, 4, 3, 3000, gen_small, NULL, 0, 1024, {0}, 0, 0, plain};
     CHECK_OK(write_maps(&c));
     int64_t n, bytes, same, other;
@@ -702,79 +729,43 @@ TEST(shuffle_plain_outputs_in_memory) {
     CHECK(dir_clean(dir, 0)); /* no file at all */
     CHECK_EQ_I64(check_pass(dirs, 3, 4, 3, 3000, plain), 12000);
     free(c.res.seg_bytes);
-    /* A store that compresses keeps lz4 blocks: fewer bytes. */
-    c.mem = packed;
-    c.res = (sw_result){0};
-    CHECK_OK(write_maps(&c));
-    int64_t n2, bytes2;
-    memout_counts(packed, &n2, &bytes2);
-    CHECK_EQ_I64(n2, 4);
-    CHECK(bytes2 < bytes / 2);
-    kept_codecs(packed, 3, 0, BF_LZ4, &same, &other);
-    CHECK(same >= 3 && other == 0);
-    /* Compressed, an output is one buffer: the partitions' blocks in the
-     * order they were finished, each partition's run in several extents
-     * that total what the writer reported. */
-    for (uint32_t m = 0; m < 4; m++) {
-        memout *o = memout_get(packed, 3, m, 0);
-        CHECK(o && o->nbufs == 1 && o->nparts == 3);
-        CHECK(o->first[1] > 1 && o->first[3] > o->first[1] + 1);
-        CHECK_EQ_I64((int64_t)o->bufs[0].len, (int64_t)o->len);
-        if (m == 3)
-            for (int r = 0; r < 3; r++) CHECK_EQ_I64((int64_t)memout_seg_len(o, r), (int64_t)c.res.seg_bytes[r]);
-        memout_release(packed, o);
+    /* A store that codes its blocks keeps blocks of its codec, in fewer
+     * than half the bytes: lz4, or prefix (the default; gen_small's 8-byte
+     * keys and values share their high bytes). */
+    static const uint8_t ids[] = {BF_LZ4, BF_PREFIX};
+    for (int k = 0; k < 2; k++) {
+        memout_store *packed = memout_new(1 << 20, 64 << 20, (bf_codec){ids[k], 0});
+        CHECK(packed);
+        c.mem = packed;
+        c.res = (sw_result){0};
+        CHECK_OK(write_maps(&c));
+        int64_t n2, bytes2;
+        memout_counts(packed, &n2, &bytes2);
+        CHECK_EQ_I64(n2, 4);
+        CHECK(bytes2 < bytes / 2);
+        kept_codecs(packed, 3, 0, ids[k], &same, &other);
+        CHECK(same >= 3 && other == 0);
+        /* Coded, an output is one buffer: the partitions' blocks in the
+         * order they were finished, each partition's run in several
+         * extents that total what the writer reported. */
+        for (uint32_t m = 0; m < 4; m++) {
+            memout *o = memout_get(packed, 3, m, 0);
+            CHECK(o && o->nbufs == 1 && o->nparts == 3);
+            CHECK(o->first[1] > 1 && o->first[3] > o->first[1] + 1);
+            CHECK_EQ_I64((int64_t)o->bufs[0].len, (int64_t)o->len);
+            if (m == 3)
+                for (int r = 0; r < 3; r++) CHECK_EQ_I64((int64_t)memout_seg_len(o, r), (int64_t)c.res.seg_bytes[r]);
+            memout_release(packed, o);
+        }
+        CHECK_EQ_I64(check_pass(dirs, 3, 4, 3, 3000, packed), 12000);
+        CHECK(dir_clean(dir, 0));
+        free(c.res.seg_bytes);
+        /* An output that spills goes to files in the writer's codec: the
+         * store's blocks are coded again (prefix ones decoded first). */
+        spilled_outputs_to_files(k ? "prefix-spilled" : "lz4-spilled", 7 + (uint32_t)k, packed);
+        memout_free(packed);
     }
-    CHECK_EQ_I64(check_pass(dirs, 3, 4, 3, 3000, packed), 12000);
-    CHECK(dir_clean(dir, 0));
-    free(c.res.seg_bytes);
     memout_free(plain);
-    memout_free(packed);
-}
-
-/* The default store codes kept blocks with the prefix codec: every block
- * of prefix (gen_small's 8-byte keys and values share their high bytes),
- * far fewer bytes than the same outputs kept plain, every record read
- * back.  An output that spills goes to files in the writer's codec: its
- * prefix blocks are decoded and compressed again, so the spilled and
- * final blocks are lz4, and read back in order. */
-TEST(shuffle_prefix_outputs_in_memory) {
-    const char *dir = subdir("prefix"), *dirs[4];
-    dirs_of(dir, 4, dirs);
-    memout_store *plain = memout_new(1 << 20, 64 << 20, MEM_NONE), *front = memout_new(1 << 20, 64 << 20, MEM_PREFIX);
-    CHECK(plain && front);
-    wcfg c = {dir, 3, 4, 3, 3000, gen_small, NULL, 0, 1024, {0}, 0, 0, plain};
-    CHECK_OK(write_maps(&c));
-    free(c.res.seg_bytes);
-    c = (wcfg){dir, 6, 4, 3, 3000, gen_small, NULL, 0, 1024, {0}, 0, 0, front};
-    CHECK_OK(write_maps(&c));
-    int64_t n, bytes, n2, bytes2, same, other;
-    memout_counts(plain, &n, &bytes);
-    memout_counts(front, &n2, &bytes2);
-    CHECK_EQ_I64(n2, 4);
-    CHECK(bytes2 < bytes / 2);
-    kept_codecs(front, 6, 0, BF_PREFIX, &same, &other);
-    CHECK(same >= 3 && other == 0);
-    CHECK(dir_clean(dir, 0));
-    CHECK_EQ_I64(check_pass(dirs, 6, 4, 3, 3000, front), 12000);
-    free(c.res.seg_bytes);
-    const char *sdir = subdir("prefix-spilled"), *sdirs[4];
-    dirs_of(sdir, 4, sdirs);
-    c = (wcfg){sdir, 7, 4, 3, 30000, gen_small, NULL, 16 << 10, 1024, {0}, 0, 0, front};
-    CHECK_OK(write_maps(&c));
-    CHECK(c.spills > 1);
-    size_t len;
-    uint8_t *d = file_bytes(sdir, 7, 3, &len);
-    CHECK(d && len == c.res.bytes);
-    int64_t lz4 = 0, rest = 0;
-    for (size_t off = SHUFFLE_DATA_HEADER; d && off + BF_HEADER <= len; off += BF_HEADER + get_u32le(d + off))
-        ++*(d[off + 8] == BF_LZ4 ? &lz4 : &rest);
-    CHECK(lz4 > 3 && rest == 0);
-    free(d);
-    free(c.res.seg_bytes);
-    CHECK_EQ_I64(check_pass(sdirs, 7, 4, 3, 30000, front), 120000);
-    CHECK(dir_clean(sdir, 1));
-    memout_free(plain);
-    memout_free(front);
 }
 
 TEST(shuffle_plain_outputs_to_files) {
@@ -806,25 +797,8 @@ TEST(shuffle_plain_outputs_to_files) {
     CHECK_EQ_I64(check_pass(dirs, 4, 4, 3, 3000, tight), 12000);
     /* Spilling leaves plain mode too: the spilled and final blocks are
      * lz4, nothing is kept, and every record arrives in order. */
-    const char *sdir = subdir("spilled"), *sdirs[4];
-    dirs_of(sdir, 4, sdirs);
     memout_store *roomy = memout_new(1 << 20, 64 << 20, MEM_NONE);
-    c = (wcfg){sdir, 5, 4, 3, 30000, gen_small, NULL, 16 << 10, 1024, {0}, 0, 0, roomy};
-    CHECK_OK(write_maps(&c));
-    CHECK(c.spills > 1);
-    memout_counts(roomy, &n, &bytes);
-    CHECK_EQ_I64(n, 0);
-    size_t len;
-    uint8_t *d = file_bytes(sdir, 5, 3, &len);
-    CHECK(d && len == c.res.bytes);
-    int64_t lz4 = 0, none = 0;
-    for (size_t off = SHUFFLE_DATA_HEADER; d && off + BF_HEADER <= len; off += BF_HEADER + get_u32le(d + off))
-        ++*(d[off + 8] == BF_LZ4 ? &lz4 : &none);
-    CHECK(lz4 > 3 && none == 0);
-    free(d);
-    free(c.res.seg_bytes);
-    CHECK_EQ_I64(check_pass(sdirs, 5, 4, 3, 30000, roomy), 120000);
-    CHECK(dir_clean(sdir, 1));
+    spilled_outputs_to_files("spilled", 5, roomy);
     memout_free(tight);
     memout_free(roomy);
 }
