@@ -75,6 +75,14 @@ static inline size_t rec_get(const uint8_t *p, const uint8_t *end, em_rec *r) {
     return n + r->vlen;
 }
 
+/* A record of an 8-byte key and an 8-byte value (int64 or double pairs,
+ * the common case of by-key shuffles) is REC_PAIR8 bytes: varint 9, the
+ * key, varint 8, the value.  Whether one starts at p (end: the buffer's). */
+#define REC_PAIR8 18
+static inline int rec_is_pair8(const uint8_t *p, const uint8_t *end) {
+    return end - p >= REC_PAIR8 && p[0] == 9 && p[9] == 8;
+}
+
 /* The order-preserving 8-byte number encodings (em_i64_enc, em_f64_enc
  * are these), inline for the code that combines them per record. */
 static inline void enc_i64(int64_t v, void *out8) {

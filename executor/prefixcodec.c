@@ -79,12 +79,12 @@ size_t prefix_encode(const uint8_t *raw, size_t rlen, uint8_t *out, size_t cap) 
          * 8, value): each goes as a word, its header written over the
          * bytes past the key's tail, the last store ending at most 20
          * bytes on. */
-        if (pkl == 8 && pvl == 8 && end - p >= 18 && p[0] == 9 && p[9] == 8 && oend - o >= 20) {
+        if (pkl == 8 && pvl == 8 && rec_is_pair8(p, end) && oend - o >= REC_PAIR8 + 2) {
             o = put_word(o, 9, p + 1, pk);
             o = put_word(o, 8, p + 10, pv);
             pk = p + 1;
             pv = p + 10;
-            p += 18;
+            p += REC_PAIR8;
             continue;
         }
 #endif

@@ -62,6 +62,12 @@ typedef struct sw_result {
 shuffle_writer *sw_open(const sw_opts *opts);
 /* 0 or < 0 (user combine failure, I/O). */
 int sw_add(shuffle_writer *w, const em_rec *r);
+/* The records of a batch (recfmt.h's encoding, as a cached block holds
+ * them), as sw_add each; records of an 8-byte key and an 8-byte value that
+ * go to the partitions as they are (no combining, or combining given up
+ * with a combiner that starts as the value) are copied there whole.  0,
+ * EM_ECORRUPT for bytes that are not records, or as sw_add. */
+int sw_add_batch(shuffle_writer *w, const uint8_t *b, size_t len);
 /* Write everything, rename into place (or keep it in opts.mem), free the
  * writer.  0 or < 0 (then nothing is left on disk or in memory). */
 int sw_commit(shuffle_writer *w, sw_result *res);

@@ -451,6 +451,41 @@ static int agg_block8(agg_ctx *a, size_t n) {
     return 0;
 }
 
+/* Whether the block [p, p + len) holds records of an 8-byte key and an
+ * 8-byte value only (recfmt.h's REC_PAIR8: a reduce_by_key of int64 keys
+ * and a builtin combiner, every block). */
+static int pairs8_only(const uint8_t *p, size_t len) {
+    if (len % REC_PAIR8) return 0;
+    for (const uint8_t *q = p; q < p + len; q += REC_PAIR8)
+        if (!rec_is_pair8(q, p + len)) return 0;
+    return 1;
+}
+
+/* A block of n such records into the 8-byte table, read where they lie:
+ * no record views, no key copies; the home slot of the key AGG_AHEAD
+ * records on is fetched. */
+static int agg_pairs8(agg_ctx *a, const uint8_t *p, size_t n) {
+    const agg_spec *g = a->o->agg;
+    agg8 *t = &a->t8;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key;
+        if (i + AGG_AHEAD < n) {
+            memcpy(&key, p + (i + AGG_AHEAD) * REC_PAIR8 + 1, 8);
+            agg8_prefetch(t, key);
+        }
+        const uint8_t *r = p + i * REC_PAIR8;
+        memcpy(&key, r + 1, 8);
+        agg8_slot *s;
+        int rc = agg8_upsert(t, key, &s);
+        if (rc < 0) return em__seterr(rc, "shuffle %u: out of memory", a->o->shuffle_id);
+        if (rc) comb_apply8(g->builtin, (uint8_t *)&s->comb, r + 10);
+        else if (a->o->map_side_combined) memcpy(&s->comb, r + 10, 8);
+        else agg_builtin_create(g, (uint8_t *)&s->comb, r + 10);
+        if (!rc && agg8_mem(t) > a->o->mem_budget && (rc = agg8_spill(a))) return rc;
+    }
+    return 0;
+}
+
 /* Aggregate one record whose key hashes to h. */
 static int agg_rec(agg_ctx *a, const em_rec *r, uint64_t h) {
     const agg_spec *g = a->o->agg;
@@ -496,6 +531,10 @@ static int agg_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec, in
     agg_ctx *a = ctx;
     const uint8_t *end = p + len;
     size_t n = 0;
+    if (a->use8 && pairs8_only(p, len)) {
+        *nrec = len / REC_PAIR8;
+        return agg_pairs8(a, p, len / REC_PAIR8);
+    }
     while (p < end) {
         if (n == a->cap) {
             size_t nc = a->cap ? 2 * a->cap : 1024;

@@ -409,12 +409,10 @@ static int spill_parts(shuffle_writer *w) {
     return 0;
 }
 
-static int part_add(shuffle_writer *w, int pi, const em_rec *r) {
-    if (pi < 0 || pi >= w->o.nparts)
-        return em__seterr(EM_EINVAL, "shuffle %u: partitioner returned %d, not in [0, %d)", w->o.shuffle_id, pi,
-                          w->o.nparts);
-    sw_part *p = &w->parts[pi];
-    size_t n = rec_encoded_size(r);
+/* Room for n encoded bytes at the end of partition p's open block (plain
+ * mode) or raw buffer: *at is where they go, then part_added counts them.
+ * 0 or < 0. */
+static int part_room(shuffle_writer *w, sw_part *p, size_t n, uint8_t **at) {
     int rc;
     if (n > BF_MAX_RAW)
         return em__seterr(EM_ETOOBIG, "shuffle %u: record of %zu bytes exceeds the %zu byte block limit",
@@ -423,20 +421,46 @@ static int part_add(shuffle_writer *w, int pi, const em_rec *r) {
         if (p->opened && p->blen + n > BF_MAX_RAW && (rc = close_plain(w, p))) return rc;
         if (n > w->max_rec) w->max_rec = n;
         if ((!p->opened || p->blen + n > p->room) && (rc = plain_room(w, p, n))) return rc;
-        p->blen += rec_put(w->arena.p + p->blk + BF_HEADER + p->blen, r);
-        w->buffered += n;
-        w->records++;
-        if (p->blen >= w->o.block_bytes && (rc = close_plain(w, p))) return rc;
-        return w->buffered > w->buf_budget ? spill_parts(w) : 0;
+        *at = w->arena.p + p->blk + BF_HEADER + p->blen;
+        return 0;
     }
     if (p->raw.len + n > BF_MAX_RAW && (rc = compress_part(w, p))) return rc;
     if (bb_reserve(&p->raw, n)) return em__seterr(EM_ENOMEM, "shuffle write: out of memory");
-    p->raw.len += rec_put(p->raw.p + p->raw.len, r);
+    *at = p->raw.p + p->raw.len;
+    return 0;
+}
+
+/* n bytes were written where part_room said: count them, end the block
+ * when full, spill past the budget. */
+static int part_added(shuffle_writer *w, sw_part *p, size_t n) {
+    int rc;
     w->buffered += n;
     w->records++;
-    if (p->raw.len >= w->o.block_bytes && (rc = compress_part(w, p))) return rc;
-    if (w->buffered > w->buf_budget) return spill_parts(w);
-    return 0;
+    if (w->plain) {
+        p->blen += n;
+        if (p->blen >= w->o.block_bytes && (rc = close_plain(w, p))) return rc;
+    } else {
+        p->raw.len += n;
+        if (p->raw.len >= w->o.block_bytes && (rc = compress_part(w, p))) return rc;
+    }
+    return w->buffered > w->buf_budget ? spill_parts(w) : 0;
+}
+
+static sw_part *part_at(shuffle_writer *w, int pi) {
+    if (pi >= 0 && pi < w->o.nparts) return &w->parts[pi];
+    em__seterr(EM_EINVAL, "shuffle %u: partitioner returned %d, not in [0, %d)", w->o.shuffle_id, pi, w->o.nparts);
+    return NULL;
+}
+
+static int part_add(shuffle_writer *w, int pi, const em_rec *r) {
+    sw_part *p = part_at(w, pi);
+    size_t n = rec_encoded_size(r);
+    uint8_t *at;
+    int rc;
+    if (!p) return EM_EINVAL;
+    if ((rc = part_room(w, p, n, &at))) return rc;
+    rec_put(at, r);
+    return part_added(w, p, n);
 }
 
 /* Write the combine table's entries to the partitions and empty it. */
@@ -514,6 +538,38 @@ int sw_add(shuffle_writer *w, const em_rec *r) {
     }
     if (++w->comb_in == SW_ADAPT_ROWS && (rc = adapt(w))) return rc;
     return aggmap_mem(&w->comb) > w->comb_budget ? dump_comb(w) : 0;
+}
+
+/* Whether records go to the partitions as they are: no combining, or
+ * combining given up (adapt) with a combiner that starts as the value. */
+static int passes_as_is(const shuffle_writer *w) {
+    const agg_spec *a = w->o.combine;
+    return !a || (w->passing && (a->create_identity || (a->builtin && !a->has_zero)));
+}
+
+int sw_add_batch(shuffle_writer *w, const uint8_t *b, size_t len) {
+    const uint8_t *p = b, *end = b + len;
+    while (p < end) {
+        em_rec r;
+        size_t n = REC_PAIR8;
+        int rc;
+        if (rec_is_pair8(p, end) && passes_as_is(w)) {
+            /* Its partition, then its 18 bytes copied whole. */
+            r = (em_rec){p + 1, 8, p + 10, 8};
+            sw_part *part = part_at(w, w->o.partition(w->o.pctx, &r));
+            uint8_t *at;
+            if (!part) return EM_EINVAL;
+            if ((rc = part_room(w, part, REC_PAIR8, &at))) return rc;
+            memcpy(at, p, REC_PAIR8);
+            rc = part_added(w, part, REC_PAIR8);
+        } else {
+            if (!(n = rec_get(p, end, &r))) return em__seterr(EM_ECORRUPT, "malformed record in a batch");
+            rc = sw_add(w, &r);
+        }
+        if (rc) return rc;
+        p += n;
+    }
+    return 0;
 }
 
 /* Copy len bytes from the spill file to the data file, in the kernel when

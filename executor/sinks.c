@@ -295,6 +295,11 @@ static int push_shuffle(epipe *p, const em_rec *r) {
     return sw_add(s->w, r);
 }
 
+static int push_shuffle_batch(epipe *p, const uint8_t *b, size_t len) {
+    shuffle_state *s = p->state;
+    return sw_add_batch(s->w, b, len);
+}
+
 static int end_shuffle(epipe *p) {
     shuffle_state *s = p->state;
     sw_result sr;
@@ -526,6 +531,7 @@ epipe *sink_pipe_new(task_run *run, const plan_sink *k) {
         break;
     case SK_SHUFFLE:
         p->push = push_shuffle;
+        p->push_batch = push_shuffle_batch;
         p->end = end_shuffle;
         p->free = free_shuffle;
         rc = open_shuffle(p);

@@ -782,3 +782,50 @@ TEST(wide_sum_i64_eight_byte_keys) {
             em_close(c);
         }
 }
+
+/* i -> (8-byte key (i * 7919) % 300000, or for every 97th record when
+ * *arg a 3-byte key), value i: keys mostly distinct within a map task, so
+ * map-side combining is given up after its first 100,000 records. */
+static int key8_spread(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t i = rec_i64(in);
+    uint8_t k[8], v[8];
+    em_i64_enc(i, v);
+    if (*(const int *)arg && i % 97 == 0) return em_emit_pair(out, "odd", 3, v, 8);
+    em_i64_enc((i * 7919) % 300000, k);
+    return em_emit_pair(out, k, 8, v, 8);
+}
+
+/* Shuffles fed whole cached blocks (sw_add_batch), which copy records of
+ * an 8-byte key and value to the partitions as they are once map-side
+ * combining is given up, with other records in the same blocks, in memory
+ * and spilling: the results are those of the same shuffles over the same
+ * records uncached (handed over one by one). */
+TEST(wide_cached_pairs_in_batches) {
+    for (int budget = 0; budget < 2; budget++)
+        for (int mixed = 0; mixed < 2; mixed++) {
+            em_ctx *c = budget ? open_small_budget() : open_test_ctx();
+            CHECK(c);
+            em_rdd *one = em_map(em_range(c, 0, 400000, 1, 4), key8_spread, &mixed, sizeof mixed);
+            em_rdd *cached = em_cache(em_map(em_range(c, 0, 400000, 1, 4), key8_spread, &mixed, sizeof mixed));
+            int64_t n;
+            CHECK_OK(em_count(cached, &n));
+            CHECK_EQ_I64(n, 400000);
+            for (int job = 0; job < 4; job++) {
+                em_rdd *in[2] = {one, cached};
+                em_batch *b[2];
+                for (int w = 0; w < 2; w++) {
+                    em_rdd *r = job == 0   ? em_reduce_by_key(in[w], em_sum_i64, NULL, 0, 3)
+                                : job == 1 ? em_reduce_by_key(in[w], fn_sum_i64, NULL, 0, 3)
+                                : job == 2 ? em_group_by_key(in[w], 3)
+                                           : in[w];
+                    CHECK_OK(em_collect(em_sort_by_key(r, 1, 2), &b[w]));
+                }
+                if (job == 3) CHECK_EQ_I64(em_batch_count(b[1]), 400000);
+                else CHECK(em_batch_count(b[1]) > (mixed ? 290000 : 299999)); /* 300,000 keys, and "odd" */
+                CHECK(batches_equal(b[0], b[1]));
+                em_batch_free(b[0]);
+                em_batch_free(b[1]);
+            }
+            em_close(c);
+        }
+}
