@@ -156,27 +156,30 @@ int prefix_decode(const uint8_t *z, size_t zlen, uint8_t *out, size_t rlen) {
     while (zp < ze) {
         uint64_t kh, vlen;
 #if PREFIX_WORDS
-        /* A record of two 8-byte fields after one: its key's header and
-         * shared length, the key's tail, the value's header and shared
-         * length and the value's tail lie in the next 20 bytes at most,
-         * each tail read as a word; it takes 18 bytes of out. */
-        if (pkl == 8 && pvl == 8 && ze - zp >= 20 && rlen - o >= 18 && zp[0] == 9 && zp[1] <= 8) {
-            unsigned ks = zp[1];
-            const uint8_t *q = zp + 2 + (8 - ks);
-            if (q[0] == 8 && q[1] <= 8) {
+        /* Records of two 8-byte fields after one: each one's key header
+         * and shared length, key tail, value header and shared length and
+         * value tail lie in its next 20 bytes at most, each tail read as a
+         * word; it takes 18 bytes of out.  The previous words stay in
+         * registers, so no record waits for the last one's stores. */
+        if (pkl == 8 && pvl == 8) {
+            uint64_t kw = load8(out + pk), vw = load8(out + pv);
+            while (ze - zp >= 20 && rlen - o >= 18 && zp[0] == 9 && zp[1] <= 8) {
+                unsigned ks = zp[1];
+                const uint8_t *q = zp + 2 + (8 - ks);
+                if (q[0] != 8 || q[1] > 8) break;
                 unsigned vs = q[1];
-                uint64_t k = join_word(load8(out + pk), load8(zp + 2), ks);
-                uint64_t v = join_word(load8(out + pv), load8(q + 2), vs);
+                kw = join_word(kw, load8(zp + 2), ks);
+                vw = join_word(vw, load8(q + 2), vs);
                 out[o] = 9;
-                memcpy(out + o + 1, &k, 8);
+                memcpy(out + o + 1, &kw, 8);
                 out[o + 9] = 8;
-                memcpy(out + o + 10, &v, 8);
+                memcpy(out + o + 10, &vw, 8);
                 pk = o + 1;
                 pv = o + 10;
                 o += 18;
                 zp = q + 2 + (8 - vs);
-                continue;
             }
+            if (zp >= ze) break;
         }
 #endif
         size_t n = varint_get(zp, ze, &kh);
