@@ -671,6 +671,32 @@ static int sort_rec(void *ctx, const em_rec *r) {
     return es_add(&s->es, r);
 }
 
+/* A block of records into the sort, record by record; one of an 8-byte
+ * key and value (REC_PAIR8, which es_add keeps as an index entry alone) is
+ * seen from its bytes, with no varint decoding.  *nrec: the records taken;
+ * *bad: the block holds bytes that are not records. */
+static int sort_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec, int *bad) {
+    const uint8_t *end = p + len;
+    uint64_t n = 0;
+    int rc = 0;
+    while (p < end && !rc) {
+        em_rec r;
+        size_t k = REC_PAIR8;
+        if (rec_is_pair8(p, end)) {
+            r = (em_rec){p + 1, 8, p + 10, 8};
+        } else if (!(k = rec_get(p, end, &r))) {
+            *bad = 1;
+            rc = EM_ECORRUPT;
+            break;
+        }
+        rc = sort_rec(ctx, &r);
+        n++;
+        p += k;
+    }
+    *nrec = n;
+    return rc;
+}
+
 /* Pass one (key, list) or (key, cogroup value) to sink.  A cogroup value
  * of n sides is the lists of sides 0 .. n-2 each after its varint length,
  * then the last side's list (recfmt.h). */
@@ -763,7 +789,7 @@ static void sort_open(sort_ctx *s, const sr_opts *o) {
 static int read_sorted(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats *st) {
     sort_ctx s;
     sort_open(&s, o);
-    int rc = read_all(o, sort_rec, NULL, &s, st);
+    int rc = read_all(o, NULL, sort_block, &s, st);
     if (!rc) rc = sort_finish(&s, sink, sctx);
     st->spills += s.es.spills;
     es_free(&s.es);
@@ -808,16 +834,10 @@ int sr_local_block(sr_local *l, const uint8_t *p, size_t len) {
         int rc = agg_block(&l->a, p, len, &n, &bad);
         return bad ? em__seterr(EM_ECORRUPT, "aggregation: malformed record") : rc;
     }
-    const uint8_t *end = p + len;
-    em_rec r;
-    while (p < end) {
-        size_t k = rec_get(p, end, &r);
-        if (!k) return em__seterr(EM_ECORRUPT, "grouping: malformed record");
-        int rc = sort_rec(&l->s, &r);
-        if (rc) return rc;
-        p += k;
-    }
-    return 0;
+    uint64_t n = 0;
+    int bad = 0;
+    int rc = sort_block(&l->s, p, len, &n, &bad);
+    return bad ? em__seterr(EM_ECORRUPT, "grouping: malformed record") : rc;
 }
 
 int sr_local_finish(sr_local *l, rec_sink_fn sink, void *sctx, int64_t *spills) {
