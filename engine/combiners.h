@@ -36,8 +36,11 @@ const char *comb_builtin_name(int op);
 /* The error for a value of vlen bytes given to builtin op: EM_EINVAL. */
 int comb_bad_len(int op, size_t vlen);
 
-/* c = op(c, v) on 8-byte encodings; op is not CB_NONE. */
-static inline void comb_apply8(int op, uint8_t *c, const uint8_t *v) {
+/* c = op(c, v) on 8-byte encodings; op is not CB_NONE.  Inlined always:
+ * it runs per record in the aggregation loops, where the switch on op (the
+ * same every time) predicts well but a call does not come free (LTO had
+ * kept it out of line: 3% of a reduce_by_key's samples). */
+__attribute__((always_inline)) static inline void comb_apply8(int op, uint8_t *c, const uint8_t *v) {
     switch (op) {
     case CB_SUM_I64: enc_i64((int64_t)((uint64_t)dec_i64(c) + (uint64_t)dec_i64(v)), c); break;
     case CB_MIN_I64: if (memcmp(v, c, 8) < 0) memcpy(c, v, 8); break; /* the encoding keeps the order */
