@@ -93,8 +93,9 @@ static const conf_spec conf_keys[] = {
      * small outputs only).  Kept blocks are coded with codec, by default
      * prefix (executor/prefixcodec.h): a 20M-pair reduce_by_key then keeps
      * 151 MB, not 343 MB uncompressed, and its peak RSS falls from 763 MB
-     * to 556 MB (within 2x its 320 MB input) for about 0.1 s of its 0.43 s;
-     * lz4 kept 154 MB but cost 0.25 s, a fifth of a map task's CPU.
+     * to 556 MB (within 2x its 320 MB input) for 0.06-0.09 s (0.33-0.37 s
+     * against 0.28-0.30 s uncompressed); lz4 kept 154 MB but cost 0.25 s,
+     * a fifth of a map task's CPU.
      * none builds blocks in place, the fastest. */
     {.key = "ember.shuffle.inMemoryOutput.maxBytes", .def = "268435456", .type = CONF_SIZE, .min = 0, .max = 1024 * MiB},
     {.key = "ember.shuffle.inMemoryOutput.totalBytes", .def = "1073741824", .type = CONF_SIZE, .min = 0, .max = TiB},
