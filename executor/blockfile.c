@@ -156,9 +156,11 @@ static int encode(bf_codec c, bf_cctx *cx, const uint8_t *raw, size_t rlen, uint
         return 0;
     }
     case BF_PREFIX:
-        /* 0: the records did not fit in cap (or were not records), so the
-         * block is stored as it is below. */
-        *zlen = prefix_encode(raw, rlen, out, cap);
+        /* Room for rlen bytes only (cap may be a whole arena's): 0 when
+         * the records would not shrink (or were not records), and the
+         * encoder stops as soon as it knows; the block is then stored as
+         * it is below. */
+        *zlen = prefix_encode(raw, rlen, out, cap < rlen ? cap : rlen);
         if (!*zlen) *zlen = rlen;
         return 0;
     case BF_ZSTD: {

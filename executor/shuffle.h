@@ -48,7 +48,12 @@ typedef struct sw_opts {
     /* local[N]: an output that never spilled and whose image fits is kept
      * here instead of written (memout.h); NULL: always files. */
     memout_store *mem;
+    /* Whether the attempt was killed (runner.h's runner_cancelled), looked
+     * at every SW_CHECK_EVERY records of a batch (sw_add_batch), as the
+     * runner looks between the records a source hands on; NULL: never. */
+    int (*cancelled)(void);
 } sw_opts;
+#define SW_CHECK_EVERY 1024
 
 typedef struct sw_result {
     uint64_t *seg_bytes;   /* nparts sizes, malloc'd: caller frees */
@@ -66,7 +71,8 @@ int sw_add(shuffle_writer *w, const em_rec *r);
  * them), as sw_add each; records of an 8-byte key and an 8-byte value that
  * go to the partitions as they are (no combining, or combining given up
  * with a combiner that starts as the value) are copied there whole.  0,
- * EM_ECORRUPT for bytes that are not records, or as sw_add. */
+ * EM_ECORRUPT for bytes that are not records, EM_ECANCELED when
+ * opts.cancelled says so, or as sw_add. */
 int sw_add_batch(shuffle_writer *w, const uint8_t *b, size_t len);
 /* Write everything, rename into place (or keep it in opts.mem), free the
  * writer.  0 or < 0 (then nothing is left on disk or in memory). */

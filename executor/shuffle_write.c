@@ -25,7 +25,8 @@
  * codec first.
  *
  * An output that may be kept in memory uncompressed (the store's codec
- * none), or any output of codec none, is built in place
+ * none), or any output of codec none while no store codes it otherwise,
+ * is built in place
  * instead, in the arena too (the plain mode): each partition has an open
  * block of codec none there, a region it appends its records to, and the
  * block's header is written when it reaches block_bytes; the partition
@@ -549,10 +550,15 @@ static int passes_as_is(const shuffle_writer *w) {
 
 int sw_add_batch(shuffle_writer *w, const uint8_t *b, size_t len) {
     const uint8_t *p = b, *end = b + len;
+    unsigned since = 0;
     while (p < end) {
         em_rec r;
         size_t n = REC_PAIR8;
         int rc;
+        if (++since == SW_CHECK_EVERY) { /* a batch may be a whole partition */
+            since = 0;
+            if (w->o.cancelled && w->o.cancelled()) return em__seterr(EM_ECANCELED, "task killed");
+        }
         if (rec_is_pair8(p, end) && passes_as_is(w)) {
             /* Its partition, then its 18 bytes copied whole. */
             r = (em_rec){p + 1, 8, p + 10, 8};

@@ -389,6 +389,7 @@ static int open_shuffle(epipe *p) {
     o.codec = run->t->codec;
     o.block_bytes = run->t->block_bytes;
     o.mem = run->env->outputs;
+    o.cancelled = runner_cancelled;
     if (!(s->w = sw_open(&o))) return EM_EIO;
     return 0;
 }

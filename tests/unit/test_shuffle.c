@@ -69,7 +69,7 @@ static int write_maps(wcfg *c) {
     c->spills = 0;
     for (int m = 0; m < c->nmaps; m++) {
         sw_opts o = {c->dir, c->shuffle_id, (uint32_t)m, 0, c->nparts, part_hash, &c->nparts, c->combine,
-                     c->mem_budget ? c->mem_budget : 1 << 20, {BF_LZ4, 0}, c->block_bytes ? c->block_bytes : 4096, c->mem};
+                     c->mem_budget ? c->mem_budget : 1 << 20, {BF_LZ4, 0}, c->block_bytes ? c->block_bytes : 4096, c->mem, NULL};
         shuffle_writer *w = sw_open(&o);
         if (!w) return -1;
         for (size_t i = 0; i < c->nrec; i++) {
@@ -521,7 +521,7 @@ TEST(shuffle_cogroup) {
     /* Side A: keys 0..99 each with values k and k+1; side B: keys 50..149
      * with value 1000+k; keys 50..99 are in both. */
     for (uint32_t m = 0; m < 2; m++) {
-        sw_opts o = {dir, 8, m, 0, nparts, part_hash, &nparts, NULL, 1 << 20, {BF_ZLIB, 1}, 4096, NULL};
+        sw_opts o = {dir, 8, m, 0, nparts, part_hash, &nparts, NULL, 1 << 20, {BF_ZLIB, 1}, 4096, NULL, NULL};
         shuffle_writer *w = sw_open(&o);
         CHECK(w);
         for (int64_t k = 0; k < 100; k++) {
@@ -681,6 +681,47 @@ static uint8_t *file_bytes(const char *dir, uint32_t sid, uint32_t map, size_t *
     if (f) fclose(f);
     *len = b ? (size_t)sb.st_size : 0;
     return b;
+}
+
+static int cancel_now;
+static int test_cancelled(void) { return cancel_now; }
+
+/* A batch handed to the writer whole (sw_add_batch) is a whole cached
+ * partition at times: the writer looks at the kill flag every
+ * SW_CHECK_EVERY records, and a killed attempt stops with EM_ECANCELED
+ * after at most that many; otherwise every record is written. */
+TEST(shuffle_batch_checks_kill) {
+    const char *dir = subdir("batch-kill");
+    ebuf b = EBUF_INIT;
+    for (int64_t i = 0; i < 5000; i++) {
+        uint8_t k[8], v[8];
+        em_i64_enc(i, k);
+        em_i64_enc(i * 3, v);
+        em_rec r = {k, 8, v, 8};
+        CHECK_OK(rec_append(&b, &r));
+    }
+    int nparts = 3;
+    for (int kill = 0; kill < 2; kill++) {
+        sw_opts o = {dir, 17, (uint32_t)kill, 0, nparts, part_hash, &nparts, NULL, 1 << 20, {BF_LZ4, 0}, 4096, NULL,
+                     test_cancelled};
+        shuffle_writer *w = sw_open(&o);
+        CHECK(w);
+        cancel_now = kill;
+        int rc = sw_add_batch(w, b.p, b.len);
+        cancel_now = 0;
+        if (kill) {
+            CHECK_EQ_I64(rc, EM_ECANCELED);
+            CHECK_STR_CONTAINS(em_errmsg(), "task killed");
+            sw_abort(w);
+        } else {
+            sw_result res;
+            CHECK_OK(rc);
+            CHECK_OK(sw_commit(w, &res));
+            CHECK_EQ_I64(res.records, 5000);
+            free(res.seg_bytes);
+        }
+    }
+    ebuf_free(&b);
 }
 
 /* em_hash decides every record's hash partition, so its values are
@@ -898,7 +939,7 @@ static int part_zero(void *pctx, const em_rec *r) { return 0; }
 TEST(shuffle_empty_segments) {
     const char *dir = subdir("out");
     for (uint32_t m = 0; m < 2; m++) {
-        sw_opts o = {dir, 10, m, 0, 8, part_zero, NULL, NULL, 1 << 20, {BF_NONE, 0}, 4096, NULL};
+        sw_opts o = {dir, 10, m, 0, 8, part_zero, NULL, NULL, 1 << 20, {BF_NONE, 0}, 4096, NULL, NULL};
         shuffle_writer *w = sw_open(&o);
         CHECK(w);
         for (int i = 0; m == 0 && i < 100; i++) {
@@ -1045,7 +1086,7 @@ static int part_bad(void *pctx, const em_rec *r) { return 7; }
 TEST(shuffle_abort_leaves_nothing) {
     const char *dir = subdir("out");
     int nparts = 3;
-    sw_opts o = {dir, 15, 0, 2, nparts, part_hash, &nparts, NULL, 4096, {BF_LZ4, 0}, 1024, NULL};
+    sw_opts o = {dir, 15, 0, 2, nparts, part_hash, &nparts, NULL, 4096, {BF_LZ4, 0}, 1024, NULL, NULL};
     shuffle_writer *w = sw_open(&o);
     CHECK(w);
     for (int i = 0; i < 10000; i++) {
@@ -1074,7 +1115,7 @@ TEST(shuffle_big_record) {
     size_t big = 3u << 20;
     uint8_t *v = malloc(big);
     for (size_t i = 0; i < big; i++) v[i] = (uint8_t)(i * 2654435761u >> 13);
-    sw_opts o = {dir, 16, 0, 0, nparts, part_zero, &nparts, NULL, 1 << 20, {BF_ZSTD, 3}, 4096, NULL};
+    sw_opts o = {dir, 16, 0, 0, nparts, part_zero, &nparts, NULL, 1 << 20, {BF_ZSTD, 3}, 4096, NULL, NULL};
     shuffle_writer *w = sw_open(&o);
     CHECK(w);
     em_rec a = {"a", 1, "x", 1}, b = {"b", 1, v, big};
