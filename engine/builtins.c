@@ -50,15 +50,10 @@ int bi_tag(const em_rec *in, em_emitter *out, const void *arg) {
 static int emit_tuple(em_emitter *out, const void *x, size_t xl, int xp, const void *y, size_t yl, int yp) {
     scratch s;
     s.b = (ebuf)EBUF_INIT; /* small stays uninitialized: no 4 KiB clear per record */
-    if (!xp) xl = 0;
-    if (!yp) yl = 0;
-    size_t n = 1 + varint_len(xl) + xl + yl;
-    uint8_t *p = scratch_get(&s, n), *q = p;
+    size_t n = tuple_size(xl, xp, yl, yp);
+    uint8_t *p = scratch_get(&s, n);
     if (!p) return EM_ENOMEM;
-    *q++ = (uint8_t)((xp ? 1 : 0) | (yp ? 2 : 0)); /* tuple_pack's form (recfmt.h) */
-    q += varint_put(q, xl);
-    if (xl) memcpy(q, x, xl);
-    if (yl) memcpy(q + xl, y, yl);
+    tuple_put(p, x, xl, xp, y, yl, yp);
     int rc = em_emit(out, p, n);
     ebuf_free(&s.b);
     return rc;

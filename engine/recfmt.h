@@ -139,6 +139,22 @@ static inline int list_append(ebuf *b, const void *p, size_t n) {
 }
 int tuple_pack(ebuf *b, const void *a, size_t alen, int a_present, const void *bv, size_t blen,
                int b_present);
+/* The bytes of a tuple (a missing side counts as empty), and the tuple
+ * written at p, which has that many: tuple_pack's form, for callers that
+ * build it in a buffer of their own. */
+static inline size_t tuple_size(size_t alen, int a_present, size_t blen, int b_present) {
+    if (!a_present) alen = 0;
+    return 1 + varint_len(alen) + alen + (b_present ? blen : 0);
+}
+static inline void tuple_put(uint8_t *p, const void *a, size_t alen, int a_present, const void *bv, size_t blen,
+                             int b_present) {
+    if (!a_present) alen = 0;
+    if (!b_present) blen = 0;
+    *p++ = (uint8_t)((a_present ? 1 : 0) | (b_present ? 2 : 0));
+    p += varint_put(p, alen);
+    if (alen) memcpy(p, a, alen);
+    if (blen) memcpy(p + alen, bv, blen);
+}
 
 /* 64-bit hash of a byte string (for hash partitioning and hash tables). */
 uint64_t em_hash(const void *p, size_t n);

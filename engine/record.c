@@ -15,10 +15,10 @@ double em_f64_dec(const void *p8) { return dec_f64(p8); }
 
 int tuple_pack(ebuf *b, const void *a, size_t alen, int a_present, const void *bv, size_t blen,
                int b_present) {
-    uint8_t flags = (uint8_t)((a_present ? 1 : 0) | (b_present ? 2 : 0));
-    if (ebuf_append(b, &flags, 1) || ebuf_put_varint(b, a_present ? alen : 0)) return EM_ENOMEM;
-    if (a_present && ebuf_append(b, a, alen)) return EM_ENOMEM;
-    if (b_present && ebuf_append(b, bv, blen)) return EM_ENOMEM;
+    size_t n = tuple_size(alen, a_present, blen, b_present);
+    if (ebuf_reserve(b, n)) return EM_ENOMEM;
+    tuple_put(b->p + b->len, a, alen, a_present, bv, blen, b_present);
+    b->len += n;
     return 0;
 }
 

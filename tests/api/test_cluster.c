@@ -684,29 +684,24 @@ static int cross_reads(em_ctx *c, int64_t *fetched, int64_t *near, int *crossed)
  * outputs from their files and fetches none, with the worker's shuffle
  * service and without it; off, it fetches them through the service. */
 TEST(cluster_host_local_reads_skip_the_network) {
-    int64_t fetched, near;
-    int crossed;
-    em_ctx *c = open_cluster("local-cluster[2,1,512]", NULL, NULL, NULL, NULL);
-    CHECK(c);
-    CHECK(cross_reads(c, &fetched, &near, &crossed));
-    CHECK(crossed);
-    CHECK_EQ_I64(fetched, 0);
-    CHECK(near > 0);
-    em_close(c);
-    c = open_cluster("local-cluster[2,1,512]", "ember.shuffle.service.enabled", "false", NULL, NULL);
-    CHECK(c);
-    CHECK(cross_reads(c, &fetched, &near, &crossed));
-    CHECK(crossed);
-    CHECK_EQ_I64(fetched, 0);
-    CHECK(near > 0);
-    em_close(c);
-    c = open_cluster("local-cluster[2,1,512]", "ember.shuffle.readHostLocalDisk", "false", NULL, NULL);
-    CHECK(c);
-    CHECK(cross_reads(c, &fetched, &near, &crossed));
-    CHECK(crossed);
-    CHECK(fetched > 0);
-    CHECK_EQ_I64(near, 0);
-    em_close(c);
+    /* The defaults; without the service; host-local reads off. */
+    static const char *const key[] = {NULL, "ember.shuffle.service.enabled", "ember.shuffle.readHostLocalDisk"};
+    for (int i = 0; i < 3; i++) {
+        int64_t fetched, near;
+        int crossed;
+        em_ctx *c = open_cluster("local-cluster[2,1,512]", key[i], key[i] ? "false" : NULL, NULL, NULL);
+        CHECK(c);
+        CHECK(cross_reads(c, &fetched, &near, &crossed));
+        CHECK(crossed);
+        if (i < 2) {
+            CHECK_EQ_I64(fetched, 0);
+            CHECK(near > 0);
+        } else {
+            CHECK(fetched > 0);
+            CHECK_EQ_I64(near, 0);
+        }
+        em_close(c);
+    }
 }
 
 /* A segment request whose connection drops (the fault hook makes each
