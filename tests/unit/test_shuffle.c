@@ -20,8 +20,6 @@
 #include "shuffle_index.h"
 
 #define MEM_NONE ((bf_codec){BF_NONE, 0})
-#define MEM_LZ4 ((bf_codec){BF_LZ4, 0})
-#define MEM_PREFIX ((bf_codec){BF_PREFIX, 0})
 
 /* ------------------------------------------------------------ helpers */
 
