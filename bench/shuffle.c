@@ -72,6 +72,14 @@
  *                  histograms in one first pass; 11-bit digits measured
  *                  slower here); the pairs are regenerated before each run
  *                  and the scratch array's pages are faulted in, untimed;
+ *   reduce_by_key, sort_by_key
+ *                  lz4 alone: the input's pairs as a map task writes them
+ *                  (18 bytes a pair) in 64 KiB blocks, each compressed
+ *                  with LZ4_compress_fast at ember's default acceleration
+ *                  and decompressed again, on 2 threads (lz4_reference):
+ *                  the codec's own cost, which map outputs pay in cluster
+ *                  mode (files, ember.io.compression.codec=lz4 by default)
+ *                  when no map-side combining shrinks them;
  *   all four       the memory-read bound: the bytes of the operation's
  *                  input (16 per pair) read once at the bandwidth of 2
  *                  threads summing the uint64s of a 1 GiB array (best of 5).
@@ -103,6 +111,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <lz4.h>
 
 #include "ember.h"
 
@@ -372,6 +382,96 @@ static kv *radix_sort(kv *a, kv *tmp, size_t n) {
     return src;
 }
 
+/* The default file codec's own cost: the input's pairs as a map task
+ * writes them (recfmt.h's batch encoding, varint 9, the key's 8 bytes,
+ * varint 8, the value's: 18 bytes a pair) cut into blocks of the default
+ * ember.shuffle.blockBytes (64 KiB, whole records), each compressed with
+ * LZ4_compress_fast at ember's default acceleration (2) and then
+ * decompressed with LZ4_decompress_safe into one block buffer, on 2
+ * threads taking half the blocks each; best of 3, the arrays' pages
+ * faulted in untimed.  Map outputs in cluster mode are files of such
+ * blocks, so when no map-side combining shrinks the records (reduce_by_key
+ * gives it up on 2.5M-record map tasks of 1M keys) this is work ember's
+ * shuffle does besides everything else. */
+#define LZ4_REF_ACCEL 2
+#define LZ4_REF_BLOCK (65536 / 18 * 18)
+typedef struct lz4_half {
+    const uint8_t *raw;
+    size_t len;
+    uint8_t *z;
+    int *zlen;  /* per block */
+    int ok;
+} lz4_half;
+
+static void *lz4_half_run(void *arg) {
+    lz4_half *h = arg;
+    static __thread char out[LZ4_REF_BLOCK];
+    size_t zoff = 0, nb = 0;
+    for (size_t off = 0; off < h->len; off += LZ4_REF_BLOCK, nb++) {
+        int l = (int)(h->len - off < LZ4_REF_BLOCK ? h->len - off : LZ4_REF_BLOCK);
+        h->zlen[nb] = LZ4_compress_fast((const char *)h->raw + off, (char *)h->z + zoff, l, LZ4_compressBound(l),
+                                        LZ4_REF_ACCEL);
+        zoff += (size_t)h->zlen[nb];
+    }
+    h->ok = 1;
+    zoff = 0;
+    for (size_t i = 0, off = 0; i < nb; i++, off += LZ4_REF_BLOCK) {
+        int l = (int)(h->len - off < LZ4_REF_BLOCK ? h->len - off : LZ4_REF_BLOCK);
+        if (h->zlen[i] <= 0 || LZ4_decompress_safe((const char *)h->z + zoff, out, h->zlen[i], l) != l ||
+            memcmp(out + l - 18, h->raw + off + l - 18, 18))
+            h->ok = 0;
+        zoff += (size_t)(h->zlen[i] > 0 ? h->zlen[i] : 0);
+    }
+    return NULL;
+}
+
+/* Seconds (best of 3) and, in *ratio, compressed bytes per raw byte; a
+ * negative time when memory ran out or a block did not round-trip. */
+static double lz4_reference(const gen_arg *g, double *ratio) {
+    size_t len = (size_t)g->npairs * 18, nb = len / LZ4_REF_BLOCK + 2;
+    uint8_t *raw = malloc(len), *z = malloc((size_t)LZ4_compressBound((int)LZ4_REF_BLOCK) * nb);
+    int *zlen = malloc(nb * sizeof *zlen);
+    double best = -1;
+    if (!raw || !z || !zlen) goto out;
+    for (int64_t j = 0; j < g->npairs; j++) {
+        int64_t k, v;
+        uint8_t *p = raw + (size_t)j * 18;
+        make_pair(g, j, &k, &v);
+        p[0] = 9;
+        em_i64_enc(k, p + 1);
+        p[9] = 8;
+        em_i64_enc(v, p + 10);
+    }
+    memset(z, 1, (size_t)LZ4_compressBound((int)LZ4_REF_BLOCK) * nb);
+    size_t half = (size_t)g->npairs / 2 * 18 / LZ4_REF_BLOCK * LZ4_REF_BLOCK;
+    for (int k = 0; k < RUNS; k++) {
+        lz4_half h[2] = {{raw, half, z, zlen, 0},
+                         {raw + half, len - half, z + (size_t)LZ4_compressBound((int)LZ4_REF_BLOCK) * (half / LZ4_REF_BLOCK),
+                          zlen + half / LZ4_REF_BLOCK, 0}};
+        pthread_t th;
+        double t0 = now();
+        if (pthread_create(&th, NULL, lz4_half_run, &h[1])) lz4_half_run(&h[1]);
+        else {
+            lz4_half_run(&h[0]);
+            pthread_join(th, NULL);
+        }
+        double t = now() - t0;
+        if (!h[0].ok || !h[1].ok) {
+            best = -1;
+            goto out;
+        }
+        if (best < 0 || t < best) best = t;
+    }
+    size_t zsum = 0;
+    for (size_t i = 0; i < (len + LZ4_REF_BLOCK - 1) / LZ4_REF_BLOCK; i++) zsum += (size_t)zlen[i];
+    *ratio = (double)zsum / (double)len;
+out:
+    free(raw);
+    free(z);
+    free(zlen);
+    return best;
+}
+
 /* Read bandwidth: 2 threads summing the uint64s of halves of a 1 GiB
  * array (best of 5), in bytes per second. */
 typedef struct span {
@@ -564,6 +664,16 @@ static void reference(const char *what, double t, int64_t nrec, double best_embe
            best_ember / t);
 }
 
+static void lz4_line(double t, double ratio, int64_t npairs, double best_ember) {
+    char what[128];
+    if (t < 0) {
+        printf("  reference: lz4 of the records FAILED (out of memory, or a block did not round-trip)\n");
+        return;
+    }
+    snprintf(what, sizeof what, "lz4 alone, blocks in and out (ratio %.2f), 2 threads", ratio);
+    reference(what, t, npairs, best_ember);
+}
+
 static void bound(double bandwidth, int64_t npairs, int64_t nrec, double best_ember) {
     char what[128];
     snprintf(what, sizeof what, "memory bound, the input's %.0f MB read once at %.1f GB/s", npairs * 16 / 1e6,
@@ -659,6 +769,7 @@ int main(int argc, char **argv) {
         free(tab.slot);
     }
     free(pairs);
+    double lz4_ratio = 0, t_lz4 = (want("reduce") || want("reduce_sum")) ? lz4_reference(&g, &lz4_ratio) : 0;
 
     em_ctx *ctx = em_open(master, NULL);
     if (!ctx) return fail("em_open");
@@ -716,6 +827,7 @@ int main(int argc, char **argv) {
     if (red_sum) {
         report("reduce_by_key", master, npairs, &m);
         reference("C hash aggregation, 1 thread", t_hash, npairs, m.t[0]);
+        lz4_line(t_lz4, lz4_ratio, npairs, m.t[0]);
         bound(bandwidth, npairs, npairs, m.t[0]);
     }
 
@@ -798,6 +910,7 @@ int main(int argc, char **argv) {
             }
             free(tmp);
     }
+    double sort_lz4_ratio = 0, t_sort_lz4 = lz4_reference(&g, &sort_lz4_ratio);
     if (!(in = make_input(ctx, &g, &tgen))) return fail("sort input");
     printf("  sort input generated and persisted in %.3f s\n", tgen);
     if (!(res = timed_runs(ctx, make_sort, in, NULL, rss, &m, &n))) return fail("sort_by_key");
@@ -843,6 +956,7 @@ int main(int argc, char **argv) {
     drop_input(in);
     report("sort_by_key", master, npairs, &m);
     reference("C LSD radix sort, 8 x 8-bit passes, 1 thread", t_radix, npairs, m.t[0]);
+    lz4_line(t_sort_lz4, sort_lz4_ratio, npairs, m.t[0]);
     bound(bandwidth, npairs, npairs, m.t[0]);
     }
 

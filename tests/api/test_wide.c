@@ -821,6 +821,34 @@ TEST(wide_sort_by_key_balanced_ranges) {
     em_close(c);
 }
 
+static int keep_all(const em_rec *in, const void *arg) { return 1; }
+
+/* Keys already in order inside each input partition: the sample must
+ * reach past the reservoir's first fill to the whole partition, or the
+ * bounds would crowd at each partition's first keys.  Over parallelized
+ * records (handed to the sampler as batches) and through a filter (record
+ * by record). */
+TEST(wide_sort_by_key_ordered_input_balanced) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    size_t n = 200000;
+    int64_t *keys = malloc(sizeof *keys * n);
+    for (size_t i = 0; i < n; i++) keys[i] = (int64_t)i;
+    em_rdd *pairs = keyed_i64(c, keys, n, 2);
+    free(keys);
+    for (int via = 0; via < 2; via++) {
+        em_rdd *in = via ? em_filter(pairs, keep_all, NULL, 0) : pairs;
+        int64_t counts[4] = {0}, total = 0;
+        CHECK_OK(glom_counts(em_sort_by_key(in, 1, 4), counts, 4));
+        for (int p = 0; p < 4; p++) {
+            total += counts[p];
+            CHECK(counts[p] >= (int64_t)n * 15 / 100 && counts[p] <= (int64_t)n * 35 / 100);
+        }
+        CHECK_EQ_I64(total, n);
+    }
+    em_close(c);
+}
+
 /* ------------------------------------------- partition_by, repartition */
 
 TEST(wide_partition_by_key_placement) {
