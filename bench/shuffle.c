@@ -450,8 +450,10 @@ static double lz4_reference(const gen_arg *g, double *ratio) {
                           zlen + half / LZ4_REF_BLOCK, 0}};
         pthread_t th;
         double t0 = now();
-        if (pthread_create(&th, NULL, lz4_half_run, &h[1])) lz4_half_run(&h[1]);
-        else {
+        if (pthread_create(&th, NULL, lz4_half_run, &h[1])) { /* no thread: both halves here */
+            lz4_half_run(&h[0]);
+            lz4_half_run(&h[1]);
+        } else {
             lz4_half_run(&h[0]);
             pthread_join(th, NULL);
         }
@@ -508,8 +510,10 @@ static double read_bandwidth(void) {
         span s[2] = {{buf, n / 2, 0}, {buf + n / 2, n / 2, 0}};
         pthread_t th;
         double t0 = now();
-        if (pthread_create(&th, NULL, stream_sum, &s[1])) stream_sum(&s[1]);
-        else {
+        if (pthread_create(&th, NULL, stream_sum, &s[1])) { /* no thread: both halves here */
+            stream_sum(&s[0]);
+            stream_sum(&s[1]);
+        } else {
             stream_sum(&s[0]);
             pthread_join(th, NULL);
         }

@@ -474,8 +474,9 @@ typedef struct ksample {
     double w;      /* Algorithm L's W */
 } ksample;
 
-/* A uniform double in (0, 1): never 0, whose log would be -inf. */
-static double ks_unit(uint64_t *rng) { return ((double)(rng_next(rng) >> 11) + 0.5) * 0x1.0p-53; }
+/* A uniform double in (0, 1), both ends excluded exactly (52 bits and a
+ * half fit a double's 53): never 0, whose log would be -inf. */
+static double ks_unit(uint64_t *rng) { return ((double)(rng_next(rng) >> 12) + 0.5) * 0x1.0p-52; }
 
 /* Draw the gap to the next entering record after record `at`. */
 static void ks_next(ksample *s, uint64_t *rng, uint64_t at) {

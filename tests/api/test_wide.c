@@ -846,6 +846,27 @@ TEST(wide_sort_by_key_ordered_input_balanced) {
         }
         CHECK_EQ_I64(total, n);
     }
+    /* Input partitions of 100,000 and 10,000 records, sampled alike: the
+     * bounds weigh each sample by its partition's count (what the sampler
+     * reports), so the output is balanced all the same.  Equal weights
+     * would give the small partition's keys half the output partitions. */
+    size_t nbig = 100000, nsmall = 10000;
+    int64_t *big = malloc(sizeof *big * nbig), *small = malloc(sizeof *small * nsmall);
+    for (size_t i = 0; i < nbig; i++) big[i] = (int64_t)i;
+    for (size_t i = 0; i < nsmall; i++) small[i] = (int64_t)(nbig + 10 * i);
+    em_rdd *both = em_union(keyed_i64(c, big, nbig, 1), keyed_i64(c, small, nsmall, 1));
+    free(big);
+    free(small);
+    for (int via = 0; via < 2; via++) {
+        em_rdd *in = via ? em_filter(both, keep_all, NULL, 0) : both;
+        int64_t counts[4] = {0}, total = 0, all = (int64_t)(nbig + nsmall);
+        CHECK_OK(glom_counts(em_sort_by_key(in, 1, 4), counts, 4));
+        for (int p = 0; p < 4; p++) {
+            total += counts[p];
+            CHECK(counts[p] >= all * 15 / 100 && counts[p] <= all * 35 / 100);
+        }
+        CHECK_EQ_I64(total, all);
+    }
     em_close(c);
 }
 
