@@ -539,10 +539,20 @@ static int put(em_conf *c, const char *key, const char *value) {
     return 0;
 }
 
+/* Keys ember had and replaced: setting one is refused, naming its
+ * successor, rather than as unknown. */
+static const struct { const char *key, *instead; } conf_replaced[] = {
+    {"ember.shuffle.inMemoryOutput.compress",
+     "ember.shuffle.inMemoryOutput.codec (since 2026-11; true is lz4, false none)"},
+};
+
 /* On any failure the conf is unchanged. */
 int em_conf_set(em_conf *c, const char *key, const char *value) {
     if (!c || !key || !value) return em__seterr(EM_EINVAL, "em_conf_set: NULL argument");
     const conf_spec *k = conf_lookup(key);
+    for (size_t i = 0; !k && i < sizeof conf_replaced / sizeof conf_replaced[0]; i++)
+        if (strcmp(key, conf_replaced[i].key) == 0)
+            return em__seterr(EM_EINVAL, "configuration key %s was replaced by %s", key, conf_replaced[i].instead);
     if (!k) return em__seterr(EM_EINVAL, "unknown configuration key: %s", key);
     int rc = conf_check(k, value);
     return rc ? rc : put(c, key, value);
