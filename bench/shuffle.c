@@ -382,6 +382,21 @@ static kv *radix_sort(kv *a, kv *tmp, size_t n) {
     return src;
 }
 
+/* fn(a) and fn(b) on two threads (both here when no thread can be made);
+ * the seconds they took. */
+static double on_two_threads(void *(*fn)(void *), void *a, void *b) {
+    pthread_t th;
+    double t0 = now();
+    if (pthread_create(&th, NULL, fn, b)) {
+        fn(a);
+        fn(b);
+    } else {
+        fn(a);
+        pthread_join(th, NULL);
+    }
+    return now() - t0;
+}
+
 /* The default file codec's own cost: the input's pairs as a map task
  * writes them (recfmt.h's batch encoding, varint 9, the key's 8 bytes,
  * varint 8, the value's: 18 bytes a pair) cut into blocks of the default
@@ -448,16 +463,7 @@ static double lz4_reference(const gen_arg *g, double *ratio) {
         lz4_half h[2] = {{raw, half, z, zlen, 0},
                          {raw + half, len - half, z + (size_t)LZ4_compressBound((int)LZ4_REF_BLOCK) * (half / LZ4_REF_BLOCK),
                           zlen + half / LZ4_REF_BLOCK, 0}};
-        pthread_t th;
-        double t0 = now();
-        if (pthread_create(&th, NULL, lz4_half_run, &h[1])) { /* no thread: both halves here */
-            lz4_half_run(&h[0]);
-            lz4_half_run(&h[1]);
-        } else {
-            lz4_half_run(&h[0]);
-            pthread_join(th, NULL);
-        }
-        double t = now() - t0;
+        double t = on_two_threads(lz4_half_run, &h[0], &h[1]);
         if (!h[0].ok || !h[1].ok) {
             best = -1;
             goto out;
@@ -508,16 +514,7 @@ static double read_bandwidth(void) {
     for (size_t i = 0; i < n; i++) buf[i] = i & 1023;
     for (int k = 0; k < 5; k++) {
         span s[2] = {{buf, n / 2, 0}, {buf + n / 2, n / 2, 0}};
-        pthread_t th;
-        double t0 = now();
-        if (pthread_create(&th, NULL, stream_sum, &s[1])) { /* no thread: both halves here */
-            stream_sum(&s[0]);
-            stream_sum(&s[1]);
-        } else {
-            stream_sum(&s[0]);
-            pthread_join(th, NULL);
-        }
-        double t = now() - t0;
+        double t = on_two_threads(stream_sum, &s[0], &s[1]);
         sink += s[0].sum + s[1].sum;
         if (t < best) best = t;
     }
