@@ -214,6 +214,10 @@ static const conf_spec conf_keys[] = {
      * local-cluster's executors fetched half of every shuffle through the
      * other's shuffle service, copying each byte four times more. */
     {.key = "ember.shuffle.readHostLocalDisk", .def = "true", .type = CONF_BOOL},
+    /* After a fetch failure, whose outputs a reduce task checks: its
+     * executor's, or with this its host's (Spark's
+     * spark.files.fetchFailure.unRegisterOutputOnHost and its default). */
+    {.key = "ember.files.fetchFailure.unRegisterOutputOnHost", .def = "false", .type = CONF_BOOL},
     {.key = "ember.authenticate.secret", .def = "", .type = CONF_STRING},
     {.key = "ember.authenticate.secretFile", .def = "", .type = CONF_STRING},
     {.key = "ember.network.crypto.enabled", .def = "false", .type = CONF_BOOL},

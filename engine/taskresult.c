@@ -11,16 +11,20 @@
 #include "mpcheck.h"
 #include "taskresult.h"
 
-#define TR_FIELDS 15
+#define TR_FIELDS 16
 #define TR_MAX_ACCS (1 << 20)
+#define TR_MAX_LOST (1 << 24)
 
 void task_result_clear(task_result *r) {
     free(r->data);
     free(r->accs);
+    free(r->lost_maps);
     r->data = NULL;
     r->accs = NULL;
+    r->lost_maps = NULL;
     r->len = 0;
     r->naccs = 0;
+    r->nlost = 0;
 }
 
 static int write_cb(void *data, const char *buf, size_t len) {
@@ -44,7 +48,8 @@ int taskresult_encode(const task_result *r, ebuf *out) {
           msgpack_pack_uint64(&pk, r->input_bytes) || msgpack_pack_uint64(&pk, r->shuffle_bytes) ||
           msgpack_pack_uint64(&pk, r->shuffle_records) || msgpack_pack_int64(&pk, r->spills) ||
           msgpack_pack_int64(&pk, r->cache_hits) || msgpack_pack_int64(&pk, r->segs_fetched) ||
-          msgpack_pack_int64(&pk, r->segs_host_local);
+          msgpack_pack_int64(&pk, r->segs_host_local) || msgpack_pack_array(&pk, r->nlost);
+    for (uint32_t i = 0; i < r->nlost && !bad; i++) bad = msgpack_pack_int64(&pk, r->lost_maps[i]);
     if (bad) {
         out->len = start;
         return em__seterr(EM_ENOMEM, "task result: out of memory encoding");
@@ -138,6 +143,16 @@ int taskresult_decode(const uint8_t *p, size_t len, task_result *r) {
         get_i64(&f[14], 0, INT64_MAX, &r->segs_host_local)) {
         rc = field_bad("metrics");
         goto out;
+    }
+    if (f[15].type != MSGPACK_OBJECT_ARRAY || f[15].via.array.size > TR_MAX_LOST) { rc = field_bad("lost maps"); goto out; }
+    if (f[15].via.array.size) {
+        uint32_t n = f[15].via.array.size;
+        if (!(r->lost_maps = malloc(n * sizeof *r->lost_maps))) { rc = em__seterr(EM_ENOMEM, "task result: out of memory"); goto out; }
+        for (uint32_t i = 0; i < n; i++) {
+            if (get_i64(&f[15].via.array.ptr[i], 0, INT32_MAX, &v)) { rc = field_bad("lost maps"); goto out; }
+            r->lost_maps[i] = (int32_t)v;
+        }
+        r->nlost = n;
     }
 out:
     msgpack_unpacked_destroy(&u);

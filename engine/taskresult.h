@@ -24,6 +24,10 @@ typedef struct task_result {
     int naccs;
     int32_t fetch_map;     /* status EM_EFETCH: the map output found bad */
     uint32_t fetch_shuffle;/* ... and its shuffle */
+    int32_t *lost_maps;    /* ... and the other outputs of that shuffle the
+                              reader's check found lost with it, malloc'd
+                              (shuffle.h's sr_stats) */
+    uint32_t nlost;
     char loc[256];         /* shuffle map tasks: where the output lives */
     uint8_t commit_denied; /* an output task another attempt committed for
                               (status EM_ECANCELED; not a failure) */
@@ -35,12 +39,12 @@ typedef struct task_result {
                                 on this host (readHostLocalDisk) */
 } task_result;
 
-void task_result_clear(task_result *r); /* frees data and accs */
+void task_result_clear(task_result *r); /* frees data, accs and lost_maps */
 
 /* The wire form of a result (cluster mode: an executor's M_TASK_ENDED), a
  * msgpack array of every field but task_id.  Encode appends to out: 0 or
  * EM_ENOMEM.  Decode trusts nothing (mpcheck first, every field's type and
- * size checked): 0, or EM_EPROTO naming the field; r's data and accs are
+ * size checked): 0, or EM_EPROTO naming the field; r's data, accs and lost_maps are
  * malloc'd copies (task_result_clear frees them) and task_id is left as
  * it was. */
 #include "buf.h"

@@ -990,6 +990,7 @@ int executor_main(void) {
     x.fetcher.drop = fetch_drop;
     x.fetcher.in_flight = (uint64_t)conf_size(conf, "ember.reducer.maxSizeInFlight");
     x.fetcher.host_local = conf_bool(conf, "ember.shuffle.readHostLocalDisk");
+    x.fetcher.lost_host = conf_bool(conf, "ember.files.fetchFailure.unRegisterOutputOnHost");
     x.hb_ms = (uint64_t)conf_duration_ms(conf, "ember.executor.heartbeatInterval");
     x.fetch_retries = (int)conf_i64(conf, "ember.shuffle.io.maxRetries");
     x.fetch_retry_ms = (uint64_t)conf_duration_ms(conf, "ember.shuffle.io.retryWait");

@@ -129,6 +129,7 @@ static int l_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int
     memset(&t->ev, 0, offsetof(sched_event, res));
     t->ev.res.data = NULL;
     t->ev.res.accs = NULL;
+    t->ev.res.lost_maps = NULL;
     t->next = t->prev = NULL;
     t->id = task_id;
     t->exec = exec == BE_ANY_EXEC ? 0 : exec;

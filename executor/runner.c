@@ -127,7 +127,12 @@ static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
     if (rc == EM_EFETCH) {
         run->res->fetch_map = st.failed_map;
         run->res->fetch_shuffle = n->shuffle_id;
+        free(run->res->lost_maps); /* a shuffle read earlier in the task */
+        run->res->lost_maps = st.lost;
+        run->res->nlost = (uint32_t)st.nlost;
+        st.lost = NULL;
     }
+    free(st.lost);
     return rc;
 }
 

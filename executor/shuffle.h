@@ -133,6 +133,9 @@ typedef struct sr_fetcher {
     void *ctx;
     uint64_t in_flight;
     int host_local;
+    int lost_host;  /* after a fetch failure, check every output of the
+                       failed one's host, not only its executor's
+                       (ember.files.fetchFailure.unRegisterOutputOnHost) */
 } sr_fetcher;
 
 typedef struct sr_opts {
@@ -187,6 +190,19 @@ typedef struct sr_stats {
     int64_t fetched, host_local;
     int64_t spills;
     int failed_map;          /* on EM_EFETCH: the map whose output is bad */
+    /* ... and the other outputs of the shuffle found lost with it: after
+     * a fetch failure the reader checks every other output of the failed
+     * one's executor (the same location; with fetch->lost_host, the same
+     * host), so that the scheduler forgets all that are lost at once and
+     * one map stage attempt recomputes them.  A check is what a reader can
+     * do cheaply: an output in memory is good; one on a disk it reads has
+     * its index and data files, they pass their header checks, and its
+     * segment of this partition has the tracker's length (shuffle_locate);
+     * a remote one's segment of this partition is
+     * fetched (a remote output with nothing for this partition is taken
+     * as good).  malloc'd, the caller's to free; NULL when none. */
+    int *lost;
+    int nlost;
 } sr_stats;
 
 /* Open map output (dir, shuffle_id, map, attempt) and find the segment
@@ -216,9 +232,10 @@ void sr_local_free(sr_local *l);
 
 /* Read reduce partition reduce_id of every map output and pass the result to
  * sink.  Returns 0 (also when sink stopped early with EM_STOP), EM_EFETCH
- * when a map output is missing or corrupt (stats->failed_map names it; the
- * message names the file), or another < 0 code from agg or sink.  Removes
- * its spill files in every case. */
+ * when a map output is missing or corrupt (stats->failed_map names it, the
+ * message names the file, and stats->lost lists the other outputs of its
+ * executor found lost), or another < 0 code from agg or sink.  Removes its
+ * spill files in every case. */
 int shuffle_read(const sr_opts *opts, rec_sink_fn sink, void *sctx, sr_stats *stats);
 
 #endif

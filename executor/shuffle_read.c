@@ -853,6 +853,59 @@ void sr_local_free(sr_local *l) {
     free(l);
 }
 
+/* ------------------------------------------------------------ lost check */
+
+/* Whether map m's output shares map f's executor (the same location) or,
+ * with lost_host, its host. */
+static int same_scope(const sr_opts *o, int f, int m) {
+    const char *a = o->dirs[f], *b = o->dirs[m];
+    if (!strcmp(a, b)) return 1;
+    size_t n = 0, k = 0;
+    const char *ha, *hb;
+    if (!o->fetch || !o->fetch->lost_host || !(ha = loc_host(a, &n)) || !(hb = loc_host(b, &k))) return 0;
+    return n == k && !memcmp(ha, hb, n);
+}
+
+/* Whether map m's output can still be read (see sr_stats' lost).  Sets
+ * the thread's message; the caller keeps its own. */
+static int output_good(const sr_opts *o, int m) {
+    uint64_t att = o->attempts ? o->attempts[m] : 0, start = 0, end = 0;
+    memout *mo = memout_get(o->mem, o->shuffle_id, (uint32_t)m, att);
+    if (mo) {
+        memout_release(o->mem, mo);
+        return 1;
+    }
+    if (loc_remote(o, o->dirs[m])) {
+        if (!o->seglens || !o->seglens[m]) return 1; /* nothing to fetch it by */
+        const uint8_t *seg;
+        void *h = o->fetch->begin(o->fetch->ctx, o->dirs[m], o->shuffle_id, (uint32_t)m, att, o->reduce_id,
+                                  o->seglens[m]);
+        if (!h) return 0;
+        int e = o->fetch->end(o->fetch->ctx, h, &seg);
+        if (e < 0) return e == EM_ENOMEM || e == EM_ECANCELED; /* not the output's fault */
+        o->fetch->drop(o->fetch->ctx, h);
+        return 1;
+    }
+    int fd = locate_segment(o, m, &start, &end);
+    if (fd >= 0) close(fd);
+    return fd != EM_EFETCH;
+}
+
+/* After the fetch failure of st->failed_map: list the other outputs of its
+ * executor (or host) that are lost too.  The failure's message stays. */
+static void check_lost(const sr_opts *o, sr_stats *st) {
+    int f = st->failed_map;
+    if (f < 0 || f >= o->nmaps || !o->dirs[f]) return;
+    char why[600];
+    snprintf(why, sizeof why, "%s", em_errmsg());
+    for (int m = 0; m < o->nmaps; m++) {
+        if (m == f || !o->dirs[m] || !same_scope(o, f, m) || output_good(o, m)) continue;
+        if (!st->lost && !(st->lost = malloc((size_t)o->nmaps * sizeof *st->lost))) break; /* only f, then */
+        st->lost[st->nlost++] = m;
+    }
+    em__seterr(EM_EFETCH, "%s", why);
+}
+
 /* ------------------------------------------------------------------ entry */
 
 int shuffle_read(const sr_opts *opts, rec_sink_fn sink, void *sctx, sr_stats *stats) {
@@ -877,5 +930,6 @@ int shuffle_read(const sr_opts *opts, rec_sink_fn sink, void *sctx, sr_stats *st
     case SR_COGROUP: rc = read_sorted(&o, sink, sctx, stats); break;
     default: rc = em__seterr(EM_EINVAL, "shuffle_read: unknown mode %d", (int)o.mode);
     }
+    if (rc == EM_EFETCH) check_lost(&o, stats);
     return rc == EM_STOP ? 0 : rc;
 }

@@ -390,6 +390,9 @@ typedef struct em_stats {
                                             the files of another executor
                                             of their host instead
                                             (ember.shuffle.readHostLocalDisk) */
+    int64_t stage_attempts_failed;       /* stage attempts that failed on a
+                                            fetch failure (a lost map output
+                                            they read) */
 } em_stats;
 EM_API void em_get_stats(em_ctx *ctx, em_stats *out);
 

@@ -1610,6 +1610,7 @@ static int stage_attempt_failed(dag *d, job *j, stage *s, const task_result *res
                  res->errmsg[0] ? res->errmsg : em_strerror(res->status));
     s->stage_attempt++;
     s->first_task = d->next_task;
+    STAT_ADD(d, stage_attempts_failed, 1);
     if (++s->consec_failed < j->spec.max_stage_attempts) return 0;
     char msg[JOB_MSG_MAX];
     snprintf(msg, sizeof msg,
@@ -1693,16 +1694,20 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
      * failure, run it again if nothing else runs it. */
     if (res->commit_denied || ev->killed || ev->lost) rc = others ? 0 : launch(d, j, s, idx);
     else if (res->status == EM_EFETCH && res->fetch_map >= 0 && idmap_get(&d->maps, res->fetch_shuffle)) {
-        /* The map output is gone or corrupt: forget it, rerun that map task,
-         * then this one.  Every reader of a lost output reports it; only the
-         * first report of a registered output counts against the limit, and
-         * a reader launched before the output was registered again just
-         * runs again. */
+        /* The map output is gone or corrupt, and with it those the
+         * reader's check found lost (Spark's fileLost: the executor's
+         * outputs go together, here only those that are really lost):
+         * forget them, rerun those map tasks, then this one.  Every reader
+         * of a lost output reports it; only the first report of registered
+         * outputs counts against the limit, and a reader launched before an
+         * output was registered again just runs again. */
         stage *p = idmap_get(&d->maps, res->fetch_shuffle);
         shuffle_out *so = mo_find(&d->mo, res->fetch_shuffle);
-        int m = res->fetch_map;
-        if (so && m < so->nmaps && m < p->ntasks && so->m[m].have && res->task_id >= p->reg_task[m]) {
-            if (res->task_id >= s->first_task && stage_attempt_failed(d, j, s, res)) return 0;
+        int counted = 0;
+        for (uint32_t k = 0; so && k <= res->nlost; k++) {
+            int m = k ? res->lost_maps[k - 1] : res->fetch_map;
+            if (m >= so->nmaps || m >= p->ntasks || !so->m[m].have || res->task_id < p->reg_task[m]) continue;
+            if (!counted++ && res->task_id >= s->first_task && stage_attempt_failed(d, j, s, res)) return 0;
             lose_output(d, so, m);
             if (p->state[m] == T_DONE) {
                 p->state[m] = T_PENDING;

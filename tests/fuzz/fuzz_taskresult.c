@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (rc) {
         FZ_CHECK((rc == EM_EPROTO && strstr(em_errmsg(), "task result")) || rc == EM_ENOMEM, "rc %d: %s", rc,
                  em_errmsg());
-        FZ_CHECK(!r.data && !r.accs, "a refused result kept memory");
+        FZ_CHECK(!r.data && !r.accs && !r.lost_maps, "a refused result kept memory");
         return 0;
     }
     FZ_CHECK(r.task_id == 7, "task id changed");
@@ -40,13 +40,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  r2.input_bytes == r.input_bytes && r2.shuffle_bytes == r.shuffle_bytes &&
                  r2.shuffle_records == r.shuffle_records && r2.spills == r.spills && r2.cache_hits == r.cache_hits &&
                  r2.segs_fetched == r.segs_fetched && r2.segs_host_local == r.segs_host_local &&
-                 !strcmp(r2.errmsg, r.errmsg) && !strcmp(r2.loc, r.loc),
+                 r2.nlost == r.nlost && !strcmp(r2.errmsg, r.errmsg) && !strcmp(r2.loc, r.loc),
              "a field changed");
     FZ_CHECK(!r.len || !memcmp(r.data, r2.data, r.len), "data changed");
     for (int i = 0; i < r.naccs; i++)
         FZ_CHECK(r.accs[i].id == r2.accs[i].id && r.accs[i].type == r2.accs[i].type && r.accs[i].i == r2.accs[i].i &&
                      !memcmp(&r.accs[i].f, &r2.accs[i].f, sizeof(double)),
                  "accumulator %d changed", i);
+    for (uint32_t i = 0; i < r.nlost; i++)
+        FZ_CHECK(r.lost_maps[i] >= 0 && r.lost_maps[i] == r2.lost_maps[i], "lost map %u changed", i);
     task_result_clear(&r);
     task_result_clear(&r2);
     ebuf_free(&out);

@@ -1317,7 +1317,7 @@ TEST(shuffle_remote_fetches_in_flight) {
     uint64_t caps[] = {3 * lens[0], 1024, 1 << 30};
     for (int i = 0; i < 3; i++) {
         fake_fetch f = {.dir = dir, .fail_map = -1};
-        sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, caps[i], 0};
+        sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, caps[i], 0, 0};
         sr_opts o = lo;
         o.dirs = rdirs;
         o.self = "ember://10.0.0.1:1";
@@ -1337,7 +1337,7 @@ TEST(shuffle_remote_fetches_in_flight) {
     /* Map 5's fetch cannot begin: a fetch failure naming it; nothing is
      * left behind. */
     fake_fetch f = {.dir = dir, .fail_map = 5};
-    sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, 1 << 30, 0};
+    sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, 1 << 30, 0, 0};
     sr_opts o = lo;
     o.dirs = rdirs;
     o.self = "ember://10.0.0.1:1";
@@ -1354,7 +1354,7 @@ TEST(shuffle_remote_fetches_in_flight) {
      * the bytes lie, makes a fetch failure naming the location and map;
      * every handle is let go. */
     fake_fetch fc = {.dir = dir, .fail_map = -1, .corrupt_map = 4};
-    sr_fetcher FC = {ff_begin, ff_end, ff_drop, &fc, 1 << 30, 0};
+    sr_fetcher FC = {ff_begin, ff_end, ff_drop, &fc, 1 << 30, 0, 0};
     o.fetch = &FC;
     ebuf_free(&got.buf);
     got = (collect){EBUF_INIT, 0, 0};
@@ -1399,7 +1399,7 @@ TEST(shuffle_host_local_read) {
     CHECK_OK(shuffle_read(&lo, collect_sink, &want, NULL));
     for (int on = 1; on >= 0; on--) {
         fake_fetch f = {.dir = dir, .fail_map = -1};
-        sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, 1 << 30, on};
+        sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, 1 << 30, on, 0};
         sr_opts o = lo;
         o.dirs = rdirs;
         o.self = "ember://10.0.0.1:1";
@@ -1419,7 +1419,7 @@ TEST(shuffle_host_local_read) {
     snprintf(longer, sizeof longer, "ember://10.0.0.10:2%s", dir);
     for (int m = 1; m < NM; m += 2) rdirs[m] = longer;
     fake_fetch f2 = {.dir = dir, .fail_map = -1};
-    sr_fetcher F2 = {ff_begin, ff_end, ff_drop, &f2, 1 << 30, 1};
+    sr_fetcher F2 = {ff_begin, ff_end, ff_drop, &f2, 1 << 30, 1, 0};
     sr_opts o = lo;
     o.dirs = rdirs;
     o.self = "ember://10.0.0.1:1";
@@ -1436,7 +1436,7 @@ TEST(shuffle_host_local_read) {
     shuffle_path(path, sizeof path, dir, 22, 3, 0, "index");
     CHECK(unlink(path) == 0);
     fake_fetch f3 = {.dir = dir, .fail_map = -1};
-    sr_fetcher F3 = {ff_begin, ff_end, ff_drop, &f3, 1 << 30, 1};
+    sr_fetcher F3 = {ff_begin, ff_end, ff_drop, &f3, 1 << 30, 1, 0};
     o.fetch = &F3;
     got = (collect){EBUF_INIT, 0, 0};
     CHECK_EQ_I64(shuffle_read(&o, collect_sink, &got, &st), EM_EFETCH);
