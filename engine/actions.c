@@ -593,29 +593,29 @@ int em_top(em_rdd *rdd, size_t n, em_batch **out) {
     CTX_GUARDED(rdd ? rdd->ctx : NULL, top_unguarded(rdd, n, out));
 }
 
-/* save_as_text_file: tasks write <tmp>/_attempt_<task>/part-NNNNN and, once
- * the output commit coordinator (scheduler/commit.h: first committer wins)
- * allows it, move it to <tmp>/part-NNNNN themselves; a denied attempt
- * deletes its file.  When every partition has committed and no attempt is
- * left running, the driver writes _SUCCESS and renames <tmp> to the output
- * directory.  On failure <tmp> is removed: the output directory is complete
- * or absent. */
+/* save_as_text_file: each task attempt writes a file of its own in the
+ * attempts' area <tmp>.attempts (SAVE_ATTEMPTS_SUFFIX) and, once the
+ * output commit coordinator (scheduler/commit.h: first committer wins)
+ * allows it, moves it to <tmp>/part-NNNNN itself; a denied attempt deletes
+ * its file.  The job ends when every partition has committed, without
+ * waiting for the losers still running: the driver removes the attempts'
+ * area (a loser still writing writes to an unlinked file; one that starts
+ * later cannot create its file, and none can commit: the coordinator has
+ * closed the stage), writes _SUCCESS and renames <tmp> to the output
+ * directory.  On failure both are removed: the output directory is
+ * complete or absent. */
 typedef struct save_ctx {
     const char *tmp;    /* the temporary directory, as the tasks name it */
     const char *dir;    /* the user's output directory, for messages */
     const char *suffix; /* of the part files: "" or ".gz" */
 } save_ctx;
 
-static void remove_attempt_dirs(const char *tmp) {
-    DIR *d = opendir(tmp);
-    struct dirent *e;
-    char path[4400];
-    while (d && (e = readdir(d)))
-        if (!strncmp(e->d_name, "_attempt_", 9)) {
-            snprintf(path, sizeof path, "%s/%s", tmp, e->d_name);
-            rm_tree(path);
-        }
-    if (d) closedir(d);
+/* Remove the attempts' area.  An attempt that was starting as the job
+ * ended may create its file while the tree is removed, once (its file
+ * name is its own), so the removal is repeated until the area is gone. */
+static void remove_attempts(const char *area) {
+    struct stat st;
+    for (int i = 0; i < 1000 && lstat(area, &st) == 0; i++) rm_tree(area);
 }
 
 /* A partition's first successful attempt reports the file it committed. */
@@ -654,14 +654,21 @@ static int save_mkdir_error(const char *dir, int dlen, int err) {
 static int save_as_text_file_unguarded(em_rdd *rdd, const char *dir, int codec) {
     plan_sink s;
     struct stat st;
-    char tmp[4096], marker[4200];
+    char tmp[4096], area[4200], marker[4200];
     if (!rdd || !dir || !*dir) return em__seterr(EM_EINVAL, "em_save_as_text_file: NULL argument");
     if (stat(dir, &st) == 0) return em__seterr(EM_EIO, "save_as_text_file: output directory %s already exists", dir);
     int dlen = (int)strlen(dir);
     while (dlen > 1 && dir[dlen - 1] == '/') dlen--; /* "out/": the temporary is out.ember-tmp-N */
     snprintf(tmp, sizeof tmp, "%.*s.ember-tmp-%d", dlen, dir, (int)getpid());
-    rm_tree(tmp); /* a leftover of a crashed run */
+    snprintf(area, sizeof area, "%s" SAVE_ATTEMPTS_SUFFIX, tmp);
+    rm_tree(tmp); /* leftovers of a crashed run */
+    rm_tree(area);
     if (mkdir(tmp, 0755)) return save_mkdir_error(dir, dlen, errno);
+    if (mkdir(area, 0755)) {
+        int e = errno;
+        rm_tree(tmp);
+        return save_mkdir_error(dir, dlen, e);
+    }
     memset(&s, 0, sizeof s);
     s.kind = SK_SAVE;
     s.compress = (uint8_t)codec;
@@ -675,13 +682,13 @@ static int save_as_text_file_unguarded(em_rdd *rdd, const char *dir, int codec) 
     } else s.path = tmp;
     save_ctx c = {s.path, dir, codec == SAVE_GZIP ? ".gz" : ""};
     int rc = ctx_run(rdd, &s, NULL, 0, commit_part, &c);
+    remove_attempts(area);
     if (!rc) {
         snprintf(marker, sizeof marker, "%s/_SUCCESS", tmp);
         FILE *f = fopen(marker, "w");
         if (!f || fclose(f))
             rc = em__seterr(EM_EIO, "save_as_text_file: %s: cannot write its _SUCCESS marker: %s", dir, strerror(errno));
     }
-    if (!rc) remove_attempt_dirs(tmp); /* failed attempts leave empty directories */
     if (!rc && rename(tmp, dir))
         rc = em__seterr(EM_EIO, "save_as_text_file: %s: cannot move the finished output into place: %s", dir,
                         strerror(errno));

@@ -149,6 +149,14 @@ typedef struct plan_sink {
 
 enum save_codec { SAVE_PLAIN = 0, SAVE_GZIP = 1 };
 
+/* SK_SAVE: the attempts' area, a sibling of the sink's path (the directory
+ * the committed part files are moved to): <path>.attempts.  Each attempt
+ * writes <area>/part-NNNNN.attempt-TASK; the driver creates the area before
+ * the job and removes it before it publishes, so an attempt still writing
+ * then writes to an unlinked file and one that starts later cannot open
+ * its file (engine/actions.c, executor/sinks.c). */
+#define SAVE_ATTEMPTS_SUFFIX ".attempts"
+
 typedef struct task_desc {
     uint64_t task_id;
     uint32_t stage_id, attempt;

@@ -162,16 +162,14 @@ static int close_save_file(save_state *s) {
 }
 
 /* The file is complete: ask the commit coordinator, then move it from the
- * attempt's directory to <tmp>/part-NNNNN (denied: delete it).  The
- * result is the committed file's path. */
+ * attempts' area to <path>/part-NNNNN (denied: delete it).  The result is
+ * the committed file's path. */
 static int end_save(epipe *p) {
     save_state *s = p->state;
     const task_desc *t = p->run->t;
     exec_env *env = p->run->env;
     if (close_save_file(s)) return em__seterr(EM_EIO, "save_as_text_file: closing %s: %s", s->path, strerror(errno));
-    char dir[4096], final[4096];
-    const char *slash = strrchr(s->path, '/');
-    snprintf(dir, sizeof dir, "%.*s", (int)(slash - s->path), s->path);
+    char final[4096];
     snprintf(final, sizeof final, "%s/part-%05d%s", p->sink->path, (int)t->partition,
              p->sink->compress == SAVE_GZIP ? ".gz" : "");
     const fault_rule *late =
@@ -181,8 +179,7 @@ static int end_save(epipe *p) {
         while (nanosleep(&ts, &ts) && errno == EINTR) {}
     }
     if (env->ask_commit && !env->ask_commit(env->commit_ctx, t->stage_id, t->partition, t->task_id)) {
-        unlink(s->path);
-        rmdir(dir);
+        unlink(s->path); /* gone already if the save was published */
         p->run->res->commit_denied = 1;
         return em__seterr(EM_ECANCELED,
                           "save_as_text_file: commit denied: another attempt of partition %d committed its output",
@@ -194,7 +191,6 @@ static int end_save(epipe *p) {
     if (rename(s->path, final))
         return em__seterr(EM_EIO, "save_as_text_file: cannot commit partition %d: %s", (int)t->partition,
                           strerror(errno));
-    rmdir(dir);
     if (ebuf_append(&p->buf, final, strlen(final) + 1)) return EM_ENOMEM;
     give_result(p, &p->buf);
     return 0;
@@ -211,25 +207,39 @@ static void free_save(epipe *p) {
     free(s);
 }
 
+/* The attempt's own file, opened before anything is written: created
+ * (never replaced) in the attempts' area, which exists only while the save
+ * is not yet published (SAVE_ATTEMPTS_SUFFIX). */
 static int open_save(epipe *p) {
     save_state *s = calloc(1, sizeof *s);
-    char dir[3800];
     if (!(p->state = s)) return EM_ENOMEM;
     s->fd = -1;
-    snprintf(dir, sizeof dir, "%s/_attempt_%llu", p->sink->path, (unsigned long long)p->run->t->task_id);
-    if (mkdir(dir, 0755) && errno != EEXIST)
-        return em__seterr(EM_EIO, "save_as_text_file: cannot create %s: %s", dir, strerror(errno));
     int gz = p->sink->compress == SAVE_GZIP;
-    snprintf(s->path, sizeof s->path, "%s/part-%05d%s", dir, (int)p->run->t->partition, gz ? ".gz" : "");
+    snprintf(s->path, sizeof s->path, "%s" SAVE_ATTEMPTS_SUFFIX "/part-%05d%s.attempt-%llu", p->sink->path,
+             (int)p->run->t->partition, gz ? ".gz" : "", (unsigned long long)p->run->t->task_id);
+    int dupfd = -1;
+    if ((s->fd = open(s->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
+        int e = errno;
+        s->path[0] = 0; /* not ours: nothing to unlink */
+        if (e == ENOENT)
+            return em__seterr(EM_ECANCELED, "save_as_text_file: partition %d: the save has ended (its output was "
+                                            "published or removed)", (int)p->run->t->partition);
+        return em__seterr(EM_EIO, "save_as_text_file: cannot create the file of partition %d in %s: %s",
+                          (int)p->run->t->partition, p->sink->path, strerror(e));
+    }
     if (!gz) {
-        if (!(s->f = fopen(s->path, "w")))
-            return em__seterr(EM_EIO, "save_as_text_file: cannot create %s: %s", s->path, strerror(errno));
+        if (!(s->f = fdopen(s->fd, "w"))) {
+            int e = errno;
+            close(s->fd);
+            s->fd = -1;
+            unlink(s->path);
+            return em__seterr(EM_EIO, "save_as_text_file: %s: %s", s->path, strerror(e));
+        }
+        s->fd = -1;
         return 0;
     }
-    int dupfd = -1;
-    if ((s->fd = open(s->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0 ||
-        (dupfd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0)) < 0)
-        return em__seterr(EM_EIO, "save_as_text_file: cannot create %s: %s", s->path, strerror(errno));
+    if ((dupfd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0)) < 0)
+        return em__seterr(EM_EIO, "save_as_text_file: %s: %s", s->path, strerror(errno));
     if (!(s->gz = gzdopen(dupfd, "wb"))) {
         close(dupfd);
         return em__seterr(EM_ENOMEM, "save_as_text_file: %s: out of memory for the gzip stream", s->path);

@@ -1494,12 +1494,13 @@ static void end_job(dag *d, job *j) {
     if (!j->nrun) sched_release(d, j);
 }
 
-/* End j if it is finishing and may end now: a failed job, or one whose
- * attempts write output, once none of its attempts runs; else at once. */
+/* End j if it is finishing and may end now: a failed job once none of its
+ * attempts runs (its caller then removes what they wrote); else at once.
+ * A save's losers may still run: their output cannot reach the directory
+ * (the coordinator closes the stage at the job's end, see actions.c). */
 static void try_end(dag *d, job *j) {
     if (!j->finishing || j->over) return;
-    int wait_all = j->rc || j->save;
-    if (wait_all && j->nrun) return;
+    if (j->rc && j->nrun) return;
     end_job(d, j);
 }
 
@@ -1679,7 +1680,7 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
         if (s->done == s->ntasks) {
             exclude_after_stage(d, j, s);
             j->finishing = 1;
-            if (j->save) kill_stage(d, s); /* losers: none may still write on return */
+            if (j->save) kill_stage(d, s); /* losers: they end as soon as they look */
             try_end(d, j);
         }
         return 1;

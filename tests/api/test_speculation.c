@@ -199,7 +199,7 @@ TEST(spec_two_attempts_reach_commit) {
     const char *dir = tmp_path("commit-out");
     CHECK_OK(em_save_as_text_file(em_map(em_range(c, 0, 400, 1, 4), fn_i64_text, NULL, 0), dir));
     em_stats st;
-    em_get_stats(c, &st);
+    wait_no_tasks(c, &st); /* the save returned without waiting for the original */
     CHECK_EQ_I64(st.speculative_wins, 1);
     CHECK_EQ_I64(st.commits_denied, 1);
     CHECK_EQ_I64(st.tasks_failed, 0);
@@ -208,6 +208,105 @@ TEST(spec_two_attempts_reach_commit) {
     CHECK_EQ_I64(parts, 4);
     CHECK_EQ_I64(files, 5); /* and _SUCCESS: no attempt directory is left */
     CHECK(part_is_range(dir, 2, 200, 299));
+    em_close(c);
+}
+
+/* The argument of fn_text_held: partition 0's first attempt (the one that
+ * creates `started`) waits until `release` exists (at most 60 s), deaf to
+ * kills as a user function may be; its copy does not wait. */
+typedef struct held_arg {
+    char started[400], release[400];
+} held_arg;
+
+static int fn_text_held(const em_rec *in, em_emitter *out, const void *arg) {
+    const held_arg *h = arg;
+    int64_t v = em_i64_dec(in->val);
+    if (v == 0) {
+        int fd = open(h->started, O_CREAT | O_EXCL | O_WRONLY, 0644);
+        if (fd >= 0) {
+            close(fd);
+            for (int i = 0; i < 6000 && access(h->release, F_OK) != 0; i++) {
+                struct timespec t = {0, 10000000L};
+                nanosleep(&t, NULL);
+            }
+        }
+    }
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
+    return em_emit(out, buf, (size_t)n);
+}
+
+/* Names and contents of every file in dir, as one string (NULL: unreadable). */
+static char *dir_snapshot(const char *dir) {
+    struct dirent **names;
+    int n = scandir(dir, &names, NULL, alphasort);
+    if (n < 0) return NULL;
+    size_t cap = 1, len = 0;
+    char *out = calloc(1, 1);
+    for (int i = 0; i < n; i++) {
+        char path[1200];
+        size_t flen = 0;
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name);
+        char *text = names[i]->d_name[0] == '.' ? NULL : read_file_all(path, &flen);
+        if (names[i]->d_name[0] != '.' && out) {
+            size_t need = len + strlen(names[i]->d_name) + 2 + flen + 1;
+            char *grown = need > cap ? realloc(out, cap = need * 2) : out;
+            if (!grown) {
+                free(out);
+                out = NULL;
+            } else {
+                out = grown;
+                len += (size_t)sprintf(out + len, "%s:", names[i]->d_name);
+                if (flen) memcpy(out + len, text, flen);
+                len += flen;
+                out[len++] = '\n';
+                out[len] = 0;
+            }
+        }
+        free(text);
+        free(names[i]);
+    }
+    free(names);
+    return out;
+}
+
+/* Partition 0's first attempt is held in the user function; its copy wins.
+ * The save returns while the original still runs (with every partition
+ * committed, Spark's behaviour), and the original, once released, writes
+ * nowhere visible: the published directory stays byte for byte as it was,
+ * and nothing of the loser is left beside it. */
+TEST(spec_save_returns_before_the_loser_ends) {
+    em_ctx *c = open_spec("", NULL);
+    CHECK(c);
+    held_arg h;
+    snprintf(h.started, sizeof h.started, "%s", tmp_path("held-started"));
+    snprintf(h.release, sizeof h.release, "%s", tmp_path("held-release"));
+    const char *dir = tmp_path("held-out");
+    CHECK_OK(em_save_as_text_file(em_map(em_range(c, 0, 1000, 1, 10), fn_text_held, &h, sizeof h), dir));
+    em_stats st;
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.tasks_running, 1); /* the held original */
+    CHECK_EQ_I64(st.speculative_wins, 1);
+    int parts, files;
+    count_files(dir, &parts, &files);
+    CHECK_EQ_I64(parts, 10);
+    CHECK_EQ_I64(files, 11); /* and _SUCCESS */
+    for (int p = 0; p < 10; p++) CHECK(part_is_range(dir, p, p * 100, p * 100 + 99));
+    char *before = dir_snapshot(dir);
+    CHECK(before);
+    CHECK(write_file(h.release, "", 0) == 0);
+    wait_no_tasks(c, &st);
+    CHECK_EQ_I64(st.tasks_running, 0);
+    CHECK_EQ_I64(st.tasks_killed + st.commits_denied + st.tasks_failed, 1); /* the original's end */
+    char *after = dir_snapshot(dir);
+    CHECK(after && !strcmp(before, after));
+    free(before);
+    free(after);
+    /* Nothing beside it: no temporary directory, no attempts' area. */
+    glob_t g;
+    char pat[600];
+    snprintf(pat, sizeof pat, "%s.*", dir);
+    CHECK_EQ_I64(glob(pat, 0, NULL, &g), GLOB_NOMATCH);
     em_close(c);
 }
 
@@ -371,11 +470,12 @@ TEST(spec_cluster_stopped_executor_copy_wins) {
 }
 
 /* The same stop during save_as_text_file: the copy wins and commits; the
- * action returns once no attempt of the job runs (so nothing of a loser
- * can reach the directory afterwards): here when the stopped executor
- * misses its heartbeats for ember.network.timeout and is declared lost
- * and killed by its worker.  One file per partition, exact contents, the
- * accumulator counts each record once, and the next job runs. */
+ * action returns once every partition has committed, while the stopped
+ * attempt still runs.  The stopped executor then misses its heartbeats for
+ * ember.network.timeout and is declared lost and killed by its worker; the
+ * directory stays as it was published.  One file per partition, exact
+ * contents, the accumulator counts each record once, and the next job
+ * runs. */
 TEST(spec_cluster_stopped_executor_save_one_file_per_partition) {
     em_ctx *c = open_spec_cluster("2s");
     CHECK(c);
@@ -393,16 +493,27 @@ TEST(spec_cluster_stopped_executor_save_one_file_per_partition) {
     CHECK_EQ_I64(em_acc_value_i64(c, a.seen), 800);
     CHECK_EQ_I64(s1.tasks_speculative - s0.tasks_speculative, 1);
     CHECK_EQ_I64(s1.speculative_wins - s0.speculative_wins, 1);
-    CHECK_EQ_I64(s1.tasks_running, 0);
+    CHECK_EQ_I64(s1.tasks_running, 1); /* the stopped original */
     int parts, files;
     count_files(dir, &parts, &files);
     CHECK_EQ_I64(parts, 8);
-    CHECK_EQ_I64(files, 9); /* and _SUCCESS: no attempt directory is left */
+    CHECK_EQ_I64(files, 9); /* and _SUCCESS */
     for (int i = 0; i < 8; i++) CHECK(part_is_range(dir, i, 100 * i, 100 * i + 99));
+    char *before = dir_snapshot(dir);
     /* The stopped process was killed by its worker. */
     int gone = gone_within(pid);
     if (!gone) kill(pid, SIGKILL); /* leave nothing behind, then fail */
     CHECK(gone);
+    wait_no_tasks(c, &s1);
+    CHECK_EQ_I64(s1.tasks_running, 0);
+    char *after = dir_snapshot(dir);
+    CHECK(before && after && !strcmp(before, after));
+    free(before);
+    free(after);
+    glob_t g;
+    char pat[600];
+    snprintf(pat, sizeof pat, "%s.*", dir);
+    CHECK_EQ_I64(glob(pat, 0, NULL, &g), GLOB_NOMATCH);
     int64_t n = 0;
     CHECK_OK(em_count(em_range(c, 0, 1000, 1, 8), &n));
     CHECK_EQ_I64(n, 1000);
