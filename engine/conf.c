@@ -224,6 +224,8 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.driver.maxResultSize", .def = "1g", .type = CONF_SIZE, .min = 0, .max = INT64_MAX},
     {.key = "ember.scheduler.maxRegisteredWait", .def = "30s", .type = CONF_DURATION, .unit_ms = 1, .min = 0,
      .max = 86400000},
+    {.key = "ember.starvation.timeout", .def = "15s", .type = CONF_DURATION, .unit_ms = 1, .min = 1,
+     .max = 86400000},
     {.key = "ember.executor.cores", .def = "0", .type = CONF_INT, .min = 0, .max = 1 << 16},
     {.key = "ember.executor.memory", .def = "1g", .type = CONF_SIZE, .min = MiB, .max = INT64_MAX},
     {.key = "ember.cores.max", .def = "0", .type = CONF_INT, .min = 0, .max = INT32_MAX},
