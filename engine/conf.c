@@ -587,25 +587,29 @@ em_conf *conf_dup(const em_conf *c) {
 int conf_from_env(em_conf *c, const char *var) {
     const char *s = getenv(var);
     if (!s || !*s) return 0;
-    char line[4096];
+    char line[4096], origin[512] = "", where[600];
     int n = 0;
     while (*s) {
         const char *nl = strchr(s, '\n'), *end = nl ? nl : s + strlen(s);
         size_t len = (size_t)(end - s);
         n++;
-        if (len >= sizeof line)
-            return em__seterr(EM_EINVAL, "$%s: line %d is longer than %zu bytes", var, n, sizeof line - 1);
+        if (origin[0]) snprintf(where, sizeof where, "%s", origin);
+        else snprintf(where, sizeof where, "$%s: line %d", var, n);
+        if (len >= sizeof line) return em__seterr(EM_EINVAL, "%s is longer than %zu bytes", where, sizeof line - 1);
         memcpy(line, s, len);
         line[len] = 0;
         char *eq = strchr(line, '=');
-        if (len && line[0] != '#') {
-            if (!eq) return em__seterr(EM_EINVAL, "$%s: line %d \"%s\" is not KEY=VALUE", var, n, line);
+        if (!strncmp(line, "#from ", 6)) {
+            snprintf(origin, sizeof origin, "%.*s", (int)sizeof origin - 1, line + 6);
+        } else if (len && line[0] != '#') {
+            if (!eq) return em__seterr(EM_EINVAL, "%s: \"%s\" is not KEY=VALUE", where, line);
             *eq = 0;
             if (em_conf_set(c, line, eq + 1)) {
                 char why[512];
                 em__geterr(why, sizeof why);
-                return em__seterr(EM_EINVAL, "$%s: line %d: %s", var, n, why);
+                return em__seterr(EM_EINVAL, "%s: %s", where, why);
             }
+            origin[0] = 0;
         }
         s = nl ? nl + 1 : end;
     }

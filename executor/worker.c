@@ -649,7 +649,9 @@ static void connect_master(void);
 static void master_closed(conn *c, const char *reason, void *ud) {
     (void)c;
     (void)ud;
-    if (w.registered || !w.stopping)
+    if (w.stopping) /* a stopping worker does not come back */
+        log_msg(LOG_INFO, "worker", "left the master %s:%d: the worker is stopping", w.mhost, w.mport);
+    else
         log_msg(LOG_WARN, "worker", "master %s:%d: %s; registering again in %d ms", w.mhost, w.mport, reason,
                 RECONNECT_MS);
     w.master = NULL;
@@ -782,10 +784,14 @@ int worker_main(int argc, char **argv) {
             bad = *end || c < 1 || c > (1 << 16);
             w.cores = (int)c;
         } else if (!bad && !strcmp(a, "--memory")) {
+            /* A bare number is MiB, as Spark's (1024 is 1g); else a size
+             * with its unit, at least 1m. */
+            char mib[64];
             int64_t b;
-            bad = conf_parse_size(v, &b) || b < ((int64_t)1 << 20);
-            if (!bad && !strpbrk(v, "kKmMgGtTbB")) b <<= 20; /* a bare number is MiB, as Spark's */
-            w.mem_mib = b >> 20;
+            int bare = *v && !strpbrk(v, "kKmMgGtTbB");
+            bad = bare && snprintf(mib, sizeof mib, "%sm", v) >= (int)sizeof mib;
+            bad = bad || conf_parse_size(bare ? mib : v, &b) || b < ((int64_t)1 << 20);
+            w.mem_mib = bad ? 0 : b >> 20;
         } else if (!bad && !strcmp(a, "--conf")) {
             if (conf_set_arg(conf, v)) {
                 fprintf(stderr, "ember-worker: %s\n", em_errmsg());

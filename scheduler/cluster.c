@@ -1438,7 +1438,7 @@ backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     }
     char secret_path[900];
     snprintf(secret_path, sizeof secret_path, "%s/secret", k->scratch);
-    if (netconf_check_bind(o->nc, k->dhost, "driver") ||
+    if (netconf_check_bind(o->nc, k->dhost, "driver") ? em__preferr(EM_EINVAL, "ember.driver.host") :
         (k->co.secret && k->lc_workers && netconf_write_secret(o->nc, secret_path))) {
         c_close(&k->b);
         return NULL;
