@@ -202,6 +202,9 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.shuffle.service.port", .def = "7337", .type = CONF_INT, .min = 0, .max = 65535},
     {.key = "ember.worker.cleanup.appDataTtl", .def = "7d", .type = CONF_DURATION, .unit_ms = 1000, .min = 0,
      .max = (int64_t)3650 * 86400000},
+    /* The worker's cache of application binaries (DIR/bin), least
+     * recently used out first, never one an executor uses. */
+    {.key = "ember.worker.binCache.maxBytes", .def = "1g", .type = CONF_SIZE, .min = 0, .max = INT64_MAX},
     /* Cluster mode's wire and security. */
     {.key = "ember.rpc.message.maxSize", .def = "128m", .type = CONF_SIZE, .min = 64 * KiB, .max = ((int64_t)1 << 31) - 1,
      .why_max = "a frame's length is 32 bits"},
