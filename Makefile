@@ -185,12 +185,14 @@ test-link: $(LINK_VARIANTS:%=$(BUILD)/link/collide-%) $(BUILD)/libember.so $(BUI
 	SANITIZED="$(SAN)" sh tests/link/check.sh $(BUILD) $(LINK_VARIANTS)
 
 # The programming guide's code blocks, in order, form one C file that must
-# compile without a warning (docs/programming-guide.md says so).
+# compile without a warning (docs/programming-guide.md says so); the docs'
+# shell command examples must still run (tests/docs/check.sh).
 .PHONY: test-docs
-test-docs:
+test-docs: $(DAEMONS) $(EXAMPLES)
 	@mkdir -p $(BUILD)/docs
 	awk '/^```c$$/{f=1;next}/^```$$/{f=0}f' docs/programming-guide.md > $(BUILD)/docs/guide.c
 	$(CC) -std=gnu11 -c -Iinclude -Wall -Wextra -Werror $(BUILD)/docs/guide.c -o $(BUILD)/docs/guide.o
+	sh tests/docs/check.sh $(BUILD)
 
 # The local-cluster pass's tests (default: the same as T's, all).
 LC_T ?= $(T)

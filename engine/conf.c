@@ -202,6 +202,9 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.shuffle.service.port", .def = "7337", .type = CONF_INT, .min = 0, .max = 65535},
     {.key = "ember.worker.cleanup.appDataTtl", .def = "7d", .type = CONF_DURATION, .unit_ms = 1000, .min = 0,
      .max = (int64_t)3650 * 86400000},
+    /* The worker's cache of application binaries (DIR/bin), least
+     * recently used out first, never one an executor uses. */
+    {.key = "ember.worker.binCache.maxBytes", .def = "1g", .type = CONF_SIZE, .min = 0, .max = INT64_MAX},
     /* Cluster mode's wire and security. */
     {.key = "ember.rpc.message.maxSize", .def = "128m", .type = CONF_SIZE, .min = 64 * KiB, .max = ((int64_t)1 << 31) - 1,
      .why_max = "a frame's length is 32 bits"},
@@ -227,6 +230,8 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.driver.port", .def = "0", .type = CONF_INT, .min = 0, .max = 65535},
     {.key = "ember.driver.maxResultSize", .def = "1g", .type = CONF_SIZE, .min = 0, .max = INT64_MAX},
     {.key = "ember.scheduler.maxRegisteredWait", .def = "30s", .type = CONF_DURATION, .unit_ms = 1, .min = 0,
+     .max = 86400000},
+    {.key = "ember.starvation.timeout", .def = "15s", .type = CONF_DURATION, .unit_ms = 1, .min = 1,
      .max = 86400000},
     {.key = "ember.executor.cores", .def = "0", .type = CONF_INT, .min = 0, .max = 1 << 16},
     {.key = "ember.executor.memory", .def = "1g", .type = CONF_SIZE, .min = MiB, .max = INT64_MAX},
@@ -589,25 +594,29 @@ em_conf *conf_dup(const em_conf *c) {
 int conf_from_env(em_conf *c, const char *var) {
     const char *s = getenv(var);
     if (!s || !*s) return 0;
-    char line[4096];
+    char line[4096], origin[512] = "", where[600];
     int n = 0;
     while (*s) {
         const char *nl = strchr(s, '\n'), *end = nl ? nl : s + strlen(s);
         size_t len = (size_t)(end - s);
         n++;
-        if (len >= sizeof line)
-            return em__seterr(EM_EINVAL, "$%s: line %d is longer than %zu bytes", var, n, sizeof line - 1);
+        if (origin[0]) snprintf(where, sizeof where, "%s", origin);
+        else snprintf(where, sizeof where, "$%s: line %d", var, n);
+        if (len >= sizeof line) return em__seterr(EM_EINVAL, "%s is longer than %zu bytes", where, sizeof line - 1);
         memcpy(line, s, len);
         line[len] = 0;
         char *eq = strchr(line, '=');
-        if (len && line[0] != '#') {
-            if (!eq) return em__seterr(EM_EINVAL, "$%s: line %d \"%s\" is not KEY=VALUE", var, n, line);
+        if (!strncmp(line, "#from ", 6)) {
+            snprintf(origin, sizeof origin, "%.*s", (int)sizeof origin - 1, line + 6);
+        } else if (len && line[0] != '#') {
+            if (!eq) return em__seterr(EM_EINVAL, "%s: \"%s\" is not KEY=VALUE", where, line);
             *eq = 0;
             if (em_conf_set(c, line, eq + 1)) {
                 char why[512];
                 em__geterr(why, sizeof why);
-                return em__seterr(EM_EINVAL, "$%s: line %d: %s", var, n, why);
+                return em__seterr(EM_EINVAL, "%s: %s", where, why);
             }
+            origin[0] = 0;
         }
         s = nl ? nl + 1 : end;
     }

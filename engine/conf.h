@@ -55,7 +55,10 @@ int conf_validate(const em_conf *c);
  * NULL (message set) when out of memory. */
 em_conf *conf_dup(const em_conf *c);
 /* Set the KEY=VALUE lines of environment variable var (ember-submit's
- * $EMBER_CONF; '#' lines are skipped).  0, or EM_EINVAL naming the line. */
+ * $EMBER_CONF; '#' lines are skipped).  A line "#from ORIGIN" names where
+ * the setting on the next line came from (ember-submit writes the flag as
+ * the user typed it, or the file and its line).  0, or EM_EINVAL naming
+ * the origin of the bad line, else $var and the line's number. */
 int conf_from_env(em_conf *c, const char *var);
 /* A daemon's --conf argument "KEY=VALUE": em_conf_set's checks.  0, or
  * EM_EINVAL with the message. */

@@ -173,6 +173,7 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
     }
     log_set_level(log_level_parse(em_conf_get(ctx->conf, "ember.log.level")));
     dag_set_register_wait(ctx->dag, conf_duration_ms(ctx->conf, "ember.scheduler.maxRegisteredWait"));
+    dag_set_starvation_timeout(ctx->dag, conf_duration_ms(ctx->conf, "ember.starvation.timeout"));
     if (ctx->cluster) {
         /* A peer that goes away must not kill the driver: writes to its
          * socket fail instead (only where the program left the default). */

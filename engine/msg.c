@@ -104,6 +104,7 @@ static const msg_def defs[M_TAG_END] = {
     [M_WORKER_LOST] = {"worker_lost", 1, {STR("worker id", 1, ID_MAX)}},
     [M_EXECUTOR_REGISTERED] = {"executor_registered", 2, {STR("app id", 1, ID_MAX), U64("executor id", 0, ANY)}},
     [M_APP_REMOVED] = {"app_removed", 2, {STR("app id", 1, ID_MAX), STR("reason", 0, TEXT_MAX)}},
+    [M_APP_WAITING] = {"app_waiting", 3, {STR("app id", 1, ID_MAX), U64("state", 0, 2), STR("reason", 0, TEXT_MAX)}},
 };
 
 static const msg_def *def_of(int tag) { return tag > 0 && tag < M_TAG_END && defs[tag].name ? &defs[tag] : NULL; }

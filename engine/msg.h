@@ -97,6 +97,11 @@ enum msg_tag {
     /* master -> driver: the application was removed (its executors kept
      * failing, ember.deploy.maxExecutorRetries): its jobs fail */
     M_APP_REMOVED,         /* app id, reason */
+    /* master -> driver: whether the application, without executors,
+     * waits its turn (cores held by others: it waits as long as it takes)
+     * or no alive worker could hold one of its executors; sent when it
+     * changes (master.h's master_app_wait) */
+    M_APP_WAITING,         /* app id, state (0 served, 1 queued, 2 unservable), reason */
     M_TAG_END
 };
 

@@ -85,15 +85,15 @@ conn_opts netconf_opts(const netconf *n, const char *component) {
 
 int netconf_check_bind(const netconf *n, const char *host, const char *component) {
     struct sockaddr_in sa;
-    if (conn_resolve(host, 0, &sa)) return em__preferr(EM_EINVAL, "%s", component);
+    if (conn_resolve(host, 0, &sa)) return EM_EINVAL; /* its message names the host */
     if ((ntohl(sa.sin_addr.s_addr) >> 24) == 127) return 0; /* loopback */
     if (n->secret) return 0;
     if (!n->insecure)
         return em__seterr(EM_EINVAL,
-                          "%s: binding %s, a non-loopback address, without a shared secret is refused: set "
+                          "binding %s, a non-loopback address, without a shared secret is refused: set "
                           "ember.authenticate.secret (or secretFile, or $EMBER_SECRET_FILE), or allow it with "
                           "--insecure / ember.network.insecure=true",
-                          component, host);
+                          host);
     log_msg(LOG_WARN, component, "listening on %s without a shared secret: anyone who can reach it can run code",
             host);
     return 0;

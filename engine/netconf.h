@@ -38,8 +38,9 @@ int netconf_from_env(netconf *out);
 int netconf_write_secret(const netconf *n, const char *path);
 conn_opts netconf_opts(const netconf *n, const char *component);
 /* Whether host may be bound under n: loopback always; another address
- * only with a secret or insecure (then a warning is logged).  0 or
- * EM_EINVAL with the reason. */
+ * only with a secret or insecure (then a warning is logged, component
+ * naming its source).  0 or EM_EINVAL with the reason, which names the
+ * host but not component: the caller prefixes what the user wrote. */
 int netconf_check_bind(const netconf *n, const char *host, const char *component);
 void netconf_free(netconf *n);
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "appbin.h"
+#include "bincache.h"
 #include "conf.h"
 #include "conn.h"
 #include "ember.h"
@@ -55,6 +56,7 @@ typedef struct worker {
     int mport, cores;
     int64_t mem_mib;
     uint64_t hb_ms, ttl_ms;
+    uint64_t bin_max;  /* ember.worker.binCache.maxBytes */
     conn *master;
     int registered;
     iol_timer hb, retry, sweep;
@@ -355,6 +357,30 @@ static void cached_path(const uint8_t hash[32], char *out, size_t cap) {
     snprintf(out, cap, "%s/bin/%s", w.dir, hex);
 }
 
+/* Whether an executor this worker runs or is about to start uses the
+ * binary named name (bincache_trim's question). */
+static int bin_in_use(void *ud, const char *name) {
+    (void)ud;
+    char hex[65];
+    for (wexec *e = w.execs; e; e = e->next) {
+        appbin_hex(e->hash, hex);
+        if (!strcmp(hex, name)) return 1;
+    }
+    return 0;
+}
+
+/* Keep DIR/bin under ember.worker.binCache.maxBytes. */
+static void trim_bins(void) {
+    char dir[800];
+    uint64_t freed = 0;
+    snprintf(dir, sizeof dir, "%s/bin", w.dir);
+    if (bincache_trim(dir, w.bin_max, bin_in_use, NULL, &freed)) log_msg(LOG_WARN, "worker", "%s", em_errmsg());
+    else if (freed)
+        log_msg(LOG_INFO, "worker", "removed %llu bytes of binaries no executor uses from %s "
+                "(ember.worker.binCache.maxBytes %llu)", (unsigned long long)freed, dir,
+                (unsigned long long)w.bin_max);
+}
+
 static void fetch_done(binfetch *b, const char *why) {
     for (binfetch **pp = &w.fetches; *pp; pp = &(*pp)->next)
         if (*pp == b) {
@@ -372,6 +398,7 @@ static void fetch_done(binfetch *b, const char *why) {
             if (why) exec_ended(e, -1, 0, msgbuf);
             else exec_spawn(e, b->path);
         }
+    if (!why) trim_bins(); /* a binary more: the cache may pass its bound */
     free(b);
 }
 
@@ -450,6 +477,7 @@ static void exec_prepare(wexec *e) {
     char path[800];
     cached_path(e->hash, path, sizeof path);
     if (!access(path, X_OK)) {
+        bincache_touch(path); /* most recently used */
         exec_spawn(e, path);
         return;
     }
@@ -649,7 +677,9 @@ static void connect_master(void);
 static void master_closed(conn *c, const char *reason, void *ud) {
     (void)c;
     (void)ud;
-    if (w.registered || !w.stopping)
+    if (w.stopping) /* a stopping worker does not come back */
+        log_msg(LOG_INFO, "worker", "left the master %s:%d: the worker is stopping", w.mhost, w.mport);
+    else
         log_msg(LOG_WARN, "worker", "master %s:%d: %s; registering again in %d ms", w.mhost, w.mport, reason,
                 RECONNECT_MS);
     w.master = NULL;
@@ -674,7 +704,8 @@ static void on_heartbeat(uv_timer_t *t) {
     if (conn_send_msg(w.master, M_HEARTBEAT, f, 1)) conn_close(w.master, em_errmsg());
 }
 
-/* Failed applications' directories past the TTL go. */
+/* Failed applications' directories past the TTL go; the binary cache
+ * keeps to its bound. */
 static void on_sweep(uv_timer_t *t) {
     (void)t;
     char cmd_dir[800];
@@ -695,6 +726,7 @@ static void on_sweep(uv_timer_t *t) {
         }
     }
     uv_fs_req_cleanup(&req);
+    trim_bins();
 }
 
 typedef struct start_arg {
@@ -743,7 +775,8 @@ static void usage(FILE *f) {
                "  address executors listen on and advertise (default 127.0.0.1); N the cores\n"
                "  it offers (default: all of this machine's); SIZE its memory (default 1g).\n"
                "  Settings: ember.worker.heartbeatInterval (2500ms),\n"
-               "  ember.worker.cleanup.appDataTtl (7d), ember.shuffle.service.enabled (true),\n"
+               "  ember.worker.cleanup.appDataTtl (7d), ember.worker.binCache.maxBytes (1g),\n"
+               "  ember.shuffle.service.enabled (true),\n"
                "  ember.shuffle.service.port (7337; 0: any free port), ember.authenticate.secret(File),\n"
                "  ember.network.crypto.enabled, ember.log.level.  Stops on SIGTERM or SIGINT.\n");
 }
@@ -782,10 +815,14 @@ int worker_main(int argc, char **argv) {
             bad = *end || c < 1 || c > (1 << 16);
             w.cores = (int)c;
         } else if (!bad && !strcmp(a, "--memory")) {
+            /* A bare number is MiB, as Spark's (1024 is 1g); else a size
+             * with its unit, at least 1m. */
+            char mib[64];
             int64_t b;
-            bad = conf_parse_size(v, &b) || b < ((int64_t)1 << 20);
-            if (!bad && !strpbrk(v, "kKmMgGtTbB")) b <<= 20; /* a bare number is MiB, as Spark's */
-            w.mem_mib = b >> 20;
+            int bare = *v && !strpbrk(v, "kKmMgGtTbB");
+            bad = bare && snprintf(mib, sizeof mib, "%sm", v) >= (int)sizeof mib;
+            bad = bad || conf_parse_size(bare ? mib : v, &b) || b < ((int64_t)1 << 20);
+            w.mem_mib = bad ? 0 : b >> 20;
         } else if (!bad && !strcmp(a, "--conf")) {
             if (conf_set_arg(conf, v)) {
                 fprintf(stderr, "ember-worker: %s\n", em_errmsg());
@@ -812,6 +849,7 @@ int worker_main(int argc, char **argv) {
     if (insecure) em_conf_set(conf, "ember.network.insecure", "true");
     w.hb_ms = (uint64_t)conf_duration_ms(conf, "ember.worker.heartbeatInterval");
     w.ttl_ms = (uint64_t)conf_duration_ms(conf, "ember.worker.cleanup.appDataTtl");
+    w.bin_max = (uint64_t)conf_i64(conf, "ember.worker.binCache.maxBytes");
     w.svc_on = conf_bool(conf, "ember.shuffle.service.enabled");
     w.svc_port = w.svc_on ? (int)conf_i64(conf, "ember.shuffle.service.port") : 0;
     int rc = netconf_load(conf, &w.nc);

@@ -51,10 +51,15 @@ struct backend {
     void (*drop_map_output)(backend *b, int exec, uint32_t shuffle_id, int map, uint64_t attempt);
     /* Executor cores available in all. */
     int (*cores)(backend *b);
-    /* Why no executor is alive, for the message of jobs that waited
-     * ember.scheduler.maxRegisteredWait for one (NULL: executors never go,
-     * as local[N]'s). */
-    void (*why_idle)(backend *b, char *buf, size_t cap);
+    /* Why no executor is alive, into buf: asked after tasks waited
+     * ember.scheduler.maxRegisteredWait for one, and for the warning
+     * logged every ember.starvation.timeout while they wait.  1: nothing
+     * will come (no alive worker could ever hold an executor, executors
+     * that exited or could not reach the driver): the jobs fail with buf;
+     * 0: the application waits its turn for cores other applications hold,
+     * and the jobs wait as long as it takes.  NULL: executors never go, as
+     * local[N]'s. */
+    int (*why_idle)(backend *b, char *buf, size_t cap);
     /* A broadcast was destroyed: drop it on every executor (NULL: they
      * share the driver's table). */
     void (*drop_bcast)(backend *b, uint64_t id);

@@ -32,6 +32,7 @@
 #include "frame.h"
 #include "idmap.h"
 #include "log.h"
+#include "master.h"
 #include "msg.h"
 #include "srcdata.h"
 #include "taskresult.h"
@@ -163,6 +164,9 @@ typedef struct cluster {
     int granted;          /* executors the master granted (mu) */
     int refused_once;
     char why[1200];       /* the last reason an executor went or was refused (mu) */
+    int wait_state;       /* the master's last app_waiting state, plus 1 (0: no word since connected; mu) */
+    char wait_why[600];   /* and its reason (mu) */
+    int master_opened;    /* the master's connection opened (the loop's) */
     cexec *execs;         /* the loop's */
     int nexec, capexec;
     /* The worker of each executor granted (executor_added; the loop's):
@@ -406,16 +410,25 @@ static int c_cores(backend *b) {
     return n > floor ? n : floor;
 }
 
-static void c_why_idle(backend *b, char *buf, size_t cap) {
+static int c_why_idle(backend *b, char *buf, size_t cap) {
     cluster *k = (cluster *)b;
+    int final = 1;
     pthread_mutex_lock(&k->mu);
-    if (k->why[0]) snprintf(buf, cap, "no executor is alive after ember.scheduler.maxRegisteredWait: %s", k->why);
+    if (k->wait_state == 1 + MASTER_APP_QUEUED) { /* Spark's WAITING application: its turn comes */
+        snprintf(buf, cap, "the master %s: %s", k->master_url, k->wait_why);
+        final = 0;
+    } else if (k->why[0]) snprintf(buf, cap, "no executor is alive after ember.scheduler.maxRegisteredWait: %s", k->why);
     else if (k->granted)
         snprintf(buf, cap,
                  "no executor is alive after ember.scheduler.maxRegisteredWait: the master granted %d but none "
                  "registered: they could not reach the driver at %s (set ember.driver.host to an address the "
                  "workers can reach)",
                  k->granted, k->url);
+    else if (k->wait_state == 1 + MASTER_APP_UNSERVABLE)
+        snprintf(buf, cap,
+                 "Initial job has not accepted any resources after ember.scheduler.maxRegisteredWait: the master "
+                 "%s granted no executor: %s (check its status page and the workers' logs)",
+                 k->master_url, k->wait_why);
     else
         snprintf(buf, cap,
                  "Initial job has not accepted any resources after ember.scheduler.maxRegisteredWait: the master "
@@ -423,6 +436,7 @@ static void c_why_idle(backend *b, char *buf, size_t cap) {
                  "(check its status page and the workers' logs)",
                  k->master_url, k->exec_cores ? k->exec_cores : 1, (long long)k->exec_mem_mib);
     pthread_mutex_unlock(&k->mu);
+    return final;
 }
 
 /* --------------------------------------------------- the master's connection */
@@ -442,6 +456,7 @@ static void reg_done(cluster *k, int state, const char *err) {
  * master (recovered from its saved state) keeps its grants. */
 static void master_open(conn *c, void *ud) {
     cluster *k = ud;
+    k->master_opened = 1;
     msg_val f[] = {msg_str(k->name), msg_str(k->url), msg_bin(fnref_binary_hash(), 32), msg_u((uint64_t)k->cores_max),
                    msg_u((uint64_t)k->exec_cores), msg_u((uint64_t)k->exec_mem_mib), msg_str(k->exec_conf),
                    msg_str(k->app_id)};
@@ -526,6 +541,15 @@ static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
         }
         break;
     }
+    case M_APP_WAITING: /* about this application: the id is the master's business */
+        pthread_mutex_lock(&k->mu);
+        k->wait_state = 1 + (int)m.f[1].u;
+        snprintf(k->wait_why, sizeof k->wait_why, "%.*s", (int)(m.f[2].len < sizeof k->wait_why - 1 ? m.f[2].len : sizeof k->wait_why - 1),
+                 (const char *)m.f[2].p);
+        pthread_mutex_unlock(&k->mu);
+        if (m.f[1].u != MASTER_APP_SERVED)
+            log_msg(LOG_INFO, "driver", "the master %s: %s", k->master_url, k->wait_why);
+        break;
     case M_WORKER_LOST: {
         char wid[64];
         snprintf(wid, sizeof wid, "%.*s", (int)(m.f[0].len < 63 ? m.f[0].len : 63), (const char *)m.f[0].p);
@@ -548,11 +572,17 @@ static void master_closed(conn *c, const char *reason, void *ud) {
     char why[900];
     pthread_mutex_lock(&k->mu);
     int registering = k->reg_state == 0;
+    k->wait_state = 0; /* the next master's word counts */
     pthread_mutex_unlock(&k->mu);
+    /* The hint only fits a connection the master opened, then closed
+     * before the application registered: a refused or failed connect
+     * reached no master at all. */
     snprintf(why, sizeof why, "the master %s: %s%s", k->master_url, reason,
-             registering && !k->co.secret ? " (a master that requires a shared secret closes a client without one: "
-                                            "set ember.authenticate.secret or secretFile)"
-                                          : "");
+             registering && k->master_opened && !k->co.secret
+                 ? " (a master that requires a shared secret closes a client without one: "
+                   "set ember.authenticate.secret or secretFile)"
+                 : "");
+    k->master_opened = 0;
     k->master = NULL;
     reg_done(k, EM_EIO, why);
     if (k->stopping || k->reattach_refused) return;
@@ -1408,7 +1438,7 @@ backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     }
     char secret_path[900];
     snprintf(secret_path, sizeof secret_path, "%s/secret", k->scratch);
-    if (netconf_check_bind(o->nc, k->dhost, "driver") ||
+    if (netconf_check_bind(o->nc, k->dhost, "driver") ? em__preferr(EM_EINVAL, "ember.driver.host") :
         (k->co.secret && k->lc_workers && netconf_write_secret(o->nc, secret_path))) {
         c_close(&k->b);
         return NULL;

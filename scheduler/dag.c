@@ -184,10 +184,14 @@ struct dag {
     int stopping;
     uint64_t next_spec_us;
     /* Cluster mode: tasks wait with no executor alive since starved_us
-     * (0: not waiting); past register_wait_ms their jobs fail with the
-     * backend's reason (ember.scheduler.maxRegisteredWait). */
-    uint64_t starved_us;
-    int64_t register_wait_ms;
+     * (0: not waiting).  At ask_us (register_wait_ms after, then every
+     * register_wait_ms again) the backend says whether anything will
+     * come: if not, their jobs fail with its reason
+     * (ember.scheduler.maxRegisteredWait); while the application waits its
+     * turn for cores they wait, with a warning at warn_us, every
+     * starvation_ms (Spark's spark.starvation.timeout). */
+    uint64_t starved_us, ask_us, warn_us;
+    int64_t register_wait_ms, starvation_ms;
     /* The application is over (EV_APP_FAILED, final): every job fails at
      * once with this code and message. */
     int app_failed;
@@ -742,6 +746,8 @@ void dag_drop_shuffle(dag *d, uint32_t id) {
 static void *sched_main(void *arg);
 
 void dag_set_register_wait(dag *d, int64_t ms) { d->register_wait_ms = ms; }
+
+void dag_set_starvation_timeout(dag *d, int64_t ms) { d->starvation_ms = ms; }
 
 int dag_start(dag *d, backend *be) {
     d->be = be;
@@ -2004,7 +2010,7 @@ static int next_timeout(dag *d) {
         if (t < 0 || until < t) t = until;
     }
     if (d->starved_us) {
-        uint64_t due = d->starved_us + (uint64_t)d->register_wait_ms * 1000u, now = ev_now_us();
+        uint64_t due = d->ask_us < d->warn_us ? d->ask_us : d->warn_us, now = ev_now_us();
         int until = due > now ? (int)((due - now + 999) / 1000) : 0;
         if (t < 0 || until < t) t = until;
     }
@@ -2056,13 +2062,29 @@ static void check_stuck(dag *d) {
     /* Tasks wait and no executor is alive: past the wait, the backend
      * says why (cluster mode; local[N]'s executors never go). */
     if (d->nrunq && !d->running && !any_alive(&d->execs) && d->be->why_idle) {
-        uint64_t now = ev_now_us();
-        if (!d->starved_us) d->starved_us = now;
-        else if (now - d->starved_us >= (uint64_t)d->register_wait_ms * 1000u) {
-            char why[1024];
+        uint64_t now = ev_now_us(), wait_us = (uint64_t)d->register_wait_ms * 1000u;
+        uint64_t warn_every_us = (uint64_t)(d->starvation_ms > 0 ? d->starvation_ms : 15000) * 1000u;
+        if (!d->starved_us) {
+            d->starved_us = now;
+            d->ask_us = now + wait_us;
+            d->warn_us = now + warn_every_us;
+        }
+        char why[1024];
+        if (now >= d->ask_us) {
+            if (d->be->why_idle(d->be, why, sizeof why)) {
+                d->starved_us = 0;
+                fail_all(d, EM_EEXEC, why);
+                return;
+            }
+            d->ask_us = now + (wait_us > 100000u ? wait_us : 100000u); /* and again later: it may never come */
+        }
+        if (now >= d->warn_us) {
             d->be->why_idle(d->be, why, sizeof why);
-            d->starved_us = 0;
-            fail_all(d, EM_EEXEC, why);
+            log_msg(LOG_WARN, "scheduler",
+                    "Initial job has not accepted any resources; check your cluster UI to ensure that workers are "
+                    "registered and have sufficient resources (%s)",
+                    why);
+            d->warn_us = now + warn_every_us;
         }
         return;
     }

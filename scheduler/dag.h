@@ -78,6 +78,9 @@ evq *dag_events(dag *d);
 /* ember.scheduler.maxRegisteredWait: how long tasks wait while no
  * executor is alive before their jobs fail with the backend's why_idle. */
 void dag_set_register_wait(dag *d, int64_t ms);
+/* ember.starvation.timeout: while tasks wait for an executor, a warning
+ * is logged this often (the application waits its turn at the master). */
+void dag_set_starvation_timeout(dag *d, int64_t ms);
 /* Start the scheduler's thread over the backend.  0, or < 0. */
 int dag_start(dag *d, backend *be);
 /* Refuse new jobs (EM_ECANCELED, "the context is closing") and cancel the

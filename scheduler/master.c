@@ -351,6 +351,56 @@ int master_schedule(master *m, void (*launch)(void *ud, const master_exec *e), v
     return granted;
 }
 
+int master_app_wait(const master *m, const char *id, char *why, size_t cap) {
+    const app *a = NULL;
+    char dummy[1];
+    if (!why) why = dummy, cap = sizeof dummy;
+    why[0] = 0;
+    for (int i = 0; i < m->na && !a; i++)
+        if (!strcmp(m->a[i].id, id)) a = &m->a[i];
+    if (!a) return em__seterr(EM_ENOENT, "master: no application %s", id);
+    if (a->done || a->nexecs) return MASTER_APP_SERVED;
+    int min_cores = a->cores_per_exec ? a->cores_per_exec : 1, alive = 0, fits = 0, big_cores = 0;
+    int64_t big_mem = 0;
+    for (int i = 0; i < m->nw; i++) {
+        const worker *w = &m->w[i];
+        if (!w->alive) continue;
+        alive++;
+        fits |= w->cores >= min_cores && w->mem_mib >= a->mem_mib;
+        if (w->cores > big_cores || (w->cores == big_cores && w->mem_mib > big_mem)) {
+            big_cores = w->cores;
+            big_mem = w->mem_mib;
+        }
+    }
+    if (m->recovering) {
+        snprintf(why, cap, "application %s is WAITING: the master is RECOVERING (no executor is granted until the "
+                 "workers it knew came back)", a->id);
+        return MASTER_APP_QUEUED;
+    }
+    if (a->cores_max && a->cores_max < min_cores) {
+        snprintf(why, cap, "application %s asks for at most %d cores (ember.cores.max) but %d per executor "
+                 "(ember.executor.cores)", a->id, a->cores_max, min_cores);
+        return MASTER_APP_UNSERVABLE;
+    }
+    if (!alive) {
+        snprintf(why, cap, "no alive workers");
+        return MASTER_APP_UNSERVABLE;
+    }
+    if (!fits) {
+        snprintf(why, cap, "no alive worker has %d cores and %lld MiB for one executor (the largest has %d cores, "
+                 "%lld MiB)", min_cores, (long long)a->mem_mib, big_cores, (long long)big_mem);
+        return MASTER_APP_UNSERVABLE;
+    }
+    /* The applications registered before it that hold or wait for cores. */
+    int n = snprintf(why, cap, "application %s is WAITING for cores held by other applications", a->id), ahead = 0;
+    for (int i = 0; i < m->na && &m->a[i] != a && n > 0 && (size_t)n < cap; i++) {
+        if (m->a[i].done) continue;
+        n += snprintf(why + n, cap - (size_t)n, "%s%s (%s)", ahead++ ? ", " : ": ", m->a[i].id,
+                      m->a[i].nexecs ? "RUNNING" : "WAITING");
+    }
+    return MASTER_APP_QUEUED;
+}
+
 /* ------------------------------------------------------------- recovery */
 
 /* The report of worker w is complete: its executors not reported are

@@ -97,6 +97,19 @@ int master_unregister_app(master *m, const char *app, uint64_t now_ms, void (*ki
  * oldest application first.  launch(ud, e) for each new executor.
  * Returns how many were granted. */
 int master_schedule(master *m, void (*launch)(void *ud, const master_exec *e), void *ud);
+/* What an application without executors waits for (Spark's WAITING
+ * state).  Applications are granted executors in the order they
+ * registered, as cores free up (master_schedule): one that an alive
+ * worker could hold once its cores and memory are free (or any, while the
+ * master recovers) is MASTER_APP_QUEUED and waits as long as it takes;
+ * one that no alive worker could ever hold (no alive worker, none with
+ * the cores of one executor and its memory, ember.cores.max below
+ * ember.executor.cores) is MASTER_APP_UNSERVABLE.  An application with
+ * executors (or ended) is MASTER_APP_SERVED.  why (cap bytes, may be
+ * NULL) says it in a sentence: the applications ahead of it, or what no
+ * worker has.  EM_ENOENT for an application the master does not know. */
+enum { MASTER_APP_SERVED = 0, MASTER_APP_QUEUED = 1, MASTER_APP_UNSERVABLE = 2 };
+int master_app_wait(const master *m, const char *app, char *why, size_t cap);
 /* The application's driver gave up on one of its executors (silent past
  * ember.network.timeout): kill(ud, e) asks its worker to kill it, whose
  * report of the exit frees its cores (and is not counted as a failure).

@@ -36,6 +36,7 @@ typedef struct peer {
     char addr[1025];        /* a worker's host; a driver's url (msg.c's bounds) */
     uint8_t hash[32];       /* a driver's: its binary's hash */
     char *conf;             /* a driver's: the settings its executors get */
+    int told;               /* a driver's: its master_app_wait state last sent, plus 1 (0: none) */
 } peer;
 
 typedef struct masterd {
@@ -149,6 +150,21 @@ static void tell_launch(void *ud, const master_exec *e) {
     }
 }
 
+/* Each driver hears when its application's wait changes (app_waiting):
+ * whether it waits its turn for cores, or could never be served. */
+static void tell_waiting(masterd *d) {
+    for (int i = 0; i < d->npeers; i++) {
+        peer *p = &d->peers[i];
+        char why[600];
+        int st = p->kind == P_DRIVER ? master_app_wait(d->m, p->id, why, sizeof why) : -1;
+        if (st < 0 || st + 1 == p->told) continue;
+        if (st != MASTER_APP_SERVED) log_msg(LOG_INFO, "master", "application %s waits: %s", p->id, why);
+        p->told = st + 1;
+        msg_val f[] = {msg_str(p->id), msg_u((uint64_t)st), msg_str(why)};
+        send_msg(p->c, M_APP_WAITING, f, 3);
+    }
+}
+
 /* After anything that may have changed the state: a recovery that has
  * heard from everything it waits for (or has waited ember.worker.timeout)
  * ends, and the state is saved when it changed. */
@@ -160,6 +176,7 @@ static void after_change(masterd *d) {
                 now >= d->recover_until ? " (ember.worker.timeout passed: what did not come back is dropped)" : "");
         master_schedule(d->m, tell_launch, d);
     }
+    tell_waiting(d);
     if (!d->store || master_version(d->m) == d->saved_version) return;
     ebuf b = EBUF_INIT;
     if (master_save(d->m, &b) || master_store_write(d->store, b.p, b.len))

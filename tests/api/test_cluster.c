@@ -266,6 +266,23 @@ static int free_port(void) {
     return port;
 }
 
+/* A master URL where nothing listens: em_open says the connection was
+ * refused, without the hint about shared secrets (no master closed it). */
+TEST(cluster_refused_master_no_secret_hint) {
+    int port = free_port();
+    CHECK(port > 0);
+    char url[64];
+    snprintf(url, sizeof url, "ember://127.0.0.1:%d", port);
+    em_ctx *c = open_cluster(url, NULL, NULL, NULL, NULL);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", em_errmsg());
+    em_close(c);
+    CHECK(!c);
+    if (strstr(msg, "secret")) fprintf(stderr, "  message: %s\n", msg);
+    CHECK(!strstr(msg, "secret"));
+    CHECK_STR_CONTAINS(msg, url);
+}
+
 TEST(cluster_executor_of_another_binary_refused) {
     /* Another program linked with libember: the worker daemon's binary,
      * next to this test binary's directory. */

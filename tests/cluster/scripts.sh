@@ -4,8 +4,11 @@
 # a temporary EMBER_PID_DIR and EMBER_LOG_DIR), the word count example run
 # on them with ember-submit and compared with a local run, a PID file naming
 # a process that is not ours left alone by the stop script, then
-# stop-worker.sh and stop-master.sh, after which no process they started
-# runs and no PID file is left.  Every address is the name "localhost".
+# a second worker on the host as EMBER_WORKER_INSTANCE=2 (its own shuffle
+# service port, --memory 1024 as MiB), ember-submit's messages for a
+# missing master and a bad --executor-memory, then stop-worker.sh and
+# stop-master.sh, after which no process they started runs, no PID file is
+# left, and no stopping worker tried to register again.  Every address is the name "localhost".
 # Run by `make test`.
 set -eu
 B="$1"
@@ -52,10 +55,40 @@ EMBER_WORKER_INSTANCE=2 scripts/stop-worker.sh > /dev/null
 check "a stop script does not signal a process it did not start" 'kill -0 "$spid" 2>/dev/null'
 kill "$spid"; wait "$spid" 2>/dev/null || true; spid=""
 
+# A second worker on this host: instance 2 gets the shuffle service port
+# 7338 and says so; --memory 1024 is 1024 MiB.
+EMBER_WORKER_INSTANCE=2 scripts/start-worker.sh "$url" --host localhost --cores 1 --memory 1024 \
+    --work-dir "$T/work2" > "$T/worker2.out" 2>&1 || true
+check "EMBER_WORKER_INSTANCE=2: shuffle service port 7338, said" 'grep -q "instance 2: shuffle service port 7338" "$T/worker2.out"'
+check "the second worker registered" 'grep -q "registered with" "$T/worker2.out"'
+check "the second worker's shuffle service is on 7338" 'grep -q "shuffle service on localhost:7338" "$T"/logs/ember-*-worker-2.out'
+check "--memory 1024 is 1024 MiB" 'grep -q "1 cores, 1024 MiB" "$T"/logs/ember-*-worker-2.out'
+EMBER_WORKER_INSTANCE=2 scripts/stop-worker.sh > /dev/null
+check "a stopping worker does not register again" '! grep -q "registering again" "$T"/logs/ember-*-worker-2.out && grep -q "the worker is stopping" "$T"/logs/ember-*-worker-2.out'
+
+# ember-submit's messages name what the user wrote.
+err=$(EMBER_CONF_DIR="$T/none" scripts/ember-submit "$B/examples/pi" 2>&1 || true)
+check "ember-submit without a master says where a master may be set" \
+    'case "$err" in *"no master: give --master URL, or set \$EMBER_MASTER, or ember.master in a properties file"*) true ;; *) false ;; esac'
+check "... and names no blank file" 'case "$err" in *" in ,"*) false ;; *) true ;; esac'
+err=$(scripts/ember-submit --master "$url" --executor-memory lots "$B/examples/pi" 2>&1 || true)
+check "a bad --executor-memory is reported by its flag" \
+    'case "$err" in *"--executor-memory lots: "*) true ;; *) false ;; esac && case "$err" in *EMBER_CONF*) false ;; *) true ;; esac'
+[ -n "$err" ] && printf '%s\n' "$err" | grep -q -- "--executor-memory lots" || echo "  $err"
+
+# A daemon refused a non-loopback address without a secret says so once.
+for d in master worker; do
+    if [ "$d" = master ]; then set -- --port 0 --webui-port 0; else set -- ember://127.0.0.1:1; fi
+    err=$(env -u EMBER_SECRET_FILE "$B/bin/ember-$d" --host 192.0.2.1 "$@" 2>&1 || true)
+    check "ember-$d: the refused address, its name once" \
+        '[ "$(printf "%s\n" "$err" | grep -o "ember-$d:" | wc -l)" -eq 1 ] && case "$err" in *"binding 192.0.2.1"*) true ;; *) false ;; esac'
+done
+
 scripts/stop-worker.sh > /dev/null
 scripts/stop-master.sh > /dev/null
 gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
 check "stop-worker.sh and stop-master.sh stopped both" 'gone "$mpid" && gone "$wpid"'
 check "no PID file is left" '[ -z "$(ls "$T/pids")" ]'
 check "the application's work directory went with it" '[ -z "$(ls "$T/work" | grep -v "^bin$" | grep -v "^secret$")" ]'
+check "a stopped worker did not try to register again" '! grep -q "registering again" "$T"/logs/ember-*-worker-1.out'
 exit $fail

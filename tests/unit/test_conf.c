@@ -459,3 +459,25 @@ TEST(conf_dup_copies) {
     CHECK(strcmp(em_conf_get(e, "ember.app.name"), "ember") == 0);
     em_conf_free(e);
 }
+
+/* ember-submit's $EMBER_CONF: a bad value is reported by the flag or the
+ * file line its "#from" line names, else by the variable and line. */
+TEST(conf_from_env_names_the_origin) {
+    em_conf *c = em_conf_new();
+    CHECK(c);
+    setenv("EMBER_TEST_CONF", "#from /etc/x.conf: line 4\nember.cores.max=2\n#from --executor-memory lots\n"
+                              "ember.executor.memory=lots\n", 1);
+    CHECK_EQ_I64(conf_from_env(c, "EMBER_TEST_CONF"), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "--executor-memory lots: ");
+    CHECK(!strstr(em_errmsg(), "$EMBER_TEST_CONF"));
+    CHECK(!strstr(em_errmsg(), "x.conf"));
+    CHECK_EQ_I64(conf_i64(c, "ember.cores.max"), 2);
+    setenv("EMBER_TEST_CONF", "ember.cores.max=3\nember.executor.memory=lots\n", 1);
+    CHECK_EQ_I64(conf_from_env(c, "EMBER_TEST_CONF"), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "$EMBER_TEST_CONF: line 2: ");
+    setenv("EMBER_TEST_CONF", "#from --conf nokey\nnokey\n", 1);
+    CHECK_EQ_I64(conf_from_env(c, "EMBER_TEST_CONF"), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "--conf nokey: \"nokey\" is not KEY=VALUE");
+    unsetenv("EMBER_TEST_CONF");
+    em_conf_free(c);
+}

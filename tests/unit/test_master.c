@@ -5,7 +5,9 @@
  * one per worker with all its cores when no cores per executor are set,
  * within cores_max and the workers' memory; released resources go to the
  * next application (an executor its driver asks to kill holds its cores
- * until its worker reports the exit); the status JSON carries Spark's
+ * until its worker reports the exit); waiting applications are granted in
+ * the order they registered, and say whether they wait their turn or
+ * could never be served (master_app_wait); the status JSON carries Spark's
  * master fields.  Recovery: the saved state loads into a RECOVERING master
  * whose grants are rebuilt from the workers' reports (confirmed, adopted,
  * killed, dropped), which waits for every worker and driver it knew and,
@@ -140,6 +142,65 @@ TEST(master_released_resources_go_to_the_next_app) {
     CHECK(!strcmp(s3.e[0].worker, s2.e[0].worker));
     CHECK(s3.e[0].id != s2.e[0].id); /* a new executor id */
     CHECK_EQ_I64(master_executor_exited(m, a2, 999, 0, "", 20, note, &kk, NULL, 0), EM_ENOENT);
+    master_free(m);
+}
+
+/* Spark's WAITING applications: on a worker of one core, three
+ * applications registered in turn get it in that order, each once the one
+ * before ended; a waiting one is QUEUED (named behind those ahead of it),
+ * and one no worker could ever hold is UNSERVABLE, saying why. */
+TEST(master_grants_waiting_apps_in_submission_order) {
+    master_conf c = {"ember://127.0.0.1:7077", 5000, 1, 10};
+    master *m = master_new(&c);
+    CHECK(m);
+    char why[600], a[3][MASTER_ID_MAX], big[MASTER_ID_MAX], greedy[MASTER_ID_MAX];
+    /* No worker yet: nothing could hold it. */
+    CHECK_OK(master_register_app(m, "a0", 0, 0, 256, 0, a[0]));
+    CHECK_EQ_I64(master_app_wait(m, a[0], why, sizeof why), MASTER_APP_UNSERVABLE);
+    CHECK_STR_CONTAINS(why, "no alive workers");
+    CHECK_OK(master_register_worker(m, "w1", "127.0.0.1", 7100, 1, 512, 0));
+    CHECK_EQ_I64(master_app_wait(m, a[0], why, sizeof why), MASTER_APP_QUEUED);
+    CHECK_OK(master_register_app(m, "a1", 0, 0, 256, 1, a[1]));
+    CHECK_OK(master_register_app(m, "a2", 0, 0, 256, 2, a[2]));
+    CHECK_OK(master_register_app(m, "big", 0, 0, 1024, 3, big));      /* more memory than any worker */
+    CHECK_OK(master_register_app(m, "greedy", 1, 2, 256, 4, greedy)); /* cores.max below its executor's */
+    for (int turn = 0; turn < 3; turn++) {
+        seen s = {0};
+        CHECK_EQ_I64(master_schedule(m, note, &s), 1);
+        CHECK(!strcmp(s.e[0].app, a[turn]));
+        CHECK_EQ_I64(master_app_wait(m, a[turn], why, sizeof why), MASTER_APP_SERVED);
+        for (int later = turn + 1; later < 3; later++) {
+            CHECK_EQ_I64(master_app_wait(m, a[later], why, sizeof why), MASTER_APP_QUEUED);
+            CHECK_STR_CONTAINS(why, "WAITING for cores held by other applications");
+            char running[MASTER_ID_MAX + 16];
+            snprintf(running, sizeof running, "%s (RUNNING)", a[turn]);
+            CHECK_STR_CONTAINS(why, running);
+        }
+        ebuf j = EBUF_INIT;
+        CHECK_OK(master_json(m, 10, &j));
+        CHECK_OK(ebuf_append(&j, "", 1));
+        char want[128];
+        snprintf(want, sizeof want, "\"id\":\"%s\"", a[turn]);
+        const char *at = strstr((const char *)j.p, want);
+        CHECK(at && strstr(at, "\"state\":\"RUNNING\""));
+        if (turn < 2) {
+            snprintf(want, sizeof want, "\"id\":\"%s\"", a[turn + 1]);
+            at = strstr((const char *)j.p, want);
+            CHECK(at && !strncmp(strstr(at, "\"state\":"), "\"state\":\"WAITING\"", 17));
+        }
+        ebuf_free(&j);
+        CHECK_EQ_I64(master_schedule(m, note, &s), 0); /* the core is taken: the others wait */
+        seen k = {0};
+        CHECK_OK(master_unregister_app(m, a[turn], 100, note, &k));
+        CHECK_EQ_I64(k.n, 1);
+    }
+    seen s = {0};
+    CHECK_EQ_I64(master_schedule(m, note, &s), 0);
+    CHECK_EQ_I64(master_app_wait(m, big, why, sizeof why), MASTER_APP_UNSERVABLE);
+    CHECK_STR_CONTAINS(why, "no alive worker has 1 cores and 1024 MiB for one executor (the largest has 1 cores, 512 MiB)");
+    CHECK_EQ_I64(master_app_wait(m, greedy, why, sizeof why), MASTER_APP_UNSERVABLE);
+    CHECK_STR_CONTAINS(why, "ember.cores.max");
+    CHECK_EQ_I64(master_app_wait(m, "app-none", why, sizeof why), EM_ENOENT);
     master_free(m);
 }
 
