@@ -199,6 +199,7 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
         co.max_result = conf_size(ctx->conf, "ember.driver.maxResultSize");
         co.heartbeat_ms = (uint64_t)conf_duration_ms(ctx->conf, "ember.executor.heartbeatInterval");
         co.timeout_ms = (uint64_t)conf_duration_ms(ctx->conf, "ember.network.timeout");
+        co.register_wait_ms = (uint64_t)conf_duration_ms(ctx->conf, "ember.scheduler.maxRegisteredWait");
         co.nc = ctx->net;
         co.scratch = ctx->local_dir;
         co.ask_commit = dag_ask_commit;

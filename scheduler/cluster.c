@@ -161,7 +161,9 @@ typedef struct cluster {
     idmap tasks;          /* ctask by attempt id (mu) */
     pend *ph, *pt;        /* launched, not flushed (mu) */
     int total_cores;      /* of executors alive (mu) */
-    int granted;          /* executors the master granted (mu) */
+    int granted;          /* executors the master granted (mu) ... */
+    uint64_t grant_us;    /* ... the last of them when (ev_now_us; mu) */
+    uint64_t register_wait_ms; /* ember.scheduler.maxRegisteredWait */
     int refused_once;
     char why[1200];       /* the last reason an executor went or was refused (mu) */
     int wait_state;       /* the master's last app_waiting state, plus 1 (0: no word since connected; mu) */
@@ -417,6 +419,12 @@ static int c_why_idle(backend *b, char *buf, size_t cap) {
     if (k->wait_state == 1 + MASTER_APP_QUEUED) { /* Spark's WAITING application: its turn comes */
         snprintf(buf, cap, "the master %s: %s", k->master_url, k->wait_why);
         final = 0;
+    } else if (k->granted && !k->why[0] && ev_now_us() - k->grant_us < k->register_wait_ms * 1000u) {
+        /* An executor granted since the wait began has its own
+         * maxRegisteredWait to register (a queued application's turn). */
+        snprintf(buf, cap, "the master %s granted %d executor(s); waiting for them to register", k->master_url,
+                 k->granted);
+        final = 0;
     } else if (k->why[0]) snprintf(buf, cap, "no executor is alive after ember.scheduler.maxRegisteredWait: %s", k->why);
     else if (k->granted)
         snprintf(buf, cap,
@@ -504,6 +512,7 @@ static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     case M_EXECUTOR_ADDED:
         pthread_mutex_lock(&k->mu);
         k->granted++;
+        k->grant_us = ev_now_us();
         pthread_mutex_unlock(&k->mu);
         if (m.f[0].u <= INT32_MAX) note_grant(k, (int)m.f[0].u, &m.f[1]);
         log_msg(LOG_DEBUG, "driver", "executor %llu granted on %.*s", (unsigned long long)m.f[0].u, (int)m.f[1].len,
@@ -1393,6 +1402,7 @@ backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     k->cores_max = o->cores_max;
     k->max_result = o->max_result;
     k->timeout_ms = o->timeout_ms;
+    k->register_wait_ms = o->register_wait_ms;
     if (o->heartbeat_ms >= o->timeout_ms) {
         c_close(&k->b);
         return em__seterr(EM_EINVAL,

@@ -47,6 +47,8 @@ typedef struct cluster_opts {
     uint64_t heartbeat_ms;    /* ember.executor.heartbeatInterval (the executors') */
     uint64_t timeout_ms;      /* ember.network.timeout: an executor silent this
                                  long is lost */
+    uint64_t register_wait_ms;/* ember.scheduler.maxRegisteredWait: how long an
+                                 executor granted may take to register */
     /* The output commit coordinator (runner.h's ask_commit). */
     int (*ask_commit)(void *c, uint32_t stage, int32_t partition, uint64_t attempt);
     void *commit_ctx;
