@@ -1369,6 +1369,70 @@ TEST(shuffle_remote_fetches_in_flight) {
     CHECK(dir_clean(dir, 1));
 }
 
+/* After a fetch failure the reader checks the other outputs of the failed
+ * one's executor (with lost_host, of its host) and lists those that are
+ * lost too, keeping the failure's message; outputs elsewhere are not
+ * looked at.  The same on local files. */
+TEST(shuffle_fetch_failure_lists_lost_outputs) {
+    enum { NM = 6 };
+    const char *dir = subdir("lost"), *ldirs[NM], *rdirs[NM];
+    dirs_of(dir, NM, ldirs);
+    wcfg c = {dir, 23, NM, 2, 3000, gen_small, NULL, 0, 0, {0}, 0, 0, NULL};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    char a[700], a2[700], b[700], own[700];
+    snprintf(a, sizeof a, "ember://10.0.0.9:7%s", dir);   /* the failing executor */
+    snprintf(a2, sizeof a2, "ember://10.0.0.9:8%s", dir); /* another on its host */
+    snprintf(b, sizeof b, "ember://10.0.0.8:7%s", dir);   /* another host */
+    snprintf(own, sizeof own, "ember://10.0.0.1:1%s", dir);
+    const char *where[NM] = {a, a, b, a, a2, own};
+    uint64_t lens[NM];
+    for (int m = 0; m < NM; m++) {
+        uint64_t s, e;
+        int fd = shuffle_locate(dir, 23, (uint32_t)m, 0, 1, &s, &e);
+        CHECK(fd >= 0);
+        close(fd);
+        lens[m] = e - s;
+        CHECK(lens[m] > 0);
+        rdirs[m] = where[m];
+    }
+    /* Map 1's executor refuses; maps 3 (same executor) and 4 (same host)
+     * lost their files; map 2, on another host, is not checked. */
+    shuffle_remove_output(dir, 23, 3, 0);
+    shuffle_remove_output(dir, 23, 4, 0);
+    for (int host = 0; host <= 1; host++) {
+        fake_fetch f = {.dir = dir, .fail_map = 1};
+        sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, 1 << 30, 0, host};
+        sr_opts o = ropts(rdirs, 23, 1, NM, SR_PASS, dir, 1 << 20);
+        o.seglens = lens;
+        o.self = "ember://10.0.0.1:1";
+        o.fetch = &F;
+        collect got = {EBUF_INIT, 0, 0};
+        sr_stats st;
+        CHECK_EQ_I64(shuffle_read(&o, collect_sink, &got, &st), EM_EFETCH);
+        CHECK_EQ_I64(st.failed_map, 1);
+        CHECK_STR_CONTAINS(em_errmsg(), "refused");
+        CHECK_EQ_I64(st.nlost, host ? 2 : 1);
+        CHECK(st.lost && st.lost[0] == 3);
+        if (host) CHECK_EQ_I64(st.lost[1], 4);
+        CHECK_EQ_I64(f.live, 0);
+        free(st.lost);
+        ebuf_free(&got.buf);
+    }
+    /* Local files: map 1's are gone, and so are map 4's. */
+    shuffle_remove_output(dir, 23, 1, 0);
+    sr_opts lo = ropts(ldirs, 23, 1, NM, SR_PASS, dir, 1 << 20);
+    lo.seglens = lens;
+    collect got = {EBUF_INIT, 0, 0};
+    sr_stats st;
+    CHECK_EQ_I64(shuffle_read(&lo, collect_sink, &got, &st), EM_EFETCH);
+    CHECK_EQ_I64(st.failed_map, 1);
+    CHECK_EQ_I64(st.nlost, 2);
+    CHECK(st.lost && st.lost[0] == 3 && st.lost[1] == 4);
+    free(st.lost);
+    ebuf_free(&got.buf);
+}
+
 /* readHostLocalDisk: a location of this executor's host (another port,
  * another directory) is read from its files, not fetched; one of another
  * host still is.  Off, both are fetched.  A host-local output that is
