@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <unistd.h>
 
@@ -35,6 +36,10 @@ struct conn {
     void *ud;
     int state;
     int server;       /* accepted (the server side of the handshake) */
+    int trusted;      /* authenticated, or its first frame handled: frames up
+                         to max_frame (before: CONN_PREAUTH_FRAME) */
+    listener *ls;     /* accepted and not trusted yet: counted there */
+    conn *pprev, *pnext; /* in ls's list of those */
     frame_reader rd;
     auth_state auth;
     seal_state tx, rx;
@@ -53,11 +58,42 @@ struct listener {
     conn_cb cb;
     void *ud;
     char addr[64];
+    conn *pending;       /* accepted, not trusted yet */
+    int npending, preauth_max;
+    uint64_t refused;    /* refused at the cap since the last warning */
+    uint64_t refused_ms; /* when that warning was logged */
 };
 
 static const char *comp(const conn_opts *o) { return o->component ? o->component : "conn"; }
 
 const char *conn_peer(const conn *c) { return c->peer; }
+
+int conn_fd_share(int want) {
+    struct rlimit r;
+    if (getrlimit(RLIMIT_NOFILE, &r) || r.rlim_cur == RLIM_INFINITY) return want;
+    rlim_t q = r.rlim_cur / 4;
+    if (q < 4) q = 4;
+    return q < (rlim_t)want ? (int)q : want;
+}
+
+/* Off its listener's count of connections not trusted yet. */
+static void unlist(conn *c) {
+    listener *ls = c->ls;
+    if (!ls) return;
+    if (c->pprev) c->pprev->pnext = c->pnext;
+    else ls->pending = c->pnext;
+    if (c->pnext) c->pnext->pprev = c->pprev;
+    c->pprev = c->pnext = NULL;
+    c->ls = NULL;
+    ls->npending--;
+}
+
+/* Trusted from now on: frames up to max_frame. */
+static void trust(conn *c) {
+    c->trusted = 1;
+    c->rd.max = c->o.max_frame;
+    unlist(c);
+}
 
 static void release(conn *c) {
     if (--c->handles) return;
@@ -78,6 +114,7 @@ static void on_closed(uv_handle_t *h) { release((conn *)h->data); }
 void conn_close(conn *c, const char *reason) {
     if (c->state == C_CLOSING) return;
     c->state = C_CLOSING;
+    unlist(c);
     snprintf(c->reason, sizeof c->reason, "%s", reason ? reason : "closed");
     log_msg(LOG_DEBUG, comp(&c->o), "connection %s closed: %s", c->peer[0] ? c->peer : "(unconnected)", c->reason);
     uv_read_stop((uv_stream_t *)&c->tcp);
@@ -328,6 +365,7 @@ static void opened(conn *c) {
     }
     c->state = C_OPEN;
     uv_timer_stop(&c->hs);
+    if (c->secret || !c->server) trust(c); /* else once its first frame is handled */
     log_msg(LOG_DEBUG, comp(&c->o), "connection %s open%s", c->peer, c->secret ? " (authenticated)" : "");
     if (c->cb.on_open) c->cb.on_open(c, c->ud);
 }
@@ -390,7 +428,9 @@ static int handle_frame(conn *c, uint8_t type, uint8_t *body, size_t len) {
     }
     if (c->cb.on_frame) c->cb.on_frame(c, type, body, len, c->ud);
     else free(body);
-    return c->state == C_CLOSING ? -1 : 0;
+    if (c->state == C_CLOSING) return -1;
+    if (!c->trusted) trust(c);
+    return 0;
 }
 
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
@@ -420,7 +460,10 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
         p += used;
         n -= used;
         if (rc < 0) {
-            snprintf(why, sizeof why, "%s", em_errmsg());
+            if (!c->trusted && c->rd.max < c->o.max_frame && c->rd.hlen == FRAME_HEADER && c->rd.len > c->rd.max)
+                snprintf(why, sizeof why, "a frame of %zu bytes before authentication (at most %zu until then)",
+                         c->rd.len, c->rd.max);
+            else snprintf(why, sizeof why, "%s", em_errmsg());
             log_msg(LOG_WARN, comp(&c->o), "connection %s: %s", c->peer, why);
             conn_close(c, why);
             break;
@@ -462,7 +505,8 @@ static conn *conn_new(ioloop *l, const conn_opts *o, const uint8_t *secret, cons
     c->o.secret = c->secret;
     c->cb = *cb;
     c->ud = ud;
-    fr_init(&c->rd, c->o.max_frame);
+    /* Until trusted, a peer's frames are small (trust raises the limit). */
+    fr_init(&c->rd, c->o.max_frame < CONN_PREAUTH_FRAME ? c->o.max_frame : CONN_PREAUTH_FRAME);
     if (uv_tcp_init(iol_uv(l), &c->tcp)) {
         free(c->secret);
         free(c);
@@ -605,10 +649,39 @@ int conn_connect(ioloop *l, const char *host, int port, const conn_opts *o, cons
     return 0;
 }
 
+static void refused_closed(uv_handle_t *h) { free(h); }
+
+/* At the cap of connections not trusted yet: accept the next one and
+ * close it at once (the backlog does not fill with it), with a warning at
+ * most once a second. */
+static void refuse_one(listener *ls, uv_stream_t *server) {
+    uv_tcp_t *t = malloc(sizeof *t);
+    if (!t) return;
+    if (uv_tcp_init(iol_uv(ls->loop), t)) {
+        free(t);
+        return;
+    }
+    t->data = NULL;
+    uv_accept(server, (uv_stream_t *)t);
+    uv_close((uv_handle_t *)t, refused_closed);
+    ls->refused++;
+    uint64_t now = uv_now(iol_uv(ls->loop));
+    if (ls->refused_ms && now - ls->refused_ms < 1000) return;
+    log_msg(LOG_WARN, comp(&ls->o),
+            "listener %s: %d connections have not authenticated yet: %llu new one%s refused", ls->addr,
+            ls->npending, (unsigned long long)ls->refused, ls->refused == 1 ? "" : "s");
+    ls->refused = 0;
+    ls->refused_ms = now;
+}
+
 static void on_accept(uv_stream_t *server, int status) {
     listener *ls = server->data;
     if (status < 0) {
         log_msg(LOG_WARN, comp(&ls->o), "listener %s: accept failed: %s", ls->addr, uv_strerror(status));
+        return;
+    }
+    if (ls->npending >= ls->preauth_max) {
+        refuse_one(ls, server);
         return;
     }
     conn *c = conn_new(ls->loop, &ls->o, ls->secret, &ls->cb, ls->ud);
@@ -617,6 +690,11 @@ static void on_accept(uv_stream_t *server, int status) {
         return;
     }
     c->server = 1;
+    c->ls = ls;
+    c->pnext = ls->pending;
+    if (ls->pending) ls->pending->pprev = c;
+    ls->pending = c;
+    ls->npending++;
     if (uv_accept(server, (uv_stream_t *)&c->tcp)) {
         conn_close(c, "accept failed");
         return;
@@ -635,6 +713,7 @@ static void listener_closed(uv_handle_t *h) {
 }
 
 void listener_close(listener *ls) {
+    while (ls->pending) unlist(ls->pending); /* they outlive it */
     if (!uv_is_closing((uv_handle_t *)&ls->tcp)) uv_close((uv_handle_t *)&ls->tcp, listener_closed);
 }
 
@@ -655,6 +734,7 @@ int conn_listen(ioloop *l, const char *host, int port, const conn_opts *o, const
     ls->o = *o;
     ls->cb = *cb;
     ls->ud = ud;
+    ls->preauth_max = conn_fd_share(o->preauth_max > 0 ? o->preauth_max : CONN_PREAUTH_MAX);
     if (o->secret && o->secret_len) {
         if (!(ls->secret = malloc(o->secret_len))) {
             free(ls);

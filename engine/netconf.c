@@ -79,7 +79,7 @@ int netconf_write_secret(const netconf *n, const char *path) {
 }
 
 conn_opts netconf_opts(const netconf *n, const char *component) {
-    conn_opts o = {n->max_frame, n->secret, n->secret_len, n->encrypt && n->secret, component, 0};
+    conn_opts o = {n->max_frame, n->secret, n->secret_len, n->encrypt && n->secret, component, 0, 0};
     return o;
 }
 

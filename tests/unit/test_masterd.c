@@ -117,7 +117,7 @@ typedef struct dial {
 
 static void do_dial(void *a) {
     dial *d = a;
-    conn_opts o = {0, NULL, 0, 0, "test", 0};
+    conn_opts o = {0, NULL, 0, 0, "test", 0, 0};
     d->rc = conn_connect(d->l, "127.0.0.1", d->port, &o, &cl_cb, d->k, &d->c);
 }
 
