@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ struct conn {
     void *ud;
     int state;
     int server;       /* accepted (the server side of the handshake) */
+    int challenged;   /* a server that answered the peer's HELLO */
     int trusted;      /* authenticated, or its first frame handled: frames up
                          to max_frame (before: CONN_PREAUTH_FRAME) */
     listener *ls;     /* accepted and not trusted yet: counted there */
@@ -74,6 +76,59 @@ int conn_fd_share(int want) {
     rlim_t q = r.rlim_cur / 4;
     if (q < 4) q = 4;
     return q < (rlim_t)want ? (int)q : want;
+}
+
+/* ------------------------------------------- failed authentications */
+
+/* The last warning per peer address (and direction: a process's own
+ * dialed connections and those it accepted are counted apart): at most
+ * one line a second each. */
+#define AUTH_LOG_SLOTS 64
+static struct {
+    char host[48];
+    uint64_t ms;
+    unsigned quiet; /* failures not logged since */
+} auth_log[AUTH_LOG_SLOTS];
+static pthread_mutex_t auth_log_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Log that authenticating the peer of c failed, at warn: kind ("wrong
+ * secret", "no secret", "malformed handshake") and what happened. */
+static void auth_failed(conn *c, const char *kind, const char *detail) {
+    char host[48];
+    const char *colon = strrchr(c->peer, ':');
+    size_t hl = colon ? (size_t)(colon - c->peer) : strlen(c->peer);
+    if (hl > sizeof host - 3) hl = sizeof host - 3;
+    host[0] = c->server ? '<' : '>';
+    memcpy(host + 1, c->peer, hl);
+    host[hl + 1] = 0;
+    static const char prefix[] = "authentication failed: ";
+    if (!strncmp(detail, prefix, sizeof prefix - 1)) detail += sizeof prefix - 1;
+    uint64_t now = uv_hrtime() / 1000000u;
+    unsigned quiet = 0;
+    pthread_mutex_lock(&auth_log_mu);
+    int slot = 0;
+    for (int i = 0; i < AUTH_LOG_SLOTS; i++) {
+        if (!strcmp(auth_log[i].host, host)) {
+            slot = i;
+            break;
+        }
+        if (auth_log[i].ms < auth_log[slot].ms) slot = i; /* else the oldest is replaced */
+    }
+    int same = !strcmp(auth_log[slot].host, host);
+    if (same && auth_log[slot].ms && now - auth_log[slot].ms < 1000) {
+        auth_log[slot].quiet++;
+        pthread_mutex_unlock(&auth_log_mu);
+        return;
+    }
+    if (same) quiet = auth_log[slot].quiet;
+    snprintf(auth_log[slot].host, sizeof auth_log[slot].host, "%s", host);
+    auth_log[slot].ms = now;
+    auth_log[slot].quiet = 0;
+    pthread_mutex_unlock(&auth_log_mu);
+    char more[96] = "";
+    if (quiet) snprintf(more, sizeof more, " (and %u more of %s not logged)", quiet, host + 1);
+    log_msg(LOG_WARN, comp(&c->o), "authentication failed: connection %s %s: %s (%s)%s", c->server ? "from" : "to",
+            c->peer, kind, detail, more);
 }
 
 /* Off its listener's count of connections not trusted yet. */
@@ -376,6 +431,7 @@ static int handle_frame(conn *c, uint8_t type, uint8_t *body, size_t len) {
     if (c->state == C_AUTH) {
         if (type != FT_AUTH) {
             free(body);
+            auth_failed(c, "no secret", "a frame before authentication");
             conn_close(c, "a frame before authentication");
             return -1;
         }
@@ -385,10 +441,13 @@ static int handle_frame(conn *c, uint8_t type, uint8_t *body, size_t len) {
         if (rc || write_bytes(c, &out)) {
             snprintf(why, sizeof why, "%s", em_errmsg());
             ebuf_free(&out);
-            log_msg(LOG_WARN, comp(&c->o), "connection %s: %s", c->peer, why);
+            if (rc == EM_EAUTH)
+                auth_failed(c, c->auth.failure == AUTH_WRONG_SECRET ? "wrong secret" : "malformed handshake", why);
+            else log_msg(LOG_WARN, comp(&c->o), "connection %s: %s", c->peer, why);
             conn_close(c, why);
             return -1;
         }
+        if (c->server) c->challenged = 1;
         if (c->auth.done) opened(c);
         return c->state == C_CLOSING ? -1 : 0;
     }
@@ -398,6 +457,7 @@ static int handle_frame(conn *c, uint8_t type, uint8_t *body, size_t len) {
     }
     if (type == FT_AUTH) {
         free(body);
+        if (!c->secret) auth_failed(c, "no secret", "the peer authenticates, and no secret is set on this side");
         conn_close(c, "an authentication frame out of turn (a secret is set on one side only?)");
         return -1;
     }
@@ -445,6 +505,11 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     char why[600];
     if (nread < 0) {
         free(buf->base);
+        /* A client refuses a server whose proof fails by closing: the
+         * server hears only that. */
+        if (c->state == C_AUTH && c->server && c->challenged)
+            auth_failed(c, "wrong secret", "the peer closed the connection after this side's challenge, which "
+                                           "proves the secret: it holds another one");
         if (nread == UV_EOF) conn_close(c, "the peer closed the connection");
         else {
             snprintf(why, sizeof why, "read failed: %s", uv_strerror((int)nread));
@@ -464,7 +529,9 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
                 snprintf(why, sizeof why, "a frame of %zu bytes before authentication (at most %zu until then)",
                          c->rd.len, c->rd.max);
             else snprintf(why, sizeof why, "%s", em_errmsg());
-            log_msg(LOG_WARN, comp(&c->o), "connection %s: %s", c->peer, why);
+            if (c->state == C_AUTH) {
+                auth_failed(c, "malformed handshake", why);
+                } else log_msg(LOG_WARN, comp(&c->o), "connection %s: %s", c->peer, why);
             conn_close(c, why);
             break;
         }
@@ -485,6 +552,9 @@ static void handshake_late(uv_timer_t *t) {
     char why[160];
     snprintf(why, sizeof why, "%s within %u ms", c->state == C_CONNECTING ? "not connected" : "no handshake",
              c->o.handshake_ms ? c->o.handshake_ms : CONN_HANDSHAKE_MS);
+    if (c->state == C_AUTH) {
+        auth_failed(c, "malformed handshake", why);
+    }
     conn_close(c, why);
 }
 

@@ -5,7 +5,8 @@
 # on them with ember-submit and compared with a local run, a PID file naming
 # a process that is not ours left alone by the stop script, then
 # stop-worker.sh and stop-master.sh, after which no process they started
-# runs and no PID file is left.  Every address is the name "localhost".
+# runs and no PID file is left, nor the worker's copy of the secret.  Every
+# address is the name "localhost"; every process has a shared secret.
 # Run by `make test`.
 set -eu
 B="$1"
@@ -26,6 +27,13 @@ trap cleanup EXIT
 check() {
     if eval "$2"; then echo "ok   scripts: $1"; else echo "FAIL scripts: $1"; fail=1; fi
 }
+
+# A shared secret for every process (its file readable by its owner only:
+# ember refuses another); the worker's copy for its executors goes when it
+# stops.
+head -c 48 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$T/secret"
+chmod 600 "$T/secret"
+export EMBER_SECRET_FILE="$T/secret"
 
 # Every address by name: the daemons bind "localhost", the driver
 # advertises it, and the master URL names it.
@@ -57,5 +65,5 @@ scripts/stop-master.sh > /dev/null
 gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
 check "stop-worker.sh and stop-master.sh stopped both" 'gone "$mpid" && gone "$wpid"'
 check "no PID file is left" '[ -z "$(ls "$T/pids")" ]'
-check "the application's work directory went with it" '[ -z "$(ls "$T/work" | grep -v "^bin$" | grep -v "^secret$")" ]'
+check "the application's work directory and the secret's copy went with it" '[ -z "$(ls "$T/work" | grep -v "^bin$")" ]'
 exit $fail

@@ -9,8 +9,10 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -624,4 +626,111 @@ TEST(conn_preauth_connection_cap) {
     iol_call(u.l, do_close_listener, u.ls);
     iol_stop(u.l);
     side_free(&ss);
+}
+
+/* Send bytes to the listener from a raw socket bound to source address
+ * src (any 127.x.y.z: all of them are the loopback), then wait for the
+ * server to close it.  1 when it did. */
+static int raw_from(const char *src, int port, const void *bytes, size_t n) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa, me;
+    memset(&me, 0, sizeof me);
+    me.sin_family = AF_INET;
+    inet_pton(AF_INET, src, &me.sin_addr);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct timeval tv = {20, 0};
+    int closed = 0;
+    if (fd >= 0 && !setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) &&
+        !bind(fd, (struct sockaddr *)&me, sizeof me) && !connect(fd, (struct sockaddr *)&sa, sizeof sa) &&
+        raw_write(fd, bytes, n))
+        closed = raw_closed(fd);
+    if (fd >= 0) close(fd);
+    return closed;
+}
+
+/* Lines of the file at path that contain every one of the n needles. */
+static int count_lines(const char *path, const char *const *needles, int n) {
+    FILE *f = fopen(path, "r");
+    char line[2048];
+    int count = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        int all = 1;
+        for (int i = 0; i < n && all; i++) all = strstr(line, needles[i]) != NULL;
+        count += all;
+    }
+    if (f) fclose(f);
+    return count;
+}
+
+/* A failed authentication is logged at warn on the side that refuses it,
+ * with the peer's address and the reason -- a wrong secret (the server
+ * hears only that the client closed after its challenge), no secret (a
+ * message before the handshake), a malformed handshake -- at most one line
+ * per peer address a second: five failures from one address in a row give
+ * one line.  (Each peer is its own 127.x.y.z source address.) */
+TEST(conn_auth_failures_logged) {
+    log_set_level(LOG_WARN);
+    char logpath[1024];
+    snprintf(logpath, sizeof logpath, "%s/log", test_tmpdir());
+    fflush(stderr);
+    int saved = dup(2), lf = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CHECK(saved >= 0 && lf >= 0);
+    dup2(lf, 2);
+    close(lf);
+    side ss;
+    side_init(&ss);
+    static const char secret[] = "shared secret";
+    conn_opts o = {1 << 20, secret, sizeof secret - 1, 0, "test", 10000, 0};
+    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, NULL};
+    int ok = u.l != NULL;
+    if (ok) iol_call(u.l, do_listen, &u);
+    ok = ok && u.rc == 0;
+    /* A client with another secret, from 127.0.0.1. */
+    side cs;
+    side_init(&cs);
+    conn_opts bad = {1 << 20, "wrong", 5, 0, "test", 10000, 0};
+    setup cu = {u.l, bad, &cs, NULL, u.port, NULL, 0, NULL};
+    if (ok) iol_call(u.l, do_connect, &cu);
+    ok = ok && cu.rc == 0 && wait_for(&cs, &cs.closed, 1) && wait_for(&ss, &ss.closed, 1);
+    /* No secret: a message first, from 127.0.0.2, five times. */
+    uint8_t msgf[FRAME_HEADER + 1];
+    frame_fill_header(msgf, FT_MSG, 1, 1 << 20);
+    msgf[FRAME_HEADER] = 0x90;
+    for (int i = 0; i < 5 && ok; i++) ok = raw_from("127.0.0.2", u.port, msgf, sizeof msgf);
+    /* A malformed handshake (a HELLO of the wrong size), from 127.0.0.3. */
+    uint8_t hello[FRAME_HEADER + 3] = {0, 0, 0, 3, FT_AUTH, 1, 2, 3};
+    ok = ok && raw_from("127.0.0.3", u.port, hello, sizeof hello);
+    ok = ok && wait_for(&ss, &ss.closed, 7);
+    if (u.l) {
+        if (u.ls) iol_call(u.l, do_close_listener, u.ls);
+        iol_stop(u.l);
+    }
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    side_free(&cs);
+    side_free(&ss);
+    CHECK(ok);
+    const char *wrong[] = {"warn", "authentication failed: connection from 127.0.0.1:", "wrong secret"};
+    const char *none[] = {"warn", "authentication failed: connection from 127.0.0.2:", "no secret"};
+    const char *malformed[] = {"warn", "authentication failed: connection from 127.0.0.3:", "malformed handshake",
+                               "wrong size"};
+    const char *any[] = {"authentication failed"};
+    char *all = NULL;
+    FILE *f = fopen(logpath, "r");
+    if (f) {
+        static char text[16384];
+        size_t k = fread(text, 1, sizeof text - 1, f);
+        text[k] = 0;
+        all = text;
+        fclose(f);
+    }
+    if (count_lines(logpath, any, 1) != 4) fprintf(stderr, "  the log:\n%s", all ? all : "(none)\n");
+    CHECK_EQ_I64(count_lines(logpath, wrong, 3), 1);
+    CHECK_EQ_I64(count_lines(logpath, none, 3), 1);
+    CHECK_EQ_I64(count_lines(logpath, malformed, 4), 1);
+    CHECK_EQ_I64(count_lines(logpath, any, 1), 4); /* and the client's own refusal of the server */
 }
