@@ -146,6 +146,7 @@ static void unlist(conn *c) {
 /* Trusted from now on: frames up to max_frame. */
 static void trust(conn *c) {
     c->trusted = 1;
+    uv_timer_stop(&c->hs);
     c->rd.max = c->o.max_frame;
     unlist(c);
 }
@@ -419,7 +420,6 @@ static void opened(conn *c) {
         }
     }
     c->state = C_OPEN;
-    uv_timer_stop(&c->hs);
     if (c->secret || !c->server) trust(c); /* else once its first frame is handled */
     log_msg(LOG_DEBUG, comp(&c->o), "connection %s open%s", c->peer, c->secret ? " (authenticated)" : "");
     if (c->cb.on_open) c->cb.on_open(c, c->ud);
@@ -550,7 +550,8 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
 static void handshake_late(uv_timer_t *t) {
     conn *c = t->data;
     char why[160];
-    snprintf(why, sizeof why, "%s within %u ms", c->state == C_CONNECTING ? "not connected" : "no handshake",
+    snprintf(why, sizeof why, "%s within %u ms",
+             c->state == C_CONNECTING ? "not connected" : c->state == C_OPEN ? "no first message" : "no handshake",
              c->o.handshake_ms ? c->o.handshake_ms : CONN_HANDSHAKE_MS);
     if (c->state == C_AUTH) {
         auth_failed(c, "malformed handshake", why);

@@ -43,8 +43,10 @@ typedef struct conn_opts {
     size_t secret_len;
     int encrypt;          /* seal every frame after the handshake */
     const char *component; /* for log lines ("master", "worker", ...) */
-    uint32_t handshake_ms; /* connect and authenticate within this, or the
-                              connection closes (0: CONN_HANDSHAKE_MS) */
+    uint32_t handshake_ms; /* connect and authenticate (without a secret, an
+                              accepted connection: send its first frame)
+                              within this, or the connection closes (0:
+                              CONN_HANDSHAKE_MS) */
     int preauth_max;       /* a listener's cap on connections not trusted yet
                               (0: CONN_PREAUTH_MAX) */
 } conn_opts;

@@ -734,3 +734,36 @@ TEST(conn_auth_failures_logged) {
     CHECK_EQ_I64(count_lines(logpath, malformed, 4), 1);
     CHECK_EQ_I64(count_lines(logpath, any, 1), 4); /* and the client's own refusal of the server */
 }
+
+/* Without a secret, an accepted connection that sends no first frame is
+ * closed at the handshake deadline as one that does not authenticate
+ * (else silent connections would hold the cap's places for good); one
+ * that did send it stays open past it. */
+TEST(conn_first_message_deadline) {
+    quiet_logs();
+    side ss;
+    side_init(&ss);
+    conn_opts o = {1 << 20, NULL, 0, 0, "test", 300, 0};
+    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, NULL};
+    CHECK(u.l);
+    iol_call(u.l, do_listen, &u);
+    CHECK_OK(u.rc);
+    int talker = raw_connect(u.port);
+    CHECK(talker >= 0);
+    uint8_t fr[FRAME_HEADER + 1];
+    CHECK_OK(frame_fill_header(fr, FT_MSG, 1, 1 << 20));
+    fr[FRAME_HEADER] = 'a';
+    CHECK(raw_write(talker, fr, sizeof fr));
+    CHECK(wait_for(&ss, &ss.frames, 1));
+    CHECK(raw_send_expect_close(u.port, "", 0));
+    CHECK(wait_for(&ss, &ss.closed, 1));
+    CHECK_STR_CONTAINS(reason_of(&ss), "no first message within 300 ms");
+    CHECK(raw_write(talker, fr, sizeof fr)); /* past the deadline, still served */
+    CHECK(wait_for(&ss, &ss.frames, 2));
+    CHECK_EQ_I64(ss.closed, 1);
+    close(talker);
+    CHECK(wait_for(&ss, &ss.closed, 2));
+    iol_call(u.l, do_close_listener, u.ls);
+    iol_stop(u.l);
+    side_free(&ss);
+}
