@@ -93,7 +93,9 @@ struct httpd {
     char comp[32];
     int max_conns;
     uint32_t request_ms;
-    int nconns;      /* clients not yet freed */
+    int nconns;      /* connections open (their descriptors: closed at once by
+                        client_close) */
+    int nclients;    /* clients not yet freed */
     int listening;   /* the listener's handle is not yet closed */
     int closing;
     hclient *clients;
@@ -114,7 +116,7 @@ struct hclient {
 };
 
 static void maybe_free(httpd *h) {
-    if (h->closing && !h->listening && !h->nconns) free(h);
+    if (h->closing && !h->listening && !h->nclients) free(h);
 }
 
 static void client_freed(uv_handle_t *hd) {
@@ -122,13 +124,14 @@ static void client_freed(uv_handle_t *hd) {
     if (--k->handles) return;
     httpd *h = k->h;
     free(k);
-    h->nconns--;
+    h->nclients--;
     maybe_free(h);
 }
 
 static void client_close(hclient *k) {
     if (k->closing) return;
     k->closing = 1;
+    k->h->nconns--;
     if (k->prev) k->prev->next = k->next;
     else k->h->clients = k->next;
     if (k->next) k->next->prev = k->prev;
@@ -303,6 +306,7 @@ static void on_accept(uv_stream_t *server, int status) {
     k->tcp.data = k->deadline.data = k;
     k->handles = 2;
     h->nconns++;
+    h->nclients++;
     k->next = h->clients;
     if (h->clients) h->clients->prev = k;
     h->clients = k;

@@ -350,6 +350,7 @@ TEST(masterd_status_port_bounded) {
     }
     CHECK(held > 0 && held < 70);
     CHECK_OK(http_get(webport, "/json", buf, sizeof buf));
+    if (!strstr(buf, "\"aliveworkers\":1")) fprintf(stderr, "  /json: %s\n", buf);
     CHECK(strstr(buf, "200 OK") && strstr(buf, "\"aliveworkers\":1"));
     iol_call(l, do_close, dw.c);
     iol_stop(l);
