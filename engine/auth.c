@@ -88,16 +88,17 @@ int auth_server_start(auth_state *a, const void *secret, size_t len) {
     return rc;
 }
 
-static int fail(auth_state *a, const char *why) {
+static int fail(auth_state *a, int kind, const char *why) {
     a->step = ST_FAILED;
+    a->failure = kind;
     return em__seterr(EM_EAUTH, "authentication failed: %s", why);
 }
 
 int auth_step(auth_state *a, const uint8_t *body, size_t len, ebuf *out) {
     uint8_t reply[CHALL_LEN];
     if (a->role == AUTH_SERVER && a->step == ST_HELLO) {
-        if (len != sizeof a->hello) return fail(a, "the client's first frame has the wrong size");
-        if (body[0] != AUTH_VERSION) return fail(a, "the client speaks another handshake version");
+        if (len != sizeof a->hello) return fail(a, AUTH_MALFORMED, "the client's first frame has the wrong size");
+        if (body[0] != AUTH_VERSION) return fail(a, AUTH_MALFORMED, "the client speaks another handshake version");
         memcpy(a->hello, body, sizeof a->hello);
         randombytes_buf(a->server_nonce, AUTH_NONCE);
         memcpy(reply, a->server_nonce, AUTH_NONCE);
@@ -106,22 +107,24 @@ int auth_step(auth_state *a, const uint8_t *body, size_t len, ebuf *out) {
         return frame_put(out, FT_AUTH, reply, CHALL_LEN, CHALL_LEN);
     }
     if (a->role == AUTH_CLIENT && a->step == ST_CHALL) {
-        if (len != CHALL_LEN) return fail(a, "the server's challenge has the wrong size");
+        if (len != CHALL_LEN) return fail(a, AUTH_MALFORMED, "the server's challenge has the wrong size");
         memcpy(a->server_nonce, body, AUTH_NONCE);
         if (check_mac(a, "server", body + AUTH_NONCE))
-            return fail(a, "the server did not prove the shared secret (a wrong secret on either side?)");
+            return fail(a, AUTH_WRONG_SECRET,
+                        "the server did not prove the shared secret (a wrong secret on either side?)");
         mac(a, "client", reply);
         int rc = frame_put(out, FT_AUTH, reply, AUTH_MAC, AUTH_MAC);
         if (!rc) derive(a);
         return rc;
     }
     if (a->role == AUTH_SERVER && a->step == ST_PROOF) {
-        if (len != AUTH_MAC) return fail(a, "the client's proof has the wrong size");
-        if (check_mac(a, "client", body)) return fail(a, "the client did not prove the shared secret");
+        if (len != AUTH_MAC) return fail(a, AUTH_MALFORMED, "the client's proof has the wrong size");
+        if (check_mac(a, "client", body)) return fail(a, AUTH_WRONG_SECRET, "the client did not prove the shared secret");
         derive(a);
         return 0;
     }
-    return fail(a, a->step == ST_FAILED ? "the handshake already failed" : "a handshake frame out of turn");
+    return fail(a, AUTH_MALFORMED,
+                a->step == ST_FAILED ? "the handshake already failed" : "a handshake frame out of turn");
 }
 
 void auth_wipe(auth_state *a) { sodium_memzero(a, sizeof *a); }

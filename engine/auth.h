@@ -48,7 +48,13 @@ typedef struct auth_state {
     uint8_t tx_key[crypto_secretstream_xchacha20poly1305_KEYBYTES];
     uint8_t rx_key[crypto_secretstream_xchacha20poly1305_KEYBYTES];
     int done;
+    int failure;          /* after EM_EAUTH: AUTH_WRONG_SECRET or AUTH_MALFORMED */
 } auth_state;
+
+/* Why a handshake failed: the peer's proof did not check (it holds another
+ * secret), or its frame was not one of the handshake's (a size, a version,
+ * out of turn). */
+enum { AUTH_WRONG_SECRET = 1, AUTH_MALFORMED = 2 };
 
 /* Begin as the client: appends the HELLO frame to out.  secret: any bytes
  * (at least 1).  0, EM_EINVAL or EM_ENOMEM. */
@@ -59,7 +65,8 @@ int auth_server_start(auth_state *a, const void *secret, size_t len);
  * out.  0 (then a->done says whether both sides are now authenticated:
  * the client after checking CHALL and sending PROOF, the server after
  * checking PROOF), or EM_EAUTH (wrong secret, a frame of the wrong size or
- * out of turn; message set, naming which) -- then close the connection. */
+ * out of turn; message set, naming which, and a->failure) -- then close
+ * the connection. */
 int auth_step(auth_state *a, const uint8_t *body, size_t len, ebuf *out);
 /* Forget the keys (zeroed). */
 void auth_wipe(auth_state *a);

@@ -3,9 +3,11 @@
  */
 #include <errno.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <unistd.h>
 
@@ -35,6 +37,11 @@ struct conn {
     void *ud;
     int state;
     int server;       /* accepted (the server side of the handshake) */
+    int challenged;   /* a server that answered the peer's HELLO */
+    int trusted;      /* authenticated, or its first frame handled: frames up
+                         to max_frame (before: CONN_PREAUTH_FRAME) */
+    listener *ls;     /* accepted and not trusted yet: counted there */
+    conn *pprev, *pnext; /* in ls's list of those */
     frame_reader rd;
     auth_state auth;
     seal_state tx, rx;
@@ -53,11 +60,96 @@ struct listener {
     conn_cb cb;
     void *ud;
     char addr[64];
+    conn *pending;       /* accepted, not trusted yet */
+    int npending, preauth_max;
+    uint64_t refused;    /* refused at the cap since the last warning */
+    uint64_t refused_ms; /* when that warning was logged */
 };
 
 static const char *comp(const conn_opts *o) { return o->component ? o->component : "conn"; }
 
 const char *conn_peer(const conn *c) { return c->peer; }
+
+int conn_fd_share(int want) {
+    struct rlimit r;
+    if (getrlimit(RLIMIT_NOFILE, &r) || r.rlim_cur == RLIM_INFINITY) return want;
+    rlim_t q = r.rlim_cur / 4;
+    if (q < 4) q = 4;
+    return q < (rlim_t)want ? (int)q : want;
+}
+
+/* ------------------------------------------- failed authentications */
+
+/* The last warning per peer address (and direction: a process's own
+ * dialed connections and those it accepted are counted apart): at most
+ * one line a second each. */
+#define AUTH_LOG_SLOTS 64
+static struct {
+    char host[48];
+    uint64_t ms;
+    unsigned quiet; /* failures not logged since */
+} auth_log[AUTH_LOG_SLOTS];
+static pthread_mutex_t auth_log_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Log that authenticating the peer of c failed, at warn: kind ("wrong
+ * secret", "no secret", "malformed handshake") and what happened. */
+static void auth_failed(conn *c, const char *kind, const char *detail) {
+    char host[48];
+    const char *colon = strrchr(c->peer, ':');
+    size_t hl = colon ? (size_t)(colon - c->peer) : strlen(c->peer);
+    if (hl > sizeof host - 3) hl = sizeof host - 3;
+    host[0] = c->server ? '<' : '>';
+    memcpy(host + 1, c->peer, hl);
+    host[hl + 1] = 0;
+    static const char prefix[] = "authentication failed: ";
+    if (!strncmp(detail, prefix, sizeof prefix - 1)) detail += sizeof prefix - 1;
+    uint64_t now = uv_hrtime() / 1000000u;
+    unsigned quiet = 0;
+    pthread_mutex_lock(&auth_log_mu);
+    int slot = 0;
+    for (int i = 0; i < AUTH_LOG_SLOTS; i++) {
+        if (!strcmp(auth_log[i].host, host)) {
+            slot = i;
+            break;
+        }
+        if (auth_log[i].ms < auth_log[slot].ms) slot = i; /* else the oldest is replaced */
+    }
+    int same = !strcmp(auth_log[slot].host, host);
+    if (same && auth_log[slot].ms && now - auth_log[slot].ms < 1000) {
+        auth_log[slot].quiet++;
+        pthread_mutex_unlock(&auth_log_mu);
+        return;
+    }
+    if (same) quiet = auth_log[slot].quiet;
+    snprintf(auth_log[slot].host, sizeof auth_log[slot].host, "%s", host);
+    auth_log[slot].ms = now;
+    auth_log[slot].quiet = 0;
+    pthread_mutex_unlock(&auth_log_mu);
+    char more[96] = "";
+    if (quiet) snprintf(more, sizeof more, " (and %u more of %s not logged)", quiet, host + 1);
+    log_msg(LOG_WARN, comp(&c->o), "authentication failed: connection %s %s: %s (%s)%s", c->server ? "from" : "to",
+            c->peer, kind, detail, more);
+}
+
+/* Off its listener's count of connections not trusted yet. */
+static void unlist(conn *c) {
+    listener *ls = c->ls;
+    if (!ls) return;
+    if (c->pprev) c->pprev->pnext = c->pnext;
+    else ls->pending = c->pnext;
+    if (c->pnext) c->pnext->pprev = c->pprev;
+    c->pprev = c->pnext = NULL;
+    c->ls = NULL;
+    ls->npending--;
+}
+
+/* Trusted from now on: frames up to max_frame. */
+static void trust(conn *c) {
+    c->trusted = 1;
+    uv_timer_stop(&c->hs);
+    c->rd.max = c->o.max_frame;
+    unlist(c);
+}
 
 static void release(conn *c) {
     if (--c->handles) return;
@@ -78,6 +170,7 @@ static void on_closed(uv_handle_t *h) { release((conn *)h->data); }
 void conn_close(conn *c, const char *reason) {
     if (c->state == C_CLOSING) return;
     c->state = C_CLOSING;
+    unlist(c);
     snprintf(c->reason, sizeof c->reason, "%s", reason ? reason : "closed");
     log_msg(LOG_DEBUG, comp(&c->o), "connection %s closed: %s", c->peer[0] ? c->peer : "(unconnected)", c->reason);
     uv_read_stop((uv_stream_t *)&c->tcp);
@@ -327,7 +420,7 @@ static void opened(conn *c) {
         }
     }
     c->state = C_OPEN;
-    uv_timer_stop(&c->hs);
+    if (c->secret || !c->server) trust(c); /* else once its first frame is handled */
     log_msg(LOG_DEBUG, comp(&c->o), "connection %s open%s", c->peer, c->secret ? " (authenticated)" : "");
     if (c->cb.on_open) c->cb.on_open(c, c->ud);
 }
@@ -338,6 +431,7 @@ static int handle_frame(conn *c, uint8_t type, uint8_t *body, size_t len) {
     if (c->state == C_AUTH) {
         if (type != FT_AUTH) {
             free(body);
+            auth_failed(c, "no secret", "a frame before authentication");
             conn_close(c, "a frame before authentication");
             return -1;
         }
@@ -347,10 +441,13 @@ static int handle_frame(conn *c, uint8_t type, uint8_t *body, size_t len) {
         if (rc || write_bytes(c, &out)) {
             snprintf(why, sizeof why, "%s", em_errmsg());
             ebuf_free(&out);
-            log_msg(LOG_WARN, comp(&c->o), "connection %s: %s", c->peer, why);
+            if (rc == EM_EAUTH)
+                auth_failed(c, c->auth.failure == AUTH_WRONG_SECRET ? "wrong secret" : "malformed handshake", why);
+            else log_msg(LOG_WARN, comp(&c->o), "connection %s: %s", c->peer, why);
             conn_close(c, why);
             return -1;
         }
+        if (c->server) c->challenged = 1;
         if (c->auth.done) opened(c);
         return c->state == C_CLOSING ? -1 : 0;
     }
@@ -360,6 +457,7 @@ static int handle_frame(conn *c, uint8_t type, uint8_t *body, size_t len) {
     }
     if (type == FT_AUTH) {
         free(body);
+        if (!c->secret) auth_failed(c, "no secret", "the peer authenticates, and no secret is set on this side");
         conn_close(c, "an authentication frame out of turn (a secret is set on one side only?)");
         return -1;
     }
@@ -390,7 +488,9 @@ static int handle_frame(conn *c, uint8_t type, uint8_t *body, size_t len) {
     }
     if (c->cb.on_frame) c->cb.on_frame(c, type, body, len, c->ud);
     else free(body);
-    return c->state == C_CLOSING ? -1 : 0;
+    if (c->state == C_CLOSING) return -1;
+    if (!c->trusted) trust(c);
+    return 0;
 }
 
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
@@ -405,6 +505,11 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     char why[600];
     if (nread < 0) {
         free(buf->base);
+        /* A client refuses a server whose proof fails by closing: the
+         * server hears only that. */
+        if (c->state == C_AUTH && c->server && c->challenged)
+            auth_failed(c, "wrong secret", "the peer closed the connection after this side's challenge, which "
+                                           "proves the secret: it holds another one");
         if (nread == UV_EOF) conn_close(c, "the peer closed the connection");
         else {
             snprintf(why, sizeof why, "read failed: %s", uv_strerror((int)nread));
@@ -420,8 +525,13 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
         p += used;
         n -= used;
         if (rc < 0) {
-            snprintf(why, sizeof why, "%s", em_errmsg());
-            log_msg(LOG_WARN, comp(&c->o), "connection %s: %s", c->peer, why);
+            if (!c->trusted && c->rd.max < c->o.max_frame && c->rd.hlen == FRAME_HEADER && c->rd.len > c->rd.max)
+                snprintf(why, sizeof why, "a frame of %zu bytes before authentication (at most %zu until then)",
+                         c->rd.len, c->rd.max);
+            else snprintf(why, sizeof why, "%s", em_errmsg());
+            if (c->state == C_AUTH) {
+                auth_failed(c, "malformed handshake", why);
+                } else log_msg(LOG_WARN, comp(&c->o), "connection %s: %s", c->peer, why);
             conn_close(c, why);
             break;
         }
@@ -440,8 +550,12 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
 static void handshake_late(uv_timer_t *t) {
     conn *c = t->data;
     char why[160];
-    snprintf(why, sizeof why, "%s within %u ms", c->state == C_CONNECTING ? "not connected" : "no handshake",
+    snprintf(why, sizeof why, "%s within %u ms",
+             c->state == C_CONNECTING ? "not connected" : c->state == C_OPEN ? "no first message" : "no handshake",
              c->o.handshake_ms ? c->o.handshake_ms : CONN_HANDSHAKE_MS);
+    if (c->state == C_AUTH) {
+        auth_failed(c, "malformed handshake", why);
+    }
     conn_close(c, why);
 }
 
@@ -462,7 +576,8 @@ static conn *conn_new(ioloop *l, const conn_opts *o, const uint8_t *secret, cons
     c->o.secret = c->secret;
     c->cb = *cb;
     c->ud = ud;
-    fr_init(&c->rd, c->o.max_frame);
+    /* Until trusted, a peer's frames are small (trust raises the limit). */
+    fr_init(&c->rd, c->o.max_frame < CONN_PREAUTH_FRAME ? c->o.max_frame : CONN_PREAUTH_FRAME);
     if (uv_tcp_init(iol_uv(l), &c->tcp)) {
         free(c->secret);
         free(c);
@@ -605,10 +720,39 @@ int conn_connect(ioloop *l, const char *host, int port, const conn_opts *o, cons
     return 0;
 }
 
+static void refused_closed(uv_handle_t *h) { free(h); }
+
+/* At the cap of connections not trusted yet: accept the next one and
+ * close it at once (the backlog does not fill with it), with a warning at
+ * most once a second. */
+static void refuse_one(listener *ls, uv_stream_t *server) {
+    uv_tcp_t *t = malloc(sizeof *t);
+    if (!t) return;
+    if (uv_tcp_init(iol_uv(ls->loop), t)) {
+        free(t);
+        return;
+    }
+    t->data = NULL;
+    uv_accept(server, (uv_stream_t *)t);
+    uv_close((uv_handle_t *)t, refused_closed);
+    ls->refused++;
+    uint64_t now = uv_now(iol_uv(ls->loop));
+    if (ls->refused_ms && now - ls->refused_ms < 1000) return;
+    log_msg(LOG_WARN, comp(&ls->o),
+            "listener %s: %d connections have not authenticated yet: %llu new one%s refused", ls->addr,
+            ls->npending, (unsigned long long)ls->refused, ls->refused == 1 ? "" : "s");
+    ls->refused = 0;
+    ls->refused_ms = now;
+}
+
 static void on_accept(uv_stream_t *server, int status) {
     listener *ls = server->data;
     if (status < 0) {
         log_msg(LOG_WARN, comp(&ls->o), "listener %s: accept failed: %s", ls->addr, uv_strerror(status));
+        return;
+    }
+    if (ls->npending >= ls->preauth_max) {
+        refuse_one(ls, server);
         return;
     }
     conn *c = conn_new(ls->loop, &ls->o, ls->secret, &ls->cb, ls->ud);
@@ -617,6 +761,11 @@ static void on_accept(uv_stream_t *server, int status) {
         return;
     }
     c->server = 1;
+    c->ls = ls;
+    c->pnext = ls->pending;
+    if (ls->pending) ls->pending->pprev = c;
+    ls->pending = c;
+    ls->npending++;
     if (uv_accept(server, (uv_stream_t *)&c->tcp)) {
         conn_close(c, "accept failed");
         return;
@@ -635,6 +784,7 @@ static void listener_closed(uv_handle_t *h) {
 }
 
 void listener_close(listener *ls) {
+    while (ls->pending) unlist(ls->pending); /* they outlive it */
     if (!uv_is_closing((uv_handle_t *)&ls->tcp)) uv_close((uv_handle_t *)&ls->tcp, listener_closed);
 }
 
@@ -655,6 +805,7 @@ int conn_listen(ioloop *l, const char *host, int port, const conn_opts *o, const
     ls->o = *o;
     ls->cb = *cb;
     ls->ud = ud;
+    ls->preauth_max = conn_fd_share(o->preauth_max > 0 ? o->preauth_max : CONN_PREAUTH_MAX);
     if (o->secret && o->secret_len) {
         if (!(ls->secret = malloc(o->secret_len))) {
             free(ls);

@@ -9,6 +9,22 @@
  * before authentication, or a peer that goes away closes that connection
  * with a reason, logged with the peer's address; a listener keeps serving
  * every other connection.
+ *
+ * What a peer that has not authenticated can make a process hold is
+ * bounded.  Until a connection is trusted -- authenticated, or, without a
+ * secret, once an accepted connection's first frame has been handled
+ * without closing it -- its frames may be at most CONN_PREAUTH_FRAME
+ * bytes, whatever max_frame says; a larger length closes it at its
+ * header.  A listener holds at most CONN_PREAUTH_MAX connections that are
+ * not trusted yet (fewer when the descriptor limit is low: a quarter of
+ * RLIMIT_NOFILE); further ones are accepted and closed at once, with a
+ * warning logged at most once a second.  Every one of them closes when
+ * handshake_ms passes.  A connection this process dialed trusts the peer
+ * it chose once the handshake is done (at once without a secret).
+ *
+ * A failed authentication is logged at warn on the side that refuses it,
+ * with the peer's address and the reason (a wrong secret, no secret, a
+ * malformed handshake), at most one line per peer address a second.
  */
 #ifndef EM_CONN_H
 #define EM_CONN_H
@@ -27,9 +43,18 @@ typedef struct conn_opts {
     size_t secret_len;
     int encrypt;          /* seal every frame after the handshake */
     const char *component; /* for log lines ("master", "worker", ...) */
-    uint32_t handshake_ms; /* connect and authenticate within this, or the
-                              connection closes (0: CONN_HANDSHAKE_MS) */
+    uint32_t handshake_ms; /* connect and authenticate (without a secret, an
+                              accepted connection: send its first frame)
+                              within this, or the connection closes (0:
+                              CONN_HANDSHAKE_MS) */
+    int preauth_max;       /* a listener's cap on connections not trusted yet
+                              (0: CONN_PREAUTH_MAX) */
 } conn_opts;
+
+/* The largest frame a peer that is not trusted yet may send. */
+#define CONN_PREAUTH_FRAME ((size_t)1 << 20)
+/* Connections not trusted yet that one listener holds at most. */
+#define CONN_PREAUTH_MAX 256
 
 /* How long a connection may take to open: a peer that connects and then
  * says nothing (or one byte a second) holds nothing for longer. */
@@ -97,6 +122,10 @@ size_t conn_queued(const conn *c);
  * the connection is closing. */
 #define CONN_DRAIN_LOW ((size_t)1 << 20)
 void conn_on_drain(conn *c, void (*fn)(conn *c, void *arg), void *arg);
+/* A cap of `want` descriptors for one kind of connection, lowered to a
+ * quarter of RLIMIT_NOFILE's soft limit (at least 4) so that one kind
+ * never takes the descriptors every other needs. */
+int conn_fd_share(int want);
 /* Close with a reason (logged); on_close follows. */
 void conn_close(conn *c, const char *reason);
 /* "127.0.0.1:5000" */

@@ -24,6 +24,20 @@
 static int read_secret(const char *path, const char *from, netconf *n) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return em__seterr(EM_EINVAL, "the secret file %s (%s): %s", path, from, strerror(errno));
+    /* As ssh with a private key: a secret others can read is no secret. */
+    struct stat st;
+    if (fstat(fd, &st)) {
+        int e = errno;
+        close(fd);
+        return em__seterr(EM_EINVAL, "the secret file %s (%s): %s", path, from, strerror(e));
+    }
+    if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+        close(fd);
+        return em__seterr(EM_EINVAL,
+                          "the secret file %s (%s) is accessible by group or others (mode %04o): it is refused; "
+                          "make it readable by its owner only: chmod 600 %s",
+                          path, from, (unsigned)(st.st_mode & 07777), path);
+    }
     uint8_t *buf = malloc(SECRET_MAX + 1);
     ssize_t k = buf ? read(fd, buf, SECRET_MAX + 1) : -1;
     close(fd);
@@ -79,7 +93,7 @@ int netconf_write_secret(const netconf *n, const char *path) {
 }
 
 conn_opts netconf_opts(const netconf *n, const char *component) {
-    conn_opts o = {n->max_frame, n->secret, n->secret_len, n->encrypt && n->secret, component, 0};
+    conn_opts o = {n->max_frame, n->secret, n->secret_len, n->encrypt && n->secret, component, 0, 0};
     return o;
 }
 

@@ -28,7 +28,9 @@ typedef struct netconf {
 /* From settings (c may be NULL: defaults), then $EMBER_SECRET_FILE when
  * no secret is set, and encryption also when $EMBER_NETWORK_CRYPTO is 1
  * (what a process that starts ember processes passes on).  0, or
- * EM_EINVAL naming the file or setting. */
+ * EM_EINVAL naming the file or setting.  A secret file that group or
+ * others may access (any of mode 077) is refused, as ssh refuses such a
+ * private key, with a message naming the file, its mode and chmod 600. */
 int netconf_load(const em_conf *c, netconf *out);
 /* An executor's: $EMBER_SECRET_FILE, $EMBER_NETWORK_CRYPTO ("1"). */
 int netconf_from_env(netconf *out);

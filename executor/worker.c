@@ -905,6 +905,7 @@ int worker_main(int argc, char **argv) {
     if (a.rc) {
         fprintf(stderr, "ember-worker: the shuffle service (ember.shuffle.service.port %d): %s\n", w.svc_port, a.err);
         iol_stop(w.l);
+        if (w.nc.secret) unlink(sf);
         netconf_free(&w.nc);
         return 1;
     }
@@ -932,6 +933,7 @@ int worker_main(int argc, char **argv) {
         free(ap);
     }
     ss_free(w.svc);
+    if (w.nc.secret) unlink(sf); /* the executors' copy of the secret goes with them */
     netconf_free(&w.nc);
     return 0;
 }

@@ -17,6 +17,7 @@
 #include "ember.h"
 #include "err.h"
 #include "frame.h"
+#include "httpd.h"
 #include "log.h"
 #include "master.h"
 #include "master_store.h"
@@ -24,7 +25,6 @@
 #include "msg.h"
 #include "netconf.h"
 
-#define HTTP_REQUEST_MAX 8192
 #define MASTERD_FRAME_MAX ((size_t)1 << 20)
 
 enum { P_UNKNOWN = 0, P_WORKER, P_DRIVER };
@@ -49,7 +49,7 @@ typedef struct masterd {
     uint64_t timeout_ms;
     peer *peers;
     int npeers, cappeers;
-    struct { iol_owner owner; uv_tcp_t tcp; } web;
+    httpd *web; /* the status port */
     iol_timer tick;
     master_conf mc;
     netconf nc;
@@ -406,37 +406,6 @@ static const conn_cb callbacks = {on_open, on_frame, on_close};
 
 /* ---------------------------------------------------------- status port */
 
-typedef struct http_client {
-    iol_owner owner;
-    uv_tcp_t tcp;
-    masterd *d;
-    char req[HTTP_REQUEST_MAX];
-    size_t n;
-    int answered;
-} http_client;
-
-static void http_closed(uv_handle_t *h) { free(h->data); }
-
-static void http_close(void *self, const char *reason) {
-    http_client *h = self;
-    (void)reason;
-    if (!uv_is_closing((uv_handle_t *)&h->tcp)) uv_close((uv_handle_t *)&h->tcp, http_closed);
-}
-
-typedef struct http_write {
-    uv_write_t req;
-    http_client *h;
-    char *bytes;
-} http_write;
-
-static void http_written(uv_write_t *req, int status) {
-    http_write *w = (http_write *)req;
-    (void)status;
-    http_close(w->h, "answered");
-    free(w->bytes);
-    free(w);
-}
-
 /* The page: workers and applications with their executors, from the JSON's
  * numbers (no script: the JSON is the machine's view). */
 static int status_page(masterd *d, ebuf *b) {
@@ -458,93 +427,22 @@ static int status_page(masterd *d, ebuf *b) {
     return rc || ebuf_append(b, tail, sizeof tail - 1);
 }
 
-static void http_answer(http_client *h) {
-    masterd *d = h->d;
-    ebuf body = EBUF_INIT, out = EBUF_INIT;
-    const char *status = "200 OK", *ctype = "application/json";
-    int rc = 0;
-    if (!strncmp(h->req, "GET /json ", 10) || !strncmp(h->req, "GET /json/ ", 11)) {
-        rc = master_json(d->m, now_ms(), &body);
-    } else if (!strncmp(h->req, "GET / ", 6)) {
-        ctype = "text/html; charset=utf-8";
-        rc = status_page(d, &body);
-    } else {
-        status = "404 Not Found";
-        ctype = "text/plain";
-        rc = ebuf_append(&body, "not found\n", 10);
+/* The status port's answers: /json, the page at /, 404 for the rest. */
+static int status_answer(void *ud, const http_req *r, int *status, const char **ctype, ebuf *body) {
+    masterd *d = ud;
+    if (!strcmp(r->path, "/json") || !strcmp(r->path, "/json/")) {
+        *ctype = "application/json";
+        return master_json(d->m, now_ms(), body);
     }
-    char head[256];
-    int n = snprintf(head, sizeof head, "HTTP/1.0 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-                     status, ctype, body.len);
-    rc = rc || ebuf_append(&out, head, (size_t)n) || ebuf_append(&out, body.p, body.len);
-    ebuf_free(&body);
-    http_write *w = rc ? NULL : malloc(sizeof *w);
-    if (!w) {
-        ebuf_free(&out);
-        http_close(h, "out of memory");
-        return;
+    if (!strcmp(r->path, "/")) {
+        *ctype = "text/html; charset=utf-8";
+        return status_page(d, body);
     }
-    size_t len;
-    w->h = h;
-    w->bytes = (char *)ebuf_steal(&out, &len);
-    uv_buf_t buf = uv_buf_init(w->bytes, (unsigned)len);
-    if (uv_write(&w->req, (uv_stream_t *)&h->tcp, &buf, 1, http_written)) {
-        free(w->bytes);
-        free(w);
-        http_close(h, "write failed");
-    }
-}
-
-static void http_alloc(uv_handle_t *hd, size_t suggested, uv_buf_t *buf) {
-    http_client *h = hd->data;
-    (void)suggested;
-    buf->base = h->req + h->n;
-    buf->len = sizeof h->req - 1 - h->n;
-}
-
-static void http_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
-    http_client *h = s->data;
-    (void)buf;
-    if (nread < 0) {
-        http_close(h, "peer closed");
-        return;
-    }
-    h->n += (size_t)nread;
-    h->req[h->n] = 0;
-    if (strstr(h->req, "\r\n\r\n") || strstr(h->req, "\n\n")) {
-        uv_read_stop(s);
-        if (!h->answered) {
-            h->answered = 1;
-            http_answer(h);
-        }
-    } else if (h->n >= sizeof h->req - 1) {
-        http_close(h, "request too large");
-    }
-}
-
-static void http_accept(uv_stream_t *server, int status) {
-    masterd *md = (masterd *)((char *)server->data - offsetof(masterd, web));
-    if (status < 0) return;
-    http_client *h = calloc(1, sizeof *h);
-    if (!h) return;
-    h->owner.close = http_close;
-    h->d = md;
-    if (uv_tcp_init(iol_uv(md->l), &h->tcp)) {
-        free(h);
-        return;
-    }
-    h->tcp.data = h;
-    if (uv_accept(server, (uv_stream_t *)&h->tcp) || uv_read_start((uv_stream_t *)&h->tcp, http_alloc, http_read))
-        http_close(h, "accept failed");
+    *status = 404;
+    return ebuf_append(body, "not found\n", 10);
 }
 
 /* ------------------------------------------------------------ the loop */
-
-static void close_web(void *self, const char *reason) {
-    (void)reason;
-    uv_tcp_t *t = &((masterd *)((char *)self - offsetof(masterd, web)))->web.tcp;
-    if (!uv_is_closing((uv_handle_t *)t)) uv_close((uv_handle_t *)t, NULL);
-}
 
 static void on_tick(uv_timer_t *t) {
     masterd *d = (masterd *)((char *)t->data - offsetof(masterd, tick));
@@ -582,28 +480,8 @@ static void start(masterd *d) {
     d->recover_until = now_ms() + d->timeout_ms;
     d->recovering_at_start = master_recovering(d->m);
     d->saved_version = master_version(d->m);
-    struct sockaddr_in sa;
-    d->web.owner.close = close_web;
-    if (conn_resolve(d->host, d->webport, &sa)) {
-        d->rc = em__preferr(EM_EINVAL, "status port %s:%d", d->host, d->webport);
-        return;
-    }
-    int rc = uv_tcp_init(iol_uv(d->l), &d->web.tcp);
-    if (rc) {
-        d->rc = em__seterr(EM_EIO, "status port %s:%d: %s", d->host, d->webport, uv_strerror(rc));
-        return;
-    }
-    d->web.tcp.data = &d->web;
-    rc = uv_tcp_bind(&d->web.tcp, (const struct sockaddr *)&sa, 0);
-    if (!rc) rc = uv_listen((uv_stream_t *)&d->web.tcp, 64, http_accept);
-    if (rc) {
-        d->rc = em__seterr(EM_EIO, "status port %s:%d: %s", d->host, d->webport, uv_strerror(rc));
-        return;
-    }
-    struct sockaddr_storage got;
-    int len = sizeof got;
-    if (!uv_tcp_getsockname(&d->web.tcp, (struct sockaddr *)&got, &len) && got.ss_family == AF_INET)
-        d->webport = ntohs(((struct sockaddr_in *)&got)->sin_port);
+    httpd_opts ho = {0, 0, "master"};
+    if ((d->rc = httpd_start(d->l, d->host, d->webport, &ho, status_answer, d, &d->web, &d->webport))) return;
     iol_timer_init(d->l, &d->tick);
     uint64_t every = d->timeout_ms / 4 ? d->timeout_ms / 4 : 1;
     uv_timer_start(&d->tick.t, on_tick, every, every);

@@ -8,7 +8,9 @@
 # service port, --memory 1024 as MiB), ember-submit's messages for a
 # missing master and a bad --executor-memory, then stop-worker.sh and
 # stop-master.sh, after which no process they started runs, no PID file is
-# left, and no stopping worker tried to register again.  Every address is the name "localhost".
+# left, nor the worker's copy of the secret, and no stopping worker tried to
+# register again.  Every address is the name "localhost"; every process has
+# a shared secret.
 # Run by `make test`.
 set -eu
 B="$1"
@@ -29,6 +31,13 @@ trap cleanup EXIT
 check() {
     if eval "$2"; then echo "ok   scripts: $1"; else echo "FAIL scripts: $1"; fail=1; fi
 }
+
+# A shared secret for every process (its file readable by its owner only:
+# ember refuses another); the worker's copy for its executors goes when it
+# stops.
+head -c 48 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$T/secret"
+chmod 600 "$T/secret"
+export EMBER_SECRET_FILE="$T/secret"
 
 # Every address by name: the daemons bind "localhost", the driver
 # advertises it, and the master URL names it.
@@ -89,6 +98,6 @@ scripts/stop-master.sh > /dev/null
 gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
 check "stop-worker.sh and stop-master.sh stopped both" 'gone "$mpid" && gone "$wpid"'
 check "no PID file is left" '[ -z "$(ls "$T/pids")" ]'
-check "the application's work directory went with it" '[ -z "$(ls "$T/work" | grep -v "^bin$" | grep -v "^secret$")" ]'
+check "the application's work directory and the secret's copy went with it" '[ -z "$(ls "$T/work" | grep -v "^bin$")" ]'
 check "a stopped worker did not try to register again" '! grep -q "registering again" "$T"/logs/ember-*-worker-1.out'
 exit $fail

@@ -9,8 +9,10 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -201,7 +203,7 @@ TEST(conn_frames_echo_intact) {
     side ss;
     side_init(&ss);
     ss.echo = 1;
-    conn_opts o = {0, NULL, 0, 0, "test", 0};
+    conn_opts o = {0, NULL, 0, 0, "test", 0, 0};
     setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, NULL};
     CHECK(u.l);
     iol_call(u.l, do_listen, &u);
@@ -220,7 +222,7 @@ TEST(conn_garbage_closes_only_that_connection) {
     side ss;
     side_init(&ss);
     ss.echo = 1;
-    conn_opts o = {1 << 20, NULL, 0, 0, "test", 0};
+    conn_opts o = {1 << 20, NULL, 0, 0, "test", 0, 0};
     setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, NULL};
     CHECK(u.l);
     iol_call(u.l, do_listen, &u);
@@ -251,7 +253,7 @@ TEST(conn_secret_and_encryption) {
     side_init(&ss);
     ss.echo = 1;
     static const char secret[] = "shared secret";
-    conn_opts o = {1 << 20, secret, sizeof secret - 1, 1, "test", 0};
+    conn_opts o = {1 << 20, secret, sizeof secret - 1, 1, "test", 0, 0};
     setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, NULL};
     CHECK(u.l);
     iol_call(u.l, do_listen, &u);
@@ -261,7 +263,7 @@ TEST(conn_secret_and_encryption) {
     /* A wrong secret: the client refuses the server's proof, and closes. */
     side cs;
     side_init(&cs);
-    conn_opts bad = {1 << 20, "wrong", 5, 1, "test", 0};
+    conn_opts bad = {1 << 20, "wrong", 5, 1, "test", 0, 0};
     setup cu = {u.l, bad, &cs, NULL, u.port, NULL, 0, NULL};
     iol_call(u.l, do_connect, &cu);
     CHECK_OK(cu.rc);
@@ -405,12 +407,12 @@ TEST(conn_send_file_frames_intact) {
     CHECK(write(fd, buf, FILE_BYTES) == (ssize_t)FILE_BYTES);
     free(buf);
     int intact = 0;
-    conn_opts plain = {1 << 20, NULL, 0, 0, "test", 0};
+    conn_opts plain = {1 << 20, NULL, 0, 0, "test", 0, 0};
     uint64_t n = send_file_once(&plain, fd, &intact);
     CHECK(intact);
     CHECK(n > 0 && n < FILE_BYTES); /* some by sendfile, the rest once the socket was full */
     static const char secret[] = "shared secret";
-    conn_opts sealed = {1 << 20, secret, sizeof secret - 1, 1, "test", 0};
+    conn_opts sealed = {1 << 20, secret, sizeof secret - 1, 1, "test", 0, 0};
     CHECK_EQ_I64(send_file_once(&sealed, fd, &intact), 0);
     CHECK(intact);
     close(fd);
@@ -425,7 +427,7 @@ TEST(conn_handshake_deadline) {
     side_init(&ss);
     ss.echo = 1;
     static const char secret[] = "shared secret";
-    conn_opts o = {1 << 20, secret, sizeof secret - 1, 0, "test", 300};
+    conn_opts o = {1 << 20, secret, sizeof secret - 1, 0, "test", 300, 0};
     setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, NULL};
     CHECK(u.l);
     iol_call(u.l, do_listen, &u);
@@ -449,7 +451,7 @@ TEST(conn_host_names) {
     side ss;
     side_init(&ss);
     ss.echo = 1;
-    conn_opts o = {1 << 20, NULL, 0, 0, "test", 10000};
+    conn_opts o = {1 << 20, NULL, 0, 0, "test", 10000, 0};
     setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, "localhost"};
     CHECK(u.l);
     iol_call(u.l, do_listen, &u);
@@ -476,5 +478,292 @@ TEST(conn_host_names) {
     iol_call(u.l, do_close_listener, u.ls);
     iol_stop(u.l);
     side_free(&bad);
+    side_free(&ss);
+}
+
+/* A raw socket connected to 127.0.0.1:port (20 s receive timeout), or -1. */
+static int raw_connect(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct timeval tv = {20, 0};
+    if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Write all n bytes of p to fd.  1 when they went. */
+static int raw_write(int fd, const void *p, size_t n) {
+    const uint8_t *b = p;
+    while (n) {
+        ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
+        if (k <= 0) return 0;
+        b += k;
+        n -= (size_t)k;
+    }
+    return 1;
+}
+
+/* Whether fd's peer closes it (read gives 0 or a reset within 20 s). */
+static int raw_closed(int fd) {
+    char buf[256];
+    ssize_t r;
+    while ((r = read(fd, buf, sizeof buf)) > 0) {}
+    return r == 0 || (r < 0 && errno == ECONNRESET);
+}
+
+/* Before a connection is trusted its frames are at most 1 MiB, whatever
+ * max_frame says: a raw peer announcing 2 MiB is closed at the header.
+ * Without a secret, a first frame handled raises the limit (a 2 MiB frame
+ * after it arrives); with a secret, the handshake does. */
+TEST(conn_preauth_frame_limit) {
+    quiet_logs();
+    side ss;
+    side_init(&ss);
+    conn_opts o = {(size_t)128 << 20, NULL, 0, 0, "test", 10000, 0};
+    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, NULL};
+    CHECK(u.l);
+    iol_call(u.l, do_listen, &u);
+    CHECK_OK(u.rc);
+    size_t big = (size_t)2 << 20;
+    uint8_t h[FRAME_HEADER];
+    CHECK_OK(frame_fill_header(h, FT_CHUNK, big, (size_t)128 << 20));
+    CHECK(raw_send_expect_close(u.port, h, sizeof h));
+    CHECK(wait_for(&ss, &ss.closed, 1));
+    CHECK_STR_CONTAINS(reason_of(&ss), "a frame of 2097152 bytes before authentication");
+    CHECK_EQ_I64(ss.frames, 0);
+    /* A small first frame, then the big one: both delivered. */
+    uint8_t *stream = calloc(1, FRAME_HEADER + 1 + FRAME_HEADER + big);
+    CHECK(stream);
+    CHECK_OK(frame_fill_header(stream, FT_MSG, 1, 1 << 20));
+    stream[FRAME_HEADER] = 'a';
+    memcpy(stream + FRAME_HEADER + 1, h, sizeof h);
+    int fd = raw_connect(u.port);
+    int sent = fd >= 0 && raw_write(fd, stream, FRAME_HEADER + 1 + FRAME_HEADER + big);
+    free(stream);
+    CHECK(sent);
+    CHECK(wait_for(&ss, &ss.frames, 2));
+    CHECK_EQ_I64(ss.len[1], big);
+    close(fd);
+    CHECK(wait_for(&ss, &ss.closed, 2));
+    iol_call(u.l, do_close_listener, u.ls);
+    iol_stop(u.l);
+    side_free(&ss);
+    /* With a secret: 2 MiB before the handshake closes; after it, a 2 MiB
+     * frame goes both ways. */
+    side s2;
+    side_init(&s2);
+    s2.echo = 1;
+    static const char secret[] = "shared secret";
+    conn_opts so = {(size_t)128 << 20, secret, sizeof secret - 1, 0, "test", 10000, 0};
+    setup u2 = {iol_start("test"), so, &s2, NULL, 0, NULL, 0, NULL};
+    CHECK(u2.l);
+    iol_call(u2.l, do_listen, &u2);
+    CHECK_OK(u2.rc);
+    CHECK(raw_send_expect_close(u2.port, h, sizeof h));
+    CHECK(wait_for(&s2, &s2.closed, 1));
+    CHECK_STR_CONTAINS(reason_of(&s2), "before authentication");
+    side cs;
+    side_init(&cs);
+    uint8_t *body = malloc(big);
+    CHECK(body);
+    for (size_t i = 0; i < big; i++) body[i] = (uint8_t)(i * 31);
+    cs.nsend = 1;
+    cs.send_type[0] = FT_CHUNK, cs.send_body[0] = body, cs.send_len[0] = big;
+    setup cu = {u2.l, so, &cs, NULL, u2.port, NULL, 0, NULL};
+    iol_call(u2.l, do_connect, &cu);
+    CHECK_OK(cu.rc);
+    CHECK(wait_for(&cs, &cs.frames, 1));
+    CHECK(cs.len[0] == big && !memcmp(cs.body[0], body, big));
+    free(body);
+    close_req cr = {&cs, cu.c};
+    iol_call(u2.l, do_close_if_open, &cr);
+    CHECK(wait_for(&cs, &cs.closed, 1));
+    iol_call(u2.l, do_close_listener, u2.ls);
+    iol_stop(u2.l);
+    side_free(&cs);
+    side_free(&s2);
+}
+
+/* A listener holds at most preauth_max connections that are not trusted
+ * yet: with 4 silent ones held, a 5th is closed at once; once one of the
+ * 4 sends a first frame (trusted now), a new connection is served. */
+TEST(conn_preauth_connection_cap) {
+    quiet_logs();
+    side ss;
+    side_init(&ss);
+    conn_opts o = {1 << 20, NULL, 0, 0, "test", 20000, 4};
+    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, NULL};
+    CHECK(u.l);
+    iol_call(u.l, do_listen, &u);
+    CHECK_OK(u.rc);
+    int fds[4];
+    for (int i = 0; i < 4; i++) CHECK((fds[i] = raw_connect(u.port)) >= 0);
+    CHECK(wait_for(&ss, &ss.opened, 4)); /* no secret: open at once, not trusted yet */
+    int fd = raw_connect(u.port);
+    CHECK(fd >= 0);
+    CHECK(raw_closed(fd));
+    close(fd);
+    CHECK_EQ_I64(ss.opened, 4);
+    uint8_t fr[FRAME_HEADER + 1];
+    CHECK_OK(frame_fill_header(fr, FT_MSG, 1, 1 << 20));
+    fr[FRAME_HEADER] = 'a';
+    CHECK(raw_write(fds[0], fr, sizeof fr));
+    CHECK(wait_for(&ss, &ss.frames, 1));
+    CHECK((fd = raw_connect(u.port)) >= 0);
+    CHECK(raw_write(fd, fr, sizeof fr));
+    CHECK(wait_for(&ss, &ss.frames, 2));
+    CHECK_EQ_I64(ss.opened, 5);
+    close(fd);
+    for (int i = 0; i < 4; i++) close(fds[i]);
+    CHECK(wait_for(&ss, &ss.closed, 5));
+    iol_call(u.l, do_close_listener, u.ls);
+    iol_stop(u.l);
+    side_free(&ss);
+}
+
+/* Send bytes to the listener from a raw socket bound to source address
+ * src (any 127.x.y.z: all of them are the loopback), then wait for the
+ * server to close it.  1 when it did. */
+static int raw_from(const char *src, int port, const void *bytes, size_t n) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa, me;
+    memset(&me, 0, sizeof me);
+    me.sin_family = AF_INET;
+    inet_pton(AF_INET, src, &me.sin_addr);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct timeval tv = {20, 0};
+    int closed = 0;
+    if (fd >= 0 && !setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) &&
+        !bind(fd, (struct sockaddr *)&me, sizeof me) && !connect(fd, (struct sockaddr *)&sa, sizeof sa) &&
+        raw_write(fd, bytes, n))
+        closed = raw_closed(fd);
+    if (fd >= 0) close(fd);
+    return closed;
+}
+
+/* Lines of the file at path that contain every one of the n needles. */
+static int count_lines(const char *path, const char *const *needles, int n) {
+    FILE *f = fopen(path, "r");
+    char line[2048];
+    int count = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        int all = 1;
+        for (int i = 0; i < n && all; i++) all = strstr(line, needles[i]) != NULL;
+        count += all;
+    }
+    if (f) fclose(f);
+    return count;
+}
+
+/* A failed authentication is logged at warn on the side that refuses it,
+ * with the peer's address and the reason -- a wrong secret (the server
+ * hears only that the client closed after its challenge), no secret (a
+ * message before the handshake), a malformed handshake -- at most one line
+ * per peer address a second: five failures from one address in a row give
+ * one line.  (Each peer is its own 127.x.y.z source address.) */
+TEST(conn_auth_failures_logged) {
+    log_set_level(LOG_WARN);
+    char logpath[1024];
+    snprintf(logpath, sizeof logpath, "%s/log", test_tmpdir());
+    fflush(stderr);
+    int saved = dup(2), lf = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CHECK(saved >= 0 && lf >= 0);
+    dup2(lf, 2);
+    close(lf);
+    side ss;
+    side_init(&ss);
+    static const char secret[] = "shared secret";
+    conn_opts o = {1 << 20, secret, sizeof secret - 1, 0, "test", 10000, 0};
+    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, NULL};
+    int ok = u.l != NULL;
+    if (ok) iol_call(u.l, do_listen, &u);
+    ok = ok && u.rc == 0;
+    /* A client with another secret, from 127.0.0.1. */
+    side cs;
+    side_init(&cs);
+    conn_opts bad = {1 << 20, "wrong", 5, 0, "test", 10000, 0};
+    setup cu = {u.l, bad, &cs, NULL, u.port, NULL, 0, NULL};
+    if (ok) iol_call(u.l, do_connect, &cu);
+    ok = ok && cu.rc == 0 && wait_for(&cs, &cs.closed, 1) && wait_for(&ss, &ss.closed, 1);
+    /* No secret: a message first, from 127.0.0.2, five times. */
+    uint8_t msgf[FRAME_HEADER + 1];
+    frame_fill_header(msgf, FT_MSG, 1, 1 << 20);
+    msgf[FRAME_HEADER] = 0x90;
+    for (int i = 0; i < 5 && ok; i++) ok = raw_from("127.0.0.2", u.port, msgf, sizeof msgf);
+    /* A malformed handshake (a HELLO of the wrong size), from 127.0.0.3. */
+    uint8_t hello[FRAME_HEADER + 3] = {0, 0, 0, 3, FT_AUTH, 1, 2, 3};
+    ok = ok && raw_from("127.0.0.3", u.port, hello, sizeof hello);
+    ok = ok && wait_for(&ss, &ss.closed, 7);
+    if (u.l) {
+        if (u.ls) iol_call(u.l, do_close_listener, u.ls);
+        iol_stop(u.l);
+    }
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    side_free(&cs);
+    side_free(&ss);
+    CHECK(ok);
+    const char *wrong[] = {"warn", "authentication failed: connection from 127.0.0.1:", "wrong secret"};
+    const char *none[] = {"warn", "authentication failed: connection from 127.0.0.2:", "no secret"};
+    const char *malformed[] = {"warn", "authentication failed: connection from 127.0.0.3:", "malformed handshake",
+                               "wrong size"};
+    const char *any[] = {"authentication failed"};
+    char *all = NULL;
+    FILE *f = fopen(logpath, "r");
+    if (f) {
+        static char text[16384];
+        size_t k = fread(text, 1, sizeof text - 1, f);
+        text[k] = 0;
+        all = text;
+        fclose(f);
+    }
+    if (count_lines(logpath, any, 1) != 4) fprintf(stderr, "  the log:\n%s", all ? all : "(none)\n");
+    CHECK_EQ_I64(count_lines(logpath, wrong, 3), 1);
+    CHECK_EQ_I64(count_lines(logpath, none, 3), 1);
+    CHECK_EQ_I64(count_lines(logpath, malformed, 4), 1);
+    CHECK_EQ_I64(count_lines(logpath, any, 1), 4); /* and the client's own refusal of the server */
+}
+
+/* Without a secret, an accepted connection that sends no first frame is
+ * closed at the handshake deadline as one that does not authenticate
+ * (else silent connections would hold the cap's places for good); one
+ * that did send it stays open past it. */
+TEST(conn_first_message_deadline) {
+    quiet_logs();
+    side ss;
+    side_init(&ss);
+    conn_opts o = {1 << 20, NULL, 0, 0, "test", 300, 0};
+    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, NULL};
+    CHECK(u.l);
+    iol_call(u.l, do_listen, &u);
+    CHECK_OK(u.rc);
+    int talker = raw_connect(u.port);
+    CHECK(talker >= 0);
+    uint8_t fr[FRAME_HEADER + 1];
+    CHECK_OK(frame_fill_header(fr, FT_MSG, 1, 1 << 20));
+    fr[FRAME_HEADER] = 'a';
+    CHECK(raw_write(talker, fr, sizeof fr));
+    CHECK(wait_for(&ss, &ss.frames, 1));
+    CHECK(raw_send_expect_close(u.port, "", 0));
+    CHECK(wait_for(&ss, &ss.closed, 1));
+    CHECK_STR_CONTAINS(reason_of(&ss), "no first message within 300 ms");
+    CHECK(raw_write(talker, fr, sizeof fr)); /* past the deadline, still served */
+    CHECK(wait_for(&ss, &ss.frames, 2));
+    CHECK_EQ_I64(ss.closed, 1);
+    close(talker);
+    CHECK(wait_for(&ss, &ss.closed, 2));
+    iol_call(u.l, do_close_listener, u.ls);
+    iol_stop(u.l);
     side_free(&ss);
 }

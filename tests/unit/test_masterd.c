@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <arpa/inet.h>
@@ -117,7 +119,7 @@ typedef struct dial {
 
 static void do_dial(void *a) {
     dial *d = a;
-    conn_opts o = {0, NULL, 0, 0, "test", 0};
+    conn_opts o = {0, NULL, 0, 0, "test", 0, 0};
     d->rc = conn_connect(d->l, "127.0.0.1", d->port, &o, &cl_cb, d->k, &d->c);
 }
 
@@ -156,7 +158,7 @@ static int http_get(int port, const char *path, char *buf, size_t cap) {
 
 /* Start bin/ember-master (next to this test binary's directory) on free
  * ports; read them from its first log line. */
-static pid_t start_master(int *port, int *webport, int *errfd) {
+static pid_t start_master_nofile(int *port, int *webport, int *errfd, int nofile) {
     char exe[4096], path[4200];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) return -1;
@@ -171,6 +173,8 @@ static pid_t start_master(int *port, int *webport, int *errfd) {
     pid_t pid = fork();
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failing test leaves no master behind */
+        struct rlimit rl = {(rlim_t)nofile, (rlim_t)nofile};
+        if (nofile > 0 && setrlimit(RLIMIT_NOFILE, &rl)) _exit(126);
         dup2(p[1], 2);
         close(p[0]);
         close(p[1]);
@@ -198,6 +202,8 @@ static pid_t start_master(int *port, int *webport, int *errfd) {
     *errfd = p[0];
     return pid;
 }
+
+static pid_t start_master(int *port, int *webport, int *errfd) { return start_master_nofile(port, webport, errfd, 0); }
 
 TEST(masterd_registers_grants_and_stops) {
     log_set_level(LOG_ERROR);
@@ -264,6 +270,90 @@ TEST(masterd_registers_grants_and_stops) {
     iol_call(l, do_close, da.c);
     iol_stop(l);
     /* SIGTERM by PID: a clean stop. */
+    CHECK(kill(pid, SIGTERM) == 0);
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(errfd);
+}
+
+static int raw_connect(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* What the peer sends on fd until it closes it, within ms; the bytes in
+ * buf.  1 when it closed. */
+static int read_to_close(int fd, char *buf, size_t cap, int ms) {
+    size_t n = 0;
+    buf[0] = 0;
+    for (;;) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (poll(&pf, 1, ms) != 1) return 0;
+        char tmp[1024];
+        ssize_t k = read(fd, tmp, sizeof tmp);
+        if (k == 0 || (k < 0 && errno == ECONNRESET)) return 1;
+        if (k < 0) return 0;
+        size_t take = (size_t)k < cap - 1 - n ? (size_t)k : cap - 1 - n;
+        memcpy(buf + n, tmp, take);
+        n += take;
+        buf[n] = 0;
+    }
+}
+
+/* The status port, with raw sockets, of a master limited to 64
+ * descriptors: a NUL byte in a request is answered 400 and closed; 70
+ * idle connections take only the status port's share of descriptors (the
+ * rest are answered 503), so a worker still registers on the cluster port
+ * meanwhile; the idle ones are closed by the 10 s request deadline
+ * (waited for at most 30 s); then /json is answered again. */
+TEST(masterd_status_port_bounded) {
+    log_set_level(LOG_ERROR);
+    int port = 0, webport = 0, errfd = -1;
+    pid_t pid = start_master_nofile(&port, &webport, &errfd, 64);
+    CHECK(pid > 0);
+    char buf[8192];
+    int fd = raw_connect(webport);
+    CHECK(fd >= 0);
+    static const char nul[] = "GET /json\0 HTTP/1.0\r\n";
+    CHECK(write(fd, nul, sizeof nul - 1) == (ssize_t)(sizeof nul - 1));
+    CHECK(read_to_close(fd, buf, sizeof buf, 20000));
+    close(fd);
+    CHECK(!strncmp(buf, "HTTP/1.0 400 Bad Request\r\n", 26));
+    int idle[70], held = 0;
+    for (int i = 0; i < 70; i++) CHECK((idle[i] = raw_connect(webport)) >= 0);
+    ioloop *l = iol_start("test");
+    CHECK(l);
+    client w;
+    client_init(&w, M_REGISTER_WORKER, 6);
+    w.f[0] = msg_str("w-1"), w.f[1] = msg_str("127.0.0.1"), w.f[2] = msg_u(7078), w.f[3] = msg_u(2), w.f[4] = msg_u(2048);
+    w.f[5] = msg_u(0);
+    dial dw = {l, port, &w, NULL, 0};
+    iol_call(l, do_dial, &dw);
+    CHECK_OK(dw.rc);
+    CHECK(wait_tag(&w, M_WORKER_REGISTERED) >= 0);
+    CHECK(!w.closed);
+    for (int i = 0; i < 70; i++) {
+        CHECK(read_to_close(idle[i], buf, sizeof buf, 30000));
+        if (!buf[0]) held++; /* closed at the deadline, unanswered */
+        else CHECK(!strncmp(buf, "HTTP/1.0 503 Service Unavailable\r\n", 34));
+        close(idle[i]);
+    }
+    CHECK(held > 0 && held < 70);
+    CHECK_OK(http_get(webport, "/json", buf, sizeof buf));
+    if (!strstr(buf, "\"aliveworkers\":1")) fprintf(stderr, "  /json: %s\n", buf);
+    CHECK(strstr(buf, "200 OK") && strstr(buf, "\"aliveworkers\":1"));
+    iol_call(l, do_close, dw.c);
+    iol_stop(l);
     CHECK(kill(pid, SIGTERM) == 0);
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid);
