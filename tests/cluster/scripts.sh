@@ -5,7 +5,10 @@
 # on them with ember-submit and compared with a local run, a PID file naming
 # a process that is not ours left alone by the stop script, then
 # stop-worker.sh and stop-master.sh, after which no process they started
-# runs and no PID file is left.  Every address is the name "localhost".
+# runs and no PID file is left.  Drivers linked against libember.so run on a
+# worker started without LD_LIBRARY_PATH: word count (build/shared/), and
+# needlib, whose own library the worker cannot load, failing at its first
+# executor launch.  Every address is the name "localhost".
 # Run by `make test`.
 set -eu
 B="$1"
