@@ -211,7 +211,7 @@ LC_T ?= $(T)
 # `make test` runs too): word count and the fault scenarios, each worker a
 # host of its own; it says "skip" where namespaces cannot be made.
 .PHONY: test-netns
-test-netns: $(DAEMONS) $(BUILD)/examples/wordcount $(FAULT_DRIVER)
+test-netns: $(DAEMONS) $(BUILD)/examples/wordcount $(BUILD)/shared/wordcount $(FAULT_DRIVER)
 	cd $(CURDIR) && sh tests/cluster/netns.sh $(BUILD)
 
 # The test command README gives and CI runs.

@@ -62,7 +62,7 @@ kill "$spid"; wait "$spid" 2>/dev/null || true; spid=""
 # first executor launch, naming the library.  (The statically linked word
 # count above uploaded nothing but its binary.)
 check "a statically linked driver uploads no library" \
-    '[ -z "$(find "$T/work/bin" -mindepth 1 -name "*.lib" -o -mindepth 1 -type d)" ]'
+    '[ -z "$(find "$T/work/bin" -mindepth 1 \( -name "*.lib" -o -type d \))" ]'
 scripts/stop-worker.sh > /dev/null
 env -u LD_LIBRARY_PATH scripts/start-worker.sh "$url" --host localhost --cores 1 --memory 512m \
     --work-dir "$T/work-shared" > "$T/worker-shared.out"
