@@ -165,6 +165,18 @@ $(BUILD)/shared/%: examples/%.c $(BUILD)/libember.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $< -o $@ -L$(BUILD) -lember -lm $(LDFLAGS_ALL)
 
+# A driver linked against libember.so and a shared library of its own,
+# found through LD_LIBRARY_PATH only (no run path), for
+# tests/cluster/scripts.sh: a worker that cannot load that library fails the
+# application at its first executor launch.
+NEEDLIB = $(BUILD)/shared/needlib
+$(BUILD)/shared/extra/libneedlib_extra.so: tests/cluster/needlib_extra.c tests/cluster/needlib_extra.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libneedlib_extra.so $< -o $@ $(LDFLAGS_ALL)
+$(NEEDLIB): tests/cluster/needlib.c $(BUILD)/libember.so $(BUILD)/shared/extra/libneedlib_extra.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests/cluster $< -o $@ -L$(BUILD) -L$(BUILD)/shared/extra -lneedlib_extra -lember $(LDFLAGS_ALL)
+
 # Link checks (tests/link/check.sh): libember exports only the API, and a
 # driver defining functions named like ember internals (tests/link/collide.c)
 # is unaffected, linked against libember.a, against libember.so exporting
@@ -201,11 +213,11 @@ LC_T ?= $(T)
 # `make test` runs too): word count and the fault scenarios, each worker a
 # host of its own; it says "skip" where namespaces cannot be made.
 .PHONY: test-netns
-test-netns: $(DAEMONS) $(BUILD)/examples/wordcount $(FAULT_DRIVER)
+test-netns: $(DAEMONS) $(BUILD)/examples/wordcount $(BUILD)/shared/wordcount $(FAULT_DRIVER)
 	cd $(CURDIR) && sh tests/cluster/netns.sh $(BUILD)
 
 # The test command README gives and CI runs.
-test: $(BUILD)/tests/run_tests $(DAEMONS) $(EXAMPLES) $(FAULT_DRIVER) $(SHARED_CHECK) fuzz-replay test-link test-docs
+test: $(BUILD)/tests/run_tests $(DAEMONS) $(EXAMPLES) $(FAULT_DRIVER) $(SHARED_CHECK) $(NEEDLIB) fuzz-replay test-link test-docs
 	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/wordcount tests/data/words.txt 3 > /dev/null
 	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/logreg --lbfgs --l2 0.001 > /dev/null 2>&1
 	cd $(CURDIR) && sh tests/examples/run.sh $(BUILD)

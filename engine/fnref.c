@@ -178,6 +178,11 @@ void *fnref_resolve(const fnref *f) {
     return NULL;
 }
 
+const char *fnref_library(void) {
+    pthread_once(&images_once, find_images);
+    return self_img.found && !self_is_main && self_img.path[0] ? self_img.path : NULL;
+}
+
 static uint8_t bin_hash[32];
 static pthread_once_t hash_once = PTHREAD_ONCE_INIT;
 

@@ -49,6 +49,12 @@ void *fnref_resolve(const fnref *f);
  * once). */
 const uint8_t *fnref_binary_hash(void);
 
+/* libember's file name as the dynamic loader reports it when libember is a
+ * shared library of the program (the name the program asks for, joined to
+ * the directory the loader found it in: "build/libember.so.0"), or NULL
+ * when libember is part of the main program.  Static storage. */
+const char *fnref_library(void);
+
 /* Builtin table (engine/builtins.c). */
 extern void *const em__builtins[];
 extern const int em__nbuiltins;

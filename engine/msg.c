@@ -15,6 +15,7 @@
 #define HOST_MAX 1024   /* host names, URLs */
 #define TEXT_MAX 16384  /* reasons, the last lines of an executor's stderr */
 #define HASH_LEN 32     /* a binary's BLAKE2b-256 hash */
+#define LIBNAME_MAX 255 /* a library's file name (NAME_MAX) */
 #define MSG_CONF_MAX 65536 /* an application's executor settings (conf_lines) */
 #define ANY 0           /* no bound */
 
@@ -60,9 +61,9 @@ static const msg_def defs[M_TAG_END] = {
                            {STR("app id", 1, ID_MAX), U64("executor id", 0, ANY), U64("cores", 1, 1u << 20),
                             U64("memory MiB", 1, ANY), STR("driver url", 1, HOST_MAX),
                             BIN("binary hash", HASH_LEN, HASH_LEN), STR("executor settings", 0, MSG_CONF_MAX)}},
-    [M_EXECUTOR_EXITED] = {"executor_exited", 5,
+    [M_EXECUTOR_EXITED] = {"executor_exited", 6,
                            {STR("app id", 1, ID_MAX), U64("executor id", 0, ANY), I64("exit code"),
-                            U64("signal", 0, 127), STR("last stderr lines", 0, TEXT_MAX)}},
+                            U64("signal", 0, 127), STR("last stderr lines", 0, TEXT_MAX), BOOL("cannot run")}},
     [M_KILL_EXECUTOR] = {"kill_executor", 2, {STR("app id", 1, ID_MAX), U64("executor id", 0, ANY)}},
     [M_REGISTER_EXECUTOR] = {"register_executor", 6,
                              {U64("executor id", 0, ANY), STR("host", 1, HOST_MAX), U64("shuffle port", 1, 65535),
@@ -104,6 +105,8 @@ static const msg_def defs[M_TAG_END] = {
     [M_WORKER_LOST] = {"worker_lost", 1, {STR("worker id", 1, ID_MAX)}},
     [M_EXECUTOR_REGISTERED] = {"executor_registered", 2, {STR("app id", 1, ID_MAX), U64("executor id", 0, ANY)}},
     [M_APP_REMOVED] = {"app_removed", 2, {STR("app id", 1, ID_MAX), STR("reason", 0, TEXT_MAX)}},
+    [M_LIBRARY] = {"library", 3,
+                   {STR("file name", 1, LIBNAME_MAX), U64("length", 1, ANY), BIN("file hash", HASH_LEN, HASH_LEN)}},
     [M_APP_WAITING] = {"app_waiting", 3, {STR("app id", 1, ID_MAX), U64("state", 0, 2), STR("reason", 0, TEXT_MAX)}},
 };
 

@@ -40,7 +40,10 @@ enum msg_tag {
     /* master -> worker, worker -> master */
     M_LAUNCH_EXECUTOR,     /* app id, executor id, cores, memory MiB, driver url, binary hash, executor
                               settings */
-    M_EXECUTOR_EXITED,     /* app id, executor id, exit code, signal, last stderr lines */
+    M_EXECUTOR_EXITED,     /* app id, executor id, exit code, signal, last stderr lines (or the
+                              reason it could not start), cannot run (true: the dynamic loader
+                              could not load a library the program needs, so no executor of the
+                              application can start there; the reason names it) */
     M_KILL_EXECUTOR,       /* app id, executor id */
     /* executor <-> driver */
     M_REGISTER_EXECUTOR,   /* executor id, host, shuffle port, cores, binary hash, shuffle service
@@ -97,6 +100,10 @@ enum msg_tag {
     /* master -> driver: the application was removed (its executors kept
      * failing, ember.deploy.maxExecutorRetries): its jobs fail */
     M_APP_REMOVED,         /* app id, reason */
+    /* driver -> worker, answering fetch_binary before the binary itself
+     * when libember is a shared library of the program: that library */
+    M_LIBRARY,             /* file name (the name the program asks the dynamic loader for), length,
+                              file hash (its bytes follow as chunks) */
     /* master -> driver: whether the application, without executors,
      * waits its turn (cores held by others: it waits as long as it takes)
      * or no alive worker could hold one of its executors; sent when it

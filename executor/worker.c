@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "appbin.h"
+#include "applib.h"
 #include "bincache.h"
 #include "conf.h"
 #include "conn.h"
@@ -88,18 +89,24 @@ struct wexec {
     binfetch *waiting; /* the fetch it waits for, before it starts */
 };
 
-/* A fetch of an application's binary from its driver. */
+/* What a binary fetch waits for: the library or the binary's message,
+ * the library's chunks, the binary's message, the binary's chunks; done. */
+enum { BF_HEAD, BF_LIB, BF_BIN_HEAD, BF_BIN, BF_DONE };
+
+/* A fetch of an application's binary from its driver, and of the shared
+ * libember it runs with when the driver sends one first (appbin.h). */
 struct binfetch {
     binfetch *next;
     uint8_t hash[32];
     char driver[1025];
     conn *c;
-    int fd;
+    int fd, lib_fd;
     char tmp[900], path[800];
-    uint64_t len, got;
+    char lib_tmp[1200], lib_path[1100], lib_hex[65];
+    uint64_t len, got;  /* of the file coming in */
     uint8_t file_hash[32];
     crypto_generichash_state st;
-    int started;
+    int phase;
 };
 
 static worker w;
@@ -226,10 +233,22 @@ static void exec_close(wexec *e) {
 }
 
 static void exec_ended(wexec *e, int64_t code, int sig, const char *why) {
-    char tail[TAIL_BYTES + 1];
+    char tail[TAIL_BYTES + 1], lib[256], lwhy[512];
+    int cannot_run = 0;
     if (why) snprintf(tail, sizeof tail, "%s", why);
     else stderr_tail(e, tail, sizeof tail);
     int failed = !e->killed && !w.stopping && (code != 0 || sig != 0);
+    if (failed && !why && applib_loader_error(code, sig, tail, lib, sizeof lib, lwhy, sizeof lwhy)) {
+        /* No executor of this application can start here: the report says
+         * which library and what to do, and the master removes it. */
+        cannot_run = 1;
+        snprintf(tail, sizeof tail,
+                 "the dynamic loader cannot load %s, a shared library the program needs (%s): install it on "
+                 "every worker where the loader finds it (a system library directory, or one in "
+                 "/etc/ld.so.conf), or link the program statically against it",
+                 lib, lwhy);
+        log_msg(LOG_ERROR, "worker", "executor %s/%d cannot start: %s", e->app, e->id, tail);
+    }
     e->exited = failed ? 2 : 1;
     if (failed) {
         /* Kept: a marker says so, and its time starts now (the sweep
@@ -244,8 +263,9 @@ static void exec_ended(wexec *e, int64_t code, int sig, const char *why) {
     log_msg(failed ? LOG_WARN : LOG_INFO, "worker", "executor %s/%d exited (code %lld, signal %d)%s", e->app, e->id,
             (long long)code, sig, failed ? ": its logs are kept" : "");
     if (w.master && w.registered) {
-        msg_val f[] = {msg_str(e->app), msg_u((uint64_t)e->id), msg_i(code), msg_u((uint64_t)sig), msg_str(tail)};
-        if (conn_send_msg(w.master, M_EXECUTOR_EXITED, f, 5)) conn_close(w.master, em_errmsg());
+        msg_val f[] = {msg_str(e->app), msg_u((uint64_t)e->id), msg_i(code), msg_u((uint64_t)sig), msg_str(tail),
+                       msg_u((uint64_t)cannot_run)};
+        if (conn_send_msg(w.master, M_EXECUTOR_EXITED, f, 6)) conn_close(w.master, em_errmsg());
     }
     exec_close(e);
 }
@@ -263,9 +283,11 @@ static void owner_close_exec(void *self, const char *reason) {
     exec_close(e);
 }
 
-/* Start executor e from the cached binary at path. */
+/* Start executor e from the cached binary at path, with the library
+ * directory it runs with first on LD_LIBRARY_PATH (applib.h). */
 static void exec_spawn(wexec *e, const char *path) {
-    char d[1000], out[1000], err[1000];
+    char d[1000], out[1000], err[1000], libdir[1200];
+    char *ldpath = NULL;
     snprintf(d, sizeof d, "%s/local", e->dir);
     if ((mkdir(e->dir, 0700) && errno != EEXIST) || (mkdir(d, 0700) && errno != EEXIST)) {
         snprintf(err, sizeof err, "cannot make the executor's directory %s: %s", e->dir, strerror(errno));
@@ -274,25 +296,39 @@ static void exec_spawn(wexec *e, const char *path) {
     }
     snprintf(out, sizeof out, "%s/stdout", e->dir);
     snprintf(err, sizeof err, "%s/stderr", e->dir);
+    int lib = applib_dir(path, libdir, sizeof libdir);
+    if (lib < 0) { /* gone since exec_prepare looked: the next launch fetches it again */
+        snprintf(err, sizeof err, "the library directory of the binary %s is gone", path);
+        exec_ended(e, -1, 0, err);
+        return;
+    }
     int ofd = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     int efd = open(err, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (lib == 1) {
+        const char *cur = getenv("LD_LIBRARY_PATH");
+        size_t len = sizeof "LD_LIBRARY_PATH=" + strlen(libdir) + (cur && *cur ? strlen(cur) + 1 : 0);
+        if ((ldpath = malloc(len)))
+            snprintf(ldpath, len, "LD_LIBRARY_PATH=%s%s%s", libdir, cur && *cur ? ":" : "", cur && *cur ? cur : "");
+    }
     /* The environment: the worker's, but for its own role's variables. */
     size_t n = 0;
     while (environ[n]) n++;
     char **env = calloc(n + 16, sizeof *env);
     char vars[16][1100];
     int nv = 0;
-    if (ofd < 0 || efd < 0 || !env) {
+    if (ofd < 0 || efd < 0 || !env || (lib == 1 && !ldpath)) {
         if (ofd >= 0) close(ofd);
         if (efd >= 0) close(efd);
         free(env);
+        free(ldpath);
         exec_ended(e, -1, 0, "cannot open the executor's stdout and stderr files");
         return;
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "EMBER_", 6))
+        if (strncmp(environ[i], "EMBER_", 6) && (!ldpath || strncmp(environ[i], "LD_LIBRARY_PATH=", 16)))
             env[k++] = environ[i];
+    if (ldpath) env[k++] = ldpath;
     snprintf(vars[nv++], sizeof vars[0], "EMBER_ROLE=executor");
     snprintf(vars[nv++], sizeof vars[0], "EMBER_PARENT_PID=%d", (int)getpid());
     snprintf(vars[nv++], sizeof vars[0], "EMBER_DRIVER_URL=%s", e->driver);
@@ -334,6 +370,7 @@ static void exec_spawn(wexec *e, const char *path) {
     close(ofd);
     close(efd);
     free(env);
+    free(ldpath);
     if (rc) {
         char why[1200];
         snprintf(why, sizeof why, "cannot start the executor %s: %s", path, uv_strerror(rc));
@@ -389,6 +426,10 @@ static void fetch_done(binfetch *b, const char *why) {
         }
     if (b->fd >= 0) close(b->fd);
     if (why) unlink(b->tmp);
+    if (b->lib_fd >= 0) { /* a library that did not come whole */
+        close(b->lib_fd);
+        unlink(b->lib_tmp);
+    }
     char msgbuf[1400];
     if (why) snprintf(msgbuf, sizeof msgbuf, "could not fetch the application's binary from the driver at %s: %s",
                       b->driver, why);
@@ -408,57 +449,112 @@ static void fetch_open(conn *c, void *ud) {
     if (conn_send_msg(c, M_FETCH_BINARY, f, 1)) conn_close(c, em_errmsg());
 }
 
+/* The library message: where its bytes go (applib.h).  0, or -1 with the
+ * reason in why. */
+static int lib_begin(binfetch *b, const msg *m, char *why, size_t cap) {
+    char name[256], dir[800];
+    if (!appbin_libname_ok((const char *)m->f[0].p, m->f[0].len)) {
+        snprintf(why, cap, "the driver sent a library named \"%.*s\", not a file name this worker keeps",
+                 (int)(m->f[0].len < 64 ? m->f[0].len : 64), (const char *)m->f[0].p);
+        return -1;
+    }
+    memcpy(name, m->f[0].p, m->f[0].len);
+    name[m->f[0].len] = 0;
+    appbin_hex(m->f[2].p, b->lib_hex);
+    snprintf(dir, sizeof dir, "%s/bin/%s", w.dir, b->lib_hex);
+    snprintf(b->lib_path, sizeof b->lib_path, "%s/%s", dir, name);
+    snprintf(b->lib_tmp, sizeof b->lib_tmp, "%s.tmp-%d-%p", b->lib_path, (int)getpid(), (void *)b);
+    if ((mkdir(dir, 0700) && errno != EEXIST) ||
+        (b->lib_fd = open(b->lib_tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
+        snprintf(why, cap, "%s: %s", b->lib_tmp, strerror(errno));
+        return -1;
+    }
+    b->phase = BF_LIB;
+    b->len = m->f[1].u;
+    b->got = 0;
+    memcpy(b->file_hash, m->f[2].p, 32);
+    crypto_generichash_init(&b->st, NULL, 0, 32);
+    return 0;
+}
+
+/* A file came whole (the empty chunk): checked against its hash, kept.  The
+ * library goes to its place at once; the binary last, after the link to
+ * its library, so a kept binary has everything it needs.  0, or -1 with
+ * the reason in why. */
+static int file_end(binfetch *b, char *why, size_t cap) {
+    int lib = b->phase == BF_LIB, fd = lib ? b->lib_fd : b->fd;
+    const char *what = lib ? "library" : "binary", *tmp = lib ? b->lib_tmp : b->tmp, *path = lib ? b->lib_path : b->path;
+    uint8_t h[32];
+    crypto_generichash_final(&b->st, h, 32);
+    if (b->got != b->len) {
+        snprintf(why, cap, "the %s ended short of its length", what);
+        return -1;
+    }
+    if (sodium_memcmp(h, b->file_hash, 32)) {
+        snprintf(why, cap, "the %s's contents do not match its hash", what);
+        return -1;
+    }
+    if (!lib && b->lib_hex[0] && applib_link(b->path, b->lib_hex)) {
+        snprintf(why, cap, "%s", em_errmsg());
+        return -1;
+    }
+    if (fchmod(fd, 0700) || fsync(fd) || rename(tmp, path)) {
+        snprintf(why, cap, "keeping %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (lib) {
+        close(b->lib_fd);
+        b->lib_fd = -1;
+    }
+    log_msg(LOG_INFO, "worker", "fetched the application's %s (%llu bytes) from %s%s%s", what,
+            (unsigned long long)b->len, b->driver, lib ? ": " : "", lib ? b->lib_path : "");
+    b->phase = lib ? BF_BIN_HEAD : BF_DONE;
+    return 0;
+}
+
 static void fetch_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
     binfetch *b = ud;
     msg m;
+    char why[1400];
     memset(&m, 0, sizeof m);
-    if (type == FT_MSG && !b->started) {
+    int receiving = b->phase == BF_LIB || b->phase == BF_BIN;
+    if (type == FT_MSG && (b->phase == BF_HEAD || b->phase == BF_BIN_HEAD)) {
         if (msg_decode(&m, body, len)) conn_close(c, em_errmsg());
         else if (m.tag == M_ERROR) {
-            char why[600];
             snprintf(why, sizeof why, "the driver says: %.*s", (int)m.f[1].len, (const char *)m.f[1].p);
             conn_close(c, why);
+        } else if (m.tag == M_LIBRARY && b->phase == BF_HEAD) {
+            if (lib_begin(b, &m, why, sizeof why)) conn_close(c, why);
         } else if (m.tag != M_BINARY) conn_close(c, "a message that is not the binary");
         else {
-            b->started = 1;
+            b->phase = BF_BIN;
             b->len = m.f[0].u;
+            b->got = 0;
             memcpy(b->file_hash, m.f[1].p, 32);
             crypto_generichash_init(&b->st, NULL, 0, 32);
         }
-    } else if (type == FT_CHUNK && b->started && len) {
-        if (b->got + len > b->len) conn_close(c, "more bytes than the binary's length");
+    } else if (type == FT_CHUNK && receiving && len) {
+        int fd = b->phase == BF_LIB ? b->lib_fd : b->fd;
+        if (b->got + len > b->len) conn_close(c, "more bytes than the file's length");
         else {
             size_t off = 0;
             while (off < len) {
-                ssize_t k = write(b->fd, body + off, len - off);
+                ssize_t k = write(fd, body + off, len - off);
                 if (k < 0 && errno == EINTR) continue;
                 if (k <= 0) break;
                 off += (size_t)k;
             }
             if (off < len) {
-                char why[1000];
-                snprintf(why, sizeof why, "writing %s: %s", b->tmp, strerror(errno));
+                snprintf(why, sizeof why, "writing %s: %s", b->phase == BF_LIB ? b->lib_tmp : b->tmp, strerror(errno));
                 conn_close(c, why);
             } else {
                 crypto_generichash_update(&b->st, body, len);
                 b->got += len;
             }
         }
-    } else if (type == FT_CHUNK && b->started) { /* the end */
-        uint8_t h[32];
-        crypto_generichash_final(&b->st, h, 32);
-        if (b->got != b->len) conn_close(c, "the binary ended short of its length");
-        else if (sodium_memcmp(h, b->file_hash, 32)) conn_close(c, "the binary's contents do not match its hash");
-        else if (fchmod(b->fd, 0700) || fsync(b->fd) || rename(b->tmp, b->path)) {
-            char why[1000];
-            snprintf(why, sizeof why, "keeping %s: %s", b->path, strerror(errno));
-            conn_close(c, why);
-        } else {
-            log_msg(LOG_INFO, "worker", "fetched the application's binary (%llu bytes) from %s",
-                    (unsigned long long)b->len, b->driver);
-            b->started = 2; /* done: the close that follows is not a failure */
-            conn_close(c, "the binary is here");
-        }
+    } else if (type == FT_CHUNK && receiving) { /* the end of the file */
+        if (file_end(b, why, sizeof why)) conn_close(c, why);
+        else if (b->phase == BF_DONE) conn_close(c, "the binary is here"); /* not a failure */
     } else conn_close(c, "an unexpected frame");
     msg_free(&m);
     free(body);
@@ -467,16 +563,16 @@ static void fetch_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *
 static void fetch_closed(conn *c, const char *reason, void *ud) {
     (void)c;
     binfetch *b = ud;
-    fetch_done(b, b->started == 2 ? NULL : reason);
+    fetch_done(b, b->phase == BF_DONE ? NULL : reason);
 }
 
 static const conn_cb fetch_cb = {fetch_open, fetch_frame, fetch_closed};
 
 /* Make sure e's binary is here: start it at once, or once it is fetched. */
 static void exec_prepare(wexec *e) {
-    char path[800];
+    char path[800], libdir[1200];
     cached_path(e->hash, path, sizeof path);
-    if (!access(path, X_OK)) {
+    if (!access(path, X_OK) && applib_dir(path, libdir, sizeof libdir) >= 0) {
         bincache_touch(path); /* most recently used */
         exec_spawn(e, path);
         return;
@@ -498,6 +594,7 @@ static void exec_prepare(wexec *e) {
     snprintf(b->driver, sizeof b->driver, "%s", e->driver);
     snprintf(b->path, sizeof b->path, "%s", path);
     snprintf(b->tmp, sizeof b->tmp, "%s.tmp-%d-%p", path, (int)getpid(), (void *)b);
+    b->lib_fd = -1;
     b->fd = open(b->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     b->next = w.fetches;
     w.fetches = b;

@@ -97,12 +97,17 @@ typedef struct pend {
 /* What a listener's connection turned out to be. */
 enum { K_UNKNOWN = 0, K_EXEC, K_REFUSED };
 
-/* The binary going out to a worker, as its connection drains. */
+/* The binary going out to a worker, as its connection drains: the shared
+ * libember first when the program runs with one (appbin.h), then the
+ * executable.  Each file is its message, its chunks and an empty chunk. */
 typedef struct binsend {
-    int fd;
-    uint64_t off, size;
+    struct cluster *k;
+    int fd[2];         /* the library's (-1: none), the executable's */
+    uint64_t size[2];
+    int part;          /* the file going out: 0 the library, 1 the executable, 2 done */
+    int head;          /* its message is queued */
+    uint64_t off;      /* its bytes queued */
     size_t chunk;
-    int done; /* the end chunk is queued */
 } binsend;
 
 /* Partitions of parallelized records going out to an executor (answers to
@@ -178,10 +183,15 @@ typedef struct cluster {
     int ngrant, capgrant;
     lconn *lconns;
     int nlconn, caplconn;
-    /* The application binary, served to workers (the loop's). */
+    /* The application binary, served to workers (the loop's), and the
+     * shared libember it runs with (lib_state 1: none, 2: lib_file). */
     uint8_t file_hash[32];
     uint64_t bin_size;
     int have_hash;
+    int lib_state;
+    char lib_file[4096], lib_name[256];
+    uint8_t lib_hash[32];
+    uint64_t lib_size;
     /* local-cluster's daemons. */
     pid_t master_pid;
     pid_t *worker_pids;
@@ -950,26 +960,66 @@ static void task_ended(cluster *k, conn *c, const msg *m, int exec) {
     evq_post(k->events, ev);
 }
 
-/* Send the binary's next chunks (sendfile where the connection allows),
- * with at most BIN_HIGH bytes queued; the rest as the connection drains. */
+/* Send the library's and the binary's next chunks (sendfile where the
+ * connection allows), with at most BIN_HIGH bytes queued; the rest as the
+ * connection drains. */
 #define BIN_HIGH ((size_t)4 << 20)
 static void binary_pump(conn *c, void *arg) {
     binsend *b = arg;
-    size_t chunk = b->chunk;
+    cluster *k = b->k;
     int rc = 0;
-    if (b->done) return;
-    while (!rc && b->off < b->size && conn_queued(c) < BIN_HIGH) {
-        size_t n = b->size - b->off < chunk ? (size_t)(b->size - b->off) : chunk;
-        if (!(rc = conn_send_file(c, FT_CHUNK, b->fd, b->off, n))) b->off += n;
-    }
-    if (!rc && b->off == b->size) {
-        if (!(rc = conn_send(c, FT_CHUNK, NULL, 0)))
-            log_msg(LOG_INFO, "driver", "sent the application's binary (%llu bytes) to %s",
-                    (unsigned long long)b->size, conn_peer(c));
-        b->done = 1;
+    while (!rc && b->part < 2 && conn_queued(c) < BIN_HIGH) {
+        int p = b->part;
+        if (b->fd[p] < 0) {
+            b->part++;
+        } else if (!b->head) {
+            if (p == 0) {
+                msg_val f[] = {msg_str(k->lib_name), msg_u(k->lib_size), msg_bin(k->lib_hash, 32)};
+                rc = conn_send_msg(c, M_LIBRARY, f, 3);
+            } else {
+                msg_val f[] = {msg_u(k->bin_size), msg_bin(k->file_hash, 32)};
+                rc = conn_send_msg(c, M_BINARY, f, 2);
+            }
+            b->head = 1;
+            b->off = 0;
+        } else if (b->off < b->size[p]) {
+            size_t n = b->size[p] - b->off < b->chunk ? (size_t)(b->size[p] - b->off) : b->chunk;
+            if (!(rc = conn_send_file(c, FT_CHUNK, b->fd[p], b->off, n))) b->off += n;
+        } else if (!(rc = conn_send(c, FT_CHUNK, NULL, 0))) { /* the end of this file */
+            if (p == 0)
+                log_msg(LOG_INFO, "driver", "sent the application's library %s (%s, %llu bytes) to %s", k->lib_name,
+                        k->lib_file, (unsigned long long)b->size[p], conn_peer(c));
+            else
+                log_msg(LOG_INFO, "driver", "sent the application's binary (%llu bytes) to %s",
+                        (unsigned long long)b->size[p], conn_peer(c));
+            b->part++;
+            b->head = 0;
+        }
     }
     if (rc) conn_close(c, "cannot send the application's binary");
-    else if (!b->done) conn_on_drain(c, binary_pump, b);
+    else if (b->part < 2) conn_on_drain(c, binary_pump, b);
+}
+
+static void binsend_free(binsend *b) {
+    if (!b) return;
+    for (int i = 0; i < 2; i++)
+        if (b->fd[i] >= 0) close(b->fd[i]);
+    free(b);
+}
+
+/* What the binary's and the library's messages say, found once: 0, or an
+ * error (its message set). */
+static int binary_known(cluster *k) {
+    if (!k->have_hash) {
+        if (appbin_hash_file("/proc/self/exe", k->file_hash, &k->bin_size)) return -1;
+        k->have_hash = 1;
+    }
+    if (!k->lib_state) {
+        int rc = appbin_library(k->lib_file, sizeof k->lib_file, k->lib_name, sizeof k->lib_name);
+        if (rc < 0 || (rc == 1 && appbin_hash_file(k->lib_file, k->lib_hash, &k->lib_size))) return -1;
+        k->lib_state = rc == 1 ? 2 : 1;
+    }
+    return 0;
 }
 
 static void serve_binary(cluster *k, conn *c, const msg *m) {
@@ -978,25 +1028,27 @@ static void serve_binary(cluster *k, conn *c, const msg *m) {
         conn_send_msg(c, M_ERROR, f, 2);
         return;
     }
-    if (!k->have_hash) {
-        if (appbin_hash_file("/proc/self/exe", k->file_hash, &k->bin_size)) {
-            msg_val f[] = {msg_i(EM_EIO), msg_str(em_errmsg())};
-            conn_send_msg(c, M_ERROR, f, 2);
-            return;
-        }
-        k->have_hash = 1;
+    if (binary_known(k)) {
+        msg_val f[] = {msg_i(EM_EIO), msg_str(em_errmsg())};
+        log_msg(LOG_ERROR, "driver", "cannot send the application's binary: %s", em_errmsg());
+        conn_send_msg(c, M_ERROR, f, 2);
+        return;
     }
     lconn *l = lconn_of(k, c);
     binsend *b = l && !l->bin ? calloc(1, sizeof *b) : NULL;
-    msg_val f[] = {msg_u(k->bin_size), msg_bin(k->file_hash, 32)};
-    if (!b || (b->fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC)) < 0 || conn_send_msg(c, M_BINARY, f, 2)) {
-        if (b && b->fd >= 0) close(b->fd);
-        free(b);
+    if (b) {
+        b->k = k;
+        b->fd[0] = k->lib_state == 2 ? open(k->lib_file, O_RDONLY | O_CLOEXEC) : -1;
+        b->fd[1] = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+        b->size[0] = k->lib_size;
+        b->size[1] = k->bin_size;
+        b->chunk = k->co.max_frame - 64 < CHUNK ? k->co.max_frame - 64 : CHUNK; /* room for a sealed frame's overhead */
+    }
+    if (!b || b->fd[1] < 0 || (k->lib_state == 2 && b->fd[0] < 0)) {
+        binsend_free(b);
         conn_close(c, "cannot send the application's binary");
         return;
     }
-    b->size = k->bin_size;
-    b->chunk = k->co.max_frame - 64 < CHUNK ? k->co.max_frame - 64 : CHUNK; /* room for a sealed frame's overhead */
     l->bin = b;
     binary_pump(c, b);
 }
@@ -1126,10 +1178,7 @@ static void listen_closed(conn *c, const char *reason, void *ud) {
         cexec *x = exec_of(k, l->exec);
         if (x && x->alive && x->c == c) exec_lost(k, x, reason);
     }
-    if (l->bin) {
-        close(l->bin->fd);
-        free(l->bin);
-    }
+    binsend_free(l->bin);
     srcq_free(l->src);
     *l = k->lconns[--k->nlconn];
 }

@@ -261,6 +261,20 @@ int master_executor_exited(master *m, const char *id, int exec_id, int failed, c
     return MASTER_APP_REMOVED;
 }
 
+int master_executor_cannot_run(master *m, const char *id, int exec_id, const char *reason, uint64_t now_ms,
+                               void (*kill)(void *ud, const master_exec *e), void *ud, char *why, size_t cap) {
+    app *a = find_app(m, id);
+    int k = 0;
+    while (a && k < a->nexecs && a->execs[k].id != exec_id) k++;
+    if (!a || k == a->nexecs) return em__seterr(EM_ENOENT, "master: no executor %d of application %s", exec_id, id);
+    drop_exec(m, a, k);
+    if (why)
+        snprintf(why, cap, "the master removed application %s (FAILED): its executor %d cannot start: %s", a->id,
+                 exec_id, reason && *reason ? reason : "(no reason given)");
+    end_app(m, a, 1, now_ms, kill, ud);
+    return MASTER_APP_REMOVED;
+}
+
 int master_executor_registered(master *m, const char *id, int exec_id) {
     app *a = find_app(m, id);
     for (int k = 0; a && !a->done && k < a->nexecs; k++)

@@ -129,6 +129,16 @@ int master_kill_executor(master *m, const char *app, int exec_id, void (*kill)(v
 #define MASTER_APP_REMOVED 1
 int master_executor_exited(master *m, const char *app, int exec_id, int failed, const char *reason, uint64_t now_ms,
                            void (*kill)(void *ud, const master_exec *e), void *ud, char *why, size_t cap);
+/* An executor could not start at all: the dynamic loader on its worker
+ * cannot load a library the program needs (the worker's executor_exited
+ * says so, reason naming the library; executor/applib.h).  No executor of
+ * the application can start there, so it is removed as FAILED at once,
+ * as master_executor_exited does after max_exec_retries failures: its
+ * other executors are killed (kill(ud, e) for each), why (cap bytes) says
+ * what failed, and MASTER_APP_REMOVED is returned.  EM_ENOENT when the
+ * executor is not known. */
+int master_executor_cannot_run(master *m, const char *app, int exec_id, const char *reason, uint64_t now_ms,
+                               void (*kill)(void *ud, const master_exec *e), void *ud, char *why, size_t cap);
 /* The application's driver accepted executor exec_id: it runs, and the
  * application's count of failed executors in a row restarts.  0, or
  * EM_ENOENT. */

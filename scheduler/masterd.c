@@ -341,7 +341,14 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
         if (m.f[4].len && r > 0 && (size_t)r < sizeof reason)
             snprintf(reason + r, sizeof reason - (size_t)r, "; the last lines of its stderr: %.*s",
                      (int)(m.f[4].len < 400 ? m.f[4].len : 400), (const char *)m.f[4].p);
-        int rc = master_executor_exited(d->m, id, (int)m.f[1].u, m.f[2].i != 0 || m.f[3].u != 0, reason, now_ms(),
+        int rc;
+        if (m.f[5].u) { /* the worker's reason names the library it cannot load */
+            snprintf(reason, sizeof reason, "%.*s", (int)(m.f[4].len < sizeof reason ? m.f[4].len : sizeof reason - 1),
+                     (const char *)m.f[4].p);
+            rc = master_executor_cannot_run(d->m, id, (int)m.f[1].u, reason, now_ms(), tell_kill, d, removed,
+                                            sizeof removed);
+        } else
+            rc = master_executor_exited(d->m, id, (int)m.f[1].u, m.f[2].i != 0 || m.f[3].u != 0, reason, now_ms(),
                                         tell_kill, d, removed, sizeof removed);
         if (rc < 0) break;
         peer *drv = peer_by_id(d, P_DRIVER, id);

@@ -5,7 +5,10 @@
 # worker in each of two others, and the word count example (a shuffle
 # between the two workers' executors, over their own addresses) runs as the
 # driver in the fourth, authenticated and encrypted with a shared secret;
-# its output must equal a local run's.  Then tests/cluster/fault_driver runs
+# its output must equal a local run's; so must the word count linked against
+# libember.so (build/shared/wordcount), whose driver alone has the library on
+# its LD_LIBRARY_PATH: the workers, started without one, get it from the
+# driver.  Then tests/cluster/fault_driver runs
 # its fault scenarios there, each answer compared with the same job on
 # local[2]: spec (an executor stopped by SIGSTOP with speculation on, a
 # second worker on the first host: the copy wins on the other host, the
@@ -74,7 +77,7 @@ pids="$pids $!"
 worker() {
     n="$1" ns="$2" addr="$3" c="$4"
     shift 4
-    ip netns exec "$tag-$ns" "$B/bin/ember-worker" --host "$addr" --cores "$c" --memory 1g --work-dir "$T/$n" \
+    ip netns exec "$tag-$ns" env -u LD_LIBRARY_PATH "$B/bin/ember-worker" --host "$addr" --cores "$c" --memory 1g --work-dir "$T/$n" \
         --conf ember.network.crypto.enabled=true "$@" ember://192.0.2.1:7077 > "$T/$n.log" 2>&1 &
     wpid=$!
     pids="$pids $wpid"
@@ -121,6 +124,16 @@ check "word count across the namespaces equals the local run" '[ -n "$got" ] && 
 [ "$got" = "$want" ] || { echo "  want: $want"; echo "  got:  $got"; cat "$T/driver.err" "$T/master.log" "$T"/w*.log; }
 check "each worker ran an executor on its own address" \
     'logged "$T/w1.log" "started executor" && logged "$T/w2.log" "started executor"'
+
+# Linked against libember.so: the workers have no LD_LIBRARY_PATH.
+got=$(LD_LIBRARY_PATH="$B" ip netns exec "$tag-d" "$B/shared/wordcount" --conf ember.driver.host=192.0.2.4 \
+      --conf ember.network.crypto.enabled=true --conf ember.local.dir="$T" --conf ember.executor.memory=512m \
+      tests/data/words.txt 5 ember://192.0.2.1:7077 2> "$T/driver-shared.err" | grep -v '^word ')
+check "word count linked against libember.so across the namespaces equals the local run" \
+    '[ -n "$got" ] && [ "$got" = "$want" ]'
+[ "$got" = "$want" ] || { echo "  want: $want"; echo "  got:  $got"; cat "$T/driver-shared.err" "$T"/w*.log; }
+check "each worker fetched libember.so from the driver" \
+    'logged "$T/w1.log" "fetched the application.s library" && logged "$T/w2.log" "fetched the application.s library"'
 
 # The fault scenarios: the driver checks each itself (exit 0 and "ok");
 # the fields checked here say what it proved.  The worker scenario comes

@@ -6,7 +6,10 @@
 # a process that is not ours left alone by the stop script, then
 # a second worker on the host as EMBER_WORKER_INSTANCE=2 (its own shuffle
 # service port, --memory 1024 as MiB), ember-submit's messages for a
-# missing master and a bad --executor-memory, then stop-worker.sh and
+# missing master and a bad --executor-memory.  Drivers linked against
+# libember.so run on a worker started without LD_LIBRARY_PATH: word count
+# (build/shared/), and needlib, whose own library the worker cannot load,
+# failing at its first executor launch.  Then stop-worker.sh and
 # stop-master.sh, after which no process they started runs, no PID file is
 # left, nor the worker's copy of the secret, and no stopping worker tried to
 # register again.  Every address is the name "localhost"; every process has
@@ -93,6 +96,37 @@ for d in master worker; do
         '[ "$(printf "%s\n" "$err" | grep -o "ember-$d:" | wc -l)" -eq 1 ] && case "$err" in *"binding 192.0.2.1"*) true ;; *) false ;; esac'
 done
 
+# Drivers linked against libember.so, on a worker whose environment has no
+# LD_LIBRARY_PATH: the driver uploads libember.so beside its binary and the
+# worker starts the executor with it on the library path; a library of the
+# driver's own that the worker cannot load fails the application at its
+# first executor launch, naming the library.  (The statically linked word
+# count above uploaded nothing but its binary.)
+check "a statically linked driver uploads no library" \
+    '[ -z "$(find "$T/work/bin" -mindepth 1 \( -name "*.lib" -o -type d \))" ]'
+scripts/stop-worker.sh > /dev/null
+env -u LD_LIBRARY_PATH scripts/start-worker.sh "$url" --host localhost --cores 1 --memory 512m \
+    --work-dir "$T/work-shared" > "$T/worker-shared.out"
+wlog=$(echo "$T"/logs/ember-*-worker-1.out)
+got=$(LD_LIBRARY_PATH="$B" scripts/ember-submit --master "$url" --name wc-shared --executor-memory 512m \
+      --conf ember.local.dir="$T" --conf ember.driver.host=localhost \
+      "$B/shared/wordcount" tests/data/words.txt 3 2> "$T/submit-shared.err" | grep -v '^word ' || true)
+check "a driver linked against libember.so runs on a worker without LD_LIBRARY_PATH" \
+    '[ -n "$got" ] && [ "$got" = "$want" ]'
+[ "$got" = "$want" ] || { echo "  want: $want"; echo "  got:  $got"; cat "$T/submit-shared.err"; tail -n 20 "$wlog"; }
+check "the worker keeps libember.so by its hash, linked from the binary" \
+    '[ -f "$(echo "$T"/work-shared/bin/*.lib/libember.so.0)" ]'
+before=$(grep -c "started executor" "$wlog" || true)
+LD_LIBRARY_PATH="$B:$B/shared/extra" scripts/ember-submit --master "$url" --name needlib --executor-memory 512m \
+    --conf ember.local.dir="$T" --conf ember.driver.host=localhost \
+    "$B/shared/needlib" > "$T/needlib.out" 2> "$T/needlib.err" && rc=0 || rc=$?
+launches=$(( $(grep -c "started executor" "$wlog" || true) - before ))
+check "a library the worker cannot load fails the application (exit status 1)" '[ "$rc" = 1 ]'
+check "  with a message naming the library and what to do" \
+    'grep -q "libneedlib_extra.so" "$T/needlib.err" && grep -q "link the program statically" "$T/needlib.err"'
+check "  at the first executor launch (launches: $launches)" '[ "$launches" = 1 ]'
+[ "$rc" = 1 ] && [ "$launches" = 1 ] || { cat "$T/needlib.out" "$T/needlib.err"; tail -n 20 "$wlog"; }
+
 scripts/stop-worker.sh > /dev/null
 scripts/stop-master.sh > /dev/null
 gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
@@ -100,4 +134,6 @@ check "stop-worker.sh and stop-master.sh stopped both" 'gone "$mpid" && gone "$w
 check "no PID file is left" '[ -z "$(ls "$T/pids")" ]'
 check "the application's work directory and the secret's copy went with it" '[ -z "$(ls "$T/work" | grep -v "^bin$")" ]'
 check "a stopped worker did not try to register again" '! grep -q "registering again" "$T"/logs/ember-*-worker-1.out'
+check "the failed application's executor log is kept, naming the library" \
+    'grep -qs libneedlib_extra.so $(find "$T/work-shared" -name stderr)'
 exit $fail

@@ -292,6 +292,32 @@ TEST(master_removes_app_after_max_executor_retries) {
     master_free(m);
 }
 
+/* An executor whose worker cannot load a library the program needs
+ * removes its application at the first launch, though the retries allow
+ * more and another executor of it runs: no executor of it can start there. */
+TEST(master_removes_app_whose_executor_cannot_run) {
+    master_conf c = {"ember://127.0.0.1:7077", 5000, 1, 10};
+    master *m = master_new(&c);
+    CHECK(m);
+    CHECK_OK(master_register_worker(m, "w1", "127.0.0.1", 7100, 2, 3000, 0));
+    char a[MASTER_ID_MAX], why[600];
+    seen s = {0}, k = {0};
+    CHECK_OK(master_register_app(m, "needlib", 0, 1, 512, 0, a));
+    CHECK_EQ_I64(master_schedule(m, note, &s), 2);
+    CHECK_OK(master_executor_registered(m, a, s.e[0].id));
+    CHECK_EQ_I64(master_executor_cannot_run(m, a, s.e[1].id, "the dynamic loader cannot load libx.so", 100, note, &k,
+                                            why, sizeof why),
+                 MASTER_APP_REMOVED);
+    CHECK_STR_CONTAINS(why, "the master removed application app-0000 (FAILED): its executor 1 cannot start: "
+                            "the dynamic loader cannot load libx.so");
+    CHECK_EQ_I64(k.n, 1); /* the one running is killed */
+    CHECK_EQ_I64(k.e[0].id, s.e[0].id);
+    seen none = {0};
+    CHECK_EQ_I64(master_schedule(m, note, &none), 0);
+    CHECK_EQ_I64(master_executor_cannot_run(m, a, 7, "", 100, note, &k, why, sizeof why), EM_ENOENT);
+    master_free(m);
+}
+
 TEST(master_executor_retries_reset_and_exclusions) {
     master_conf c = {"ember://127.0.0.1:7077", 5000, 1, 2};
     master *m = master_new(&c);

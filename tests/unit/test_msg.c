@@ -60,6 +60,40 @@ TEST(msg_round_trip) {
     ebuf_free(&out);
 }
 
+/* The library a driver sends before its binary, and an executor's exit
+ * that says it cannot run. */
+TEST(msg_library_and_cannot_run) {
+    uint8_t hash[32];
+    memset(hash, 0x5c, sizeof hash);
+    msg_val h = {0, 0, hash, 32};
+    msg_val f[] = {str("libember.so.0"), u(2995200), h};
+    ebuf out = EBUF_INIT;
+    msg m;
+    CHECK_OK(msg_encode(&out, M_LIBRARY, f, 3));
+    CHECK_OK(msg_decode(&m, out.p, out.len));
+    CHECK_EQ_I64(m.tag, M_LIBRARY);
+    CHECK_STR_CONTAINS(msg_name(m.tag), "library");
+    CHECK(m.f[0].len == 13 && !memcmp(m.f[0].p, "libember.so.0", 13));
+    CHECK_EQ_I64((int64_t)m.f[1].u, 2995200);
+    CHECK(m.f[2].len == 32 && !memcmp(m.f[2].p, hash, 32));
+    msg_free(&m);
+    /* An empty name, an empty library, a short hash: refused. */
+    ebuf_reset(&out);
+    msg_val g[] = {str(""), u(1), h};
+    CHECK_EQ_I64(msg_encode(&out, M_LIBRARY, g, 3), EM_EINVAL);
+    msg_val z[] = {str("libx.so"), u(0), h};
+    CHECK_EQ_I64(msg_encode(&out, M_LIBRARY, z, 3), EM_EINVAL);
+    msg_val sh[] = {str("libx.so"), u(1), {0, 0, hash, 31}};
+    CHECK_EQ_I64(msg_encode(&out, M_LIBRARY, sh, 3), EM_EINVAL);
+    msg_val e[] = {str("app-0002"), u(0), {0, 127, NULL, 0}, u(0), str("the dynamic loader cannot load libx.so"), u(1)};
+    CHECK_OK(msg_encode(&out, M_EXECUTOR_EXITED, e, 6));
+    CHECK_OK(msg_decode(&m, out.p, out.len));
+    CHECK_EQ_I64(m.f[2].i, 127);
+    CHECK_EQ_I64((int64_t)m.f[5].u, 1);
+    msg_free(&m);
+    ebuf_free(&out);
+}
+
 TEST(msg_encode_checks_bounds) {
     ebuf out = EBUF_INIT;
     msg_val f[] = {str("w1"), str("host"), u(70000), u(4), u(1024), u(0)};
