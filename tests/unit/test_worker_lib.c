@@ -167,7 +167,7 @@ static const conn_cb d_cb = {d_open, d_frame, d_closed};
 
 static void listen_both(void *arg) {
     int *rc = arg;
-    conn_opts o = {0, NULL, 0, 0, "test", 0};
+    conn_opts o = {0, NULL, 0, 0, "test", 0, 0};
     *rc = conn_listen(F.l, "127.0.0.1", 0, &o, &m_cb, NULL, &F.ml, &F.mport) ||
           conn_listen(F.l, "127.0.0.1", 0, &o, &d_cb, NULL, &F.dl, &F.dport);
 }
