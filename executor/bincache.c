@@ -51,6 +51,71 @@ static int is_binary_name(const char *name) {
     return i == 64;
 }
 
+/* Whether name is a binary's library link: 64 hex digits and ".lib". */
+static int is_link_name(const char *name, char bin[65]) {
+    size_t n = strlen(name);
+    if (n != 68 || strcmp(name + 64, ".lib")) return 0;
+    memcpy(bin, name, 64);
+    bin[64] = 0;
+    return is_binary_name(bin);
+}
+
+/* After binaries went: their library links go, and so does every library
+ * directory (applib.h) that no kept binary links to and that in_use does
+ * not claim (a fetch in progress keeps its library before it links it). */
+static void drop_orphan_libs(DIR *d, int (*in_use)(void *ud, const char *name), void *ud, uint64_t *freed) {
+    char (*kept)[65] = NULL, bin[65], target[128];
+    size_t nk = 0, ck = 0;
+    struct stat sb;
+    rewinddir(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!is_link_name(e->d_name, bin)) continue;
+        if (fstatat(dirfd(d), bin, &sb, AT_SYMLINK_NOFOLLOW) || !S_ISREG(sb.st_mode)) {
+            unlinkat(dirfd(d), e->d_name, 0); /* its binary is gone */
+            continue;
+        }
+        ssize_t k = readlinkat(dirfd(d), e->d_name, target, sizeof target - 1);
+        if (k != 64) continue;
+        target[64] = 0;
+        if (nk == ck) {
+            size_t c = ck ? ck * 2 : 16;
+            char (*p)[65] = realloc(kept, c * sizeof *p);
+            if (!p) {
+                free(kept);
+                return; /* nothing more removed */
+            }
+            kept = p;
+            ck = c;
+        }
+        memcpy(kept[nk++], target, 65);
+    }
+    rewinddir(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!is_binary_name(e->d_name) || fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) ||
+            !S_ISDIR(sb.st_mode))
+            continue;
+        int used = in_use && in_use(ud, e->d_name);
+        for (size_t i = 0; i < nk && !used; i++) used = !strcmp(kept[i], e->d_name);
+        if (used) continue;
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *ld = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!ld) {
+            if (fd >= 0) close(fd);
+            continue;
+        }
+        for (struct dirent *f; (f = readdir(ld));) {
+            if (f->d_name[0] == '.') continue;
+            struct stat fb;
+            if (!fstatat(dirfd(ld), f->d_name, &fb, AT_SYMLINK_NOFOLLOW) && !unlinkat(dirfd(ld), f->d_name, 0) &&
+                freed)
+                *freed += (uint64_t)fb.st_size;
+        }
+        closedir(ld);
+        unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+    }
+    free(kept);
+}
+
 int bincache_trim(const char *dir, uint64_t max_bytes, int (*in_use)(void *ud, const char *name), void *ud,
                   uint64_t *freed) {
     if (freed) *freed = 0;
@@ -83,6 +148,7 @@ int bincache_trim(const char *dir, uint64_t max_bytes, int (*in_use)(void *ud, c
     if (!rc && bincache_choose(v, n, max_bytes))
         for (size_t i = 0; i < n; i++)
             if (v[i].evict && !unlinkat(dirfd(d), v[i].name, 0) && freed) *freed += v[i].bytes;
+    if (!rc) drop_orphan_libs(d, in_use, ud, freed);
     closedir(d);
     free(v);
     return rc;

@@ -8,8 +8,11 @@
  * (or is about to start) uses.  A binary's last use is its file's
  * modification time, which bincache_touch sets when an executor starts
  * from it, so the order survives a worker's restart.  Only files named by
- * 64 hex digits count and may go; anything else in the directory (a fetch
- * in progress, files beside a binary) is left alone.
+ * 64 hex digits count and may go.  A shared library kept for binaries
+ * (applib.h: a directory named by its hash, linked from each binary's
+ * <hash>.lib) goes with the last binary that links to it, unless in_use
+ * claims it (a fetch in progress); links whose binary went go too.
+ * Anything else in the directory (a fetch in progress) is left alone.
  */
 #ifndef EM_BINCACHE_H
 #define EM_BINCACHE_H
@@ -33,7 +36,9 @@ typedef struct bincache_entry {
 int bincache_choose(bincache_entry *v, size_t n, uint64_t max_bytes);
 
 /* Trim the cache directory dir to max_bytes (bincache_choose over its
- * binaries; in_use(ud, name) says whether an executor uses one).  The
+ * binaries; in_use(ud, name) says whether an executor uses one, or a fetch
+ * a library directory of that name), then drop the libraries no binary
+ * left links to.  The
  * bytes removed go to *freed (may be NULL).  0, or EM_EIO when dir cannot
  * be read (nothing removed); a file that cannot be removed is skipped. */
 int bincache_trim(const char *dir, uint64_t max_bytes, int (*in_use)(void *ud, const char *name), void *ud,

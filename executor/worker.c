@@ -395,7 +395,8 @@ static void cached_path(const uint8_t hash[32], char *out, size_t cap) {
 }
 
 /* Whether an executor this worker runs or is about to start uses the
- * binary named name (bincache_trim's question). */
+ * binary named name, or a fetch in progress the library directory of that
+ * name (bincache_trim's question). */
 static int bin_in_use(void *ud, const char *name) {
     (void)ud;
     char hex[65];
@@ -403,6 +404,8 @@ static int bin_in_use(void *ud, const char *name) {
         appbin_hex(e->hash, hex);
         if (!strcmp(hex, name)) return 1;
     }
+    for (binfetch *b = w.fetches; b; b = b->next)
+        if (!strcmp(b->lib_hex, name)) return 1;
     return 0;
 }
 

@@ -96,3 +96,49 @@ TEST(bincache_trim_directory) {
     snprintf(path, sizeof path, "%s/no-such-dir", test_tmpdir());
     CHECK_EQ_I64(bincache_trim(path, 0, NULL, NULL, &freed), EM_EIO);
 }
+
+/* Library directories (applib.h) go with the last binary that links to
+ * them; the link of a binary that went goes too; a library a fetch claims
+ * (in_use) stays though nothing links to it yet. */
+TEST(bincache_libraries_follow_their_binaries) {
+    char dir[700], path[1000], lib[800], name[65], libname[65];
+    snprintf(dir, sizeof dir, "%s/bin", test_tmpdir());
+    CHECK(mkdir(dir, 0700) == 0);
+    CHECK_OK(put(dir, 'a', 1000, 1000));
+    CHECK_OK(put(dir, 'b', 1000, 2000));
+    /* Library 1 is linked from a and b, library 2 from a only, library 3
+     * (being fetched: in use) from nothing. */
+    for (char l = '1'; l <= '3'; l++) {
+        memset(libname, l, 64);
+        libname[64] = 0;
+        snprintf(lib, sizeof lib, "%s/%s", dir, libname);
+        CHECK(mkdir(lib, 0700) == 0);
+        snprintf(path, sizeof path, "%s/libember.so.0", lib);
+        int fd = open(path, O_WRONLY | O_CREAT, 0700);
+        CHECK(fd >= 0 && write(fd, "0123456789", 10) == 10);
+        close(fd);
+    }
+    memset(name, 'a', 64);
+    name[64] = 0;
+    memset(libname, '2', 64);
+    snprintf(path, sizeof path, "%s/%s.lib", dir, name);
+    CHECK(symlink(libname, path) == 0);
+    memset(name, 'b', 64);
+    memset(libname, '1', 64);
+    snprintf(path, sizeof path, "%s/%s.lib", dir, name);
+    CHECK(symlink(libname, path) == 0);
+    char used = '3';
+    uint64_t freed = 0;
+    CHECK_OK(bincache_trim(dir, 1500, in_use_b, &used, &freed)); /* a, the older, goes */
+    CHECK_EQ_I64(freed, 1000 + 10); /* a and library 2 */
+    CHECK(!exists(dir, 'a') && exists(dir, 'b'));
+    CHECK(!exists(dir, '2') && exists(dir, '1') && exists(dir, '3'));
+    memset(name, 'a', 64);
+    snprintf(path, sizeof path, "%s/%s.lib", dir, name);
+    struct stat sb;
+    CHECK(lstat(path, &sb) != 0); /* a's link went with it */
+    used = 0; /* the fetch ended without linking library 3 */
+    CHECK_OK(bincache_trim(dir, 1500, in_use_b, &used, &freed));
+    CHECK_EQ_I64(freed, 10);
+    CHECK(!exists(dir, '3') && exists(dir, '1') && exists(dir, 'b'));
+}
