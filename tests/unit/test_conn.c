@@ -90,6 +90,14 @@ static void on_close(conn *c, const char *reason, void *ud) {
 
 static const conn_cb callbacks = {on_open, on_frame, on_close};
 
+/* A count of the side's, read under its lock (the loop thread writes it). */
+static int count_of(side *s, const int *n) {
+    pthread_mutex_lock(&s->mu);
+    int v = *n;
+    pthread_mutex_unlock(&s->mu);
+    return v;
+}
+
 /* The last close's reason, copied under the side's lock: the loop thread
  * writes it, and TSan sees no order through the sockets libuv reads. */
 static const char *reason_of(side *s) {
@@ -277,7 +285,7 @@ TEST(conn_secret_and_encryption) {
     CHECK(raw_send_expect_close(u.port, hello, sizeof hello));
     CHECK(wait_for(&ss, &ss.closed, 3));
     CHECK_STR_CONTAINS(reason_of(&ss), "a frame before authentication");
-    CHECK_EQ_I64(ss.frames, 3); /* only the good client's frames ever arrived */
+    CHECK_EQ_I64(count_of(&ss, &ss.frames), 3); /* only the good client's frames ever arrived */
     /* And the next good client is served. */
     CHECK(echo_roundtrip(&u, &o));
     iol_call(u.l, do_close_listener, u.ls);
@@ -537,7 +545,7 @@ TEST(conn_preauth_frame_limit) {
     CHECK(raw_send_expect_close(u.port, h, sizeof h));
     CHECK(wait_for(&ss, &ss.closed, 1));
     CHECK_STR_CONTAINS(reason_of(&ss), "a frame of 2097152 bytes before authentication");
-    CHECK_EQ_I64(ss.frames, 0);
+    CHECK_EQ_I64(count_of(&ss, &ss.frames), 0);
     /* A small first frame, then the big one: both delivered. */
     uint8_t *stream = calloc(1, FRAME_HEADER + 1 + FRAME_HEADER + big);
     CHECK(stream);
