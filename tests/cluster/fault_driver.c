@@ -30,6 +30,13 @@
  *            pid, the executor's parent) and then its executor.  The
  *            outputs of the map tasks that ran on that host are lost and
  *            only those run again, on the workers left.
+ *   lost     the files of one host's map outputs deleted between two
+ *            actions over the same shuffle (--lose GLOB names them, as a
+ *            tmp cleaner or a replaced disk would take them; files that
+ *            existed before the first action are left alone).  The
+ *            reduce task that meets the first lost output checks the
+ *            others of its executor, so one failed stage attempt and one
+ *            map stage attempt recompute exactly the lost ones.
  *
  * Where a task ran is observed from inside it: its executor's first
  * non-loopback IPv4 address (each host of the netns cluster has one) and
@@ -49,6 +56,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -70,14 +78,15 @@
 #define HOST_LEN INET_ADDRSTRLEN /* 16: read_marker reads at most 15 */
 
 static const char usage_text[] =
-    "usage: fault_driver [--conf KEY=VALUE]... [--executors N] [--dir DIR] SCENARIO MASTER\n"
-    "  SCENARIO: spec, service or worker (see the file's header comment).\n"
+    "usage: fault_driver [--conf KEY=VALUE]... [--executors N] [--dir DIR] [--lose GLOB]... SCENARIO MASTER\n"
+    "  SCENARIO: spec, service, worker or lost (see the file's header comment).\n"
     "  MASTER: ember://HOST:PORT of a cluster with executors on two hosts or more.\n"
     "  --conf KEY=VALUE  a setting of both runs (repeatable)\n"
     "  --executors N     executors to wait for before the job (default 2)\n"
     "  --dir DIR         where the fault's marker and the attempts' trail go\n"
     "                    (default: a new directory under $TMPDIR or /tmp,\n"
-    "                    removed at the end)\n";
+    "                    removed at the end)\n"
+    "  --lose GLOB       lost: the map output files to delete (repeatable)\n";
 
 /* ------------------------------------------------------------ the tasks */
 
@@ -475,6 +484,7 @@ static void stats_delta(const em_stats *s0, const em_stats *s1, em_stats *d) {
     d->stages_skipped = s1->stages_skipped - s0->stages_skipped;
     d->shuffle_segments_fetched = s1->shuffle_segments_fetched - s0->shuffle_segments_fetched;
     d->shuffle_segments_host_local = s1->shuffle_segments_host_local - s0->shuffle_segments_host_local;
+    d->stage_attempts_failed = s1->stage_attempts_failed - s0->stage_attempts_failed;
 }
 
 /* spec: see the header comment. */
@@ -598,6 +608,62 @@ static int scenario_kill(em_ctx *ctx, job_arg *a, const int *on, const char *wan
     return 0;
 }
 
+/* lost: the files the globs match now, as one glob_t (GLOB_APPEND). */
+static void lose_glob(const char *const *globs, int n, glob_t *g) {
+    memset(g, 0, sizeof *g);
+    for (int i = 0; i < n; i++) glob(globs[i], i ? GLOB_APPEND : 0, NULL, g);
+}
+
+static int in_glob(const glob_t *g, const char *path) {
+    for (size_t i = 0; i < g->gl_pathc; i++)
+        if (!strcmp(g->gl_pathv[i], path)) return 1;
+    return 0;
+}
+
+/* lost: see the header comment. */
+static int scenario_lost(em_ctx *ctx, job_arg *a, const int *on, const char *want, const char *const *globs,
+                         int nglobs) {
+    char ans[512], again[512], hosts[256], maps[256];
+    em_stats s0, s1, s2, d;
+    glob_t before, after;
+    lose_glob(globs, nglobs, &before);
+    em_rdd *sums = em_map_partitions(sums_rdd(ctx, a), fn_reduce_side, a, sizeof *a);
+    em_get_stats(ctx, &s0);
+    int rc = collect_sums(sums, "job", ans, sizeof ans);
+    em_get_stats(ctx, &s1);
+    int64_t nmaps;
+    int map_hosts;
+    per_host(ctx, a, a->map_on, maps, sizeof maps, &nmaps, &map_hosts);
+    /* Delete this application's map output files there (index and data):
+     * an output is lost with its index. */
+    lose_glob(globs, nglobs, &after);
+    int lost = 0, removed = 0;
+    for (size_t i = 0; i < after.gl_pathc; i++) {
+        const char *p = after.gl_pathv[i];
+        if (in_glob(&before, p) || unlink(p)) continue;
+        removed++;
+        size_t n = strlen(p);
+        lost += n > 6 && !strcmp(p + n - 6, ".index");
+    }
+    globfree(&before);
+    globfree(&after);
+    int rc2 = collect_sums(sums, "job after the loss", again, sizeof again);
+    em_get_stats(ctx, &s2);
+    stats_delta(&s1, &s2, &d);
+    printf("scenario=lost result=%s again=%s local=%s hosts=%s maps_by_host=%s files_removed=%d lost_outputs=%d "
+           "rerun_maps=%lld failed_stage_attempts=%lld tasks_failed=%lld\n",
+           rc ? "error" : ans, rc2 ? "error" : again, want, host_list(a, on, hosts, sizeof hosts), maps, removed, lost,
+           (long long)d.map_tasks_run, (long long)d.stage_attempts_failed, (long long)d.tasks_failed);
+    check(rc == 0 && !strcmp(ans, want), "the answer equals local[2]'s");
+    check(rc2 == 0 && !strcmp(again, want), "the answer after the loss equals local[2]'s");
+    check(map_hosts >= 2, "map tasks ran on two hosts");
+    check(lost >= 1 && lost < SUM_MAPS, "some map outputs, not all, were lost (%d)", lost);
+    check(d.stage_attempts_failed == 1, "one failed stage attempt (%lld)", (long long)d.stage_attempts_failed);
+    check(d.map_tasks_run == lost, "exactly the lost map tasks ran again (%lld of %d)", (long long)d.map_tasks_run,
+          lost);
+    return 0;
+}
+
 /* --------------------------------------------------------------- main */
 
 /* The scenarios' settings (the user's --conf come after them). */
@@ -635,18 +701,21 @@ static int bad_usage(const char *fmt, ...) {
 }
 
 int main(int argc, char **argv) {
-    const char *user[MAX_CONF], *pos[2], *dir = NULL;
-    int nuser = 0, npos = 0, want_exec = 2;
+    const char *user[MAX_CONF], *pos[2], *dir = NULL, *lose[MAX_CONF];
+    int nuser = 0, npos = 0, want_exec = 2, nlose = 0;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
             fputs(usage_text, stdout);
             return 0;
-        } else if (!strcmp(s, "--conf") || !strcmp(s, "--executors") || !strcmp(s, "--dir")) {
+        } else if (!strcmp(s, "--conf") || !strcmp(s, "--executors") || !strcmp(s, "--dir") || !strcmp(s, "--lose")) {
             if (i + 1 == argc) return bad_usage("%s needs a value", s);
             const char *v = argv[++i];
             if (!strcmp(s, "--dir")) {
                 dir = v;
+            } else if (!strcmp(s, "--lose")) {
+                if (nlose == MAX_CONF) return bad_usage("more than %d --lose", MAX_CONF);
+                lose[nlose++] = v;
             } else if (!strcmp(s, "--executors")) {
                 char *end;
                 long n = strtol(v, &end, 10);
@@ -668,8 +737,9 @@ int main(int argc, char **argv) {
     }
     if (npos < 2) return bad_usage("expected SCENARIO and MASTER");
     const char *scenario = pos[0], *master = pos[1];
-    int spec = !strcmp(scenario, "spec"), worker = !strcmp(scenario, "worker");
-    if (!spec && !worker && strcmp(scenario, "service")) return bad_usage("unknown scenario '%s'", scenario);
+    int spec = !strcmp(scenario, "spec"), worker = !strcmp(scenario, "worker"), lost = !strcmp(scenario, "lost");
+    if (!spec && !worker && !lost && strcmp(scenario, "service")) return bad_usage("unknown scenario '%s'", scenario);
+    if (lost != (nlose > 0)) return bad_usage("--lose goes with the lost scenario, which needs it");
     if (!strncmp(master, "local", 5) && strncmp(master, "local-cluster", 13))
         return bad_usage("master '%s' runs tasks in this process, which the faults stop or kill", master);
 
@@ -703,6 +773,7 @@ int main(int argc, char **argv) {
     check(a.nhosts >= 2, "executors on two hosts (saw %d)", a.nhosts);
     if (failures == 0) {
         if (spec) scenario_spec(ctx, &a, on, want);
+        else if (lost) scenario_lost(ctx, &a, on, want, lose, nlose);
         else scenario_kill(ctx, &a, on, want, worker);
     }
     if (failures == 0) puts("ok");

@@ -14,9 +14,10 @@
 # second worker on the first host: the copy wins on the other host, the
 # stopped executor is declared lost and killed by its worker), service (an
 # executor SIGKILLed in the reduce stage: its worker serves its map outputs
-# across hosts, no map task runs again) and worker (a worker SIGKILLed, by
-# its PID, in the reduce stage: only its host's map tasks run again, on the
-# other worker).
+# across hosts, no map task runs again), lost (the files of one host's map
+# outputs deleted between two actions: one failed stage attempt reruns
+# exactly those maps) and worker (a worker SIGKILLed, by its PID, in the
+# reduce stage: only its host's map tasks run again, on the other worker).
 # Everything it made (processes by PID, namespaces, files) is removed.
 # Where namespaces cannot be made (no permission, no ip), it says it
 # skipped and why, and counts as skipped.
@@ -175,6 +176,13 @@ fault service
 check "service: a SIGKILLed executor's map outputs served across hosts by its worker, no map rerun" \
     'passed service && [ "$(field service map_tasks)" = 6 ] && [ "$(field service crossed)" = 1 ]'
 show service
+# lost: the files of the first host's map outputs deleted between two
+# actions (w1's shuffle service directory: its executors write there).
+fault lost --lose "$T/w1/app-*/shuffle/shuffle_*"
+check "lost: one host's deleted map outputs recomputed in one stage attempt, only those" \
+    'passed lost && [ "$(field lost failed_stage_attempts)" = 1 ] &&
+     [ "$(field lost rerun_maps)" = "$(field lost lost_outputs)" ]'
+show lost
 fault worker
 kw=$(field worker killed_worker)
 check "worker: a SIGKILLed worker (one of ours, gone) cost only its host's map tasks" \

@@ -276,7 +276,7 @@ TEST(conn_secret_and_encryption) {
     iol_call(u.l, do_connect, &cu);
     CHECK_OK(cu.rc);
     CHECK(wait_for(&cs, &cs.closed, 1));
-    CHECK_EQ_I64(cs.opened, 0);
+    CHECK_EQ_I64(count_of(&cs, &cs.opened), 0);
     CHECK_STR_CONTAINS(reason_of(&cs), "did not prove the shared secret");
     CHECK(wait_for(&ss, &ss.closed, 2));
     side_free(&cs);
@@ -443,7 +443,7 @@ TEST(conn_handshake_deadline) {
     CHECK(raw_send_expect_close(u.port, "\0", 1)); /* one byte of a length, then nothing */
     CHECK(wait_for(&ss, &ss.closed, 1));
     CHECK_STR_CONTAINS(reason_of(&ss), "no handshake within 300 ms");
-    CHECK_EQ_I64(ss.opened, 0);
+    CHECK_EQ_I64(count_of(&ss, &ss.opened), 0);
     CHECK(echo_roundtrip(&u, &o));
     iol_call(u.l, do_close_listener, u.ls);
     iol_stop(u.l);
@@ -472,7 +472,7 @@ TEST(conn_host_names) {
     CHECK_OK(ub.rc);
     CHECK(wait_for(&bad, &bad.closed, 1));
     CHECK_STR_CONTAINS(reason_of(&bad), "cannot resolve no-such-host.invalid:");
-    CHECK_EQ_I64(bad.opened, 0);
+    CHECK_EQ_I64(count_of(&bad, &bad.opened), 0);
     CHECK(echo_roundtrip(&u, &o)); /* and the next client by name is served */
     setup ul = {u.l, o, &bad, NULL, 0, NULL, 0, "no-such-host.invalid"};
     iol_call(u.l, do_listen, &ul);
@@ -618,7 +618,7 @@ TEST(conn_preauth_connection_cap) {
     CHECK(fd >= 0);
     CHECK(raw_closed(fd));
     close(fd);
-    CHECK_EQ_I64(ss.opened, 4);
+    CHECK_EQ_I64(count_of(&ss, &ss.opened), 4);
     uint8_t fr[FRAME_HEADER + 1];
     CHECK_OK(frame_fill_header(fr, FT_MSG, 1, 1 << 20));
     fr[FRAME_HEADER] = 'a';
@@ -627,7 +627,7 @@ TEST(conn_preauth_connection_cap) {
     CHECK((fd = raw_connect(u.port)) >= 0);
     CHECK(raw_write(fd, fr, sizeof fr));
     CHECK(wait_for(&ss, &ss.frames, 2));
-    CHECK_EQ_I64(ss.opened, 5);
+    CHECK_EQ_I64(count_of(&ss, &ss.opened), 5);
     close(fd);
     for (int i = 0; i < 4; i++) close(fds[i]);
     CHECK(wait_for(&ss, &ss.closed, 5));
@@ -768,7 +768,7 @@ TEST(conn_first_message_deadline) {
     CHECK_STR_CONTAINS(reason_of(&ss), "no first message within 300 ms");
     CHECK(raw_write(talker, fr, sizeof fr)); /* past the deadline, still served */
     CHECK(wait_for(&ss, &ss.frames, 2));
-    CHECK_EQ_I64(ss.closed, 1);
+    CHECK_EQ_I64(count_of(&ss, &ss.closed), 1);
     close(talker);
     CHECK(wait_for(&ss, &ss.closed, 2));
     iol_call(u.l, do_close_listener, u.ls);
