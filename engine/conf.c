@@ -89,8 +89,7 @@ static const conf_spec conf_keys[] = {
      * that never spilled may stay.  totalBytes, 1 GiB, holds the 20M-pair
      * shuffles of bench/shuffle (343 MB uncompressed) with room to spare;
      * what is kept is memory the same outputs' files would take in the
-     * page cache (until 2026-11 the defaults were 1 MiB and 64 MiB, for
-     * small outputs only).  Kept blocks are coded with codec, by default
+     * page cache.  Kept blocks are coded with codec, by default
      * prefix (executor/prefixcodec.h): a 20M-pair reduce_by_key then keeps
      * 151 MB, not 343 MB uncompressed, and its peak RSS falls from 763 MB
      * to 556 MB (within 2x its 320 MB input) for 0.06-0.09 s (0.33-0.37 s
