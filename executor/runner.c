@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "blockfile.h"
-#include "checkpoint.h"
+#include "ckpt_file.h"
 #include "err.h"
 #include "faults.h"
 #include "fnref.h"

@@ -17,7 +17,7 @@
 #include <zlib.h>
 
 #include "batch.h"
-#include "checkpoint.h"
+#include "ckpt_file.h"
 #include "err.h"
 #include "faults.h"
 #include "fnref.h"

@@ -1,6 +1,6 @@
 /*
- * checkpoint.c -- writing and reading the partition files of a checkpointed
- * RDD (see checkpoint.h).  The writer streams records through a 1 MiB
+ * ckpt_file.c -- writing and reading the partition files of a checkpointed
+ * RDD (format in ckpt_file.h).  The writer streams records through a 1 MiB
  * buffer into a temporary file, computing the CRC as it goes, and writes
  * the header last; the reader maps the file and checks it whole with the
  * cache block checker (bs_block_check_as), which the cacheblock fuzz target
@@ -18,7 +18,7 @@
 
 #include "batch.h"
 #include "blockstore.h"
-#include "checkpoint.h"
+#include "ckpt_file.h"
 #include "err.h"
 #include "recfmt.h"
 

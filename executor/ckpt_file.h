@@ -1,6 +1,7 @@
 /*
- * checkpoint.h -- the files of a checkpointed RDD: one per partition, written
- * by a task's checkpoint sink and read back as a task's source.  Internal.
+ * ckpt_file.h -- the file format of a checkpointed RDD's partitions: one file
+ * per partition, written by a task's checkpoint sink and read back as a
+ * task's source.  Internal.
  *
  * A partition's file is DIR/part-NNNNN (DIR: the RDD's checkpoint
  * directory, which engine/checkpoint.c makes) in the cache's disk block
@@ -10,8 +11,8 @@
  * when two attempts of a partition finish (a retry, a speculative copy) the
  * first link wins and the other attempt removes its own file.
  */
-#ifndef EM_CHECKPOINT_H
-#define EM_CHECKPOINT_H
+#ifndef EM_CKPT_FILE_H
+#define EM_CKPT_FILE_H
 
 #include <stddef.h>
 #include <stdint.h>
