@@ -4,7 +4,7 @@
  * Threads: the io loop (every connection: the driver's, the shuffle
  * server's clients, the connections this executor opens to fetch
  * segments), N task threads, and main, which waits for the end.  Task
- * threads take attempts from one FIFO under x.mu; what they need from the
+ * threads take attempts from one FIFO under ex.mu; what they need from the
  * network (a commit answer, a broadcast, a segment) they ask the loop for
  * with iol_post and wait on their request's condition variable.
  */
@@ -83,9 +83,9 @@ typedef struct freq {
     ebuf seg;            /* the segment's len bytes as they come (bigbuf.h:
                             a big one reuses the pages of the last) */
     int started;         /* its M_SEGMENT came */
-    int done, rc;        /* x.mu */
-    int transient;       /* x.mu: it failed because its connection did (worth a retry) */
-    int dropped;         /* x.mu: nobody waits; whoever ends it frees it */
+    int done, rc;        /* ex.mu */
+    int transient;       /* ex.mu: it failed because its connection did (worth a retry) */
+    int dropped;         /* ex.mu: nobody waits; whoever ends it frees it */
     uint64_t progress_us;  /* atomic: the last frame on its connection */
     char err[512];
     pthread_cond_t cv;
@@ -139,19 +139,19 @@ typedef struct executor {
     pthread_t *threads;
 } executor;
 
-static executor x;
+static executor ex;
 
 /* The end of the executor: main returns status. */
 static void finish(int status, const char *why) {
-    pthread_mutex_lock(&x.mu);
-    if (!x.stop) {
-        x.stop = 1;
-        x.status = status;
-        snprintf(x.why, sizeof x.why, "%s", why);
-        pthread_cond_broadcast(&x.ended);
-        pthread_cond_broadcast(&x.work);
+    pthread_mutex_lock(&ex.mu);
+    if (!ex.stop) {
+        ex.stop = 1;
+        ex.status = status;
+        snprintf(ex.why, sizeof ex.why, "%s", why);
+        pthread_cond_broadcast(&ex.ended);
+        pthread_cond_broadcast(&ex.work);
     }
-    pthread_mutex_unlock(&x.mu);
+    pthread_mutex_unlock(&ex.mu);
 }
 
 /* --------------------------------------------------- questions to the driver */
@@ -159,35 +159,35 @@ static void finish(int status, const char *why) {
 static void send_req(void *arg) {
     dreq *r = arg;
     int n = r->tag == M_ASK_COMMIT ? 4 : r->tag == M_FETCH_SOURCE ? 3 : 2;
-    if (!x.driver || conn_send_msg(x.driver, r->tag, r->f, n)) {
-        pthread_mutex_lock(&x.mu);
+    if (!ex.driver || conn_send_msg(ex.driver, r->tag, r->f, n)) {
+        pthread_mutex_lock(&ex.mu);
         r->done = 1;
-        r->rc = em__seterr(EM_EIO, "executor %d: the driver's connection is gone", x.id);
+        r->rc = em__seterr(EM_EIO, "executor %d: the driver's connection is gone", ex.id);
         pthread_cond_signal(&r->cv);
-        pthread_mutex_unlock(&x.mu);
+        pthread_mutex_unlock(&ex.mu);
     }
 }
 
-/* Ask the driver and wait for its answer (x.mu not held). */
+/* Ask the driver and wait for its answer (ex.mu not held). */
 static int ask_driver(dreq *r) {
     pthread_cond_init(&r->cv, NULL);
-    pthread_mutex_lock(&x.mu);
-    r->id = x.next_req++;
+    pthread_mutex_lock(&ex.mu);
+    r->id = ex.next_req++;
     r->f[0] = msg_u(r->id);
-    r->next = x.reqs;
-    x.reqs = r;
-    pthread_mutex_unlock(&x.mu);
-    int rc = iol_post(x.l, send_req, r);
-    pthread_mutex_lock(&x.mu);
+    r->next = ex.reqs;
+    ex.reqs = r;
+    pthread_mutex_unlock(&ex.mu);
+    int rc = iol_post(ex.l, send_req, r);
+    pthread_mutex_lock(&ex.mu);
     if (rc) r->done = 1, r->rc = rc;
-    while (!r->done && !x.stop) pthread_cond_wait(&r->cv, &x.mu);
-    for (dreq **pp = &x.reqs; *pp; pp = &(*pp)->next)
+    while (!r->done && !ex.stop) pthread_cond_wait(&r->cv, &ex.mu);
+    for (dreq **pp = &ex.reqs; *pp; pp = &(*pp)->next)
         if (*pp == r) {
             *pp = r->next;
             break;
         }
-    if (!r->done) r->rc = em__seterr(EM_EIO, "executor %d: stopping", x.id);
-    pthread_mutex_unlock(&x.mu);
+    if (!r->done) r->rc = em__seterr(EM_EIO, "executor %d: stopping", ex.id);
+    pthread_mutex_unlock(&ex.mu);
     pthread_cond_destroy(&r->cv);
     return r->rc;
 }
@@ -253,7 +253,7 @@ static int fetch_source(uint64_t id, int part, uint8_t **data, size_t *len) {
     return 0;
 }
 
-/* One part of a fetch_source's answer (x.mu held, on the loop's thread, so
+/* One part of a fetch_source's answer (ex.mu held, on the loop's thread, so
  * no message is set): 1 when the answer is whole, 0 when more parts are to
  * come, EM_ENOMEM, or EM_EPROTO for a part that does not fit. */
 static int source_part(dreq *r, const msg *m) {
@@ -274,8 +274,8 @@ static int source_part(dreq *r, const msg *m) {
 
 /* An answer from the driver, on the loop's thread. */
 static void answer(const msg *m) {
-    pthread_mutex_lock(&x.mu);
-    for (dreq *r = x.reqs; r; r = r->next)
+    pthread_mutex_lock(&ex.mu);
+    for (dreq *r = ex.reqs; r; r = r->next)
         if (r->id == m->f[0].u && !r->done) {
             if (m->tag == M_SOURCE && r->tag == M_FETCH_SOURCE) {
                 int whole = source_part(r, m);
@@ -293,13 +293,13 @@ static void answer(const msg *m) {
             pthread_cond_signal(&r->cv);
             break;
         }
-    pthread_mutex_unlock(&x.mu);
+    pthread_mutex_unlock(&ex.mu);
 }
 
 /* ---------------------------------------------------------- segment fetch */
 
 static fconn *fconn_of(conn *c) {
-    for (fconn *f = x.fconns; f; f = f->next)
+    for (fconn *f = ex.fconns; f; f = f->next)
         if (f->c == c) return f;
     return NULL;
 }
@@ -313,14 +313,14 @@ static void freq_free(freq *r) {
 /* End request r with rc; transient: it failed with its connection, and is
  * worth sending again on a new one. */
 static void freq_finish(freq *r, int rc, int transient, const char *why) {
-    pthread_mutex_lock(&x.mu);
+    pthread_mutex_lock(&ex.mu);
     int dropped = r->dropped;
     r->done = 1;
     r->rc = rc;
     r->transient = transient;
     if (why) snprintf(r->err, sizeof r->err, "%.*s", (int)sizeof r->err - 1, why);
     pthread_cond_signal(&r->cv);
-    pthread_mutex_unlock(&x.mu);
+    pthread_mutex_unlock(&ex.mu);
     if (dropped) freq_free(r);
 }
 
@@ -336,7 +336,7 @@ static void fetch_open(conn *c, void *ud) {
     fconn *f = fconn_of(c);
     if (!f) return;
     f->open = 1;
-    msg_val a[] = {msg_str(x.app)};
+    msg_val a[] = {msg_str(ex.app)};
     if (conn_send_msg(c, M_SHUFFLE_OPEN, a, 1)) {
         conn_close(c, em_errmsg());
         return;
@@ -346,7 +346,7 @@ static void fetch_open(conn *c, void *ud) {
 
 static void fetch_closed(conn *c, const char *reason, void *ud) {
     (void)ud;
-    for (fconn **pp = &x.fconns; *pp; pp = &(*pp)->next)
+    for (fconn **pp = &ex.fconns; *pp; pp = &(*pp)->next)
         if ((*pp)->c == c) {
             fconn *f = *pp;
             *pp = f->next;
@@ -433,7 +433,7 @@ static void fetch_start(void *arg) {
     freq *r = arg;
     char key[80];
     snprintf(key, sizeof key, "%s:%d", r->host, r->port);
-    fconn *f = x.fconns;
+    fconn *f = ex.fconns;
     while (f && strcmp(f->key, key)) f = f->next;
     if (!f) {
         if (!(f = calloc(1, sizeof *f))) {
@@ -441,10 +441,10 @@ static void fetch_start(void *arg) {
             return;
         }
         snprintf(f->key, sizeof f->key, "%s", key);
-        f->next = x.fconns;
-        x.fconns = f;
-        if (conn_connect(x.l, r->host, r->port, &x.co, &fetch_cb, NULL, &f->c)) {
-            x.fconns = f->next;
+        f->next = ex.fconns;
+        ex.fconns = f;
+        if (conn_connect(ex.l, r->host, r->port, &ex.co, &fetch_cb, NULL, &f->c)) {
+            ex.fconns = f->next;
             free(f);
             char why[600];
             snprintf(why, sizeof why, "executor at %s: %s", key, em_errmsg());
@@ -463,7 +463,7 @@ static void fetch_start(void *arg) {
  * close fails every request on it, r too). */
 static void fetch_abort(void *arg) {
     uint64_t rid = (uint64_t)(uintptr_t)arg;
-    for (fconn *f = x.fconns; f; f = f->next)
+    for (fconn *f = ex.fconns; f; f = f->next)
         for (freq *q = f->head; q; q = q->next)
             if (q->rid == rid) {
                 conn_close(f->c, "fetch given up: no answer in " FETCH_TIMEOUT_TEXT);
@@ -501,10 +501,10 @@ static void *fetch_begin(void *fctx, const char *loc, uint32_t shuffle, uint32_t
         return NULL;
     }
     pthread_cond_init(&r->cv, NULL);
-    pthread_mutex_lock(&x.mu);
-    r->rid = x.next_req++;
-    pthread_mutex_unlock(&x.mu);
-    if (iol_post(x.l, fetch_start, r)) {
+    pthread_mutex_lock(&ex.mu);
+    r->rid = ex.next_req++;
+    pthread_mutex_unlock(&ex.mu);
+    if (iol_post(ex.l, fetch_start, r)) {
         em__seterr(EM_EFETCH, "shuffle %u map %u: the executor is stopping", shuffle, map);
         freq_free(r);
         return NULL;
@@ -517,10 +517,10 @@ static void *fetch_begin(void *fctx, const char *loc, uint32_t shuffle, uint32_t
 static void fetch_drop(void *fctx, void *h) {
     (void)fctx;
     freq *r = h;
-    pthread_mutex_lock(&x.mu);
+    pthread_mutex_lock(&ex.mu);
     int done = r->done;
     r->dropped = 1;
-    pthread_mutex_unlock(&x.mu);
+    pthread_mutex_unlock(&ex.mu);
     if (done) freq_free(r);
 }
 
@@ -529,16 +529,16 @@ static void fetch_drop(void *fctx, void *h) {
  * its connection was closed for FETCH_TIMEOUT_S of silence. */
 static int fetch_wait(void *fctx, freq *r, int *aborted) {
     uint64_t since = ev_now_us();
-    pthread_mutex_lock(&x.mu);
+    pthread_mutex_lock(&ex.mu);
     while (!r->done) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_nsec += 200 * 1000 * 1000;
         if (until.tv_nsec >= 1000000000) until.tv_sec++, until.tv_nsec -= 1000000000;
-        pthread_cond_timedwait(&r->cv, &x.mu, &until);
+        pthread_cond_timedwait(&r->cv, &ex.mu, &until);
         if (r->done) break;
         if (runner_cancelled()) {
-            pthread_mutex_unlock(&x.mu);
+            pthread_mutex_unlock(&ex.mu);
             em__seterr(EM_ECANCELED, "shuffle %u map %u: the task was killed while fetching", r->shuffle, r->map);
             fetch_drop(fctx, r);
             return EM_ECANCELED;
@@ -546,12 +546,12 @@ static int fetch_wait(void *fctx, freq *r, int *aborted) {
         uint64_t p = __atomic_load_n(&r->progress_us, __ATOMIC_RELAXED), now = ev_now_us();
         if (!*aborted && now - (p > since ? p : since) > (uint64_t)FETCH_TIMEOUT_S * 1000000u) {
             *aborted = 1;
-            pthread_mutex_unlock(&x.mu);
-            if (iol_post(x.l, fetch_abort, (void *)(uintptr_t)r->rid)) *aborted = 0;
-            pthread_mutex_lock(&x.mu);
+            pthread_mutex_unlock(&ex.mu);
+            if (iol_post(ex.l, fetch_abort, (void *)(uintptr_t)r->rid)) *aborted = 0;
+            pthread_mutex_lock(&ex.mu);
         }
     }
-    pthread_mutex_unlock(&x.mu);
+    pthread_mutex_unlock(&ex.mu);
     return 0;
 }
 
@@ -576,27 +576,27 @@ static int fetch_end(void *fctx, void *h, const uint8_t **p) {
     int aborted = 0;
     for (int tries = 0;; tries++) {
         if (fetch_wait(fctx, r, &aborted)) return EM_ECANCELED;
-        pthread_mutex_lock(&x.mu);
-        int again = r->rc == EM_EFETCH && r->transient && !aborted && tries < x.fetch_retries;
-        pthread_mutex_unlock(&x.mu);
+        pthread_mutex_lock(&ex.mu);
+        int again = r->rc == EM_EFETCH && r->transient && !aborted && tries < ex.fetch_retries;
+        pthread_mutex_unlock(&ex.mu);
         if (!again) break;
         log_msg(LOG_WARN, "executor", "shuffle %u map %u: %s; retrying in %llu ms (%d of %d)", r->shuffle, r->map,
-                r->err, (unsigned long long)x.fetch_retry_ms, tries + 1, x.fetch_retries);
-        if (retry_pause(x.fetch_retry_ms)) {
+                r->err, (unsigned long long)ex.fetch_retry_ms, tries + 1, ex.fetch_retries);
+        if (retry_pause(ex.fetch_retry_ms)) {
             em__seterr(EM_ECANCELED, "shuffle %u map %u: the task was killed while fetching", r->shuffle, r->map);
             freq_free(r); /* ended, and held by no connection */
             return EM_ECANCELED;
         }
         /* Chunks are written at their offsets: the new answer overwrites
          * whatever part of the old one came. */
-        pthread_mutex_lock(&x.mu);
+        pthread_mutex_lock(&ex.mu);
         r->done = r->rc = r->transient = r->started = 0;
         r->got = 0;
         r->err[0] = 0;
-        r->rid = x.next_req++;
-        pthread_mutex_unlock(&x.mu);
+        r->rid = ex.next_req++;
+        pthread_mutex_unlock(&ex.mu);
         __atomic_store_n(&r->progress_us, ev_now_us(), __ATOMIC_RELAXED);
-        if (iol_post(x.l, fetch_start, r)) {
+        if (iol_post(ex.l, fetch_start, r)) {
             em__seterr(EM_EFETCH, "shuffle %u map %u: the executor is stopping", r->shuffle, r->map);
             freq_free(r);
             return EM_EFETCH;
@@ -623,9 +623,9 @@ static int fetch_end(void *fctx, void *h, const uint8_t **p) {
  * outputs only. */
 static int serve_dir_of(void *ctx, const char *app, char *dir, size_t cap) {
     (void)ctx;
-    if (strcmp(app, x.app))
-        return em__seterr(EM_ENOENT, "executor %d serves application %s, not %s", x.id, x.app, app);
-    snprintf(dir, cap, "%s", x.shuffle_dir);
+    if (strcmp(app, ex.app))
+        return em__seterr(EM_ENOENT, "executor %d serves application %s, not %s", ex.id, ex.app, app);
+    snprintf(dir, cap, "%s", ex.shuffle_dir);
     return 0;
 }
 
@@ -651,7 +651,7 @@ static void ended_free(ended *e) {
 static void send_task_ended(ended *e, int streamed) {
     msg_val f[] = {msg_u(e->id), msg_u((uint64_t)e->killed), msg_u(e->start_us), msg_u(e->end_us),
                    msg_bin(e->res.p, streamed ? 0 : e->res.len)};
-    if (x.driver && conn_send_msg(x.driver, M_TASK_ENDED, f, 5))
+    if (ex.driver && conn_send_msg(ex.driver, M_TASK_ENDED, f, 5))
         log_msg(LOG_WARN, "executor", "cannot report task %llu: %s", (unsigned long long)e->id, em_errmsg());
 }
 
@@ -660,7 +660,7 @@ static void send_task_ended(ended *e, int streamed) {
  * followed by its task_ended.  Other messages go out between parts. */
 static void result_pump(conn *c, void *arg) {
     (void)arg;
-    size_t part = x.co.max_frame - 1024 < CHUNK * 4 ? x.co.max_frame - 1024 : CHUNK * 4;
+    size_t part = ex.co.max_frame - 1024 < CHUNK * 4 ? ex.co.max_frame - 1024 : CHUNK * 4;
     while (outq && conn_queued(c) < SERVE_HIGH) {
         ended *e = outq;
         if (e->sent < e->res.len) {
@@ -682,11 +682,11 @@ static void result_pump(conn *c, void *arg) {
 
 static void send_ended(void *arg) {
     ended *e = arg;
-    if (!x.driver) {
+    if (!ex.driver) {
         ended_free(e);
         return;
     }
-    if (e->res.len + 1024 <= x.co.max_frame) {
+    if (e->res.len + 1024 <= ex.co.max_frame) {
         send_task_ended(e, 0);
         ended_free(e);
         return;
@@ -695,7 +695,7 @@ static void send_ended(void *arg) {
     if (outq_tail) outq_tail->next = e;
     else outq = e;
     outq_tail = e;
-    if (idle) result_pump(x.driver, NULL);
+    if (idle) result_pump(ex.driver, NULL);
 }
 
 /* Encode the result and hand it to the loop. */
@@ -716,7 +716,7 @@ static void report(xtask *t, task_result *res, uint64_t end_us) {
         snprintf(res->errmsg, sizeof res->errmsg, "out of memory encoding the task's result");
         taskresult_encode(res, &e->res);
     }
-    if (iol_post(x.l, send_ended, e)) {
+    if (iol_post(ex.l, send_ended, e)) {
         ended_free(e);
         finish(1, "cannot hand a task's end to the network thread"); /* lost, so its attempts run again */
     }
@@ -724,36 +724,36 @@ static void report(xtask *t, task_result *res, uint64_t end_us) {
 
 static void *task_thread(void *arg) {
     (void)arg;
-    pthread_mutex_lock(&x.mu);
+    pthread_mutex_lock(&ex.mu);
     for (;;) {
-        while (!x.qhead && !x.stop) pthread_cond_wait(&x.work, &x.mu);
-        if (x.stop) break;
-        xtask *t = x.qhead;
-        x.qhead = t->next;
-        if (!x.qhead) x.qtail = NULL;
+        while (!ex.qhead && !ex.stop) pthread_cond_wait(&ex.work, &ex.mu);
+        if (ex.stop) break;
+        xtask *t = ex.qhead;
+        ex.qhead = t->next;
+        if (!ex.qhead) ex.qtail = NULL;
         t->prev = NULL;
-        t->next = x.running;
-        if (x.running) x.running->prev = t;
-        x.running = t;
+        t->next = ex.running;
+        if (ex.running) ex.running->prev = t;
+        ex.running = t;
         t->start_us = ev_now_us();
-        pthread_mutex_unlock(&x.mu);
+        pthread_mutex_unlock(&ex.mu);
 
         task_result res;
         memset(&res, 0, sizeof res);
         res.fetch_map = -1;
         res.task_id = t->id;
-        runner_run(&x.env, t->desc, t->len, &res, &t->ctl);
+        runner_run(&ex.env, t->desc, t->len, &res, &t->ctl);
         t->desc = NULL;
         report(t, &res, ev_now_us());
         task_result_clear(&res);
 
-        pthread_mutex_lock(&x.mu);
+        pthread_mutex_lock(&ex.mu);
         if (t->prev) t->prev->next = t->next;
-        else x.running = t->next;
+        else ex.running = t->next;
         if (t->next) t->next->prev = t->prev;
         free(t);
     }
-    pthread_mutex_unlock(&x.mu);
+    pthread_mutex_unlock(&ex.mu);
     return NULL;
 }
 
@@ -769,7 +769,7 @@ static void launch(const msg *m) {
         memset(&res, 0, sizeof res);
         res.status = EM_ENOMEM;
         res.fetch_map = -1;
-        snprintf(res.errmsg, sizeof res.errmsg, "executor %d: out of memory for a task", x.id);
+        snprintf(res.errmsg, sizeof res.errmsg, "executor %d: out of memory for a task", ex.id);
         xtask tmp;
         memset(&tmp, 0, sizeof tmp);
         tmp.id = m->f[0].u;
@@ -780,29 +780,29 @@ static void launch(const msg *m) {
     t->id = m->f[0].u;
     t->desc = d;
     t->len = m->f[1].len;
-    pthread_mutex_lock(&x.mu);
-    if (x.qtail) x.qtail->next = t;
-    else x.qhead = t;
-    x.qtail = t;
-    pthread_cond_signal(&x.work);
-    pthread_mutex_unlock(&x.mu);
+    pthread_mutex_lock(&ex.mu);
+    if (ex.qtail) ex.qtail->next = t;
+    else ex.qhead = t;
+    ex.qtail = t;
+    pthread_cond_signal(&ex.work);
+    pthread_mutex_unlock(&ex.mu);
 }
 
 static void kill_task(uint64_t id) {
     xtask *q = NULL, *prev = NULL;
-    pthread_mutex_lock(&x.mu);
-    for (xtask *t = x.qhead; t; prev = t, t = t->next)
+    pthread_mutex_lock(&ex.mu);
+    for (xtask *t = ex.qhead; t; prev = t, t = t->next)
         if (t->id == id) {
             if (prev) prev->next = t->next;
-            else x.qhead = t->next;
-            if (x.qtail == t) x.qtail = prev;
+            else ex.qhead = t->next;
+            if (ex.qtail == t) ex.qtail = prev;
             q = t;
             break;
         }
     if (!q)
-        for (xtask *t = x.running; t; t = t->next)
+        for (xtask *t = ex.running; t; t = t->next)
             if (t->id == id) __atomic_store_n(&t->ctl.cancel, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&x.mu);
+    pthread_mutex_unlock(&ex.mu);
     if (q) { /* queued: ends at once, killed */
         task_result res;
         memset(&res, 0, sizeof res);
@@ -823,18 +823,18 @@ static void kill_task(uint64_t id) {
 static void on_heartbeat(uv_timer_t *t) {
     (void)t;
     char id[32];
-    snprintf(id, sizeof id, "executor %d", x.id);
+    snprintf(id, sizeof id, "executor %d", ex.id);
     msg_val f[] = {msg_str(id)};
-    if (x.driver && conn_send_msg(x.driver, M_HEARTBEAT, f, 1)) conn_close(x.driver, em_errmsg());
+    if (ex.driver && conn_send_msg(ex.driver, M_HEARTBEAT, f, 1)) conn_close(ex.driver, em_errmsg());
 }
 
 static void driver_open(conn *c, void *ud) {
     (void)ud;
-    x.registered = 1;
-    msg_val f[] = {msg_u((uint64_t)x.id), msg_str(x.host), msg_u((uint64_t)x.port), msg_u((uint64_t)x.cores),
-                   msg_bin(fnref_binary_hash(), 32), msg_u(x.service_port > 0)};
+    ex.registered = 1;
+    msg_val f[] = {msg_u((uint64_t)ex.id), msg_str(ex.host), msg_u((uint64_t)ex.port), msg_u((uint64_t)ex.cores),
+                   msg_bin(fnref_binary_hash(), 32), msg_u(ex.service_port > 0)};
     if (conn_send_msg(c, M_REGISTER_EXECUTOR, f, 6)) conn_close(c, em_errmsg());
-    else uv_timer_start(&x.hb.t, on_heartbeat, x.hb_ms, x.hb_ms);
+    else uv_timer_start(&ex.hb.t, on_heartbeat, ex.hb_ms, ex.hb_ms);
 }
 
 static void driver_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
@@ -845,18 +845,18 @@ static void driver_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     switch (m.tag) {
     case M_LAUNCH_TASK: launch(&m); break;
     case M_KILL_TASK: kill_task(m.f[0].u); break;
-    case M_DROP_SHUFFLE: shuffle_remove(x.shuffle_dir, (uint32_t)m.f[0].u); break;
+    case M_DROP_SHUFFLE: shuffle_remove(ex.shuffle_dir, (uint32_t)m.f[0].u); break;
     case M_DROP_MAP_OUTPUT:
-        shuffle_remove_output(x.shuffle_dir, (uint32_t)m.f[0].u, (uint32_t)m.f[1].u, m.f[2].u);
+        shuffle_remove_output(ex.shuffle_dir, (uint32_t)m.f[0].u, (uint32_t)m.f[1].u, m.f[2].u);
         break;
     case M_DROP_BCAST: vars_bcast_drop(m.f[0].u); break;
-    case M_DROP_RDD: bs_remove(x.store, m.f[0].u, (int)m.f[1].u); break;
+    case M_DROP_RDD: bs_remove(ex.store, m.f[0].u, (int)m.f[1].u); break;
     case M_COMMIT_ANSWER:
     case M_BCAST:
     case M_SOURCE: answer(&m); break;
     case M_EXECUTOR_REFUSED:
         snprintf(why, sizeof why, "the driver refused this executor: %.*s", (int)m.f[0].len, (const char *)m.f[0].p);
-        x.driver = NULL;
+        ex.driver = NULL;
         conn_close(c, why);
         finish(1, why);
         break;
@@ -871,7 +871,7 @@ static void driver_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
 static void driver_closed(conn *c, const char *reason, void *ud) {
     (void)c;
     (void)ud;
-    x.driver = NULL;
+    ex.driver = NULL;
     while (outq) {
         ended *e = outq;
         outq = e->next;
@@ -879,8 +879,8 @@ static void driver_closed(conn *c, const char *reason, void *ud) {
     }
     outq_tail = NULL;
     char why[600];
-    if (!x.registered) {
-        snprintf(why, sizeof why, "could not reach the driver at %s: %s", x.url, reason);
+    if (!ex.registered) {
+        snprintf(why, sizeof why, "could not reach the driver at %s: %s", ex.url, reason);
         finish(1, why);
         return;
     }
@@ -897,15 +897,15 @@ typedef struct start_arg {
 
 static void start(void *arg) {
     start_arg *a = arg;
-    iol_timer_init(x.l, &x.hb);
-    conn_opts so = x.co;
+    iol_timer_init(ex.l, &ex.hb);
+    conn_opts so = ex.co;
     so.component = "shuffle-server";
-    ss_config sc = {serve_dir_of, NULL, x.drop_fetches};
-    a->rc = ss_start(x.l, x.host, 0, &so, &sc, &x.server, &x.port);
+    ss_config sc = {serve_dir_of, NULL, ex.drop_fetches};
+    a->rc = ss_start(ex.l, ex.host, 0, &so, &sc, &ex.server, &ex.port);
     if (!a->rc) {
-        snprintf(x.self, sizeof x.self, "ember://%s:%d", x.host, x.service_port > 0 ? x.service_port : x.port);
-        x.env.self = x.self;
-        a->rc = conn_connect(x.l, x.dhost, x.dport, &x.co, &driver_cb, NULL, &x.driver);
+        snprintf(ex.self, sizeof ex.self, "ember://%s:%d", ex.host, ex.service_port > 0 ? ex.service_port : ex.port);
+        ex.env.self = ex.self;
+        a->rc = conn_connect(ex.l, ex.dhost, ex.dport, &ex.co, &driver_cb, NULL, &ex.driver);
     }
     if (a->rc) em__geterr(a->err, sizeof a->err);
 }
@@ -930,12 +930,12 @@ int executor_main(void) {
                *sdir = getenv("EMBER_SHUFFLE_DIR");
     long sport;
     const char *colon = url ? strrchr(url, ':') : NULL;
-    if (!colon || (size_t)(colon - url) >= sizeof x.dhost || env_int("EMBER_EXECUTOR_ID", 0, INT32_MAX, -1, &id) ||
+    if (!colon || (size_t)(colon - url) >= sizeof ex.dhost || env_int("EMBER_EXECUTOR_ID", 0, INT32_MAX, -1, &id) ||
         env_int("EMBER_EXECUTOR_CORES", 1, 1 << 16, -1, &cores) ||
         env_int("EMBER_EXECUTOR_MEMORY", 1, 1L << 30, 1024, &mem) ||
         env_int("EMBER_SHUFFLE_SERVICE_PORT", 0, 65535, 0, &sport) || !dir ||
-        (app && strlen(app) >= sizeof x.app) || (sdir && strlen(sdir) >= sizeof x.shuffle_dir) ||
-        strlen(dir) >= sizeof x.dir - 1 || (host && strlen(host) >= sizeof x.host)) {
+        (app && strlen(app) >= sizeof ex.app) || (sdir && strlen(sdir) >= sizeof ex.shuffle_dir) ||
+        strlen(dir) >= sizeof ex.dir - 1 || (host && strlen(host) >= sizeof ex.host)) {
         fprintf(stderr,
                 "ember executor: bad environment: EMBER_DRIVER_URL=%s EMBER_EXECUTOR_ID=%s EMBER_EXECUTOR_CORES=%s "
                 "EMBER_EXECUTOR_DIR=%s\n",
@@ -950,94 +950,94 @@ int executor_main(void) {
         fprintf(stderr, "ember executor: bad driver address %s\n", url);
         return 1;
     }
-    memcpy(x.dhost, url, (size_t)(colon - url));
-    x.dport = (int)dport;
-    snprintf(x.url, sizeof x.url, "%s", url);
-    x.id = (int)id;
-    x.cores = (int)cores;
-    snprintf(x.dir, sizeof x.dir, "%s", dir);
-    snprintf(x.app, sizeof x.app, "%s", app ? app : "");
-    snprintf(x.host, sizeof x.host, "%s", host && *host ? host : "127.0.0.1");
+    memcpy(ex.dhost, url, (size_t)(colon - url));
+    ex.dport = (int)dport;
+    snprintf(ex.url, sizeof ex.url, "%s", url);
+    ex.id = (int)id;
+    ex.cores = (int)cores;
+    snprintf(ex.dir, sizeof ex.dir, "%s", dir);
+    snprintf(ex.app, sizeof ex.app, "%s", app ? app : "");
+    snprintf(ex.host, sizeof ex.host, "%s", host && *host ? host : "127.0.0.1");
     /* The application's settings, as its driver has them. */
     em_conf *conf = em_conf_new();
-    if (!conf || conf_from_env(conf, "EMBER_CONF") || netconf_from_env(&x.nc)) {
+    if (!conf || conf_from_env(conf, "EMBER_CONF") || netconf_from_env(&ex.nc)) {
         fprintf(stderr, "ember executor: %s\n", conf ? em_errmsg() : "out of memory");
         return 1;
     }
-    x.co = netconf_opts(&x.nc, "executor");
-    x.co.max_frame = (size_t)conf_size(conf, "ember.rpc.message.maxSize");
+    ex.co = netconf_opts(&ex.nc, "executor");
+    ex.co.max_frame = (size_t)conf_size(conf, "ember.rpc.message.maxSize");
     /* The worker's shuffle service, when both the application and the
      * worker have it on. */
     if (conf_bool(conf, "ember.shuffle.service.enabled") && sport > 0 && sdir && *sdir) {
-        x.service_port = (int)sport;
-        snprintf(x.shuffle_dir, sizeof x.shuffle_dir, "%s", sdir);
-    } else snprintf(x.shuffle_dir, sizeof x.shuffle_dir, "%s", x.dir);
-    pthread_mutex_init(&x.mu, NULL);
-    pthread_cond_init(&x.work, NULL);
-    pthread_cond_init(&x.ended, NULL);
-    x.next_req = 1;
+        ex.service_port = (int)sport;
+        snprintf(ex.shuffle_dir, sizeof ex.shuffle_dir, "%s", sdir);
+    } else snprintf(ex.shuffle_dir, sizeof ex.shuffle_dir, "%s", ex.dir);
+    pthread_mutex_init(&ex.mu, NULL);
+    pthread_cond_init(&ex.work, NULL);
+    pthread_cond_init(&ex.ended, NULL);
+    ex.next_req = 1;
     signal(SIGPIPE, SIG_IGN);
-    if (!(x.store = bs_new(x.dir, (size_t)mem << 20))) {
+    if (!(ex.store = bs_new(ex.dir, (size_t)mem << 20))) {
         fprintf(stderr, "ember executor: %s\n", em_errmsg());
         return 1;
     }
-    x.env.local_dir = x.dir;
-    x.env.shuffle_dir = x.shuffle_dir;
-    x.env.store = x.store;
-    x.env.ask_commit = ask_commit;
-    x.fetcher.begin = fetch_begin;
-    x.fetcher.end = fetch_end;
-    x.fetcher.drop = fetch_drop;
-    x.fetcher.in_flight = (uint64_t)conf_size(conf, "ember.reducer.maxSizeInFlight");
-    x.fetcher.host_local = conf_bool(conf, "ember.shuffle.readHostLocalDisk");
-    x.fetcher.lost_host = conf_bool(conf, "ember.files.fetchFailure.unRegisterOutputOnHost");
-    x.hb_ms = (uint64_t)conf_duration_ms(conf, "ember.executor.heartbeatInterval");
-    x.fetch_retries = (int)conf_i64(conf, "ember.shuffle.io.maxRetries");
-    x.fetch_retry_ms = (uint64_t)conf_duration_ms(conf, "ember.shuffle.io.retryWait");
+    ex.env.local_dir = ex.dir;
+    ex.env.shuffle_dir = ex.shuffle_dir;
+    ex.env.store = ex.store;
+    ex.env.ask_commit = ask_commit;
+    ex.fetcher.begin = fetch_begin;
+    ex.fetcher.end = fetch_end;
+    ex.fetcher.drop = fetch_drop;
+    ex.fetcher.in_flight = (uint64_t)conf_size(conf, "ember.reducer.maxSizeInFlight");
+    ex.fetcher.host_local = conf_bool(conf, "ember.shuffle.readHostLocalDisk");
+    ex.fetcher.lost_host = conf_bool(conf, "ember.files.fetchFailure.unRegisterOutputOnHost");
+    ex.hb_ms = (uint64_t)conf_duration_ms(conf, "ember.executor.heartbeatInterval");
+    ex.fetch_retries = (int)conf_i64(conf, "ember.shuffle.io.maxRetries");
+    ex.fetch_retry_ms = (uint64_t)conf_duration_ms(conf, "ember.shuffle.io.retryWait");
     fault_rule rules[FAULTS_MAX];
     char fwhy[200];
     int nrules = faults_parse(em_conf_get(conf, "ember.test.faults"), rules, fwhy, sizeof fwhy);
     for (int i = 0; i < nrules; i++) {
-        if (rules[i].kind == FAULT_DROP_FETCH) x.drop_fetches += rules[i].n;
-        if (rules[i].kind == FAULT_EXEC_EXIT && (rules[i].n < 0 || x.id < rules[i].n)) {
-            fprintf(stderr, "ember executor %d: exits with code %d at start (ember.test.faults execexit)\n", x.id,
+        if (rules[i].kind == FAULT_DROP_FETCH) ex.drop_fetches += rules[i].n;
+        if (rules[i].kind == FAULT_EXEC_EXIT && (rules[i].n < 0 || ex.id < rules[i].n)) {
+            fprintf(stderr, "ember executor %d: exits with code %d at start (ember.test.faults execexit)\n", ex.id,
                     (int)rules[i].code);
             return (int)rules[i].code;
         }
     }
-    x.env.fetch = &x.fetcher;
+    ex.env.fetch = &ex.fetcher;
     em_conf_free(conf);
     vars_set_bcast_fetch(fetch_bcast);
     src_set_fetch(fetch_source);
-    if (!(x.threads = calloc((size_t)x.cores, sizeof *x.threads)) || !(x.l = iol_start("executor"))) {
+    if (!(ex.threads = calloc((size_t)ex.cores, sizeof *ex.threads)) || !(ex.l = iol_start("executor"))) {
         fprintf(stderr, "ember executor: %s\n", em_errmsg());
         return 1;
     }
     start_arg a = {0, ""};
-    iol_call(x.l, start, &a);
+    iol_call(ex.l, start, &a);
     if (a.rc) {
-        fprintf(stderr, "ember executor %d: could not reach the driver at %s: %s\n", x.id, url, a.err);
+        fprintf(stderr, "ember executor %d: could not reach the driver at %s: %s\n", ex.id, url, a.err);
         return 1;
     }
-    for (int i = 0; i < x.cores; i++)
-        if (pthread_create(&x.threads[i], NULL, task_thread, NULL)) {
+    for (int i = 0; i < ex.cores; i++)
+        if (pthread_create(&ex.threads[i], NULL, task_thread, NULL)) {
             fprintf(stderr, "ember executor: cannot start task threads\n");
             return 1;
         }
-    log_msg(LOG_INFO, "executor", "executor %d: %d cores, map outputs at %s%s, driver %s", x.id, x.cores, x.self,
-            x.service_port > 0 ? " (the worker's shuffle service)" : "", url);
-    pthread_mutex_lock(&x.mu);
-    while (!x.stop) pthread_cond_wait(&x.ended, &x.mu);
-    pthread_mutex_unlock(&x.mu);
+    log_msg(LOG_INFO, "executor", "executor %d: %d cores, map outputs at %s%s, driver %s", ex.id, ex.cores, ex.self,
+            ex.service_port > 0 ? " (the worker's shuffle service)" : "", url);
+    pthread_mutex_lock(&ex.mu);
+    while (!ex.stop) pthread_cond_wait(&ex.ended, &ex.mu);
+    pthread_mutex_unlock(&ex.mu);
     /* Idle task threads end at once; running tasks may be inside user code
      * that never returns: the process ends without waiting more than a
      * moment for them.  Its directory is the worker's to remove. */
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 1;
-    for (int i = 0; i < x.cores; i++) pthread_timedjoin_np(x.threads[i], NULL, &until);
-    if (x.status) fprintf(stderr, "ember executor %d: %s\n", x.id, x.why);
-    else log_msg(LOG_INFO, "executor", "executor %d: %s", x.id, x.why);
+    for (int i = 0; i < ex.cores; i++) pthread_timedjoin_np(ex.threads[i], NULL, &until);
+    if (ex.status) fprintf(stderr, "ember executor %d: %s\n", ex.id, ex.why);
+    else log_msg(LOG_INFO, "executor", "executor %d: %s", ex.id, ex.why);
     fflush(stderr);
-    _exit(x.status);
+    _exit(ex.status);
 }

@@ -109,7 +109,7 @@ struct binfetch {
     int phase;
 };
 
-static worker w;
+static worker wk;
 
 /* "host:port" into host and port.  0 or -1. */
 static int split_addr(const char *s, char *host, size_t cap, int *port) {
@@ -124,15 +124,15 @@ static int split_addr(const char *s, char *host, size_t cap, int *port) {
     return 0;
 }
 
-static void app_dir(const char *app, char *out, size_t cap) { snprintf(out, cap, "%s/%s", w.dir, app); }
+static void app_dir(const char *app, char *out, size_t cap) { snprintf(out, cap, "%s/%s", wk.dir, app); }
 
 /* Where the application's executors write their map outputs when the
  * shuffle service is on: one directory for all of them, which outlives
  * each. */
-static void shuffle_dir(const char *app, char *out, size_t cap) { snprintf(out, cap, "%s/%s/shuffle", w.dir, app); }
+static void shuffle_dir(const char *app, char *out, size_t cap) { snprintf(out, cap, "%s/%s/shuffle", wk.dir, app); }
 
 static wapp *app_find(const char *app) {
-    for (wapp *a = w.apps; a; a = a->next)
+    for (wapp *a = wk.apps; a; a = a->next)
         if (!strcmp(a->id, app)) return a;
     return NULL;
 }
@@ -148,7 +148,7 @@ static int app_id_ok(const char *app, size_t len) {
 static int svc_dir_of(void *ctx, const char *app, char *dir, size_t cap) {
     (void)ctx;
     if (!app_id_ok(app, strlen(app)) || !app_find(app))
-        return em__seterr(EM_ENOENT, "the shuffle service of worker %s serves no application \"%.64s\"", w.id, app);
+        return em__seterr(EM_ENOENT, "the shuffle service of worker %s serves no application \"%.64s\"", wk.id, app);
     shuffle_dir(app, dir, cap);
     return 0;
 }
@@ -177,13 +177,13 @@ static void stderr_tail(const wexec *e, char *out, size_t cap) {
 
 /* Whether any executor of app is alive (started or waiting). */
 static int app_alive(const char *app) {
-    for (wexec *e = w.execs; e; e = e->next)
+    for (wexec *e = wk.execs; e; e = e->next)
         if (!e->exited && !strcmp(e->app, app)) return 1;
     return 0;
 }
 
 static void exec_free(wexec *e) {
-    for (wexec **pp = &w.execs; *pp; pp = &(*pp)->next)
+    for (wexec **pp = &wk.execs; *pp; pp = &(*pp)->next)
         if (*pp == e) {
             *pp = e->next;
             break;
@@ -196,7 +196,7 @@ static void exec_free(wexec *e) {
  * outlives the executors' records. */
 static int app_marked_failed(const char *app) {
     char f[900];
-    snprintf(f, sizeof f, "%s/%s/.failed", w.dir, app);
+    snprintf(f, sizeof f, "%s/%s/.failed", wk.dir, app);
     return access(f, F_OK) == 0;
 }
 
@@ -209,7 +209,7 @@ static void handle_closed(wexec *e) {
     snprintf(app, sizeof app, "%s", e->app);
     exec_free(e);
     int left = 0;
-    for (wexec *o = w.execs; o; o = o->next) left |= !strcmp(o->app, app);
+    for (wexec *o = wk.execs; o; o = o->next) left |= !strcmp(o->app, app);
     /* With the shuffle service, the map outputs stay until the
      * application ends (app_finished). */
     if (!left && !app_find(app) && !app_marked_failed(app)) {
@@ -237,7 +237,7 @@ static void exec_ended(wexec *e, int64_t code, int sig, const char *why) {
     int cannot_run = 0;
     if (why) snprintf(tail, sizeof tail, "%s", why);
     else stderr_tail(e, tail, sizeof tail);
-    int failed = !e->killed && !w.stopping && (code != 0 || sig != 0);
+    int failed = !e->killed && !wk.stopping && (code != 0 || sig != 0);
     if (failed && !why && applib_loader_error(code, sig, tail, lib, sizeof lib, lwhy, sizeof lwhy)) {
         /* No executor of this application can start here: the report says
          * which library and what to do, and the master removes it. */
@@ -262,10 +262,10 @@ static void exec_ended(wexec *e, int64_t code, int sig, const char *why) {
     }
     log_msg(failed ? LOG_WARN : LOG_INFO, "worker", "executor %s/%d exited (code %lld, signal %d)%s", e->app, e->id,
             (long long)code, sig, failed ? ": its logs are kept" : "");
-    if (w.master && w.registered) {
+    if (wk.master && wk.registered) {
         msg_val f[] = {msg_str(e->app), msg_u((uint64_t)e->id), msg_i(code), msg_u((uint64_t)sig), msg_str(tail),
                        msg_u((uint64_t)cannot_run)};
-        if (conn_send_msg(w.master, M_EXECUTOR_EXITED, f, 6)) conn_close(w.master, em_errmsg());
+        if (conn_send_msg(wk.master, M_EXECUTOR_EXITED, f, 6)) conn_close(wk.master, em_errmsg());
     }
     exec_close(e);
 }
@@ -337,13 +337,13 @@ static void exec_spawn(wexec *e, const char *path) {
     snprintf(vars[nv++], sizeof vars[0], "EMBER_EXECUTOR_CORES=%d", e->cores);
     snprintf(vars[nv++], sizeof vars[0], "EMBER_EXECUTOR_MEMORY=%lld", (long long)e->mem_mib);
     snprintf(vars[nv++], sizeof vars[0], "EMBER_EXECUTOR_DIR=%s", d);
-    snprintf(vars[nv++], sizeof vars[0], "EMBER_EXECUTOR_HOST=%s", w.host);
-    snprintf(vars[nv++], sizeof vars[0], "EMBER_NETWORK_CRYPTO=%d", w.co.encrypt ? 1 : 0);
-    if (w.nc.secret) snprintf(vars[nv++], sizeof vars[0], "EMBER_SECRET_FILE=%s/secret", w.dir);
-    if (w.svc_port > 0) {
+    snprintf(vars[nv++], sizeof vars[0], "EMBER_EXECUTOR_HOST=%s", wk.host);
+    snprintf(vars[nv++], sizeof vars[0], "EMBER_NETWORK_CRYPTO=%d", wk.co.encrypt ? 1 : 0);
+    if (wk.nc.secret) snprintf(vars[nv++], sizeof vars[0], "EMBER_SECRET_FILE=%s/secret", wk.dir);
+    if (wk.svc_port > 0) {
         char sd[900];
         shuffle_dir(e->app, sd, sizeof sd);
-        snprintf(vars[nv++], sizeof vars[0], "EMBER_SHUFFLE_SERVICE_PORT=%d", w.svc_port);
+        snprintf(vars[nv++], sizeof vars[0], "EMBER_SHUFFLE_SERVICE_PORT=%d", wk.svc_port);
         snprintf(vars[nv++], sizeof vars[0], "EMBER_SHUFFLE_DIR=%s", sd);
     }
     for (int i = 0; i < nv; i++) env[k++] = vars[i];
@@ -366,7 +366,7 @@ static void exec_spawn(wexec *e, const char *path) {
     o.stdio = stdio;
     o.stdio_count = 3;
     e->proc.data = e;
-    int rc = uv_spawn(iol_uv(w.l), &e->proc, &o);
+    int rc = uv_spawn(iol_uv(wk.l), &e->proc, &o);
     close(ofd);
     close(efd);
     free(env);
@@ -391,7 +391,7 @@ static void exec_spawn(wexec *e, const char *path) {
 static void cached_path(const uint8_t hash[32], char *out, size_t cap) {
     char hex[65];
     appbin_hex(hash, hex);
-    snprintf(out, cap, "%s/bin/%s", w.dir, hex);
+    snprintf(out, cap, "%s/bin/%s", wk.dir, hex);
 }
 
 /* Whether an executor this worker runs or is about to start uses the
@@ -400,11 +400,11 @@ static void cached_path(const uint8_t hash[32], char *out, size_t cap) {
 static int bin_in_use(void *ud, const char *name) {
     (void)ud;
     char hex[65];
-    for (wexec *e = w.execs; e; e = e->next) {
+    for (wexec *e = wk.execs; e; e = e->next) {
         appbin_hex(e->hash, hex);
         if (!strcmp(hex, name)) return 1;
     }
-    for (binfetch *b = w.fetches; b; b = b->next)
+    for (binfetch *b = wk.fetches; b; b = b->next)
         if (!strcmp(b->lib_hex, name)) return 1;
     return 0;
 }
@@ -413,16 +413,16 @@ static int bin_in_use(void *ud, const char *name) {
 static void trim_bins(void) {
     char dir[800];
     uint64_t freed = 0;
-    snprintf(dir, sizeof dir, "%s/bin", w.dir);
-    if (bincache_trim(dir, w.bin_max, bin_in_use, NULL, &freed)) log_msg(LOG_WARN, "worker", "%s", em_errmsg());
+    snprintf(dir, sizeof dir, "%s/bin", wk.dir);
+    if (bincache_trim(dir, wk.bin_max, bin_in_use, NULL, &freed)) log_msg(LOG_WARN, "worker", "%s", em_errmsg());
     else if (freed)
         log_msg(LOG_INFO, "worker", "removed %llu bytes of binaries no executor uses from %s "
                 "(ember.worker.binCache.maxBytes %llu)", (unsigned long long)freed, dir,
-                (unsigned long long)w.bin_max);
+                (unsigned long long)wk.bin_max);
 }
 
 static void fetch_done(binfetch *b, const char *why) {
-    for (binfetch **pp = &w.fetches; *pp; pp = &(*pp)->next)
+    for (binfetch **pp = &wk.fetches; *pp; pp = &(*pp)->next)
         if (*pp == b) {
             *pp = b->next;
             break;
@@ -436,7 +436,7 @@ static void fetch_done(binfetch *b, const char *why) {
     char msgbuf[1400];
     if (why) snprintf(msgbuf, sizeof msgbuf, "could not fetch the application's binary from the driver at %s: %s",
                       b->driver, why);
-    for (wexec *e = w.execs; e; e = e->next)
+    for (wexec *e = wk.execs; e; e = e->next)
         if (e->waiting == b) {
             e->waiting = NULL;
             if (why) exec_ended(e, -1, 0, msgbuf);
@@ -464,7 +464,7 @@ static int lib_begin(binfetch *b, const msg *m, char *why, size_t cap) {
     memcpy(name, m->f[0].p, m->f[0].len);
     name[m->f[0].len] = 0;
     appbin_hex(m->f[2].p, b->lib_hex);
-    snprintf(dir, sizeof dir, "%s/bin/%s", w.dir, b->lib_hex);
+    snprintf(dir, sizeof dir, "%s/bin/%s", wk.dir, b->lib_hex);
     snprintf(b->lib_path, sizeof b->lib_path, "%s/%s", dir, name);
     snprintf(b->lib_tmp, sizeof b->lib_tmp, "%s.tmp-%d-%p", b->lib_path, (int)getpid(), (void *)b);
     if ((mkdir(dir, 0700) && errno != EEXIST) ||
@@ -580,7 +580,7 @@ static void exec_prepare(wexec *e) {
         exec_spawn(e, path);
         return;
     }
-    for (binfetch *b = w.fetches; b; b = b->next)
+    for (binfetch *b = wk.fetches; b; b = b->next)
         if (!memcmp(b->hash, e->hash, 32)) {
             e->waiting = b;
             return;
@@ -599,8 +599,8 @@ static void exec_prepare(wexec *e) {
     snprintf(b->tmp, sizeof b->tmp, "%s.tmp-%d-%p", path, (int)getpid(), (void *)b);
     b->lib_fd = -1;
     b->fd = open(b->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    b->next = w.fetches;
-    w.fetches = b;
+    b->next = wk.fetches;
+    wk.fetches = b;
     e->waiting = b;
     if (b->fd < 0) {
         char why[1200];
@@ -608,9 +608,9 @@ static void exec_prepare(wexec *e) {
         fetch_done(b, why);
         return;
     }
-    conn_opts o = w.co;
+    conn_opts o = wk.co;
     o.component = "worker";
-    if (conn_connect(w.l, host, port, &o, &fetch_cb, b, &b->c)) fetch_done(b, em_errmsg());
+    if (conn_connect(wk.l, host, port, &o, &fetch_cb, b, &b->c)) fetch_done(b, em_errmsg());
 }
 
 /* -------------------------------------------------------------- master */
@@ -642,24 +642,24 @@ static void launch(const msg *m) {
     app_dir(e->app, d, sizeof d);
     snprintf(e->dir, sizeof e->dir, "%s/%d", d, e->id);
     e->owner.close = owner_close_exec;
-    uv_timer_init(iol_uv(w.l), &e->grace);
+    uv_timer_init(iol_uv(wk.l), &e->grace);
     e->grace.data = e;
-    e->next = w.execs;
-    w.execs = e;
+    e->next = wk.execs;
+    wk.execs = e;
     char sd[900];
     shuffle_dir(e->app, sd, sizeof sd);
-    if ((mkdir(d, 0700) && errno != EEXIST) || (w.svc_port > 0 && mkdir(sd, 0700) && errno != EEXIST)) {
+    if ((mkdir(d, 0700) && errno != EEXIST) || (wk.svc_port > 0 && mkdir(sd, 0700) && errno != EEXIST)) {
         char why[1000];
         snprintf(why, sizeof why, "cannot make %s: %s", errno == EEXIST ? sd : d, strerror(errno));
         exec_ended(e, -1, 0, why);
         return;
     }
-    if (w.svc_port > 0 && !app_find(e->app)) {
+    if (wk.svc_port > 0 && !app_find(e->app)) {
         wapp *a = calloc(1, sizeof *a);
         if (a) { /* (else its outputs go with its last executor, as without the service) */
             snprintf(a->id, sizeof a->id, "%s", e->app);
-            a->next = w.apps;
-            w.apps = a;
+            a->next = wk.apps;
+            wk.apps = a;
         }
     }
     exec_prepare(e);
@@ -671,7 +671,7 @@ static void on_grace(uv_timer_t *t) {
 }
 
 static void kill_exec(const char *app, int id) {
-    for (wexec *e = w.execs; e; e = e->next)
+    for (wexec *e = wk.execs; e; e = e->next)
         if (!strcmp(e->app, app) && e->id == id && !e->exited) {
             e->killed = 1;
             if (e->started) {
@@ -690,7 +690,7 @@ static void kill_exec(const char *app, int id) {
  * failed (its logs are kept for appDataTtl). */
 static void app_finished(const char *app) {
     wapp *a = NULL;
-    for (wapp **pp = &w.apps; *pp; pp = &(*pp)->next)
+    for (wapp **pp = &wk.apps; *pp; pp = &(*pp)->next)
         if (!strcmp((*pp)->id, app)) {
             a = *pp;
             *pp = a->next;
@@ -701,7 +701,7 @@ static void app_finished(const char *app) {
     char d[900];
     shuffle_dir(app, d, sizeof d);
     rm_tree(d);
-    for (wexec *e = w.execs; e; e = e->next)
+    for (wexec *e = wk.execs; e; e = e->next)
         if (!strcmp(e->app, app)) return;
     if (!app_marked_failed(app)) {
         app_dir(app, d, sizeof d);
@@ -716,11 +716,11 @@ static void app_finished(const char *app) {
 static void master_open(conn *c, void *ud) {
     (void)ud;
     uint64_t n = 0;
-    for (wexec *e = w.execs; e; e = e->next) n += !e->exited;
-    msg_val f[] = {msg_str(w.id), msg_str(w.host), msg_u((uint64_t)w.svc_port), msg_u((uint64_t)w.cores),
-                   msg_u((uint64_t)w.mem_mib), msg_u(n)};
+    for (wexec *e = wk.execs; e; e = e->next) n += !e->exited;
+    msg_val f[] = {msg_str(wk.id), msg_str(wk.host), msg_u((uint64_t)wk.svc_port), msg_u((uint64_t)wk.cores),
+                   msg_u((uint64_t)wk.mem_mib), msg_u(n)};
     int rc = conn_send_msg(c, M_REGISTER_WORKER, f, 6);
-    for (wexec *e = w.execs; e && !rc; e = e->next)
+    for (wexec *e = wk.execs; e && !rc; e = e->next)
         if (!e->exited) {
             msg_val g[] = {msg_str(e->app), msg_u((uint64_t)e->id), msg_u((uint64_t)e->cores),
                            msg_u((uint64_t)e->mem_mib)};
@@ -736,13 +736,13 @@ static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     if (conn_take_msg(c, type, body, len, &m)) return;
     switch (m.tag) {
     case M_WORKER_REGISTERED:
-        if (!w.registered) log_msg(LOG_INFO, "worker", "registered with %.*s as %s", (int)m.f[0].len,
-                                   (const char *)m.f[0].p, w.id);
-        w.registered = 1;
+        if (!wk.registered) log_msg(LOG_INFO, "worker", "registered with %.*s as %s", (int)m.f[0].len,
+                                   (const char *)m.f[0].p, wk.id);
+        wk.registered = 1;
         break;
     case M_REGISTER_REFUSED:
         snprintf(why, sizeof why, "the master refused this worker: %.*s", (int)m.f[0].len, (const char *)m.f[0].p);
-        w.registered = 0;
+        wk.registered = 0;
         conn_close(c, why); /* and register again, after a pause */
         break;
     case M_LAUNCH_EXECUTOR: launch(&m); break;
@@ -777,31 +777,31 @@ static void connect_master(void);
 static void master_closed(conn *c, const char *reason, void *ud) {
     (void)c;
     (void)ud;
-    if (w.stopping) /* a stopping worker does not come back */
-        log_msg(LOG_INFO, "worker", "left the master %s:%d: the worker is stopping", w.mhost, w.mport);
+    if (wk.stopping) /* a stopping worker does not come back */
+        log_msg(LOG_INFO, "worker", "left the master %s:%d: the worker is stopping", wk.mhost, wk.mport);
     else
-        log_msg(LOG_WARN, "worker", "master %s:%d: %s; registering again in %d ms", w.mhost, w.mport, reason,
+        log_msg(LOG_WARN, "worker", "master %s:%d: %s; registering again in %d ms", wk.mhost, wk.mport, reason,
                 RECONNECT_MS);
-    w.master = NULL;
-    w.registered = 0;
-    if (!w.stopping) uv_timer_start(&w.retry.t, (uv_timer_cb)connect_master, RECONNECT_MS, 0);
+    wk.master = NULL;
+    wk.registered = 0;
+    if (!wk.stopping) uv_timer_start(&wk.retry.t, (uv_timer_cb)connect_master, RECONNECT_MS, 0);
 }
 
 static const conn_cb master_cb = {master_open, master_frame, master_closed};
 
 static void connect_master(void) {
-    if (w.master || w.stopping) return;
-    if (conn_connect(w.l, w.mhost, w.mport, &w.co, &master_cb, NULL, &w.master)) {
-        w.master = NULL;
-        uv_timer_start(&w.retry.t, (uv_timer_cb)connect_master, RECONNECT_MS, 0);
+    if (wk.master || wk.stopping) return;
+    if (conn_connect(wk.l, wk.mhost, wk.mport, &wk.co, &master_cb, NULL, &wk.master)) {
+        wk.master = NULL;
+        uv_timer_start(&wk.retry.t, (uv_timer_cb)connect_master, RECONNECT_MS, 0);
     }
 }
 
 static void on_heartbeat(uv_timer_t *t) {
     (void)t;
-    if (!w.master || !w.registered) return;
-    msg_val f[] = {msg_str(w.id)};
-    if (conn_send_msg(w.master, M_HEARTBEAT, f, 1)) conn_close(w.master, em_errmsg());
+    if (!wk.master || !wk.registered) return;
+    msg_val f[] = {msg_str(wk.id)};
+    if (conn_send_msg(wk.master, M_HEARTBEAT, f, 1)) conn_close(wk.master, em_errmsg());
 }
 
 /* Failed applications' directories past the TTL go; the binary cache
@@ -809,7 +809,7 @@ static void on_heartbeat(uv_timer_t *t) {
 static void on_sweep(uv_timer_t *t) {
     (void)t;
     char cmd_dir[800];
-    snprintf(cmd_dir, sizeof cmd_dir, "%s", w.dir);
+    snprintf(cmd_dir, sizeof cmd_dir, "%s", wk.dir);
     uv_fs_t req;
     if (uv_fs_scandir(NULL, &req, cmd_dir, 0, NULL) < 0) return;
     uv_dirent_t ent;
@@ -819,8 +819,8 @@ static void on_sweep(uv_timer_t *t) {
         if (ent.type != UV_DIRENT_DIR || !strncmp(ent.name, "bin", 4) || app_alive(ent.name)) continue;
         char d[900];
         struct stat sb;
-        snprintf(d, sizeof d, "%s/%s", w.dir, ent.name);
-        if (!stat(d, &sb) && (uint64_t)(now.tv_sec - sb.st_mtime) * 1000u >= w.ttl_ms) {
+        snprintf(d, sizeof d, "%s/%s", wk.dir, ent.name);
+        if (!stat(d, &sb) && (uint64_t)(now.tv_sec - sb.st_mtime) * 1000u >= wk.ttl_ms) {
             log_msg(LOG_INFO, "worker", "removing %s (kept for ember.worker.cleanup.appDataTtl)", d);
             rm_tree(d);
         }
@@ -836,20 +836,20 @@ typedef struct start_arg {
 
 static void start(void *arg) {
     start_arg *a = arg;
-    if (w.svc_on) {
-        conn_opts so = w.co;
+    if (wk.svc_on) {
+        conn_opts so = wk.co;
         so.component = "shuffle-service";
         ss_config sc = {svc_dir_of, NULL, 0};
-        if ((a->rc = ss_start(w.l, w.host, w.svc_port, &so, &sc, &w.svc, &w.svc_port))) {
+        if ((a->rc = ss_start(wk.l, wk.host, wk.svc_port, &so, &sc, &wk.svc, &wk.svc_port))) {
             em__geterr(a->err, sizeof a->err);
             return;
         }
     }
-    iol_timer_init(w.l, &w.hb);
-    iol_timer_init(w.l, &w.retry);
-    iol_timer_init(w.l, &w.sweep);
-    uv_timer_start(&w.hb.t, on_heartbeat, w.hb_ms, w.hb_ms);
-    uv_timer_start(&w.sweep.t, on_sweep, 0, 60000);
+    iol_timer_init(wk.l, &wk.hb);
+    iol_timer_init(wk.l, &wk.retry);
+    iol_timer_init(wk.l, &wk.sweep);
+    uv_timer_start(&wk.hb.t, on_heartbeat, wk.hb_ms, wk.hb_ms);
+    uv_timer_start(&wk.sweep.t, on_sweep, 0, 60000);
     connect_master();
     a->rc = 0;
 }
@@ -857,13 +857,13 @@ static void start(void *arg) {
 /* SIGTERM: every executor is killed; the loop then stops. */
 static void stop_all(void *arg) {
     (void)arg;
-    w.stopping = 1;
-    for (wexec *e = w.execs; e; e = e->next)
+    wk.stopping = 1;
+    for (wexec *e = wk.execs; e; e = e->next)
         if (e->started && !e->exited) {
             e->killed = 1;
             uv_process_kill(&e->proc, SIGKILL);
         }
-    if (w.master) conn_close(w.master, "the worker is stopping");
+    if (wk.master) conn_close(wk.master, "the worker is stopping");
 }
 
 static void usage(FILE *f) {
@@ -882,11 +882,11 @@ static void usage(FILE *f) {
 }
 
 int worker_main(int argc, char **argv) {
-    memset(&w, 0, sizeof w);
-    snprintf(w.host, sizeof w.host, "127.0.0.1");
-    snprintf(w.dir, sizeof w.dir, "work");
-    w.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    w.mem_mib = 1024;
+    memset(&wk, 0, sizeof wk);
+    snprintf(wk.host, sizeof wk.host, "127.0.0.1");
+    snprintf(wk.dir, sizeof wk.dir, "work");
+    wk.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    wk.mem_mib = 1024;
     const char *master = NULL;
     int insecure = 0;
     em_conf *conf = em_conf_new();
@@ -908,12 +908,12 @@ int worker_main(int argc, char **argv) {
         }
         int bad = !v;
         char *end;
-        if (!bad && !strcmp(a, "--host")) bad = snprintf(w.host, sizeof w.host, "%s", v) >= (int)sizeof w.host;
-        else if (!bad && !strcmp(a, "--work-dir")) bad = snprintf(w.dir, sizeof w.dir, "%s", v) >= (int)sizeof w.dir;
+        if (!bad && !strcmp(a, "--host")) bad = snprintf(wk.host, sizeof wk.host, "%s", v) >= (int)sizeof wk.host;
+        else if (!bad && !strcmp(a, "--work-dir")) bad = snprintf(wk.dir, sizeof wk.dir, "%s", v) >= (int)sizeof wk.dir;
         else if (!bad && !strcmp(a, "--cores")) {
             long c = strtol(v, &end, 10);
             bad = *end || c < 1 || c > (1 << 16);
-            w.cores = (int)c;
+            wk.cores = (int)c;
         } else if (!bad && !strcmp(a, "--memory")) {
             /* A bare number is MiB, as Spark's (1024 is 1g); else a size
              * with its unit, at least 1m. */
@@ -922,7 +922,7 @@ int worker_main(int argc, char **argv) {
             int bare = *v && !strpbrk(v, "kKmMgGtTbB");
             bad = bare && snprintf(mib, sizeof mib, "%sm", v) >= (int)sizeof mib;
             bad = bad || conf_parse_size(bare ? mib : v, &b) || b < ((int64_t)1 << 20);
-            w.mem_mib = bad ? 0 : b >> 20;
+            wk.mem_mib = bad ? 0 : b >> 20;
         } else if (!bad && !strcmp(a, "--conf")) {
             if (conf_set_arg(conf, v)) {
                 fprintf(stderr, "ember-worker: %s\n", em_errmsg());
@@ -939,7 +939,7 @@ int worker_main(int argc, char **argv) {
         i++;
     }
     if (conf_is_set(conf, "ember.log.level")) log_set_level(log_level_parse(em_conf_get(conf, "ember.log.level")));
-    if (!master || strncmp(master, "ember://", 8) || split_addr(master + 8, w.mhost, sizeof w.mhost, &w.mport)) {
+    if (!master || strncmp(master, "ember://", 8) || split_addr(master + 8, wk.mhost, sizeof wk.mhost, &wk.mport)) {
         fprintf(stderr, "ember-worker: %s: the master's URL must be ember://HOST:PORT\n",
                 master ? master : "no master given");
         usage(stderr);
@@ -947,37 +947,37 @@ int worker_main(int argc, char **argv) {
         return 2;
     }
     if (insecure) em_conf_set(conf, "ember.network.insecure", "true");
-    w.hb_ms = (uint64_t)conf_duration_ms(conf, "ember.worker.heartbeatInterval");
-    w.ttl_ms = (uint64_t)conf_duration_ms(conf, "ember.worker.cleanup.appDataTtl");
-    w.bin_max = (uint64_t)conf_i64(conf, "ember.worker.binCache.maxBytes");
-    w.svc_on = conf_bool(conf, "ember.shuffle.service.enabled");
-    w.svc_port = w.svc_on ? (int)conf_i64(conf, "ember.shuffle.service.port") : 0;
-    int rc = netconf_load(conf, &w.nc);
+    wk.hb_ms = (uint64_t)conf_duration_ms(conf, "ember.worker.heartbeatInterval");
+    wk.ttl_ms = (uint64_t)conf_duration_ms(conf, "ember.worker.cleanup.appDataTtl");
+    wk.bin_max = (uint64_t)conf_i64(conf, "ember.worker.binCache.maxBytes");
+    wk.svc_on = conf_bool(conf, "ember.shuffle.service.enabled");
+    wk.svc_port = wk.svc_on ? (int)conf_i64(conf, "ember.shuffle.service.port") : 0;
+    int rc = netconf_load(conf, &wk.nc);
     em_conf_free(conf);
-    if (rc || netconf_check_bind(&w.nc, w.host, "ember-worker")) {
+    if (rc || netconf_check_bind(&wk.nc, wk.host, "ember-worker")) {
         fprintf(stderr, "ember-worker: %s\n", em_errmsg());
         return 1;
     }
-    w.co = netconf_opts(&w.nc, "worker");
+    wk.co = netconf_opts(&wk.nc, "worker");
     char bin[800];
-    snprintf(bin, sizeof bin, "%s/bin", w.dir);
-    if ((mkdir(w.dir, 0700) && errno != EEXIST) || (mkdir(bin, 0700) && errno != EEXIST)) {
-        fprintf(stderr, "ember-worker: cannot make the work directory %s: %s\n", w.dir, strerror(errno));
+    snprintf(bin, sizeof bin, "%s/bin", wk.dir);
+    if ((mkdir(wk.dir, 0700) && errno != EEXIST) || (mkdir(bin, 0700) && errno != EEXIST)) {
+        fprintf(stderr, "ember-worker: cannot make the work directory %s: %s\n", wk.dir, strerror(errno));
         return 1;
     }
     /* Absolute: executors start in directories of their own. */
-    char *abs = realpath(w.dir, NULL);
-    if (!abs || strlen(abs) >= sizeof w.dir) {
-        fprintf(stderr, "ember-worker: the work directory %s: %s\n", w.dir, abs ? "path too long" : strerror(errno));
+    char *abs = realpath(wk.dir, NULL);
+    if (!abs || strlen(abs) >= sizeof wk.dir) {
+        fprintf(stderr, "ember-worker: the work directory %s: %s\n", wk.dir, abs ? "path too long" : strerror(errno));
         free(abs);
         return 1;
     }
-    snprintf(w.dir, sizeof w.dir, "%s", abs);
+    snprintf(wk.dir, sizeof wk.dir, "%s", abs);
     free(abs);
     /* Executors get the secret through a file only the worker's user reads. */
     char sf[800];
-    snprintf(sf, sizeof sf, "%s/secret", w.dir);
-    if (w.nc.secret && netconf_write_secret(&w.nc, sf)) {
+    snprintf(sf, sizeof sf, "%s/secret", wk.dir);
+    if (wk.nc.secret && netconf_write_secret(&wk.nc, sf)) {
         fprintf(stderr, "ember-worker: %s\n", em_errmsg());
         return 1;
     }
@@ -986,7 +986,7 @@ int worker_main(int argc, char **argv) {
         time_t t = time(NULL);
         struct tm tm;
         strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", localtime_r(&t, &tm));
-        snprintf(w.id, sizeof w.id, "worker-%s-%s-%d", stamp, w.host, (int)getpid());
+        snprintf(wk.id, sizeof wk.id, "worker-%s-%s-%d", stamp, wk.host, (int)getpid());
     }
     sigset_t sigs;
     signal(SIGTERM, SIG_DFL);
@@ -996,33 +996,33 @@ int worker_main(int argc, char **argv) {
     sigaddset(&sigs, SIGINT);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (!(w.l = iol_start("worker"))) {
+    if (!(wk.l = iol_start("worker"))) {
         fprintf(stderr, "ember-worker: %s\n", em_errmsg());
         return 1;
     }
     start_arg a = {0, ""};
-    iol_call(w.l, start, &a);
+    iol_call(wk.l, start, &a);
     if (a.rc) {
-        fprintf(stderr, "ember-worker: the shuffle service (ember.shuffle.service.port %d): %s\n", w.svc_port, a.err);
-        iol_stop(w.l);
-        if (w.nc.secret) unlink(sf);
-        netconf_free(&w.nc);
+        fprintf(stderr, "ember-worker: the shuffle service (ember.shuffle.service.port %d): %s\n", wk.svc_port, a.err);
+        iol_stop(wk.l);
+        if (wk.nc.secret) unlink(sf);
+        netconf_free(&wk.nc);
         return 1;
     }
-    log_msg(LOG_INFO, "worker", "%s: %d cores, %lld MiB, work directory %s, master %s", w.id, w.cores,
-            (long long)w.mem_mib, w.dir, master);
-    if (w.svc_on) log_msg(LOG_INFO, "worker", "shuffle service on %s:%d", w.host, w.svc_port);
+    log_msg(LOG_INFO, "worker", "%s: %d cores, %lld MiB, work directory %s, master %s", wk.id, wk.cores,
+            (long long)wk.mem_mib, wk.dir, master);
+    if (wk.svc_on) log_msg(LOG_INFO, "worker", "shuffle service on %s:%d", wk.host, wk.svc_port);
     int sig = 0;
     sigwait(&sigs, &sig);
     log_msg(LOG_INFO, "worker", "stopping on signal %d", sig);
-    iol_call(w.l, stop_all, NULL);
-    iol_stop(w.l); /* closes every handle: the executors are gone */
+    iol_call(wk.l, stop_all, NULL);
+    iol_stop(wk.l); /* closes every handle: the executors are gone */
     /* (Directories went with their executors' handles as the loop
      * stopped, but for failed applications' and those the shuffle service
      * kept: with the service gone their map outputs are of no use.) */
-    while (w.apps) {
-        wapp *ap = w.apps;
-        w.apps = ap->next;
+    while (wk.apps) {
+        wapp *ap = wk.apps;
+        wk.apps = ap->next;
         char d[900];
         shuffle_dir(ap->id, d, sizeof d);
         rm_tree(d);
@@ -1032,8 +1032,8 @@ int worker_main(int argc, char **argv) {
         }
         free(ap);
     }
-    ss_free(w.svc);
-    if (w.nc.secret) unlink(sf); /* the executors' copy of the secret goes with them */
-    netconf_free(&w.nc);
+    ss_free(wk.svc);
+    if (wk.nc.secret) unlink(sf); /* the executors' copy of the secret goes with them */
+    netconf_free(&wk.nc);
     return 0;
 }
