@@ -1,25 +1,28 @@
 /*
  * executor.c -- the executor process of cluster mode (see executor.h).
  *
+ * It owns the task threads and their queue, the attempts' cancel flags,
+ * the heartbeat and the driver's connection: the questions tasks ask the
+ * driver (commit, broadcast, parallelized records) and the results they
+ * send it.  Its shuffle server serves its map outputs (shuffle_server.c);
+ * the segments its tasks read from other executors are fetched by the
+ * client of shuffle_fetch.c, whose state it holds.
+ *
  * Threads: the io loop (every connection: the driver's, the shuffle
- * server's clients, the connections this executor opens to fetch
- * segments), N task threads, and main, which waits for the end.  Task
- * threads take attempts from one FIFO under ex.mu; what they need from the
- * network (a commit answer, a broadcast, a segment) they ask the loop for
- * with iol_post and wait on their request's condition variable.
+ * server's clients, the connections the fetch client opens), N task
+ * threads, and main, which waits for the end.  Task threads take attempts
+ * from one FIFO under ex.mu; what they need from the network (a commit
+ * answer, a broadcast, a segment) they ask the loop for with iol_post and
+ * wait on their request's condition variable.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "bigbuf.h"
 #include "blockstore.h"
 #include "conf.h"
 #include "conn.h"
@@ -29,20 +32,18 @@
 #include "executor.h"
 #include "faults.h"
 #include "fnref.h"
-#include "frame.h"
 #include "log.h"
 #include "msg.h"
 #include "netconf.h"
 #include "runner.h"
 #include "shuffle.h"
+#include "shuffle_fetch.h"
 #include "shuffle_server.h"
 #include "srcdata.h"
 #include "taskresult.h"
 #include "vars.h"
 
 #define CHUNK ((size_t)256 << 10) /* a result's parts: CHUNK * 4 */
-#define FETCH_TIMEOUT_S 120      /* Spark's spark.network.timeout */
-#define FETCH_TIMEOUT_TEXT "120 s"
 #define SERVE_HIGH ((size_t)4 << 20) /* a result's bytes queued on the driver's connection at most */
 
 /* One attempt the driver launched. */
@@ -71,36 +72,6 @@ typedef struct dreq {
     pthread_cond_t cv;
 } dreq;
 
-/* A segment fetch from another executor's shuffle server. */
-typedef struct freq {
-    struct freq *next;
-    char host[64];
-    int port;
-    uint64_t rid;
-    uint32_t shuffle, map;
-    uint64_t attempt, len, got;
-    int reduce;
-    ebuf seg;            /* the segment's len bytes as they come (bigbuf.h:
-                            a big one reuses the pages of the last) */
-    int started;         /* its M_SEGMENT came */
-    int done, rc;        /* ex.mu */
-    int transient;       /* ex.mu: it failed because its connection did (worth a retry) */
-    int dropped;         /* ex.mu: nobody waits; whoever ends it frees it */
-    uint64_t progress_us;  /* atomic: the last frame on its connection */
-    char err[512];
-    pthread_cond_t cv;
-} freq;
-
-/* A connection to another executor's shuffle server, with its requests in
- * the order they were sent (the server answers in that order). */
-typedef struct fconn {
-    struct fconn *next;
-    conn *c;
-    char key[80];
-    int open;
-    freq *head, *tail;   /* sent (or waiting for open), oldest first */
-} fconn;
-
 typedef struct executor {
     ioloop *l;
     conn_opts co;
@@ -120,16 +91,16 @@ typedef struct executor {
     char shuffle_dir[900];
     blockstore *store;
     exec_env env;
-    sr_fetcher fetcher;
+    sr_fetcher fetcher;  /* fetch's, as the tasks' readers call it */
+    shuffle_fetch fetch; /* the segments this executor's tasks fetch */
+    struct ended *outq, *outq_tail; /* results too large for one frame,
+                                       oldest first (the loop's) */
     pthread_mutex_t mu;
     pthread_cond_t work, ended;
     xtask *qhead, *qtail, *running;
     dreq *reqs;          /* waiting for the driver's answer (mu) */
     uint64_t next_req;
-    fconn *fconns;       /* the loop's thread only */
-    int fetch_retries;   /* ember.shuffle.io.maxRetries */
     int64_t drop_fetches;    /* requests to drop (ember.test.faults dropfetch) */
-    uint64_t fetch_retry_ms; /* ember.shuffle.io.retryWait */
     int stop, status;
     int registered;      /* the driver's connection opened */
     iol_timer hb;        /* the heartbeat (the loop's) */
@@ -296,327 +267,6 @@ static void answer(const msg *m) {
     pthread_mutex_unlock(&ex.mu);
 }
 
-/* ---------------------------------------------------------- segment fetch */
-
-static fconn *fconn_of(conn *c) {
-    for (fconn *f = ex.fconns; f; f = f->next)
-        if (f->c == c) return f;
-    return NULL;
-}
-
-static void freq_free(freq *r) {
-    bb_free(&r->seg);
-    pthread_cond_destroy(&r->cv);
-    free(r);
-}
-
-/* End request r with rc; transient: it failed with its connection, and is
- * worth sending again on a new one. */
-static void freq_finish(freq *r, int rc, int transient, const char *why) {
-    pthread_mutex_lock(&ex.mu);
-    int dropped = r->dropped;
-    r->done = 1;
-    r->rc = rc;
-    r->transient = transient;
-    if (why) snprintf(r->err, sizeof r->err, "%.*s", (int)sizeof r->err - 1, why);
-    pthread_cond_signal(&r->cv);
-    pthread_mutex_unlock(&ex.mu);
-    if (dropped) freq_free(r);
-}
-
-static void freq_end(freq *r, int rc, const char *why) { freq_finish(r, rc, 0, why); }
-
-static void fetch_send(fconn *f, freq *r) {
-    msg_val v[] = {msg_u(r->rid), msg_u(r->shuffle), msg_u(r->map), msg_u(r->attempt), msg_u((uint64_t)r->reduce)};
-    if (conn_send_msg(f->c, M_FETCH_SEGMENT, v, 5)) conn_close(f->c, em_errmsg());
-}
-
-static void fetch_open(conn *c, void *ud) {
-    (void)ud;
-    fconn *f = fconn_of(c);
-    if (!f) return;
-    f->open = 1;
-    msg_val a[] = {msg_str(ex.app)};
-    if (conn_send_msg(c, M_SHUFFLE_OPEN, a, 1)) {
-        conn_close(c, em_errmsg());
-        return;
-    }
-    for (freq *r = f->head; r; r = r->next) fetch_send(f, r);
-}
-
-static void fetch_closed(conn *c, const char *reason, void *ud) {
-    (void)ud;
-    for (fconn **pp = &ex.fconns; *pp; pp = &(*pp)->next)
-        if ((*pp)->c == c) {
-            fconn *f = *pp;
-            *pp = f->next;
-            char why[600];
-            for (freq *r = f->head, *n; r; r = n) {
-                n = r->next;
-                snprintf(why, sizeof why, "executor at %s: %s", f->key, reason);
-                freq_finish(r, EM_EFETCH, 1, why);
-            }
-            free(f);
-            return;
-        }
-}
-
-static void fetch_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
-    (void)ud;
-    fconn *f = fconn_of(c);
-    freq *r = f ? f->head : NULL;
-    char why[700];
-    msg m;
-    memset(&m, 0, sizeof m);
-    if (!r) {
-        conn_close(c, "a frame no fetch asked for");
-        goto out;
-    }
-    uint64_t now = ev_now_us();
-    for (freq *q = r; q; q = q->next) __atomic_store_n(&q->progress_us, now, __ATOMIC_RELAXED);
-    if (type == FT_CHUNK) {
-        if (!r->started) {
-            conn_close(c, "a chunk before its segment's header");
-            goto out;
-        }
-        if (!len) { /* the end */
-            f->head = r->next;
-            if (!f->head) f->tail = NULL;
-            if (r->got != r->len) {
-                snprintf(why, sizeof why, "executor at %s sent %llu of the %llu bytes of shuffle %u map %u", f->key,
-                         (unsigned long long)r->got, (unsigned long long)r->len, r->shuffle, r->map);
-                freq_end(r, EM_EFETCH, why);
-            } else freq_end(r, 0, NULL);
-            goto out;
-        }
-        if (r->got + len > r->len) {
-            conn_close(c, "a segment longer than announced");
-            goto out;
-        }
-        memcpy(r->seg.p + r->got, body, len); /* room for len bytes since begin */
-        r->got += len;
-        goto out;
-    }
-    if (type != FT_MSG || msg_decode(&m, body, len)) {
-        conn_close(c, type != FT_MSG ? "an unexpected frame" : em_errmsg());
-        goto out;
-    }
-    if (m.tag == M_SEGMENT && !r->started && m.f[0].u == r->rid) {
-        if (m.f[1].u != r->len) {
-            f->head = r->next;
-            if (!f->head) f->tail = NULL;
-            snprintf(why, sizeof why,
-                     "executor at %s: shuffle %u map %u reduce partition %d is %llu bytes, the map task wrote %llu",
-                     f->key, r->shuffle, r->map, r->reduce, (unsigned long long)m.f[1].u, (unsigned long long)r->len);
-            freq_end(r, EM_EFETCH, why);
-            conn_close(c, "a segment of the wrong length"); /* its chunks would follow */
-            goto out;
-        }
-        r->started = 1;
-    } else if (m.tag == M_ERROR && !r->started) {
-        f->head = r->next;
-        if (!f->head) f->tail = NULL;
-        snprintf(why, sizeof why, "executor at %s: %.*s", f->key, (int)m.f[1].len, (const char *)m.f[1].p);
-        freq_end(r, EM_EFETCH, why);
-    } else {
-        snprintf(why, sizeof why, "a %s message out of turn", msg_name(m.tag));
-        conn_close(c, why);
-    }
-out:
-    msg_free(&m);
-    free(body);
-}
-
-static const conn_cb fetch_cb = {fetch_open, fetch_frame, fetch_closed};
-
-static void fetch_start(void *arg) {
-    freq *r = arg;
-    char key[80];
-    snprintf(key, sizeof key, "%s:%d", r->host, r->port);
-    fconn *f = ex.fconns;
-    while (f && strcmp(f->key, key)) f = f->next;
-    if (!f) {
-        if (!(f = calloc(1, sizeof *f))) {
-            freq_end(r, EM_ENOMEM, "out of memory");
-            return;
-        }
-        snprintf(f->key, sizeof f->key, "%s", key);
-        f->next = ex.fconns;
-        ex.fconns = f;
-        if (conn_connect(ex.l, r->host, r->port, &ex.co, &fetch_cb, NULL, &f->c)) {
-            ex.fconns = f->next;
-            free(f);
-            char why[600];
-            snprintf(why, sizeof why, "executor at %s: %s", key, em_errmsg());
-            freq_finish(r, EM_EFETCH, 1, why);
-            return;
-        }
-    }
-    r->next = NULL;
-    if (f->tail) f->tail->next = r;
-    else f->head = r;
-    f->tail = r;
-    if (f->open) fetch_send(f, r);
-}
-
-/* The peer has been silent too long: close the connection r waits on (its
- * close fails every request on it, r too). */
-static void fetch_abort(void *arg) {
-    uint64_t rid = (uint64_t)(uintptr_t)arg;
-    for (fconn *f = ex.fconns; f; f = f->next)
-        for (freq *q = f->head; q; q = q->next)
-            if (q->rid == rid) {
-                conn_close(f->c, "fetch given up: no answer in " FETCH_TIMEOUT_TEXT);
-                return;
-            }
-}
-
-/* sr_fetcher's begin: the segment goes into a buffer of its length, which
- * the reader decodes in place.  Until 2026-11 it went into an anonymous
- * in-memory file (memfd), written as it came and read back with pread:
- * two more copies of every byte, and fresh shmem pages for each. */
-static void *fetch_begin(void *fctx, const char *loc, uint32_t shuffle, uint32_t map, uint64_t attempt, int reduce,
-                         uint64_t len) {
-    (void)fctx;
-    const char *hp = loc + 8, *colon = strchr(hp, ':');
-    char *end;
-    long port = colon ? strtol(colon + 1, &end, 10) : 0;
-    if (!colon || (size_t)(colon - hp) >= sizeof ((freq *)0)->host || port <= 0 || port > 65535 || *end != '/')
-        return em__seterr(EM_EFETCH, "shuffle %u map %u: bad location \"%s\"", shuffle, map, loc), NULL;
-    freq *r = calloc(1, sizeof *r);
-    if (!r) return em__seterr(EM_EFETCH, "shuffle %u map %u: out of memory", shuffle, map), NULL;
-    memcpy(r->host, hp, (size_t)(colon - hp));
-    r->port = (int)port;
-    r->shuffle = shuffle;
-    r->map = map;
-    r->attempt = attempt;
-    r->reduce = reduce;
-    r->len = len;
-    r->progress_us = ev_now_us();
-    r->seg = (ebuf)EBUF_INIT;
-    if (bb_reserve(&r->seg, (size_t)len)) {
-        em__seterr(EM_EFETCH, "shuffle %u map %u: no memory for its %llu byte segment", shuffle, map,
-                   (unsigned long long)len);
-        free(r);
-        return NULL;
-    }
-    pthread_cond_init(&r->cv, NULL);
-    pthread_mutex_lock(&ex.mu);
-    r->rid = ex.next_req++;
-    pthread_mutex_unlock(&ex.mu);
-    if (iol_post(ex.l, fetch_start, r)) {
-        em__seterr(EM_EFETCH, "shuffle %u map %u: the executor is stopping", shuffle, map);
-        freq_free(r);
-        return NULL;
-    }
-    return r;
-}
-
-/* sr_fetcher's drop: whoever ends it frees it (the loop, when its bytes
- * have come; here, if they have, and always after a successful end). */
-static void fetch_drop(void *fctx, void *h) {
-    (void)fctx;
-    freq *r = h;
-    pthread_mutex_lock(&ex.mu);
-    int done = r->done;
-    r->dropped = 1;
-    pthread_mutex_unlock(&ex.mu);
-    if (done) freq_free(r);
-}
-
-/* Wait for request r to end.  0 when it did (r->rc says how); EM_ECANCELED
- * when the attempt was killed meanwhile (r is dropped then).  *aborted:
- * its connection was closed for FETCH_TIMEOUT_S of silence. */
-static int fetch_wait(void *fctx, freq *r, int *aborted) {
-    uint64_t since = ev_now_us();
-    pthread_mutex_lock(&ex.mu);
-    while (!r->done) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 200 * 1000 * 1000;
-        if (until.tv_nsec >= 1000000000) until.tv_sec++, until.tv_nsec -= 1000000000;
-        pthread_cond_timedwait(&r->cv, &ex.mu, &until);
-        if (r->done) break;
-        if (runner_cancelled()) {
-            pthread_mutex_unlock(&ex.mu);
-            em__seterr(EM_ECANCELED, "shuffle %u map %u: the task was killed while fetching", r->shuffle, r->map);
-            fetch_drop(fctx, r);
-            return EM_ECANCELED;
-        }
-        uint64_t p = __atomic_load_n(&r->progress_us, __ATOMIC_RELAXED), now = ev_now_us();
-        if (!*aborted && now - (p > since ? p : since) > (uint64_t)FETCH_TIMEOUT_S * 1000000u) {
-            *aborted = 1;
-            pthread_mutex_unlock(&ex.mu);
-            if (iol_post(ex.l, fetch_abort, (void *)(uintptr_t)r->rid)) *aborted = 0;
-            pthread_mutex_lock(&ex.mu);
-        }
-    }
-    pthread_mutex_unlock(&ex.mu);
-    return 0;
-}
-
-/* Sleep ms in steps, returning early (nonzero) if the attempt is killed. */
-static int retry_pause(uint64_t ms) {
-    for (uint64_t slept = 0; slept < ms; slept += 20) {
-        if (runner_cancelled()) return 1;
-        usleep(20 * 1000);
-    }
-    return runner_cancelled();
-}
-
-/* sr_fetcher's end.  The loop ends every request it holds (a closed
- * connection fails them).  A killed attempt drops its request and returns
- * at once; a peer silent for FETCH_TIMEOUT_S (a host gone without a word)
- * has its connection closed, which ends this request and every other on
- * it.  A request that failed with its connection (refused, reset) is sent
- * again on a new one, up to ember.shuffle.io.maxRetries times,
- * ember.shuffle.io.retryWait apart; then it is a fetch failure. */
-static int fetch_end(void *fctx, void *h, const uint8_t **p) {
-    freq *r = h;
-    int aborted = 0;
-    for (int tries = 0;; tries++) {
-        if (fetch_wait(fctx, r, &aborted)) return EM_ECANCELED;
-        pthread_mutex_lock(&ex.mu);
-        int again = r->rc == EM_EFETCH && r->transient && !aborted && tries < ex.fetch_retries;
-        pthread_mutex_unlock(&ex.mu);
-        if (!again) break;
-        log_msg(LOG_WARN, "executor", "shuffle %u map %u: %s; retrying in %llu ms (%d of %d)", r->shuffle, r->map,
-                r->err, (unsigned long long)ex.fetch_retry_ms, tries + 1, ex.fetch_retries);
-        if (retry_pause(ex.fetch_retry_ms)) {
-            em__seterr(EM_ECANCELED, "shuffle %u map %u: the task was killed while fetching", r->shuffle, r->map);
-            freq_free(r); /* ended, and held by no connection */
-            return EM_ECANCELED;
-        }
-        /* Chunks are written at their offsets: the new answer overwrites
-         * whatever part of the old one came. */
-        pthread_mutex_lock(&ex.mu);
-        r->done = r->rc = r->transient = r->started = 0;
-        r->got = 0;
-        r->err[0] = 0;
-        r->rid = ex.next_req++;
-        pthread_mutex_unlock(&ex.mu);
-        __atomic_store_n(&r->progress_us, ev_now_us(), __ATOMIC_RELAXED);
-        if (iol_post(ex.l, fetch_start, r)) {
-            em__seterr(EM_EFETCH, "shuffle %u map %u: the executor is stopping", r->shuffle, r->map);
-            freq_free(r);
-            return EM_EFETCH;
-        }
-    }
-    int rc = r->rc;
-    uint32_t shuffle = r->shuffle, map = r->map;
-    int reduce = r->reduce;
-    if (rc) {
-        if (rc == EM_ENOMEM) em__seterr(EM_ENOMEM, "shuffle %u map %u: out of memory", shuffle, map);
-        else
-            em__seterr(EM_EFETCH, "shuffle %u map %u reduce partition %d: %s", shuffle, map, reduce,
-                       r->err[0] ? r->err : "the fetch failed");
-        freq_free(r);
-        return rc == EM_ENOMEM ? EM_ENOMEM : EM_EFETCH;
-    }
-    *p = r->seg.p; /* r stays, done, until the reader drops it */
-    return 0;
-}
-
 /* --------------------------------------------------------- shuffle server */
 
 /* The shuffle server's dir_of: this executor serves its own application's
@@ -640,8 +290,6 @@ typedef struct ended {
     size_t sent;         /* of res, in result_part messages */
 } ended;
 
-/* Results too large for one frame, oldest first (the loop's). */
-static ended *outq, *outq_tail;
 
 static void ended_free(ended *e) {
     ebuf_free(&e->res);
@@ -661,8 +309,8 @@ static void send_task_ended(ended *e, int streamed) {
 static void result_pump(conn *c, void *arg) {
     (void)arg;
     size_t part = ex.co.max_frame - 1024 < CHUNK * 4 ? ex.co.max_frame - 1024 : CHUNK * 4;
-    while (outq && conn_queued(c) < SERVE_HIGH) {
-        ended *e = outq;
+    while (ex.outq && conn_queued(c) < SERVE_HIGH) {
+        ended *e = ex.outq;
         if (e->sent < e->res.len) {
             size_t n = e->res.len - e->sent < part ? e->res.len - e->sent : part;
             msg_val f[] = {msg_u(e->id), msg_bin(e->res.p + e->sent, n)};
@@ -674,10 +322,10 @@ static void result_pump(conn *c, void *arg) {
             continue;
         }
         send_task_ended(e, 1);
-        if (!(outq = e->next)) outq_tail = NULL;
+        if (!(ex.outq = e->next)) ex.outq_tail = NULL;
         ended_free(e);
     }
-    if (outq) conn_on_drain(c, result_pump, NULL);
+    if (ex.outq) conn_on_drain(c, result_pump, NULL);
 }
 
 static void send_ended(void *arg) {
@@ -691,10 +339,10 @@ static void send_ended(void *arg) {
         ended_free(e);
         return;
     }
-    int idle = !outq;
-    if (outq_tail) outq_tail->next = e;
-    else outq = e;
-    outq_tail = e;
+    int idle = !ex.outq;
+    if (ex.outq_tail) ex.outq_tail->next = e;
+    else ex.outq = e;
+    ex.outq_tail = e;
     if (idle) result_pump(ex.driver, NULL);
 }
 
@@ -872,12 +520,12 @@ static void driver_closed(conn *c, const char *reason, void *ud) {
     (void)c;
     (void)ud;
     ex.driver = NULL;
-    while (outq) {
-        ended *e = outq;
-        outq = e->next;
+    while (ex.outq) {
+        ended *e = ex.outq;
+        ex.outq = e->next;
         ended_free(e);
     }
-    outq_tail = NULL;
+    ex.outq_tail = NULL;
     char why[600];
     if (!ex.registered) {
         snprintf(why, sizeof why, "could not reach the driver at %s: %s", ex.url, reason);
@@ -985,15 +633,12 @@ int executor_main(void) {
     ex.env.shuffle_dir = ex.shuffle_dir;
     ex.env.store = ex.store;
     ex.env.ask_commit = ask_commit;
-    ex.fetcher.begin = fetch_begin;
-    ex.fetcher.end = fetch_end;
-    ex.fetcher.drop = fetch_drop;
     ex.fetcher.in_flight = (uint64_t)conf_size(conf, "ember.reducer.maxSizeInFlight");
     ex.fetcher.host_local = conf_bool(conf, "ember.shuffle.readHostLocalDisk");
     ex.fetcher.lost_host = conf_bool(conf, "ember.files.fetchFailure.unRegisterOutputOnHost");
     ex.hb_ms = (uint64_t)conf_duration_ms(conf, "ember.executor.heartbeatInterval");
-    ex.fetch_retries = (int)conf_i64(conf, "ember.shuffle.io.maxRetries");
-    ex.fetch_retry_ms = (uint64_t)conf_duration_ms(conf, "ember.shuffle.io.retryWait");
+    int fetch_retries = (int)conf_i64(conf, "ember.shuffle.io.maxRetries");
+    uint64_t fetch_retry_ms = (uint64_t)conf_duration_ms(conf, "ember.shuffle.io.retryWait");
     fault_rule rules[FAULTS_MAX];
     char fwhy[200];
     int nrules = faults_parse(em_conf_get(conf, "ember.test.faults"), rules, fwhy, sizeof fwhy);
@@ -1013,6 +658,8 @@ int executor_main(void) {
         fprintf(stderr, "ember executor: %s\n", em_errmsg());
         return 1;
     }
+    sf_init(&ex.fetch, ex.l, &ex.co, ex.app, fetch_retries, fetch_retry_ms);
+    sf_fetcher(&ex.fetch, &ex.fetcher);
     start_arg a = {0, ""};
     iol_call(ex.l, start, &a);
     if (a.rc) {

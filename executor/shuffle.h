@@ -103,7 +103,7 @@ enum sr_mode {
 #define COGROUP_MAX_SIDES 16
 
 /* How a reduce task gets segments held by other executors (cluster mode,
- * executor.c).  begin starts fetching one and returns a handle, or NULL
+ * shuffle_fetch.c).  begin starts fetching one and returns a handle, or NULL
  * with a message (a fetch failure).  end waits for the handle and sets *p
  * to exactly the segment's len bytes in memory, which the reader decodes
  * where they lie (no file between the socket and the decoder): 0, and the

@@ -1226,7 +1226,7 @@ TEST(shuffle_index_checked) {
 
 /* ------------------------------------------------------- remote fetches */
 
-/* A fetcher standing in for executor.c's: it counts what is begun and not
+/* A fetcher standing in for shuffle_fetch.c's: it counts what is begun and not
  * yet read, and copies the segment from disk at once. */
 /* A fetcher that copies segments out of dir's files: begun handles are
  * live until dropped (dropped counts those never ended, released those
