@@ -37,6 +37,7 @@
 #include "netconf.h"
 #include "runner.h"
 #include "shuffle.h"
+#include "shuffle_files.h"
 #include "shuffle_fetch.h"
 #include "shuffle_server.h"
 #include "srcdata.h"

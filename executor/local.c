@@ -26,6 +26,7 @@
 #include "err.h"
 #include "local.h"
 #include "shuffle.h"
+#include "shuffle_files.h"
 
 /* One attempt, allocated at launch with the event that will report its
  * end (first, so that the scheduler's ev_free frees the whole). */

@@ -19,6 +19,7 @@
 #include "pipe.h"
 #include "recfmt.h"
 #include "shuffle.h"
+#include "shuffle_files.h"
 #include "shuffle_index.h"
 #include "srcdata.h"
 #include "taskdesc.h"
@@ -372,7 +373,7 @@ static int injected_corruption(const exec_env *env, uint32_t shuffle_id, uint32_
     uint8_t c;
     const char *dir = env->shuffle_dir ? env->shuffle_dir : env->local_dir;
     if (memout_corrupt(env->outputs, shuffle_id, map, attempt, BF_HEADER)) return 0;
-    shuffle_path(path, sizeof path, dir, shuffle_id, map, attempt, "data");
+    shuffle_data_path(path, sizeof path, dir, shuffle_id, map, attempt);
     int fd = open(path, O_RDWR | O_CLOEXEC);
     off_t at = SHUFFLE_DATA_HEADER + BF_HEADER;
     int ok = fd >= 0 && pread(fd, &c, 1, at) == 1;

@@ -1,15 +1,10 @@
 /*
  * shuffle.h -- writing map outputs and reading them on the reduce side.
  *
- * Files.  Attempt a (its task id) of map task m of shuffle s writes
- * <dir>/shuffle_<s>_<m>_<a>.data, a header and then one run of blocks
- * (blockfile.h) per reduce partition back to back, and
- * <dir>/shuffle_<s>_<m>_<a>.index, a checksummed table of segment offsets
- * (format and checks in shuffle_index.h).  Names carry the attempt, so two
- * attempts of one map task (a retry, a speculative copy) never write the
- * same file: the scheduler registers one and deletes the others.  Both are written under temporary names
- * and renamed into place by sw_commit (data first, index last), so a reader
- * that finds the index finds a complete output.
+ * Files.  A map output is a data file and an index file, named, written
+ * under temporary names and renamed into place (by sw_commit, data first,
+ * index last) as shuffle_files.h says; their bytes are as shuffle_index.h
+ * says.  A reader that finds the index finds a complete output.
  *
  * Memory.  A writer holds at most about mem_budget bytes: with map-side
  * combining, when the combine table outgrows it, its contents are written out
@@ -79,15 +74,6 @@ int sw_add_batch(shuffle_writer *w, const uint8_t *b, size_t len);
 int sw_commit(shuffle_writer *w, sw_result *res);
 /* Drop a writer and its temporary files. */
 void sw_abort(shuffle_writer *w);
-
-/* Path of a map output file (ext "data" or "index") into buf. */
-void shuffle_path(char *buf, size_t len, const char *dir, uint32_t shuffle_id, uint32_t map_id, uint64_t attempt,
-                  const char *ext);
-
-/* Unlink every map output file of a shuffle in dir (any map, any attempt). */
-void shuffle_remove(const char *dir, uint32_t shuffle_id);
-/* Unlink the two files of one attempt's map output. */
-void shuffle_remove_output(const char *dir, uint32_t shuffle_id, uint32_t map_id, uint64_t attempt);
 
 enum sr_mode {
     SR_PASS,    /* records as they come, map 0's segment first */
@@ -211,10 +197,6 @@ typedef struct sr_stats {
  * the file) or EM_ENOMEM.  The reader and the shuffle server share it. */
 int shuffle_locate(const char *dir, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int reduce, uint64_t *start,
                    uint64_t *end);
-
-/* A location's directory: past "ember://HOST:PORT" for a cluster location,
- * else loc itself. */
-const char *shuffle_loc_dir(const char *loc);
 
 /* A task's own records aggregated, grouped or sorted as a reduce task does
  * its fetched segments, with no shuffle: the narrow path of an aggregation

@@ -22,8 +22,10 @@
 #include "runner.h"
 #include "shuffle_fetch.h"
 
-#define FETCH_TIMEOUT_TEXT "120 s" /* SF_TIMEOUT_S, in the message of its close */
-
+/* SF_TIMEOUT_S as text, for the reason a silent connection is closed with. */
+#define SF_STR_(v) #v
+#define SF_STR(v) SF_STR_(v)
+#define FETCH_TIMEOUT_TEXT SF_STR(SF_TIMEOUT_S) " s"
 
 /* A segment fetch from another executor's shuffle server. */
 typedef struct freq {

@@ -2,7 +2,7 @@
  * shuffle_index.h -- the framing of a map output: the header of its data
  * file and the checksummed index of segment offsets.
  *
- * A map output is two files (shuffle.h says how they are named and
+ * A map output is two files (shuffle_files.h says how they are named and
  * committed).  The data file starts with a 16-byte header
  *     "EMSHDATA"  u32le version (1)  u32le nparts
  * followed by one run of blocks (blockfile.h) per reduce partition.  The

@@ -36,9 +36,9 @@
 #include "extsort.h"
 #include "recfmt.h"
 #include "shuffle.h"
+#include "shuffle_files.h"
 #include "shuffle_index.h"
 
-#define SR_PATH 1024
 
 typedef int (*consume_fn)(void *ctx, const em_rec *r);
 /* A consumer of whole blocks: the encoded records [p, p + len).  Sets *n
@@ -92,13 +92,13 @@ static int read_index(const char *ipath, uint8_t **out, size_t *n) {
 
 int shuffle_locate(const char *dir, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int reduce, uint64_t *start,
                    uint64_t *end) {
-    char ipath[SR_PATH], dpath[SR_PATH];
+    char ipath[SHUFFLE_PATH], dpath[SHUFFLE_PATH];
     uint8_t *idx, hdr[SHUFFLE_DATA_HEADER];
     size_t ilen = 0;
     struct stat sb;
     int nparts = 0, rc;
-    shuffle_path(ipath, sizeof ipath, dir, shuffle_id, map, attempt, "index");
-    shuffle_path(dpath, sizeof dpath, dir, shuffle_id, map, attempt, "data");
+    shuffle_index_path(ipath, sizeof ipath, dir, shuffle_id, map, attempt);
+    shuffle_data_path(dpath, sizeof dpath, dir, shuffle_id, map, attempt);
     if ((rc = read_index(ipath, &idx, &ilen))) return rc;
     int fd = open(dpath, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &sb)) {
@@ -127,12 +127,6 @@ fail:
     free(idx);
     if (fd >= 0) close(fd);
     return EM_EFETCH;
-}
-
-const char *shuffle_loc_dir(const char *loc) {
-    if (strncmp(loc, "ember://", 8) != 0) return loc;
-    const char *d = strchr(loc + 8, '/');
-    return d ? d : "";
 }
 
 /* The HOST of "ember://HOST:PORT..." (its length in *n), or NULL. */
@@ -177,8 +171,8 @@ static int locate_segment(const sr_opts *o, int m, uint64_t *start, uint64_t *en
     int fd = shuffle_locate(shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att, o->reduce_id, start, end);
     if (fd < 0) return fd;
     if (o->seglens && *end - *start != o->seglens[m]) {
-        char ipath[SR_PATH];
-        shuffle_path(ipath, sizeof ipath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att, "index");
+        char ipath[SHUFFLE_PATH];
+        shuffle_index_path(ipath, sizeof ipath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att);
         em__seterr(EM_EFETCH, "shuffle index %s: segment of reduce partition %d is %llu bytes, the map task wrote %llu",
                    ipath, o->reduce_id, (unsigned long long)(*end - *start), (unsigned long long)o->seglens[m]);
         close(fd);
@@ -193,7 +187,7 @@ static int locate_segment(const sr_opts *o, int m, uint64_t *start, uint64_t *en
 static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume_block_fn bfn, void *ctx,
                         sr_stats *st) {
     uint64_t start = 0, end = 0, att = o->attempts ? o->attempts[m] : 0;
-    char dpath[SR_PATH];
+    char dpath[SHUFFLE_PATH];
     int fd = -1;
     const uint8_t *seg = NULL; /* a fetched segment's bytes */
     memout *mo = h ? NULL : memout_get(o->mem, o->shuffle_id, (uint32_t)m, att);
@@ -228,7 +222,7 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
         fd = locate_segment(o, m, &start, &end);
         if (fd < 0) return fd == EM_EFETCH ? fetch_fail(st, m) : fd;
         if (!loc_self(o, o->dirs[m]) && loc_host_local(o, o->dirs[m])) st->host_local++;
-        shuffle_path(dpath, sizeof dpath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att, "data");
+        shuffle_data_path(dpath, sizeof dpath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att);
     }
     bf_reader rd;
     em_rec r;

@@ -55,7 +55,6 @@
  * is updated in place in the table, with no call per record, through a
  * short queue that prefetches each record's slot and entry (aggahead.h).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -73,8 +72,8 @@
 #include "extsort.h"
 #include "recfmt.h"
 #include "shuffle.h"
+#include "shuffle_files.h"
 
-#define SW_PATH 1024
 /* Adaptive partial aggregation (as Trino's): after this many records, a
  * combine table holding more than this many keys per record stops
  * combining.  Combining 2.5M records of 920k distinct keys costs a lookup
@@ -98,8 +97,8 @@ typedef struct sw_part {
 
 struct shuffle_writer {
     sw_opts o;
-    char dir[SW_PATH];
-    char data_tmp[SW_PATH], index_tmp[SW_PATH], spill_path[SW_PATH];
+    char dir[SHUFFLE_PATH];
+    char data_tmp[SHUFFLE_PATH], index_tmp[SHUFFLE_PATH], spill_path[SHUFFLE_PATH];
     int spill_fd;
     uint64_t spill_off;
     sw_part *parts;
@@ -129,44 +128,8 @@ struct shuffle_writer {
 
 static unsigned tmp_seq; /* distinguishes writers of one process */
 
-void shuffle_path(char *buf, size_t len, const char *dir, uint32_t shuffle_id, uint32_t map_id, uint64_t attempt,
-                  const char *ext) {
-    /* An overlong dir gives an empty path, which then fails to open
-     * rather than naming some other file. */
-    int n = snprintf(buf, len, "%s/shuffle_%u_%u_%llu.%s", dir, shuffle_id, map_id, (unsigned long long)attempt, ext);
-    if (len && (n < 0 || (size_t)n >= len)) buf[0] = 0;
-}
-
-void shuffle_remove_output(const char *dir, uint32_t shuffle_id, uint32_t map_id, uint64_t attempt) {
-    char path[SW_PATH];
-    shuffle_path(path, sizeof path, dir, shuffle_id, map_id, attempt, "index");
-    unlink(path); /* index first: a reader never sees an index without data */
-    shuffle_path(path, sizeof path, dir, shuffle_id, map_id, attempt, "data");
-    unlink(path);
-}
-
-void shuffle_remove(const char *dir, uint32_t shuffle_id) {
-    char prefix[64], path[SW_PATH];
-    int plen = snprintf(prefix, sizeof prefix, "shuffle_%u_", shuffle_id);
-    DIR *d = opendir(dir);
-    if (!d) return;
-    /* Index files first, then the rest: a reader never sees an index
-     * without its data. */
-    for (int pass = 0; pass < 2; pass++) {
-        rewinddir(d);
-        for (struct dirent *e; (e = readdir(d));) {
-            if (strncmp(e->d_name, prefix, (size_t)plen)) continue;
-            size_t k = strlen(e->d_name);
-            int is_index = k > 6 && !strcmp(e->d_name + k - 6, ".index");
-            if (is_index != (pass == 0)) continue;
-            if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < sizeof path) unlink(path);
-        }
-    }
-    closedir(d);
-}
-
 shuffle_writer *sw_open(const sw_opts *opts) {
-    if (!opts || !opts->dir || opts->nparts <= 0 || !opts->partition || strlen(opts->dir) > SW_PATH - 100) {
+    if (!opts || !opts->dir || opts->nparts <= 0 || !opts->partition || strlen(opts->dir) > SHUFFLE_PATH - 100) {
         em__seterr(EM_EINVAL, "sw_open: invalid options");
         return NULL;
     }
@@ -210,13 +173,13 @@ shuffle_writer *sw_open(const sw_opts *opts) {
 static void tmp_names(shuffle_writer *w) {
     unsigned seq = __atomic_fetch_add(&tmp_seq, 1, __ATOMIC_RELAXED);
     int pid = (int)getpid();
-    char base[SW_PATH];
-    shuffle_path(base, sizeof base, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt, "data");
+    char base[SHUFFLE_PATH];
+    shuffle_data_path(base, sizeof base, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt);
     /* Unique per attempt, process and writer: concurrent attempts of one
      * map task never write the same temporary file. */
-    int n = snprintf(w->data_tmp, sizeof w->data_tmp, "%s.tmp-%d-%u", base, pid, seq);
-    shuffle_path(base, sizeof base, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt, "index");
-    n |= snprintf(w->index_tmp, sizeof w->index_tmp, "%s.tmp-%d-%u", base, pid, seq);
+    int n = shuffle_tmp_path(w->data_tmp, sizeof w->data_tmp, base, pid, seq);
+    shuffle_index_path(base, sizeof base, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt);
+    n |= shuffle_tmp_path(w->index_tmp, sizeof w->index_tmp, base, pid, seq);
     EM_ASSERT(n > 0); /* lengths are bounded by sw_open's dir check */
 }
 
@@ -387,10 +350,8 @@ static int spill_parts(shuffle_writer *w) {
     int rc;
     if ((rc = leave_memory(w))) return rc;
     if (w->spill_fd < 0) {
-        char base[SW_PATH];
-        shuffle_path(base, sizeof base, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt, "spill");
-        if (snprintf(w->spill_path, sizeof w->spill_path, "%s-%d-XXXXXX", base,
-                     (int)getpid()) >= (int)sizeof w->spill_path)
+        if (shuffle_spill_template(w->spill_path, sizeof w->spill_path, w->dir, w->o.shuffle_id, w->o.map_id,
+                                   w->o.attempt, (int)getpid()))
             return em__seterr(EM_EINVAL, "shuffle spill: path too long in %s", w->dir);
         w->spill_fd = mkostemp(w->spill_path, O_CLOEXEC);
         if (w->spill_fd < 0) return em__seterr(EM_EIO, "shuffle spill %s: %s", w->spill_path, strerror(errno));
@@ -728,7 +689,7 @@ nomem:
 
 int sw_commit(shuffle_writer *w, sw_result *res) {
     uint64_t *seg = NULL;
-    char final[SW_PATH];
+    char final[SHUFFLE_PATH];
     int rc = 0, kept = 0;
     if (res && !(seg = calloc((size_t)w->o.nparts, sizeof *seg))) rc = em__seterr(EM_ENOMEM, "sw_commit: out of memory");
     if (!rc && w->o.combine) rc = dump_comb(w);
@@ -736,12 +697,12 @@ int sw_commit(shuffle_writer *w, sw_result *res) {
     if (!rc && !kept && !(rc = leave_memory(w))) rc = write_files(w, seg);
     if (!rc && !kept) {
         /* Data first, index last: a reader that sees the index sees data. */
-        shuffle_path(final, sizeof final, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt, "data");
+        shuffle_data_path(final, sizeof final, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt);
         if (rename(w->data_tmp, final)) {
             rc = em__seterr(EM_EIO, "shuffle commit %s: %s", final, strerror(errno));
         } else {
-            char ifinal[SW_PATH];
-            shuffle_path(ifinal, sizeof ifinal, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt, "index");
+            char ifinal[SHUFFLE_PATH];
+            shuffle_index_path(ifinal, sizeof ifinal, w->dir, w->o.shuffle_id, w->o.map_id, w->o.attempt);
             if (rename(w->index_tmp, ifinal)) {
                 rc = em__seterr(EM_EIO, "shuffle commit %s: %s", ifinal, strerror(errno));
                 unlink(final);

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "msg.h"
 #include "netconf.h"
+#include "shuffle_files.h"
 #include "shuffle_server.h"
 #include "worker.h"
 
@@ -129,7 +130,7 @@ static void app_dir(const char *app, char *out, size_t cap) { snprintf(out, cap,
 /* Where the application's executors write their map outputs when the
  * shuffle service is on: one directory for all of them, which outlives
  * each. */
-static void shuffle_dir(const char *app, char *out, size_t cap) { snprintf(out, cap, "%s/%s/shuffle", wk.dir, app); }
+static void shuffle_dir(const char *app, char *out, size_t cap) { shuffle_service_dir(out, cap, wk.dir, app); }
 
 static wapp *app_find(const char *app) {
     for (wapp *a = wk.apps; a; a = a->next)

@@ -17,6 +17,7 @@
 #include "err.h"
 #include "recfmt.h"
 #include "shuffle.h"
+#include "shuffle_files.h"
 #include "shuffle_index.h"
 
 #define MEM_NONE ((bf_codec){BF_NONE, 0})
@@ -587,7 +588,7 @@ TEST(shuffle_writer_spills) {
     CHECK_EQ_I64(SHUFFLE_DATA_HEADER + segsum, c.res.bytes);
     char path[600];
     struct stat sb;
-    shuffle_path(path, sizeof path, dir, 9, 1, 0, "data");
+    shuffle_data_path(path, sizeof path, dir, 9, 1, 0);
     CHECK(stat(path, &sb) == 0);
     CHECK_EQ_I64(sb.st_size, c.res.bytes);
     free(c.res.seg_bytes);
@@ -667,7 +668,7 @@ static void kept_codecs(memout_store *s, uint32_t sid, uint32_t map, int id, int
 /* A data file's bytes (malloc'd), or NULL. */
 static uint8_t *file_bytes(const char *dir, uint32_t sid, uint32_t map, size_t *len) {
     char path[600];
-    shuffle_path(path, sizeof path, dir, sid, map, 0, "data");
+    shuffle_data_path(path, sizeof path, dir, sid, map, 0);
     FILE *f = fopen(path, "rb");
     uint8_t *b = NULL;
     struct stat sb;
@@ -974,7 +975,7 @@ TEST(shuffle_missing_output_is_fetch_failure) {
     CHECK_OK(write_maps(&c));
     free(c.res.seg_bytes);
     char path[600];
-    shuffle_path(path, sizeof path, dir, 11, 1, 0, "index");
+    shuffle_index_path(path, sizeof path, dir, 11, 1, 0);
     CHECK(unlink(path) == 0);
     for (enum sr_mode mode = SR_PASS; mode <= SR_SORT; mode++) {
         collect col = {EBUF_INIT, 0, 0};
@@ -986,7 +987,7 @@ TEST(shuffle_missing_output_is_fetch_failure) {
         ebuf_free(&col.buf);
     }
     /* Missing data file. */
-    shuffle_path(path, sizeof path, dir, 11, 2, 0, "data");
+    shuffle_data_path(path, sizeof path, dir, 11, 2, 0);
     CHECK(unlink(path) == 0);
     dirs[1] = NULL;
     collect col = {EBUF_INIT, 0, 0};
@@ -1009,7 +1010,7 @@ TEST(shuffle_corrupt_output_is_fetch_failure) {
     sr_stats st;
     sr_opts o = ropts(dirs, 12, 0, 2, SR_SORT, dir, 1 << 20);
     /* A flipped byte inside map 1's first block. */
-    shuffle_path(path, sizeof path, dir, 12, 1, 0, "data");
+    shuffle_data_path(path, sizeof path, dir, 12, 1, 0);
     int fd = open(path, O_RDWR);
     uint8_t b;
     CHECK(pread(fd, &b, 1, 40) == 1);
@@ -1021,7 +1022,7 @@ TEST(shuffle_corrupt_output_is_fetch_failure) {
     CHECK_STR_CONTAINS(em_errmsg(), path);
     CHECK_STR_CONTAINS(em_errmsg(), "crc mismatch");
     /* A short index file. */
-    shuffle_path(path, sizeof path, dir, 12, 0, 0, "index");
+    shuffle_index_path(path, sizeof path, dir, 12, 0, 0);
     CHECK(truncate(path, 12) == 0);
     CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
     CHECK_EQ_I64(st.failed_map, 0);
@@ -1156,8 +1157,8 @@ TEST(shuffle_index_checked) {
     memcpy(segs, c.res.seg_bytes, sizeof segs);
     free(c.res.seg_bytes);
     char ipath[600], dpath[600];
-    shuffle_path(ipath, sizeof ipath, dir, 14, 0, 0, "index");
-    shuffle_path(dpath, sizeof dpath, dir, 14, 0, 0, "data");
+    shuffle_index_path(ipath, sizeof ipath, dir, 14, 0, 0);
+    shuffle_data_path(dpath, sizeof dpath, dir, 14, 0, 0);
     offs[0] = SHUFFLE_DATA_HEADER;
     for (int i = 0; i < 4; i++) offs[i + 1] = offs[i] + segs[i];
     CHECK(segs[0] > 100 && segs[1] > 100);
@@ -1497,7 +1498,7 @@ TEST(shuffle_host_local_read) {
     /* Map 3's files are gone from the host-local directory. */
     for (int m = 1; m < NM; m += 2) rdirs[m] = near;
     char path[1024];
-    shuffle_path(path, sizeof path, dir, 22, 3, 0, "index");
+    shuffle_index_path(path, sizeof path, dir, 22, 3, 0);
     CHECK(unlink(path) == 0);
     fake_fetch f3 = {.dir = dir, .fail_map = -1};
     sr_fetcher F3 = {ff_begin, ff_end, ff_drop, &f3, 1 << 30, 1, 0};
