@@ -73,6 +73,7 @@ typedef struct dreq {
     pthread_cond_t cv;
 } dreq;
 
+/* The process's state, one per executor process (ex below). */
 typedef struct executor {
     ioloop *l;
     conn_opts co;
