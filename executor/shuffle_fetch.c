@@ -257,7 +257,7 @@ static int post_abort(shuffle_fetch *sf, uint64_t rid) {
 
 /* sr_fetcher's begin: the segment goes into a buffer of its length, which
  * the reader decodes in place (no file between the socket and the
- * decoder, so no copy of its bytes). */
+ * decoder). */
 static void *fetch_begin(void *fctx, const char *loc, uint32_t shuffle, uint32_t map, uint64_t attempt, int reduce,
                          uint64_t len) {
     shuffle_fetch *sf = fctx;
