@@ -12,6 +12,7 @@
 
 #include "blockfile.h"
 #include "checkpoint.h"
+#include "ctx.h"
 #include "err.h"
 #include "faults.h"
 #include "fnref.h"
@@ -29,9 +30,6 @@
  * look at it. */
 static __thread task_ctl *cur_ctl;
 static __thread unsigned since_check;
-static __thread int in_task;
-
-int runner_in_task(void) { return in_task; }
 
 int runner_cancelled(void) { return cur_ctl && __atomic_load_n(&cur_ctl->cancel, __ATOMIC_RELAXED); }
 
@@ -406,7 +404,7 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
     em__clearerr(); /* a message left by an earlier task must not name this one's failure */
     cur_ctl = ctl;
     since_check = 0;
-    in_task = 1;
+    ctx_set_in_task(1);
     if ((rc = taskdesc_decode(desc, len, &t)) != 0) goto done;
     res->task_id = t->task_id;
     if (memcmp(t->binhash, fnref_binary_hash(), 32) != 0) {
@@ -456,5 +454,5 @@ done:
     }
     taskdesc_free(t);
     cur_ctl = NULL;
-    in_task = 0;
+    ctx_set_in_task(0);
 }

@@ -30,6 +30,7 @@
 #include "blockfile.h"
 #include "ember.h"
 #include "memout.h"
+#include "taskdesc.h"
 
 typedef struct shuffle_writer shuffle_writer;
 
@@ -88,19 +89,6 @@ void shuffle_path(char *buf, size_t len, const char *dir, uint32_t shuffle_id, u
 void shuffle_remove(const char *dir, uint32_t shuffle_id);
 /* Unlink the two files of one attempt's map output. */
 void shuffle_remove_output(const char *dir, uint32_t shuffle_id, uint32_t map_id, uint64_t attempt);
-
-enum sr_mode {
-    SR_PASS,    /* records as they come, map 0's segment first */
-    SR_AGG,     /* one record per key: combined with agg (unordered) */
-    SR_SORT,    /* ordered by key (rec_key_cmp), ascending or descending */
-    SR_GROUP,   /* (key, list of values) per key, keys in ascending order */
-    SR_COGROUP, /* values carry a tag byte, their side (0 .. sides-1), first;
-                   emits (key, cogroup value) per key with the tags
-                   stripped, keys ascending */
-};
-
-/* The most inputs one cogroup shuffle joins (em_cogroup_n). */
-#define COGROUP_MAX_SIDES 16
 
 /* How a reduce task gets segments held by other executors (cluster mode,
  * executor.c).  begin starts fetching one and returns a handle, or NULL
