@@ -10,6 +10,9 @@
 #   mllib/     includes include/, engine/ and mllib/ only
 #   examples/  include include/ember.h only
 #
+# and the shape of the files: each opens with a comment "NAME -- what it is
+# for", and no library .c file passes 1,200 lines.
+#
 # Headers are found by name in the four folders (the Makefile puts each on
 # the include path); a name in two folders is itself an error.  Prints each
 # broken include as FILE:LINE: and exits 1 if there is any.
@@ -34,6 +37,19 @@ if [ -n "$dup" ]; then
     echo "layers: a header name in two folders: $dup"
     exit 1
 fi
+# One concept per file: each opens with "NAME -- what it is for", and no
+# library .c file passes 1,200 lines.
+shape=0
+for f in include/*.h engine/*.[ch] scheduler/*.[ch] executor/*.[ch] mllib/*.[ch]; do
+    b=${f##*/}
+    sed -n '1,2p' "$f" | grep -qE "^(/| )[*] $b -- " ||
+        { echo "$f:1: does not open with \"$b -- what it is for\""; shape=1; }
+    case "$f" in
+    *.c) n=$(wc -l < "$f")
+         [ "$n" -le 1200 ] || { echo "$f: $n lines, over 1,200: split it"; shape=1; } ;;
+    esac
+done
+[ "$shape" = 0 ] || { echo "layers: files out of shape (above)"; exit 1; }
 grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' \
     engine/*.[ch] scheduler/*.[ch] executor/*.[ch] mllib/*.[ch] examples/*.c |
 awk -v map="$tmp" '
