@@ -30,7 +30,8 @@
 #include "rdd.h"
 #include "runner.h"
 #include "scratch.h"
-#include "vars.h"
+#include "accum.h"
+#include "bcast.h"
 
 static uint64_t next_uid = 1;
 
@@ -263,7 +264,8 @@ void em_close(em_ctx *ctx) {
         netconf_free(ctx->net);
         free(ctx->net);
     }
-    vars_drop_ns(ctx->uid);
+    bcast_drop_ns(ctx->uid);
+    accum_drop_ns(ctx->uid);
     if (ctx->local_dir) {
         scratch_remove(ctx->local_dir);
         free(ctx->local_dir);
