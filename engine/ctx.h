@@ -84,7 +84,7 @@ void ctx_release_jobs(em_ctx *ctx);
 /* RDD rdd_id was unpersisted or released: its cached partitions go from
  * the driver's store and every executor's. */
 void ctx_drop_cached(em_ctx *ctx, int rdd_id);
-/* A broadcast was destroyed (vars.c): executors drop their copies. */
+/* A broadcast was destroyed (bcast.c): executors drop their copies. */
 void ctx_bcast_dropped(em_ctx *ctx, uint64_t id);
 /* Every public call that runs jobs runs between ctx_enter and ctx_leave,
  * so that em_close from another thread can cancel its jobs and wait for it

@@ -17,6 +17,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "accum.h"
+#include "bcast.h"
 #include "bigbuf.h"
 #include "blockstore.h"
 #include "cluster.h"
@@ -31,7 +33,6 @@
 #include "netconf.h"
 #include "rdd.h"
 #include "scratch.h"
-#include "vars.h"
 #include "worker.h"
 
 /* What a context's sched_state is: the scheduler and the backend em_open
@@ -338,7 +339,8 @@ void em_close(em_ctx *ctx) {
         netconf_free(w->net);
         free(w->net);
     }
-    vars_drop_ns(ctx->uid);
+    bcast_drop_ns(ctx->uid);
+    accum_drop_ns(ctx->uid);
     if (ctx->local_dir) {
         scratch_remove(ctx->local_dir);
         free(ctx->local_dir);

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bcast.h"
 #include "bigbuf.h"
 #include "blockstore.h"
 #include "conf.h"
@@ -38,7 +39,6 @@
 #include "shuffle_server.h"
 #include "srcdata.h"
 #include "taskresult.h"
-#include "vars.h"
 
 #define CHUNK ((size_t)256 << 10) /* a result's parts: CHUNK * 4 */
 #define FETCH_TIMEOUT_S 120      /* Spark's spark.network.timeout */
@@ -849,7 +849,7 @@ static void driver_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     case M_DROP_MAP_OUTPUT:
         shuffle_remove_output(x.shuffle_dir, (uint32_t)m.f[0].u, (uint32_t)m.f[1].u, m.f[2].u);
         break;
-    case M_DROP_BCAST: vars_bcast_drop(m.f[0].u); break;
+    case M_DROP_BCAST: bcast_drop(m.f[0].u); break;
     case M_DROP_RDD: bs_remove(x.store, m.f[0].u, (int)m.f[1].u); break;
     case M_COMMIT_ANSWER:
     case M_BCAST:
@@ -1007,7 +1007,7 @@ int executor_main(void) {
     }
     x.env.fetch = &x.fetcher;
     em_conf_free(conf);
-    vars_set_bcast_fetch(fetch_bcast);
+    bcast_set_fetch(fetch_bcast);
     src_set_fetch(fetch_source);
     if (!(x.threads = calloc((size_t)x.cores, sizeof *x.threads)) || !(x.l = iol_start("executor"))) {
         fprintf(stderr, "ember executor: %s\n", em_errmsg());

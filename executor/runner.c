@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accum.h"
 #include "blockfile.h"
 #include "checkpoint.h"
 #include "ctx.h"
@@ -24,7 +25,6 @@
 #include "srcdata.h"
 #include "taskdesc.h"
 #include "text_reader.h"
-#include "vars.h"
 
 /* The attempt this thread runs: its kill flag, and records since the last
  * look at it. */
@@ -426,7 +426,7 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
     run.max_record = t->max_record ? (size_t)t->max_record : (size_t)64 << 20;
     run.faults = rules;
     run.nfaults = nrules;
-    vars_task_begin(t->partition);
+    accum_task_begin(t->partition);
     if (!(sink = sink_pipe_new(&run, &t->sink))) {
         rc = em__lasterr();
     } else {
@@ -434,7 +434,7 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
         if (rc >= 0) rc = sink->end(sink);
     }
     pipe_free(sink);
-    if (vars_task_end(&res->accs, &res->naccs) < 0 && rc >= 0) rc = EM_ENOMEM;
+    if (accum_task_end(&res->accs, &res->naccs) < 0 && rc >= 0) rc = EM_ENOMEM;
     if (rc >= 0 && t->sink.kind == SK_SHUFFLE &&
         faults_match(rules, nrules, FAULT_CORRUPT, t->stage_id, t->partition, t->attempt))
         rc = injected_corruption(env, t->sink.shuffle_id, (uint32_t)t->partition, t->task_id);
