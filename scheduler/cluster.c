@@ -986,8 +986,14 @@ static void start_fn(void *arg) {
     uv_timer_start(&k->watch.t, on_watch, every, every);
     a->rc = conn_listen(k->l, k->dhost, k->dport, &o, &listen_cb, k, &k->ls, &k->port);
     if (!a->rc && k->lc_workers) {
-        lcluster_opts lo = {k->lc_workers, k->lc_cores, k->lc_mem_mib, k->lc_max_exec_retries,
-                            k->lc_service, k->scratch,  k->co.secret != NULL, k->co.encrypt};
+        lcluster_opts lo = {.workers = k->lc_workers,
+                            .cores = k->lc_cores,
+                            .mem_mib = k->lc_mem_mib,
+                            .max_exec_retries = k->lc_max_exec_retries,
+                            .service = k->lc_service,
+                            .scratch = k->scratch,
+                            .secret = k->co.secret != NULL,
+                            .encrypt = k->co.encrypt};
         if ((k->lc = lcluster_start(&lo, &k->mport))) {
             snprintf(k->mhost, sizeof k->mhost, "127.0.0.1");
             snprintf(k->master_url, sizeof k->master_url, "ember://127.0.0.1:%d", k->mport);
