@@ -27,6 +27,7 @@
 #include "dag.h"
 #include "err.h"
 #include "executor.h"
+#include "lcluster.h"
 #include "local.h"
 #include "log.h"
 #include "masterd.h"
