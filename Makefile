@@ -12,16 +12,14 @@ CC ?= cc
 BUILD ?= build
 # Link-time optimization runs when libember.so is linked and when libember.a's
 # one object is (see the library rules): it inlines across the library's
-# files.  It no longer runs over a program and the library together (their
+# files.  It does not run over a program and the library together (their
 # internals are sealed off), so the API calls in a program's own functions
-# stay calls.  What made that cost 19% of bench/wordcount (best of 18 runs,
-# 200 MB, local[2]: 232 MB/s sealed against 286 before sealing) was not the
-# lost inlining but -fPIC's semantic interposition: an exported function
-# (em_emit, called by em_emit_i64 and em_emit_pair) may not be inlined into
-# the library's own callers unless -fno-semantic-interposition says nobody
-# replaces it.  With it, 281 MB/s against 286 (and 297 for the program and
-# the library's objects linked together with LTO).  Fat objects keep the
-# individual objects linkable without LTO too.
+# stay calls.  -fPIC's semantic interposition would forbid inlining an
+# exported function (em_emit, called by em_emit_i64 and em_emit_pair) into
+# the library's own callers; -fno-semantic-interposition says nobody
+# replaces one, which keeps the sealed library about as fast as the program
+# and the library's objects linked together (bench/RESULTS.md).  Fat objects
+# keep the individual objects linkable without LTO too.
 OPT ?= -O2 -g -flto=auto -ffat-lto-objects
 AR = gcc-ar
 OBJCOPY = objcopy
@@ -81,8 +79,7 @@ $(BUILD)/%.o: %.c $(DEPS_STAMP)
 # No internal name (rm_tree, ctx_run, ml_*) is left for a program's own
 # function to collide with or replace, and a program that calls no em_ml_*
 # function does not pull in mllib, so it does not load OpenBLAS (whose
-# threads start and spin at load: 11% of bench/tasks' CPU time when they
-# did).  The tests and fuzz replays, which call internal functions, link
+# threads start and spin at load, taking CPU time from the tasks).  The tests and fuzz replays, which call internal functions, link
 # the individual objects instead.
 # -fno-semantic-interposition: nobody may replace an em_* function of
 # libember.so by interposition (see OPT above for what it is worth).
@@ -216,8 +213,14 @@ LC_T ?= $(T)
 test-netns: $(DAEMONS) $(BUILD)/examples/wordcount $(BUILD)/shared/wordcount $(FAULT_DRIVER)
 	cd $(CURDIR) && sh tests/cluster/netns.sh $(BUILD)
 
+# The layers' one-way rule (docs/architecture.md): over the #include lines,
+# and over the calls between the library's objects.
+.PHONY: test-layers
+test-layers: $(LIB_OBJ)
+	sh tests/layers/check.sh $(BUILD)
+
 # The test command README gives and CI runs.
-test: $(BUILD)/tests/run_tests $(DAEMONS) $(EXAMPLES) $(FAULT_DRIVER) $(SHARED_CHECK) $(NEEDLIB) fuzz-replay test-link test-docs
+test: $(BUILD)/tests/run_tests $(DAEMONS) $(EXAMPLES) $(FAULT_DRIVER) $(SHARED_CHECK) $(NEEDLIB) fuzz-replay test-link test-docs test-layers
 	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/wordcount tests/data/words.txt 3 > /dev/null
 	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/logreg --lbfgs --l2 0.001 > /dev/null 2>&1
 	cd $(CURDIR) && sh tests/examples/run.sh $(BUILD)

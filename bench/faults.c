@@ -1,5 +1,5 @@
 /*
- * faults.c -- what faults cost (issue 9's benchmarks): one executor lost
+ * faults.c -- what faults cost: one executor lost
  * mid-job, and one straggling task with and without speculation.  The job,
  * on local-cluster[3,1] (three executor processes of one core): 24 map
  * tasks of CPU work (about 50 ms each), a reduce_by_key into 6 partitions,

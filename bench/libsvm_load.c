@@ -14,8 +14,8 @@
  * as LIBSVM: every row has all C features "idx:value" (values %.6g of a
  * deterministic pseudo-random number in [-1, 1], labels 0/1).  It goes to
  * bench/data/libsvm-RxC.txt (run from the repository root) and is reused
- * when it exists; --rows 10000 gives the 10k x 10k set of the issue
- * (1.4 GB in this spelling; the issue's LIBSVM form is 1.24 GB).  With
+ * when it exists; --rows 10000 gives a 10k x 10k set (1.4 GB in this
+ * spelling; the usual LIBSVM form of such a set is 1.24 GB).  With
  * --file, that file is read if it exists (its shape is whatever the C loop
  * counts) and generated there otherwise.  Generated files are always kept,
  * so --keep changes nothing; it is accepted for scripts that pass it.
@@ -29,10 +29,10 @@
  * blocks take (see cold_touch): the part of a first load no parser can
  * save on the machine it runs on.  MB = 10^6 bytes.
  *
- * scikit-learn's figure is not measured here: the issue quotes 28 s for
+ * scikit-learn's figure is not measured here: 28 s is quoted for
  * load_svmlight_file on the 1.24 GB file (44 MB/s), and the bench scales
- * it linearly to this file's size to show the implied speedup (the
- * issue's target: at least 10x on 2 cores).
+ * it linearly to this file's size to show the implied speedup (the target:
+ * at least 10x on 2 cores).
  */
 #include <errno.h>
 #include <fcntl.h>

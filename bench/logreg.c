@@ -30,8 +30,8 @@
  * cached blocks is on huge pages ("huge H of R MB": the AnonHugePages and
  * the resident size of the mappings /proc/self/smaps shows holding them,
  * found from the blocks' own addresses; local masters only); ms per
- * iteration as the whole training time over the iterations (the issue's
- * measure; the run also makes one more pass, at the starting weights),
+ * iteration as the whole training time over the iterations (the measure
+ * the targets use; the run also makes one more pass, at the starting weights),
  * the best and median iteration from the progress callback, and the jobs
  * the training ran (iterations + 1: the first pass checks the labels);
  * then that figure over the C fused pass timed again right after the

@@ -1,9 +1,8 @@
 /*
- * treeagg.c -- what a small tree_aggregate costs.  Issue 10's case: a
- * cached RDD of 1,000 integers in 64 partitions, summed with
- * em_tree_aggregate (depth 2: 64 map tasks, a shuffle into 8 partitions, 8
- * reduce tasks, the last fold on the driver), as logistic regression does
- * every iteration.  Printed beside a same-run reference of the same number of
+ * treeagg.c -- what a small tree_aggregate costs: a cached RDD of 1,000
+ * integers in 64 partitions, summed with em_tree_aggregate (depth 2: 64 map
+ * tasks, a shuffle into 8 partitions, 8 reduce tasks, the last fold on the
+ * driver), as logistic regression does every iteration.  Printed beside a same-run reference of the same number of
  * tasks with no shuffle: em_count over the 64 partitions plus em_count over 8
  * (what bench/tasks says tasks cost), and the process's page faults and
  * kernel time per call (shuffle files made and removed show there).

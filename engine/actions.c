@@ -16,12 +16,11 @@
 #include "builtins.h"
 #include "conf.h"
 #include "ctx.h"
-#include "fsutil.h"
+#include "emit.h"
 #include "err.h"
+#include "fsutil.h"
 #include "rdd.h"
 #include "recfmt.h"
-#include "runner.h"
-#include "shuffle.h"
 #include "taskresult.h"
 
 /* Per-partition outputs, kept until the job ends. */
@@ -224,7 +223,7 @@ static int fold_partials(em_rdd *rdd, em_comb_fn fn, const void *arg, outs *o, e
             }
             rec_get(acc->p, acc->p + acc->len, &a);
             ebuf_reset(&tmp);
-            rc = runner_call_comb(fn, arg, &a, &r, maxr, &tmp);
+            rc = emit_call_comb(fn, arg, &a, &r, maxr, &tmp);
             if (!rc) {
                 ebuf t = *acc;
                 *acc = tmp;

@@ -2,10 +2,10 @@
  * bigbuf.h -- big task buffers (sort arenas and indexes, aggregation
  * tables) that keep their pages from one task to the next.
  *
- * Each task of a shuffle used to allocate its sort arena, index and hash
- * table afresh and free them at its end; the kernel then faulted in and
- * cleared every page again for the next task (over a quarter of a 20M-record
- * sort's time).  Here a buffer that grows past BB_MIN becomes an anonymous
+ * A task that allocated its sort arena, index and hash table afresh and
+ * freed them at its end would have the kernel fault in and clear every
+ * page again for the next task (a large part of a big sort's time).  Here
+ * a buffer that grows past BB_MIN becomes an anonymous
  * mapping advised for huge pages, and freeing it parks the mapping in a
  * small process-wide cache (BB_CACHE_SLOTS mappings, BB_CACHE_BYTES in all)
  * from which the next big buffer is taken: the smallest that fits, unless

@@ -4,7 +4,7 @@
  * em_checkpoint marks an RDD.  When a job over a lineage holding marked
  * RDDs succeeds, ckpt_after_job (called by ctx_run) runs one more job per
  * marked RDD, as Spark's RDD.doCheckpoint does: its sink (SK_CHECKPOINT,
- * executor/checkpoint.c) writes each partition to a file of the RDD's
+ * executor/ckpt_file.c) writes each partition to a file of the RDD's
  * directory, ember.checkpoint.dir/checkpoint-XXXXXX/rdd-ID.  A persisted RDD
  * is read from its cache by that job, so persisting first (as Spark advises)
  * saves computing it twice.  Then the lineage is truncated on the

@@ -38,8 +38,8 @@ int comb_bad_len(int op, size_t vlen);
 
 /* c = op(c, v) on 8-byte encodings; op is not CB_NONE.  Inlined always:
  * it runs per record in the aggregation loops, where the switch on op (the
- * same every time) predicts well but a call does not come free (LTO had
- * kept it out of line: 3% of a reduce_by_key's samples). */
+ * same every time) predicts well but a call does not come free (LTO may
+ * keep it out of line otherwise). */
 __attribute__((always_inline)) static inline void comb_apply8(int op, uint8_t *c, const uint8_t *v) {
     switch (op) {
     case CB_SUM_I64: enc_i64((int64_t)((uint64_t)dec_i64(c) + (uint64_t)dec_i64(v)), c); break;

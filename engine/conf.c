@@ -28,12 +28,13 @@
 #include <string.h>
 #include <strings.h>
 
-#include "blockfile.h"
+#include "buf.h"
+#include "codec.h"
 #include "conf.h"
 #include "ember.h"
 #include "err.h"
 #include "faults.h"
-#include "shuffle_index.h"
+#include "taskdesc.h" /* SHUFFLE_MAX_PARTS */
 
 #define KiB ((int64_t)1 << 10)
 #define MiB ((int64_t)1 << 20)
@@ -54,7 +55,7 @@
 
 static const char *const log_choices[] = {"error", "warn", "info", "debug", NULL};
 static const char *const progress_choices[] = {"auto", "true", "false", NULL};
-/* Names as bf_codec_id_of (blockfile.h) knows them; lz4 first, the default. */
+/* Names as bf_codec_id_of (codec.h) knows them; lz4 first, the default. */
 static const char *const codec_choices[] = {"lz4", "zstd", "zlib", "prefix", "none", NULL};
 static const char *const recovery_choices[] = {"NONE", "FILESYSTEM", NULL};
 
@@ -110,12 +111,11 @@ static const conf_spec conf_keys[] = {
      .max = BF_ZSTD_MAX_LEVEL},
     {.key = "ember.shuffle.compress.level", .def = "1", .type = CONF_INT, .min = 0, .max = 9},
     /* LZ4_compress_fast's acceleration.  Spark's lz4-java compressor is
-     * lz4's default, 1; 2 here: on bench/shuffle's 64 KiB blocks of
-     * random int64 keys (the sort's) it compresses 1.47x faster (0.97 ->
-     * 1.42 GB/s, one core) for 6% more bytes (ratio 0.680 -> 0.720), and
-     * decompresses as fast; blocks of small keys (the reduce_by_key's,
-     * ratio 0.45) find a match at almost every step, which acceleration
-     * does not change, and compress as fast and as small as at 1. */
+     * lz4's default, 1; 2 here: on blocks of random int64 keys (the sort's
+     * in bench/shuffle) it compresses markedly faster for a few percent
+     * more bytes, and decompresses as fast; blocks of small keys (the
+     * reduce_by_key's) find a match at almost every step, which
+     * acceleration does not change (bench/RESULTS.md has the figures). */
     {.key = "ember.io.compression.lz4.acceleration", .def = "2", .type = CONF_INT, .min = 1,
      .max = BF_LZ4_MAX_ACCEL},
     {.key = "ember.files.maxPartitionBytes", .def = "33554432", .type = CONF_SIZE, .min = KiB,

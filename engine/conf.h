@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "blockfile.h"
+#include "codec.h"
 #include "ember.h"
 
 /* What a key's value is.  The syntax of each is in docs/configuration.md. */

@@ -1,7 +1,8 @@
 /*
- * ctx.h -- the context: the one place that wires the parts together (the
- * configuration, the RDD registry, the DAG scheduler, the backend and its
- * executors).  Internal.
+ * ctx.h -- the context: what one em_open made (the configuration, the RDD
+ * registry, the driver's block store, the scheduler behind its table of
+ * operations, sched_ops.h), and the calls the engine's files make on it.
+ * Internal.
  */
 #ifndef EM_CTX_H
 #define EM_CTX_H
@@ -10,12 +11,10 @@
 #include <stdint.h>
 
 #include "ember.h"
+#include "sched_ops.h"
 #include "taskdesc.h"
 
-struct dag;
-struct backend;
 struct blockstore;
-struct exec_env;
 struct task_result;
 
 struct em_ctx {
@@ -31,7 +30,6 @@ struct em_ctx {
     int cores;
     char master[128];
     int cluster;           /* the backend is cluster mode's */
-    struct netconf *net;   /* cluster mode: its connections' settings */
     char *local_dir;       /* this context's scratch directory */
     em_rdd **rdds;         /* by id; NULL where an RDD was freed */
     int nrdds, caprdds;    /* slots used, allocated */
@@ -39,10 +37,11 @@ struct em_ctx {
     int nfree, capfree;
     int nlive;             /* RDDs alive */
     uint32_t next_shuffle;
-    struct dag *dag;
-    struct backend *be;
+    /* The scheduler and its executors, as the wiring file built them
+     * (engine/open.c): every call goes through sched with sched_state. */
+    const sched_ops *sched;
+    void *sched_state;
     struct blockstore *store;
-    struct exec_env *env;
     em_stats stats;
     /* Checkpoints (engine/checkpoint.c), under mu: this context's directory
      * under ember.checkpoint.dir (made at the first em_checkpoint), the
@@ -73,8 +72,10 @@ void ctx_scope_end(rdd_scope *sc);
 void ctx_rdd_gone(em_ctx *ctx, em_rdd *r);
 /* Record r in the calling thread's open scope, if any (rdd_new). */
 void ctx_scope_add(em_rdd *r);
-/* Whether the calling thread runs a task's user functions. */
+/* Whether the calling thread runs a task's user functions; the task
+ * runner says so around them (ctx_set_in_task, on its own thread). */
 int ctx_in_task(void);
+void ctx_set_in_task(int on);
 /* Wait until no task attempt of any job runs on ctx and keep new jobs from
  * starting, until ctx_release_jobs (they start then, in order).  0, or
  * EM_ENOMEM (then nothing is held). */
@@ -83,7 +84,7 @@ void ctx_release_jobs(em_ctx *ctx);
 /* RDD rdd_id was unpersisted or released: its cached partitions go from
  * the driver's store and every executor's. */
 void ctx_drop_cached(em_ctx *ctx, int rdd_id);
-/* A broadcast was destroyed (vars.c): executors drop their copies. */
+/* A broadcast was destroyed (bcast.c): executors drop their copies. */
 void ctx_bcast_dropped(em_ctx *ctx, uint64_t id);
 /* Every public call that runs jobs runs between ctx_enter and ctx_leave,
  * so that em_close from another thread can cancel its jobs and wait for it
@@ -121,10 +122,10 @@ void ckpt_rdd_gone(em_ctx *ctx, em_rdd *r);
 /* em_close: the files of the RDDs still alive, under the same setting,
  * and this context's checkpoint directory when left empty. */
 void ckpt_ctx_close(em_ctx *ctx);
-/* Truncate r's lineage on the scheduler's thread (dag_truncate): fn runs
- * there.  0 or EM_ENOMEM. */
+/* Truncate r's lineage on the scheduler's thread (sched_ops.truncate): fn
+ * runs there.  0 or EM_ENOMEM. */
 int ctx_truncate(em_ctx *ctx, void (*fn)(void *), void *arg);
-/* Drop a shuffle no RDD reads any more (dag_drop_shuffle). */
+/* Drop a shuffle no RDD reads any more (sched_ops.drop_shuffle). */
 void ctx_drop_shuffle(em_ctx *ctx, uint32_t shuffle_id);
 /* Default partition count for a new shuffle (0 = use parent's). */
 int ctx_default_parallelism(em_ctx *ctx);

@@ -16,7 +16,6 @@
 #include "err.h"
 #include "rdd.h"
 #include "recfmt.h"
-#include "shuffle.h"
 #include "srcdata.h"
 #include "taskresult.h"
 

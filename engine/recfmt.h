@@ -159,4 +159,7 @@ static inline void tuple_put(uint8_t *p, const void *a, size_t alen, int a_prese
 /* 64-bit hash of a byte string (for hash partitioning and hash tables). */
 uint64_t em_hash(const void *p, size_t n);
 
+/* Receives output records; returns 0, EM_STOP to stop early, or < 0. */
+typedef int (*rec_sink_fn)(void *sctx, const em_rec *r);
+
 #endif

@@ -8,7 +8,7 @@
  *    [node...]]
  * with the plan's nodes in pre-order, each ending with its child count.
  * codec and level are the bf_codec of the task's shuffle and spill blocks
- * (blockfile.h; level signed): a codec the executor does not know, or a
+ * (codec.h; level signed): a codec the executor does not know, or a
  * level it does not take, is refused here rather than at the first block.
  * Decoding validates types and lengths; anything unexpected is EM_EPROTO,
  * never a crash.  Strings are copied into the arena (NUL-terminated), and

@@ -20,9 +20,27 @@
 
 #include <stdint.h>
 
-#include "blockfile.h"
 #include "buf.h"
+#include "codec.h"
 #include "fnref.h"
+
+/* How a reduce task reads its shuffle's segments (PN_SHUFFLE's mode; the
+ * shuffle reader, shuffle.h, does it). */
+enum sr_mode {
+    SR_PASS,    /* records as they come, map 0's segment first */
+    SR_AGG,     /* one record per key: combined with agg (unordered) */
+    SR_SORT,    /* ordered by key (rec_key_cmp), ascending or descending */
+    SR_GROUP,   /* (key, list of values) per key, keys in ascending order */
+    SR_COGROUP, /* values carry a tag byte, their side (0 .. sides-1), first;
+                   emits (key, cogroup value) per key with the tags
+                   stripped, keys ascending */
+};
+
+/* The most inputs one cogroup shuffle joins (em_cogroup_n). */
+#define COGROUP_MAX_SIDES 16
+/* Most reduce partitions a shuffle may have (its map outputs' index is 8
+ * MiB then). */
+#define SHUFFLE_MAX_PARTS (1 << 20)
 
 typedef struct blob {
     const uint8_t *p;

@@ -49,17 +49,6 @@ static int bad_usage(const char *fmt, ...) {
     return 2;
 }
 
-/* --conf KEY=VALUE into conf; 0, or 2 (message printed). */
-static int set_conf(em_conf *conf, const char *kv) {
-    const char *eq = strchr(kv, '=');
-    if (!eq || eq == kv) return bad_usage("--conf '%s': expected KEY=VALUE", kv);
-    char *key = strndup(kv, (size_t)(eq - kv));
-    if (!key) return bad_usage("--conf %s: out of memory", kv);
-    int rc = em_conf_set(conf, key, eq + 1); /* fails for an unknown key or a bad value */
-    free(key);
-    return rc ? bad_usage("--conf %s: %s", kv, em_errmsg()) : 0;
-}
-
 static const struct { int64_t id; const char *name; } customers[] = {
     {1, "Ada"}, {2, "Grace"}, {3, "Edsger"}, {4, "Barbara"}, {5, "Donald"},
 };
@@ -150,6 +139,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "join: %s\n", em_errmsg());
         return 1;
     }
+    if (em_conf_parse_args(conf, &argc, argv)) rc = bad_usage("%s", em_errmsg());
     for (int i = 1; i < argc && !rc; i++) {
         const char *a = argv[i];
         if (options && !strcmp(a, "--")) {
@@ -158,8 +148,6 @@ int main(int argc, char **argv) {
             fputs(usage_text, stdout);
             em_conf_free(conf);
             return 0;
-        } else if (options && !strcmp(a, "--conf")) {
-            rc = i + 1 < argc ? set_conf(conf, argv[++i]) : bad_usage("--conf needs KEY=VALUE");
         } else if (options && a[0] == '-' && a[1]) {
             rc = bad_usage("unknown option '%s'", a);
         } else if (master) {

@@ -114,17 +114,6 @@ static int parse_shape(const char *opt, const char *s, long long *rows, long lon
     return 0;
 }
 
-/* --conf KEY=VALUE into conf; 0, or 2 (message printed). */
-static int set_conf(em_conf *conf, const char *kv) {
-    const char *eq = strchr(kv, '=');
-    if (!eq || eq == kv) return bad_usage("--conf '%s': expected KEY=VALUE", kv);
-    char *key = strndup(kv, (size_t)(eq - kv));
-    if (!key) return bad_usage("--conf %s: out of memory", kv);
-    int rc = em_conf_set(conf, key, eq + 1); /* fails for an unknown key or a bad value */
-    free(key);
-    return rc ? bad_usage("--conf %s: %s", kv, em_errmsg()) : 0;
-}
-
 /* Everything the command line says. */
 typedef struct args {
     const char *libsvm, *csv, *synth, *master, *model_out;
@@ -139,12 +128,12 @@ typedef struct args {
  * (message printed). */
 static int parse_args(int argc, char **argv, args *a, em_conf *conf) {
     int rc = 0;
+    if (em_conf_parse_args(conf, &argc, argv)) return bad_usage("%s", em_errmsg());
     for (int i = 1; i < argc && !rc; i++) {
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = !strcmp(opt, "--libsvm") || !strcmp(opt, "--csv") || !strcmp(opt, "--synthetic") ||
                     !strcmp(opt, "--label-col") || !strcmp(opt, "--classes") || !strcmp(opt, "--iters") || !strcmp(opt, "--step") ||
-                    !strcmp(opt, "--l2") || !strcmp(opt, "--master") || !strcmp(opt, "--model") ||
-                    !strcmp(opt, "--conf");
+                    !strcmp(opt, "--l2") || !strcmp(opt, "--master") || !strcmp(opt, "--model");
         if (takes && !val) return bad_usage("%s needs a value", opt);
         if (takes) i++;
         if (!strcmp(opt, "--help") || !strcmp(opt, "-h")) {
@@ -178,8 +167,6 @@ static int parse_args(int argc, char **argv, args *a, em_conf *conf) {
         } else if (!strcmp(opt, "--model")) {
             if (!val[0]) return bad_usage("%s: empty value", opt);
             a->model_out = val;
-        } else if (!strcmp(opt, "--conf")) {
-            rc = set_conf(conf, val);
         } else {
             return bad_usage(opt[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'", opt);
         }

@@ -53,17 +53,6 @@ static int bad_usage(const char *fmt, ...) {
     return 2;
 }
 
-/* --conf KEY=VALUE into conf; 0, or 2 (message printed). */
-static int set_conf(em_conf *conf, const char *kv) {
-    const char *eq = strchr(kv, '=');
-    if (!eq || eq == kv) return bad_usage("--conf '%s': expected KEY=VALUE", kv);
-    char *key = strndup(kv, (size_t)(eq - kv));
-    if (!key) return bad_usage("--conf %s: out of memory", kv);
-    int rc = em_conf_set(conf, key, eq + 1); /* fails for an unknown key or a bad value */
-    free(key);
-    return rc ? bad_usage("--conf %s: %s", kv, em_errmsg()) : 0;
-}
-
 /* splitmix64: a fast, well-mixed 64-bit hash of a counter. */
 static uint64_t mix64(uint64_t z) {
     z += 0x9e3779b97f4a7c15ULL;
@@ -101,6 +90,7 @@ static int parse_args(int argc, char **argv, em_conf *conf, long long *samples, 
                       const char **master) {
     const char *pos[3];
     int npos = 0, options = 1;
+    if (em_conf_parse_args(conf, &argc, argv)) return bad_usage("%s", em_errmsg());
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (options && !strcmp(a, "--")) {
@@ -108,10 +98,6 @@ static int parse_args(int argc, char **argv, em_conf *conf, long long *samples, 
         } else if (options && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
             fputs(usage_text, stdout);
             return -1;
-        } else if (options && !strcmp(a, "--conf")) {
-            if (i + 1 == argc) return bad_usage("--conf needs KEY=VALUE");
-            int rc = set_conf(conf, argv[++i]);
-            if (rc) return rc;
         } else if (options && a[0] == '-' && a[1]) {
             return bad_usage("unknown option '%s'", a);
         } else if (npos == 3) {

@@ -16,6 +16,7 @@
 #include "buf.h"
 #include "combiners.h"
 #include "ember.h"
+#include "recfmt.h" /* rec_sink_fn */
 
 typedef struct agg_spec {
     int (*create)(void *ctx, const em_rec *v, ebuf *out);                        /* value -> combiner */
@@ -45,7 +46,5 @@ static inline void agg_builtin_create(const agg_spec *a, uint8_t *c, const uint8
     }
 }
 
-/* Receives output records; returns 0, EM_STOP to stop early, or < 0. */
-typedef int (*rec_sink_fn)(void *sctx, const em_rec *r);
 
 #endif

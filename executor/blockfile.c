@@ -17,13 +17,11 @@
  * offsets, so several readers (the runs of one spill file) can share a
  * descriptor.
  *
- * The checksum is CRC-32C (crc32c.h: SSE4.2's crc32 instruction, 8.2 GB/s
- * over 64 KiB blocks on the 2-core test machine, where zlib's crc32 ran at
- * 4.2 GB/s).  Over compressed bytes either was a small part of a block's
- * cost (lz4 compresses shuffle-like records at about 0.85 GB/s); but the
- * outputs local[N] keeps in memory are uncompressed blocks, checksummed
- * when written and when read, and there zlib's crc32 was 14% of a
- * reduce_by_key's samples.  It covers the header's first 9 bytes too, so a
+ * The checksum is CRC-32C (crc32c.h: SSE4.2's crc32 instruction, about
+ * twice zlib's crc32).  Over compressed bytes either is a small part of a
+ * block's cost; but the outputs local[N] keeps in memory are uncompressed
+ * blocks, checksummed when written and when read, where the checksum is a
+ * large part of a reduce_by_key's time.  It covers the header's first 9 bytes too, so a
  * changed codec byte or length is a CRC mismatch even where it still
  * looks plausible.
  */
@@ -50,28 +48,6 @@
  * repeated takes 4 bytes a record), so its writer stores a block that
  * would pass BF_MAX_RATIO as it is. */
 static const uint32_t max_ratio[BF_NCODECS] = {1, 1100, 256, BF_MAX_RATIO, BF_MAX_RATIO};
-
-static const char *const codec_names[BF_NCODECS] = {"none", "zlib", "lz4", "zstd", "prefix"};
-
-const char *bf_codec_name(int id) { return id >= 0 && id < BF_NCODECS ? codec_names[id] : NULL; }
-
-int bf_codec_id_of(const char *name) {
-    for (int i = 0; name && i < BF_NCODECS; i++)
-        if (!strcasecmp(name, codec_names[i])) return i;
-    return -1;
-}
-
-int bf_codec_check(bf_codec c, const char **why) {
-    const char *w = NULL;
-    if (c.id >= BF_NCODECS) w = "unknown compression codec";
-    else if (c.id == BF_ZLIB && (c.level < 0 || c.level > 9)) w = "zlib level outside 0 to 9";
-    else if (c.id == BF_ZSTD && (c.level < BF_ZSTD_MIN_LEVEL || c.level > BF_ZSTD_MAX_LEVEL))
-        w = "zstd level outside -7 to 22";
-    else if (c.id == BF_LZ4 && (c.level < 0 || c.level > BF_LZ4_MAX_ACCEL)) w = "lz4 acceleration outside 1 to 64";
-    else if ((c.id == BF_NONE || c.id == BF_PREFIX) && c.level != 0) w = "a level given to a codec without levels";
-    if (w && why) *why = w;
-    return w ? -1 : 0;
-}
 
 void bf_cctx_free(bf_cctx *cx) {
     ZSTD_freeCCtx(cx->zstd); /* accepts NULL */

@@ -5,11 +5,10 @@
  * A block on disk is a 13-byte header followed by the compressed bytes:
  *     offset 0  u32le compressed length
  *     offset 4  u32le raw length
- *     offset 8  u8    codec (enum bf_codec_id: 0 none, 1 zlib, 2 lz4, 3 zstd,
- *                     4 prefix)
+ *     offset 8  u8    codec (enum bf_codec_id of codec.h: 0 none, 1 zlib,
+ *                     2 lz4, 3 zstd, 4 prefix)
  *     offset 9  u32le CRC-32C of the header's first 9 bytes and the
- *                     compressed bytes, as one running checksum (crc32c.h;
- *                     until 2026-11 zlib's crc32; the files live no longer than their application)
+ *                     compressed bytes, as one running checksum (crc32c.h)
  * The raw bytes are records in the batch encoding of recfmt.h.  A run is a
  * sequence of blocks; a shuffle segment is one run; a data file holds one run
  * per reduce partition back to back.  A writer buffers records until the raw
@@ -41,49 +40,15 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "codec.h"
 #include "ember.h"
 
 #define BF_HEADER 13
-/* Largest raw block: a reader rejects headers claiming more (a corrupt
- * length must not make it allocate gigabytes), so a writer never builds a
- * bigger one, and a single record longer than this cannot be written. */
-#define BF_MAX_RAW ((size_t)256 << 20)
 /* The most raw bytes any codec makes of one compressed byte (zstd's: a
  * 4-byte RLE block stands for up to 128 KiB).  A reader rejects a header
  * claiming a raw length past its own codec's ratio, which is at most this
  * (plus 64 bytes), before allocating anything. */
 #define BF_MAX_RATIO 32768
-
-/* A block's codec: the number its header stores, so a value never changes
- * meaning. */
-enum bf_codec_id { BF_NONE = 0, BF_ZLIB = 1, BF_LZ4 = 2, BF_ZSTD = 3, BF_PREFIX = 4, BF_NCODECS };
-
-/* zstd's levels a writer accepts (0 is zstd's default, 3; negative levels
- * are its fast modes). */
-#define BF_ZSTD_MIN_LEVEL (-7)
-#define BF_ZSTD_MAX_LEVEL 22
-/* lz4's largest acceleration a writer accepts (LZ4_compress_fast's
- * argument: each step up skips input faster where no match is found,
- * trading ratio for speed; 0 and 1 are lz4's default). */
-#define BF_LZ4_MAX_ACCEL 64
-
-/* How a writer compresses: a codec and its level (zlib 0 to 9; zstd
- * BF_ZSTD_MIN_LEVEL to BF_ZSTD_MAX_LEVEL; lz4's acceleration, 0 to
- * BF_LZ4_MAX_ACCEL; 0 for none).  All zeros is codec none.  Readers need
- * none of it: the level changes only what a writer makes. */
-typedef struct bf_codec {
-    uint8_t id;    /* enum bf_codec_id */
-    int8_t level;
-} bf_codec;
-
-/* The codec's name as ember.io.compression.codec spells it ("lz4"), or NULL
- * for an unknown id. */
-const char *bf_codec_name(int id);
-/* The id of a codec name (any case, as the setting matches it), or -1. */
-int bf_codec_id_of(const char *name);
-/* Whether c is a known codec with a level it accepts: 0, or -1 with a
- * reason (a static string) in *why when why is not NULL. */
-int bf_codec_check(bf_codec c, const char **why);
 
 /* What a compressor keeps between blocks so that a block costs no
  * allocation (zstd's context, made at its first zstd block).  Start it

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bcast.h"
 #include "blockstore.h"
 #include "conf.h"
 #include "conn.h"
@@ -42,7 +43,6 @@
 #include "shuffle_server.h"
 #include "srcdata.h"
 #include "taskresult.h"
-#include "vars.h"
 
 #define CHUNK ((size_t)256 << 10) /* a result's parts: CHUNK * 4 */
 #define SERVE_HIGH ((size_t)4 << 20) /* a result's bytes queued on the driver's connection at most */
@@ -499,7 +499,7 @@ static void driver_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     case M_DROP_MAP_OUTPUT:
         shuffle_remove_output(ex.shuffle_dir, (uint32_t)m.f[0].u, (uint32_t)m.f[1].u, m.f[2].u);
         break;
-    case M_DROP_BCAST: vars_bcast_drop(m.f[0].u); break;
+    case M_DROP_BCAST: bcast_drop(m.f[0].u); break;
     case M_DROP_RDD: bs_remove(ex.store, m.f[0].u, (int)m.f[1].u); break;
     case M_COMMIT_ANSWER:
     case M_BCAST:
@@ -654,7 +654,7 @@ int executor_main(void) {
     }
     ex.env.fetch = &ex.fetcher;
     em_conf_free(conf);
-    vars_set_bcast_fetch(fetch_bcast);
+    bcast_set_fetch(fetch_bcast);
     src_set_fetch(fetch_source);
     if (!(ex.threads = calloc((size_t)ex.cores, sizeof *ex.threads)) || !(ex.l = iol_start("executor"))) {
         fprintf(stderr, "ember executor: %s\n", em_errmsg());

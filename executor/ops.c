@@ -554,11 +554,10 @@ static int push_tee(epipe *p, const em_rec *r) {
     return rc;
 }
 
-int cache_room(em_emitter *out, size_t len, size_t keep, uint8_t **at) {
-    *at = NULL;
-    if (!out || out->mode != EMIT_PUSH || !out->to || out->to->push != push_tee) return 0;
+/* cache_room (emit.h) on the emitter of the pipe before the tee. */
+static int room_tee(epipe *p, size_t len, size_t keep, uint8_t **at) {
     if (keep > len) return em__seterr(EM_EINVAL, "cache: %zu bytes to carry in a room of %zu", keep, len);
-    tee_state *t = out->to->state;
+    tee_state *t = p->state;
     /* Reserve with the carried bytes counted as held, so that a grown
      * buffer (moved pages, or a cached mapping the bytes are copied to)
      * keeps them. */
@@ -601,6 +600,7 @@ epipe *cache_tee_new(task_run *run, const plan_node *n, epipe *next) {
         return NULL;
     }
     p->push = push_tee;
+    p->room = room_tee;
     p->end = end_tee;
     p->free = free_tee;
     return p;

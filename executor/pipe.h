@@ -1,5 +1,5 @@
 /*
- * epipe.h -- the push pipeline inside a task.  Internal to executor/.
+ * pipe.h -- the push pipeline inside a task.  Internal to executor/.
  *
  * A task's narrow operators form a chain of pipes ending in a sink.  Sources
  * push each record into the first epipe; each epipe calls its user function,
@@ -15,39 +15,23 @@
 #ifndef EM_PIPE_H
 #define EM_PIPE_H
 
+#include <stddef.h>
+
 #include "agg.h"
 #include "blockstore.h"
 #include "buf.h"
 #include "ember.h"
+#include "emit.h"
 #include "runner.h"
 #include "taskdesc.h"
 
-typedef struct epipe epipe;
 typedef struct task_run task_run;
 
-enum emit_mode {
-    EMIT_PUSH,   /* records go to `to` */
-    EMIT_REKEY,  /* plain records become (in->key, record) */
-    EMIT_KEYBY,  /* a plain record becomes the key of (record, in->val) */
-    EMIT_VALUE,  /* one plain value into buf (by-key combiners) */
-    EMIT_RECORD, /* one record, encoded, into buf (fold, reduce) */
-};
-
-struct em_emitter {
-    enum emit_mode mode;
-    epipe *to;
-    const em_rec *in;
-    ebuf *buf;
-    int64_t count;
-    size_t max_record;
-};
-
-struct em_iter {
-    const uint8_t *p, *end;
-};
-
+/* push and room first, in this order: the emitter reaches a pipe through
+ * that head (emit.h). */
 struct epipe {
     int (*push)(epipe *p, const em_rec *r);
+    int (*room)(epipe *p, size_t len, size_t keep, uint8_t **at); /* cache_room; NULL: none */
     /* Optional (NULL: record by record): take a whole batch of encoded
      * records at once, as a source that holds one (a cached block,
      * parallelized records) hands it over; for sinks that need no record
@@ -76,6 +60,9 @@ struct epipe {
     void *state; /* sink-specific */
 };
 
+_Static_assert(offsetof(epipe, push) == offsetof(epipe_head, push) && offsetof(epipe, room) == offsetof(epipe_head, room),
+               "a pipe starts with the head emitters use");
+
 /* Per-task state shared by the pipes. */
 struct task_run {
     exec_env *env;
@@ -86,7 +73,6 @@ struct task_run {
     int nfaults;
 };
 
-void emitter_init(em_emitter *e, enum emit_mode mode, epipe *to, size_t max_record);
 /* Fill an agg_spec whose callbacks run the aggdesc's user functions. */
 typedef struct agg_run {
     em_map_fn create;
@@ -115,12 +101,6 @@ epipe *paired_side_new(epipe *paired);
 /* A zeroed pipe for node n feeding next.  NULL (message set) on ENOMEM. */
 epipe *pipe_alloc(task_run *run, const plan_node *n, epipe *next);
 void pipe_free(epipe *p);
-
-/* Records of an encoded batch as an iterator. */
-static inline void iter_init(em_iter *it, const uint8_t *p, size_t len) {
-    it->p = p;
-    it->end = p + len;
-}
 
 /* splitmix64: the per-task random stream of sample and key sampling. */
 static inline uint64_t rng_next(uint64_t *s) {

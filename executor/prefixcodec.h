@@ -7,7 +7,7 @@
  * encodings (recfmt.h: em_i64_enc), whose high bytes a block's keys and
  * values share: 20M (int64, int64) pairs of 1M keys and values below 100
  * take 18 bytes a record as records and 8 front-coded.  lz4 shrinks them
- * as much but compresses at about 0.85 GB/s a core; this costs a compare
+ * as much but at a far higher cost a byte; this costs a compare
  * and a short copy per field, so the outputs local[N] keeps in memory
  * take less than half the memory for a few percent of a shuffle's time
  * (ember.shuffle.inMemoryOutput.codec, whose default it is).  It is the

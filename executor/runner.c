@@ -10,8 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accum.h"
 #include "blockfile.h"
 #include "ckpt_file.h"
+#include "ctx.h"
 #include "err.h"
 #include "faults.h"
 #include "fnref.h"
@@ -24,15 +26,11 @@
 #include "srcdata.h"
 #include "taskdesc.h"
 #include "text_reader.h"
-#include "vars.h"
 
 /* The attempt this thread runs: its kill flag, and records since the last
  * look at it. */
 static __thread task_ctl *cur_ctl;
 static __thread unsigned since_check;
-static __thread int in_task;
-
-int runner_in_task(void) { return in_task; }
 
 int runner_cancelled(void) { return cur_ctl && __atomic_load_n(&cur_ctl->cancel, __ATOMIC_RELAXED); }
 
@@ -407,7 +405,7 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
     em__clearerr(); /* a message left by an earlier task must not name this one's failure */
     cur_ctl = ctl;
     since_check = 0;
-    in_task = 1;
+    ctx_set_in_task(1);
     if ((rc = taskdesc_decode(desc, len, &t)) != 0) goto done;
     res->task_id = t->task_id;
     if (memcmp(t->binhash, fnref_binary_hash(), 32) != 0) {
@@ -429,7 +427,7 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
     run.max_record = t->max_record ? (size_t)t->max_record : (size_t)64 << 20;
     run.faults = rules;
     run.nfaults = nrules;
-    vars_task_begin(t->partition);
+    accum_task_begin(t->partition);
     if (!(sink = sink_pipe_new(&run, &t->sink))) {
         rc = em__lasterr();
     } else {
@@ -437,7 +435,7 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
         if (rc >= 0) rc = sink->end(sink);
     }
     pipe_free(sink);
-    if (vars_task_end(&res->accs, &res->naccs) < 0 && rc >= 0) rc = EM_ENOMEM;
+    if (accum_task_end(&res->accs, &res->naccs) < 0 && rc >= 0) rc = EM_ENOMEM;
     if (rc >= 0 && t->sink.kind == SK_SHUFFLE &&
         faults_match(rules, nrules, FAULT_CORRUPT, t->stage_id, t->partition, t->attempt))
         rc = injected_corruption(env, t->sink.shuffle_id, (uint32_t)t->partition, t->task_id);
@@ -457,5 +455,5 @@ done:
     }
     taskdesc_free(t);
     cur_ctl = NULL;
-    in_task = 0;
+    ctx_set_in_task(0);
 }

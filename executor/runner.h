@@ -55,16 +55,8 @@ typedef struct task_ctl {
  * description carries (faults.h). */
 void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task_ctl *ctl);
 
-/* Whether the calling thread is inside runner_run (running a task's user
- * functions): an action called there is refused. */
-int runner_in_task(void);
 /* Whether the calling thread's running attempt has been asked to stop (for
  * waits outside the runner: a segment fetch). */
 int runner_cancelled(void);
-
-/* Call a user combine function on the driver: out gets the one record it
- * emits, encoded.  0 or < 0 (message set). */
-int runner_call_comb(em_comb_fn fn, const void *arg, const em_rec *a, const em_rec *b, size_t max_record,
-                     ebuf *out);
 
 #endif

@@ -25,6 +25,7 @@
 #include "blockfile.h"
 #include "ember.h"
 #include "memout.h"
+#include "taskdesc.h"
 
 typedef struct shuffle_writer shuffle_writer;
 
@@ -74,19 +75,6 @@ int sw_add_batch(shuffle_writer *w, const uint8_t *b, size_t len);
 int sw_commit(shuffle_writer *w, sw_result *res);
 /* Drop a writer and its temporary files. */
 void sw_abort(shuffle_writer *w);
-
-enum sr_mode {
-    SR_PASS,    /* records as they come, map 0's segment first */
-    SR_AGG,     /* one record per key: combined with agg (unordered) */
-    SR_SORT,    /* ordered by key (rec_key_cmp), ascending or descending */
-    SR_GROUP,   /* (key, list of values) per key, keys in ascending order */
-    SR_COGROUP, /* values carry a tag byte, their side (0 .. sides-1), first;
-                   emits (key, cogroup value) per key with the tags
-                   stripped, keys ascending */
-};
-
-/* The most inputs one cogroup shuffle joins (em_cogroup_n). */
-#define COGROUP_MAX_SIDES 16
 
 /* How a reduce task gets segments held by other executors (cluster mode,
  * shuffle_fetch.c).  begin starts fetching one and returns a handle, or NULL

@@ -26,10 +26,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "taskdesc.h" /* SHUFFLE_MAX_PARTS */
+
 #define SHUFFLE_VERSION 1
 #define SHUFFLE_DATA_HEADER 16
-/* Most reduce partitions a map output may have (an index of 8 MiB). */
-#define SHUFFLE_MAX_PARTS (1 << 20)
 
 /* Size of the index file of a map output with nparts partitions. */
 static inline size_t shuffle_index_size(int nparts) { return 16 + 8 * ((size_t)nparts + 1) + 4; }

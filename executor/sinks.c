@@ -473,9 +473,7 @@ static int end_topn(epipe *p) {
  * shrinks), so a record that does not enter costs a comparison.  The
  * sample is as uniform as Algorithm R's (Spark's
  * SamplingUtils.reservoirSampleAndCount), which draws a random number and
- * divides for every record (with a call per record, 2.5M a partition in
- * bench/shuffle's sort_by_key: 0.53 s instead of 0.57-0.76 s on local[2],
- * A/B).  A batch (a cached block) is walked in place, 18 bytes at a time
+ * divides for every record.  A batch (a cached block) is walked in place, 18 bytes at a time
  * over (8-byte, 8-byte) records. */
 
 typedef struct ksample {

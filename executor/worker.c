@@ -21,6 +21,7 @@
 #include "bincache.h"
 #include "conf.h"
 #include "conn.h"
+#include "daemon_args.h"
 #include "ember.h"
 #include "err.h"
 #include "frame.h"
@@ -867,19 +868,30 @@ static void stop_all(void *arg) {
     if (wk.master) conn_close(wk.master, "the worker is stopping");
 }
 
-static void usage(FILE *f) {
-    fprintf(f, "usage: ember-worker [--host HOST] [--cores N] [--memory SIZE] [--work-dir DIR]\n"
-               "                    [--conf KEY=VALUE]... [--insecure] MASTER\n"
-               "  Runs a worker of the cluster whose master is MASTER (ember://HOST:PORT): it\n"
-               "  launches the executors the master grants, as processes, with their logs and\n"
-               "  files under DIR/<application>/<executor>/ (default ./work).  HOST is the\n"
-               "  address executors listen on and advertise (default 127.0.0.1); N the cores\n"
-               "  it offers (default: all of this machine's); SIZE its memory (default 1g).\n"
-               "  Settings: ember.worker.heartbeatInterval (2500ms),\n"
-               "  ember.worker.cleanup.appDataTtl (7d), ember.worker.binCache.maxBytes (1g),\n"
-               "  ember.shuffle.service.enabled (true),\n"
-               "  ember.shuffle.service.port (7337; 0: any free port), ember.authenticate.secret(File),\n"
-               "  ember.network.crypto.enabled, ember.log.level.  Stops on SIGTERM or SIGINT.\n");
+static const char usage[] =
+    "usage: ember-worker [--host HOST] [--cores N] [--memory SIZE] [--work-dir DIR]\n"
+    "                    [--conf KEY=VALUE]... [--insecure] MASTER\n"
+    "  Runs a worker of the cluster whose master is MASTER (ember://HOST:PORT): it\n"
+    "  launches the executors the master grants, as processes, with their logs and\n"
+    "  files under DIR/<application>/<executor>/ (default ./work).  HOST is the\n"
+    "  address executors listen on and advertise (default 127.0.0.1); N the cores\n"
+    "  it offers (default: all of this machine's); SIZE its memory (default 1g).\n"
+    "  Settings: ember.worker.heartbeatInterval (2500ms),\n"
+    "  ember.worker.cleanup.appDataTtl (7d), ember.worker.binCache.maxBytes (1g),\n"
+    "  ember.shuffle.service.enabled (true),\n"
+    "  ember.shuffle.service.port (7337; 0: any free port), ember.authenticate.secret(File),\n"
+    "  ember.network.crypto.enabled, ember.log.level.  Stops on SIGTERM or SIGINT.\n";
+
+/* --memory: a bare number is MiB, as Spark's (1024 is 1g); else a size
+ * with its unit, at least 1m.  0, or 1 when bad. */
+static int parse_memory(const char *v, void *out) {
+    char mib[64];
+    int64_t b;
+    int bare = *v && !strpbrk(v, "kKmMgGtTbB");
+    int bad = bare && snprintf(mib, sizeof mib, "%sm", v) >= (int)sizeof mib;
+    bad = bad || conf_parse_size(bare ? mib : v, &b) || b < ((int64_t)1 << 20);
+    *(int64_t *)out = bad ? 0 : b >> 20;
+    return bad;
 }
 
 int worker_main(int argc, char **argv) {
@@ -892,58 +904,25 @@ int worker_main(int argc, char **argv) {
     int insecure = 0;
     em_conf *conf = em_conf_new();
     if (!conf) return 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            em_conf_free(conf);
-            return 0;
-        }
-        if (!strcmp(a, "--insecure")) {
-            insecure = 1;
-            continue;
-        }
-        if (a[0] != '-' && !master) {
-            master = a;
-            continue;
-        }
-        int bad = !v;
-        char *end;
-        if (!bad && !strcmp(a, "--host")) bad = snprintf(wk.host, sizeof wk.host, "%s", v) >= (int)sizeof wk.host;
-        else if (!bad && !strcmp(a, "--work-dir")) bad = snprintf(wk.dir, sizeof wk.dir, "%s", v) >= (int)sizeof wk.dir;
-        else if (!bad && !strcmp(a, "--cores")) {
-            long c = strtol(v, &end, 10);
-            bad = *end || c < 1 || c > (1 << 16);
-            wk.cores = (int)c;
-        } else if (!bad && !strcmp(a, "--memory")) {
-            /* A bare number is MiB, as Spark's (1024 is 1g); else a size
-             * with its unit, at least 1m. */
-            char mib[64];
-            int64_t b;
-            int bare = *v && !strpbrk(v, "kKmMgGtTbB");
-            bad = bare && snprintf(mib, sizeof mib, "%sm", v) >= (int)sizeof mib;
-            bad = bad || conf_parse_size(bare ? mib : v, &b) || b < ((int64_t)1 << 20);
-            wk.mem_mib = bad ? 0 : b >> 20;
-        } else if (!bad && !strcmp(a, "--conf")) {
-            if (conf_set_arg(conf, v)) {
-                fprintf(stderr, "ember-worker: %s\n", em_errmsg());
-                em_conf_free(conf);
-                return 2;
-            }
-        } else bad = 1;
-        if (bad) {
-            fprintf(stderr, "ember-worker: bad argument %s%s%s\n", a, v ? " " : "", v ? v : "");
-            usage(stderr);
-            em_conf_free(conf);
-            return 2;
-        }
-        i++;
+    const daemon_opt opts[] = {
+        {.name = "--insecure", .kind = DA_FLAG, .out = &insecure},
+        {.name = "--host", .kind = DA_STR, .out = wk.host, .cap = sizeof wk.host},
+        {.name = "--work-dir", .kind = DA_STR, .out = wk.dir, .cap = sizeof wk.dir},
+        {.name = "--cores", .kind = DA_INT, .out = &wk.cores, .min = 1, .max = 1 << 16},
+        {.name = "--memory", .kind = DA_FN, .out = &wk.mem_mib, .fn = parse_memory},
+        {.name = "--conf", .kind = DA_CONF},
+        {.name = NULL},
+    };
+    const daemon_cmd cmd = {"ember-worker", usage, opts, &master};
+    int arc = daemon_args_parse(&cmd, argc, argv, conf);
+    if (arc) {
+        em_conf_free(conf);
+        return arc == 1 ? 0 : 2;
     }
-    if (conf_is_set(conf, "ember.log.level")) log_set_level(log_level_parse(em_conf_get(conf, "ember.log.level")));
     if (!master || strncmp(master, "ember://", 8) || split_addr(master + 8, wk.mhost, sizeof wk.mhost, &wk.mport)) {
         fprintf(stderr, "ember-worker: %s: the master's URL must be ember://HOST:PORT\n",
                 master ? master : "no master given");
-        usage(stderr);
+        fputs(usage, stderr);
         em_conf_free(conf);
         return 2;
     }

@@ -307,6 +307,17 @@ EM_API em_conf *em_conf_new(void);
 EM_API int em_conf_set(em_conf *conf, const char *key, const char *value);
 EM_API const char *em_conf_get(const em_conf *conf, const char *key);
 EM_API void em_conf_free(em_conf *conf);
+/* Take the configuration flags out of a driver program's command line, as
+ * spark-submit does: every "--conf KEY=VALUE" in argv[1 .. *argc-1] before
+ * a "--" is set in conf (em_conf_set) and removed from argv.  The other
+ * arguments, and "--" with all that follows it, keep their order; *argc
+ * counts what is left and argv[*argc] is NULL.  Returns 0; or, at the
+ * first bad flag, EM_EINVAL with the message "--conf needs KEY=VALUE" (no
+ * pair follows), "--conf 'KV': expected KEY=VALUE" (no key, no '=') or
+ * "--conf KV: " and em_conf_set's message, or EM_ENOMEM; then argv and
+ * *argc are unchanged and conf holds the flags before the bad one.
+ * EM_EINVAL for a NULL conf or argc. */
+EM_API int em_conf_parse_args(em_conf *conf, int *argc, char **argv);
 
 /* Open a context.  master: "local", "local[N]", "local[*]", or NULL for
  * $EMBER_MASTER, then ember.master.  conf may be NULL; it is copied.

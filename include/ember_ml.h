@@ -1,12 +1,12 @@
 /*
  * ember_ml.h -- mllib: data sets of labeled rows packed into cached blocks,
  * tree_aggregate-based optimizers, and logistic regression, binary and
- * multinomial (softmax, K classes), on OpenBLAS.  Built on the public API of ember.h (RDDs, tree_aggregate,
- * broadcast, cache), so it runs wherever ember runs; the text readers also
- * use the engine's own text-split planning and line reader directly, each
- * task parsing a run of consecutive splits straight into blocks, which
- * measured 1.6x faster than going through em_text_file and map_partitions.
- * A data set read from text has o->partitions partitions (the default
+ * multinomial (softmax, K classes), on OpenBLAS.  Built on the public API
+ * of ember.h (RDDs, tree_aggregate, broadcast, cache), so it runs wherever
+ * ember runs; the text readers also use the engine's own text-split
+ * planning and line reader directly, each task parsing a run of
+ * consecutive splits straight into blocks, with no per-partition buffer
+ * between the lines and the blocks.  A data set read from text has o->partitions partitions (the default
  * parallelism when 0), however finely ember.files.maxPartitionBytes cuts
  * the files (fewer only when there are fewer splits): every training
  * iteration costs a task and a partial aggregate per partition.

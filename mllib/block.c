@@ -6,7 +6,7 @@
 
 #include "bigbuf.h"
 #include "block.h"
-#include "cache_room.h"
+#include "emit.h"
 #include "err.h"
 
 #define HDR 64

@@ -21,7 +21,7 @@
  *
  * Built where it is kept.  A producer whose blocks are cached lays each
  * block out at the end of the cache's own buffer (ml_block_home,
- * executor/cache_room.h), so caching it copies nothing and no buffer of
+ * cache_room in engine/emit.h), so caching it copies nothing and no buffer of
  * the producer's is faulted in besides the cache's; other producers get a
  * bigbuf.h buffer of their own.  Since the big array starts at a fixed
  * offset whatever the shape, a reader parses values straight into it
@@ -63,7 +63,7 @@ int ml_block_lay(uint8_t *at, int kind, int64_t rows, int64_t cols, int64_t nnz,
 /* As ml_block_lay, in buf (reset first). 0 or EM_ENOMEM / EM_EINVAL. */
 int ml_block_alloc(ebuf *buf, int kind, int64_t rows, int64_t cols, int64_t nnz, ml_block *b);
 /* Where to build the next block emitted through out: the end of the
- * cache's buffer when out feeds a cache directly (cache_room.h), else buf,
+ * cache's buffer when out feeds a cache directly (cache_room, emit.h), else buf,
  * a bigbuf.h buffer whose memory comes from, and goes back with bb_free
  * to, the process's cache of huge-page mappings (so a task that builds
  * blocks does not fault in a fresh buffer).  len bytes of room, 16-byte
@@ -91,8 +91,7 @@ int ml_block_view_unchecked(const em_rec *r, ml_block *b, ebuf *scratch);
 /* Whether rows x cols with nnz nonzeros is better stored dense than CSR:
  * when over 2/3 of the entries are nonzeros, where the dense layout (8
  * bytes an entry) is no larger than CSR (12 bytes a nonzero) and the
- * kernels read it at the dense speed (a 10k x 10k LIBSVM file written in
- * full trains about 3x faster so).  The text reader stores each LIBSVM
+ * kernels read it at the dense speed.  The text reader stores each LIBSVM
  * block by this rule; the data set stays sparse for em_ml_is_sparse (its
  * scaling keeps zeros), whatever layout its blocks have. */
 int ml_block_dense_better(int64_t rows, int64_t cols, int64_t nnz);

@@ -10,18 +10,15 @@
  *           ml_text_blocks: text_read_split(split i) -> line sink -> builder
  *
  * This uses the engine's own planner and line reader (engine/textfile.h,
- * executor/text_reader.h), so splitting, directories, globs, gzip and
+ * engine/text_reader.h), so splitting, directories, globs, gzip and
  * line boundaries are exactly those of em_text_file, and em_task_input
  * works in the sink: a malformed line fails the task with "FILE:LINE:
  * reason".  What it avoids is the public route's per-partition buffers:
  * with em_text_file, turning lines into blocks needs map_partitions (a
  * flat_map cannot emit at the end of its partition), which first copies
  * the whole split into a growing buffer (rows, or lines).  Where a fresh
- * page is expensive to fault in (~2.5 us on the VMs we measured on), that
- * buffer costs more than the parsing: on local[2], a 200 MB LIBSVM file
- * took 0.88 s that way (flat_map to binary rows, then map_partitions
- * packing them) against 0.56 s here, a 1.3 GB one 5.2 s against 3.5 s,
- * with 30% less CPU time.
+ * page is expensive to fault in (virtual machines), that buffer costs more
+ * than the parsing (bench/RESULTS.md, "mllib loading").
  *
  * No copies of the values.  The values are parsed straight into the block
  * where it will be kept: at the end of the cache's buffer when the blocks

@@ -1,6 +1,9 @@
 /*
  * cluster.c -- the driver's cluster backend (see cluster.h).
  *
+ * It serves what executors and workers fetch from the application through
+ * appserve.h, and starts local-cluster's daemons through lcluster.h.
+ *
  * Threads.  Every connection lives on the backend's io loop.  The
  * scheduler's thread calls launch, kill, flush and running_since: launches
  * gather in a list under mu and go to the loop at flush, in one post per
@@ -9,40 +12,29 @@
  * them.  Executors' records are the loop's; their count of cores is read
  * under mu.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sodium.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "appbin.h"
+#include "appserve.h"
 #include "cluster.h"
 #include "conn.h"
 #include "ember.h"
 #include "err.h"
 #include "fnref.h"
-#include "frame.h"
 #include "idmap.h"
+#include "lcluster.h"
 #include "log.h"
 #include "master.h"
 #include "msg.h"
-#include "srcdata.h"
 #include "taskresult.h"
 
-#define CHUNK ((size_t)256 << 10) /* the binary's chunks: what a full socket leaves to copy */
-#define START_WAIT_MS 20000   /* a daemon's start, the application's registration */
-#define STOP_WAIT_MS 5000     /* SIGTERM, then SIGKILL */
+#define START_WAIT_MS 20000   /* the application's registration */
 #define RECONNECT_MS 1000     /* a lost master: the pause before each new try */
-
-extern char **environ;
 
 typedef struct cexec {
     int id, cores, alive;
@@ -97,41 +89,10 @@ typedef struct pend {
 /* What a listener's connection turned out to be. */
 enum { K_UNKNOWN = 0, K_EXEC, K_REFUSED };
 
-/* The binary going out to a worker, as its connection drains: the shared
- * libember first when the program runs with one (appbin.h), then the
- * executable.  Each file is its message, its chunks and an empty chunk. */
-typedef struct binsend {
-    struct cluster *k;
-    int fd[2];         /* the library's (-1: none), the executable's */
-    uint64_t size[2];
-    int part;          /* the file going out: 0 the library, 1 the executable, 2 done */
-    int head;          /* its message is queued */
-    uint64_t off;      /* its bytes queued */
-    size_t chunk;
-} binsend;
-
-/* Partitions of parallelized records going out to an executor (answers to
- * its fetch_source requests), oldest first, a part at a time as its
- * connection drains. */
-typedef struct srcjob {
-    struct srcjob *next;
-    uint64_t rid;        /* the request's id */
-    srcdata *s;          /* held while its bytes go out; NULL: not found */
-    const uint8_t *p;
-    size_t len, off;
-    char why[300];       /* not found: why */
-} srcjob;
-
-typedef struct srcq {
-    srcjob *head, *tail;
-    size_t part;         /* bytes per message */
-} srcq;
-
 typedef struct lconn {
     conn *c;
     int kind, exec;
-    binsend *bin;   /* the binary being sent on it, or NULL */
-    srcq *src;      /* records being sent on it, or NULL */
+    appserve_conn *serve; /* what the driver is sending it from the application (appserve.h), or NULL */
 } lconn;
 
 typedef struct cluster {
@@ -183,48 +144,11 @@ typedef struct cluster {
     int ngrant, capgrant;
     lconn *lconns;
     int nlconn, caplconn;
-    /* The application binary, served to workers (the loop's), and the
-     * shared libember it runs with (lib_state 1: none, 2: lib_file). */
-    uint8_t file_hash[32];
-    uint64_t bin_size;
-    int have_hash;
-    int lib_state;
-    char lib_file[4096], lib_name[256];
-    uint8_t lib_hash[32];
-    uint64_t lib_size;
-    /* local-cluster's daemons. */
-    pid_t master_pid;
-    pid_t *worker_pids;
+    appserve *serve;      /* the binary, broadcasts and records, served (the loop's) */
+    lcluster *lc;         /* local-cluster's daemons, or NULL */
     int stopping;
     lost_exec *lost;      /* executors whose end the master has yet to tell (the loop's) */
 } cluster;
-
-int cluster_parse_local(const char *s, int *w, int *c, int64_t *mem_mib) {
-    if (strncmp(s, "local-cluster[", 14)) return 0;
-    long v[3] = {0, 0, 1024};
-    int n = 0;
-    const char *p = s + 14;
-    while (n < 3) {
-        char *end;
-        if (*p < '0' || *p > '9') break;
-        v[n++] = strtol(p, &end, 10);
-        p = end;
-        if (*p != ',') break;
-        p++;
-    }
-    if (n < 2 || *p != ']' || p[1] || v[0] < 1 || v[0] > 64 || v[1] < 1 || v[1] > 1024 || v[2] < 1 ||
-        v[2] > (1L << 30)) {
-        em__seterr(EM_EINVAL,
-                   "master URL \"%s\": expected local-cluster[W,C] or local-cluster[W,C,M] with W workers (1 to "
-                   "64) of C cores (1 to 1024) and M MiB each (default 1024)",
-                   s);
-        return -1;
-    }
-    *w = (int)v[0];
-    *c = (int)v[1];
-    *mem_mib = v[2];
-    return 1;
-}
 
 /* ------------------------------------------------------------- attempts */
 
@@ -960,174 +884,6 @@ static void task_ended(cluster *k, conn *c, const msg *m, int exec) {
     evq_post(k->events, ev);
 }
 
-/* Send the library's and the binary's next chunks (sendfile where the
- * connection allows), with at most BIN_HIGH bytes queued; the rest as the
- * connection drains. */
-#define BIN_HIGH ((size_t)4 << 20)
-static void binary_pump(conn *c, void *arg) {
-    binsend *b = arg;
-    cluster *k = b->k;
-    int rc = 0;
-    while (!rc && b->part < 2 && conn_queued(c) < BIN_HIGH) {
-        int p = b->part;
-        if (b->fd[p] < 0) {
-            b->part++;
-        } else if (!b->head) {
-            if (p == 0) {
-                msg_val f[] = {msg_str(k->lib_name), msg_u(k->lib_size), msg_bin(k->lib_hash, 32)};
-                rc = conn_send_msg(c, M_LIBRARY, f, 3);
-            } else {
-                msg_val f[] = {msg_u(k->bin_size), msg_bin(k->file_hash, 32)};
-                rc = conn_send_msg(c, M_BINARY, f, 2);
-            }
-            b->head = 1;
-            b->off = 0;
-        } else if (b->off < b->size[p]) {
-            size_t n = b->size[p] - b->off < b->chunk ? (size_t)(b->size[p] - b->off) : b->chunk;
-            if (!(rc = conn_send_file(c, FT_CHUNK, b->fd[p], b->off, n))) b->off += n;
-        } else if (!(rc = conn_send(c, FT_CHUNK, NULL, 0))) { /* the end of this file */
-            if (p == 0)
-                log_msg(LOG_INFO, "driver", "sent the application's library %s (%s, %llu bytes) to %s", k->lib_name,
-                        k->lib_file, (unsigned long long)b->size[p], conn_peer(c));
-            else
-                log_msg(LOG_INFO, "driver", "sent the application's binary (%llu bytes) to %s",
-                        (unsigned long long)b->size[p], conn_peer(c));
-            b->part++;
-            b->head = 0;
-        }
-    }
-    if (rc) conn_close(c, "cannot send the application's binary");
-    else if (b->part < 2) conn_on_drain(c, binary_pump, b);
-}
-
-static void binsend_free(binsend *b) {
-    if (!b) return;
-    for (int i = 0; i < 2; i++)
-        if (b->fd[i] >= 0) close(b->fd[i]);
-    free(b);
-}
-
-/* What the binary's and the library's messages say, found once: 0, or an
- * error (its message set). */
-static int binary_known(cluster *k) {
-    if (!k->have_hash) {
-        if (appbin_hash_file("/proc/self/exe", k->file_hash, &k->bin_size)) return -1;
-        k->have_hash = 1;
-    }
-    if (!k->lib_state) {
-        int rc = appbin_library(k->lib_file, sizeof k->lib_file, k->lib_name, sizeof k->lib_name);
-        if (rc < 0 || (rc == 1 && appbin_hash_file(k->lib_file, k->lib_hash, &k->lib_size))) return -1;
-        k->lib_state = rc == 1 ? 2 : 1;
-    }
-    return 0;
-}
-
-static void serve_binary(cluster *k, conn *c, const msg *m) {
-    if (sodium_memcmp(m->f[0].p, fnref_binary_hash(), 32)) {
-        msg_val f[] = {msg_i(EM_EINVAL), msg_str("this driver runs another binary")};
-        conn_send_msg(c, M_ERROR, f, 2);
-        return;
-    }
-    if (binary_known(k)) {
-        msg_val f[] = {msg_i(EM_EIO), msg_str(em_errmsg())};
-        log_msg(LOG_ERROR, "driver", "cannot send the application's binary: %s", em_errmsg());
-        conn_send_msg(c, M_ERROR, f, 2);
-        return;
-    }
-    lconn *l = lconn_of(k, c);
-    binsend *b = l && !l->bin ? calloc(1, sizeof *b) : NULL;
-    if (b) {
-        b->k = k;
-        b->fd[0] = k->lib_state == 2 ? open(k->lib_file, O_RDONLY | O_CLOEXEC) : -1;
-        b->fd[1] = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-        b->size[0] = k->lib_size;
-        b->size[1] = k->bin_size;
-        b->chunk = k->co.max_frame - 64 < CHUNK ? k->co.max_frame - 64 : CHUNK; /* room for a sealed frame's overhead */
-    }
-    if (!b || b->fd[1] < 0 || (k->lib_state == 2 && b->fd[0] < 0)) {
-        binsend_free(b);
-        conn_close(c, "cannot send the application's binary");
-        return;
-    }
-    l->bin = b;
-    binary_pump(c, b);
-}
-
-static void answer_bcast(cluster *k, conn *c, const msg *m) {
-    size_t len = 0;
-    em_bcast b = {m->f[1].u};
-    const void *p = em_bcast_value(b, &len);
-    char why[300] = "";
-    if (p && len + 1024 > k->co.max_frame) {
-        /* Not found, with the reason as the value: the task fails saying so. */
-        snprintf(why, sizeof why,
-                 "broadcast %llu is %zu bytes, more than ember.rpc.message.maxSize (%zu bytes) lets travel",
-                 (unsigned long long)b.id, len, k->co.max_frame);
-        p = NULL;
-    }
-    msg_val f[] = {m->f[0], msg_u(p != NULL), p ? msg_bin(p, len) : msg_str(why)};
-    if (conn_send_msg(c, M_BCAST, f, 3)) conn_close(c, em_errmsg());
-}
-
-static void release_src(void *s) { src_release(s); }
-
-static void srcjob_pop(srcq *q) {
-    srcjob *j = q->head;
-    if (!(q->head = j->next)) q->tail = NULL;
-    src_release(j->s);
-    free(j);
-}
-
-static void srcq_free(srcq *q) {
-    if (!q) return;
-    while (q->head) srcjob_pop(q);
-    free(q);
-}
-
-/* Send the queued records' next parts, with at most SRC_HIGH bytes queued;
- * the rest as the connection drains.  Each part is one source message
- * (other messages may go out between them), written from the srcdata
- * itself, not copied; the executor puts them together by request id. */
-#define SRC_HIGH ((size_t)4 << 20)
-#define SRC_PART ((size_t)1 << 20)
-static void source_pump(conn *c, void *arg) {
-    srcq *q = arg;
-    while (q->head && conn_queued(c) < SRC_HIGH) {
-        srcjob *j = q->head;
-        size_t n = j->len - j->off < q->part ? j->len - j->off : q->part;
-        msg_val f[] = {msg_u(j->rid), msg_u(j->s != NULL), msg_u(j->len),
-                       j->s ? msg_bin(j->p + j->off, n) : msg_str(j->why)};
-        /* The records go out from where they lie, the part keeping them. */
-        if (j->s) src_retain(j->s);
-        if (j->s ? conn_send_msg_ref(c, M_SOURCE, f, 4, release_src, j->s) : conn_send_msg(c, M_SOURCE, f, 4)) {
-            conn_close(c, em_errmsg());
-            return;
-        }
-        j->off += n;
-        if (!j->s || j->off == j->len) srcjob_pop(q);
-    }
-    if (q->head) conn_on_drain(c, source_pump, q);
-}
-
-static void serve_source(cluster *k, lconn *l, conn *c, const msg *m) {
-    srcjob *j = calloc(1, sizeof *j);
-    if (!j || (!l->src && !(l->src = calloc(1, sizeof *l->src)))) {
-        free(j);
-        conn_close(c, "the driver is out of memory");
-        return;
-    }
-    l->src->part = k->co.max_frame - 1024 < SRC_PART ? k->co.max_frame - 1024 : SRC_PART; /* room for sealing */
-    j->rid = m->f[0].u;
-    if (!(j->s = src_find(m->f[1].u, (int)m->f[2].u, &j->p, &j->len)))
-        snprintf(j->why, sizeof j->why, "%s", em_errmsg());
-    srcq *q = l->src;
-    int idle = !q->head;
-    if (q->tail) q->tail->next = j;
-    else q->head = j;
-    q->tail = j;
-    if (idle) source_pump(c, q); /* else it goes after those before it */
-}
-
 static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
     cluster *k = ud;
     lconn *l = lconn_of(k, c);
@@ -1150,7 +906,7 @@ static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
                                    : -1;
     switch (tag) {
     case M_REGISTER_EXECUTOR: register_exec(k, c, l, &m); break;
-    case M_FETCH_BINARY: serve_binary(k, c, &m); break;
+    case M_FETCH_BINARY: appserve_binary(k->serve, &l->serve, c, &m); break;
     case M_TASK_ENDED: task_ended(k, c, &m, l->exec); break;
     case M_RESULT_PART: result_part(k, c, &m, l->exec); break;
     case M_ASK_COMMIT: {
@@ -1159,8 +915,8 @@ static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
         if (conn_send_msg(c, M_COMMIT_ANSWER, f, 2)) conn_close(c, em_errmsg());
         break;
     }
-    case M_FETCH_BCAST: answer_bcast(k, c, &m); break;
-    case M_FETCH_SOURCE: serve_source(k, l, c, &m); break;
+    case M_FETCH_BCAST: appserve_bcast(k->serve, c, &m); break;
+    case M_FETCH_SOURCE: appserve_source(k->serve, &l->serve, c, &m); break;
     case M_HEARTBEAT: break; /* heard, above */
     default:
         snprintf(why, sizeof why, "a %s message the driver does not take here", msg_name(m.tag));
@@ -1178,8 +934,7 @@ static void listen_closed(conn *c, const char *reason, void *ud) {
         cexec *x = exec_of(k, l->exec);
         if (x && x->alive && x->c == c) exec_lost(k, x, reason);
     }
-    binsend_free(l->bin);
-    srcq_free(l->src);
+    appserve_conn_free(l->serve);
     *l = k->lconns[--k->nlconn];
 }
 
@@ -1212,158 +967,6 @@ static void on_watch(uv_timer_t *t) {
     }
 }
 
-/* ------------------------------------------------ local-cluster's daemons */
-
-/* Spawn this binary in role `role` with args, its stdout and stderr into
- * log, in process group pgid (0: a new one); ready_fd (>= 0) becomes its
- * fd 3 and EMBER_READY_FD.  The pid, or -1 (message set). */
-static pid_t spawn_role(cluster *k, const char *role, char *const args[], const char *log, pid_t pgid, int ready_fd) {
-    size_t n = 0;
-    while (environ[n]) n++;
-    char **env = calloc(n + 8, sizeof *env);
-    char v[5][900];
-    if (!env) return em__seterr(EM_ENOMEM, "out of memory"), -1;
-    size_t j = 0;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "EMBER_ROLE=", 11) && strncmp(environ[i], "EMBER_PARENT_PID=", 17) &&
-            strncmp(environ[i], "EMBER_READY_FD=", 15) && strncmp(environ[i], "EMBER_SECRET_FILE=", 18) &&
-            strncmp(environ[i], "EMBER_NETWORK_CRYPTO=", 21))
-            env[j++] = environ[i];
-    snprintf(v[0], sizeof v[0], "EMBER_ROLE=%s", role);
-    snprintf(v[1], sizeof v[1], "EMBER_PARENT_PID=%d", (int)getpid());
-    env[j++] = v[0];
-    env[j++] = v[1];
-    if (ready_fd >= 0) {
-        snprintf(v[2], sizeof v[2], "EMBER_READY_FD=3");
-        env[j++] = v[2];
-    }
-    if (k->co.secret) {
-        snprintf(v[3], sizeof v[3], "EMBER_SECRET_FILE=%s/secret", k->scratch);
-        env[j++] = v[3];
-    }
-    if (k->co.encrypt) {
-        snprintf(v[4], sizeof v[4], "EMBER_NETWORK_CRYPTO=1");
-        env[j++] = v[4];
-    }
-    env[j] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&at);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    if (ready_fd >= 0) posix_spawn_file_actions_adddup2(&fa, ready_fd, 3);
-    posix_spawnattr_setpgroup(&at, pgid);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-    pid_t pid;
-    int rc = posix_spawn(&pid, "/proc/self/exe", &fa, &at, args, env);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    free(env);
-    if (rc) {
-        em__seterr(EM_EIO, "local-cluster: cannot start the %s: %s", role, strerror(rc));
-        return -1;
-    }
-    return pid;
-}
-
-/* The last lines of a daemon's log, for a start-up failure's message. */
-static void log_tail(const char *path, char *out, size_t cap) {
-    out[0] = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    off_t end = lseek(fd, 0, SEEK_END);
-    off_t from = end > (off_t)(cap - 1) ? end - (off_t)(cap - 1) : 0;
-    ssize_t r = pread(fd, out, (size_t)(end - from), from);
-    close(fd);
-    out[r > 0 ? r : 0] = 0;
-}
-
-static int start_daemons(cluster *k) {
-    int p[2];
-    char log[900], line[64], tail[400];
-    if (pipe2(p, O_CLOEXEC)) return em__seterr(EM_EIO, "local-cluster: pipe: %s", strerror(errno));
-    snprintf(log, sizeof log, "%s/master.log", k->scratch);
-    char retries[64];
-    snprintf(retries, sizeof retries, "ember.deploy.maxExecutorRetries=%d", k->lc_max_exec_retries);
-    char *margs[] = {"ember-master", "--host", "127.0.0.1", "--port", "0", "--webui-port", "0", "--conf", retries, NULL};
-    k->master_pid = spawn_role(k, "master", margs, log, 0, p[1]);
-    close(p[1]);
-    if (k->master_pid < 0) {
-        k->master_pid = 0;
-        close(p[0]);
-        return EM_EIO;
-    }
-    /* Its ports, once it listens (or nothing, if it dies). */
-    struct pollfd pf = {p[0], POLLIN, 0};
-    ssize_t n = 0;
-    if (poll(&pf, 1, START_WAIT_MS) == 1) n = read(p[0], line, sizeof line - 1);
-    close(p[0]);
-    line[n > 0 ? n : 0] = 0;
-    if (n <= 0 || sscanf(line, "%d", &k->mport) != 1) {
-        log_tail(log, tail, sizeof tail);
-        return em__seterr(EM_EIO, "local-cluster: the master did not start: %s", tail[0] ? tail : "(no output)");
-    }
-    snprintf(k->mhost, sizeof k->mhost, "127.0.0.1");
-    snprintf(k->master_url, sizeof k->master_url, "ember://127.0.0.1:%d", k->mport);
-    if (!(k->worker_pids = calloc((size_t)k->lc_workers, sizeof(pid_t)))) return em__seterr(EM_ENOMEM, "out of memory");
-    for (int i = 0; i < k->lc_workers; i++) {
-        char cores[16], mem[32], dir[900];
-        snprintf(cores, sizeof cores, "%d", k->lc_cores);
-        snprintf(mem, sizeof mem, "%lldm", (long long)k->lc_mem_mib);
-        snprintf(dir, sizeof dir, "%s/worker-%d", k->scratch, i);
-        snprintf(log, sizeof log, "%s/worker-%d.log", k->scratch, i);
-        /* The shuffle service on any free port (workers of one machine, and
-         * tests running side by side, never collide), on when the
-         * application uses it. */
-        char *wargs[] = {"ember-worker", "--cores", cores, "--memory", mem, "--work-dir", dir,
-                         "--conf", "ember.shuffle.service.port=0", "--conf",
-                         k->lc_service ? "ember.shuffle.service.enabled=true" : "ember.shuffle.service.enabled=false",
-                         k->master_url, NULL};
-        pid_t pid = spawn_role(k, "worker", wargs, log, k->master_pid, -1);
-        if (pid < 0) return EM_EIO;
-        k->worker_pids[i] = pid;
-    }
-    return 0;
-}
-
-/* Wait for pid to end, up to ms; 1 when it did. */
-static int wait_pid(pid_t pid, int ms) {
-    for (int waited = 0;; waited += 10) {
-        pid_t r = waitpid(pid, NULL, WNOHANG);
-        if (r == pid || (r < 0 && errno == ECHILD)) return 1;
-        if (waited >= ms) return 0;
-        struct timespec t = {0, 10 * 1000 * 1000};
-        nanosleep(&t, NULL);
-    }
-}
-
-/* SIGTERM to the daemons (workers first: they stop their executors), then
- * SIGKILL to what is left; every one waited for by PID. */
-static void stop_daemons(cluster *k) {
-    for (int i = 0; k->worker_pids && i < k->lc_workers; i++)
-        if (k->worker_pids[i] > 0) kill(k->worker_pids[i], SIGTERM);
-    for (int i = 0; k->worker_pids && i < k->lc_workers; i++)
-        if (k->worker_pids[i] > 0 && !wait_pid(k->worker_pids[i], STOP_WAIT_MS)) {
-            kill(k->worker_pids[i], SIGKILL);
-            wait_pid(k->worker_pids[i], STOP_WAIT_MS);
-        }
-    if (k->master_pid > 0) {
-        kill(k->master_pid, SIGTERM);
-        if (!wait_pid(k->master_pid, STOP_WAIT_MS)) {
-            kill(k->master_pid, SIGKILL);
-            wait_pid(k->master_pid, STOP_WAIT_MS);
-        }
-    }
-    free(k->worker_pids);
-    k->worker_pids = NULL;
-    k->master_pid = 0;
-}
-
 /* ------------------------------------------------------------ start, stop */
 
 typedef struct start_arg {
@@ -1382,7 +985,22 @@ static void start_fn(void *arg) {
     uint64_t every = k->timeout_ms / 4 ? k->timeout_ms / 4 : 1;
     uv_timer_start(&k->watch.t, on_watch, every, every);
     a->rc = conn_listen(k->l, k->dhost, k->dport, &o, &listen_cb, k, &k->ls, &k->port);
-    if (!a->rc && k->lc_workers) a->rc = start_daemons(k);
+    if (!a->rc && k->lc_workers) {
+        lcluster_opts lo = {.workers = k->lc_workers,
+                            .cores = k->lc_cores,
+                            .mem_mib = k->lc_mem_mib,
+                            .max_exec_retries = k->lc_max_exec_retries,
+                            .service = k->lc_service,
+                            .scratch = k->scratch,
+                            .secret = k->co.secret != NULL,
+                            .encrypt = k->co.encrypt};
+        if ((k->lc = lcluster_start(&lo, &k->mport))) {
+            snprintf(k->mhost, sizeof k->mhost, "127.0.0.1");
+            snprintf(k->master_url, sizeof k->master_url, "ember://127.0.0.1:%d", k->mport);
+        } else {
+            a->rc = EM_EIO;
+        }
+    }
     if (!a->rc) {
         snprintf(k->url, sizeof k->url, "%s:%d", k->dhost, k->port);
         a->rc = conn_connect(k->l, k->mhost, k->mport, &o, &master_cb, k, &k->master);
@@ -1400,7 +1018,8 @@ static void stop_fn(void *arg) {
     }
     /* The daemons go first, so that executors end by their workers rather
      * than by a lost driver. */
-    if (k->lc_workers) stop_daemons(k);
+    lcluster_stop(k->lc);
+    k->lc = NULL;
 }
 
 static void task_free(void *p) { ctask_free(p); }
@@ -1411,7 +1030,7 @@ static void c_close(backend *b) {
         iol_call(k->l, stop_fn, k);
         iol_stop(k->l); /* every connection closes */
     }
-    if (k->worker_pids || k->master_pid) stop_daemons(k);
+    lcluster_stop(k->lc);
     for (pend *p = k->ph, *n; p; p = n) {
         n = p->next;
         free(p->desc);
@@ -1421,6 +1040,7 @@ static void c_close(backend *b) {
     free(k->execs);
     free(k->grants);
     free(k->lconns);
+    appserve_free(k->serve);
     free(k->exec_conf);
     pthread_mutex_destroy(&k->mu);
     pthread_cond_destroy(&k->reg_cv);
@@ -1462,6 +1082,10 @@ backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     if (!(k->exec_conf = strdup(o->exec_conf ? o->exec_conf : ""))) {
         c_close(&k->b);
         return em__seterr(EM_ENOMEM, "out of memory"), NULL;
+    }
+    if (!(k->serve = appserve_new(k->co.max_frame))) {
+        c_close(&k->b);
+        return NULL;
     }
     if (strlen(k->exec_conf) > 65536) {
         c_close(&k->b);

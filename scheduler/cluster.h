@@ -3,18 +3,14 @@
  * (backend.h) over processes.  It registers the application with a master,
  * listens for the executors the master has workers start, checks each
  * one's binary hash, sends them task descriptions, and turns what they
- * send back into the scheduler's events.  It serves the application's
- * binary to workers (appbin.h), broadcast values and output-commit answers
- * to executors.
+ * send back into the scheduler's events.  It answers executors'
+ * output-commit questions, and serves the application's binary to
+ * workers, broadcast values and parallelized records to executors
+ * (appserve.h).
  *
- * For local-cluster[W,C,M] it first starts the cluster itself: a master
- * and W workers of C cores and M MiB, as child processes of the driver's
- * io loop thread running the driver's own binary in their role (the
- * takeover, engine/context.c), on 127.0.0.1 with any free ports, their
- * logs and work directories under the driver's scratch directory.  They
- * die with the driver, even when it is killed with SIGKILL (parent-death
- * signals down the tree: driver, daemons, executors), and close stops
- * them and waits for them by PID.
+ * For local-cluster[W,C,M] it first starts the cluster itself, a master
+ * and W workers as child processes (lcluster.h), and its close stops
+ * them.
  */
 #ifndef EM_CLUSTER_H
 #define EM_CLUSTER_H
@@ -59,10 +55,5 @@ typedef struct cluster_opts {
  * they register.  NULL on failure (message set: the master cannot be
  * reached, a daemon did not start, ...). */
 backend *cluster_backend_new(const cluster_opts *o, evq *events);
-
-/* Parse "local-cluster[W,C]" or "local-cluster[W,C,M]": 1 (and the
- * numbers set), 0 when s is not of that form at all, -1 when it is but the
- * numbers are bad (message set). */
-int cluster_parse_local(const char *s, int *w, int *c, int64_t *mem_mib);
 
 #endif

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "accum.h"
 #include "commit.h"
 #include "dag.h"
 #include "err.h"
@@ -32,7 +33,6 @@
 #include "placement.h"
 #include "progress.h"
 #include "taskbuild.h"
-#include "vars.h"
 
 enum { T_PENDING = 0, T_RUNNING = 1, T_DONE = 2 };
 
@@ -1535,7 +1535,7 @@ static void merge_once(dag *d, stage *s, int idx, const task_result *res) {
         if (so && so->merged[idx]) return;
         if (so) so->merged[idx] = 1;
     }
-    vars_merge(res->accs, res->naccs);
+    accum_merge(res->accs, res->naccs);
 }
 
 /* An attempt finished task idx first: the others are killed (their ends

@@ -27,49 +27,10 @@
 #include "events.h"
 #include "mapout.h"
 #include "rdd.h"
+#include "sched_ops.h"
 #include "taskdesc.h"
 
 typedef struct dag dag;
-
-typedef struct job_spec {
-    em_rdd *rdd;
-    const plan_sink *sink;        /* the action's per-partition part */
-    const int *parts;             /* partitions to compute; NULL: all */
-    int nparts;
-    /* Called once per partition with its first successful result; may take
-     * res->data (set it NULL).  A negative return fails the job. */
-    int (*on_result)(void *cctx, int idx, task_result *res);
-    void *cctx;
-    /* Settings for this job's tasks. */
-    uint64_t mem_budget, block_bytes, max_record;
-    bf_codec codec;               /* of shuffle and spill blocks */
-    int max_failures;
-    int max_stage_attempts;       /* ember.stage.maxConsecutiveAttempts */
-    int progress;                 /* draw the console progress line */
-    const char *faults;           /* ember.test.faults, NULL when none */
-    /* Speculation (ember.speculation*): on, check interval, multiplier of
-     * the median, quantile of tasks done first, minimum runtime. */
-    int speculation;
-    int spec_interval_ms;
-    double spec_multiplier, spec_quantile;
-    int64_t spec_min_ms;
-    /* ember.locality.wait: how long a task waits for the executor holding
-     * its cached input before it runs elsewhere. */
-    int64_t locality_wait_ms;
-    /* ember.driver.maxResultSize: the results of all of the job's tasks
-     * together may not be larger (0: no limit). */
-    uint64_t max_result_bytes;
-    /* ember.excludeOnFailure.* (Spark's): off unless enabled; a task's
-     * attempts avoid an executor where it failed task_per_exec times; a
-     * stage avoids one where stage_per_exec of its tasks failed; after a
-     * stage succeeds, an executor where app_per_exec of its tasks failed
-     * gets no task for timeout_ms. */
-    int excl_enabled, excl_task_per_exec, excl_stage_per_exec, excl_app_per_exec;
-    int64_t excl_timeout_ms;
-    /* A task every executor is excluded for waits this long for another
-     * (ember.scheduler.excludeOnFailure.unschedulableTaskSetTimeout). */
-    int64_t excl_unsched_ms;
-} job_spec;
 
 /* A scheduler with its event queue; it runs jobs once started. */
 dag *dag_new(em_stats *stats, uint64_t cache_ns);

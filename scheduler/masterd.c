@@ -14,6 +14,7 @@
 
 #include "conf.h"
 #include "conn.h"
+#include "daemon_args.h"
 #include "ember.h"
 #include "err.h"
 #include "frame.h"
@@ -496,30 +497,21 @@ static void start(masterd *d) {
 
 static void set_stopping(void *arg) { ((masterd *)arg)->stopping = 1; }
 
-static void usage(FILE *f) {
-    fprintf(f, "usage: ember-master [--host HOST] [--port PORT] [--webui-port PORT] [--conf KEY=VALUE]...\n"
-               "                    [--insecure]\n"
-               "  Runs the cluster master: workers and applications connect to HOST:PORT\n"
-               "  (default 127.0.0.1:7077), its state is served on HOST:WEBUI_PORT (default\n"
-               "  8080) as /json and /.  PORT 0: any free port (the log line says which).\n"
-               "  Settings: ember.worker.timeout (10s), ember.deploy.spreadOut (true),\n"
-               "  ember.deploy.maxExecutorRetries (10: executors failed in a row before an\n"
-               "  application with none running is removed; -1: never),\n"
-               "  ember.log.level (info), ember.authenticate.secret or secretFile (or\n"
-               "  $EMBER_SECRET_FILE), ember.network.crypto.enabled,\n"
-               "  ember.deploy.recoveryMode (NONE; FILESYSTEM keeps the master's state in\n"
-               "  ember.deploy.recoveryDirectory so that a restarted master picks up the\n"
-               "  running workers and applications).  A HOST other than a\n"
-               "  loopback address needs a secret, or --insecure.  Stops on SIGTERM or SIGINT.\n");
-}
-
-static int parse_port(const char *s, int *out) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < 0 || v > 65535) return -1;
-    *out = (int)v;
-    return 0;
-}
+static const char usage[] =
+    "usage: ember-master [--host HOST] [--port PORT] [--webui-port PORT] [--conf KEY=VALUE]...\n"
+    "                    [--insecure]\n"
+    "  Runs the cluster master: workers and applications connect to HOST:PORT\n"
+    "  (default 127.0.0.1:7077), its state is served on HOST:WEBUI_PORT (default\n"
+    "  8080) as /json and /.  PORT 0: any free port (the log line says which).\n"
+    "  Settings: ember.worker.timeout (10s), ember.deploy.spreadOut (true),\n"
+    "  ember.deploy.maxExecutorRetries (10: executors failed in a row before an\n"
+    "  application with none running is removed; -1: never),\n"
+    "  ember.log.level (info), ember.authenticate.secret or secretFile (or\n"
+    "  $EMBER_SECRET_FILE), ember.network.crypto.enabled,\n"
+    "  ember.deploy.recoveryMode (NONE; FILESYSTEM keeps the master's state in\n"
+    "  ember.deploy.recoveryDirectory so that a restarted master picks up the\n"
+    "  running workers and applications).  A HOST other than a\n"
+    "  loopback address needs a secret, or --insecure.  Stops on SIGTERM or SIGINT.\n";
 
 int masterd_main(int argc, char **argv) {
     masterd d;
@@ -529,37 +521,20 @@ int masterd_main(int argc, char **argv) {
     d.webport = 8080;
     em_conf *conf = em_conf_new();
     if (!conf) return 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            em_conf_free(conf);
-            return 0;
-        }
-        if (!strcmp(a, "--insecure")) {
-            em_conf_set(conf, "ember.network.insecure", "true");
-            continue;
-        }
-        int bad = !v;
-        if (!bad && !strcmp(a, "--host")) bad = snprintf(d.host, sizeof d.host, "%s", v) >= (int)sizeof d.host;
-        else if (!bad && !strcmp(a, "--port")) bad = parse_port(v, &d.port);
-        else if (!bad && !strcmp(a, "--webui-port")) bad = parse_port(v, &d.webport);
-        else if (!bad && !strcmp(a, "--conf")) {
-            if (conf_set_arg(conf, v)) {
-                fprintf(stderr, "ember-master: %s\n", em_errmsg());
-                em_conf_free(conf);
-                return 2;
-            }
-        } else bad = 1;
-        if (bad) {
-            fprintf(stderr, "ember-master: bad argument %s%s%s\n", a, v ? " " : "", v ? v : "");
-            usage(stderr);
-            em_conf_free(conf);
-            return 2;
-        }
-        i++;
+    const daemon_opt opts[] = {
+        {.name = "--insecure", .kind = DA_SET_TRUE, .key = "ember.network.insecure"},
+        {.name = "--host", .kind = DA_STR, .out = d.host, .cap = sizeof d.host},
+        {.name = "--port", .kind = DA_INT, .out = &d.port, .min = 0, .max = 65535},
+        {.name = "--webui-port", .kind = DA_INT, .out = &d.webport, .min = 0, .max = 65535},
+        {.name = "--conf", .kind = DA_CONF},
+        {.name = NULL},
+    };
+    const daemon_cmd cmd = {"ember-master", usage, opts, NULL};
+    int arc = daemon_args_parse(&cmd, argc, argv, conf);
+    if (arc) {
+        em_conf_free(conf);
+        return arc == 1 ? 0 : 2;
     }
-    if (conf_is_set(conf, "ember.log.level")) log_set_level(log_level_parse(em_conf_get(conf, "ember.log.level")));
     d.timeout_ms = (uint64_t)conf_duration_ms(conf, "ember.worker.timeout");
     d.mc.worker_timeout_ms = d.timeout_ms;
     d.mc.spread_out = conf_bool(conf, "ember.deploy.spreadOut");

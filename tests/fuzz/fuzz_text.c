@@ -1,5 +1,5 @@
 /*
- * fuzz_text.c -- the text input reader (executor/text_reader.c): plain
+ * fuzz_text.c -- the text input reader (engine/text_reader.c): plain
  * files by split, gzip files whole, against an independent line splitter.
  *
  * Input layout:
@@ -34,7 +34,7 @@
 #include "text_reader.h"
 #include "textfile.h"
 
-extern int text_reader_mmap; /* executor/text_reader.c, for tests */
+extern int text_reader_mmap; /* engine/text_reader.c, for tests */
 
 /* Decompressed output beyond this is not compared (a bomb, not a bug). */
 #define GZ_REF_MAX ((size_t)64 << 20)

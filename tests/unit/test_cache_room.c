@@ -1,6 +1,6 @@
 /*
  * test_cache_room.c -- records laid out where the cache keeps them
- * (executor/cache_room.h): kept without a copy, their bytes carried over
+ * (cache_room, engine/emit.h): kept without a copy, their bytes carried over
  * when the room grows (the cache's buffer passing 2 MiB becomes a mapping,
  * which moves as it grows), and the ordinary emit when nothing is cached.
  */
@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "cache_room.h"
 #include "ember.h"
+#include "emit.h"
 
 /* Record i has len_of(i) bytes (up to about 3 MB), byte k byte_at(i, k). */
 static size_t len_of(int64_t i) { return (size_t)(i * 300001 % 3000000) + 1; }

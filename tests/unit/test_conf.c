@@ -1,11 +1,12 @@
 /*
- * test_conf.c -- unit tests of configuration (engine/conf.c): the defaults
- * documented in ember.h, set/get, rejection of unknown keys, each value
- * parser on its own (suffixes, blanks, malformed text, overflow), the
- * checking of values against each key's type and range when they are set
- * (the messages name key, value and what is allowed; the conf is left
- * unchanged), em_set doing the same on an open context, the typed getters,
- * and conf_dup.
+ * test_conf.c -- unit tests of configuration (engine/conf.c and
+ * engine/confargs.c): the defaults documented in ember.h, set/get,
+ * rejection of unknown keys, each value parser on its own (suffixes,
+ * blanks, malformed text, overflow), the checking of values against each
+ * key's type and range when they are set (the messages name key, value and
+ * what is allowed; the conf is left unchanged), em_set doing the same on
+ * an open context, the typed getters, conf_dup, and em_conf_parse_args
+ * taking --conf flags out of a command line.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,64 @@ TEST(conf_unknown_and_null) {
     CHECK_EQ_I64(em_conf_set(c, NULL, "x"), EM_EINVAL);
     CHECK_EQ_I64(em_conf_set(c, "ember.app.name", NULL), EM_EINVAL);
     CHECK(strcmp(em_conf_get(c, "ember.app.name"), "ember") == 0);
+    em_conf_free(c);
+}
+
+/* em_conf_parse_args takes the --conf pairs before "--" out of argv and
+ * sets them; the rest keeps its order.  A bad pair leaves argv as it was,
+ * with a message naming the flag. */
+TEST(conf_parse_args) {
+    em_conf *c = em_conf_new();
+    char *argv[] = {"prog", "--conf", "ember.app.name=args", "in.txt", "--conf", "ember.progress=false",
+                    "-x", "--", "--conf", "ember.task.maxFailures=1", NULL};
+    int argc = 10;
+    CHECK_OK(em_conf_parse_args(c, &argc, argv));
+    CHECK_EQ_I64(argc, 6);
+    const char *want[] = {"prog", "in.txt", "-x", "--", "--conf", "ember.task.maxFailures=1"};
+    for (int i = 0; i < argc; i++) CHECK(strcmp(argv[i], want[i]) == 0);
+    CHECK(argv[argc] == NULL);
+    CHECK(strcmp(em_conf_get(c, "ember.app.name"), "args") == 0);
+    CHECK(strcmp(em_conf_get(c, "ember.progress"), "false") == 0);
+    CHECK(strcmp(em_conf_get(c, "ember.task.maxFailures"), "4") == 0); /* after "--": not a flag */
+
+    /* Nothing to take: argv and argc unchanged. */
+    char *none[] = {"prog", "a", "b", NULL};
+    argc = 3;
+    CHECK_OK(em_conf_parse_args(c, &argc, none));
+    CHECK_EQ_I64(argc, 3);
+    CHECK(strcmp(none[1], "a") == 0 && strcmp(none[2], "b") == 0 && none[3] == NULL);
+    argc = 0;
+    CHECK_OK(em_conf_parse_args(c, &argc, NULL));
+
+    /* Bad pairs: the message names the flag; argv is left as it was; the
+     * pairs before the bad one are set. */
+    static const struct { const char *kv, *msg; } bad[] = {
+        {"ember.progress", "--conf 'ember.progress': expected KEY=VALUE"},
+        {"=1", "--conf '=1': expected KEY=VALUE"},
+        {"no.such.key=1", "--conf no.such.key=1: unknown configuration key: no.such.key"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char *b[] = {"prog", "--conf", "ember.app.name=before", "x", "--conf", (char *)bad[k].kv, NULL};
+        CHECK_OK(em_conf_set(c, "ember.app.name", "args"));
+        argc = 6;
+        CHECK_EQ_I64(em_conf_parse_args(c, &argc, b), EM_EINVAL);
+        CHECK(strcmp(em_errmsg(), bad[k].msg) == 0);
+        CHECK_EQ_I64(argc, 6);
+        CHECK(strcmp(b[1], "--conf") == 0 && strcmp(b[3], "x") == 0 && b[5] == bad[k].kv);
+        CHECK(strcmp(em_conf_get(c, "ember.app.name"), "before") == 0);
+    }
+    char *last[] = {"prog", "x", "--conf", NULL};
+    argc = 3;
+    CHECK_EQ_I64(em_conf_parse_args(c, &argc, last), EM_EINVAL);
+    CHECK(strcmp(em_errmsg(), "--conf needs KEY=VALUE") == 0);
+    CHECK_EQ_I64(argc, 3);
+    /* A value em_conf_set refuses: its message after the flag. */
+    char *range[] = {"prog", "--conf", "ember.task.maxFailures=0", NULL};
+    argc = 3;
+    CHECK_EQ_I64(em_conf_parse_args(c, &argc, range), EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "--conf ember.task.maxFailures=0: ember.task.maxFailures");
+    CHECK_EQ_I64(em_conf_parse_args(NULL, &argc, range), EM_EINVAL);
+    CHECK_EQ_I64(em_conf_parse_args(c, NULL, range), EM_EINVAL);
     em_conf_free(c);
 }
 

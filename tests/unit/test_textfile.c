@@ -1,6 +1,6 @@
 /*
  * test_textfile.c -- unit tests of text_file planning (engine/textfile.c)
- * and split reading (executor/text_reader.c).
+ * and split reading (engine/text_reader.c).
  *
  * The central property: however a file is cut into splits, reading every
  * split in order yields each line of the file exactly once, in order.  The

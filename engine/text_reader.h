@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "agg.h"
+#include "recfmt.h"
 #include "textfile.h"
 
 /* Returns 0 (also when sink returned EM_STOP), EM_ENOENT / EM_EIO for a

@@ -7,8 +7,8 @@
  *     memchr, handing the sink views into the chunk;
  *   - or, when text_reader_mmap is set, mapped with mmap(2) from the
  *     split's start to the end of the file.  Mapping avoids a copy but pays
- *     a page fault per 4 KiB; measured on word count (bench/wordcount) the
- *     pread path was about 10% faster, so it is the default;
+ *     a page fault per 4 KiB, which costs word count (bench/wordcount)
+ *     more than the copy, so pread is the default;
  *   - gzip files are inflated with zlib in 256 KiB chunks.
  * The chunked paths feed the same cutter (struct cutter) as the mapped one;
  * only a line that crosses a chunk boundary is copied, into `carry`.

@@ -1,16 +1,11 @@
 /*
- * emit.c -- the emitter user functions write to, the partition iterator,
- * and the adapters that let the shuffle code call user combiners.
- *
- * em_emit is the per-record hot path: it builds a view and calls the next
- * epipe directly, or appends to a buffer for combiners; nothing is allocated.
+ * emit.c -- the emitter user functions write to and the partition iterator
+ * (emit.h).
  */
 #include <string.h>
 
-#include "combiners.h"
+#include "emit.h"
 #include "err.h"
-#include "fnref.h"
-#include "pipe.h"
 #include "recfmt.h"
 
 void emitter_init(em_emitter *e, enum emit_mode mode, epipe *to, size_t max_record) {
@@ -36,16 +31,16 @@ int em_emit_rec(em_emitter *out, const em_rec *r) {
         if (!r->key) {
             o = *r; /* never hand out a NULL value pointer */
             if (!o.val) o.val = "";
-            return out->to->push(out->to, &o);
+            return epipe_push(out->to, &o);
         }
-        return out->to->push(out->to, r);
+        return epipe_push(out->to, r);
     case EMIT_REKEY:
         if (r->key) return em__seterr(EM_EUSER, "map_values functions emit plain records, not pairs");
         o.key = out->in->key;
         o.klen = out->in->klen;
         o.val = r->val ? r->val : "";
         o.vlen = r->vlen;
-        return out->to->push(out->to, &o);
+        return epipe_push(out->to, &o);
     case EMIT_KEYBY:
         if (r->key) return em__seterr(EM_EUSER, "key_by functions emit the key as a plain record");
         if (out->count > 1) return em__seterr(EM_EUSER, "key_by function emitted more than one key");
@@ -53,7 +48,7 @@ int em_emit_rec(em_emitter *out, const em_rec *r) {
         o.klen = r->vlen;
         o.val = out->in->val;
         o.vlen = out->in->vlen;
-        return out->to->push(out->to, &o);
+        return epipe_push(out->to, &o);
     case EMIT_VALUE:
         if (r->key) return em__seterr(EM_EUSER, "combine functions of *_by_key emit plain values, not pairs");
         if (out->count > 1) return em__seterr(EM_EUSER, "a combine function emitted more than one value");
@@ -80,7 +75,7 @@ int em_emit_pair(em_emitter *out, const void *key, size_t klen, const void *val,
     em_rec r = {key ? key : "", klen, val ? val : "", vlen};
     if (out && out->mode == EMIT_PUSH && key && (val || !vlen) && klen + vlen <= out->max_record) {
         out->count++; /* the flat_map -> next pipe hot path */
-        return out->to->push(out->to, &r);
+        return epipe_push(out->to, &r);
     }
     return em_emit_rec(out, &r);
 }
@@ -113,78 +108,8 @@ int em_iter_next(em_iter *it, em_rec *rec) {
     return 1;
 }
 
-/* ----------------------------------------------------- combiner adapters */
-
-static int call_comb(agg_run *a, em_comb_fn fn, const em_rec *x, const em_rec *y, ebuf *out) {
-    em_emitter e = {a->rec_values ? EMIT_RECORD : EMIT_VALUE, NULL, NULL, out, 0, a->max_record};
-    em_rec dx, dy;
-    if (a->rec_values) { /* values are whole encoded records: decode them */
-        if (rec_get(x->val, (const uint8_t *)x->val + x->vlen, &dx) != x->vlen ||
-            rec_get(y->val, (const uint8_t *)y->val + y->vlen, &dy) != y->vlen)
-            return em__seterr(EM_ECORRUPT, "aggregate: malformed partial record");
-        x = &dx;
-        y = &dy;
-    }
-    int rc = fn(x, y, &e, a->arg);
-    if (rc < 0) return rc;
-    if (e.count != 1) return em__seterr(EM_EUSER, "a combine function emitted %lld values (must be 1)", (long long)e.count);
-    return 0;
-}
-
-static int ag_create(void *ctx, const em_rec *v, ebuf *out) {
-    agg_run *a = ctx;
-    if (a->create) {
-        em_emitter e;
-        emitter_init(&e, EMIT_VALUE, NULL, a->max_record);
-        e.buf = out;
-        int rc = a->create(v, &e, a->arg);
-        if (rc < 0) return rc;
-        if (e.count != 1) return em__seterr(EM_EUSER, "create_combiner emitted %lld values (must be 1)", (long long)e.count);
-        return 0;
-    }
-    if (a->has_zero) return call_comb(a, a->merge_value, &a->zero, v, out);
-    return ebuf_append(out, v->val, v->vlen) ? EM_ENOMEM : 0;
-}
-
-static int ag_merge_value(void *ctx, const em_rec *c, const em_rec *v, ebuf *out) {
-    agg_run *a = ctx;
-    return call_comb(a, a->merge_value, c, v, out);
-}
-
-static int ag_merge_comb(void *ctx, const em_rec *c1, const em_rec *c2, ebuf *out) {
-    agg_run *a = ctx;
-    return call_comb(a, a->merge_comb, c1, c2, out);
-}
-
-int agg_run_init(agg_run *a, const aggdesc *d, size_t max_record, agg_spec *spec) {
-    memset(a, 0, sizeof *a);
-    a->max_record = max_record;
-    if (d->create.kind && !(a->create = (em_map_fn)fnref_resolve(&d->create))) return EM_EFNREF;
-    if (!(a->merge_value = (em_comb_fn)fnref_resolve(&d->merge_value))) return EM_EFNREF;
-    if (!(a->merge_comb = (em_comb_fn)fnref_resolve(&d->merge_comb))) return EM_EFNREF;
-    a->arg = d->arg.len ? d->arg.p : NULL;
-    a->has_zero = d->has_zero;
-    a->rec_values = d->rec_values;
-    a->zero.val = d->zero.p ? d->zero.p : (const uint8_t *)"";
-    a->zero.vlen = d->zero.len;
-    memset(spec, 0, sizeof *spec);
-    spec->create = ag_create;
-    spec->merge_value = ag_merge_value;
-    spec->merge_comb = ag_merge_comb;
-    spec->ctx = a;
-    spec->create_identity = !a->create && !a->has_zero;
-    int op = comb_builtin_of(a->merge_value);
-    if (op && comb_builtin_of(a->merge_comb) == op && !a->create && !a->rec_values &&
-        (!a->has_zero || a->zero.vlen == 8)) {
-        spec->builtin = op;
-        spec->has_zero = a->has_zero;
-        if (a->has_zero) memcpy(spec->zero, a->zero.val, 8);
-    }
-    return 0;
-}
-
-int runner_call_comb(em_comb_fn fn, const void *arg, const em_rec *a, const em_rec *b, size_t max_record,
-                     ebuf *out) {
+int emit_call_comb(em_comb_fn fn, const void *arg, const em_rec *a, const em_rec *b, size_t max_record,
+                   ebuf *out) {
     em_emitter e;
     emitter_init(&e, EMIT_RECORD, NULL, max_record);
     e.buf = out;
@@ -192,4 +117,11 @@ int runner_call_comb(em_comb_fn fn, const void *arg, const em_rec *a, const em_r
     if (rc < 0) return rc;
     if (e.count != 1) return em__seterr(EM_EUSER, "a combine function emitted %lld records (must be 1)", (long long)e.count);
     return 0;
+}
+
+int cache_room(em_emitter *out, size_t len, size_t keep, uint8_t **at) {
+    *at = NULL;
+    if (!out || out->mode != EMIT_PUSH || !out->to) return 0;
+    const epipe_head *h = (const epipe_head *)out->to;
+    return h->room ? h->room(out->to, len, keep, at) : 0;
 }

@@ -1,0 +1,353 @@
+/*
+ * open.c -- the wiring file: em_open and em_close, the only engine file
+ * that knows the scheduler and the executors.  em_open parses the master
+ * URL, makes the scratch directory, builds the DAG scheduler
+ * (scheduler/dag.h) and the backend the URL names (local[N]'s executor
+ * threads, executor/local.h, or cluster mode's, scheduler/cluster.h), and
+ * gives the context the table of operations (sched_ops.h) through which
+ * the rest of the engine reaches them.  It also holds the takeover, the
+ * code that runs this same binary as an executor, a master or a worker.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "accum.h"
+#include "bcast.h"
+#include "bigbuf.h"
+#include "blockstore.h"
+#include "cluster.h"
+#include "conf.h"
+#include "ctx.h"
+#include "dag.h"
+#include "err.h"
+#include "executor.h"
+#include "lcluster.h"
+#include "local.h"
+#include "log.h"
+#include "masterd.h"
+#include "netconf.h"
+#include "rdd.h"
+#include "scratch.h"
+#include "worker.h"
+
+/* What a context's sched_state is: the scheduler and the backend em_open
+ * made, and what they share. */
+typedef struct wiring {
+    dag *dag;
+    backend *be;
+    exec_env *env;        /* what the executors of this process share */
+    struct netconf *net;  /* cluster mode: its connections' settings */
+    int cluster;          /* the backend is cluster mode's */
+    int cores;            /* local[N]: N */
+} wiring;
+
+/* A context and its wiring, allocated and freed as one. */
+typedef struct opened {
+    em_ctx ctx; /* first: em_close frees the context's address */
+    wiring w;
+} opened;
+
+static int w_run_job(void *s, const job_spec *j, const char *group) {
+    return dag_run_job(((wiring *)s)->dag, j, group);
+}
+static void w_cancel_all(void *s, const char *why) { dag_cancel_all(((wiring *)s)->dag, why); }
+static int w_cancel_group(void *s, const char *group) { return dag_cancel_group(((wiring *)s)->dag, group); }
+static int w_hold(void *s) { return dag_hold(((wiring *)s)->dag); }
+static void w_release(void *s) { dag_release(((wiring *)s)->dag); }
+static int w_truncate(void *s, void (*fn)(void *), void *arg) { return dag_truncate(((wiring *)s)->dag, fn, arg); }
+static void w_drop_shuffle(void *s, uint32_t shuffle_id) { dag_drop_shuffle(((wiring *)s)->dag, shuffle_id); }
+
+static void w_drop_cached(void *s, uint64_t ns, int rdd_id) {
+    wiring *w = s;
+    if (w->be && w->be->drop_rdd) w->be->drop_rdd(w->be, ns, rdd_id);
+}
+
+static void w_drop_bcast(void *s, uint64_t id) {
+    wiring *w = s;
+    if (w->be && w->be->drop_bcast) w->be->drop_bcast(w->be, id);
+}
+
+static void w_live_counts(void *s, int64_t *shuffles, int64_t *stages) {
+    dag_live_counts(((wiring *)s)->dag, shuffles, stages);
+}
+
+/* Cluster mode: the cores of the executors registered now. */
+static int w_cores(void *s) {
+    wiring *w = s;
+    return w->cluster && w->be ? w->be->cores(w->be) : w->cores;
+}
+
+static void w_memory_outputs(void *s, int64_t *count, int64_t *bytes) {
+    wiring *w = s;
+    memout_counts(w->env ? w->env->outputs : NULL, count, bytes);
+}
+
+static const sched_ops wired = {
+    .run_job = w_run_job,
+    .cancel_all = w_cancel_all,
+    .cancel_group = w_cancel_group,
+    .hold = w_hold,
+    .release = w_release,
+    .truncate = w_truncate,
+    .drop_shuffle = w_drop_shuffle,
+    .drop_cached = w_drop_cached,
+    .drop_bcast = w_drop_bcast,
+    .live_counts = w_live_counts,
+    .cores = w_cores,
+    .memory_outputs = w_memory_outputs,
+};
+
+static uint64_t next_uid = 1;
+
+/*
+ * The takeover (architecture section 3).  Cluster mode runs the driver's
+ * own binary in other roles: a worker starts it as an executor, and a
+ * driver of local-cluster starts it as the master and the workers.
+ * EMBER_ROLE in the environment says which; then libember runs that role
+ * before main and exits, so main never runs.  It lives in the object of
+ * em_open, so that any program that can open a context, linked shared or
+ * static, carries it.  EMBER_PARENT_PID makes the process die with the one
+ * that started it (a parent-death signal, checked against a parent that
+ * died before it was set).  The role's arguments are read from
+ * /proc/self/cmdline: a constructor takes no parameters as far as the
+ * compiler knows (with LTO, glibc's argc and argv do not arrive).
+ */
+#define TAKEOVER_ARGS 256
+static int takeover_args(char **argv) {
+    static char buf[65536];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC), argc = 0;
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n <= 0) n = 0;
+    buf[n] = 0;
+    for (ssize_t i = 0; i < n && argc < TAKEOVER_ARGS - 1; i += (ssize_t)strlen(buf + i) + 1) argv[argc++] = buf + i;
+    argv[argc] = NULL;
+    return argc;
+}
+
+__attribute__((constructor)) static void em__takeover(void) {
+    const char *role = getenv("EMBER_ROLE");
+    if (!role || !*role) return;
+    char *argv[TAKEOVER_ARGS];
+    int argc = takeover_args(argv);
+    const char *pp = getenv("EMBER_PARENT_PID");
+    if (pp && *pp) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != (pid_t)atol(pp)) _exit(1);
+    }
+    int rc;
+    if (!strcmp(role, "executor")) rc = executor_main();
+    else if (!strcmp(role, "master")) rc = masterd_main(argc, argv);
+    else if (!strcmp(role, "worker")) rc = worker_main(argc, argv);
+    else {
+        fprintf(stderr, "ember: unknown EMBER_ROLE \"%s\" (executor, master or worker)\n", role);
+        rc = 2;
+    }
+    fflush(NULL);
+    _exit(rc);
+}
+
+#define MASTER_MAX_THREADS 1024 /* local[N]: N executor threads at most */
+
+/* "local" -> 1, "local[N]" -> N (1..MASTER_MAX_THREADS), "local[*]" ->
+ * cores; else -1. */
+static int parse_master(const char *m) {
+    long n;
+    char *end;
+    if (!strcmp(m, "local")) return 1;
+    if (strncmp(m, "local[", 6) != 0) return -1;
+    if (!strcmp(m + 6, "*]")) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        return c > 0 ? (int)c : 1;
+    }
+    errno = 0;
+    n = strtol(m + 6, &end, 10);
+    if (errno || end == m + 6 || strcmp(end, "]") || n < 1 || n > MASTER_MAX_THREADS) return -1;
+    return (int)n;
+}
+
+em_ctx *em_open(const char *master, const em_conf *conf) {
+    opened *o = calloc(1, sizeof *o);
+    if (!o) {
+        em__seterr(EM_ENOMEM, "em_open: out of memory");
+        return NULL;
+    }
+    em_ctx *ctx = &o->ctx;
+    wiring *w = &o->w;
+    ctx->sched = &wired;
+    ctx->sched_state = w;
+    pthread_mutex_init(&ctx->mu, NULL);
+    pthread_cond_init(&ctx->idle, NULL);
+    /* Settings ember-submit passes ($EMBER_CONF), under the program's own
+     * (which win, as a SparkConf's over spark-submit's flags). */
+    if (!(ctx->conf = em_conf_new())) goto nomem;
+    if (conf_from_env(ctx->conf, "EMBER_CONF")) {
+        char why[600];
+        em__geterr(why, sizeof why);
+        em__seterr(EM_EINVAL, "em_open: %s", why);
+        goto fail;
+    }
+    if (conf_merge(ctx->conf, conf)) goto fail;
+    if (conf_validate(ctx->conf)) goto fail;
+    /* Where the master came from, for the message if it is bad. */
+    const char *from = "em_open's master argument";
+    if (!master || !*master) {
+        master = getenv("EMBER_MASTER");
+        from = "$EMBER_MASTER";
+    }
+    if (!master || !*master) {
+        master = em_conf_get(ctx->conf, "ember.master");
+        from = "the ember.master setting";
+    }
+    snprintf(ctx->master, sizeof ctx->master, "%s", master);
+    int lc_w = 0, lc_c = 0;
+    int64_t lc_m = 0;
+    int lc = cluster_parse_local(master, &lc_w, &lc_c, &lc_m);
+    if (lc < 0) {
+        char why[512];
+        em__geterr(why, sizeof why);
+        em__seterr(EM_EINVAL, "em_open: %s (from %s)", why, from);
+        goto fail;
+    }
+    ctx->cluster = w->cluster = lc > 0 || !strncmp(master, "ember://", 8);
+    if (ctx->cluster) ctx->cores = lc > 0 ? lc_w * lc_c : 2;
+    else if ((ctx->cores = parse_master(master)) < 0) {
+        em__seterr(EM_EINVAL,
+                   "em_open: unsupported master URL \"%s\" from %s (expected local, local[N] with N from 1 "
+                   "to %d, local[*], local-cluster[W,C], local-cluster[W,C,M] or ember://HOST:PORT)",
+                   master, from, MASTER_MAX_THREADS);
+        goto fail;
+    }
+    w->cores = ctx->cores;
+    ctx->uid = __atomic_fetch_add(&next_uid, 1, __ATOMIC_RELAXED) ^ ((uint64_t)getpid() << 32);
+    {
+        /* Reclaim what dead drivers left, then make this context's own
+         * directory, removed by em_close, at exit or on SIGINT/SIGTERM. */
+        const char *base = em_conf_get(ctx->conf, "ember.local.dir");
+        scratch_sweep(base);
+        if (!(ctx->local_dir = scratch_create(base))) goto fail;
+    }
+    ctx->store = bs_new(ctx->local_dir, (size_t)conf_i64(ctx->conf, "ember.shuffle.memoryBytes") * 8);
+    w->env = calloc(1, sizeof *w->env);
+    if (!ctx->store || !w->env) goto nomem;
+    w->env->local_dir = ctx->local_dir;
+    w->env->store = ctx->store;
+    if (!(w->dag = dag_new(&ctx->stats, ctx->uid))) goto nomem;
+    w->env->ask_commit = dag_ask_commit;
+    w->env->commit_ctx = w->dag;
+    int nexec = (int)conf_i64(ctx->conf, "ember.test.executors");
+    if (nexec > ctx->cores) {
+        em__seterr(EM_EINVAL, "em_open: ember.test.executors is %d, more than the %d threads of %s", nexec,
+                   ctx->cores, master);
+        goto fail;
+    }
+    log_set_level(log_level_parse(em_conf_get(ctx->conf, "ember.log.level")));
+    dag_set_register_wait(w->dag, conf_duration_ms(ctx->conf, "ember.scheduler.maxRegisteredWait"));
+    dag_set_starvation_timeout(w->dag, conf_duration_ms(ctx->conf, "ember.starvation.timeout"));
+    if (ctx->cluster) {
+        /* A peer that goes away must not kill the driver: writes to its
+         * socket fail instead (only where the program left the default). */
+        struct sigaction sa;
+        if (!sigaction(SIGPIPE, NULL, &sa) && sa.sa_handler == SIG_DFL && !(sa.sa_flags & SA_SIGINFO))
+            signal(SIGPIPE, SIG_IGN);
+        if (!(w->net = calloc(1, sizeof *w->net))) goto nomem;
+        if (netconf_load(ctx->conf, w->net)) goto fail;
+        cluster_opts co;
+        memset(&co, 0, sizeof co);
+        co.master = lc > 0 ? NULL : master;
+        co.lc_workers = lc_w;
+        co.lc_cores = lc_c;
+        co.lc_mem_mib = lc_m;
+        co.lc_service = conf_bool(ctx->conf, "ember.shuffle.service.enabled");
+        co.lc_max_exec_retries = (int)conf_i64(ctx->conf, "ember.deploy.maxExecutorRetries");
+        co.app_name = em_conf_get(ctx->conf, "ember.app.name");
+        co.driver_host = em_conf_get(ctx->conf, "ember.driver.host");
+        co.driver_port = (int)conf_i64(ctx->conf, "ember.driver.port");
+        co.exec_cores = (int)conf_i64(ctx->conf, "ember.executor.cores");
+        co.exec_mem_mib = conf_size(ctx->conf, "ember.executor.memory") >> 20;
+        co.cores_max = (int)conf_i64(ctx->conf, "ember.cores.max");
+        co.max_result = conf_size(ctx->conf, "ember.driver.maxResultSize");
+        co.heartbeat_ms = (uint64_t)conf_duration_ms(ctx->conf, "ember.executor.heartbeatInterval");
+        co.timeout_ms = (uint64_t)conf_duration_ms(ctx->conf, "ember.network.timeout");
+        co.register_wait_ms = (uint64_t)conf_duration_ms(ctx->conf, "ember.scheduler.maxRegisteredWait");
+        co.nc = w->net;
+        co.scratch = ctx->local_dir;
+        co.ask_commit = dag_ask_commit;
+        co.commit_ctx = w->dag;
+        char *lines = conf_lines(ctx->conf);
+        if (!lines) goto nomem;
+        co.exec_conf = lines;
+        w->be = cluster_backend_new(&co, dag_events(w->dag));
+        free(lines);
+        if (!w->be) {
+            char why[1024];
+            em__geterr(why, sizeof why);
+            em__seterr(EM_EIO, "em_open(\"%s\"): %s", master, why);
+            goto fail;
+        }
+    } else {
+        /* local[N]: map tasks and readers share this process, so small
+         * outputs may stay in memory (memout.h). */
+        size_t each = conf_size(ctx->conf, "ember.shuffle.inMemoryOutput.maxBytes");
+        if (each && !(w->env->outputs = memout_new(each, conf_size(ctx->conf, "ember.shuffle.inMemoryOutput.totalBytes"),
+                                                     conf_codec_of(ctx->conf, "ember.shuffle.inMemoryOutput.codec"))))
+            goto nomem;
+        if (!(w->be = local_backend_new(ctx->cores, nexec, w->env, dag_events(w->dag)))) goto fail;
+    }
+    if (dag_start(w->dag, w->be)) goto fail;
+    return ctx;
+nomem:
+    em__seterr(EM_ENOMEM, "em_open: out of memory");
+fail:
+    em_close(ctx);
+    return NULL;
+}
+
+void em_close(em_ctx *ctx) {
+    if (!ctx) return;
+    wiring *w = ctx->sched_state;
+    /* Other threads' actions: their jobs are canceled, and they return
+     * (EM_ECANCELED) before anything is freed. */
+    pthread_mutex_lock(&ctx->mu);
+    ctx->closing = 1;
+    pthread_mutex_unlock(&ctx->mu);
+    dag_refuse(w->dag);
+    pthread_mutex_lock(&ctx->mu);
+    while (ctx->users) pthread_cond_wait(&ctx->idle, &ctx->mu);
+    pthread_mutex_unlock(&ctx->mu);
+    dag_stop(w->dag); /* every attempt ended, losers included */
+    if (w->be) w->be->close(w->be);
+    bb_trim(); /* the task buffers kept for reuse (bigbuf.h) */
+    dag_free(w->dag);
+    ckpt_ctx_close(ctx);
+    for (int i = 0; i < ctx->nrdds; i++) { /* whatever is left, whatever its references */
+        if (!ctx->rdds[i]) continue;
+        rdd_free(ctx->rdds[i]);
+        free(ctx->rdds[i]);
+    }
+    free(ctx->rdds);
+    free(ctx->free_ids);
+    bs_free(ctx->store);
+    if (w->env) memout_free(w->env->outputs);
+    free(w->env);
+    if (w->net) {
+        netconf_free(w->net);
+        free(w->net);
+    }
+    bcast_drop_ns(ctx->uid);
+    accum_drop_ns(ctx->uid);
+    if (ctx->local_dir) {
+        scratch_remove(ctx->local_dir);
+        free(ctx->local_dir);
+    }
+    em_conf_free(ctx->conf);
+    pthread_mutex_destroy(&ctx->mu);
+    pthread_cond_destroy(&ctx->idle);
+    free(ctx);
+}
