@@ -1116,6 +1116,11 @@ void dag__fail_all(dag *d, int code, const char *msg) {
     }
 }
 
+/* -------------------------------------------------- the thread's loop */
+
+/* Take the events in bursts; after each, the timed work, dispatch, one
+ * hand-over of the launches, the callers' results, the stuck check, and
+ * what the burst left to free or to answer. */
 static void *sched_main(void *arg) {
     dag *d = arg;
     for (;;) {

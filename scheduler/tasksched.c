@@ -111,6 +111,8 @@ static void exclude_after_stage(dag *d, const job *j, stage *s) {
     s->nfails = 0;
 }
 
+/* ------------------------------------------- launch and the run queue */
+
 /* Launch an attempt of task idx of s, for j, on executor x. */
 static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, exec_rec *x) {
     const job_spec *js = &j->spec;
@@ -284,6 +286,8 @@ static int entry_valid(const runq_entry *e) {
     return e->speculative && s->state[e->idx] == T_RUNNING && s->nrun[e->idx] == 1;
 }
 
+/* ----------------------------------------------------------- dispatch */
+
 static int parents_ready(dag *d, stage *s) {
     for (int i = 0; i < s->nparents; i++)
         if (!dag__stage_complete(d, s->parents[i])) return 0;
@@ -387,6 +391,8 @@ void ts_dispatch(dag *d) {
     }
 }
 
+/* ------------------------------------------ a stage's tasks for a job */
+
 /* The stage starts running for j.  A map stage that was idle starts a new
  * attempt of itself: failure counts start again (attempt numbers go on:
  * each attempt of a task has its own). */
@@ -440,6 +446,8 @@ void ts_move_attempts(dag *d, stage *s, job *from, job *to) {
         }
     }
 }
+
+/* --------------------------------------------------- an attempt's end */
 
 static void account(dag *d, stage *s, const sched_event *ev) {
     const task_result *res = &ev->res;
@@ -763,6 +771,8 @@ void ts_timed_work(dag *d) {
     }
     if (d->prog_job) show_progress(d);
 }
+
+/* ---------------------------------------------------- the stuck check */
 
 /* Jobs that cannot progress (nothing runs, nothing will): a scheduler bug
  * made visible instead of a hang. */
