@@ -33,6 +33,14 @@
 #include "progress.h"
 #include "tasksched.h"
 
+/* A call a driver thread waits for. */
+typedef struct sync_call {
+    void (*fn)(dag *d, void *arg);
+    void *arg;
+    int done;
+    struct sync_call *next; /* hold waiters */
+} sync_call;
+
 dag *dag_new(em_stats *stats, uint64_t cache_ns) {
     dag *d = calloc(1, sizeof *d);
     if (!d) return NULL;

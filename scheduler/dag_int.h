@@ -21,11 +21,14 @@
 #include "placement.h"
 #include "progress.h"
 
+/* A task's state in its stage (stage.state). */
 enum { T_PENDING = 0, T_RUNNING = 1, T_DONE = 2 };
 
 /* The counters are read by em_get_stats from any thread while jobs run:
  * updated atomically. */
 #define STAT_ADD(d, field, v) __atomic_fetch_add(&(d)->stats->field, (v), __ATOMIC_RELAXED)
+
+/* An attempt's state (attempt_rec.state). */
 enum { A_RUNNING = 0, A_OK, A_FAILED, A_KILLED };
 
 #define JOB_MSG_MAX 1024
@@ -188,24 +191,6 @@ struct dag {
     pthread_cond_t jcv;  /* sync calls done */
     int closing;
 };
-
-/* An attempt to launch once an executor has room for it. */
-typedef struct runq_entry {
-    job *j;        /* NULL: taken (launched, dropped); removed at compaction */
-    stage *s;
-    int idx;
-    int speculative;
-    uint64_t since_us; /* queued at */
-    uint64_t unsched_us; /* first found with every executor excluded for it (0: never) */
-} runq_entry;
-
-/* A call a driver thread waits for. */
-typedef struct sync_call {
-    void (*fn)(dag *d, void *arg);
-    void *arg;
-    int done;
-    struct sync_call *next; /* hold waiters */
-} sync_call;
 
 /* The partition task idx of a job's result stage computes. */
 static inline int job_part(const job *j, int idx) { return j->spec.parts ? j->spec.parts[idx] : idx; }

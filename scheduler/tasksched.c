@@ -32,6 +32,16 @@
 #define RESULTS_PER_WAKE 256
 #define DISPATCH_FLUSH_EVERY 32
 
+/* An attempt to launch once an executor has room for it. */
+typedef struct runq_entry {
+    job *j;        /* NULL: taken (launched, dropped); removed at compaction */
+    stage *s;
+    int idx;
+    int speculative;
+    uint64_t since_us; /* queued at */
+    uint64_t unsched_us; /* first found with every executor excluded for it (0: never) */
+} runq_entry;
+
 /* ---------------------------------------------------------- active list */
 
 void ts_activate(dag *d, stage *s) {
