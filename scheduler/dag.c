@@ -5,8 +5,9 @@
  * thread, which owns the stages, the jobs' scheduling state, the in-flight
  * table and the map-output tracker; driver threads only post calls and
  * wait on their job's mailbox (under jmu).  The thread's loop is here; how
- * a stage's tasks are queued, launched and ended is tasksched.c's, and the
- * state both work on is in dag_int.h.
+ * an RDD's lineage is cut into stages is stage.c's, how a stage's tasks
+ * are queued, launched and ended is tasksched.c's, and the state they all
+ * work on is in dag_int.h.
  *
  * Map stages are kept per shuffle for the life of the shuffle, so a later
  * job finds their outputs registered and skips them, and a job arriving
@@ -31,6 +32,7 @@
 #include "idmap.h"
 #include "placement.h"
 #include "progress.h"
+#include "stage.h"
 #include "tasksched.h"
 
 /* A call a driver thread waits for. */
@@ -61,20 +63,6 @@ int dag_ask_commit(void *d, uint32_t stage_id, int32_t partition, uint64_t attem
     return cc_ask(&((dag *)d)->commits, stage_id, partition, attempt);
 }
 
-static void stage_free(stage *s) {
-    if (!s) return;
-    free(s->parents);
-    free(s->state);
-    free(s->attempts);
-    free(s->launched);
-    free(s->nrun);
-    free(s->queued);
-    free(s->att);
-    free(s->reg_task);
-    free(s->fails);
-    free(s);
-}
-
 static void stage_free_v(void *s) { stage_free(s); }
 
 void dag_free(dag *d) {
@@ -100,219 +88,6 @@ void dag_free(dag *d) {
 void dag_live_counts(dag *d, int64_t *shuffles, int64_t *stages) {
     *shuffles = __atomic_load_n(&d->mo.n, __ATOMIC_RELAXED);
     *stages = __atomic_load_n(&d->nlive_maps, __ATOMIC_RELAXED);
-}
-
-/* ------------------------------------------------------- stage building */
-
-/* Every walk here is iterative, over an explicit stack, and visits each
- * RDD or stage once (marks against d->gen): a lineage of 10,000 RDDs or
- * shuffles neither overflows the scheduler thread's stack nor costs more
- * than its size. */
-
-typedef struct rddvec {
-    em_rdd **v;
-    int n, cap;
-} rddvec;
-
-static int rv_push(rddvec *a, em_rdd *r) {
-    if (a->n == a->cap) {
-        int cap = a->cap ? a->cap * 2 : 16;
-        em_rdd **v = realloc(a->v, sizeof *v * (size_t)cap);
-        if (!v) return -1;
-        a->v = v;
-        a->cap = cap;
-    }
-    a->v[a->n++] = r;
-    return 0;
-}
-
-/* Append to out the shuffled RDDs reachable from r through narrow
- * dependencies, in the order a depth-first walk taking first parents first
- * meets them (the order Spark numbers parent stages in).  0 or -1. */
-static int narrow_shuffles(dag *d, em_rdd *r, rddvec *out) {
-    rddvec st = {NULL, 0, 0};
-    uint32_t gen = ++d->gen;
-    int rc = rv_push(&st, r);
-    while (!rc && st.n) {
-        em_rdd *x = st.v[--st.n];
-        if (x->sched_mark == gen) continue;
-        x->sched_mark = gen;
-        if (x->kind == RDD_SHUFFLED) {
-            rc = rv_push(out, x);
-        } else {
-            em_rdd *ps[RDD_MAX_PARENTS];
-            for (int i = rdd_parents(x, ps); i-- > 0 && !rc;) rc = rv_push(&st, ps[i]);
-        }
-    }
-    free(st.v);
-    return rc;
-}
-
-/* s->parents := the map stages of ps (which all exist).  0 or -1 (s
- * unchanged). */
-static int set_parents(dag *d, stage *s, em_rdd **ps, int nps) {
-    stage **v = nps ? malloc(sizeof *v * (size_t)nps) : NULL;
-    int n = 0;
-    if (nps && !v) return -1;
-    for (int i = 0; i < nps; i++) {
-        stage *p = idmap_get(&d->maps, ps[i]->shuffle_id);
-        int dup = 0;
-        for (int k = 0; k < n && !dup; k++) dup = v[k] == p;
-        if (!p) {
-            free(v);
-            return -1;
-        }
-        if (!dup) v[n++] = p;
-    }
-    free(s->parents);
-    s->parents = v;
-    s->nparents = n;
-    return 0;
-}
-
-static stage *stage_alloc(em_rdd *rdd, em_rdd *shuffled, int ntasks) {
-    stage *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
-    s->rdd = rdd;
-    s->shuffled = shuffled;
-    s->ntasks = ntasks;
-    s->state = calloc((size_t)ntasks + 1, 1);
-    s->attempts = calloc((size_t)ntasks + 1, sizeof(int));
-    s->launched = calloc((size_t)ntasks + 1, sizeof(uint32_t));
-    s->nrun = calloc((size_t)ntasks + 1, sizeof(uint32_t));
-    s->queued = calloc((size_t)ntasks + 1, 1);
-    if (shuffled) s->reg_task = calloc((size_t)ntasks + 1, sizeof(uint64_t));
-    if (!s->state || !s->attempts || !s->launched || !s->nrun || !s->queued || (shuffled && !s->reg_task)) {
-        stage_free(s);
-        return NULL;
-    }
-    return s;
-}
-
-/* One stage to make: the work item of stage_new's walk. */
-typedef struct mkframe {
-    em_rdd *rdd, *shuffled;
-    int ntasks;
-    int scanned;
-    rddvec ps; /* its parent shuffles, once scanned */
-} mkframe;
-
-/* Make the stage computing rdd (a map stage when shuffled is set, else a
- * job's result stage), first making the map stages of the shuffles it
- * depends on that do not exist yet, parents before children (their ids
- * are smaller, as Spark numbers them).  A walk over an explicit stack, so
- * a chain of 10,000 shuffles is made without recursion.  NULL on ENOMEM. */
-static stage *stage_new(dag *d, em_rdd *rdd, em_rdd *shuffled, int ntasks) {
-    mkframe *st = malloc(sizeof *st * 16);
-    int n = 0, cap = 16, fail = !st;
-    stage *made = NULL;
-    if (st) st[n++] = (mkframe){rdd, shuffled, ntasks, 0, {NULL, 0, 0}};
-    while (n && !fail) {
-        mkframe *f = &st[n - 1];
-        if (f->shuffled && n > 1 && idmap_get(&d->maps, f->shuffled->shuffle_id)) {
-            free(f->ps.v); /* made meanwhile, by another branch */
-            n--;
-            continue;
-        }
-        if (!f->scanned) {
-            f->scanned = 1;
-            if (narrow_shuffles(d, f->rdd, &f->ps)) {
-                fail = 1;
-                break;
-            }
-            int fi = n - 1; /* f moves when st grows */
-            for (int i = f->ps.n; i-- > 0;) {
-                em_rdd *p = st[fi].ps.v[i];
-                if (idmap_get(&d->maps, p->shuffle_id)) continue;
-                if (n == cap) {
-                    mkframe *g = realloc(st, sizeof *st * (size_t)cap * 2);
-                    if (!g) {
-                        fail = 1;
-                        break;
-                    }
-                    st = g;
-                    cap *= 2;
-                }
-                st[n++] = (mkframe){p->parent, p, p->parent->nparts, 0, {NULL, 0, 0}};
-            }
-            continue;
-        }
-        stage *s = stage_alloc(f->rdd, f->shuffled, f->ntasks);
-        if (!s || set_parents(d, s, f->ps.v, f->ps.n)) {
-            stage_free(s);
-            fail = 1;
-            break;
-        }
-        s->id = d->next_stage++; /* after its parents, as Spark numbers them */
-        if (f->shuffled) {
-            uint32_t id = f->shuffled->shuffle_id;
-            s->shuffle_id = id;
-            s->out_parts = f->shuffled->nparts;
-            if (!mo_get(&d->mo, id, s->ntasks, f->shuffled->nparts) || idmap_put(&d->maps, id, s)) {
-                stage_free(s);
-                fail = 1;
-                break;
-            }
-            __atomic_fetch_add(&d->nlive_maps, 1, __ATOMIC_RELAXED);
-        }
-        free(f->ps.v);
-        n--;
-        if (!n) made = s;
-    }
-    while (n) free(st[--n].ps.v);
-    free(st);
-    return made;
-}
-
-static stage *map_stage(dag *d, em_rdd *shuffled) {
-    stage *s = idmap_get(&d->maps, shuffled->shuffle_id);
-    return s ? s : stage_new(d, shuffled->parent, shuffled, shuffled->parent->nparts);
-}
-
-/* Compute s->parents again from its RDD's lineage (which a checkpoint
- * truncated), making any map stage missing.  0 or -1 (s unchanged). */
-static int reparent(dag *d, stage *s) {
-    rddvec ps = {NULL, 0, 0};
-    int rc = narrow_shuffles(d, s->rdd, &ps);
-    for (int i = 0; !rc && i < ps.n; i++)
-        if (!map_stage(d, ps.v[i])) rc = -1;
-    if (!rc) rc = set_parents(d, s, ps.v, ps.n);
-    free(ps.v);
-    return rc;
-}
-
-int dag_count_stages(em_rdd *rdd) {
-    rddvec st = {NULL, 0, 0};
-    uint8_t *seen = NULL;
-    int cap = 0, n = 1;
-    if (rv_push(&st, rdd)) return -1;
-    while (st.n) {
-        em_rdd *x = st.v[--st.n];
-        if (x->id >= cap) {
-            int c = x->id * 2 + 64;
-            uint8_t *s = realloc(seen, (size_t)c);
-            if (!s) {
-                n = -1;
-                break;
-            }
-            memset(s + cap, 0, (size_t)(c - cap));
-            seen = s;
-            cap = c;
-        }
-        if (seen[x->id]) continue;
-        seen[x->id] = 1;
-        if (x->kind == RDD_SHUFFLED) n++;
-        em_rdd *ps[RDD_MAX_PARENTS];
-        int np = rdd_parents(x, ps), bad = 0;
-        for (int i = np; i-- > 0 && !bad;) bad = rv_push(&st, ps[i]);
-        if (bad) {
-            n = -1;
-            break;
-        }
-    }
-    free(st.v);
-    free(seen);
-    return n;
 }
 
 /* ------------------------------------------------------ driver threads */
@@ -532,7 +307,7 @@ typedef struct truncate_req {
     void *arg;
 } truncate_req;
 
-static void reparent_v(void *s, void *d) { reparent(d, s); }
+static void reparent_v(void *s, void *d) { stage_reparent(d, s); }
 
 /* On the scheduler's thread, which alone walks the graph into stages and
  * tasks: change it, then let every stage find its parents anew. */
@@ -541,7 +316,7 @@ static void truncate_fn(dag *d, void *arg) {
     t->fn(t->arg);
     idmap_foreach(&d->maps, reparent_v, d);
     for (job *j = d->jobs; j; j = j->next)
-        if (j->result) reparent(d, j->result);
+        if (j->result) stage_reparent(d, j->result);
 }
 
 int dag_truncate(dag *d, void (*fn)(void *), void *arg) {

@@ -1,13 +1,15 @@
 /*
- * dag_int.h -- the scheduler's state, internal to dag.c and tasksched.c.
+ * dag_int.h -- the scheduler's state, internal to dag.c, stage.c and
+ * tasksched.c.
  *
  * The dag, its stages, jobs, attempt records, in-flight attempts and run
- * queue entries, which both halves of the scheduler work on; and what
+ * queue entries, which every part of the scheduler works on; and what
  * dag.c offers tasksched.c: failing and ending jobs, a stage's completion
- * and submission, and the map outputs an attempt registers or loses.  No
- * other file includes it: the rest of the tree sees dag.h.  Everything
- * here belongs to the scheduler's thread, except where a field says it is
- * shared (the job mailbox under jmu, counters em_get_stats reads).
+ * and submission, and the map outputs an attempt registers or loses.  Only
+ * those three files and their headers include it: the rest of the tree
+ * sees dag.h.  Everything here belongs to the scheduler's thread, except
+ * where a field says it is shared (the job mailbox under jmu, counters
+ * em_get_stats reads).
  */
 #ifndef EM_DAG_INT_H
 #define EM_DAG_INT_H
