@@ -101,7 +101,7 @@ struct em_rdd {
      * only, for locality (allocated there). */
     int *cache_exec;
 
-    /* The scheduler thread's walk marks (scheduler/dag.c). */
+    /* The scheduler thread's walk marks (scheduler/stage.c). */
     uint32_t sched_mark;
 
     /* Checkpoints (engine/checkpoint.c).  State changes under ctx->mu; the

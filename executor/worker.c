@@ -21,7 +21,7 @@
 #include "bincache.h"
 #include "conf.h"
 #include "conn.h"
-#include "daemon_args.h"
+#include "daemon.h"
 #include "ember.h"
 #include "err.h"
 #include "frame.h"
@@ -969,13 +969,7 @@ int worker_main(int argc, char **argv) {
         snprintf(wk.id, sizeof wk.id, "worker-%s-%s-%d", stamp, wk.host, (int)getpid());
     }
     sigset_t sigs;
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGINT, SIG_DFL);
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    daemon_block_signals(&sigs);
     if (!(wk.l = iol_start("worker"))) {
         fprintf(stderr, "ember-worker: %s\n", em_errmsg());
         return 1;

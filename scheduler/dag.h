@@ -95,7 +95,4 @@ int dag_ask_commit(void *d, uint32_t stage_id, int32_t partition, uint64_t attem
  * run). */
 int dag_truncate(dag *d, void (*fn)(void *), void *arg);
 
-/* Count the stages of rdd's lineage: for tests and the lineage printer. */
-int dag_count_stages(em_rdd *rdd);
-
 #endif

@@ -14,7 +14,7 @@
 
 #include "conf.h"
 #include "conn.h"
-#include "daemon_args.h"
+#include "daemon.h"
 #include "ember.h"
 #include "err.h"
 #include "frame.h"
@@ -570,13 +570,7 @@ int masterd_main(int argc, char **argv) {
     }
     /* Signals are taken by sigwait below, not by the loop thread. */
     sigset_t sigs;
-    signal(SIGTERM, SIG_DFL); /* an inherited "ignore" would discard them before sigwait */
-    signal(SIGINT, SIG_DFL);
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    daemon_block_signals(&sigs);
     if (!(d.l = iol_start("master"))) {
         fprintf(stderr, "ember-master: %s\n", em_errmsg());
         return 1;

@@ -4,7 +4,7 @@
  * many it holds now), the choice of an executor for an attempt, and the
  * locality of cached partitions (which executor last computed a partition
  * of a persisted RDD).  Used by the scheduler's thread only; it knows
- * nothing of jobs, stages or the run queue (dag.c).
+ * nothing of jobs, stages or the run queue (dag.c, tasksched.c).
  */
 #ifndef EM_PLACEMENT_H
 #define EM_PLACEMENT_H

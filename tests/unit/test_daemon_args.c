@@ -1,6 +1,6 @@
 /*
  * test_daemon_args.c -- the daemons' command-line parser
- * (engine/daemon_args.c): options stored by their table entries, the
+ * (engine/daemon.c): options stored by their table entries, the
  * operand, --conf settings, and the bad-argument statuses (the messages
  * themselves go to stderr, as ember-master's and ember-worker's do).
  */
@@ -9,7 +9,7 @@
 
 #include "../test.h"
 #include "conf.h"
-#include "daemon_args.h"
+#include "daemon.h"
 #include "ember.h"
 
 typedef struct args {

@@ -1,16 +1,17 @@
 /*
- * daemon_args.h -- the command lines of the cluster's daemons,
- * ember-master and ember-worker: one table-driven parser for their
- * options, their --conf KEY=VALUE settings, --help and the messages and
- * exit statuses of a bad argument.
+ * daemon.h -- what the cluster's daemons, ember-master and ember-worker,
+ * share at their start: one table-driven parser for their command lines
+ * (options, --conf KEY=VALUE settings, --help, and the messages and exit
+ * statuses of a bad argument), and the signals their main thread takes.
  *
  * A daemon describes its options in a table of daemon_opt; the parser
  * walks argv once, in order, and stores each value where its entry says.
  * Every option but a flag takes the next argument as its value.
  */
-#ifndef EM_DAEMON_ARGS_H
-#define EM_DAEMON_ARGS_H
+#ifndef EM_DAEMON_H
+#define EM_DAEMON_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "ember.h"
@@ -52,5 +53,11 @@ typedef struct daemon_cmd {
  * What was stored before a bad argument stays stored; conf stays the
  * caller's to free. */
 int daemon_args_parse(const daemon_cmd *cmd, int argc, char **argv, em_conf *conf);
+
+/* SIGTERM and SIGINT blocked in this thread and every thread it starts
+ * after (set to their default action first: an inherited "ignore" would
+ * discard them before sigwait), into *sigs for the main thread's sigwait;
+ * SIGPIPE ignored, so a peer that goes away fails a write instead. */
+void daemon_block_signals(sigset_t *sigs);
 
 #endif

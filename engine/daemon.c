@@ -1,16 +1,18 @@
 /*
- * daemon_args.c -- the daemons' command-line parser (see daemon_args.h).
+ * daemon.c -- what the daemons share at start: the command-line parser and
+ * the signals their main thread takes (see daemon.h).
  *
  * Arguments are taken in order: --help first, then the flags, then the
  * operand, then the options that take a value.  A value is always the
  * next argument, even one that starts with '-'.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "conf.h"
-#include "daemon_args.h"
+#include "daemon.h"
 #include "log.h"
 
 static const daemon_opt *find_opt(const daemon_opt *opts, const char *name) {
@@ -73,4 +75,14 @@ int daemon_args_parse(const daemon_cmd *cmd, int argc, char **argv, em_conf *con
     }
     if (conf_is_set(conf, "ember.log.level")) log_set_level(log_level_parse(em_conf_get(conf, "ember.log.level")));
     return 0;
+}
+
+void daemon_block_signals(sigset_t *sigs) {
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    sigemptyset(sigs);
+    sigaddset(sigs, SIGTERM);
+    sigaddset(sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
 }
