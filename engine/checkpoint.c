@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "conf.h"
 #include "ctx.h"
 #include "err.h"

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "blockstore.h"
+#include "checkpoint.h"
 #include "conf.h"
 #include "ctx.h"
 #include "err.h"

@@ -111,17 +111,6 @@ void ctx_leave(em_ctx *ctx);
         if (g_) ctx_leave(g_);                       \
         return p_;                                   \
     } while (0)
-/* After a job over rdd succeeded: write the RDDs of its lineage marked by
- * em_checkpoint, and truncate their lineage (engine/checkpoint.c).  0 or
- * < 0 (message set): the action fails, as Spark's does when its
- * checkpoint cannot be written. */
-int ckpt_after_job(em_rdd *rdd);
-/* An RDD is freed: forget its mark, remove its files when
- * ember.cleaner.referenceTracking.cleanCheckpoints says so. */
-void ckpt_rdd_gone(em_ctx *ctx, em_rdd *r);
-/* em_close: the files of the RDDs still alive, under the same setting,
- * and this context's checkpoint directory when left empty. */
-void ckpt_ctx_close(em_ctx *ctx);
 /* Truncate r's lineage on the scheduler's thread (sched_ops.truncate): fn
  * runs there.  0 or EM_ENOMEM. */
 int ctx_truncate(em_ctx *ctx, void (*fn)(void *), void *arg);

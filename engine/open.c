@@ -22,6 +22,7 @@
 #include "bigbuf.h"
 #include "blockstore.h"
 #include "cluster.h"
+#include "checkpoint.h"
 #include "conf.h"
 #include "ctx.h"
 #include "dag.h"
