@@ -551,7 +551,7 @@ static int put(em_conf *c, const char *key, const char *value) {
  * successor, rather than as unknown. */
 static const struct { const char *key, *instead; } conf_replaced[] = {
     {"ember.shuffle.inMemoryOutput.compress",
-     "ember.shuffle.inMemoryOutput.codec (since 2026-11; true is lz4, false none)"},
+     "ember.shuffle.inMemoryOutput.codec (for true use lz4, for false none)"},
 };
 
 /* On any failure the conf is unchanged. */

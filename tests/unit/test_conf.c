@@ -83,7 +83,7 @@ TEST(conf_unknown_and_null) {
     /* A key ember replaced names its successor. */
     CHECK_EQ_I64(em_conf_set(c, "ember.shuffle.inMemoryOutput.compress", "true"), EM_EINVAL);
     CHECK(strcmp(em_errmsg(), "configuration key ember.shuffle.inMemoryOutput.compress was replaced by "
-                              "ember.shuffle.inMemoryOutput.codec (since 2026-11; true is lz4, false none)") == 0);
+                              "ember.shuffle.inMemoryOutput.codec (for true use lz4, for false none)") == 0);
     CHECK(em_conf_get(c, "ember.shuffle.inMemoryOutput.compress") == NULL);
     CHECK_EQ_I64(em_conf_set(NULL, "ember.app.name", "x"), EM_EINVAL);
     CHECK_EQ_I64(em_conf_set(c, NULL, "x"), EM_EINVAL);
