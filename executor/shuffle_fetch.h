@@ -16,8 +16,8 @@
  * connection, up to `retries` times, `retry_ms` apart, before it is a fetch
  * failure.  A server silent for SF_TIMEOUT_S (a host gone without a word)
  * has its connection closed, which fails every request on it; the request
- * that waited that long is not sent again.  A task killed while it waits (runner_cancelled) drops its request
- * and returns at once.
+ * that waited that long is not sent again.  A task killed while it waits
+ * (runner_cancelled) drops its request and returns at once.
  *
  * Threads.  begin, end and drop run on task threads; the connections live
  * on the executor's io loop, which each request is posted to.  A request's
