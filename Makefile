@@ -79,8 +79,9 @@ $(BUILD)/%.o: %.c $(DEPS_STAMP)
 # No internal name (rm_tree, ctx_run, ml_*) is left for a program's own
 # function to collide with or replace, and a program that calls no em_ml_*
 # function does not pull in mllib, so it does not load OpenBLAS (whose
-# threads start and spin at load, taking CPU time from the tasks).  The tests and fuzz replays, which call internal functions, link
-# the individual objects instead.
+# threads start and spin at load, taking CPU time from the tasks).  The
+# tests and fuzz replays, which call internal functions, link the
+# individual objects instead.
 # -fno-semantic-interposition: nobody may replace an em_* function of
 # libember.so by interposition (see OPT above for what it is worth).
 $(LIB_OBJ): CFLAGS_ALL += -fvisibility=hidden -fno-semantic-interposition

@@ -754,9 +754,9 @@ static int put_str(ebuf *b, const char *s) {
     return rc ? rc : put(b, "\"");
 }
 
-static int put_app(ebuf *b, const app *a, uint64_t now_ms) {
+static int put_app(ebuf *b, const app *a, uint64_t now_ms, int64_t epoch) {
     int rc = put(b, "{\"id\":") || put_str(b, a->id) || put(b, ",\"name\":") || put_str(b, a->name) ||
-             putf(b, ",\"starttime\":%lld", (long long)a->start_ms) || putf(b, ",\"cores\":%lld", a->cores_granted) ||
+             putf(b, ",\"starttime\":%lld", (long long)((int64_t)a->start_ms + epoch)) || putf(b, ",\"cores\":%lld", a->cores_granted) ||
              putf(b, ",\"memoryperslave\":%lld", (long long)a->mem_mib) ||
              putf(b, ",\"duration\":%lld", (long long)((a->done ? a->end_ms : now_ms) - a->start_ms)) ||
              put(b, ",\"state\":") ||
@@ -769,7 +769,8 @@ static int put_app(ebuf *b, const app *a, uint64_t now_ms) {
     return rc || put(b, "]}");
 }
 
-int master_json(master *m, uint64_t now_ms, ebuf *out) {
+int master_json(master *m, uint64_t now_ms, uint64_t wall_ms, ebuf *out) {
+    int64_t epoch = (int64_t)wall_ms - (int64_t)now_ms; /* monotonic to epoch */
     long long cores = 0, used = 0, mem = 0, memused = 0, alive = 0;
     int rc = put(out, "{\"url\":") || put_str(out, m->url) || put(out, ",\"workers\":[");
     for (int i = 0, first = 1; i < m->nw && !rc; i++, first = 0) {
@@ -785,7 +786,7 @@ int master_json(master *m, uint64_t now_ms, ebuf *out) {
              putf(out, ",\"memoryused\":%lld", (long long)w->mem_used) ||
              putf(out, ",\"memoryfree\":%lld", (long long)(w->mem_mib - w->mem_used)) || put(out, ",\"state\":") ||
              put_str(out, w->alive ? "ALIVE" : w->unknown ? "UNKNOWN" : "DEAD") ||
-             putf(out, ",\"lastheartbeat\":%lld}", (long long)w->last_beat);
+             putf(out, ",\"lastheartbeat\":%lld}", (long long)((int64_t)w->last_beat + epoch));
         if (w->alive) {
             alive++;
             cores += w->cores;
@@ -799,13 +800,13 @@ int master_json(master *m, uint64_t now_ms, ebuf *out) {
          putf(out, ",\"memoryused\":%lld", memused) || put(out, ",\"activeapps\":[");
     for (int i = 0, first = 1; i < m->na && !rc; i++)
         if (!m->a[i].done) {
-            rc = (first ? 0 : put(out, ",")) || put_app(out, &m->a[i], now_ms);
+            rc = (first ? 0 : put(out, ",")) || put_app(out, &m->a[i], now_ms, epoch);
             first = 0;
         }
     rc = rc || put(out, "],\"completedapps\":[");
     for (int i = 0, first = 1; i < m->na && !rc; i++)
         if (m->a[i].done) {
-            rc = (first ? 0 : put(out, ",")) || put_app(out, &m->a[i], now_ms);
+            rc = (first ? 0 : put(out, ",")) || put_app(out, &m->a[i], now_ms, epoch);
             first = 0;
         }
     rc = rc || put(out, "],\"status\":") || put_str(out, m->recovering ? "RECOVERING" : "ALIVE") || put(out, "}");

@@ -201,7 +201,10 @@ int master_load(master *m, const uint8_t *p, size_t n, uint64_t now_ms);
  * coresused, memory, memoryused, activeapps, completedapps, status
  * (RECOVERING or ALIVE).  A worker's state is ALIVE, DEAD or UNKNOWN (not
  * back yet after a restart), an application's WAITING, RUNNING, FINISHED,
- * FAILED (removed after ember.deploy.maxExecutorRetries) or UNKNOWN. */
-int master_json(master *m, uint64_t now_ms, ebuf *out);
+ * FAILED (removed after ember.deploy.maxExecutorRetries) or UNKNOWN.  Times
+ * (an application's starttime, a worker's lastheartbeat) are in epoch
+ * milliseconds, as Spark's: wall_ms is the wall clock at the monotonic
+ * now_ms every other time of m is counted on. */
+int master_json(master *m, uint64_t now_ms, uint64_t wall_ms, ebuf *out);
 
 #endif

@@ -73,6 +73,13 @@ static uint64_t now_ms(void) {
     return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
 }
 
+/* The wall clock, for the times /json shows (epoch milliseconds). */
+static uint64_t wall_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
 static peer *peer_of(masterd *d, conn *c) {
     for (int i = 0; i < d->npeers; i++)
         if (d->peers[i].c == c) return &d->peers[i];
@@ -423,7 +430,7 @@ static int status_page(masterd *d, ebuf *b) {
     snprintf(line, sizeof line, "<h1>ember master at %s</h1><p>JSON: <a href=\"/json\">/json</a></p><pre>", d->url);
     rc = rc || ebuf_append(b, line, strlen(line));
     ebuf j = EBUF_INIT;
-    rc = rc || master_json(d->m, now_ms(), &j);
+    rc = rc || master_json(d->m, now_ms(), wall_ms(), &j);
     for (size_t i = 0; i < j.len && !rc; i++) { /* the JSON, escaped for HTML, one item per line */
         char ch = (char)j.p[i];
         const char *esc = ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : NULL;
@@ -440,7 +447,7 @@ static int status_answer(void *ud, const http_req *r, int *status, const char **
     masterd *d = ud;
     if (!strcmp(r->path, "/json") || !strcmp(r->path, "/json/")) {
         *ctype = "application/json";
-        return master_json(d->m, now_ms(), body);
+        return master_json(d->m, now_ms(), wall_ms(), body);
     }
     if (!strcmp(r->path, "/")) {
         *ctype = "text/html; charset=utf-8";

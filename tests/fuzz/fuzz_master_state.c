@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FZ_CHECK(m2 && master_load(m2, a.p, a.len, 1000) == 0, "reload: %s", em_errmsg());
         FZ_CHECK(master_save(m2, &b) == 0, "save again");
         FZ_CHECK(a.len == b.len && !memcmp(a.p, b.p, a.len), "save, load, save changed the bytes");
-        FZ_CHECK(master_json(m2, 2000, &j) == 0, "json");
+        FZ_CHECK(master_json(m2, 2000, 2000, &j) == 0, "json");
         master_free(m2);
         ebuf_free(&a);
         ebuf_free(&b);

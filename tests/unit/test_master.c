@@ -177,7 +177,7 @@ TEST(master_grants_waiting_apps_in_submission_order) {
             CHECK_STR_CONTAINS(why, running);
         }
         ebuf j = EBUF_INIT;
-        CHECK_OK(master_json(m, 10, &j));
+        CHECK_OK(master_json(m, 10, 10, &j));
         CHECK_OK(ebuf_append(&j, "", 1));
         char want[128];
         snprintf(want, sizeof want, "\"id\":\"%s\"", a[turn]);
@@ -285,7 +285,7 @@ TEST(master_removes_app_after_max_executor_retries) {
     seen none = {0};
     CHECK_EQ_I64(master_schedule(m, note, &none), 0);
     ebuf b = EBUF_INIT;
-    CHECK_OK(master_json(m, 200, &b));
+    CHECK_OK(master_json(m, 200, 200, &b));
     CHECK(b.len && memmem(b.p, b.len, "\"state\":\"FAILED\"", 16));
     ebuf_free(&b);
     CHECK_EQ_I64(master_executor_registered(m, a, 99), EM_ENOENT);
@@ -372,7 +372,7 @@ TEST(master_json_has_spark_fields) {
     CHECK_OK(master_register_app(m, "say \"hi\"", 6, 0, 1024, 0, id));
     CHECK_EQ_I64(master_schedule(m, note, &s), 3);
     ebuf out = EBUF_INIT;
-    CHECK_OK(master_json(m, 50, &out));
+    CHECK_OK(master_json(m, 50, 50, &out));
     CHECK_OK(ebuf_append(&out, "", 1));
     const char *j = (const char *)out.p;
     CHECK(strstr(j, "\"url\":\"ember://127.0.0.1:7077\""));
@@ -386,10 +386,29 @@ TEST(master_json_has_spark_fields) {
     master_free(m);
 }
 
+/* /json's times are epoch milliseconds, as Spark's: a monotonic time
+ * shifted by the wall clock's distance from the monotonic one. */
+TEST(master_json_times_are_epoch_ms) {
+    master *m = three_workers(1);
+    CHECK(m);
+    char id[MASTER_ID_MAX];
+    CHECK_OK(master_register_app(m, "app", 6, 0, 1024, 40, id));
+    CHECK_OK(master_heartbeat(m, "w1", 45));
+    ebuf out = EBUF_INIT;
+    CHECK_OK(master_json(m, 50, 1764300000050ull, &out));
+    CHECK_OK(ebuf_append(&out, "", 1));
+    const char *j = (const char *)out.p;
+    CHECK(strstr(j, "\"starttime\":1764300000040"));
+    CHECK(strstr(j, "\"lastheartbeat\":1764300000045"));
+    CHECK(strstr(j, "\"duration\":10"));
+    ebuf_free(&out);
+    master_free(m);
+}
+
 /* JSON of m, NUL-terminated, in out. */
 static int json_of(master *m, ebuf *out) {
     ebuf_reset(out);
-    return master_json(m, 100, out) || ebuf_append(out, "", 1);
+    return master_json(m, 100, 100, out) || ebuf_append(out, "", 1);
 }
 
 /* Three workers of 4 cores, "wc" (cores max 6) with an executor of 2
