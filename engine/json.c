@@ -361,7 +361,7 @@ static int jp_string(jparser *jp, uint32_t *off, uint32_t *slen) {
             continue;
         }
         size_t esc = jp->pos;
-        if (jp->len - jp->pos < 2) return jp_bad(jp, esc, "unterminated string starting");
+        if (jp->len - jp->pos < 2) return jp_bad(jp, start, "unterminated string starting");
         uint8_t e = jp->p[jp->pos + 1];
         jp->pos += 2;
         switch (e) {
@@ -507,6 +507,8 @@ static int jp_value(jparser *jp, uint32_t depth, uint32_t *out_idx) {
                 if (jp->p[jp->pos] != ':') return jp_bad(jp, jp->pos, "':' expected");
                 jp->pos++;
             }
+            jp_ws(jp);
+            if (jp->pos >= jp->len) return jp_bad(jp, at, obj ? "unterminated object starting" : "unterminated array starting");
             if ((rc = jp_value(jp, depth + 1, &child))) return rc;
             json_node *cn = &jp->d->nodes[child];
             cn->key_off = koff;
