@@ -21,8 +21,9 @@
 #include "ember.h"
 
 /* A pipe of a task's chain (executor/pipe.h).  An emitter needs only the
- * head every pipe starts with: its push, and the room it may offer for the
- * next record (cache_room). */
+ * head every pipe starts with, its first member: its push, and the room it
+ * may offer for the next record (cache_room).  A pointer to a pipe is a
+ * pointer to its head (C11 6.7.2.1). */
 typedef struct epipe epipe;
 typedef struct epipe_head {
     int (*push)(epipe *p, const em_rec *r);

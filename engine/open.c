@@ -209,7 +209,7 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
     snprintf(ctx->master, sizeof ctx->master, "%s", master);
     int lc_w = 0, lc_c = 0;
     int64_t lc_m = 0;
-    int lc = cluster_parse_local(master, &lc_w, &lc_c, &lc_m);
+    int lc = lcluster_parse_url(master, &lc_w, &lc_c, &lc_m);
     if (lc < 0) {
         char why[512];
         em__geterr(why, sizeof why);

@@ -121,7 +121,7 @@ int ckpt_sink_open(epipe *p) {
     w->fd = -1;
     w->crc = crc32(0L, Z_NULL, 0);
     p->state = w;
-    p->push = push_ckpt;
+    p->h.push = push_ckpt;
     p->push_batch = push_ckpt_batch;
     p->end = end_ckpt;
     p->free = free_ckpt;

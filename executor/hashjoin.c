@@ -274,7 +274,7 @@ static int emit(epipe *p, const void *key, size_t klen, const void *a, size_t al
     if (klen + r.vlen > p->run->max_record)
         return em__seterr(EM_ETOOBIG, "join: a joined record of %zu bytes, over ember.record.maxBytes (%zu)",
                           klen + r.vlen, p->run->max_record);
-    return p->next->push(p->next, &r);
+    return p->next->h.push(p->next, &r);
 }
 
 /* Join one streamed record (hash hv) against the table. */
@@ -354,7 +354,7 @@ static int fall_back(epipe *p) {
         size_t vlen;
         for (uint64_t at = value_start(e); !rc && value_next(h, e, &at, &v, &vlen);) {
             em_rec r = {entry_key(h, e), e->klen, v, vlen};
-            rc = h->cg->push(h->cg, &r);
+            rc = h->cg->h.push(h->cg, &r);
         }
     }
     bb_free(&h->arena);
@@ -369,7 +369,7 @@ static int fall_back(epipe *p) {
 static int push_join(epipe *p, const em_rec *r) {
     hashjoin *h = p->state;
     if (!r->key) return em__seterr(EM_EINVAL, "cogroup/join: the record is not a pair");
-    if (h->cg) return h->cg->push(h->cg, r);
+    if (h->cg) return h->cg->h.push(h->cg, r);
     if (h->side != h->build) return stream(p, r);
     int rc = insert(h, r);
     if (!rc && h->budget && table_bytes(h) > h->budget) rc = fall_back(p);
@@ -418,7 +418,7 @@ epipe *hashjoin_pipe_new(task_run *run, const plan_node *cogroup, epipe *join_op
     h->join_op = join_op;
     p->state = h;
     p->free = free_join;
-    p->push = push_join;
+    p->h.push = push_join;
     p->end = end_join;
     return p;
 }

@@ -35,7 +35,7 @@ static int push_flat_map(epipe *p, const em_rec *r) {
 static int push_filter(epipe *p, const em_rec *r) {
     int k = ((em_pred_fn)p->fn)(r, p->arg);
     if (k < 0) return k;
-    return k ? p->next->push(p->next, r) : 0;
+    return k ? p->next->h.push(p->next, r) : 0;
 }
 
 static int push_map_values(epipe *p, const em_rec *r) {
@@ -81,9 +81,9 @@ static uint64_t poisson(uint64_t *s, double lambda) {
 
 static int push_sample(epipe *p, const em_rec *r) {
     const plan_node *n = p->node;
-    if (!n->with_repl) return rng_double(&p->rng) < n->fraction ? p->next->push(p->next, r) : 0;
+    if (!n->with_repl) return rng_double(&p->rng) < n->fraction ? p->next->h.push(p->next, r) : 0;
     for (uint64_t k = poisson(&p->rng, n->fraction); k > 0; k--) {
-        int rc = p->next->push(p->next, r);
+        int rc = p->next->h.push(p->next, r);
         if (rc) return rc;
     }
     return 0;
@@ -94,7 +94,7 @@ static int push_zip_index(epipe *p, const em_rec *r) {
     if (r->key) return em__seterr(EM_EUSER, "zip_with_index takes plain records, got a pair");
     em_i64_enc(p->node->start + p->n++, b);
     em_rec o = {r->val, r->vlen, b, 8};
-    return p->next->push(p->next, &o);
+    return p->next->h.push(p->next, &o);
 }
 
 /* Spark's zipWithUniqueId: the i-th record of partition k of n gets
@@ -105,7 +105,7 @@ static int push_unique_id(epipe *p, const em_rec *r) {
     if (r->key) return em__seterr(EM_EUSER, "zip_with_unique_id takes plain records, got a pair");
     em_i64_enc((int64_t)((uint64_t)p->node->start + (uint64_t)p->n++ * (uint64_t)p->node->step), b);
     em_rec o = {r->val, r->vlen, b, 8};
-    return p->next->push(p->next, &o);
+    return p->next->h.push(p->next, &o);
 }
 
 /* random_split: every split draws the same uniform per record (the same
@@ -115,7 +115,7 @@ static int push_split(epipe *p, const em_rec *r) {
     double lo, hi, x = rng_double(&p->rng);
     memcpy(&lo, p->node->arg.p, 8);
     memcpy(&hi, p->node->arg.p + 8, 8);
-    return x >= lo && x < hi ? p->next->push(p->next, r) : 0;
+    return x >= lo && x < hi ? p->next->h.push(p->next, r) : 0;
 }
 
 /* OP_FOLD: buf holds the accumulator (an encoded record, from the zero). */
@@ -143,7 +143,7 @@ static int push_fold(epipe *p, const em_rec *r) {
 static int end_fold(epipe *p) {
     if (!p->n) return 0; /* empty partition, no zero: no partial */
     em_rec o = {NULL, 0, p->buf.p, p->buf.len};
-    int rc = p->next->push(p->next, &o);
+    int rc = p->next->h.push(p->next, &o);
     return rc < 0 ? rc : 0;
 }
 
@@ -199,7 +199,7 @@ static int end_map_partitions(epipe *p) {
 
 static int end_glom(epipe *p) {
     em_rec o = {NULL, 0, p->buf.p ? p->buf.p : (const uint8_t *)"", p->buf.len};
-    int rc = p->next->push(p->next, &o);
+    int rc = p->next->h.push(p->next, &o);
     return rc < 0 ? rc : 0;
 }
 
@@ -218,7 +218,7 @@ static int push_cartesian(epipe *p, const em_rec *a) {
         if (!k) return em__seterr(EM_ECORRUPT, "cartesian: malformed held record");
         if (b.key) return em__seterr(EM_EUSER, "cartesian takes plain records, got a pair in the second RDD");
         em_rec o = {a->val, a->vlen, b.val, b.vlen};
-        int rc = p->next->push(p->next, &o);
+        int rc = p->next->h.push(p->next, &o);
         if (rc) return rc;
         q += k;
     }
@@ -261,7 +261,7 @@ static int push_zip(epipe *p, const em_rec *a) {
     if (b.key) return em__seterr(EM_EUSER, "zip takes plain records, got a pair in the second RDD");
     p->buf.len += k;
     em_rec o = {a->val, a->vlen, b.val, b.vlen};
-    int rc = p->next->push(p->next, &o);
+    int rc = p->next->h.push(p->next, &o);
     if (rc == EM_STOP) p->stopped = 1;
     return rc;
 }
@@ -307,7 +307,7 @@ epipe *pipe_alloc(task_run *run, const plan_node *n, epipe *next) {
 epipe *paired_side_new(epipe *paired) {
     epipe *p = pipe_alloc(paired->run, paired->node, paired);
     if (p) {
-        p->push = push_side;
+        p->h.push = push_side;
         p->end = end_none;
     }
     return p;
@@ -342,7 +342,7 @@ static int push_local_agg(epipe *p, const em_rec *r) {
 
 static int to_next(void *ctx, const em_rec *r) {
     epipe *p = ctx;
-    return p->next->push(p->next, r);
+    return p->next->h.push(p->next, r);
 }
 
 static int end_local_agg(epipe *p) {
@@ -414,7 +414,7 @@ epipe *cogroup_pipe_new(task_run *run, const plan_node *n, epipe *next) {
     }
     p->state = g;
     p->free = free_local_agg;
-    p->push = push_cogroup;
+    p->h.push = push_cogroup;
     p->end = end_local_agg;
     sr_opts o;
     memset(&o, 0, sizeof o);
@@ -449,48 +449,48 @@ epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
         }
     }
     switch (n->op) {
-    case OP_MAP: p->push = push_map; break;
-    case OP_FLAT_MAP: p->push = push_flat_map; break;
-    case OP_FILTER: p->push = push_filter; break;
+    case OP_MAP: p->h.push = push_map; break;
+    case OP_FLAT_MAP: p->h.push = push_flat_map; break;
+    case OP_FILTER: p->h.push = push_filter; break;
     case OP_MAP_VALUES:
     case OP_FLAT_MAP_VALUES:
-        p->push = push_map_values;
+        p->h.push = push_map_values;
         p->em.mode = EMIT_REKEY;
         break;
     case OP_KEY_BY:
-        p->push = push_key_by;
+        p->h.push = push_key_by;
         p->em.mode = EMIT_KEYBY;
         break;
     case OP_SAMPLE:
-        p->push = push_sample;
+        p->h.push = push_sample;
         p->rng = n->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(n->partition + 1));
         break;
-    case OP_ZIP_INDEX: p->push = push_zip_index; break;
-    case OP_UNIQUE_ID: p->push = push_unique_id; break;
-    case OP_CARTESIAN: p->push = push_cartesian; break;
+    case OP_ZIP_INDEX: p->h.push = push_zip_index; break;
+    case OP_UNIQUE_ID: p->h.push = push_unique_id; break;
+    case OP_CARTESIAN: p->h.push = push_cartesian; break;
     case OP_ZIP:
-        p->push = push_zip;
+        p->h.push = push_zip;
         p->end = end_zip;
         break;
     case OP_ZIP_PARTITIONS:
-        p->push = push_collect;
+        p->h.push = push_collect;
         p->end = end_zip_partitions;
         break;
     case OP_SPLIT:
-        p->push = push_split;
+        p->h.push = push_split;
         p->rng = n->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(n->partition + 1));
         break;
     case OP_MAP_PARTITIONS:
-        p->push = push_collect_mp;
+        p->h.push = push_collect_mp;
         p->push_batch = push_collect_batch;
         p->end = end_map_partitions;
         break;
     case OP_GLOM:
-        p->push = push_glom;
+        p->h.push = push_glom;
         p->end = end_glom;
         break;
     case OP_FOLD:
-        p->push = push_fold;
+        p->h.push = push_fold;
         p->end = end_fold;
         p->em.mode = EMIT_RECORD;
         p->n = n->has_zero;
@@ -501,7 +501,7 @@ epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
         }
         break;
     case OP_AGG_LOCAL:
-        p->push = push_local_agg;
+        p->h.push = push_local_agg;
         p->end = end_local_agg;
         if (local_agg_init(p, run, n)) {
             pipe_free(p);
@@ -546,7 +546,7 @@ static int push_tee(epipe *p, const em_rec *r) {
         t->keep.len += rec_put(t->keep.p + t->keep.len, r);
     }
     if (p->stopped) return 0;
-    int rc = p->next->push(p->next, r);
+    int rc = p->next->h.push(p->next, r);
     if (rc == EM_STOP) {
         p->stopped = 1;
         return 0;
@@ -599,8 +599,8 @@ epipe *cache_tee_new(task_run *run, const plan_node *n, epipe *next) {
         em__seterr(EM_ENOMEM, "out of memory");
         return NULL;
     }
-    p->push = push_tee;
-    p->room = room_tee;
+    p->h.push = push_tee;
+    p->h.room = room_tee;
     p->end = end_tee;
     p->free = free_tee;
     return p;

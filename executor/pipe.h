@@ -15,8 +15,6 @@
 #ifndef EM_PIPE_H
 #define EM_PIPE_H
 
-#include <stddef.h>
-
 #include "agg.h"
 #include "blockstore.h"
 #include "buf.h"
@@ -27,11 +25,10 @@
 
 typedef struct task_run task_run;
 
-/* push and room first, in this order: the emitter reaches a pipe through
- * that head (emit.h). */
 struct epipe {
-    int (*push)(epipe *p, const em_rec *r);
-    int (*room)(epipe *p, size_t len, size_t keep, uint8_t **at); /* cache_room; NULL: none */
+    /* First: the emitter reaches a pipe through its head (emit.h): push,
+     * and room (cache_room; NULL: none). */
+    epipe_head h;
     /* Optional (NULL: record by record): take a whole batch of encoded
      * records at once, as a source that holds one (a cached block,
      * parallelized records) hands it over; for sinks that need no record
@@ -59,9 +56,6 @@ struct epipe {
     int stopped;
     void *state; /* sink-specific */
 };
-
-_Static_assert(offsetof(epipe, push) == offsetof(epipe_head, push) && offsetof(epipe, room) == offsetof(epipe_head, room),
-               "a pipe starts with the head emitters use");
 
 /* Per-task state shared by the pipes. */
 struct task_run {

@@ -50,7 +50,7 @@ static inline int check_kill(void) {
 static int to_pipe(void *c, const em_rec *r) {
     epipe *p = c;
     int rc = check_kill();
-    return rc ? rc : p->push(p, r);
+    return rc ? rc : p->h.push(p, r);
 }
 
 static int drive(task_run *run, const plan_node *n, epipe *down);
@@ -66,7 +66,7 @@ static int drive_batch(const uint8_t *p, size_t len, epipe *down) {
         size_t k = rec_get(p, end, &r);
         if (!k) return em__seterr(EM_ECORRUPT, "malformed record in a batch");
         int rc = check_kill();
-        if (!rc) rc = down->push(down, &r);
+        if (!rc) rc = down->h.push(down, &r);
         if (rc) return rc;
         p += k;
     }
@@ -82,7 +82,7 @@ static int drive_range(const plan_node *n, epipe *down) {
     for (uint64_t i = 0; i < n->count; i++, v += (uint64_t)n->step) {
         em_i64_enc((int64_t)v, b);
         int rc = check_kill();
-        if (!rc) rc = down->push(down, &r);
+        if (!rc) rc = down->h.push(down, &r);
         if (rc) return rc;
     }
     return 0;
@@ -311,7 +311,7 @@ static int drive(task_run *run, const plan_node *n, epipe *down) {
         if (lo > 0) {
             memset(&keep, 0, sizeof keep);
             keep.run = run;
-            keep.push = push_keep;
+            keep.h.push = push_keep;
             keep.push_batch = push_keep_batch;
             keep.end = end_keep;
             next = &keep;

@@ -589,42 +589,42 @@ epipe *sink_pipe_new(task_run *run, const plan_sink *k) {
         return NULL;
     }
     switch (k->kind) {
-    case SK_COLLECT: p->push = push_collect; p->end = end_buf; break;
-    case SK_TAKE: p->push = push_take; p->end = end_buf; break;
+    case SK_COLLECT: p->h.push = push_collect; p->end = end_buf; break;
+    case SK_TAKE: p->h.push = push_take; p->end = end_buf; break;
     case SK_COUNT:
-        p->push = push_count;
+        p->h.push = push_count;
         p->push_batch = push_count_batch;
         p->end = end_count;
         break;
     case SK_FOLD:
-        p->push = push_fold;
+        p->h.push = push_fold;
         p->end = end_buf;
         if (k->has_zero) {
             p->n = 1;
             rc = ebuf_append(&p->buf, k->zero.p, k->zero.len) ? EM_ENOMEM : 0; /* zero is an encoded record */
         }
         break;
-    case SK_FOREACH: p->push = push_foreach; p->end = end_buf; break;
-    case SK_FOREACH_PART: p->push = push_collect; p->end = end_foreach_part; break;
+    case SK_FOREACH: p->h.push = push_foreach; p->end = end_buf; break;
+    case SK_FOREACH_PART: p->h.push = push_collect; p->end = end_foreach_part; break;
     case SK_SAVE:
-        p->push = push_save;
+        p->h.push = push_save;
         p->end = end_save;
         p->free = free_save;
         rc = open_save(p);
         break;
     case SK_SHUFFLE:
-        p->push = push_shuffle;
+        p->h.push = push_shuffle;
         p->push_batch = push_shuffle_batch;
         p->end = end_shuffle;
         p->free = free_shuffle;
         rc = open_shuffle(p);
         break;
-    case SK_TOPN: p->push = push_topn; p->end = end_topn; break;
+    case SK_TOPN: p->h.push = push_topn; p->end = end_topn; break;
     case SK_CHECKPOINT: rc = ckpt_sink_open(p); break;
     case SK_KEYSAMPLE: {
         ksample *s = calloc(1, sizeof *s);
         p->state = s;
-        p->push = push_keysample;
+        p->h.push = push_keysample;
         p->push_batch = push_keysample_batch;
         p->end = end_keysample;
         p->free = free_keysample;

@@ -35,7 +35,7 @@ struct lcluster {
     pid_t *worker_pids;
 };
 
-int cluster_parse_local(const char *s, int *w, int *c, int64_t *mem_mib) {
+int lcluster_parse_url(const char *s, int *w, int *c, int64_t *mem_mib) {
     if (strncmp(s, "local-cluster[", 14)) return 0;
     long v[3] = {0, 0, 1024};
     int n = 0;

@@ -32,7 +32,7 @@ typedef struct lcluster lcluster;
 /* Parse "local-cluster[W,C]" or "local-cluster[W,C,M]": 1 (and the
  * numbers set), 0 when s is not of that form at all, -1 when it is but the
  * numbers are bad (message set). */
-int cluster_parse_local(const char *s, int *w, int *c, int64_t *mem_mib);
+int lcluster_parse_url(const char *s, int *w, int *c, int64_t *mem_mib);
 
 /* Start the master, wait (up to 20 s) for the port it listens on, set
  * *mport to it, and start the workers, registering with it.  The cluster,
