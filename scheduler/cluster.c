@@ -168,8 +168,6 @@ static void post_ended(cluster *k, uint64_t id, int exec, const char *why, int l
     evq_post(k->events, ev);
 }
 
-static void post_failed(cluster *k, uint64_t id, int exec, const char *why) { post_ended(k, id, exec, why, 0); }
-
 static cexec *exec_of(cluster *k, int id) {
     for (int i = 0; i < k->nexec; i++)
         if (k->execs[i].id == id) return &k->execs[i];
@@ -192,13 +190,17 @@ static void send_launches(void *arg) {
             rc = conn_send_msg(x->c, M_LAUNCH_TASK, f, 2);
         }
         if (rc) {
+            /* An executor that went before its task was sent: the task
+             * never ran, so its attempt is lost, not failed (the task is
+             * not to blame); a send that failed on a live connection is. */
+            int gone = !x || !x->alive;
             char why[700];
             snprintf(why, sizeof why, "executor %d: cannot send the task: %s", p->exec,
-                     x && x->alive ? em_errmsg() : "the executor is gone");
+                     gone ? "the executor is gone (not counted as a task failure)" : em_errmsg());
             pthread_mutex_lock(&k->mu);
             ctask *t = idmap_del(&k->tasks, p->id);
             pthread_mutex_unlock(&k->mu);
-            if (t) post_failed(k, p->id, p->exec, why);
+            if (t) post_ended(k, p->id, p->exec, why, gone);
             ctask_free(t);
         }
         free(p->desc);
