@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "appevent.h"
+#include "ember.h"
 #include "err.h"
 
 app_event *app_event_new(ae_kind k) {
