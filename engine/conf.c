@@ -658,6 +658,20 @@ char *conf_lines(const em_conf *c) {
     return (char *)b.p;
 }
 
+void conf_each(const em_conf *c, void (*fn)(void *arg, const char *key, const char *value), void *arg) {
+    for (size_t i = 0; c && i < c->n; i++) fn(arg, c->v[i].key, c->v[i].val);
+}
+
+int conf_redacted(const char *key) {
+    static const char *const words[] = {"secret", "password", "token", "accesskey", "access.key", NULL};
+    for (int w = 0; words[w]; w++) {
+        size_t n = strlen(words[w]);
+        for (const char *p = key; *p; p++)
+            if (!strncasecmp(p, words[w], n)) return 1;
+    }
+    return 0;
+}
+
 int conf_merge(em_conf *dst, const em_conf *src) {
     for (size_t i = 0; src && i < src->n; i++)
         if (put(dst, src->v[i].key, src->v[i].val)) return em__seterr(EM_ENOMEM, "out of memory");

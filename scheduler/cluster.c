@@ -1049,6 +1049,12 @@ static void c_close(backend *b) {
     free(k);
 }
 
+const char *cluster_app_id(backend *be) {
+    /* Written once, before the registration wait cluster_backend_new
+     * returned from. */
+    return ((cluster *)be)->app_id;
+}
+
 backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     cluster *k = calloc(1, sizeof *k);
     if (!k) return em__seterr(EM_ENOMEM, "out of memory"), NULL;

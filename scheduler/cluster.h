@@ -55,5 +55,8 @@ typedef struct cluster_opts {
  * they register.  NULL on failure (message set: the master cannot be
  * reached, a daemon did not start, ...). */
 backend *cluster_backend_new(const cluster_opts *o, evq *events);
+/* The id the master gave the application ("app-20261128174629-0000"),
+ * fixed from cluster_backend_new's return. */
+const char *cluster_app_id(backend *be);
 
 #endif
