@@ -373,7 +373,11 @@ int evlog_reader_next(evlog_reader *r, app_event **ev) {
         if (ebuf_reserve(&r->buf, READ_CHUNK)) return nomem();
         size_t got;
         int rc = src_read(&r->s, r->buf.p + r->buf.len, r->buf.cap - r->buf.len, &got);
-        if (rc) return rc;
+        if (rc) { /* the file cannot be read on: the next call goes on with the next */
+            src_close(&r->s);
+            r->open = false;
+            return rc;
+        }
         r->buf.len += got;
         if (got > 0) continue;
         /* the file's end: a last line without its newline */

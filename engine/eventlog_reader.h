@@ -31,7 +31,9 @@ int evlog_reader_open(const char *path, evlog_reader **out);
  * file is still .inprogress) may end in a torn line or compressed block:
  * that end is not an error, the events before it are all read.  Blank
  * lines are skipped.  After EM_ECORRUPT for one line the next call goes on
- * with the line after it, so a caller may skip bad lines. */
+ * with the line after it, so a caller may skip bad lines; after an error
+ * reading or decompressing a file, it goes on with the next file of a
+ * rolling directory (or ends). */
 int evlog_reader_next(evlog_reader *r, app_event **ev);
 /* Whether the log is still being written (see above). */
 bool evlog_reader_in_progress(const evlog_reader *r);
