@@ -208,7 +208,7 @@ static int src_read(src *s, uint8_t *dst, size_t cap, size_t *got) {
     if (s->codec == SRC_LZ4B) {
         if (s->bpos == s->blk.len && (rc = lz4b_block(s))) return rc;
         size_t n = s->blk.len - s->bpos < cap ? s->blk.len - s->bpos : cap;
-        memcpy(dst, s->blk.p + s->bpos, n);
+        if (n) memcpy(dst, s->blk.p + s->bpos, n);
         s->bpos += n;
         *got = n;
         return 0;
@@ -353,7 +353,7 @@ int evlog_reader_next(evlog_reader *r, app_event **ev) {
             r->buf.len = r->pos = 0;
             r->lineno = 0;
         }
-        uint8_t *p = r->buf.p + r->pos;
+        uint8_t *p = r->buf.p ? r->buf.p + r->pos : NULL;
         size_t left = r->buf.len - r->pos;
         uint8_t *nl = left ? memchr(p, '\n', left) : NULL;
         if (nl) {
