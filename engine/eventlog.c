@@ -47,6 +47,8 @@ struct evlog {
     bool rolling;
     int64_t max_size;
     int index;                 /* rolling: the events_ file being written */
+    int64_t size;              /* rolling: bytes of lines written to it,
+                                  before compression, as Spark counts */
     char *logdir;              /* rolling: DIR/eventlog_v2_NAME */
     char *cur;                 /* the file being written */
     char *final;               /* single: its name after evlog_close */
@@ -172,8 +174,6 @@ static int sink_close(sink *s, bool finish) {
     ebuf_free(&s->out);
     return rc;
 }
-
-static int64_t sink_size(const sink *s) { return s->written + (int64_t)s->out.len; }
 
 /* ----------------------------------------------------------------- writer */
 
@@ -308,6 +308,7 @@ static int roll(evlog *l) {
     int rc = sink_close(&l->s, true);
     if (rc) return rc;
     l->index++;
+    l->size = 0;
     return open_rolled(l);
 }
 
@@ -318,8 +319,11 @@ int evlog_write(evlog *l, const app_event *e) {
     int rc = evjson_write(e, &l->line);
     if (!rc && ebuf_append(&l->line, "\n", 1)) rc = em__seterr(EM_ENOMEM, "event log: out of memory");
     if (rc) return rc;
-    if (l->rolling && sink_size(&l->s) > 0 && sink_size(&l->s) + (int64_t)l->line.len > l->max_size) rc = roll(l);
+    /* an empty file takes its first line whatever its length, so that a
+     * line longer than the limit does not leave empty files behind */
+    if (l->rolling && l->size > 0 && l->size + (int64_t)l->line.len > l->max_size) rc = roll(l);
     if (!rc) rc = sink_put(&l->s, l->line.p, l->line.len, ZSTD_e_continue);
+    if (!rc) l->size += (int64_t)l->line.len;
     if (rc == EM_EIO) l->err = rc;
     return rc;
 }

@@ -14,9 +14,9 @@
  *                 events_2_NAME[CODEC], ... and an empty marker file
  *                 appstatus_NAME.inprogress, renamed to appstatus_NAME by
  *                 evlog_close.  A new events_ file starts when the bytes
- *                 written to the current one (compressed bytes when
- *                 compressed, as Spark counts) plus the next line would pass
- *                 max_file_size.
+ *                 of the lines in the current one (counted before
+ *                 compression, as Spark counts them) plus the next line
+ *                 would pass max_file_size.
  * Compression: zstd frames (level 1, Spark's default; what Spark's zstd
  * codec reads), or LZ4 frames.  Spark's own lz4 codec writes lz4-java's
  * block stream instead: the reader reads both, but Spark cannot read ember's
@@ -64,7 +64,8 @@ typedef struct evlog evlog;
  * EM_ENOENT when the directory does not exist, EM_EIO when it is not a
  * directory or a file cannot be made (the message names the path), EM_EIO
  * when the finished log (or rolling directory) exists already and
- * overwrite is false (with overwrite it is removed), EM_EINVAL for an
+ * overwrite is false (with overwrite it is removed; Spark finds a finished
+ * single file only at its final rename, ember at the start), EM_EINVAL for an
  * unknown codec, an empty app_id or a max_file_size below 1 KiB. */
 int evlog_open(const evlog_conf *conf, const char *app_id, evlog **out);
 /* Append one event as one line (rolling first when due).  Returns 0, or
