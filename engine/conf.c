@@ -57,6 +57,7 @@ static const char *const log_choices[] = {"error", "warn", "info", "debug", NULL
 static const char *const progress_choices[] = {"auto", "true", "false", NULL};
 /* Names as bf_codec_id_of (codec.h) knows them; lz4 first, the default. */
 static const char *const codec_choices[] = {"lz4", "zstd", "zlib", "prefix", "none", NULL};
+static const char *const evlog_codec_choices[] = {"zstd", "lz4", NULL};
 static const char *const recovery_choices[] = {"NONE", "FILESYSTEM", NULL};
 
 static const conf_spec conf_keys[] = {
@@ -126,6 +127,22 @@ static const conf_spec conf_keys[] = {
      * freed (Spark's default keeps them: they outlive the application). */
     {.key = "ember.checkpoint.dir", .def = "", .type = CONF_STRING},
     {.key = "ember.cleaner.referenceTracking.cleanCheckpoints", .def = "false", .type = CONF_BOOL},
+    /* Event logs (eventlog.h), Spark's settings and defaults; the history
+     * server's directory and port. */
+    {.key = "ember.eventLog.enabled", .def = "false", .type = CONF_BOOL},
+    {.key = "ember.eventLog.dir", .def = "/tmp/ember-events", .type = CONF_STRING},
+    {.key = "ember.eventLog.compress", .def = "false", .type = CONF_BOOL},
+    {.key = "ember.eventLog.compression.codec", .def = "zstd", .type = CONF_ENUM, .choices = evlog_codec_choices},
+    {.key = "ember.eventLog.rolling.enabled", .def = "false", .type = CONF_BOOL},
+    {.key = "ember.eventLog.rolling.maxFileSize", .def = "128m", .type = CONF_SIZE, .min = KiB, .max = TiB},
+    {.key = "ember.eventLog.overwrite", .def = "false", .type = CONF_BOOL},
+    {.key = "ember.scheduler.listenerbus.eventqueue.capacity", .def = "10000", .type = CONF_INT, .min = 1,
+     .max = 100000000},
+    {.key = "ember.history.fs.logDirectory", .def = "/tmp/ember-events", .type = CONF_STRING},
+    {.key = "ember.history.fs.update.interval", .def = "10s", .type = CONF_DURATION, .unit_ms = 1, .min = 1,
+     .max = 86400000},
+    {.key = "ember.history.ui.port", .def = "18080", .type = CONF_INT, .min = 0, .max = 65535},
+    {.key = "ember.history.retainedApplications", .def = "50", .type = CONF_INT, .min = 1, .max = 1000000},
     /* auto: draw the bar only when stderr is a terminal; true; false. */
     {.key = "ember.progress", .def = "auto", .type = CONF_ENUM, .choices = progress_choices},
     /* Excluding executors whose tasks fail, as Spark's excludeOnFailure
