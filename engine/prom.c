@@ -87,6 +87,17 @@ int prom_gauge(ebuf *b, const char *name, const char *help, const prom_label *la
     return rc;
 }
 
+int prom_spark_gauge(ebuf *b, const char *source, const char *name, const char *help, double v) {
+    static const prom_label gauges[] = {{"type", "gauges"}};
+    char n[256];
+    size_t start = b->len;
+    snprintf(n, sizeof n, "metrics_%s_%s_Number", source, name);
+    int rc = prom_gauge(b, n, help, gauges, 1, v);
+    snprintf(n, sizeof n, "metrics_%s_%s_Value", source, name);
+    if (!rc && (rc = prom_gauge(b, n, help, gauges, 1, v))) b->len = start;
+    return rc;
+}
+
 /* ------------------------------------------------------------- parser */
 
 /* What the parser knows of each family seen: its name, TYPE and HELP, and

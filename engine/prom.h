@@ -46,6 +46,13 @@ int prom_sample(ebuf *b, const char *name, const prom_label *labels, int n, doub
 /* A gauge family of one sample: prom_family then prom_sample. */
 int prom_gauge(ebuf *b, const char *name, const char *help, const prom_label *labels, int n, double value);
 
+/* One of Spark's gauges as its PrometheusServlet names it:
+ *   metrics_SOURCE_NAME_Number{type="gauges"} v
+ *   metrics_SOURCE_NAME_Value{type="gauges"} v
+ * (source "master", "worker", ...), each a gauge family with help.  0,
+ * EM_EINVAL or EM_ENOMEM; nothing is appended on failure. */
+int prom_spark_gauge(ebuf *b, const char *source, const char *name, const char *help, double v);
+
 /* ------------------------------------------------------------- parser */
 
 #define PROM_NAME_MAX 200
