@@ -1,6 +1,6 @@
 /*
  * httpd.h -- the small HTTP server every ember process that serves pages
- * or JSON uses (the master's status port).  One request per connection,
+ * or JSON uses (the master's status port, a worker's web UI).  One request per connection,
  * answered with HTTP/1.0 and "Connection: close"; GET and HEAD only.
  *
  * It is bounded against any peer:
