@@ -221,6 +221,14 @@ static const conf_spec conf_keys[] = {
     /* The worker's cache of application binaries (DIR/bin), least
      * recently used out first, never one an executor uses. */
     {.key = "ember.worker.binCache.maxBytes", .def = "1g", .type = CONF_SIZE, .min = 0, .max = INT64_MAX},
+    /* The worker's web UI (Spark's spark.worker.ui.port, 8081; 0: any free
+     * port) and how many finished executors its page and /json keep
+     * (spark.worker.ui.retainedExecutors). */
+    {.key = "ember.worker.ui.port", .def = "8081", .type = CONF_INT, .min = 0, .max = 65535},
+    {.key = "ember.worker.ui.retainedExecutors", .def = "1000", .type = CONF_INT, .min = 0, .max = 1000000},
+    /* The daemons' (and the driver's) metrics in the Prometheus text
+     * format (Spark's spark.ui.prometheus.enabled, off by default). */
+    {.key = "ember.ui.prometheus.enabled", .def = "false", .type = CONF_BOOL},
     /* Cluster mode's wire and security. */
     {.key = "ember.rpc.message.maxSize", .def = "128m", .type = CONF_SIZE, .min = 64 * KiB, .max = ((int64_t)1 << 31) - 1,
      .why_max = "a frame's length is 32 bits"},

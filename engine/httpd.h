@@ -1,6 +1,6 @@
 /*
  * httpd.h -- the small HTTP server every ember process that serves pages
- * or JSON uses (the master's status port).  One request per connection,
+ * or JSON uses (the master's status port, a worker's web UI).  One request per connection,
  * answered with HTTP/1.0 and "Connection: close"; GET and HEAD only.
  *
  * It is bounded against any peer:
@@ -34,11 +34,15 @@
 #define HTTPD_PATH_MAX 1024
 
 /* A parsed request: the method and the path (the target up to '?', as
- * sent: no percent-decoding), NUL-terminated. */
+ * sent: no percent-decoding), NUL-terminated; the query (the raw text
+ * after '?' up to '#' or the end, not decoded; "" when none), also
+ * NUL-terminated.  A query over HTTPD_PATH_MAX bytes is a bad request. */
 typedef struct http_req {
     char method[8];
     char path[HTTPD_PATH_MAX + 1];
     size_t path_len;
+    char query[HTTPD_PATH_MAX + 1];
+    size_t query_len;
     int head; /* HEAD: the answer has no body */
 } http_req;
 

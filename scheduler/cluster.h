@@ -30,6 +30,8 @@ typedef struct cluster_opts {
     int lc_service;           /* local-cluster's workers run the shuffle service
                                  (ember.shuffle.service.enabled) */
     const char *app_name;
+    const char *ui_url;       /* the driver's UI ("http://host:4040"), which the
+                                 master's page links; NULL or "": none */
     const char *driver_host;  /* ember.driver.host */
     int driver_port;          /* ember.driver.port (0: any) */
     int exec_cores;           /* ember.executor.cores (0: all of a worker's) */
