@@ -37,6 +37,14 @@ static int parse_request_line(const uint8_t *p, size_t len, http_req *r) {
     memcpy(r->path, p + t, path_end - t);
     r->path[path_end - t] = 0;
     r->path_len = path_end - t;
+    if (path_end < i && p[path_end] == '?') {
+        size_t q = path_end + 1, q_end = q;
+        while (q_end < i && p[q_end] != '#') q_end++;
+        if (q_end - q > HTTPD_QUERY_MAX) return -1;
+        memcpy(r->query, p + q, q_end - q);
+        r->query[q_end - q] = 0;
+        r->query_len = q_end - q;
+    }
     const uint8_t *v = p + i + 1;
     size_t vlen = len - i - 1;
     if (vlen != 8 || memcmp(v, "HTTP/", 5) || v[5] < '0' || v[5] > '9' || v[6] != '.' || v[7] < '0' || v[7] > '9')
