@@ -307,6 +307,7 @@ void status_free(status_store *st) {
     free(st->app.id);
     free(st->app.attempt_id);
     free(st->app.user);
+    free(st->app.version);
     m_free(&st->jobs);
     m_free(&st->stages);
     m_free(&st->tasks);
@@ -955,6 +956,7 @@ void status_on_event(status_store *st, const app_event *e) {
     switch (e->kind) {
     case AE_APP_START: on_app_start(st, e); break;
     case AE_APP_END: st->app.end_ms = e->time_ms; break;
+    case AE_LOG_START: set_s(&st->app.version, e->version); break;
     case AE_ENV_UPDATE: on_env(st, e); break;
     case AE_EXEC_ADDED:
     case AE_BLOCK_MANAGER_ADDED: on_exec_added(st, e); break;

@@ -66,6 +66,7 @@ typedef struct st_killed {
 
 typedef struct status_app {
     char *name, *id, *attempt_id, *user; /* NULL when not known yet */
+    char *version;                       /* the writer's, from LogStart */
     int64_t start_ms, end_ms;            /* 0: not started / running */
     int64_t last_ms;                     /* the latest event's time */
 } status_app;
