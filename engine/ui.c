@@ -40,12 +40,14 @@ typedef struct start_call {
     ui_server *u;
     const char *host;
     int port, rc;
+    char msg[256]; /* the loop thread's message, carried back */
 } start_call;
 
 static void do_start(void *arg) {
     start_call *c = arg;
     httpd_opts o = {0, 0, "ui"};
     c->rc = httpd_start(c->u->l, c->host, c->port, &o, answer, c->u, &c->u->h, &c->u->port);
+    if (c->rc) em__geterr(c->msg, sizeof c->msg);
 }
 
 static void do_close(void *arg) {
@@ -69,17 +71,20 @@ int ui_start(const ui_conf *c, const rest_provider *p, ui_server **out) {
         return em__lasterr();
     }
     int rc = EM_EIO;
+    start_call sc;
     for (int i = 0; i <= retries && port + i <= 65535; i++) {
-        start_call sc = {u, host, port + i, 0};
+        memset(&sc, 0, sizeof sc);
+        sc.u = u;
+        sc.host = host;
+        sc.port = port + i;
         iol_call(u->l, do_start, &sc);
-        if (!(rc = sc.rc)) break;
-        if (rc != EM_EIO) break;
+        if (!(rc = sc.rc) || rc != EM_EIO) break;
     }
     if (rc) {
         iol_stop(u->l);
         free(u);
-        if (retries) return em__preferr(rc, "ui: ports %d to %d", port, port + retries);
-        return rc;
+        if (retries) return em__seterr(rc, "ui: ports %d to %d taken; the last: %s", port, port + retries, sc.msg);
+        return em__seterr(rc, "ui: %s", sc.msg);
     }
     char name[256];
     const char *shown = c && c->public_host ? c->public_host : host;
