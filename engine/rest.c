@@ -1,16 +1,13 @@
 /*
  * rest.c -- Spark's /api/v1 over status stores (see rest.h): the path
- * router, query parameters, and one writer per JSON shape of Spark's
- * status API classes (ApplicationInfo, JobData, StageData, TaskData,
- * TaskMetricDistributions, ExecutorSummary, RDDStorageInfo,
- * ApplicationEnvironmentInfo, VersionInfo).
+ * router, the query parameters and their checks, the filters, orders and
+ * paging of each endpoint, and the shapes that are lists of applications,
+ * environments and versions (restjson.c writes the per-record shapes).
  *
- * As Spark's JSON mapper does, an absent optional field is left out
- * rather than written as null.  Every answer is built in memory under the
+ * Every answer is built in memory under the
  * store's read lock; the caller sends it after.  A task summary copies
  * its tasks' figures out and sorts them after the unlock.
  */
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,10 +20,10 @@
 #include "httpd.h"
 #include "json.h"
 #include "rest.h"
+#include "restjson.h"
 
 #define REST_PARAMS_MAX 32
 #define REST_SEGS_MAX 12
-#define REST_QUANTILES_MAX 64
 
 /* ------------------------------------------------------------- parsing */
 
@@ -178,73 +175,7 @@ static int bad_param(req *r, const char *name, const char *expected, const char 
     return fail(r, 400, "Bad value for parameter \"%s\".  Expected a %s, got \"%s\"", name, expected, got);
 }
 
-/* ------------------------------------------------------------- JSON bits */
-
-static void k_i(json_writer *w, const char *k, int64_t v) {
-    json_w_key(w, k);
-    json_w_i64(w, v);
-}
-static void k_s(json_writer *w, const char *k, const char *v) {
-    json_w_key(w, k);
-    json_w_str(w, v ? v : "");
-}
-static void k_os(json_writer *w, const char *k, const char *v) {
-    if (v) k_s(w, k, v);
-}
-static void k_b(json_writer *w, const char *k, int v) {
-    json_w_key(w, k);
-    json_w_bool(w, v != 0);
-}
-static void k_t(json_writer *w, const char *k, int64_t ms) {
-    char t[32];
-    rest_time(ms, t);
-    k_s(w, k, t);
-}
-static void k_ot(json_writer *w, const char *k, int64_t ms) {
-    if (ms > 0) k_t(w, k, ms);
-}
-static void k_empty_arr(json_writer *w, const char *k) {
-    json_w_key(w, k);
-    json_w_begin_array(w);
-    json_w_end_array(w);
-}
-static void k_empty_obj(json_writer *w, const char *k) {
-    json_w_key(w, k);
-    json_w_begin_object(w);
-    json_w_end_object(w);
-}
-static void k_ints(json_writer *w, const char *k, const int *v, int n) {
-    json_w_key(w, k);
-    json_w_begin_array(w);
-    for (int i = 0; i < n; i++) json_w_i64(w, v[i]);
-    json_w_end_array(w);
-}
-static void k_killed(json_writer *w, const st_killed *k) {
-    json_w_key(w, "killedTasksSummary");
-    json_w_begin_object(w);
-    for (; k; k = k->next) k_i(w, k->reason, k->count);
-    json_w_end_object(w);
-}
-
 /* ------------------------------------------------------------- applications */
-
-static void write_attempt(json_writer *w, const rest_app *a) {
-    json_w_begin_object(w);
-    k_os(w, "attemptId", a->attempt_id);
-    int64_t end = a->end_ms ? a->end_ms : -1;
-    int64_t last = a->last_updated_ms ? a->last_updated_ms : a->end_ms ? a->end_ms : a->start_ms;
-    k_t(w, "startTime", a->start_ms);
-    k_t(w, "endTime", end);
-    k_t(w, "lastUpdated", last);
-    k_i(w, "duration", a->end_ms ? a->end_ms - a->start_ms : 0);
-    k_s(w, "sparkUser", a->user);
-    k_b(w, "completed", a->end_ms != 0);
-    k_s(w, "appSparkVersion", a->version ? a->version : EMBER_VERSION);
-    k_i(w, "startTimeEpoch", a->start_ms);
-    k_i(w, "endTimeEpoch", end);
-    k_i(w, "lastUpdatedEpoch", last);
-    json_w_end_object(w);
-}
 
 typedef struct app_list {
     req *r;
@@ -268,7 +199,7 @@ static void list_one(void *arg, const rest_app *a) {
     if (l->min_end && (!a->end_ms || a->end_ms < l->min_end)) return;
     if (l->max_end && (!a->end_ms || a->end_ms > l->max_end)) return;
     if (l->open && !strcmp(l->open_id, id)) {
-        write_attempt(w, a);
+        rj_attempt(w, a);
         return;
     }
     if (l->open) {
@@ -285,7 +216,7 @@ static void list_one(void *arg, const rest_app *a) {
     k_s(w, "name", a->name);
     json_w_key(w, "attempts");
     json_w_begin_array(w);
-    write_attempt(w, a);
+    rj_attempt(w, a);
 }
 
 static void list_close(app_list *l) {
@@ -334,37 +265,6 @@ static int applications(req *r, const char *only) {
 
 /* ------------------------------------------------------------- jobs */
 
-static void write_job(json_writer *w, const st_job *j) {
-    json_w_begin_object(w);
-    k_i(w, "jobId", j->id);
-    k_s(w, "name", j->name);
-    k_os(w, "description", j->description);
-    k_ot(w, "submissionTime", j->submit_ms);
-    k_ot(w, "completionTime", j->complete_ms);
-    k_ints(w, "stageIds", j->stage_ids, j->nstages);
-    k_os(w, "jobGroup", j->group);
-    k_empty_arr(w, "jobTags");
-    k_s(w, "status", status_job_name(j->status));
-    int done = 0, skipped = 0;
-    for (int k = 0; k < j->nstages; k++) {
-        done += j->stage_state[k] == 1;
-        skipped += j->stage_state[k] == 2;
-    }
-    k_i(w, "numTasks", j->ntasks);
-    k_i(w, "numActiveTasks", j->active_tasks);
-    k_i(w, "numCompletedTasks", j->completed_tasks);
-    k_i(w, "numSkippedTasks", j->skipped_tasks);
-    k_i(w, "numFailedTasks", j->failed_tasks);
-    k_i(w, "numKilledTasks", j->killed_tasks);
-    k_i(w, "numCompletedIndices", j->completed_indices);
-    k_i(w, "numActiveStages", j->active_stages);
-    k_i(w, "numCompletedStages", done);
-    k_i(w, "numSkippedStages", skipped);
-    k_i(w, "numFailedStages", j->failed_stages);
-    k_killed(w, j->killed);
-    json_w_end_object(w);
-}
-
 static int cmp_job_desc(const void *a, const void *b) {
     int x = (*(st_job *const *)a)->id, y = (*(st_job *const *)b)->id;
     return x < y ? 1 : x > y ? -1 : 0;
@@ -387,242 +287,13 @@ static int jobs(req *r, status_store *st) {
         if (!want || (want & (1u << j->status))) v[k++] = j;
     qsort(v, (size_t)k, sizeof *v, cmp_job_desc);
     json_w_begin_array(&r->w);
-    for (int i = 0; i < k; i++) write_job(&r->w, v[i]);
+    for (int i = 0; i < k; i++) rj_job(&r->w, v[i]);
     json_w_end_array(&r->w);
     free(v);
     return 0;
 }
 
-/* ------------------------------------------------------------- tasks */
-
-static int64_t task_duration(const st_task *t, int64_t now) {
-    if (t->finish_ms) return t->finish_ms - t->launch_ms;
-    return t->launch_ms && now > t->launch_ms ? now - t->launch_ms : 0;
-}
-
-/* AppStatusUtils' gettingResultTime and schedulerDelay. */
-static int64_t task_getting_result(const st_task *t, int64_t now) {
-    if (!t->getting_result_ms) return 0;
-    int64_t end = t->finish_ms ? t->finish_ms : now;
-    return end > t->getting_result_ms ? end - t->getting_result_ms : 0;
-}
-static int64_t task_sched_delay(const st_task *t, int64_t now) {
-    if (!t->has_metrics) return 0;
-    int64_t d = task_duration(t, now) - t->m.run_ms - t->m.deser_ms - task_getting_result(t, now);
-    return d > 0 ? d : 0;
-}
-
-static void write_metrics(json_writer *w, const task_metrics *m) {
-    json_w_key(w, "taskMetrics");
-    json_w_begin_object(w);
-    k_i(w, "executorDeserializeTime", m->deser_ms);
-    k_i(w, "executorDeserializeCpuTime", m->deser_cpu_ns);
-    k_i(w, "executorRunTime", m->run_ms);
-    k_i(w, "executorCpuTime", m->cpu_ns);
-    k_i(w, "resultSize", m->result_size);
-    k_i(w, "jvmGcTime", 0);
-    k_i(w, "resultSerializationTime", 0);
-    k_i(w, "memoryBytesSpilled", m->mem_spilled);
-    k_i(w, "diskBytesSpilled", m->disk_spilled);
-    k_i(w, "peakExecutionMemory", m->peak_mem);
-    json_w_key(w, "inputMetrics");
-    json_w_begin_object(w);
-    k_i(w, "bytesRead", m->in_bytes);
-    k_i(w, "recordsRead", m->in_records);
-    json_w_end_object(w);
-    json_w_key(w, "outputMetrics");
-    json_w_begin_object(w);
-    k_i(w, "bytesWritten", m->out_bytes);
-    k_i(w, "recordsWritten", m->out_records);
-    json_w_end_object(w);
-    json_w_key(w, "shuffleReadMetrics");
-    json_w_begin_object(w);
-    k_i(w, "remoteBlocksFetched", m->sr_remote_blocks);
-    k_i(w, "localBlocksFetched", m->sr_local_blocks);
-    k_i(w, "fetchWaitTime", m->sr_fetch_wait_ms);
-    k_i(w, "remoteBytesRead", m->sr_remote_bytes);
-    k_i(w, "remoteBytesReadToDisk", m->sr_remote_disk_bytes);
-    k_i(w, "localBytesRead", m->sr_local_bytes);
-    k_i(w, "recordsRead", m->sr_records);
-    k_i(w, "remoteReqsDuration", 0);
-    json_w_key(w, "shufflePushReadMetrics");
-    json_w_begin_object(w);
-    static const char *const push[] = {"corruptMergedBlockChunks", "mergedFetchFallbackCount",
-                                       "remoteMergedBlocksFetched", "localMergedBlocksFetched",
-                                       "remoteMergedChunksFetched", "localMergedChunksFetched",
-                                       "remoteMergedBytesRead",     "localMergedBytesRead",
-                                       "remoteMergedReqsDuration"};
-    for (size_t i = 0; i < sizeof push / sizeof *push; i++) k_i(w, push[i], 0);
-    json_w_end_object(w);
-    json_w_end_object(w);
-    json_w_key(w, "shuffleWriteMetrics");
-    json_w_begin_object(w);
-    k_i(w, "bytesWritten", m->sw_bytes);
-    k_i(w, "writeTime", m->sw_time_ns);
-    k_i(w, "recordsWritten", m->sw_records);
-    json_w_end_object(w);
-    json_w_end_object(w);
-}
-
-static void write_logs(json_writer *w, const st_exec *x) {
-    json_w_key(w, "executorLogs");
-    json_w_begin_object(w);
-    if (x && x->stdout_url) k_s(w, "stdout", x->stdout_url);
-    if (x && x->stderr_url) k_s(w, "stderr", x->stderr_url);
-    json_w_end_object(w);
-}
-
-static void write_task(json_writer *w, const status_store *st, const st_task *t, int64_t now) {
-    json_w_begin_object(w);
-    k_i(w, "taskId", t->task_id);
-    k_i(w, "index", t->index);
-    k_i(w, "attempt", t->attempt);
-    k_i(w, "partitionId", t->partition);
-    k_t(w, "launchTime", t->launch_ms);
-    k_ot(w, "resultFetchStart", t->getting_result_ms);
-    k_i(w, "duration", task_duration(t, now));
-    k_s(w, "executorId", t->exec_id);
-    k_s(w, "host", t->host);
-    k_s(w, "status", status_task_name(t->status));
-    k_s(w, "taskLocality", t->locality[0] ? t->locality : "PROCESS_LOCAL");
-    k_b(w, "speculative", t->speculative);
-    k_empty_arr(w, "accumulatorUpdates");
-    k_os(w, "errorMessage", t->error);
-    if (t->has_metrics) write_metrics(w, &t->m);
-    write_logs(w, status_exec(st, t->exec_id));
-    k_i(w, "schedulerDelay", task_sched_delay(t, now));
-    k_i(w, "gettingResultTime", task_getting_result(t, now));
-    json_w_end_object(w);
-}
-
 /* ------------------------------------------------------------- stages */
-
-static void write_execsum(json_writer *w, const st_execsum *e) {
-    json_w_key(w, e->exec_id);
-    json_w_begin_object(w);
-    k_i(w, "taskTime", e->task_time);
-    k_i(w, "failedTasks", e->failed);
-    k_i(w, "succeededTasks", e->succeeded);
-    k_i(w, "killedTasks", e->killed);
-    k_i(w, "inputBytes", e->m.in_bytes);
-    k_i(w, "inputRecords", e->m.in_records);
-    k_i(w, "outputBytes", e->m.out_bytes);
-    k_i(w, "outputRecords", e->m.out_records);
-    k_i(w, "shuffleRead", e->m.sr_remote_bytes + e->m.sr_local_bytes);
-    k_i(w, "shuffleReadRecords", e->m.sr_records);
-    k_i(w, "shuffleWrite", e->m.sw_bytes);
-    k_i(w, "shuffleWriteRecords", e->m.sw_records);
-    k_i(w, "memoryBytesSpilled", e->m.mem_spilled);
-    k_i(w, "diskBytesSpilled", e->m.disk_spilled);
-    k_b(w, "isBlacklistedForStage", 0);
-    k_b(w, "isExcludedForStage", 0);
-    json_w_end_object(w);
-}
-
-static int cmp_task_id(const void *a, const void *b) {
-    int64_t x = (*(st_task *const *)a)->task_id, y = (*(st_task *const *)b)->task_id;
-    return x < y ? -1 : x > y;
-}
-
-static int write_stage(req *r, const status_store *st, const st_stage *s, int details) {
-    json_writer *w = &r->w;
-    const task_metrics *m = &s->m;
-    json_w_begin_object(w);
-    k_s(w, "status", status_stage_name(s->status));
-    k_i(w, "stageId", s->id);
-    k_i(w, "attemptId", s->attempt);
-    k_i(w, "numTasks", s->ntasks);
-    k_i(w, "numActiveTasks", s->active_tasks);
-    k_i(w, "numCompleteTasks", s->completed_tasks);
-    k_i(w, "numFailedTasks", s->failed_tasks);
-    k_i(w, "numKilledTasks", s->killed_tasks);
-    k_i(w, "numCompletedIndices", s->completed_indices);
-    k_ot(w, "submissionTime", s->submit_ms);
-    k_ot(w, "firstTaskLaunchedTime", s->first_launch_ms);
-    k_ot(w, "completionTime", s->complete_ms);
-    k_os(w, "failureReason", s->failure);
-    k_i(w, "executorDeserializeTime", m->deser_ms);
-    k_i(w, "executorDeserializeCpuTime", m->deser_cpu_ns);
-    k_i(w, "executorRunTime", m->run_ms);
-    k_i(w, "executorCpuTime", m->cpu_ns);
-    k_i(w, "resultSize", m->result_size);
-    k_i(w, "jvmGcTime", 0);
-    k_i(w, "resultSerializationTime", 0);
-    k_i(w, "memoryBytesSpilled", m->mem_spilled);
-    k_i(w, "diskBytesSpilled", m->disk_spilled);
-    k_i(w, "peakExecutionMemory", m->peak_mem);
-    k_i(w, "inputBytes", m->in_bytes);
-    k_i(w, "inputRecords", m->in_records);
-    k_i(w, "outputBytes", m->out_bytes);
-    k_i(w, "outputRecords", m->out_records);
-    k_i(w, "shuffleRemoteBlocksFetched", m->sr_remote_blocks);
-    k_i(w, "shuffleLocalBlocksFetched", m->sr_local_blocks);
-    k_i(w, "shuffleFetchWaitTime", m->sr_fetch_wait_ms);
-    k_i(w, "shuffleRemoteBytesRead", m->sr_remote_bytes);
-    k_i(w, "shuffleRemoteBytesReadToDisk", m->sr_remote_disk_bytes);
-    k_i(w, "shuffleLocalBytesRead", m->sr_local_bytes);
-    k_i(w, "shuffleReadBytes", m->sr_remote_bytes + m->sr_local_bytes);
-    k_i(w, "shuffleReadRecords", m->sr_records);
-    static const char *const merged[] = {
-        "shuffleCorruptMergedBlockChunks",  "shuffleMergedFetchFallbackCount", "shuffleMergedRemoteBlocksFetched",
-        "shuffleMergedLocalBlocksFetched",  "shuffleMergedRemoteChunksFetched", "shuffleMergedLocalChunksFetched",
-        "shuffleMergedRemoteBytesRead",     "shuffleMergedLocalBytesRead",      "shuffleRemoteReqsDuration",
-        "shuffleMergedRemoteReqsDuration"};
-    for (size_t i = 0; i < sizeof merged / sizeof *merged; i++) k_i(w, merged[i], 0);
-    k_i(w, "shuffleWriteBytes", m->sw_bytes);
-    k_i(w, "shuffleWriteTime", m->sw_time_ns);
-    k_i(w, "shuffleWriteRecords", m->sw_records);
-    k_s(w, "name", s->name);
-    k_os(w, "description", s->description);
-    k_s(w, "details", s->details);
-    k_s(w, "schedulingPool", "default");
-    k_ints(w, "rddIds", s->rdd_ids, s->nrdds);
-    k_empty_arr(w, "accumulatorUpdates");
-    if (details) {
-        st_task **v = malloc((size_t)(s->ntasks_kept ? s->ntasks_kept : 1) * sizeof *v);
-        if (!v) return r->err = EM_ENOMEM;
-        int n = 0, spec[5] = {0};
-        for (st_task *t = s->tasks; t && n < s->ntasks_kept; t = t->next) {
-            v[n++] = t;
-            if (t->speculative) {
-                spec[0]++;
-                spec[1] += t->status == ST_RUNNING;
-                spec[2] += t->status == ST_SUCCESS;
-                spec[3] += t->status == ST_FAILED;
-                spec[4] += t->status == ST_KILLED;
-            }
-        }
-        qsort(v, (size_t)n, sizeof *v, cmp_task_id);
-        json_w_key(w, "tasks");
-        json_w_begin_object(w);
-        for (int i = 0; i < n; i++) {
-            char key[24];
-            snprintf(key, sizeof key, "%lld", (long long)v[i]->task_id);
-            json_w_key(w, key);
-            write_task(w, st, v[i], r->now);
-        }
-        json_w_end_object(w);
-        free(v);
-        json_w_key(w, "executorSummary");
-        json_w_begin_object(w);
-        for (const st_execsum *e = s->execsums; e; e = e->next) write_execsum(w, e);
-        json_w_end_object(w);
-        json_w_key(w, "speculationSummary");
-        json_w_begin_object(w);
-        k_i(w, "numTasks", spec[0]);
-        k_i(w, "numActiveTasks", spec[1]);
-        k_i(w, "numCompletedTasks", spec[2]);
-        k_i(w, "numFailedTasks", spec[3]);
-        k_i(w, "numKilledTasks", spec[4]);
-        json_w_end_object(w);
-    }
-    k_killed(w, s->killed);
-    k_i(w, "resourceProfileId", 0);
-    k_b(w, "isShufflePushEnabled", 0);
-    k_i(w, "shuffleMergersCount", 0);
-    json_w_end_object(w);
-    return 0;
-}
 
 static int cmp_stage_desc(const void *a, const void *b) {
     const st_stage *x = *(st_stage *const *)a, *y = *(st_stage *const *)b;
@@ -660,7 +331,8 @@ static int stages(req *r, status_store *st) {
         if (!want || (want & (1u << s->status))) v[k++] = s;
     qsort(v, (size_t)k, sizeof *v, cmp_stage_desc);
     json_w_begin_array(&r->w);
-    for (int i = 0; i < k && !r->err; i++) write_stage(r, st, v[i], details);
+    for (int i = 0; i < k && !r->err; i++)
+        if (rj_stage(&r->w, st, v[i], details, r->now)) r->err = EM_ENOMEM;
     json_w_end_array(&r->w);
     free(v);
     return r->err;
@@ -675,7 +347,7 @@ static int stage_attempts(req *r, status_store *st, int id) {
     json_w_begin_array(&r->w);
     for (int a = 0; a <= status_max_attempt(st) && !r->err; a++) {
         st_stage *s = status_stage(st, id, a);
-        if (s) write_stage(r, st, s, details);
+        if (s && rj_stage(&r->w, st, s, details, r->now)) r->err = EM_ENOMEM;
     }
     json_w_end_array(&r->w);
     return r->err;
@@ -738,49 +410,10 @@ static int task_list(req *r, status_store *st, st_stage *s) {
     }
     qsort(a, (size_t)n, sizeof *a, cmp_tsort);
     json_w_begin_array(&r->w);
-    for (int64_t i = offset; i < n && i < offset + length; i++) write_task(&r->w, st, a[i].t, r->now);
+    for (int64_t i = offset; i < n && i < offset + length; i++) rj_task(&r->w, st, a[i].t, r->now);
     json_w_end_array(&r->w);
     free(a);
     return 0;
-}
-
-/* ------------------------------------------------------------- taskSummary */
-
-/* The figures a summary takes of one task, in the order of dist_names. */
-enum { D_DURATION, D_DESER, D_DESER_CPU, D_RUN, D_CPU, D_RESULT, D_GC, D_SER, D_GETTING, D_SCHED, D_PEAK, D_MEMSPILL,
-       D_DISKSPILL, D_IN_BYTES, D_IN_RECS, D_OUT_BYTES, D_OUT_RECS, D_SR_BYTES, D_SR_RECS, D_SR_RBLOCKS, D_SR_LBLOCKS,
-       D_SR_WAIT, D_SR_RBYTES, D_SR_RDISK, D_SR_BLOCKS, D_SW_BYTES, D_SW_RECS, D_SW_TIME, D_N };
-
-static void task_figures(const st_task *t, int64_t now, double *f) {
-    const task_metrics *m = &t->m;
-    f[D_DURATION] = (double)task_duration(t, now);
-    f[D_DESER] = (double)m->deser_ms;
-    f[D_DESER_CPU] = (double)m->deser_cpu_ns;
-    f[D_RUN] = (double)m->run_ms;
-    f[D_CPU] = (double)m->cpu_ns;
-    f[D_RESULT] = (double)m->result_size;
-    f[D_GC] = 0;
-    f[D_SER] = 0;
-    f[D_GETTING] = (double)task_getting_result(t, now);
-    f[D_SCHED] = (double)task_sched_delay(t, now);
-    f[D_PEAK] = (double)m->peak_mem;
-    f[D_MEMSPILL] = (double)m->mem_spilled;
-    f[D_DISKSPILL] = (double)m->disk_spilled;
-    f[D_IN_BYTES] = (double)m->in_bytes;
-    f[D_IN_RECS] = (double)m->in_records;
-    f[D_OUT_BYTES] = (double)m->out_bytes;
-    f[D_OUT_RECS] = (double)m->out_records;
-    f[D_SR_BYTES] = (double)(m->sr_remote_bytes + m->sr_local_bytes);
-    f[D_SR_RECS] = (double)m->sr_records;
-    f[D_SR_RBLOCKS] = (double)m->sr_remote_blocks;
-    f[D_SR_LBLOCKS] = (double)m->sr_local_blocks;
-    f[D_SR_WAIT] = (double)m->sr_fetch_wait_ms;
-    f[D_SR_RBYTES] = (double)m->sr_remote_bytes;
-    f[D_SR_RDISK] = (double)m->sr_remote_disk_bytes;
-    f[D_SR_BLOCKS] = (double)(m->sr_remote_blocks + m->sr_local_blocks);
-    f[D_SW_BYTES] = (double)m->sw_bytes;
-    f[D_SW_RECS] = (double)m->sw_records;
-    f[D_SW_TIME] = (double)m->sw_time_ns;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -788,74 +421,7 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-typedef struct dist {
-    double q[REST_QUANTILES_MAX];
-    int nq;
-    double *v[D_N]; /* per figure: the values at the quantiles */
-} dist;
-
-static void k_dist(json_writer *w, const char *k, const dist *d, int f) {
-    json_w_key(w, k);
-    json_w_begin_array(w);
-    for (int i = 0; i < d->nq; i++) json_w_f64(w, d->v[f][i]);
-    json_w_end_array(w);
-}
-
-static void write_summary(json_writer *w, const dist *d) {
-    json_w_begin_object(w);
-    json_w_key(w, "quantiles");
-    json_w_begin_array(w);
-    for (int i = 0; i < d->nq; i++) json_w_f64(w, d->q[i]);
-    json_w_end_array(w);
-    static const char *const top[] = {"duration",         "executorDeserializeTime", "executorDeserializeCpuTime",
-                                      "executorRunTime",  "executorCpuTime",         "resultSize",
-                                      "jvmGcTime",        "resultSerializationTime", "gettingResultTime",
-                                      "schedulerDelay",   "peakExecutionMemory",     "memoryBytesSpilled",
-                                      "diskBytesSpilled"};
-    for (int f = 0; f <= D_DISKSPILL; f++) k_dist(w, top[f], d, f);
-    json_w_key(w, "inputMetrics");
-    json_w_begin_object(w);
-    k_dist(w, "bytesRead", d, D_IN_BYTES);
-    k_dist(w, "recordsRead", d, D_IN_RECS);
-    json_w_end_object(w);
-    json_w_key(w, "outputMetrics");
-    json_w_begin_object(w);
-    k_dist(w, "bytesWritten", d, D_OUT_BYTES);
-    k_dist(w, "recordsWritten", d, D_OUT_RECS);
-    json_w_end_object(w);
-    json_w_key(w, "shuffleReadMetrics");
-    json_w_begin_object(w);
-    k_dist(w, "readBytes", d, D_SR_BYTES);
-    k_dist(w, "readRecords", d, D_SR_RECS);
-    k_dist(w, "remoteBlocksFetched", d, D_SR_RBLOCKS);
-    k_dist(w, "localBlocksFetched", d, D_SR_LBLOCKS);
-    k_dist(w, "fetchWaitTime", d, D_SR_WAIT);
-    k_dist(w, "remoteBytesRead", d, D_SR_RBYTES);
-    k_dist(w, "remoteBytesReadToDisk", d, D_SR_RDISK);
-    k_dist(w, "totalBlocksFetched", d, D_SR_BLOCKS);
-    k_dist(w, "remoteReqsDuration", d, D_GC); /* always 0 */
-    json_w_key(w, "shufflePushReadMetricsDist");
-    json_w_begin_object(w);
-    static const char *const push[] = {"corruptMergedBlockChunks", "mergedFetchFallbackCount",
-                                       "remoteMergedBlocksFetched", "localMergedBlocksFetched",
-                                       "remoteMergedChunksFetched", "localMergedChunksFetched",
-                                       "remoteMergedBytesRead",     "localMergedBytesRead",
-                                       "remoteMergedReqsDuration"};
-    for (size_t i = 0; i < sizeof push / sizeof *push; i++) k_dist(w, push[i], d, D_GC);
-    json_w_end_object(w);
-    json_w_end_object(w);
-    json_w_key(w, "shuffleWriteMetrics");
-    json_w_begin_object(w);
-    k_dist(w, "writeBytes", d, D_SW_BYTES);
-    k_dist(w, "writeRecords", d, D_SW_RECS);
-    k_dist(w, "writeTime", d, D_SW_TIME);
-    json_w_end_object(w);
-    json_w_end_object(w);
-}
-
-/* Parse ?quantiles= into d (Spark's default 0.05,0.25,0.5,0.75,0.95).
- * 0, or 1 after a 400. */
-static int quantiles_param(req *r, dist *d) {
+static int quantiles_param(req *r, rj_dist *d) {
     const char *v = qget(&r->q, "quantiles");
     if (!v) v = "0.05,0.25,0.5,0.75,0.95";
     d->nq = 0;
@@ -880,7 +446,7 @@ static int quantiles_param(req *r, dist *d) {
 /* Copies the successful tasks' figures under the lock (the caller holds
  * it); unlocks; sorts and writes.  1 when it answered with an error. */
 static int task_summary(req *r, status_store *st, st_stage *s, int *unlocked) {
-    dist d;
+    rj_dist d;
     memset(&d, 0, sizeof d);
     if (quantiles_param(r, &d)) return 1;
     int n = 0;
@@ -897,7 +463,7 @@ static int task_summary(req *r, status_store *st, st_stage *s, int *unlocked) {
     double f[D_N];
     for (st_task *t = s->tasks; t && i < n; t = t->next) {
         if (t->status != ST_SUCCESS || !t->has_metrics) continue;
-        task_figures(t, r->now, f);
+        rj_task_figures(t, r->now, f);
         for (int k = 0; k < D_N; k++) col[(size_t)k * (size_t)n + (size_t)i] = f[k];
         i++;
     }
@@ -913,86 +479,24 @@ static int task_summary(req *r, status_store *st, st_stage *s, int *unlocked) {
             d.v[k][q] = c[at];
         }
     }
-    write_summary(&r->w, &d);
+    rj_summary(&r->w, &d);
     free(col);
     free(vals);
     return 0;
 }
 
-/* ------------------------------------------------------------- executors */
-
-static void write_exec(json_writer *w, const st_exec *x) {
-    json_w_begin_object(w);
-    k_s(w, "id", x->id);
-    char hp[96];
-    if (x->port) snprintf(hp, sizeof hp, "%s:%d", x->host, x->port);
-    else snprintf(hp, sizeof hp, "%s", x->host);
-    k_s(w, "hostPort", hp);
-    k_b(w, "isActive", x->active);
-    k_i(w, "rddBlocks", 0);
-    k_i(w, "memoryUsed", 0);
-    k_i(w, "diskUsed", 0);
-    k_i(w, "totalCores", x->cores);
-    k_i(w, "maxTasks", x->cores);
-    k_i(w, "activeTasks", x->active_tasks);
-    k_i(w, "failedTasks", x->failed_tasks);
-    k_i(w, "completedTasks", x->completed_tasks);
-    k_i(w, "totalTasks", x->total_tasks);
-    k_i(w, "totalDuration", x->total_duration);
-    k_i(w, "totalGCTime", 0);
-    k_i(w, "totalInputBytes", x->input_bytes);
-    k_i(w, "totalShuffleRead", x->shuffle_read);
-    k_i(w, "totalShuffleWrite", x->shuffle_write);
-    k_b(w, "isBlacklisted", 0);
-    k_i(w, "maxMemory", x->max_mem);
-    k_t(w, "addTime", x->add_ms);
-    k_ot(w, "removeTime", x->remove_ms);
-    if (!x->active) k_os(w, "removeReason", x->remove_reason);
-    write_logs(w, x);
-    k_empty_arr(w, "blacklistedInStages");
-    k_empty_obj(w, "attributes");
-    k_empty_obj(w, "resources");
-    k_i(w, "resourceProfileId", 0);
-    k_b(w, "isExcluded", 0);
-    k_empty_arr(w, "excludedInStages");
-    json_w_end_object(w);
-}
-
 static int executors(req *r, status_store *st, int all) {
     json_w_begin_array(&r->w);
     for (st_exec *x = status_execs(st); x; x = x->next)
-        if (all || x->active) write_exec(&r->w, x);
+        if (all || x->active) rj_exec(&r->w, x);
     json_w_end_array(&r->w);
     return 0;
-}
-
-/* ------------------------------------------------------------- storage */
-
-/* StorageLevel.description: "Disk Memory Deserialized 1x Replicated". */
-static void level_text(const ae_storage *l, char *out, size_t cap) {
-    snprintf(out, cap, "%s%s%s%dx Replicated", l->use_disk ? "Disk " : "",
-             l->use_memory ? (l->use_offheap ? "Memory (off heap) " : "Memory ") : "",
-             l->deserialized ? "Deserialized " : "Serialized ", l->replication);
-}
-
-static void write_rdd(json_writer *w, const st_rdd *d) {
-    char lv[96];
-    level_text(&d->level, lv, sizeof lv);
-    json_w_begin_object(w);
-    k_i(w, "id", d->id);
-    k_s(w, "name", d->name);
-    k_i(w, "numPartitions", d->nparts);
-    k_i(w, "numCachedPartitions", d->ncached);
-    k_s(w, "storageLevel", lv);
-    k_i(w, "memoryUsed", d->mem);
-    k_i(w, "diskUsed", d->disk);
-    json_w_end_object(w);
 }
 
 static int rdds(req *r, status_store *st) {
     json_w_begin_array(&r->w);
     for (st_rdd *d = status_rdds(st); d; d = d->next)
-        if (d->ncached > 0) write_rdd(&r->w, d);
+        if (d->ncached > 0) rj_rdd(&r->w, d);
     json_w_end_array(&r->w);
     return 0;
 }
@@ -1097,7 +601,7 @@ static int app_resource(req *r, status_store *st, char **seg, int n) {
         st_job *j;
         if (seg_int(seg[1], &id)) rc = not_found(r);
         else if (!(j = status_job(st, id))) rc = fail(r, 404, "unknown job: %d", id);
-        else write_job(&r->w, j);
+        else rj_job(&r->w, j);
     } else if (!strcmp(s0, "stages") && n == 1) {
         rc = stages(r, st);
     } else if (!strcmp(s0, "stages") && n >= 2 && n <= 4) {
@@ -1112,7 +616,7 @@ static int app_resource(req *r, status_store *st, char **seg, int n) {
             if (!s) rc = 1;
             else if (n == 3) {
                 int details = details_param(r, 1);
-                rc = details < 0 ? 1 : write_stage(r, st, s, details);
+                rc = details < 0 ? 1 : (r->err = rj_stage(&r->w, st, s, details, r->now));
             } else if (!strcmp(seg[3], "taskSummary")) rc = task_summary(r, st, s, &unlocked);
             else if (!strcmp(seg[3], "taskList")) rc = task_list(r, st, s);
             else rc = not_found(r);
@@ -1126,7 +630,7 @@ static int app_resource(req *r, status_store *st, char **seg, int n) {
         if (n == 2) rc = rdds(r, st);
         else if (seg_int(seg[2], &id)) rc = not_found(r);
         else if (!(d = status_rdd(st, id))) rc = fail(r, 404, "no rdd found w/ id %d", id);
-        else write_rdd(&r->w, d);
+        else rj_rdd(&r->w, d);
     } else if (!strcmp(s0, "environment") && n == 1) {
         rc = environment(r, st);
     } else {
@@ -1230,7 +734,7 @@ int rest_answer(const rest_provider *p, const char *path, const char *query, int
                 status_rdlock(st);
                 const status_app *s2 = status_app_info(st);
                 rest_app a = {s2->id, s2->name, s2->attempt_id, s2->user, s2->version, s2->start_ms, s2->end_ms, 0};
-                write_attempt(&r->w, &a);
+                rj_attempt(&r->w, &a);
                 status_unlock(st);
             } else {
                 app_resource(r, st, seg + first, n - first);
