@@ -60,7 +60,6 @@ void rj_job(json_writer *w, const st_job *j) {
     json_w_end_object(w);
 }
 
-
 /* ------------------------------------------------------------- tasks */
 
 static int64_t task_duration(const st_task *t, int64_t now) {
@@ -162,7 +161,6 @@ void rj_task(json_writer *w, const status_store *st, const st_task *t, int64_t n
     k_i(w, "gettingResultTime", task_getting_result(t, now));
     json_w_end_object(w);
 }
-
 
 static void write_execsum(json_writer *w, const st_execsum *e) {
     json_w_key(w, e->exec_id);
@@ -290,9 +288,7 @@ int rj_stage(json_writer *w, const status_store *st, const st_stage *s, int deta
     return 0;
 }
 
-
 /* ------------------------------------------------------------- taskSummary */
-
 
 void rj_task_figures(const st_task *t, int64_t now, double *f) {
     const task_metrics *m = &t->m;
@@ -325,8 +321,6 @@ void rj_task_figures(const st_task *t, int64_t now, double *f) {
     f[D_SW_RECS] = (double)m->sw_records;
     f[D_SW_TIME] = (double)m->sw_time_ns;
 }
-
-
 
 static void k_dist(json_writer *w, const char *k, const rj_dist *d, int f) {
     json_w_key(w, k);
@@ -428,7 +422,6 @@ void rj_exec(json_writer *w, const st_exec *x) {
     k_empty_arr(w, "excludedInStages");
     json_w_end_object(w);
 }
-
 
 /* ------------------------------------------------------------- storage */
 
