@@ -11,6 +11,8 @@
  * finished tasks skips at most the few still running.
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +110,7 @@ static uint64_t stage_key(int id, int attempt) { return (uint64_t)(uint32_t)id <
 
 struct status_store {
     pthread_rwlock_t lock;
+    atomic_int rwait; /* readers waiting for the lock */
     status_limits lim;
     status_app app;
     ae_prop *env[AE_ENV_SECTIONS];
@@ -175,12 +178,11 @@ const char *status_task_name(int s) {
 status_store *status_new(const status_limits *lim) {
     status_store *st = calloc(1, sizeof *st);
     if (!st) return NULL;
-    pthread_rwlockattr_t a;
-    pthread_rwlockattr_init(&a);
-    /* The bus thread is the one writer: readers must not starve it. */
-    pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-    pthread_rwlock_init(&st->lock, &a);
-    pthread_rwlockattr_destroy(&a);
+    /* Readers first (the default): the readers are a UI's one loop thread
+     * (or a few), each holding the lock for one answer, so the bus thread
+     * waits at most that long; preferring the writer would starve the UI
+     * for as long as events keep coming. */
+    pthread_rwlock_init(&st->lock, NULL);
     st->lim.retained_jobs = lim && lim->retained_jobs > 0 ? lim->retained_jobs : STATUS_RETAINED_JOBS;
     st->lim.retained_stages = lim && lim->retained_stages > 0 ? lim->retained_stages : STATUS_RETAINED_STAGES;
     st->lim.retained_tasks = lim && lim->retained_tasks > 0 ? lim->retained_tasks : STATUS_RETAINED_TASKS;
@@ -317,7 +319,15 @@ void status_free(status_store *st) {
     free(st);
 }
 
-void status_rdlock(status_store *st) { pthread_rwlock_rdlock(&st->lock); }
+/* A reader waiting for the lock counts itself in rwait, and the writer
+ * lets it in before taking the lock again: else a steady stream of events
+ * would re-take the lock each time before the woken reader runs, and shut
+ * the UI out for as long as a stage runs. */
+void status_rdlock(status_store *st) {
+    atomic_fetch_add(&st->rwait, 1);
+    pthread_rwlock_rdlock(&st->lock);
+    atomic_fetch_sub(&st->rwait, 1);
+}
 void status_unlock(status_store *st) { pthread_rwlock_unlock(&st->lock); }
 
 /* ------------------------------------------------------------- lookups */
@@ -951,6 +961,7 @@ static void on_unpersist(status_store *st, const app_event *e) {
 }
 
 void status_on_event(status_store *st, const app_event *e) {
+    for (int i = 0; i < 100 && atomic_load(&st->rwait); i++) sched_yield();
     pthread_rwlock_wrlock(&st->lock);
     if (e->time_ms > st->app.last_ms) st->app.last_ms = e->time_ms;
     switch (e->kind) {

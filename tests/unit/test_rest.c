@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -417,5 +418,76 @@ TEST(ui_server_over_tcp) {
     CHECK_STR_CONTAINS(em_errmsg(), "0.0.0.0");
     close(fd);
     ui_stop(u);
+    status_free(st);
+}
+
+/* ------------------------------------------------- readers and a writer */
+
+typedef struct reader {
+    const rest_provider *p;
+    volatile int stop;
+    int answers, bad;
+} reader;
+
+static void *read_loop(void *arg) {
+    reader *rd = arg;
+    static const char *const targets[] = {
+        APPS "/jobs", APPS "/stages?details=true", APPS "/stages/0/0/taskSummary",
+        APPS "/stages/0/0/taskList?sortBy=-runtime&length=50", APPS "/allexecutors", "/api/v1/applications"};
+    json_doc d = JSON_DOC_INIT;
+    ebuf b = EBUF_INIT;
+    for (int i = 0; !rd->stop || i < 6; i++) {
+        int s = get(rd->p, targets[i % 6], &d, &b);
+        rd->answers++;
+        if (s != 200 && s != 404) rd->bad++;
+    }
+    json_doc_free(&d);
+    ebuf_free(&b);
+    return NULL;
+}
+
+/* The listener's thread feeds jobs of 1,000 tasks (stage and job ids
+ * reused as the limits drop them) while another thread asks for every
+ * shape: each answer is whole (200 with JSON that parses, or 404). */
+TEST(rest_readers_while_feeding) {
+    status_limits lim = {3, 3, 300, 2};
+    status_store *st = status_new(&lim);
+    CHECK(st);
+    app_event e = fx_ev(AE_APP_START, FIX_T0);
+    e.app_id = (char *)FIX_APP;
+    e.app_name = (char *)"busy";
+    status_on_event(st, &e);
+    rest_provider p;
+    rest_single(&p, st);
+    reader rd = {&p, 0, 0, 0};
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, read_loop, &rd) == 0);
+    int64_t id = 0;
+    for (int job = 0; job < 20; job++) {
+        ae_stage s = fx_stage(0, job, 1000);
+        s.rdds = NULL;
+        s.nrdds = 0;
+        fx_job_start(st, job, &s, 1, FIX_T0 + job, 0);
+        s.submit_ms = FIX_T0 + job;
+        fx_stage_ev(st, AE_STAGE_SUBMITTED, s, s.submit_ms);
+        for (int i = 0; i < 1000; i++, id++) {
+            ae_task k = fx_task(id, i, 0, i % 3 ? "1" : "2", FIX_T0 + id);
+            fx_task_start(st, 0, job, k);
+            fx_task_end(st, 0, job, k, i % 97 ? AE_SUCCESS : AE_EXCEPTION, i % 50);
+        }
+        s.complete_ms = FIX_T0 + id;
+        fx_stage_ev(st, AE_STAGE_COMPLETED, s, s.complete_ms);
+        fx_job_end(st, job, 0, FIX_T0 + id);
+    }
+    rd.stop = 1;
+    pthread_join(th, NULL);
+    fprintf(stderr, "  %d answers while feeding\n", rd.answers);
+    CHECK(rd.answers >= 6);
+    CHECK_EQ_I64(rd.bad, 0);
+    status_rdlock(st);
+    CHECK_EQ_I64(status_njobs(st), 3);
+    CHECK_EQ_I64(status_nstages(st), 3);
+    CHECK_EQ_I64(status_stage(st, 0, 19)->ntasks_kept, 300);
+    status_unlock(st);
     status_free(st);
 }
