@@ -1,7 +1,8 @@
 /*
  * httpd.h -- the small HTTP server every ember process that serves pages
- * or JSON uses (the master's status port).  One request per connection,
- * answered with HTTP/1.0 and "Connection: close"; GET and HEAD only.
+ * or JSON uses (the master's status port, the driver's UI).  One request
+ * per connection, answered with HTTP/1.0 and "Connection: close"; GET and
+ * HEAD only.
  *
  * It is bounded against any peer:
  *   - at most max_conns connections at once (HTTPD_MAX_CONNS, lowered by
