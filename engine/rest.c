@@ -163,6 +163,10 @@ static int fail(req *r, int status, const char *fmt, ...) {
     va_end(ap);
     if (n < 0) n = 0;
     if (n > (int)sizeof msg - 2) n = (int)sizeof msg - 2;
+    /* A name echoed from the path may hold any decoded byte: the answer
+     * stays one line of text. */
+    for (int i = 0; i < n; i++)
+        if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f) msg[i] = '?';
     msg[n++] = '\n';
     ebuf_reset(r->body);
     *r->status = status;
