@@ -263,6 +263,17 @@ static const conf_spec conf_keys[] = {
     /* Log lines of cluster mode (log.h): the driver's own default is warn,
      * so that a program's output is its own; the daemons' is info. */
     {.key = "ember.log.level", .def = "warn", .type = CONF_ENUM, .choices = log_choices},
+    /* The driver's UI and /api/v1 (engine/ui.h, status.h): Spark's keys
+     * and defaults; the port's next ones are tried up to maxRetries above
+     * it; the store keeps at most so many jobs, stage attempts, tasks of
+     * one stage attempt and removed executors. */
+    {.key = "ember.ui.enabled", .def = "true", .type = CONF_BOOL},
+    {.key = "ember.ui.port", .def = "4040", .type = CONF_INT, .min = 0, .max = 65535},
+    {.key = "ember.port.maxRetries", .def = "16", .type = CONF_INT, .min = 0, .max = 1000},
+    {.key = "ember.ui.retainedJobs", .def = "1000", .type = CONF_INT, .min = 1, .max = INT32_MAX},
+    {.key = "ember.ui.retainedStages", .def = "1000", .type = CONF_INT, .min = 1, .max = INT32_MAX},
+    {.key = "ember.ui.retainedTasks", .def = "100000", .type = CONF_INT, .min = 1, .max = INT32_MAX},
+    {.key = "ember.ui.retainedDeadExecutors", .def = "100", .type = CONF_INT, .min = 0, .max = INT32_MAX},
     /* Tests only (engine/faults.h): never set them in production. */
     {.key = "ember.test.faults", .def = "", .type = CONF_FAULTS},
     /* local[N]'s threads split into this many executors (1 to N, fixed at

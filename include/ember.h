@@ -290,6 +290,14 @@ typedef struct em_rdd em_rdd;
  *   ember.speculation.quantile    0..1      0.9       share of a stage's
  *                                 tasks done before speculating
  *   ember.speculation.minTaskRuntime 0..1h  100ms     never speculate earlier
+ *   ember.ui.enabled              bool      true      the UI and /api/v1
+ *   ember.ui.port                 0..65535  4040      the UI's first port
+ *   ember.port.maxRetries         0..1000   16        ports tried above it
+ *   ember.ui.retainedJobs         >= 1      1000      jobs the UI keeps
+ *   ember.ui.retainedStages       >= 1      1000      stage attempts kept
+ *   ember.ui.retainedTasks        >= 1      100000    tasks kept per stage
+ *                                 attempt
+ *   ember.ui.retainedDeadExecutors >= 0     100       removed executors kept
  *   ember.test.faults             fault spec  ""   tests only: injected
  *                                 failures, delays and corrupt shuffle
  *                                 output (docs/configuration.md)
