@@ -39,7 +39,7 @@ LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 
 # A daemon's main (*_main.c) is not part of the library: it makes bin/.
 LIB_SRC = $(filter-out %_main.c,$(wildcard engine/*.c scheduler/*.c executor/*.c mllib/*.c))
-DAEMONS = $(BUILD)/bin/ember-master $(BUILD)/bin/ember-worker
+DAEMONS = $(BUILD)/bin/ember-master $(BUILD)/bin/ember-worker $(BUILD)/bin/ember-history-server
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/*.c tests/unit/*.c tests/api/*.c tests/ml/*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
@@ -151,6 +151,9 @@ $(BUILD)/bin/ember-master: scheduler/masterd_main.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $< -o $@ $(LIB_OBJ) $(LDFLAGS_ALL) $(LIBS)
 $(BUILD)/bin/ember-worker: executor/worker_main.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $< -o $@ $(LIB_OBJ) $(LDFLAGS_ALL) $(LIBS)
+$(BUILD)/bin/ember-history-server: engine/historyd_main.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $< -o $@ $(LIB_OBJ) $(LDFLAGS_ALL) $(LIBS)
 
@@ -312,7 +315,8 @@ install: lib daemons
 	  $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/conf
 	install -m 755 $(DAEMONS) scripts/ember-submit $(DESTDIR)$(PREFIX)/bin/
 	install -m 755 scripts/ember-daemon.sh scripts/start-master.sh scripts/stop-master.sh \
-	  scripts/start-worker.sh scripts/stop-worker.sh $(DESTDIR)$(PREFIX)/sbin/
+	  scripts/start-worker.sh scripts/stop-worker.sh scripts/start-history-server.sh \
+	  scripts/stop-history-server.sh $(DESTDIR)$(PREFIX)/sbin/
 	install -m 644 conf/ember-defaults.conf.template $(DESTDIR)$(PREFIX)/conf/
 	install -m 644 include/ember.h include/ember_ml.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(BUILD)/libember.a $(DESTDIR)$(PREFIX)/lib/

@@ -31,6 +31,7 @@
 #include "err.h"
 #include "eventlog.h"
 #include "executor.h"
+#include "historyd.h"
 #include "lcluster.h"
 #include "local.h"
 #include "log.h"
@@ -125,7 +126,8 @@ static uint64_t next_uid = 1;
 /*
  * The takeover (architecture section 3).  Cluster mode runs the driver's
  * own binary in other roles: a worker starts it as an executor, and a
- * driver of local-cluster starts it as the master and the workers.
+ * driver of local-cluster starts it as the master and the workers (a test
+ * starts it as the history server).
  * EMBER_ROLE in the environment says which; then libember runs that role
  * before main and exits, so main never runs.  It lives in the object of
  * em_open, so that any program that can open a context, linked shared or
@@ -162,8 +164,9 @@ __attribute__((constructor)) static void em__takeover(void) {
     if (!strcmp(role, "executor")) rc = executor_main();
     else if (!strcmp(role, "master")) rc = masterd_main(argc, argv);
     else if (!strcmp(role, "worker")) rc = worker_main(argc, argv);
+    else if (!strcmp(role, "history-server")) rc = historyd_main(argc, argv);
     else {
-        fprintf(stderr, "ember: unknown EMBER_ROLE \"%s\" (executor, master or worker)\n", role);
+        fprintf(stderr, "ember: unknown EMBER_ROLE \"%s\" (executor, master, worker or history-server)\n", role);
         rc = 2;
     }
     fflush(NULL);

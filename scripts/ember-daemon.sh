@@ -3,8 +3,8 @@
 # a PID file and a log, as Spark's spark-daemon.sh.  The start-* and stop-*
 # scripts call it; it is not meant to be run by hand.
 #
-#   ember-daemon.sh start master|worker [DAEMON ARGS...]
-#   ember-daemon.sh stop master|worker
+#   ember-daemon.sh start master|worker|history-server [DAEMON ARGS...]
+#   ember-daemon.sh stop master|worker|history-server
 #
 # PID files go to $EMBER_PID_DIR (default /tmp), logs to $EMBER_LOG_DIR
 # (default logs/ next to this script's directory), named
@@ -18,8 +18,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 action="${1:-}"
 role="${2:-}"
-[ $# -ge 2 ] && shift 2 || { echo "usage: ember-daemon.sh start|stop master|worker [ARGS...]" >&2; exit 2; }
-case "$role" in master|worker) ;; *) echo "ember-daemon.sh: unknown role $role" >&2; exit 2 ;; esac
+[ $# -ge 2 ] && shift 2 || { echo "usage: ember-daemon.sh start|stop master|worker|history-server [ARGS...]" >&2; exit 2; }
+case "$role" in master|worker|history-server) ;; *) echo "ember-daemon.sh: unknown role $role" >&2; exit 2 ;; esac
 
 name="ember-$role"
 inst=1
@@ -93,5 +93,5 @@ stop)
     rm -f "$pidfile"
     echo "stopped $name (process $pid)"
     ;;
-*) echo "usage: ember-daemon.sh start|stop master|worker [ARGS...]" >&2; exit 2 ;;
+*) echo "usage: ember-daemon.sh start|stop master|worker|history-server [ARGS...]" >&2; exit 2 ;;
 esac

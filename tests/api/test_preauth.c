@@ -231,10 +231,12 @@ static int target_of(em_ctx *c, int which, int *pid, int *port) {
     if (which == P_DRIVER || which == P_MASTER) {
         int self = which == P_DRIVER ? (int)getpid() : find_master(), ports[8];
         int n = self > 0 ? listening_ports(self, ports, 8) : 0;
+        /* Each listens on its own port and serves HTTP on another (the
+         * master's status, the driver's UI). */
         for (int i = 0; i < n; i++)
-            if (which == P_DRIVER || !speaks_http(ports[i])) *port = ports[i];
+            if (!speaks_http(ports[i])) *port = ports[i];
         *pid = self;
-        return n == (which == P_DRIVER ? 1 : 2) && *port > 0 ? 0 : -1;
+        return n == 2 && *port > 0 ? 0 : -1;
     }
     if (em_collect(em_flat_map(em_range(c, 0, 1, 1, 1), fn_exec_ports, NULL, 0), &b)) {
         fprintf(stderr, "  fn_exec_ports: %s\n", em_errmsg());
