@@ -57,6 +57,7 @@ static const char *const log_choices[] = {"error", "warn", "info", "debug", NULL
 static const char *const progress_choices[] = {"auto", "true", "false", NULL};
 /* Names as bf_codec_id_of (codec.h) knows them; lz4 first, the default. */
 static const char *const codec_choices[] = {"lz4", "zstd", "zlib", "prefix", "none", NULL};
+static const char *const evlog_codec_choices[] = {"zstd", "lz4", NULL};
 static const char *const recovery_choices[] = {"NONE", "FILESYSTEM", NULL};
 
 static const conf_spec conf_keys[] = {
@@ -126,6 +127,22 @@ static const conf_spec conf_keys[] = {
      * freed (Spark's default keeps them: they outlive the application). */
     {.key = "ember.checkpoint.dir", .def = "", .type = CONF_STRING},
     {.key = "ember.cleaner.referenceTracking.cleanCheckpoints", .def = "false", .type = CONF_BOOL},
+    /* Event logs (eventlog.h), Spark's settings and defaults; the history
+     * server's directory and port. */
+    {.key = "ember.eventLog.enabled", .def = "false", .type = CONF_BOOL},
+    {.key = "ember.eventLog.dir", .def = "/tmp/ember-events", .type = CONF_STRING},
+    {.key = "ember.eventLog.compress", .def = "false", .type = CONF_BOOL},
+    {.key = "ember.eventLog.compression.codec", .def = "zstd", .type = CONF_ENUM, .choices = evlog_codec_choices},
+    {.key = "ember.eventLog.rolling.enabled", .def = "false", .type = CONF_BOOL},
+    {.key = "ember.eventLog.rolling.maxFileSize", .def = "128m", .type = CONF_SIZE, .min = KiB, .max = TiB},
+    {.key = "ember.eventLog.overwrite", .def = "false", .type = CONF_BOOL},
+    {.key = "ember.scheduler.listenerbus.eventqueue.capacity", .def = "10000", .type = CONF_INT, .min = 1,
+     .max = 100000000},
+    {.key = "ember.history.fs.logDirectory", .def = "/tmp/ember-events", .type = CONF_STRING},
+    {.key = "ember.history.fs.update.interval", .def = "10s", .type = CONF_DURATION, .unit_ms = 1, .min = 1,
+     .max = 86400000},
+    {.key = "ember.history.ui.port", .def = "18080", .type = CONF_INT, .min = 0, .max = 65535},
+    {.key = "ember.history.retainedApplications", .def = "50", .type = CONF_INT, .min = 1, .max = 1000000},
     /* auto: draw the bar only when stderr is a terminal; true; false. */
     {.key = "ember.progress", .def = "auto", .type = CONF_ENUM, .choices = progress_choices},
     /* Excluding executors whose tasks fail, as Spark's excludeOnFailure
@@ -204,6 +221,14 @@ static const conf_spec conf_keys[] = {
     /* The worker's cache of application binaries (DIR/bin), least
      * recently used out first, never one an executor uses. */
     {.key = "ember.worker.binCache.maxBytes", .def = "1g", .type = CONF_SIZE, .min = 0, .max = INT64_MAX},
+    /* The worker's web UI (Spark's spark.worker.ui.port, 8081; 0: any free
+     * port) and how many finished executors its page and /json keep
+     * (spark.worker.ui.retainedExecutors). */
+    {.key = "ember.worker.ui.port", .def = "8081", .type = CONF_INT, .min = 0, .max = 65535},
+    {.key = "ember.worker.ui.retainedExecutors", .def = "1000", .type = CONF_INT, .min = 0, .max = 1000000},
+    /* The daemons' (and the driver's) metrics in the Prometheus text
+     * format (Spark's spark.ui.prometheus.enabled, off by default). */
+    {.key = "ember.ui.prometheus.enabled", .def = "false", .type = CONF_BOOL},
     /* Cluster mode's wire and security. */
     {.key = "ember.rpc.message.maxSize", .def = "128m", .type = CONF_SIZE, .min = 64 * KiB, .max = ((int64_t)1 << 31) - 1,
      .why_max = "a frame's length is 32 bits"},
@@ -667,6 +692,20 @@ char *conf_lines(const em_conf *c) {
         return NULL;
     }
     return (char *)b.p;
+}
+
+void conf_each(const em_conf *c, void (*fn)(void *arg, const char *key, const char *value), void *arg) {
+    for (size_t i = 0; c && i < c->n; i++) fn(arg, c->v[i].key, c->v[i].val);
+}
+
+int conf_redacted(const char *key) {
+    static const char *const words[] = {"secret", "password", "token", "accesskey", "access.key", NULL};
+    for (int w = 0; words[w]; w++) {
+        size_t n = strlen(words[w]);
+        for (const char *p = key; *p; p++)
+            if (!strncasecmp(p, words[w], n)) return 1;
+    }
+    return 0;
 }
 
 int conf_merge(em_conf *dst, const em_conf *src) {

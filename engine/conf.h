@@ -69,6 +69,14 @@ int conf_is_set(const em_conf *c, const char *key);
  * ember.authenticate.* and values holding a newline: the settings a driver
  * hands its executors.  A malloc'd string, or NULL (message set). */
 char *conf_lines(const em_conf *c);
+/* Call fn(arg, key, value) for every key c sets, in the order set. */
+void conf_each(const em_conf *c, void (*fn)(void *arg, const char *key, const char *value), void *arg);
+/* Whether key's value is hidden wherever settings are shown (the UI's
+ * Environment page, the event log): keys matching Spark's
+ * spark.redaction.regex default, (?i)secret|password|token|access[.]?key. */
+int conf_redacted(const char *key);
+/* What is shown instead of a hidden value (Spark's text). */
+#define CONF_REDACTED "*********(redacted)"
 /* Every key src sets, set in dst too (src's values win).  0 or EM_ENOMEM. */
 int conf_merge(em_conf *dst, const em_conf *src);
 

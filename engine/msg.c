@@ -29,6 +29,7 @@ typedef struct msg_def {
     const char *name;
     int n;
     field_def f[MSG_MAX_FIELDS];
+    int nopt; /* the last nopt fields are optional */
 } msg_def;
 
 #define STR(nm, mn, mx) {nm, MT_STR, mn, mx}
@@ -38,21 +39,26 @@ typedef struct msg_def {
 #define BOOL(nm) {nm, MT_BOOL, 0, 1}
 
 static const msg_def defs[M_TAG_END] = {
-    [M_REGISTER_WORKER] = {"register_worker", 6,
+    [M_REGISTER_WORKER] = {"register_worker", 7,
                            {STR("worker id", 1, ID_MAX), STR("host", 1, HOST_MAX), U64("port", 0, 65535),
-                            U64("cores", 1, 1u << 20), U64("memory MiB", 1, ANY), U64("executors", 0, 1u << 20)}},
-    [M_WORKER_REGISTERED] = {"worker_registered", 1, {STR("master url", 1, HOST_MAX)}},
+                            U64("cores", 1, 1u << 20), U64("memory MiB", 1, ANY), U64("executors", 0, 1u << 20),
+                            STR("web ui url", 0, HOST_MAX)},
+                           1},
+    [M_WORKER_REGISTERED] = {"worker_registered", 2, {STR("master url", 1, HOST_MAX), STR("master web ui url", 0, HOST_MAX)},
+                             1},
     [M_REGISTER_REFUSED] = {"register_refused", 1, {STR("reason", 0, TEXT_MAX)}},
     [M_HEARTBEAT] = {"heartbeat", 1, {STR("sender id", 1, ID_MAX)}},
-    [M_REGISTER_APP] = {"register_app", 8,
+    [M_REGISTER_APP] = {"register_app", 10,
                         {STR("name", 0, ID_MAX), STR("driver url", 1, HOST_MAX), BIN("binary hash", HASH_LEN, HASH_LEN),
                          U64("cores max", 0, ANY), U64("cores per executor", 0, 1u << 20),
                          U64("memory MiB", 1, ANY), STR("executor settings", 0, MSG_CONF_MAX),
-                         STR("app id", 0, ID_MAX)}},
+                         STR("app id", 0, ID_MAX), STR("ui url", 0, HOST_MAX), STR("user", 0, ID_MAX)},
+                        2},
     [M_APP_REGISTERED] = {"app_registered", 1, {STR("app id", 1, ID_MAX)}},
-    [M_EXECUTOR_ADDED] = {"executor_added", 4,
+    [M_EXECUTOR_ADDED] = {"executor_added", 6,
                           {U64("executor id", 0, ANY), STR("worker id", 1, ID_MAX), STR("host", 1, HOST_MAX),
-                           U64("cores", 1, 1u << 20)}},
+                           U64("cores", 1, 1u << 20), STR("stdout url", 0, HOST_MAX), STR("stderr url", 0, HOST_MAX)},
+                          2},
     [M_EXECUTOR_LOST] = {"executor_lost", 4,
                          {U64("executor id", 0, ANY), STR("reason", 0, TEXT_MAX), I64("exit code"),
                           U64("signal", 0, 127)}},
@@ -127,7 +133,8 @@ static int in_bounds(const field_def *f, uint64_t v) { return v >= f->min && (f-
 /* msg_encode; head: leave the last field's bytes out. */
 static int encode(ebuf *out, int tag, const msg_val *f, int n, int head) {
     const msg_def *d = def_of(tag);
-    if (!d || n != d->n) return em__seterr(EM_EINVAL, "msg_encode: message %d with %d fields", tag, n);
+    if (!d || n > d->n || n < d->n - d->nopt)
+        return em__seterr(EM_EINVAL, "msg_encode: message %d with %d fields", tag, n);
     if (head && (n < 1 || d->f[n - 1].type != MT_BIN))
         return em__seterr(EM_EINVAL, "msg_encode: message %s does not end with bytes", d->name);
     for (int i = 0; i < n; i++) {
@@ -191,9 +198,14 @@ int msg_decode(msg *m, const uint8_t *body, size_t len) {
     uint64_t tag = o->via.array.ptr[0].via.u64;
     const msg_def *d = tag < M_TAG_END ? def_of((int)tag) : NULL;
     if (!d) return em__seterr(EM_EPROTO, "message of unknown tag %llu", (unsigned long long)tag);
-    if (o->via.array.size != (uint32_t)d->n + 1)
-        return em__seterr(EM_EPROTO, "message %s: %u fields, expected %d", d->name, o->via.array.size - 1, d->n);
-    for (int i = 0; i < d->n; i++) {
+    int got = (int)o->via.array.size - 1;
+    if (got > d->n || got < d->n - d->nopt) {
+        if (d->nopt)
+            return em__seterr(EM_EPROTO, "message %s: %d fields, expected %d to %d", d->name, got, d->n - d->nopt,
+                              d->n);
+        return em__seterr(EM_EPROTO, "message %s: %d fields, expected %d", d->name, got, d->n);
+    }
+    for (int i = 0; i < got; i++) {
         const msgpack_object *x = &o->via.array.ptr[i + 1];
         const field_def *fd = &d->f[i];
         msg_val *v = &m->f[i];
@@ -235,7 +247,7 @@ int msg_decode(msg *m, const uint8_t *body, size_t len) {
         }
     }
     m->tag = (int)tag;
-    m->n = d->n;
+    m->n = got;
     return 0;
 }
 

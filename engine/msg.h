@@ -9,6 +9,11 @@
  * else is EM_EPROTO naming the message and the field, and the connection
  * is closed.  Bulk data (binaries, shuffle segments, results) does not go
  * in messages but in FT_CHUNK frames that follow one.
+ *
+ * A message may end with optional fields (marked "optional" below): a
+ * sender of an older version leaves them out, and the decoded message has
+ * them empty (zero, or a string of length 0; msg.n says how many came).
+ * So a field is added to a message at its end, as an optional one.
  */
 #ifndef EM_MSG_H
 #define EM_MSG_H
@@ -20,21 +25,24 @@
 
 #include "buf.h"
 
-#define MSG_MAX_FIELDS 8
+#define MSG_MAX_FIELDS 12
 
 enum msg_tag {
     /* worker <-> master */
     M_REGISTER_WORKER = 1, /* worker id, host, port, cores, memory MiB, executors running (an
-                              executor_running message for each follows) */
-    M_WORKER_REGISTERED,   /* master url */
+                              executor_running message for each follows), optional: its web UI
+                              URL ("http://host:port", empty: none) */
+    M_WORKER_REGISTERED,   /* master url, optional: the master's web UI URL */
     M_REGISTER_REFUSED,    /* reason */
     M_HEARTBEAT,           /* sender id */
     /* driver <-> master */
     M_REGISTER_APP,        /* name, driver url, binary hash, cores max, cores per executor, memory MiB,
                               executor settings (conf_lines), app id (empty: a new application;
-                              else the driver re-attaches to it after losing the master) */
+                              else the driver re-attaches to it after losing the master),
+                              optional: the driver's UI URL (empty: none), the user */
     M_APP_REGISTERED,      /* app id */
-    M_EXECUTOR_ADDED,      /* executor id, worker id, host, cores */
+    M_EXECUTOR_ADDED,      /* executor id, worker id, host, cores, optional: the URLs of its stdout
+                              and stderr on its worker's web UI (empty: none) */
     M_EXECUTOR_LOST,       /* executor id, reason, exit code, signal (0, 0: not known) */
     M_UNREGISTER_APP,      /* app id */
     /* master -> worker, worker -> master */
@@ -125,7 +133,7 @@ typedef struct msg_val {
 
 typedef struct msg {
     int tag;
-    int n;
+    int n;  /* fields that came (optional ones left out are empty) */
     msg_val f[MSG_MAX_FIELDS];
     msgpack_unpacked u; /* what f's pointers point into */
 } msg;
@@ -147,8 +155,9 @@ static inline msg_val msg_str(const char *s) { return msg_bin(s, strlen(s)); }
 
 /* The message's name ("register_worker"), "unknown" for a bad tag. */
 const char *msg_name(int tag);
-/* Encode message tag with its fields (n must be the table's count, each
- * value read per its type) into out.  0, EM_EINVAL (a value over its
+/* Encode message tag with its fields (n must be the table's count, or
+ * less by optional fields left out; each value read per its type) into
+ * out.  0, EM_EINVAL (a value over its
  * size, a wrong count: a bug) or EM_ENOMEM. */
 int msg_encode(ebuf *out, int tag, const msg_val *f, int n);
 /* As msg_encode, for a message whose last field is bytes, but without

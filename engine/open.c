@@ -18,15 +18,18 @@
 #include <unistd.h>
 
 #include "accum.h"
+#include "appinfo.h"
 #include "bcast.h"
 #include "bigbuf.h"
 #include "blockstore.h"
+#include "bus.h"
 #include "checkpoint.h"
 #include "cluster.h"
 #include "conf.h"
 #include "ctx.h"
 #include "dag.h"
 #include "err.h"
+#include "eventlog.h"
 #include "executor.h"
 #include "lcluster.h"
 #include "local.h"
@@ -46,6 +49,13 @@ typedef struct wiring {
     struct netconf *net;  /* cluster mode: its connections' settings */
     int cluster;          /* the backend is cluster mode's */
     int cores;            /* local[N]: N */
+    /* Observability: the listener bus and its consumers (NULL when off),
+     * the application's id and start. */
+    lbus *bus;
+    evlog *elog;
+    int elog_failed;      /* a write failed: warned once */
+    char app_id[64];
+    int64_t start_ms;
 } wiring;
 
 /* A context and its wiring, allocated and freed as one. */
@@ -173,6 +183,67 @@ static int parse_master(const char *m) {
     return (int)n;
 }
 
+/* ------------------------------------------------------ observability */
+
+/* The event log's consumer: each event a line; the file is flushed at the
+ * events after which a reader of the .inprogress log (the history server)
+ * should see everything so far. */
+static void log_event(void *ud, const app_event *e) {
+    wiring *w = ud;
+    if (w->elog_failed) return;
+    int rc = evlog_write(w->elog, e);
+    if (!rc && (e->kind == AE_JOB_END || e->kind == AE_STAGE_COMPLETED || e->kind == AE_APP_START ||
+                e->kind == AE_EXEC_ADDED || e->kind == AE_EXEC_REMOVED || e->kind == AE_APP_END))
+        rc = evlog_flush(w->elog);
+    if (rc) {
+        w->elog_failed = 1;
+        log_msg(LOG_WARN, "eventlog", "%s: no more events are written to it", em_errmsg());
+    }
+}
+
+/* Start what observes the application (before the scheduler starts, so
+ * that it sees every event): the event log (ember.eventLog.enabled), the
+ * listener bus that feeds it, and the application's first events.  0, or
+ * < 0 with the message set (an event log directory that does not exist
+ * fails em_open, as it fails Spark's context). */
+static int obs_open(em_ctx *ctx, wiring *w) {
+    const em_conf *c = ctx->conf;
+    int elog = conf_bool(c, "ember.eventLog.enabled");
+    if (!elog) return 0;
+    if (!(w->bus = lbus_new((int)conf_i64(c, "ember.scheduler.listenerbus.eventqueue.capacity")))) return EM_ENOMEM;
+    if (elog) {
+        evlog_conf ec;
+        memset(&ec, 0, sizeof ec);
+        ec.dir = em_conf_get(c, "ember.eventLog.dir");
+        ec.compress = conf_bool(c, "ember.eventLog.compress");
+        ec.codec = em_conf_get(c, "ember.eventLog.compression.codec");
+        ec.rolling = conf_bool(c, "ember.eventLog.rolling.enabled");
+        ec.max_file_size = conf_size(c, "ember.eventLog.rolling.maxFileSize");
+        ec.overwrite = conf_bool(c, "ember.eventLog.overwrite");
+        int rc = evlog_open(&ec, w->app_id, &w->elog);
+        if (rc) return em__preferr(rc, "ember.eventLog.dir");
+        lbus_add(w->bus, log_event, w);
+    }
+    int rc = lbus_start(w->bus);
+    if (rc) return rc;
+    lbus_post(w->bus, appinfo_env(c, ctx->master, w->app_id));
+    lbus_post(w->bus, appinfo_start(em_conf_get(c, "ember.app.name"), w->app_id, w->start_ms));
+    dag_set_bus(w->dag, w->bus, !w->cluster);
+    return 0;
+}
+
+/* After the scheduler stopped: the application's end, every event handed
+ * on, the log finished. */
+static void obs_close(wiring *w) {
+    if (w->bus) {
+        lbus_post(w->bus, appinfo_end(lbus_now_ms()));
+        lbus_free(w->bus); /* hands on what is queued */
+        w->bus = NULL;
+    }
+    if (w->elog && evlog_close(w->elog)) log_msg(LOG_WARN, "eventlog", "%s", em_errmsg());
+    w->elog = NULL;
+}
+
 em_ctx *em_open(const char *master, const em_conf *conf) {
     opened *o = calloc(1, sizeof *o);
     if (!o) {
@@ -226,6 +297,7 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
         goto fail;
     }
     w->cores = ctx->cores;
+    w->start_ms = lbus_now_ms();
     ctx->uid = __atomic_fetch_add(&next_uid, 1, __ATOMIC_RELAXED) ^ ((uint64_t)getpid() << 32);
     {
         /* Reclaim what dead drivers left, then make this context's own
@@ -301,6 +373,9 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
             goto nomem;
         if (!(w->be = local_backend_new(ctx->cores, nexec, w->env, dag_events(w->dag)))) goto fail;
     }
+    if (w->cluster) snprintf(w->app_id, sizeof w->app_id, "%s", cluster_app_id(w->be));
+    else appinfo_local_id(w->start_ms, w->app_id, sizeof w->app_id);
+    if (obs_open(ctx, w)) goto fail;
     if (dag_start(w->dag, w->be)) goto fail;
     return ctx;
 nomem:
@@ -323,6 +398,7 @@ void em_close(em_ctx *ctx) {
     while (ctx->users) pthread_cond_wait(&ctx->idle, &ctx->mu);
     pthread_mutex_unlock(&ctx->mu);
     dag_stop(w->dag); /* every attempt ended, losers included */
+    obs_close(w);
     if (w->be) w->be->close(w->be);
     bb_trim(); /* the task buffers kept for reuse (bigbuf.h) */
     dag_free(w->dag);

@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "taskmetrics.h"
+
 typedef struct acc_update {
     uint32_t id, type;
     int64_t i;
@@ -37,6 +39,7 @@ typedef struct task_result {
     int64_t segs_fetched;    /* shuffle segments fetched over the wire ... */
     int64_t segs_host_local; /* ... and read from another location's files
                                 on this host (readHostLocalDisk) */
+    task_metrics m;          /* Spark's task metrics of the attempt */
 } task_result;
 
 void task_result_clear(task_result *r); /* frees data, accs and lost_maps */

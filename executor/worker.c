@@ -25,6 +25,7 @@
 #include "ember.h"
 #include "err.h"
 #include "frame.h"
+#include "httpd.h"
 #include "fsutil.h"
 #include "log.h"
 #include "msg.h"
@@ -32,11 +33,13 @@
 #include "shuffle_files.h"
 #include "shuffle_server.h"
 #include "worker.h"
+#include "worker_ui.h"
 
 #define ID_MAX 64
 #define TAIL_BYTES 4096     /* of an executor's stderr, in its exit report */
 #define KILL_GRACE_MS 5000  /* SIGTERM, then SIGKILL after this */
 #define RECONNECT_MS 1000
+#define UI_PORT_TRIES 17    /* the web UI's port, then the next 16 up (Spark's spark.port.maxRetries) */
 
 extern char **environ;
 
@@ -71,7 +74,23 @@ typedef struct worker {
     int svc_on, svc_port;
     shuffle_server *svc;
     wapp *apps;
+    /* The web UI (worker_ui.h): its port (0: any), server and URL; the
+     * master's web UI URL; the finished executors it shows (a ring of the
+     * last ember.worker.ui.retainedExecutors). */
+    int ui_port, prom;
+    httpd *ui;
+    char webui[128], master_webui[1025];
+    struct wdone *done;
+    int ndone, done_cap, done_next;
 } worker;
+
+/* A finished executor, as the web UI shows it. */
+struct wdone {
+    char app[ID_MAX];
+    int id, cores;
+    int64_t mem_mib;
+    const char *state; /* EXITED, KILLED or FAILED */
+};
 
 /* One executor process. */
 struct wexec {
@@ -252,6 +271,16 @@ static void exec_ended(wexec *e, int64_t code, int sig, const char *why) {
         log_msg(LOG_ERROR, "worker", "executor %s/%d cannot start: %s", e->app, e->id, tail);
     }
     e->exited = failed ? 2 : 1;
+    if (wk.done_cap > 0) { /* the web UI's finished executors */
+        struct wdone *dn = &wk.done[wk.done_next];
+        snprintf(dn->app, sizeof dn->app, "%s", e->app);
+        dn->id = e->id;
+        dn->cores = e->cores;
+        dn->mem_mib = e->mem_mib;
+        dn->state = failed ? "FAILED" : e->killed ? "KILLED" : "EXITED";
+        wk.done_next = (wk.done_next + 1) % wk.done_cap;
+        if (wk.ndone < wk.done_cap) wk.ndone++;
+    }
     if (failed) {
         /* Kept: a marker says so, and its time starts now (the sweep
          * removes the directory after the TTL). */
@@ -720,8 +749,8 @@ static void master_open(conn *c, void *ud) {
     uint64_t n = 0;
     for (wexec *e = wk.execs; e; e = e->next) n += !e->exited;
     msg_val f[] = {msg_str(wk.id), msg_str(wk.host), msg_u((uint64_t)wk.svc_port), msg_u((uint64_t)wk.cores),
-                   msg_u((uint64_t)wk.mem_mib), msg_u(n)};
-    int rc = conn_send_msg(c, M_REGISTER_WORKER, f, 6);
+                   msg_u((uint64_t)wk.mem_mib), msg_u(n), msg_str(wk.webui)};
+    int rc = conn_send_msg(c, M_REGISTER_WORKER, f, 7);
     for (wexec *e = wk.execs; e && !rc; e = e->next)
         if (!e->exited) {
             msg_val g[] = {msg_str(e->app), msg_u((uint64_t)e->id), msg_u((uint64_t)e->cores),
@@ -741,6 +770,8 @@ static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
         if (!wk.registered) log_msg(LOG_INFO, "worker", "registered with %.*s as %s", (int)m.f[0].len,
                                    (const char *)m.f[0].p, wk.id);
         wk.registered = 1;
+        snprintf(wk.master_webui, sizeof wk.master_webui, "%.*s", (int)m.f[1].len,
+                 m.f[1].p ? (const char *)m.f[1].p : "");
         break;
     case M_REGISTER_REFUSED:
         snprintf(why, sizeof why, "the master refused this worker: %.*s", (int)m.f[0].len, (const char *)m.f[0].p);
@@ -836,6 +867,52 @@ typedef struct start_arg {
     char err[512];
 } start_arg;
 
+/* The web UI's answers, from the worker's state now (worker_ui.h). */
+static int ui_answer(void *ud, const http_req *r, int *status, const char **ctype, ebuf *body) {
+    (void)ud;
+    int n = 0;
+    for (wexec *e = wk.execs; e; e = e->next) n += !e->exited;
+    wui_exec *run = calloc((size_t)n + 1, sizeof *run), *fin = calloc((size_t)wk.ndone + 1, sizeof *fin);
+    if (!run || !fin) {
+        free(run);
+        free(fin);
+        return em__seterr(EM_ENOMEM, "worker web UI: out of memory");
+    }
+    char master[200];
+    snprintf(master, sizeof master, "ember://%s:%d", wk.mhost, wk.mport);
+    wui_state s = {wk.id, wk.host, wk.dir, master, wk.master_webui, wk.webui, wk.cores, 0, wk.mem_mib, 0,
+                   run, 0, fin, 0, wk.prom};
+    for (wexec *e = wk.execs; e; e = e->next)
+        if (!e->exited) {
+            run[s.nrunning++] = (wui_exec){e->app, e->started ? "RUNNING" : "LAUNCHING", e->id, e->cores, e->mem_mib};
+            s.cores_used += e->cores;
+            s.mem_used += e->mem_mib;
+        }
+    for (int i = 1; i <= wk.ndone; i++) { /* the newest first */
+        const struct wdone *dn = &wk.done[(wk.done_next - i + wk.done_cap) % wk.done_cap];
+        fin[s.nfinished++] = (wui_exec){dn->app, dn->state, dn->id, dn->cores, dn->mem_mib};
+    }
+    int rc = worker_ui_answer(&s, r, status, ctype, body);
+    free(run);
+    free(fin);
+    return rc;
+}
+
+/* The web UI on its port, or the next free one of UI_PORT_TRIES (port 0:
+ * any).  0, or the error of the last try. */
+static int ui_start(void) {
+    httpd_opts ho = {0, 0, "worker"};
+    int rc = 0, bound = 0;
+    for (int i = 0; i < (wk.ui_port ? UI_PORT_TRIES : 1) && wk.ui_port + i <= 65535; i++) {
+        if (!(rc = httpd_start(wk.l, wk.host, wk.ui_port ? wk.ui_port + i : 0, &ho, ui_answer, NULL, &wk.ui, &bound)))
+            break;
+    }
+    if (rc) return rc;
+    snprintf(wk.webui, sizeof wk.webui, "http://%s:%d", wk.host, bound);
+    wk.ui_port = bound;
+    return 0;
+}
+
 static void start(void *arg) {
     start_arg *a = arg;
     if (wk.svc_on) {
@@ -843,9 +920,15 @@ static void start(void *arg) {
         so.component = "shuffle-service";
         ss_config sc = {svc_dir_of, NULL, 0};
         if ((a->rc = ss_start(wk.l, wk.host, wk.svc_port, &so, &sc, &wk.svc, &wk.svc_port))) {
-            em__geterr(a->err, sizeof a->err);
+            int k = snprintf(a->err, sizeof a->err, "the shuffle service (ember.shuffle.service.port %d): ", wk.svc_port);
+            em__geterr(a->err + k, sizeof a->err - (size_t)k);
             return;
         }
+    }
+    if ((a->rc = ui_start())) {
+        snprintf(a->err, sizeof a->err, "the web UI (ember.worker.ui.port %d): ", wk.ui_port);
+        em__geterr(a->err + strlen(a->err), sizeof a->err - strlen(a->err));
+        return;
     }
     iol_timer_init(wk.l, &wk.hb);
     iol_timer_init(wk.l, &wk.retry);
@@ -870,12 +953,16 @@ static void stop_all(void *arg) {
 
 static const char usage[] =
     "usage: ember-worker [--host HOST] [--cores N] [--memory SIZE] [--work-dir DIR]\n"
-    "                    [--conf KEY=VALUE]... [--insecure] MASTER\n"
+    "                    [--webui-port PORT] [--conf KEY=VALUE]... [--insecure] MASTER\n"
     "  Runs a worker of the cluster whose master is MASTER (ember://HOST:PORT): it\n"
     "  launches the executors the master grants, as processes, with their logs and\n"
     "  files under DIR/<application>/<executor>/ (default ./work).  HOST is the\n"
     "  address executors listen on and advertise (default 127.0.0.1); N the cores\n"
     "  it offers (default: all of this machine's); SIZE its memory (default 1g).\n"
+    "  Its web UI (/, /json, executors' logs at /logPage/) is on HOST:PORT (default\n"
+    "  ember.worker.ui.port, 8081, or the next free port of the 16 above it; 0: any\n"
+    "  free port; the log line says which).  ember.ui.prometheus.enabled (false)\n"
+    "  adds /metrics/prometheus.\n"
     "  Settings: ember.worker.heartbeatInterval (2500ms),\n"
     "  ember.worker.cleanup.appDataTtl (7d), ember.worker.binCache.maxBytes (1g),\n"
     "  ember.shuffle.service.enabled (true),\n"
@@ -901,7 +988,7 @@ int worker_main(int argc, char **argv) {
     wk.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     wk.mem_mib = 1024;
     const char *master = NULL;
-    int insecure = 0;
+    int insecure = 0, webui_port = -1;
     em_conf *conf = em_conf_new();
     if (!conf) return 1;
     const daemon_opt opts[] = {
@@ -910,6 +997,7 @@ int worker_main(int argc, char **argv) {
         {.name = "--work-dir", .kind = DA_STR, .out = wk.dir, .cap = sizeof wk.dir},
         {.name = "--cores", .kind = DA_INT, .out = &wk.cores, .min = 1, .max = 1 << 16},
         {.name = "--memory", .kind = DA_FN, .out = &wk.mem_mib, .fn = parse_memory},
+        {.name = "--webui-port", .kind = DA_INT, .out = &webui_port, .min = 0, .max = 65535},
         {.name = "--conf", .kind = DA_CONF},
         {.name = NULL},
     };
@@ -932,6 +1020,14 @@ int worker_main(int argc, char **argv) {
     wk.bin_max = (uint64_t)conf_i64(conf, "ember.worker.binCache.maxBytes");
     wk.svc_on = conf_bool(conf, "ember.shuffle.service.enabled");
     wk.svc_port = wk.svc_on ? (int)conf_i64(conf, "ember.shuffle.service.port") : 0;
+    wk.ui_port = webui_port >= 0 ? webui_port : (int)conf_i64(conf, "ember.worker.ui.port");
+    wk.prom = conf_bool(conf, "ember.ui.prometheus.enabled");
+    wk.done_cap = (int)conf_i64(conf, "ember.worker.ui.retainedExecutors");
+    if (wk.done_cap > 0 && !(wk.done = calloc((size_t)wk.done_cap, sizeof *wk.done))) {
+        fprintf(stderr, "ember-worker: out of memory\n");
+        em_conf_free(conf);
+        return 1;
+    }
     int rc = netconf_load(conf, &wk.nc);
     em_conf_free(conf);
     if (rc || netconf_check_bind(&wk.nc, wk.host, "ember-worker")) {
@@ -977,7 +1073,7 @@ int worker_main(int argc, char **argv) {
     start_arg a = {0, ""};
     iol_call(wk.l, start, &a);
     if (a.rc) {
-        fprintf(stderr, "ember-worker: the shuffle service (ember.shuffle.service.port %d): %s\n", wk.svc_port, a.err);
+        fprintf(stderr, "ember-worker: %s\n", a.err);
         iol_stop(wk.l);
         if (wk.nc.secret) unlink(sf);
         netconf_free(&wk.nc);
@@ -986,6 +1082,7 @@ int worker_main(int argc, char **argv) {
     log_msg(LOG_INFO, "worker", "%s: %d cores, %lld MiB, work directory %s, master %s", wk.id, wk.cores,
             (long long)wk.mem_mib, wk.dir, master);
     if (wk.svc_on) log_msg(LOG_INFO, "worker", "shuffle service on %s:%d", wk.host, wk.svc_port);
+    log_msg(LOG_INFO, "worker", "web UI on %s", wk.webui);
     int sig = 0;
     sigwait(&sigs, &sig);
     log_msg(LOG_INFO, "worker", "stopping on signal %d", sig);
@@ -1007,6 +1104,7 @@ int worker_main(int argc, char **argv) {
         free(ap);
     }
     ss_free(wk.svc);
+    free(wk.done);
     if (wk.nc.secret) unlink(sf); /* the executors' copy of the secret goes with them */
     netconf_free(&wk.nc);
     return 0;

@@ -12,8 +12,9 @@
  * loader could not start it at all) to the master.  An
  * application's directory goes when its last executor ends, unless one
  * failed: then it is kept for ember.worker.cleanup.appDataTtl (7 days) so
- * its logs can be read.  SIGTERM or SIGINT stops the worker and its
- * executors.
+ * its logs can be read.  It serves its web UI (worker_ui.h: its page,
+ * /json, its executors' logs) and tells the master its address.  SIGTERM
+ * or SIGINT stops the worker and its executors.
  */
 #ifndef EM_WORKER_H
 #define EM_WORKER_H

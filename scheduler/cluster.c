@@ -12,6 +12,7 @@
  * them.  Executors' records are the loop's; their count of cores is read
  * under mu.
  */
+#include <pwd.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -102,6 +103,7 @@ typedef struct cluster {
     conn_opts co;
     char master_url[128], mhost[64], name[128], dhost[64], url[128], scratch[800];
     char *exec_conf;         /* the settings executors get, KEY=VALUE lines */
+    char ui_url[256], user[64]; /* for the master's page: the driver's UI, who runs it */
     int mport, dport, lc_workers, lc_cores, exec_cores, cores_max;
     int lc_service;          /* ember.shuffle.service.enabled, for local-cluster's workers */
     int lc_max_exec_retries; /* ember.deploy.maxExecutorRetries, for its master */
@@ -403,8 +405,8 @@ static void master_open(conn *c, void *ud) {
     k->master_opened = 1;
     msg_val f[] = {msg_str(k->name), msg_str(k->url), msg_bin(fnref_binary_hash(), 32), msg_u((uint64_t)k->cores_max),
                    msg_u((uint64_t)k->exec_cores), msg_u((uint64_t)k->exec_mem_mib), msg_str(k->exec_conf),
-                   msg_str(k->app_id)};
-    if (conn_send_msg(c, M_REGISTER_APP, f, 8)) conn_close(c, em_errmsg());
+                   msg_str(k->app_id), msg_str(k->ui_url), msg_str(k->user)};
+    if (conn_send_msg(c, M_REGISTER_APP, f, 10)) conn_close(c, em_errmsg());
 }
 
 static void exec_exit_known(cluster *k, int id, int64_t code, int sig, const char *tail);
@@ -1049,6 +1051,12 @@ static void c_close(backend *b) {
     free(k);
 }
 
+const char *cluster_app_id(backend *be) {
+    /* Written once, before the registration wait cluster_backend_new
+     * returned from. */
+    return ((cluster *)be)->app_id;
+}
+
 backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     cluster *k = calloc(1, sizeof *k);
     if (!k) return em__seterr(EM_ENOMEM, "out of memory"), NULL;
@@ -1057,6 +1065,11 @@ backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     k->events = events;
     k->co = netconf_opts(o->nc, "driver");
     snprintf(k->name, sizeof k->name, "%s", o->app_name ? o->app_name : "ember");
+    snprintf(k->ui_url, sizeof k->ui_url, "%s", o->ui_url ? o->ui_url : "");
+    struct passwd pw, *pwp = NULL;
+    char pwbuf[1024];
+    if (!getpwuid_r(geteuid(), &pw, pwbuf, sizeof pwbuf, &pwp) && pwp)
+        snprintf(k->user, sizeof k->user, "%s", pw.pw_name);
     snprintf(k->dhost, sizeof k->dhost, "%s", o->driver_host ? o->driver_host : "127.0.0.1");
     k->dport = o->driver_port;
     /* Absolute: the daemons start in directories of their own. */

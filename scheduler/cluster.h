@@ -30,6 +30,8 @@ typedef struct cluster_opts {
     int lc_service;           /* local-cluster's workers run the shuffle service
                                  (ember.shuffle.service.enabled) */
     const char *app_name;
+    const char *ui_url;       /* the driver's UI ("http://host:4040"), which the
+                                 master's page links; NULL or "": none */
     const char *driver_host;  /* ember.driver.host */
     int driver_port;          /* ember.driver.port (0: any) */
     int exec_cores;           /* ember.executor.cores (0: all of a worker's) */
@@ -55,5 +57,8 @@ typedef struct cluster_opts {
  * they register.  NULL on failure (message set: the master cannot be
  * reached, a daemon did not start, ...). */
 backend *cluster_backend_new(const cluster_opts *o, evq *events);
+/* The id the master gave the application ("app-20261128174629-0000"),
+ * fixed from cluster_backend_new's return. */
+const char *cluster_app_id(backend *be);
 
 #endif

@@ -30,6 +30,7 @@
 #include "dag_int.h"
 #include "err.h"
 #include "idmap.h"
+#include "listen.h"
 #include "placement.h"
 #include "progress.h"
 #include "stage.h"
@@ -191,6 +192,7 @@ int dag_run_job(dag *d, const job_spec *spec, const char *group) {
     j->spec = *spec;
     j->save = spec->sink->kind == SK_SAVE;
     j->refs = 2; /* the caller's and the scheduler's */
+    j->ui_id = -1;
     pthread_cond_init(&j->cv, NULL);
     pthread_mutex_lock(&d->jmu);
     if (d->closing) {
@@ -340,6 +342,11 @@ void dag_drop_shuffle(dag *d, uint32_t id) {
 static void *sched_main(void *arg);
 
 void dag_set_register_wait(dag *d, int64_t ms) { d->register_wait_ms = ms; }
+
+void dag_set_bus(dag *d, struct lbus *bus, int local) {
+    d->bus = bus;
+    d->local_execs = local;
+}
 
 void dag_set_starvation_timeout(dag *d, int64_t ms) { d->starvation_ms = ms; }
 
@@ -655,6 +662,7 @@ static void end_job(dag *d, job *j) {
     }
     j->next = NULL;
     j->over = 1;
+    lis_job_end(d, j);
     if (j->result && j->save) cc_stage_close(&d->commits, j->result->id);
     release_stages(d, j);
     ts_runq_drop_job(d, j);
@@ -741,6 +749,12 @@ int dag__stage_attempt_failed(dag *d, job *j, stage *s, const task_result *res) 
                  res->errmsg[0] ? res->errmsg : em_strerror(res->status));
     s->stage_attempt++;
     s->first_task = d->next_task;
+    if (d->bus) {
+        char why[700];
+        snprintf(why, sizeof why, "FetchFailed: shuffle %u map %d: %.500s", res->fetch_shuffle, res->fetch_map,
+                 res->errmsg[0] ? res->errmsg : em_strerror(res->status));
+        lis_stage_completed(d, s, why);
+    }
     STAT_ADD(d, stage_attempts_failed, 1);
     if (++s->consec_failed < j->spec.max_stage_attempts) return 0;
     char msg[JOB_MSG_MAX];
@@ -782,6 +796,7 @@ static void start_job(dag *d, job *j) {
         dag__job_failf(d, j, EM_ENOMEM, "scheduler: out of memory");
         return;
     }
+    lis_job_start(d, j);
     if (ntasks == 0) {
         j->finishing = 1;
         dag__try_end(d, j);
@@ -915,7 +930,10 @@ static void *sched_main(void *arg) {
             switch (ev->kind) {
             case EV_TASK_ENDED: kept = ts_task_ended(d, ev); break;
             case EV_CALL: ev->call(d, ev->arg); break;
-            case EV_EXEC_ADDED: et_add(&d->execs, ev->exec, ev->cores, ev->backlog, ev->host); break; /* ENOMEM: an executor never used */
+            case EV_EXEC_ADDED:
+                et_add(&d->execs, ev->exec, ev->cores, ev->backlog, ev->host); /* ENOMEM: an executor never used */
+                lis_exec_added(d, ev);
+                break;
             case EV_EXEC_LOST: {
                 /* Its attempts end as the backend posts them; its map
                  * outputs went with it, unless its worker's shuffle
@@ -923,6 +941,7 @@ static void *sched_main(void *arg) {
                  * was lost too). */
                 exec_rec *x = et_find(&d->execs, ev->exec);
                 if (x) x->alive = 0;
+                lis_exec_lost(d, ev);
                 if (!ev->keep_outputs) lose_exec_outputs(d, ev->exec);
                 break;
             }

@@ -42,6 +42,11 @@ void dag_set_register_wait(dag *d, int64_t ms);
 /* ember.starvation.timeout: while tasks wait for an executor, a warning
  * is logged this often (the application waits its turn at the master). */
 void dag_set_starvation_timeout(dag *d, int64_t ms);
+/* Listener events (listen.h) go to bus from now on (before dag_start; NULL:
+ * none).  local: executors are the driver's threads (local[N]), shown as
+ * Spark shows them, as the one executor "driver". */
+struct lbus;
+void dag_set_bus(dag *d, struct lbus *bus, int local);
 /* Start the scheduler's thread over the backend.  0, or < 0. */
 int dag_start(dag *d, backend *be);
 /* Refuse new jobs (EM_ECANCELED, "the context is closing") and cancel the

@@ -43,7 +43,10 @@ typedef struct attempt_rec {
     int exec;           /* executor it ran on (-1 until it ended) */
     uint8_t state;      /* A_* */
     uint8_t speculative;
+    uint8_t loc;        /* its locality (listen.h's LOC_*) */
+    uint32_t ui_attempt;/* the stage attempt it ran in, as listeners saw it */
     uint64_t start_us, end_us;
+    int64_t launch_ms;  /* when it was launched (epoch) */
 } attempt_rec;
 
 typedef struct job job;
@@ -88,6 +91,12 @@ typedef struct stage {
     uint8_t resubmit;   /* dispatch found a parent incomplete: submit again */
     uint64_t counted;   /* the last job (seq) whose stats counted it */
     uint32_t mark;      /* == dag.gen: visited by the current walk */
+    /* As listeners see it (listen.h): a stage attempt is open, its number
+     * (the next one's once closed), when it was submitted, and whether any
+     * attempt was ever opened. */
+    uint8_t ui_open, ui_used;
+    uint32_t ui_attempt;
+    int64_t ui_submit_ms;
     /* ember.excludeOnFailure: per (task, executor) pair, the failed
      * attempts there since the stage was last idle. */
     struct fail_rec {
@@ -127,6 +136,7 @@ struct job {
     sched_event *phead, *ptail; /* results not yet handed on (scheduler only) */
     int over;           /* end_job ran */
     int nrun;           /* attempts running for it */
+    int ui_id;          /* its Spark job id, for listeners (-1: none) */
     job *next_dead;     /* on d->dead: the scheduler lets go after the burst */
     /* Shared with the calling thread, under d->jmu: */
     sched_event *rhead, *rtail; /* successful results for on_result */
@@ -192,6 +202,11 @@ struct dag {
     pthread_mutex_t jmu; /* job mailboxes, sync calls, closing */
     pthread_cond_t jcv;  /* sync calls done */
     int closing;
+    /* Listeners (listen.h): their bus (NULL: none), whether executors are
+     * the driver's own threads (local[N]: "driver"), the next job id. */
+    struct lbus *bus;
+    int local_execs;
+    int next_job_id;
 };
 
 /* The partition task idx of a job's result stage computes. */

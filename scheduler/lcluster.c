@@ -171,7 +171,7 @@ static int start_daemons(lcluster *lc, int *mport) {
         /* The shuffle service on any free port (workers of one machine, and
          * tests running side by side, never collide), on when the
          * application uses it. */
-        char *wargs[] = {"ember-worker", "--cores", cores, "--memory", mem, "--work-dir", dir,
+        char *wargs[] = {"ember-worker", "--cores", cores, "--memory", mem, "--work-dir", dir, "--webui-port", "0",
                          "--conf", "ember.shuffle.service.port=0", "--conf",
                          lc->o.service ? "ember.shuffle.service.enabled=true" : "ember.shuffle.service.enabled=false",
                          master_url, NULL};

@@ -29,6 +29,7 @@ typedef struct worker {
     int alive;
     int unknown;            /* loaded from the saved state, not back yet */
     int reporting, expect, got; /* its report of the executors it runs */
+    char webui[256];        /* its web UI's URL, "" when it has none (not saved) */
 } worker;
 
 typedef struct app {
@@ -45,6 +46,9 @@ typedef struct app {
     int failed;             /* removed after too many failed executors */
     int retries;            /* executors failed in a row (not saved) */
     int unknown;            /* loaded from the saved state, its driver not back yet */
+    char user[64];          /* who runs it, and its driver's UI URL ("": none; not saved:
+                               its driver says them again when it re-attaches) */
+    char ui[256];
 } app;
 
 struct master {
@@ -758,6 +762,8 @@ static int put_app(ebuf *b, const app *a, uint64_t now_ms, int64_t epoch) {
     int rc = put(b, "{\"id\":") || put_str(b, a->id) || put(b, ",\"name\":") || put_str(b, a->name) ||
              putf(b, ",\"starttime\":%lld", (long long)((int64_t)a->start_ms + epoch)) || putf(b, ",\"cores\":%lld", a->cores_granted) ||
              putf(b, ",\"memoryperslave\":%lld", (long long)a->mem_mib) ||
+             putf(b, ",\"memoryperexecutor\":%lld", (long long)a->mem_mib) || put(b, ",\"user\":") ||
+             put_str(b, a->user) ||
              putf(b, ",\"duration\":%lld", (long long)((a->done ? a->end_ms : now_ms) - a->start_ms)) ||
              put(b, ",\"state\":") ||
              put_str(b, a->failed ? "FAILED" : a->done ? "FINISHED" : a->unknown ? "UNKNOWN" : a->nexecs ? "RUNNING" : "WAITING") ||
@@ -779,7 +785,8 @@ int master_json(master *m, uint64_t now_ms, uint64_t wall_ms, ebuf *out) {
         snprintf(addr, sizeof addr, "%s:%d", w->host, w->port);
         rc = put(out, first ? "{" : ",{") || put(out, "\"id\":") || put_str(out, w->id) || put(out, ",\"host\":") ||
              put_str(out, w->host) || putf(out, ",\"port\":%lld", w->port) || put(out, ",\"address\":") ||
-             put_str(out, addr) || putf(out, ",\"cores\":%lld", w->cores) ||
+             put_str(out, addr) || put(out, ",\"webuiaddress\":") || put_str(out, w->webui) ||
+             putf(out, ",\"cores\":%lld", w->cores) ||
              putf(out, ",\"coresused\":%lld", w->cores_used) ||
              putf(out, ",\"coresfree\":%lld", w->cores - w->cores_used) ||
              putf(out, ",\"memory\":%lld", (long long)w->mem_mib) ||
@@ -811,4 +818,55 @@ int master_json(master *m, uint64_t now_ms, uint64_t wall_ms, ebuf *out) {
         }
     rc = rc || put(out, "],\"status\":") || put_str(out, m->recovering ? "RECOVERING" : "ALIVE") || put(out, "}");
     return rc ? em__seterr(EM_ENOMEM, "master: out of memory") : 0;
+}
+
+/* ------------------------------------------------------------ the views */
+
+int master_worker_set_webui(master *m, const char *id, const char *url) {
+    worker *w = find_worker(m, id);
+    if (!w) return em__seterr(EM_ENOENT, "master: no worker %s", id);
+    snprintf(w->webui, sizeof w->webui, "%s", url ? url : "");
+    return 0;
+}
+
+int master_app_set_info(master *m, const char *id, const char *user, const char *ui_url) {
+    app *a = find_app(m, id);
+    if (!a) return em__seterr(EM_ENOENT, "master: no application %s", id);
+    snprintf(a->user, sizeof a->user, "%s", user ? user : "");
+    snprintf(a->ui, sizeof a->ui, "%s", ui_url ? ui_url : "");
+    return 0;
+}
+
+int master_nworkers(const master *m) { return m->nw; }
+int master_napps(const master *m) { return m->na; }
+
+void master_worker_at(const master *m, int i, master_worker_view *v) {
+    const worker *w = &m->w[i];
+    v->id = w->id;
+    v->host = w->host;
+    v->port = w->port;
+    v->webui = w->webui;
+    v->state = w->alive ? "ALIVE" : w->unknown ? "UNKNOWN" : "DEAD";
+    v->cores = w->cores;
+    v->cores_used = w->cores_used;
+    v->mem_mib = w->mem_mib;
+    v->mem_used = w->mem_used;
+    v->last_beat_ms = w->last_beat;
+}
+
+void master_app_at(const master *m, int i, master_app_view *v) {
+    const app *a = &m->a[i];
+    v->id = a->id;
+    v->name = a->name;
+    v->user = a->user;
+    v->ui = a->ui;
+    v->state = a->failed ? "FAILED" : a->done ? "FINISHED" : a->unknown ? "UNKNOWN" : a->nexecs ? "RUNNING" : "WAITING";
+    v->done = a->done;
+    v->cores_max = a->cores_max;
+    v->cores_granted = a->cores_granted;
+    v->mem_mib = a->mem_mib;
+    v->start_ms = a->start_ms;
+    v->end_ms = a->end_ms;
+    v->execs = a->execs;
+    v->nexecs = a->nexecs;
 }

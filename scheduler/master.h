@@ -199,12 +199,50 @@ int master_load(master *m, const uint8_t *p, size_t n, uint64_t now_ms);
 
 /* The cluster as Spark's master /json: url, workers, aliveworkers, cores,
  * coresused, memory, memoryused, activeapps, completedapps, status
- * (RECOVERING or ALIVE).  A worker's state is ALIVE, DEAD or UNKNOWN (not
+ * (RECOVERING or ALIVE); a worker also has webuiaddress, an application
+ * user and memoryperexecutor (Spark 3's name of memoryperslave).  A
+ * worker's state is ALIVE, DEAD or UNKNOWN (not
  * back yet after a restart), an application's WAITING, RUNNING, FINISHED,
  * FAILED (removed after ember.deploy.maxExecutorRetries) or UNKNOWN.  Times
  * (an application's starttime, a worker's lastheartbeat) are in epoch
  * milliseconds, as Spark's: wall_ms is the wall clock at the monotonic
  * now_ms every other time of m is counted on. */
 int master_json(master *m, uint64_t now_ms, uint64_t wall_ms, ebuf *out);
+
+/* What the pages show beside /json.  A worker's web UI URL
+ * ("http://host:port", "" or NULL: none), as its registration says; an
+ * application's user and its driver's UI URL, as its registration says.
+ * Not part of the saved state: a worker registers again and a driver
+ * re-attaches with them.  0, or EM_ENOENT for an unknown id. */
+int master_worker_set_webui(master *m, const char *id, const char *url);
+int master_app_set_info(master *m, const char *app, const char *user, const char *ui_url);
+
+/* Read-only views of the workers and applications, for the status
+ * port's page and metrics (scheduler/master_ui.h).  Pointers are into m,
+ * valid until its next change.  Times are m's monotonic milliseconds. */
+typedef struct master_worker_view {
+    const char *id, *host, *webui, *state; /* state: ALIVE, DEAD or UNKNOWN */
+    int port, cores, cores_used;
+    int64_t mem_mib, mem_used;
+    uint64_t last_beat_ms;
+} master_worker_view;
+
+typedef struct master_app_view {
+    const char *id, *name, *user, *ui, *state; /* state as /json's */
+    int done; /* completed (FINISHED or FAILED) */
+    int cores_max, cores_granted;
+    int64_t mem_mib; /* per executor */
+    uint64_t start_ms, end_ms;
+    const master_exec *execs;
+    int nexecs;
+} master_app_view;
+
+/* How many workers (alive or not) and applications (running, waiting or
+ * completed) m knows, and the view of number i (0 <= i < the count), in
+ * the order they registered. */
+int master_nworkers(const master *m);
+int master_napps(const master *m);
+void master_worker_at(const master *m, int i, master_worker_view *v);
+void master_app_at(const master *m, int i, master_app_view *v);
 
 #endif

@@ -22,9 +22,12 @@
 #include "log.h"
 #include "master.h"
 #include "master_store.h"
+#include "master_ui.h"
 #include "masterd.h"
 #include "msg.h"
 #include "netconf.h"
+#include "prom.h"
+#include "urlquery.h"
 
 #define MASTERD_FRAME_MAX ((size_t)1 << 20)
 
@@ -35,6 +38,7 @@ typedef struct peer {
     int kind;
     char id[MASTER_ID_MAX]; /* worker id or application id */
     char addr[1025];        /* a worker's host; a driver's url (msg.c's bounds) */
+    char webui[1025];       /* a worker's web UI URL ("" when none) */
     uint8_t hash[32];       /* a driver's: its binary's hash */
     char *conf;             /* a driver's: the settings its executors get */
     int told;               /* a driver's: its master_app_wait state last sent, plus 1 (0: none) */
@@ -51,6 +55,7 @@ typedef struct masterd {
     peer *peers;
     int npeers, cappeers;
     httpd *web; /* the status port */
+    int prom;   /* ember.ui.prometheus.enabled: the metrics endpoints */
     iol_timer tick;
     master_conf mc;
     netconf nc;
@@ -153,8 +158,21 @@ static void tell_launch(void *ud, const master_exec *e) {
         msg_val f[] = {msg_str(e->app), msg_u((uint64_t)e->id), msg_u((uint64_t)e->cores), msg_u((uint64_t)e->mem_mib),
                        msg_str(p->addr), msg_bin(p->hash, 32), msg_str(p->conf ? p->conf : "")};
         send_msg(w->c, M_LAUNCH_EXECUTOR, f, 7);
-        msg_val g[] = {msg_u((uint64_t)e->id), msg_str(e->worker), msg_str(w->addr), msg_u((uint64_t)e->cores)};
-        send_msg(p->c, M_EXECUTOR_ADDED, g, 4);
+        /* The executor's logs on its worker's web UI (its logPage). */
+        char out[1500] = "", err[1500] = "";
+        if (w->webui[0]) {
+            ebuf q = EBUF_INIT;
+            if (!urlq_encode(&q, e->app) && !ebuf_append(&q, "", 1)) {
+                snprintf(out, sizeof out, "%s/logPage/?appId=%s&executorId=%d&logType=stdout", w->webui,
+                         (const char *)q.p, e->id);
+                snprintf(err, sizeof err, "%s/logPage/?appId=%s&executorId=%d&logType=stderr", w->webui,
+                         (const char *)q.p, e->id);
+            }
+            ebuf_free(&q);
+        }
+        msg_val g[] = {msg_u((uint64_t)e->id), msg_str(e->worker), msg_str(w->addr), msg_u((uint64_t)e->cores),
+                       msg_str(out), msg_str(err)};
+        send_msg(p->c, M_EXECUTOR_ADDED, g, 6);
     }
 }
 
@@ -249,12 +267,16 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
             p->kind = P_WORKER;
             snprintf(p->id, sizeof p->id, "%s", id);
             snprintf(p->addr, sizeof p->addr, "%s", host);
+            snprintf(p->webui, sizeof p->webui, "%.*s", (int)m.f[6].len, m.f[6].p ? (const char *)m.f[6].p : "");
+            master_worker_set_webui(d->m, id, p->webui);
         }
         log_msg(LOG_INFO, "master", "worker %s registered from %s: %d cores, %llu MiB, %llu executors running", id,
                 conn_peer(c), (int)m.f[3].u, (unsigned long long)m.f[4].u, (unsigned long long)m.f[5].u);
         {
-            msg_val f[] = {msg_str(d->url)};
-            send_msg(c, M_WORKER_REGISTERED, f, 1);
+            char web[128];
+            snprintf(web, sizeof web, "http://%s:%d", d->host, d->webport);
+            msg_val f[] = {msg_str(d->url), msg_str(web)};
+            send_msg(c, M_WORKER_REGISTERED, f, 2);
         }
         /* Its executor_running messages follow: the grants are rebuilt
          * from them once they all came. */
@@ -318,6 +340,12 @@ static void on_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud)
                 memcpy(p->conf, m.f[6].p, m.f[6].len);
                 p->conf[m.f[6].len] = 0;
             }
+        }
+        {
+            char user[64], ui[1025];
+            snprintf(user, sizeof user, "%.*s", (int)m.f[9].len, m.f[9].p ? (const char *)m.f[9].p : "");
+            snprintf(ui, sizeof ui, "%.*s", (int)m.f[8].len, m.f[8].p ? (const char *)m.f[8].p : "");
+            master_app_set_info(d->m, id, user, ui);
         }
         log_msg(LOG_INFO, "master", "application %s (%s) %s from %s", id, name, again ? "re-attached" : "registered",
                 conn_peer(c));
@@ -421,28 +449,8 @@ static const conn_cb callbacks = {on_open, on_frame, on_close};
 
 /* ---------------------------------------------------------- status port */
 
-/* The page: workers and applications with their executors, from the JSON's
- * numbers (no script: the JSON is the machine's view). */
-static int status_page(masterd *d, ebuf *b) {
-    char line[512];
-    static const char head[] = "<!doctype html><html><head><meta charset=utf-8><title>ember master</title></head><body>";
-    int rc = ebuf_append(b, head, sizeof head - 1);
-    snprintf(line, sizeof line, "<h1>ember master at %s</h1><p>JSON: <a href=\"/json\">/json</a></p><pre>", d->url);
-    rc = rc || ebuf_append(b, line, strlen(line));
-    ebuf j = EBUF_INIT;
-    rc = rc || master_json(d->m, now_ms(), wall_ms(), &j);
-    for (size_t i = 0; i < j.len && !rc; i++) { /* the JSON, escaped for HTML, one item per line */
-        char ch = (char)j.p[i];
-        const char *esc = ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : NULL;
-        rc = esc ? ebuf_append(b, esc, strlen(esc)) : ebuf_append(b, &ch, 1);
-        if (!rc && (ch == '{' || ch == ',')) rc = ebuf_append(b, "\n", 1);
-    }
-    ebuf_free(&j);
-    static const char tail[] = "</pre></body></html>\n";
-    return rc || ebuf_append(b, tail, sizeof tail - 1);
-}
-
-/* The status port's answers: /json, the page at /, 404 for the rest. */
+/* The status port's answers: /json, the page at /, the metrics when
+ * ember.ui.prometheus.enabled, 404 for the rest. */
 static int status_answer(void *ud, const http_req *r, int *status, const char **ctype, ebuf *body) {
     masterd *d = ud;
     if (!strcmp(r->path, "/json") || !strcmp(r->path, "/json/")) {
@@ -451,7 +459,11 @@ static int status_answer(void *ud, const http_req *r, int *status, const char **
     }
     if (!strcmp(r->path, "/")) {
         *ctype = "text/html; charset=utf-8";
-        return status_page(d, body);
+        return master_ui_page(d->m, d->url, now_ms(), wall_ms(), body);
+    }
+    if (d->prom && (!strcmp(r->path, "/metrics/master/prometheus") || !strcmp(r->path, "/metrics/prometheus"))) {
+        *ctype = PROM_CTYPE;
+        return master_ui_metrics(d->m, body);
     }
     *status = 404;
     return ebuf_append(body, "not found\n", 10);
@@ -509,7 +521,9 @@ static const char usage[] =
     "                    [--insecure]\n"
     "  Runs the cluster master: workers and applications connect to HOST:PORT\n"
     "  (default 127.0.0.1:7077), its state is served on HOST:WEBUI_PORT (default\n"
-    "  8080) as /json and /.  PORT 0: any free port (the log line says which).\n"
+    "  8080) as /json and a page at /.  PORT 0: any free port (the log line says\n"
+    "  which).  ember.ui.prometheus.enabled (false) adds /metrics/master/prometheus\n"
+    "  and /metrics/prometheus.\n"
     "  Settings: ember.worker.timeout (10s), ember.deploy.spreadOut (true),\n"
     "  ember.deploy.maxExecutorRetries (10: executors failed in a row before an\n"
     "  application with none running is removed; -1: never),\n"
@@ -546,6 +560,7 @@ int masterd_main(int argc, char **argv) {
     d.mc.worker_timeout_ms = d.timeout_ms;
     d.mc.spread_out = conf_bool(conf, "ember.deploy.spreadOut");
     d.mc.max_exec_retries = (int)conf_i64(conf, "ember.deploy.maxExecutorRetries");
+    d.prom = conf_bool(conf, "ember.ui.prometheus.enabled");
     int filesystem = !strcasecmp(em_conf_get(conf, "ember.deploy.recoveryMode"), "FILESYSTEM");
     char rdir[900];
     int rdir_ok = snprintf(rdir, sizeof rdir, "%s", em_conf_get(conf, "ember.deploy.recoveryDirectory")) <

@@ -2,8 +2,9 @@
  * masterd.h -- the ember-master daemon: master.c's decisions on the wire.
  * It listens for workers and applications (frames and typed messages,
  * conn.h) on --host:--port (127.0.0.1:7077 by default, Spark's port),
- * serves the cluster's state on --webui-port (8080) as JSON (/json) and as
- * a page (/), expires silent workers (ember.worker.timeout), and stops on
+ * serves the cluster's state on --webui-port (8080) as JSON (/json), as
+ * a page (/) and, with ember.ui.prometheus.enabled, as Prometheus metrics
+ * (master_ui.h), expires silent workers (ember.worker.timeout), and stops on
  * SIGTERM or SIGINT.  With ember.deploy.recoveryMode FILESYSTEM it saves
  * its state (master.h's master_save) in ember.deploy.recoveryDirectory
  * (master_store.h) after every change, and a master started on a saved

@@ -19,10 +19,12 @@
 #include <string.h>
 
 #include "accum.h"
+#include "bus.h"
 #include "commit.h"
 #include "err.h"
 #include "fnref.h"
 #include "idmap.h"
+#include "listen.h"
 #include "log.h"
 #include "placement.h"
 #include "progress.h"
@@ -124,7 +126,7 @@ static void exclude_after_stage(dag *d, const job *j, stage *s) {
 /* ------------------------------------------- launch and the run queue */
 
 /* Launch an attempt of task idx of s, for j, on executor x. */
-static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, exec_rec *x) {
+static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, exec_rec *x, int loc) {
     const job_spec *js = &j->spec;
     task_desc t;
     plan_sink ms;
@@ -190,6 +192,9 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
     a->exec = x->id;
     a->state = A_RUNNING;
     a->speculative = (uint8_t)speculative;
+    a->loc = (uint8_t)loc;
+    a->ui_attempt = s->ui_attempt;
+    if (d->bus) a->launch_ms = lbus_now_ms();
     f->s = s;
     f->idx = idx;
     f->att = s->natt++;
@@ -219,6 +224,8 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
         s->natt--;
         s->launched[idx]--;
         s->nrun[idx]--;
+    } else {
+        lis_task_start(d, j, s, a, part);
     }
     return rc;
 }
@@ -243,6 +250,7 @@ static int enqueue(dag *d, job *j, stage *s, int idx, int speculative) {
     e->unsched_us = 0;
     s->queued[idx]++;
     ts_activate(d, s);
+    lis_task_wanted(d, s);
     return 0;
 }
 
@@ -357,7 +365,8 @@ static int dispatch_pass(dag *d) {
             int idx = e->idx, spec = e->speculative;
             runq_take(e);
             if (s->state[idx] == T_PENDING && spec) spec = 0; /* its original ended: a plain retry */
-            int rc = launch_attempt(d, j, s, idx, spec, x);
+            int loc = pref < 0 ? LOC_NO_PREF : x->id == pref ? LOC_PROCESS : LOC_ANY;
+            int rc = launch_attempt(d, j, s, idx, spec, x, loc);
             if (rc) {
                 j->launch_rc = rc;
                 em__geterr(j->launch_msg, sizeof j->launch_msg);
@@ -525,6 +534,7 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
                 return 0;
             }
             if (dag__stage_complete(d, s)) {
+                lis_stage_completed(d, s, NULL);
                 exclude_after_stage(d, j, s);
                 s->consec_failed = 0; /* a stage attempt succeeded */
                 s->fail_why[0] = 0;
@@ -563,6 +573,7 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
             d->dirty = j;
         }
         if (s->done == s->ntasks) {
+            lis_stage_completed(d, s, NULL);
             exclude_after_stage(d, j, s);
             j->finishing = 1;
             if (j->save) ts_kill_stage(d, s); /* losers: they end as soon as they look */
@@ -626,7 +637,10 @@ static void keep_late_output(dag *d, stage *s, int idx, sched_event *ev) {
     if (!dag__register_output(d, s, idx, ev)) {
         s->state[idx] = T_DONE;
         s->done++;
-        if (dag__stage_complete(d, s)) dag__resubmit_waiting(d);
+        if (dag__stage_complete(d, s)) {
+            lis_stage_completed(d, s, NULL);
+            dag__resubmit_waiting(d);
+        }
     }
 }
 
@@ -652,6 +666,7 @@ int ts_task_ended(dag *d, sched_event *ev) {
     if (s->state[idx] == T_RUNNING && !s->nrun[idx] && (!s->job || s->dropped))
         s->state[idx] = T_PENDING; /* no job to rerun it: pending when one comes */
     account(d, s, ev);
+    lis_task_end(d, j, s, a, s->shuffled ? idx : job_part(j, idx), ev);
     /* An output that cannot be registered (a failed or killed attempt, a
      * late duplicate, a dropped shuffle) goes first; then the attempt stops
      * counting as running, before react, which may end the job and wake

@@ -169,7 +169,7 @@ static int start_one_core(one_core *k) {
     REQ(n > 0 && sscanf(line, "%d %d", &k->port, &k->webport) == 2);
     snprintf(k->url, sizeof k->url, "ember://127.0.0.1:%d", k->port);
     char *wargs[] = {"ember-worker", "--cores", "1", "--memory", "512m", "--work-dir", (char *)tmp_path("w"),
-                     "--conf", "ember.shuffle.service.port=0", k->url, NULL};
+                     "--webui-port", "0", "--conf", "ember.shuffle.service.port=0", k->url, NULL};
     k->worker = spawn_role("worker", wargs, -1, tmp_path("worker.log"));
     REQ(k->worker > 0);
     static char json[16384];

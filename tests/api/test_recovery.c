@@ -133,7 +133,7 @@ static pid_t start_master(int port, int webport, const char *dir, const char *lo
 }
 
 static pid_t start_worker(const char *url, const char *dir, const char *log) {
-    char *args[] = {"ember-worker", "--cores", "1", "--memory", "512m", "--work-dir", (char *)dir,
+    char *args[] = {"ember-worker", "--cores", "1", "--memory", "512m", "--work-dir", (char *)dir, "--webui-port", "0",
                     "--conf", "ember.shuffle.service.port=0", (char *)url, NULL}; /* two workers: two ports */
     return spawn_role("worker", args, -1, log);
 }

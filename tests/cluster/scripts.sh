@@ -5,7 +5,8 @@
 # on them with ember-submit and compared with a local run, a PID file naming
 # a process that is not ours left alone by the stop script, then
 # a second worker on the host as EMBER_WORKER_INSTANCE=2 (its own shuffle
-# service port, --memory 1024 as MiB), ember-submit's messages for a
+# service and web UI ports, --memory 1024 as MiB; the first's --webui-port
+# passed through), ember-submit's messages for a
 # missing master and a bad --executor-memory.  Drivers linked against
 # libember.so run on a worker started without LD_LIBRARY_PATH: word count
 # (build/shared/), and needlib, whose own library the worker cannot load,
@@ -48,9 +49,11 @@ out=$(scripts/start-master.sh --host localhost --port 0 --webui-port 0)
 url=$(printf '%s\n' "$out" | sed -n 's/.*listening on [a-z0-9.]*:\([0-9]*\),.*/ember:\/\/localhost:\1/p')
 check "start-master.sh reports where the master listens" '[ -n "$url" ]'
 mpid=$(cat "$T"/pids/ember-*-master-1.pid)
-scripts/start-worker.sh "$url" --host localhost --cores 1 --memory 512m --work-dir "$T/work" > "$T/worker.out"
+scripts/start-worker.sh "$url" --host localhost --cores 1 --memory 512m --work-dir "$T/work" --webui-port 0 > "$T/worker.out"
 wpid=$(cat "$T"/pids/ember-*-worker-1.pid)
 check "start-worker.sh: the worker registered" 'grep -q "registered with" "$T/worker.out"'
+wui=$(sed -n 's/.*web UI on http:\/\/localhost:\([0-9]*\)$/\1/p' "$T"/logs/ember-*-worker-1.out)
+check "start-worker.sh passes --webui-port through (0: any free port, $wui)" '[ -n "$wui" ] && [ "$wui" != 8081 ]'
 
 want=$("$B/examples/wordcount" tests/data/words.txt 3 'local[2]' | grep -v '^word ')
 got=$(scripts/ember-submit --master "$url" --name wc --executor-memory 512m --conf ember.local.dir="$T" --conf ember.driver.host=localhost \
@@ -72,6 +75,8 @@ kill "$spid"; wait "$spid" 2>/dev/null || true; spid=""
 EMBER_WORKER_INSTANCE=2 scripts/start-worker.sh "$url" --host localhost --cores 1 --memory 1024 \
     --work-dir "$T/work2" > "$T/worker2.out" 2>&1 || true
 check "EMBER_WORKER_INSTANCE=2: shuffle service port 7338, said" 'grep -q "instance 2: shuffle service port 7338" "$T/worker2.out"'
+check "EMBER_WORKER_INSTANCE=2: web UI port 8082, said" 'grep -q "instance 2: web UI port 8082" "$T/worker2.out"'
+check "the second worker's web UI listens (8082, or the next free port)" 'grep -q "web UI on http://localhost:80[89][0-9]$" "$T"/logs/ember-*-worker-2.out'
 check "the second worker registered" 'grep -q "registered with" "$T/worker2.out"'
 check "the second worker's shuffle service is on 7338" 'grep -q "shuffle service on localhost:7338" "$T"/logs/ember-*-worker-2.out'
 check "--memory 1024 is 1024 MiB" 'grep -q "1 cores, 1024 MiB" "$T"/logs/ember-*-worker-2.out'

@@ -142,3 +142,46 @@ TEST(msg_decode_refuses_bad_messages) {
     CHECK_EQ_I64(dec("\x05", 1), EM_EPROTO);
     CHECK_EQ_I64(dec("", 0), EM_EPROTO);
 }
+
+/* Optional trailing fields: a sender of the older version leaves them
+ * out and the message decodes with them empty; one more than the table's
+ * is refused. */
+TEST(msg_optional_trailing_fields) {
+    uint8_t hash[32] = {0};
+    msg_val f[] = {msg_str("app"), msg_str("ember://h:1"), msg_bin(hash, 32), msg_u(0), msg_u(1), msg_u(512),
+                   msg_str(""), msg_str(""), msg_str("http://h:4040"), msg_str("ann")};
+    ebuf b = EBUF_INIT;
+    msg m;
+    CHECK_OK(msg_encode(&b, M_REGISTER_APP, f, 8)); /* the older sender */
+    CHECK_OK(msg_decode(&m, b.p, b.len));
+    CHECK(m.tag == M_REGISTER_APP && m.n == 8 && m.f[8].len == 0 && m.f[9].len == 0 && m.f[5].u == 512);
+    msg_free(&m);
+    b.len = 0;
+    CHECK_OK(msg_encode(&b, M_REGISTER_APP, f, 10));
+    CHECK_OK(msg_decode(&m, b.p, b.len));
+    CHECK(m.n == 10 && m.f[8].len == 13 && !memcmp(m.f[8].p, "http://h:4040", 13) && m.f[9].len == 3);
+    msg_free(&m);
+    /* Fewer than the required fields, or more than all, are refused. */
+    CHECK_EQ_I64(msg_encode(&b, M_REGISTER_APP, f, 7), EM_EINVAL);
+    msg_val g[] = {msg_u(1), msg_str("w"), msg_str("h"), msg_u(2), msg_str("a"), msg_str("b"), msg_str("c")};
+    CHECK_EQ_I64(msg_encode(&b, M_EXECUTOR_ADDED, g, 7), EM_EINVAL);
+    b.len = 0;
+    CHECK_OK(msg_encode(&b, M_EXECUTOR_ADDED, g, 4));
+    CHECK_OK(msg_decode(&m, b.p, b.len));
+    CHECK(m.n == 4 && m.f[4].len == 0 && m.f[5].len == 0);
+    msg_free(&m);
+    /* A hand-made message with a field too many: refused, saying the range. */
+    b.len = 0;
+    uint8_t raw[] = {0x94, M_HEARTBEAT, 0xa1, 'w', 0xa1, 'x', 0xa1, 'y'};
+    CHECK_EQ_I64(msg_decode(&m, raw, sizeof raw), EM_EPROTO);
+    msg_free(&m);
+    uint8_t raw2[] = {0x93, M_WORKER_REGISTERED, 0xa1, 'u', 0xa1, 'w'};
+    CHECK_OK(msg_decode(&m, raw2, sizeof raw2));
+    CHECK(m.n == 2 && m.f[1].len == 1);
+    msg_free(&m);
+    uint8_t raw3[] = {0x94, M_WORKER_REGISTERED, 0xa1, 'u', 0xa1, 'w', 0xa1, 'x'};
+    CHECK_EQ_I64(msg_decode(&m, raw3, sizeof raw3), EM_EPROTO);
+    CHECK_STR_CONTAINS(em_errmsg(), "expected 1 to 2");
+    msg_free(&m);
+    ebuf_free(&b);
+}

@@ -229,7 +229,7 @@ static pid_t start_worker(const char *dir, const char *log) {
         FILE *f = freopen(log, "a", stderr);
         (void)f;
         unsetenv("LD_LIBRARY_PATH");
-        execl(path, "ember-worker", "--cores", "1", "--memory", "512m", "--work-dir", dir, "--conf",
+        execl(path, "ember-worker", "--cores", "1", "--memory", "512m", "--work-dir", dir, "--webui-port", "0", "--conf",
               "ember.shuffle.service.enabled=false", master, (char *)NULL);
         _exit(127);
     }

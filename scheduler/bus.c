@@ -1,0 +1,192 @@
+/*
+ * bus.c -- the listener bus (see bus.h): a ring of event pointers under a
+ * mutex, one thread that takes what is queued in a batch and hands each
+ * event to the consumers in turn.
+ *
+ * The poster signals the bus thread only when the ring was empty: the
+ * thread, once woken, takes everything queued before it waits again, so a
+ * burst of task events costs one wake-up, not one per event.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bus.h"
+#include "ember.h"
+#include "err.h"
+#include "log.h"
+
+/* Dropped events are reported at most this often after the first. */
+#define DROP_WARN_MS 60000
+
+struct lbus {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;      /* the bus thread waits for events */
+    pthread_cond_t idle;    /* lbus_wait_empty waits for a handed count */
+    app_event **ring;
+    app_event **batch;      /* the bus thread's: what it took from the ring */
+    int cap, head, n;       /* the queued events: ring[head .. head+n) */
+    uint64_t posted;        /* events queued, ever (not dropped) */
+    uint64_t handed;        /* events handed to every consumer, ever */
+    int64_t dropped;
+    int64_t last_warn_ms;   /* 0: no warning yet */
+    int started, stopping;
+    pthread_t thread;
+    struct {
+        lbus_fn fn;
+        void *ud;
+    } cons[LBUS_MAX_CONSUMERS];
+    int ncons;
+};
+
+int64_t lbus_now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+lbus *lbus_new(int capacity) {
+    lbus *b = calloc(1, sizeof *b);
+    if (capacity <= 0) capacity = LBUS_CAPACITY;
+    if (b) {
+        b->ring = malloc(sizeof *b->ring * (size_t)capacity);
+        b->batch = malloc(sizeof *b->batch * (size_t)capacity);
+    }
+    if (!b || !b->ring || !b->batch) {
+        if (b) {
+            free(b->ring);
+            free(b->batch);
+        }
+        free(b);
+        em__seterr(EM_ENOMEM, "listener bus: out of memory");
+        return NULL;
+    }
+    b->cap = capacity;
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_cond_init(&b->cv, NULL);
+    pthread_cond_init(&b->idle, &a);
+    pthread_condattr_destroy(&a);
+    return b;
+}
+
+int lbus_add(lbus *b, lbus_fn fn, void *ud) {
+    if (b->started || b->ncons == LBUS_MAX_CONSUMERS)
+        return em__seterr(EM_EINVAL, "listener bus: cannot add a consumer (started, or %d already)",
+                          LBUS_MAX_CONSUMERS);
+    b->cons[b->ncons].fn = fn;
+    b->cons[b->ncons].ud = ud;
+    b->ncons++;
+    return 0;
+}
+
+static void *bus_main(void *arg) {
+    lbus *b = arg;
+    pthread_mutex_lock(&b->mu);
+    for (;;) {
+        while (!b->n && !b->stopping) pthread_cond_wait(&b->cv, &b->mu);
+        if (!b->n) break; /* stopping, and everything handed on */
+        /* Take them all: the posters go on while the consumers work. */
+        int n = 0;
+        for (; b->n; b->n--) {
+            b->batch[n++] = b->ring[b->head];
+            b->head = (b->head + 1) % b->cap;
+        }
+        pthread_mutex_unlock(&b->mu);
+        for (int i = 0; i < n; i++) {
+            for (int c = 0; c < b->ncons; c++) b->cons[c].fn(b->cons[c].ud, b->batch[i]);
+            app_event_free(b->batch[i]);
+        }
+        pthread_mutex_lock(&b->mu);
+        b->handed += (uint64_t)n;
+        pthread_cond_broadcast(&b->idle);
+    }
+    pthread_mutex_unlock(&b->mu);
+    return NULL;
+}
+
+int lbus_start(lbus *b) {
+    int rc = pthread_create(&b->thread, NULL, bus_main, b);
+    if (rc) return em__seterr(EM_EIO, "listener bus: cannot start its thread: %s", strerror(rc));
+    pthread_mutex_lock(&b->mu);
+    b->started = 1;
+    pthread_mutex_unlock(&b->mu);
+    return 0;
+}
+
+void lbus_post(lbus *b, app_event *e) {
+    if (!e) return;
+    pthread_mutex_lock(&b->mu);
+    if (!b->started || b->stopping) {
+        pthread_mutex_unlock(&b->mu);
+        app_event_free(e);
+        return;
+    }
+    if (b->n == b->cap) {
+        int64_t now = lbus_now_ms(), count = ++b->dropped;
+        int warn = !b->last_warn_ms || now - b->last_warn_ms >= DROP_WARN_MS;
+        if (warn) b->last_warn_ms = now;
+        pthread_mutex_unlock(&b->mu);
+        app_event_free(e);
+        if (warn)
+            log_msg(LOG_WARN, "listener-bus",
+                    "dropped %lld events so far: the queue holds %d "
+                    "(ember.scheduler.listenerbus.eventqueue.capacity) and a consumer (the UI's store or "
+                    "the event log) is behind",
+                    (long long)count, b->cap);
+        return;
+    }
+    b->ring[(b->head + b->n) % b->cap] = e;
+    if (!b->n++) pthread_cond_signal(&b->cv);
+    b->posted++;
+    pthread_mutex_unlock(&b->mu);
+}
+
+int lbus_wait_empty(lbus *b, int timeout_ms) {
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    int rc = 0;
+    pthread_mutex_lock(&b->mu);
+    uint64_t want = b->posted;
+    while (b->started && b->handed < want && !rc)
+        if (pthread_cond_timedwait(&b->idle, &b->mu, &until) == ETIMEDOUT) rc = 1;
+    pthread_mutex_unlock(&b->mu);
+    return rc ? em__seterr(EM_ESTATE, "listener bus: events still queued after %d ms", timeout_ms) : 0;
+}
+
+int64_t lbus_dropped(lbus *b) {
+    pthread_mutex_lock(&b->mu);
+    int64_t n = b->dropped;
+    pthread_mutex_unlock(&b->mu);
+    return n;
+}
+
+void lbus_free(lbus *b) {
+    if (!b) return;
+    pthread_mutex_lock(&b->mu);
+    int started = b->started;
+    b->stopping = 1;
+    pthread_cond_signal(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    if (started) pthread_join(b->thread, NULL);
+    for (; b->n; b->n--) { /* only when it never started */
+        app_event_free(b->ring[b->head]);
+        b->head = (b->head + 1) % b->cap;
+    }
+    free(b->ring);
+    free(b->batch);
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->cv);
+    pthread_cond_destroy(&b->idle);
+    free(b);
+}
