@@ -986,3 +986,5 @@ void status_on_event(status_store *st, const app_event *e) {
     }
     pthread_rwlock_unlock(&st->lock);
 }
+
+void status_listener(void *ud, const app_event *e) { status_on_event(ud, e); }
