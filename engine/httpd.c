@@ -40,7 +40,7 @@ static int parse_request_line(const uint8_t *p, size_t len, http_req *r) {
     if (path_end < i && p[path_end] == '?') {
         size_t q = path_end + 1, q_end = q;
         while (q_end < i && p[q_end] != '#') q_end++;
-        if (q_end - q > HTTPD_PATH_MAX) return -1;
+        if (q_end - q > HTTPD_QUERY_MAX) return -1;
         memcpy(r->query, p + q, q_end - q);
         r->query[q_end - q] = 0;
         r->query_len = q_end - q;

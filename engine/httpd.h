@@ -33,16 +33,17 @@
 #define HTTPD_REQUEST_MS 10000
 #define HTTPD_REQUEST_MAX 8192
 #define HTTPD_PATH_MAX 1024
+#define HTTPD_QUERY_MAX 1024
 
-/* A parsed request: the method and the path (the target up to '?', as
- * sent: no percent-decoding), NUL-terminated; the query (the raw text
- * after '?' up to '#' or the end, not decoded; "" when none), also
- * NUL-terminated.  A query over HTTPD_PATH_MAX bytes is a bad request. */
+/* A parsed request: the method, the path (the target up to '?' or '#', as
+ * sent: no percent-decoding) and the query (what follows '?' up to '#' or
+ * the end, raw: the handler splits and decodes it; "" when there is none),
+ * each NUL-terminated. */
 typedef struct http_req {
     char method[8];
     char path[HTTPD_PATH_MAX + 1];
     size_t path_len;
-    char query[HTTPD_PATH_MAX + 1];
+    char query[HTTPD_QUERY_MAX + 1];
     size_t query_len;
     int head; /* HEAD: the answer has no body */
 } http_req;
@@ -55,7 +56,8 @@ enum { HTTP_MORE = 0, HTTP_DONE = 1, HTTP_BAD = -1 };
  * error yet, and fewer than max bytes came; HTTP_BAD: malformed (a NUL or
  * another control byte but tab, CR before anything but LF, a request line
  * that is not "METHOD SP /target SP HTTP/1.x", a header line without a
- * name and a colon, a path over HTTPD_PATH_MAX) or max bytes with no end.
+ * name and a colon, a path over HTTPD_PATH_MAX, a query over
+ * HTTPD_QUERY_MAX) or max bytes with no end.
  * Pure: no I/O, no allocation; reads p[0..n) only. */
 int http_parse(const uint8_t *p, size_t n, size_t max, http_req *r, size_t *used);
 

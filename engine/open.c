@@ -38,6 +38,8 @@
 #include "netconf.h"
 #include "rdd.h"
 #include "scratch.h"
+#include "status.h"
+#include "ui.h"
 #include "worker.h"
 
 /* What a context's sched_state is: the scheduler and the backend em_open
@@ -54,6 +56,10 @@ typedef struct wiring {
     lbus *bus;
     evlog *elog;
     int elog_failed;      /* a write failed: warned once */
+    status_store *store;  /* the UI's (ember.ui.enabled) */
+    rest_provider prov;
+    ui_server *ui;
+    char ui_url[128];     /* "" when there is no UI */
     char app_id[64];
     int64_t start_ms;
 } wiring;
@@ -201,15 +207,41 @@ static void log_event(void *ud, const app_event *e) {
     }
 }
 
+static void store_event(void *ud, const app_event *e) { status_on_event(ud, e); }
+
+/* The UI (ember.ui.enabled): its store and its server, on the driver's
+ * host (ember.driver.host), before the backend, which tells the master
+ * where it is.  0, or < 0 with the message set: no port of the range was
+ * free fails em_open, as it fails Spark's context. */
+static int ui_open(em_ctx *ctx, wiring *w) {
+    const em_conf *c = ctx->conf;
+    if (!conf_bool(c, "ember.ui.enabled")) return 0;
+    status_limits lim = {(int)conf_i64(c, "ember.ui.retainedJobs"), (int)conf_i64(c, "ember.ui.retainedStages"),
+                         (int)conf_i64(c, "ember.ui.retainedTasks"),
+                         (int)conf_i64(c, "ember.ui.retainedDeadExecutors")};
+    if (!(w->store = status_new(&lim))) return EM_ENOMEM;
+    rest_single(&w->prov, w->store);
+    ui_conf uc;
+    memset(&uc, 0, sizeof uc);
+    uc.bind_host = em_conf_get(c, "ember.driver.host");
+    uc.port = (int)conf_i64(c, "ember.ui.port");
+    uc.max_retries = (int)conf_i64(c, "ember.port.maxRetries");
+    int rc = ui_start(&uc, &w->prov, &w->ui);
+    if (rc) return em__preferr(rc, "the UI (ember.ui.port; ember.ui.enabled=false turns it off)");
+    snprintf(w->ui_url, sizeof w->ui_url, "http://%s:%d", uc.bind_host, ui_port(w->ui));
+    return 0;
+}
+
 /* Start what observes the application (before the scheduler starts, so
- * that it sees every event): the event log (ember.eventLog.enabled), the
- * listener bus that feeds it, and the application's first events.  0, or
- * < 0 with the message set (an event log directory that does not exist
- * fails em_open, as it fails Spark's context). */
+ * that it sees every event): the UI's store, the event log
+ * (ember.eventLog.enabled), the listener bus that feeds them, and the
+ * application's first events.  0, or < 0 with the message set (an event
+ * log directory that does not exist fails em_open, as it fails Spark's
+ * context). */
 static int obs_open(em_ctx *ctx, wiring *w) {
     const em_conf *c = ctx->conf;
     int elog = conf_bool(c, "ember.eventLog.enabled");
-    if (!elog) return 0;
+    if (!elog && !w->store) return 0;
     if (!(w->bus = lbus_new((int)conf_i64(c, "ember.scheduler.listenerbus.eventqueue.capacity")))) return EM_ENOMEM;
     if (elog) {
         evlog_conf ec;
@@ -224,6 +256,7 @@ static int obs_open(em_ctx *ctx, wiring *w) {
         if (rc) return em__preferr(rc, "ember.eventLog.dir");
         lbus_add(w->bus, log_event, w);
     }
+    if (w->store) lbus_add(w->bus, store_event, w->store);
     int rc = lbus_start(w->bus);
     if (rc) return rc;
     lbus_post(w->bus, appinfo_env(c, ctx->master, w->app_id));
@@ -242,6 +275,16 @@ static void obs_close(wiring *w) {
     }
     if (w->elog && evlog_close(w->elog)) log_msg(LOG_WARN, "eventlog", "%s", em_errmsg());
     w->elog = NULL;
+    ui_stop(w->ui);
+    w->ui = NULL;
+    status_free(w->store);
+    w->store = NULL;
+}
+
+const char *em_ui_url(em_ctx *ctx) {
+    if (!ctx) return NULL;
+    wiring *w = ctx->sched_state;
+    return w->ui_url[0] ? w->ui_url : NULL;
 }
 
 em_ctx *em_open(const char *master, const em_conf *conf) {
@@ -323,6 +366,7 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
     log_set_level(log_level_parse(em_conf_get(ctx->conf, "ember.log.level")));
     dag_set_register_wait(w->dag, conf_duration_ms(ctx->conf, "ember.scheduler.maxRegisteredWait"));
     dag_set_starvation_timeout(w->dag, conf_duration_ms(ctx->conf, "ember.starvation.timeout"));
+    if (ui_open(ctx, w)) goto fail;
     if (ctx->cluster) {
         /* A peer that goes away must not kill the driver: writes to its
          * socket fail instead (only where the program left the default). */
@@ -340,6 +384,7 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
         co.lc_service = conf_bool(ctx->conf, "ember.shuffle.service.enabled");
         co.lc_max_exec_retries = (int)conf_i64(ctx->conf, "ember.deploy.maxExecutorRetries");
         co.app_name = em_conf_get(ctx->conf, "ember.app.name");
+        co.ui_url = w->ui_url[0] ? w->ui_url : NULL;
         co.driver_host = em_conf_get(ctx->conf, "ember.driver.host");
         co.driver_port = (int)conf_i64(ctx->conf, "ember.driver.port");
         co.exec_cores = (int)conf_i64(ctx->conf, "ember.executor.cores");

@@ -31,7 +31,7 @@
 typedef struct qparams {
     int n;
     char *k[REST_PARAMS_MAX], *v[REST_PARAMS_MAX];
-    char buf[2 * (HTTPD_PATH_MAX + 1) + REST_PARAMS_MAX * 2];
+    char buf[2 * (HTTPD_QUERY_MAX + 1) + REST_PARAMS_MAX * 2];
 } qparams;
 
 static int hexval(int c) {

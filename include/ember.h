@@ -414,6 +414,10 @@ typedef struct em_stats {
                                             they read) */
 } em_stats;
 EM_API void em_get_stats(em_ctx *ctx, em_stats *out);
+/* The address of the context's web UI and REST API ("http://HOST:PORT",
+ * Spark's uiWebUrl), valid until em_close; NULL when ember.ui.enabled is
+ * false (or ctx is NULL). */
+EM_API const char *em_ui_url(em_ctx *ctx);
 
 /* --------------------------------------------------------------- sources */
 

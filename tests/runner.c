@@ -72,6 +72,11 @@ int main(int argc, char **argv) {
     int passed = 0, failed = 0, nofork = getenv("EMBER_TEST_NOFORK") != NULL;
     unsigned limit = getenv("EMBER_TEST_TIMEOUT") ? (unsigned)atoi(getenv("EMBER_TEST_TIMEOUT")) : 300;
     qsort(tests, (size_t)ntests, sizeof tests[0], cmp_tests);
+    /* Every context serves its UI (ember.ui.enabled): on any free port, so
+     * that the suite never competes for 4040's range with whatever else
+     * runs on the machine.  A test that checks the default port sets its
+     * own. */
+    if (!getenv("EMBER_CONF")) setenv("EMBER_CONF", "ember.ui.port=0", 1);
     for (int i = 0; i < ntests; i++) {
         if (!selected(tests[i].name, argc, argv)) continue;
         struct timespec t0, t1;

@@ -10,8 +10,10 @@
  * bytes than the limit; on HTTP_DONE the request took at most the limit,
  * ends with an empty line, its method is GET-like (tchars, at most 7) and
  * its path starts with '/', has the length it says and at most
- * HTTPD_PATH_MAX bytes, as has its query, whose parameters urlq_get reads
- * (engine/urlquery.h) within its bounds; and the answer for every prefix of the input is
+ * HTTPD_PATH_MAX bytes, and its query has the length it says, at most
+ * HTTPD_QUERY_MAX bytes and no '#', and urlq_get (engine/urlquery.h) reads
+ * its parameters within their bounds; and the answer for every prefix of
+ * the input is
  * consistent: a prefix of a whole request is HTTP_MORE, and once a prefix
  * is HTTP_BAD or HTTP_DONE every longer one says the same.
  */
@@ -40,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t ml = strlen(r.method);
         FZ_CHECK(ml >= 1 && ml <= 7, "method of %zu bytes", ml);
         FZ_CHECK(r.path[0] == '/' && strlen(r.path) == r.path_len && r.path_len <= HTTPD_PATH_MAX, "path");
-        FZ_CHECK(strlen(r.query) == r.query_len && r.query_len <= HTTPD_PATH_MAX, "query");
+        FZ_CHECK(strlen(r.query) == r.query_len && r.query_len <= HTTPD_QUERY_MAX && !strchr(r.query, '#'), "query");
         char v[16];
         static const char *const names[] = {"appId", "executorId", "logType", "offset", ""};
         for (int i = 0; i < 5; i++) {

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
     static const char *const starts[] = {"/api/v1/", "/api/v1/applications/" FIX_APP "/",
                                          "/api/v1/applications/" FIX_APP "/stages/0/0/"};
-    char path[HTTPD_PATH_MAX + 1], query[HTTPD_PATH_MAX + 1];
+    char path[HTTPD_PATH_MAX + 1], query[HTTPD_QUERY_MAX + 1];
     size_t pl = (size_t)snprintf(path, sizeof path, "%s", starts[data[0] % 3]), ql = 0;
     int in_query = 0;
     for (size_t i = 1; i < size && data[i]; i++) {
@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             in_query = 1;
         } else if (!in_query && pl < HTTPD_PATH_MAX) {
             path[pl++] = (char)data[i];
-        } else if (in_query && ql < HTTPD_PATH_MAX) {
+        } else if (in_query && ql < HTTPD_QUERY_MAX) {
             query[ql++] = (char)data[i];
         }
     }

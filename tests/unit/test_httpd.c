@@ -34,7 +34,7 @@ TEST(http_parse_requests) {
     CHECK_EQ_I64(PARSE("HEAD /a?b=c HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\nrest", &r), HTTP_DONE);
     CHECK(r.head && !strcmp(r.path, "/a") && r.path_len == 2);
     CHECK(!strcmp(r.query, "b=c") && r.query_len == 3);
-    /* The query: raw, up to '#'; none, empty, and one over HTTPD_PATH_MAX. */
+    /* The query: raw, up to '#'; none, empty, and one over HTTPD_QUERY_MAX. */
     CHECK_EQ_I64(PARSE("GET /x?q=0.5,0.9&s=%2Dr#frag HTTP/1.1\r\n\r\n", &r), HTTP_DONE);
     CHECK(!strcmp(r.path, "/x") && !strcmp(r.query, "q=0.5,0.9&s=%2Dr") && r.query_len == 16);
     CHECK_EQ_I64(PARSE("GET /x? HTTP/1.1\r\n\r\n", &r), HTTP_DONE);
@@ -82,10 +82,10 @@ TEST(http_parse_requests) {
     big[4] = '/';
     CHECK_EQ_I64(parse(big, (size_t)n, &r), HTTP_DONE);
     CHECK_EQ_I64(r.path_len, HTTPD_PATH_MAX);
-    n = snprintf(big, sizeof big, "GET /q?%0*d HTTP/1.0\r\n\r\n", HTTPD_PATH_MAX, 0);
+    n = snprintf(big, sizeof big, "GET /q?%0*d HTTP/1.0\r\n\r\n", HTTPD_QUERY_MAX, 0);
     CHECK_EQ_I64(parse(big, (size_t)n, &r), HTTP_DONE);
-    CHECK_EQ_I64(r.query_len, HTTPD_PATH_MAX);
-    n = snprintf(big, sizeof big, "GET /q?%0*d HTTP/1.0\r\n\r\n", HTTPD_PATH_MAX + 1, 0);
+    CHECK_EQ_I64(r.query_len, HTTPD_QUERY_MAX);
+    n = snprintf(big, sizeof big, "GET /q?%0*d HTTP/1.0\r\n\r\n", HTTPD_QUERY_MAX + 1, 0);
     CHECK_EQ_I64(parse(big, (size_t)n, &r), HTTP_BAD);
 }
 
