@@ -1,6 +1,7 @@
 /*
- * uipages.h -- the UI's HTML pages, rendered on the server from a status
- * store: no script or stylesheet from elsewhere, so they work offline.
+ * uipages.h -- the driver UI's HTML pages, rendered on the server from a
+ * status store with the pages' kit (html.h): nothing is fetched from
+ * elsewhere, so they work offline.
  */
 #ifndef EM_UIPAGES_H
 #define EM_UIPAGES_H
@@ -12,8 +13,5 @@
  * newest first, with status, duration, stages and tasks done of total.
  * *status 200, or 404 when p has no application yet.  0, or EM_ENOMEM. */
 int uipage_jobs(const rest_provider *p, int *status, ebuf *body);
-
-/* Append s with HTML's special characters escaped.  0 or EM_ENOMEM. */
-int ui_html_escape(ebuf *out, const char *s);
 
 #endif
