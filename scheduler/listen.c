@@ -340,6 +340,8 @@ void lis_exec_added(dag *d, const sched_event *ev) {
     exec_name(d, ev->exec, e->exec.id, sizeof e->exec.id);
     snprintf(e->exec.host, sizeof e->exec.host, "%s", ev->host[0] ? ev->host : "localhost");
     e->exec.cores = ev->cores;
+    if (ev->out_url) e->exec.stdout_url = strdup(ev->out_url);
+    if (ev->err_url) e->exec.stderr_url = strdup(ev->err_url);
     lbus_post(d->bus, e);
 }
 

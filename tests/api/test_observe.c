@@ -264,6 +264,10 @@ TEST(obs_api_log_and_history_match_stats) {
         if (!strcmp(test_master(), "local-cluster[2,1,1024]") && !strcmp(jstr(&d, x, "id"), "driver")) continue;
         execs++;
         cores += jint(&d, x, "totalCores");
+        /* A cluster's executor: its worker serves its logs, and the
+         * executor's entry links them. */
+        const char *out = jstr(&d, json_get(&d, x, "executorLogs"), "stdout");
+        if (!strncmp(test_master(), "local-cluster", 13)) CHECK(strstr(out, "/logPage/?appId=") && strstr(out, "logType=stdout"));
     }
     if (!strncmp(test_master(), "local-cluster", 13)) CHECK_EQ_I64(execs, 2);
     else CHECK_EQ_I64(execs, 1);
