@@ -49,10 +49,16 @@ typedef struct task_ctl {
 
 /* Run the task whose encoded description is desc (takes ownership).  Fills
  * *res in every case: status 0 and the sink's output, or the failure code
- * and the task's message.  Never aborts on bad input or failing user code
- * (a crash in user code is the executor process's fate, not the runner's).
- * ctl may be NULL (the attempt cannot be killed).  Applies the faults the
- * description carries (faults.h). */
+ * and the task's message; and res->m, the attempt's task metrics
+ * (taskmetrics.h), measured where the work happens (curmetrics.h): times
+ * and CPU time here, input by the sources, output by the save sink,
+ * shuffle write and read by the shuffle's writer and reader, spills and
+ * peak memory by the structures that hold the data; result_size is the
+ * bytes of res->data, which a cluster executor sends as they are.  Never
+ * aborts on bad input or failing user code (a crash in user code is the
+ * executor process's fate, not the runner's).  ctl may be NULL (the
+ * attempt cannot be killed).  Applies the faults the description carries
+ * (faults.h). */
 void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task_ctl *ctl);
 
 /* Whether the calling thread's running attempt has been asked to stop (for
