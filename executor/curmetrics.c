@@ -30,9 +30,10 @@ int64_t tm_cpu_end(int64_t begin_ns, int64_t end_ns) {
         owed += wall;
         return wall;
     }
-    int64_t now = thread_cpu_ns(), cpu = cpu_at >= 0 ? now - cpu_at - owed : wall;
+    int64_t now = thread_cpu_ns(), window = cpu_at >= 0 ? now - cpu_at : wall, spent = owed + wall;
     cpu_at = now;
     wall_at = end_ns;
     owed = 0;
-    return cpu < 0 ? 0 : cpu > wall ? wall : cpu;
+    if (window >= spent) return wall;
+    return window <= 0 ? 0 : (int64_t)((double)window * (double)wall / (double)spent);
 }

@@ -50,17 +50,20 @@ static inline int64_t tm_now_ns(void) {
  *
  * Reading that clock is a system call (CLOCK_THREAD_CPUTIME_ID has no
  * vDSO path), about a microsecond on a virtual machine: as long as a
- * whole trivial task.  So the thread reads it at the end of an attempt
- * only when TM_CPU_READ_EVERY_NS or more have passed since its last read,
- * and the attempt gets the clock's advance since that read, less what the
- * attempts in between were given; an attempt that ends sooner (it took
- * less than that, on a thread that read the clock a moment ago) is given
- * its wall time, which a short attempt that kept its thread spends on the
- * CPU.  An attempt of a millisecond or more is therefore measured by the
- * clock, short ones in a burst are estimated, and the estimates are
- * settled at the next read.  The result lies in [0, end_ns - begin_ns].
- * tm_cpu_begin must be called as each attempt begins (it reads the clock
- * once, the first time a thread runs an attempt). */
+ * whole trivial task.  So a thread reads it at the end of an attempt only
+ * when TM_CPU_READ_EVERY_NS or more have passed since its last read.  An
+ * attempt that ends sooner (it took less than that, on a thread that read
+ * the clock a moment ago) is given its wall time, which a short attempt
+ * that keeps its thread spends on the CPU.  An attempt that ends with a
+ * read shares the clock's advance since the last read with the attempts
+ * given their wall time in between, in proportion to wall time: it gets
+ * its wall time scaled by the window's CPU time over its wall time (at
+ * most 1).  So an attempt of a millisecond or more is measured by the
+ * clock (within the estimates of the short attempts of at most a
+ * millisecond before it), short ones in a burst are estimated, and every
+ * result lies in [0, end_ns - begin_ns].  tm_cpu_begin must be called as
+ * each attempt begins (it reads the clock once, the first time a thread
+ * runs an attempt). */
 #define TM_CPU_READ_EVERY_NS 1000000
 void tm_cpu_begin(int64_t begin_ns);
 int64_t tm_cpu_end(int64_t begin_ns, int64_t end_ns);

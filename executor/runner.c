@@ -463,17 +463,19 @@ static int faults_before(const task_desc *t, const fault_rule *rules, int n) {
 }
 
 /* The attempt's times, from its start (t0), the end of decoding its
- * description (t1) and now: Spark's deserialize time (decoding is all CPU,
- * so its CPU time is its wall time), run time and CPU time, which leave
- * decoding out; and the result's size. */
-static void end_metrics(task_metrics *m, int64_t t0, int64_t t1, size_t result_len) {
-    int64_t t2 = tm_now_ns(), cpu = tm_cpu_end(t0, t2), deser = t1 - t0;
-    if (deser > cpu) deser = cpu;
+ * description (t1) and now (returned): Spark's deserialize time, run time
+ * and their CPU times (the attempt's, tm_cpu_end, shared between the two
+ * in proportion to their wall times: the thread's CPU clock is not read
+ * between them); and the result's size. */
+static int64_t end_metrics(task_metrics *m, int64_t t0, int64_t t1, size_t result_len) {
+    int64_t t2 = tm_now_ns(), cpu = tm_cpu_end(t0, t2);
+    int64_t deser = t2 > t0 ? (int64_t)((double)cpu * (double)(t1 - t0) / (double)(t2 - t0)) : 0;
     m->deser_ms = (t1 - t0) / 1000000;
     m->deser_cpu_ns = deser;
     m->run_ms = (t2 - t1) / 1000000;
     m->cpu_ns = cpu - deser;
     m->result_size = (int64_t)result_len;
+    return t2;
 }
 
 void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task_ctl *ctl) {
@@ -483,7 +485,7 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
     fault_rule rules[FAULTS_MAX];
     int nrules = 0, rc;
 
-    int64_t t0 = tm_now_ns(), t1;
+    int64_t t0 = ctl && ctl->start_ns ? ctl->start_ns : tm_now_ns(), t1;
     memset(res, 0, sizeof *res);
     res->fetch_map = -1;
     em__clearerr(); /* a message left by an earlier task must not name this one's failure */
@@ -542,7 +544,8 @@ done:
         res->naccs = 0;
     }
     taskdesc_free(t);
-    end_metrics(&res->m, t0, t1, res->len);
+    int64_t t2 = end_metrics(&res->m, t0, t1, res->len);
+    if (ctl) ctl->end_ns = t2;
     cur_ctl = NULL;
     cur_task_metrics = NULL;
     ctx_set_in_task(0);

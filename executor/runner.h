@@ -41,9 +41,15 @@ typedef struct exec_env {
  * the runner checks it between record batches and blocks (every
  * RUNNER_CHECK_EVERY records a source hands on, and at every block it
  * reads) and while an injected delay sleeps, and the attempt then ends with
- * EM_ECANCELED.  A user function that does not return cannot be stopped. */
+ * EM_ECANCELED.  A user function that does not return cannot be stopped.
+ *
+ * And the attempt's clock readings (curmetrics.h's tm_now_ns), shared
+ * with the backend that stamps its start and end, so that each is read
+ * once: start_ns, when the backend started it (0: the runner reads the
+ * clock itself), and end_ns, set by runner_run as it returns. */
 typedef struct task_ctl {
     int cancel;
+    int64_t start_ns, end_ns;
 } task_ctl;
 #define RUNNER_CHECK_EVERY 1024
 
