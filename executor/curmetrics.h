@@ -57,15 +57,35 @@ static inline int64_t tm_now_ns(void) {
  * that keeps its thread spends on the CPU.  An attempt that ends with a
  * read shares the clock's advance since the last read with the attempts
  * given their wall time in between, in proportion to wall time: it gets
- * its wall time scaled by the window's CPU time over its wall time (at
- * most 1).  So an attempt of a millisecond or more is measured by the
+ * its wall time scaled by the window's CPU time over the wall time of the
+ * window's attempts (at most 1).  So an attempt of a millisecond or more is measured by the
  * clock (within the estimates of the short attempts of at most a
  * millisecond before it), short ones in a burst are estimated, and every
  * result lies in [0, end_ns - begin_ns].  tm_cpu_begin must be called as
  * each attempt begins (it reads the clock once, the first time a thread
  * runs an attempt). */
 #define TM_CPU_READ_EVERY_NS 1000000
-void tm_cpu_begin(int64_t begin_ns);
-int64_t tm_cpu_end(int64_t begin_ns, int64_t end_ns);
+
+/* Their state, inline for the common case of no read: the thread's last
+ * read of its CPU clock (-1 before the first), when it was made, and the
+ * CPU time given since to attempts that ended without a read; and the
+ * reads themselves (curmetrics.c). */
+extern __thread int64_t tm_cpu_at, tm_cpu_wall_at, tm_cpu_owed;
+void tm_cpu_first(int64_t begin_ns);
+int64_t tm_cpu_read(int64_t wall);
+
+static inline void tm_cpu_begin(int64_t begin_ns) {
+    if (tm_cpu_at < 0) tm_cpu_first(begin_ns);
+}
+
+static inline int64_t tm_cpu_end(int64_t begin_ns, int64_t end_ns) {
+    int64_t wall = end_ns > begin_ns ? end_ns - begin_ns : 0;
+    if (tm_cpu_at >= 0 && end_ns - tm_cpu_wall_at < TM_CPU_READ_EVERY_NS) {
+        tm_cpu_owed += wall;
+        return wall;
+    }
+    tm_cpu_wall_at = end_ns;
+    return tm_cpu_read(wall);
+}
 
 #endif

@@ -468,8 +468,8 @@ static int faults_before(const task_desc *t, const fault_rule *rules, int n) {
  * in proportion to their wall times: the thread's CPU clock is not read
  * between them); and the result's size. */
 static int64_t end_metrics(task_metrics *m, int64_t t0, int64_t t1, size_t result_len) {
-    int64_t t2 = tm_now_ns(), cpu = tm_cpu_end(t0, t2);
-    int64_t deser = t2 > t0 ? (int64_t)((double)cpu * (double)(t1 - t0) / (double)(t2 - t0)) : 0;
+    int64_t t2 = tm_now_ns(), cpu = tm_cpu_end(t0, t2), deser = t1 - t0;
+    if (cpu != t2 - t0) deser = t2 > t0 ? (int64_t)((double)cpu * (double)deser / (double)(t2 - t0)) : 0;
     m->deser_ms = (t1 - t0) / 1000000;
     m->deser_cpu_ns = deser;
     m->run_ms = (t2 - t1) / 1000000;
