@@ -87,6 +87,9 @@ static int stage_rdds(dag *d, stage *s, ae_stage *si) {
             ri->storage.use_disk = r->persist_level != EM_MEMORY_ONLY;
             ri->storage.deserialized = 0;
             ri->storage.replication = 1;
+            /* The partitions an executor cached when it computed them (the
+             * scheduler's locality record; it does not hear of evictions). */
+            for (int i = 0; r->cache_exec && i < r->nparts; i++) ri->ncached += r->cache_exec[i] >= 0;
         }
         if (np) {
             ri->parents = malloc(sizeof(int) * (size_t)np);
