@@ -547,32 +547,27 @@ static int push_keysample(epipe *p, const em_rec *r) {
 static int push_keysample_batch(epipe *p, const uint8_t *b, size_t len, uint64_t *nrec) {
     const uint8_t *q = b, *end = b + len;
     unsigned since = 0;
-    uint64_t taken = 0;
-    int rc = 0;
-    for (; q < end && !rc; taken++) {
+    uint64_t taken = 0; /* records, KS_CHECK_EVERY at a time (since has the rest) */
+    while (q < end) {
         size_t n;
         em_rec r;
         if (++since == KS_CHECK_EVERY) {
             since = 0;
-            if (runner_cancelled()) {
-                rc = em__seterr(EM_ECANCELED, "task killed");
-                break;
-            }
+            taken += KS_CHECK_EVERY;
+            if (runner_cancelled()) return em__seterr(EM_ECANCELED, "task killed");
         }
         if (!ks_enters(p) && rec_is_pair8(q, end)) {
             p->n++;
             q += REC_PAIR8;
             continue;
         }
-        if (!(n = rec_get(q, end, &r))) {
-            rc = em__seterr(EM_ECORRUPT, "malformed record in a batch");
-            break;
-        }
-        rc = push_keysample(p, &r);
+        if (!(n = rec_get(q, end, &r))) return em__seterr(EM_ECORRUPT, "malformed record in a batch");
+        int rc = push_keysample(p, &r);
+        if (rc) return rc;
         q += n;
     }
-    *nrec += taken;
-    return rc;
+    *nrec += taken + since;
+    return 0;
 }
 
 static int end_keysample(epipe *p) {
