@@ -109,20 +109,6 @@ static int drive_range(task_run *run, const plan_node *n, epipe *down) {
     return rc;
 }
 
-/* A text split's lines, each counted as an input record. */
-typedef struct text_in {
-    epipe *down;
-    uint64_t lines;
-} text_in;
-
-static int text_to_pipe(void *c, const em_rec *r) {
-    text_in *t = c;
-    int rc = check_kill();
-    if (rc) return rc;
-    t->lines++;
-    return t->down->h.push(t->down, r);
-}
-
 static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
     agg_run ar;
     agg_spec spec;
@@ -253,11 +239,10 @@ static int drive_leaf(task_run *run, const plan_node *n, block *hit, epipe *down
     case PN_RANGE: return drive_range(run, n, down);
     case PN_TEXT: {
         text_split s = {(char *)n->path, n->off, n->len, n->gz};
-        text_in in = {down, 0};
         text_read_counts c;
-        int rc = text_read_split_counts(&s, run->max_record, text_to_pipe, &in, &c);
+        int rc = text_read_split_counts(&s, run->max_record, to_pipe, down, &c);
         run->res->input_bytes += c.disk_bytes;
-        add_input(run, c.bytes, in.lines);
+        add_input(run, c.bytes, c.lines);
         return rc;
     }
     case PN_SHUFFLE: return drive_shuffle(run, n, down);

@@ -72,9 +72,9 @@ int sw_add(shuffle_writer *w, const em_rec *r);
  * them), as sw_add each; records of an 8-byte key and an 8-byte value that
  * go to the partitions as they are (no combining, or combining given up
  * with a combiner that starts as the value) are copied there whole.  Adds
- * the records taken to *nrec (NULL: not counted).  0, EM_ECORRUPT for
- * bytes that are not records, EM_ECANCELED when opts.cancelled says so, or
- * as sw_add. */
+ * the records to *nrec when it returns 0 (NULL: not counted).  0,
+ * EM_ECORRUPT for bytes that are not records, EM_ECANCELED when
+ * opts.cancelled says so, or as sw_add. */
 int sw_add_batch(shuffle_writer *w, const uint8_t *b, size_t len, uint64_t *nrec);
 /* Write everything, rename into place (or keep it in opts.mem), free the
  * writer.  0 or < 0 (then nothing is left on disk or in memory). */

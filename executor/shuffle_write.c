@@ -520,39 +520,34 @@ static int passes_as_is(const shuffle_writer *w) {
 int sw_add_batch(shuffle_writer *w, const uint8_t *b, size_t len, uint64_t *nrec) {
     const uint8_t *p = b, *end = b + len;
     unsigned since = 0;
-    uint64_t taken = 0;
-    int rc = 0;
-    while (p < end && !rc) {
+    uint64_t taken = 0; /* records, SW_CHECK_EVERY at a time (since has the rest) */
+    while (p < end) {
         em_rec r;
         size_t n = REC_PAIR8;
+        int rc;
         if (++since == SW_CHECK_EVERY) { /* a batch may be a whole partition */
             since = 0;
-            if (w->o.cancelled && w->o.cancelled()) {
-                rc = em__seterr(EM_ECANCELED, "task killed");
-                break;
-            }
+            taken += SW_CHECK_EVERY;
+            if (w->o.cancelled && w->o.cancelled()) return em__seterr(EM_ECANCELED, "task killed");
         }
         if (rec_is_pair8(p, end) && passes_as_is(w)) {
             /* Its partition, then its 18 bytes copied whole. */
             r = (em_rec){p + 1, 8, p + 10, 8};
             sw_part *part = part_at(w, w->o.partition(w->o.pctx, &r));
             uint8_t *at;
-            if (!part) rc = EM_EINVAL;
-            else if (!(rc = part_room(w, part, REC_PAIR8, &at))) {
-                memcpy(at, p, REC_PAIR8);
-                rc = part_added(w, part, REC_PAIR8);
-            }
-        } else if (!(n = rec_get(p, end, &r))) {
-            rc = em__seterr(EM_ECORRUPT, "malformed record in a batch");
-            break;
+            if (!part) return EM_EINVAL;
+            if ((rc = part_room(w, part, REC_PAIR8, &at))) return rc;
+            memcpy(at, p, REC_PAIR8);
+            rc = part_added(w, part, REC_PAIR8);
         } else {
+            if (!(n = rec_get(p, end, &r))) return em__seterr(EM_ECORRUPT, "malformed record in a batch");
             rc = sw_add(w, &r);
         }
-        taken++;
+        if (rc) return rc;
         p += n;
     }
-    if (nrec) *nrec += taken;
-    return rc;
+    if (nrec) *nrec += taken + since;
+    return 0;
 }
 
 /* Copy len bytes from the spill file to the data file, in the kernel when

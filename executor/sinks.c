@@ -547,11 +547,13 @@ static int push_keysample(epipe *p, const em_rec *r) {
 static int push_keysample_batch(epipe *p, const uint8_t *b, size_t len, uint64_t *nrec) {
     const uint8_t *q = b, *end = b + len;
     unsigned since = 0;
-    for (; q < end; ++*nrec) {
+    uint64_t taken = 0; /* records, KS_CHECK_EVERY at a time (since has the rest) */
+    while (q < end) {
         size_t n;
         em_rec r;
         if (++since == KS_CHECK_EVERY) {
             since = 0;
+            taken += KS_CHECK_EVERY;
             if (runner_cancelled()) return em__seterr(EM_ECANCELED, "task killed");
         }
         if (!ks_enters(p) && rec_is_pair8(q, end)) {
@@ -564,6 +566,7 @@ static int push_keysample_batch(epipe *p, const uint8_t *b, size_t len, uint64_t
         if (rc) return rc;
         q += n;
     }
+    *nrec += taken + since;
     return 0;
 }
 

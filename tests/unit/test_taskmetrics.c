@@ -268,7 +268,7 @@ TEST(taskmetrics_runner_records_cache_range) {
     }
 
     /* The same records as a cached block of two chunks. */
-    size_t half = 150 * 2 * 1 + 150 * 8; /* 150 records of 10 bytes */
+    size_t half = 150 * 10; /* 150 records of 10 bytes (two length bytes, the value) */
     uint8_t *chunks[2] = {malloc(half), malloc(data.len - half)};
     size_t lens[2] = {half, data.len - half};
     CHECK(chunks[0] && chunks[1]);
