@@ -10,9 +10,12 @@
  * run again), a job whose partition 3 is held back until its speculative
  * copy wins (the original killed), a job whose task fails every attempt,
  * and the word count's result again (its map stage skipped).  A secret is
- * set, so the environment must redact it.
+ * set, so the environment must redact it.  On local-cluster, an executor
+ * killed mid-job is shown removed, and its attempt lost with it.
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -321,4 +324,88 @@ TEST(obs_api_log_and_history_match_stats) {
     CHECK_EQ_I64(last, AE_APP_END);
 
     check_history(evdir, &st);
+}
+
+static int made_marker(const char *path) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) return 0;
+    close(fd);
+    return 1;
+}
+
+/* v == 3 kills its executor's process, once. */
+static int kill_executor_once(const em_rec *in, em_emitter *out, const void *arg) {
+    if (rec_i64(in) == 3 && made_marker(arg)) raise(SIGKILL);
+    return em_emit(out, in->val, in->vlen);
+}
+
+/* An executor lost mid-job (SIGKILL, on local-cluster whatever the suite's
+ * master): the API shows it removed with its reason and the attempt that
+ * ran there failed with ExecutorLostFailure; the event log has both. */
+TEST(obs_executor_loss_shown) {
+    const char *evdir = tmp_path("events");
+    CHECK(mkdir(evdir, 0700) == 0);
+    em_conf *conf = em_conf_new();
+    CHECK_OK(em_conf_set(conf, "ember.eventLog.enabled", "true"));
+    CHECK_OK(em_conf_set(conf, "ember.eventLog.dir", evdir));
+    CHECK_OK(em_conf_set(conf, "ember.progress", "false"));
+    em_ctx *c = em_open("local-cluster[2,1,512]", conf);
+    em_conf_free(conf);
+    CHECK(c);
+    int port = ui_port_of(c);
+    const char *marker = tmp_path("killed.marker");
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(em_map(em_range(c, 0, 8, 1, 8), kill_executor_once, marker, strlen(marker) + 1), &b));
+    CHECK_EQ_I64(em_batch_count(b), 8);
+    em_batch_free(b);
+    CHECK(access(marker, F_OK) == 0);
+    em_stats st;
+    wait_no_tasks(c, &st);
+
+    char app[128];
+    json_doc d = JSON_DOC_INIT;
+    CHECK(http_get_json(port, "/api/v1/applications", &d) == 0);
+    snprintf(app, sizeof app, "%s", jstr(&d, json_at(&d, json_root(&d), 0), "id"));
+    /* Wait for the store to show the removal and every attempt. */
+    int64_t removed = 0, lost_tasks = 0, attempts = 0;
+    for (int i = 0; i < 500 && (!removed || attempts != st.tasks_run); i++) {
+        removed = lost_tasks = attempts = 0;
+        if (api(port, app, "/allexecutors", &d) == 0)
+            for (const json_node *x = json_first(&d, json_root(&d)); x; x = json_next(&d, x)) {
+                bool active = true;
+                json_as_bool(json_get(&d, x, "isActive"), &active);
+                if (!active && strlen(jstr(&d, x, "removeReason")) > 0) removed++;
+            }
+        if (api(port, app, "/stages/0/0/taskList?length=100", &d) == 0)
+            for (const json_node *k = json_first(&d, json_root(&d)); k; k = json_next(&d, k)) {
+                attempts++;
+                if (strstr(jstr(&d, k, "errorMessage"), "ExecutorLostFailure")) lost_tasks++;
+            }
+        if (!removed || attempts != st.tasks_run) sleep_ms(20);
+    }
+    CHECK_EQ_I64(removed, 1);
+    CHECK_EQ_I64(lost_tasks, 1);
+    CHECK_EQ_I64(attempts, st.tasks_run);
+    json_doc_free(&d);
+    em_close(c);
+
+    DIR *dir = opendir(evdir);
+    CHECK(dir);
+    struct dirent *e;
+    char logpath[1024] = "";
+    while ((e = readdir(dir)))
+        if (e->d_name[0] != '.') snprintf(logpath, sizeof logpath, "%s/%s", evdir, e->d_name);
+    closedir(dir);
+    evlog_reader *r;
+    CHECK_OK(evlog_reader_open(logpath, &r));
+    int64_t gone = 0, lost_ends = 0;
+    app_event *ev;
+    while (evlog_reader_next(r, &ev) == 1) {
+        gone += ev->kind == AE_EXEC_REMOVED;
+        lost_ends += ev->kind == AE_TASK_END && ev->end.reason == AE_EXEC_LOST;
+        app_event_free(ev);
+    }
+    evlog_reader_close(r);
+    CHECK(gone >= 1); /* the killed one, and the others as the application ends */
+    CHECK_EQ_I64(lost_ends, 1);
 }
