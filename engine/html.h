@@ -33,6 +33,11 @@ int html_rawf(ebuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  * stylesheet and script, <body>, a header bar with brand (escaped; e.g.
  * "ember master") and the title as <h1>. */
 int html_page_begin(ebuf *b, const char *brand, const char *title);
+/* The same start with a navigation bar in the header: brand (escaped)
+ * links to brand_href, then n tabs, labels[i] (escaped) linking to
+ * hrefs[i] (escaped), tab `current` marked (class "active"; -1: none). */
+int html_page_begin_nav(ebuf *b, const char *brand, const char *brand_href, const char *title,
+                        const char *const *labels, const char *const *hrefs, int n, int current);
 /* The page's end: </body></html>. */
 int html_page_end(ebuf *b);
 /* A section heading (<h2>, escaped), with an anchor id (raw, may be NULL). */
