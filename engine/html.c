@@ -72,7 +72,7 @@ static const char style[] =
     "svg .edge{stroke:#555;fill:none}svg .lane{fill:#f4f6f8}svg .task{fill:#7fbf7f}"
     "svg .task.failed{fill:#e07070}svg .task.killed{fill:#c0c0c0}svg .task.running{fill:#a8d1ef}"
     "svg .bucket{fill:#5b9bd5}.pages a{margin-right:8px}td.err{max-width:420px;white-space:pre-wrap}"
-    "details summary{cursor:pointer;font-weight:600;margin:14px 0 6px}";
+    "div.sub{font-size:12px;color:#666}p.error{color:#b00}details summary{cursor:pointer;font-weight:600;margin:14px 0 6px}";
 
 /* Sorting a table by a clicked header: a cell's data-v if it has one, else
  * its text, as a number when both are numbers. */
@@ -144,6 +144,11 @@ int html_cell_link(ebuf *b, const char *href, const char *text) {
 }
 
 int html_progress(ebuf *b, int64_t done, int64_t running, int64_t failed, int64_t total) {
+    return html_progress_ex(b, done, running, failed, 0, 0, total);
+}
+
+int html_progress_ex(ebuf *b, int64_t done, int64_t running, int64_t failed, int64_t killed, int64_t skipped,
+                     int64_t total) {
     double ok = 0, run = 0;
     if (total > 0) {
         ok = 100.0 * (double)(done < 0 ? 0 : done > total ? total : done) / (double)total;
@@ -155,6 +160,8 @@ int html_progress(ebuf *b, int64_t done, int64_t running, int64_t failed, int64_
                        ok, ok, run, (long long)done, (long long)total);
     if (!rc && running > 0) rc = html_rawf(b, " (%lld running)", (long long)running);
     if (!rc && failed > 0) rc = html_rawf(b, " (%lld failed)", (long long)failed);
+    if (!rc && killed > 0) rc = html_rawf(b, " (%lld killed)", (long long)killed);
+    if (!rc && skipped > 0) rc = html_rawf(b, " (%lld skipped)", (long long)skipped);
     return rc || html_raw(b, "</span></div>");
 }
 

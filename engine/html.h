@@ -67,6 +67,9 @@ int html_link(ebuf *b, const char *href, const char *text);
  * lighter band, and the text "done/total" (plus " (N running)" and
  * " (N failed)" when nonzero) over it.  total 0 shows an empty bar. */
 int html_progress(ebuf *b, int64_t done, int64_t running, int64_t failed, int64_t total);
+/* The same with " (N killed)" and " (N skipped)" after, when nonzero. */
+int html_progress_ex(ebuf *b, int64_t done, int64_t running, int64_t failed, int64_t killed, int64_t skipped,
+                     int64_t total);
 
 /* Formatting.  Each writes a NUL-terminated string into out (cap bytes,
  * at least HTML_FMT_MAX for a whole result) and returns out. */
