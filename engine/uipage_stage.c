@@ -75,7 +75,7 @@ static int summary(uipage *u, const st_stage *s) {
     char head[96];
     snprintf(head, sizeof head, "Summary Metrics for %d Completed Tasks", n);
     ebuf *b = u->b;
-    int rc = html_heading(b, "summary", head);
+    int rc = html_heading(b, "summary-heading", head);
     if (!n) return rc || html_raw(b, "<p>No completed tasks with metrics yet.</p>\n");
     rj_dist d;
     memset(&d, 0, sizeof d);
@@ -111,7 +111,7 @@ static int by_executor(uipage *u, const st_stage *s) {
                                       "Input Size",    "Output Size", "Shuffle Read",  "Shuffle Write",
                                       "Spill (Memory)", "Spill (Disk)"};
     ebuf *b = u->b;
-    int rc = html_heading(b, "executors", "Aggregated Metrics by Executor") ||
+    int rc = html_heading(b, "executors-heading", "Aggregated Metrics by Executor") ||
              html_table_begin(b, "executor-summary", hdr, 14);
     for (const st_execsum *e = s->execsums; e && !rc; e = e->next) {
         const st_exec *x = status_exec(u->st, e->exec_id);
@@ -274,7 +274,7 @@ int uipage_stage(uipage *u) {
         rc = html_raw(b, "</ul>\n<details><summary>Details</summary><pre class=\"log\">") ||
              html_text(b, s->details) || html_raw(b, "</pre></details>\n");
     else if (!rc) rc = html_raw(b, "</ul>\n");
-    rc = rc || html_heading(b, "timeline", "Event Timeline") || ui_timeline(u, s) || summary(u, s) ||
+    rc = rc || html_heading(b, "timeline-heading", "Event Timeline") || ui_timeline(u, s) || summary(u, s) ||
          by_executor(u, s) || tasks(u, s, off, len, sort, (int)desc);
     return rc || up_end(u);
 }

@@ -199,7 +199,7 @@ int uipage_job(uipage *u) {
              fact(b, "Duration", html_fmt_duration(j->submit_ms ? end - j->submit_ms : -1, t, sizeof t));
     if (!rc && j->description) rc = fact(b, "Description", j->description);
     if (!rc && j->group) rc = fact(b, "Job Group", j->group);
-    rc = rc || html_raw(b, "</ul>\n") || html_heading(b, "dag", "DAG Visualization") || ui_dag(u, j);
+    rc = rc || html_raw(b, "</ul>\n") || html_heading(b, "dag-heading", "DAG Visualization") || ui_dag(u, j);
     if (rc) return rc;
     /* Its stages: every attempt of each, by state. */
     int cap = 0;
