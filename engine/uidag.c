@@ -12,6 +12,7 @@
 #include "ember.h"
 #include "err.h"
 #include "html.h"
+#include "uidag.h"
 #include "uipagekit.h"
 
 enum { NODE_W = 150, NODE_H = 40, COL_W = 200, ROW_H = 56, PAD = 16 };

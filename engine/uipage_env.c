@@ -1,5 +1,5 @@
 /*
- * uipage_env.c -- the environment page (/environment/): the runtime, the
+ * uipage_env.c -- the environment page (/environment/, see uipage_env.h): the runtime, the
  * ember (Spark) properties, the Hadoop and system properties and the
  * classpath, each a table sorted by name.  Values whose key or value
  * looks secret (conf_redacted) are shown redacted, whatever the event log
@@ -12,6 +12,7 @@
 #include "ember.h"
 #include "err.h"
 #include "html.h"
+#include "uipage_env.h"
 #include "uipagekit.h"
 
 static int cmp_prop(const void *a, const void *b) {

@@ -9,6 +9,7 @@
 
 #include "ember.h"
 #include "html.h"
+#include "uipage_execs.h"
 #include "uipagekit.h"
 
 typedef struct totals {

@@ -14,7 +14,9 @@
 #include "err.h"
 #include "html.h"
 #include "restjson.h"
+#include "uipage_stage.h"
 #include "uipagekit.h"
+#include "uitimeline.h"
 #include "urlquery.h"
 
 #define TASKS_SHOWN 100
@@ -199,8 +201,8 @@ static int tasks(uipage *u, const st_stage *s, int64_t off, int64_t len, int sor
     char head[96];
     snprintf(head, sizeof head, "Tasks (%d)", n);
     int rc = html_heading(b, "tasks-heading", head) ||
-             html_rawf(b, "<p class=\"pages\">Showing tasks %lld to %lld of %d, by %s%s. ", (long long)from + (to > from),
-                       (long long)to, n, sorts[sort], desc ? " descending" : "");
+             html_rawf(b, "<p class=\"pages\">Showing tasks %lld to %lld of %d, by %s%s. ",
+                       (long long)from + (to > from), (long long)to, n, sorts[sort], desc ? " descending" : "");
     if (!rc && from > 0) rc = page_link(u, s, from > len ? from - len : 0, len, sorts[sort], desc, "Previous");
     if (!rc && to < n) rc = page_link(u, s, to, len, sorts[sort], desc, "Next");
     rc = rc || html_raw(b, " Sort by: ");
@@ -213,11 +215,6 @@ static int tasks(uipage *u, const st_stage *s, int64_t off, int64_t len, int sor
 }
 
 /* ------------------------------------------------------------- the page */
-
-static int fact(ebuf *b, const char *k, const char *v) {
-    return html_raw(b, "<li><b>") || html_text(b, k) || html_raw(b, ":</b> ") || html_text(b, v) ||
-           html_raw(b, "</li>");
-}
 
 int uipage_stage(uipage *u) {
     int64_t id = 0, attempt = 0, off = 0, len = TASKS_SHOWN, desc = 0;
@@ -250,16 +247,16 @@ int uipage_stage(uipage *u) {
     snprintf(title, sizeof title, "Details for Stage %d (Attempt %d)", s->id, s->attempt);
     const task_metrics *m = &s->m;
     int rc = up_begin(u, title, UP_TAB_STAGES) || html_raw(b, "<ul class=\"facts\">") ||
-             fact(b, "Status", status_stage_name(s->status)) || fact(b, "Name", s->name ? s->name : "") ||
-             fact(b, "Submitted", html_fmt_time(s->submit_ms, t, sizeof t)) ||
-             fact(b, "Duration", html_fmt_duration(up_stage_duration(u, s), t, sizeof t)) ||
-             fact(b, "Total Time Across All Tasks", html_fmt_duration(m->run_ms, t, sizeof t));
-    if (!rc && m->in_bytes) rc = fact(b, "Input", html_fmt_bytes(m->in_bytes, t, sizeof t));
-    if (!rc && m->out_bytes) rc = fact(b, "Output", html_fmt_bytes(m->out_bytes, t, sizeof t));
+             up_fact(b, "Status", status_stage_name(s->status)) || up_fact(b, "Name", s->name ? s->name : "") ||
+             up_fact(b, "Submitted", html_fmt_time(s->submit_ms, t, sizeof t)) ||
+             up_fact(b, "Duration", html_fmt_duration(up_stage_duration(u, s), t, sizeof t)) ||
+             up_fact(b, "Total Time Across All Tasks", html_fmt_duration(m->run_ms, t, sizeof t));
+    if (!rc && m->in_bytes) rc = up_fact(b, "Input", html_fmt_bytes(m->in_bytes, t, sizeof t));
+    if (!rc && m->out_bytes) rc = up_fact(b, "Output", html_fmt_bytes(m->out_bytes, t, sizeof t));
     if (!rc && (m->sr_remote_bytes + m->sr_local_bytes))
-        rc = fact(b, "Shuffle Read", html_fmt_bytes(m->sr_remote_bytes + m->sr_local_bytes, t, sizeof t));
-    if (!rc && m->sw_bytes) rc = fact(b, "Shuffle Write", html_fmt_bytes(m->sw_bytes, t, sizeof t));
-    if (!rc && s->failure) rc = fact(b, "Failure Reason", s->failure);
+        rc = up_fact(b, "Shuffle Read", html_fmt_bytes(m->sr_remote_bytes + m->sr_local_bytes, t, sizeof t));
+    if (!rc && m->sw_bytes) rc = up_fact(b, "Shuffle Write", html_fmt_bytes(m->sw_bytes, t, sizeof t));
+    if (!rc && s->failure) rc = up_fact(b, "Failure Reason", s->failure);
     if (!rc && s->njobs) {
         rc = html_raw(b, "<li><b>Associated Job Ids:</b> ");
         for (int k = 0; k < s->njobs && !rc; k++) {

@@ -7,6 +7,7 @@
 #include "ember.h"
 #include "html.h"
 #include "restjson.h"
+#include "uipage_storage.h"
 #include "uipagekit.h"
 
 int uipage_storage(uipage *u) {

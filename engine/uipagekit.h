@@ -1,9 +1,10 @@
 /*
  * uipagekit.h -- what the UI's page files share (internal to uipages.c,
- * uipage_*.c, uidag.c and uitimeline.c): the page being answered, with
- * its application's store read-locked while the page renders, and the
- * pieces several pages write (the frame with its navigation bar, error
- * pages, query integers, a table of stage attempts).
+ * uipage_*.c, uidag.c and uitimeline.c; defined in uipagekit.c): the page
+ * being answered, with its application's store read-locked while the
+ * page renders, and the pieces several pages write (the frame with its
+ * navigation bar, error pages, query integers, cells, a table of stage
+ * attempts).
  *
  * Every writer returns 0, or EM_ENOMEM (message set) when the body cannot
  * grow; the router then answers 500.  A page that finds its request bad
@@ -17,7 +18,6 @@
 #include <stdint.h>
 
 #include "buf.h"
-#include "rest.h"
 #include "status.h"
 
 typedef struct uipage {
@@ -48,9 +48,13 @@ int up_error(uipage *u, int status, const char *fmt, ...) __attribute__((format(
 int up_qint(uipage *u, const char *name, int64_t min, int64_t max, int64_t *out);
 /* The latest attempt of stage id, or NULL. */
 st_stage *up_latest_attempt(const status_store *st, int id);
-/* A duration cell (sorting by ms) and a size cell (sorting by bytes). */
+/* A duration cell (sorting by ms), a size cell (sorting by bytes; empty
+ * for 0) and a local time cell (sorting by epoch ms). */
 int up_cell_dur(ebuf *b, int64_t ms);
 int up_cell_bytes(ebuf *b, int64_t bytes);
+int up_cell_time(ebuf *b, int64_t epoch_ms);
+/* An item of a page's list of facts: <li><b>k:</b> v</li>, escaped. */
+int up_fact(ebuf *b, const char *k, const char *v);
 /* A stage attempt's duration: submitted to completed, or to now. */
 int64_t up_stage_duration(const uipage *u, const st_stage *s);
 
@@ -58,27 +62,5 @@ int64_t up_stage_duration(const uipage *u, const st_stage *s);
  * duration, tasks, input, output, shuffle read and write, and with
  * with_failure the failure reason. */
 int up_stage_table(uipage *u, const char *id, st_stage *const *v, int n, int with_failure);
-
-/* The pages (uipages.c, uipage_*.c). */
-int uipage_jobs(uipage *u);
-int uipage_job(uipage *u);
-int uipage_stages(uipage *u);
-int uipage_stage(uipage *u);
-int uipage_storage(uipage *u);
-int uipage_environment(uipage *u);
-int uipage_executors(uipage *u);
-
-/* Job j's stages as an SVG graph (uidag.c): a node per stage
- * (<g class="stage" data-stage-id="N">, "stage skipped" when the job
- * skipped it) linking to its page, edges parent to child, columns by
- * depth. */
-int ui_dag(uipage *u, const st_job *j);
-/* Stage attempt s's tasks along time per executor as SVG (uitimeline.c):
- * up to UI_TIMELINE_TASKS tasks a bar each, beyond that per executor the
- * number of tasks running in each of UI_TIMELINE_BUCKETS time buckets. */
-#define UI_TIMELINE_TASKS 1000
-#define UI_TIMELINE_BUCKETS 100
-#define UI_TIMELINE_LANES 64
-int ui_timeline(uipage *u, const st_stage *s);
 
 #endif

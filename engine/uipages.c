@@ -1,7 +1,7 @@
 /*
  * uipages.c -- the UI's pages (see uipages.h): the routing of a path to an
- * application's page, the frame every page shares (uipagekit.h), the
- * history server's list of applications, and the jobs and job pages.
+ * application's page, the history server's list of applications, and the
+ * jobs and job pages.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,36 +12,17 @@
 #include "ember.h"
 #include "err.h"
 #include "html.h"
+#include "uidag.h"
+#include "uipage_env.h"
+#include "uipage_execs.h"
+#include "uipage_stage.h"
+#include "uipage_stages.h"
+#include "uipage_storage.h"
 #include "uipagekit.h"
 #include "uipages.h"
 #include "urlquery.h"
 
-/* ------------------------------------------------------------- the frame */
-
-char *up_href(const uipage *u, char *out, size_t cap, const char *fmt, ...) {
-    int n = snprintf(out, cap, "%s", u->base);
-    if (n < 0 || (size_t)n >= cap) return out;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out + n, cap - (size_t)n, fmt, ap);
-    va_end(ap);
-    return out;
-}
-
-int up_begin(uipage *u, const char *title, int tab) {
-    static const char *const labels[UP_NTABS] = {"Jobs", "Stages", "Storage", "Environment", "Executors"};
-    static const char *const paths[UP_NTABS] = {"/jobs/", "/stages/", "/storage/", "/environment/", "/executors/"};
-    char hrefs[UP_NTABS][700], home[700];
-    const char *h[UP_NTABS];
-    for (int i = 0; i < UP_NTABS; i++) h[i] = up_href(u, hrefs[i], sizeof hrefs[i], "%s", paths[i]);
-    const char *name = u->app->name ? u->app->name : u->app->id ? u->app->id : "ember";
-    char brand[300];
-    snprintf(brand, sizeof brand, "%s - ember UI", name);
-    return html_page_begin_nav(u->b, brand, up_href(u, home, sizeof home, "/jobs/"), title, labels, h, UP_NTABS,
-                               tab);
-}
-
-int up_end(uipage *u) { return html_page_end(u->b); }
+/* ------------------------------------------------------------- jobs */
 
 /* An error page on its own (no application to name in a bar). */
 static int error_page(ebuf *b, const char *brand, const char *title, const char *msg) {
@@ -49,63 +30,6 @@ static int error_page(ebuf *b, const char *brand, const char *title, const char 
            html_raw(b, "</p>\n") || html_page_end(b);
 }
 
-int up_error(uipage *u, int status, const char *fmt, ...) {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    u->b->len = u->start;
-    u->status = status;
-    return up_begin(u, status == 404 ? "Not Found" : "Bad Request", -1) || html_raw(u->b, "<p class=\"error\">") ||
-           html_text(u->b, msg) || html_raw(u->b, "</p>\n") || up_end(u);
-}
-
-int up_qint(uipage *u, const char *name, int64_t min, int64_t max, int64_t *out) {
-    char v[32];
-    int got = urlq_get(u->query, u->qlen, name, v, sizeof v);
-    if (got == 0) return 0;
-    char *end = v;
-    long long x = got > 0 ? strtoll(v, &end, 10) : 0;
-    if (got < 0 || !v[0] || *end || x < min || x > max) {
-        up_error(u, 400, "bad parameter %s: expected an integer from %lld to %lld", name, (long long)min,
-                 (long long)max);
-        return -1;
-    }
-    *out = x;
-    return 1;
-}
-
-st_stage *up_latest_attempt(const status_store *st, int id) {
-    for (int a = status_max_attempt(st); a >= 0; a--) {
-        st_stage *s = status_stage(st, id, a);
-        if (s) return s;
-    }
-    return NULL;
-}
-
-int up_cell_dur(ebuf *b, int64_t ms) {
-    char t[HTML_FMT_MAX];
-    return html_cell_sorted(b, html_fmt_duration(ms, t, sizeof t), ms);
-}
-
-int up_cell_bytes(ebuf *b, int64_t bytes) {
-    char t[HTML_FMT_MAX];
-    return html_cell_sorted(b, bytes ? html_fmt_bytes(bytes, t, sizeof t) : "", bytes);
-}
-
-static int cell_time(ebuf *b, int64_t ms) {
-    char t[HTML_FMT_MAX];
-    return html_cell_sorted(b, html_fmt_time(ms, t, sizeof t), ms);
-}
-
-int64_t up_stage_duration(const uipage *u, const st_stage *s) {
-    if (!s->submit_ms) return -1;
-    int64_t end = s->complete_ms ? s->complete_ms : u->now;
-    return end > s->submit_ms ? end - s->submit_ms : 0;
-}
-
-/* ------------------------------------------------------------- jobs */
 
 static void job_stage_counts(const st_job *j, int *done, int *skipped) {
     *done = *skipped = 0;
@@ -130,7 +54,7 @@ static int job_row(uipage *u, const st_job *j) {
              html_link(b, href, j->description ? j->description : j->name ? j->name : "");
     if (!rc && j->description && j->name)
         rc = html_raw(b, "<div class=\"sub\">") || html_text(b, j->name) || html_raw(b, "</div>");
-    rc = rc || html_raw(b, "</td>") || cell_time(b, j->submit_ms) || up_cell_dur(b, dur) || html_raw(b, "<td>") ||
+    rc = rc || html_raw(b, "</td>") || up_cell_time(b, j->submit_ms) || up_cell_dur(b, dur) || html_raw(b, "<td>") ||
          html_progress_ex(b, done, j->active_stages, j->failed_stages, 0, skipped, j->nstages - skipped) ||
          html_raw(b, "</td><td>") ||
          html_progress_ex(b, j->completed_indices, j->active_tasks, j->failed_tasks, j->killed_tasks,
@@ -154,28 +78,23 @@ static int jobs_table(uipage *u, const char *id, const char *title, int status, 
 }
 
 static int facts_begin(ebuf *b) { return html_raw(b, "<ul class=\"facts\">"); }
-static int fact(ebuf *b, const char *k, const char *v) {
-    return html_raw(b, "<li><b>") || html_text(b, k) || html_raw(b, ":</b> ") || html_text(b, v) ||
-           html_raw(b, "</li>");
-}
-
-int uipage_jobs(uipage *u) {
+static int uipage_jobs(uipage *u) {
     int n[4] = {0};
     for (st_job *j = status_jobs(u->st); j; j = j->next) n[j->status <= SJ_UNKNOWN ? j->status : SJ_UNKNOWN]++;
     ebuf *b = u->b;
     const status_app *a = u->app;
     char t[HTML_FMT_MAX], num[32];
     int64_t up = a->start_ms ? (a->end_ms ? a->end_ms : u->now) - a->start_ms : -1;
-    int rc = up_begin(u, "ember Jobs", UP_TAB_JOBS) || facts_begin(b) || fact(b, "User", a->user ? a->user : "") ||
-             fact(b, "Application ID", a->id ? a->id : "") ||
-             fact(b, "Started", html_fmt_time(a->start_ms, t, sizeof t)) ||
-             fact(b, "Total Uptime", html_fmt_duration(up, t, sizeof t));
+    int rc = up_begin(u, "ember Jobs", UP_TAB_JOBS) || facts_begin(b) || up_fact(b, "User", a->user ? a->user : "") ||
+             up_fact(b, "Application ID", a->id ? a->id : "") ||
+             up_fact(b, "Started", html_fmt_time(a->start_ms, t, sizeof t)) ||
+             up_fact(b, "Total Uptime", html_fmt_duration(up, t, sizeof t));
     snprintf(num, sizeof num, "%d", n[SJ_RUNNING]);
-    rc = rc || fact(b, "Active Jobs", num);
+    rc = rc || up_fact(b, "Active Jobs", num);
     snprintf(num, sizeof num, "%d", n[SJ_SUCCEEDED]);
-    rc = rc || fact(b, "Completed Jobs", num);
+    rc = rc || up_fact(b, "Completed Jobs", num);
     snprintf(num, sizeof num, "%d", n[SJ_FAILED]);
-    rc = rc || fact(b, "Failed Jobs", num) || html_raw(b, "</ul>\n");
+    rc = rc || up_fact(b, "Failed Jobs", num) || html_raw(b, "</ul>\n");
     rc = rc || jobs_table(u, "jobs-active", "Active Jobs", SJ_RUNNING, n[SJ_RUNNING]) ||
          jobs_table(u, "jobs-completed", "Completed Jobs", SJ_SUCCEEDED, n[SJ_SUCCEEDED]) ||
          jobs_table(u, "jobs-failed", "Failed Jobs", SJ_FAILED, n[SJ_FAILED]);
@@ -183,7 +102,7 @@ int uipage_jobs(uipage *u) {
     return rc || up_end(u);
 }
 
-int uipage_job(uipage *u) {
+static int uipage_job(uipage *u) {
     int64_t id = -1;
     int got = up_qint(u, "id", 0, INT32_MAX, &id);
     if (got < 0) return 0;
@@ -194,11 +113,11 @@ int uipage_job(uipage *u) {
     char title[64], t[HTML_FMT_MAX];
     snprintf(title, sizeof title, "Details for Job %d", j->id);
     int64_t end = j->complete_ms ? j->complete_ms : u->now;
-    int rc = up_begin(u, title, UP_TAB_JOBS) || facts_begin(b) || fact(b, "Status", status_job_name(j->status)) ||
-             fact(b, "Submitted", html_fmt_time(j->submit_ms, t, sizeof t)) ||
-             fact(b, "Duration", html_fmt_duration(j->submit_ms ? end - j->submit_ms : -1, t, sizeof t));
-    if (!rc && j->description) rc = fact(b, "Description", j->description);
-    if (!rc && j->group) rc = fact(b, "Job Group", j->group);
+    int rc = up_begin(u, title, UP_TAB_JOBS) || facts_begin(b) || up_fact(b, "Status", status_job_name(j->status)) ||
+             up_fact(b, "Submitted", html_fmt_time(j->submit_ms, t, sizeof t)) ||
+             up_fact(b, "Duration", html_fmt_duration(j->submit_ms ? end - j->submit_ms : -1, t, sizeof t));
+    if (!rc && j->description) rc = up_fact(b, "Description", j->description);
+    if (!rc && j->group) rc = up_fact(b, "Job Group", j->group);
     rc = rc || html_raw(b, "</ul>\n") || html_heading(b, "dag-heading", "DAG Visualization") || ui_dag(u, j);
     if (rc) return rc;
     /* Its stages: every attempt of each, by state. */
@@ -254,9 +173,9 @@ static void app_row(void *arg, const rest_app *a) {
     int64_t last = a->last_updated_ms ? a->last_updated_ms : a->end_ms ? a->end_ms : a->start_ms;
     rc = rc || html_row_begin(b) || html_cell_link(b, (const char *)href.p, a->id) ||
          html_cell(b, a->name ? a->name : "") || html_cell(b, a->attempt_id ? a->attempt_id : "") ||
-         cell_time(b, a->start_ms) || cell_time(b, a->end_ms) ||
+         up_cell_time(b, a->start_ms) || up_cell_time(b, a->end_ms) ||
          up_cell_dur(b, a->end_ms ? a->end_ms - a->start_ms : -1) || html_cell(b, a->user ? a->user : "") ||
-         cell_time(b, last) || html_row_end(b);
+         up_cell_time(b, last) || html_row_end(b);
     ebuf_free(&href);
     l->n++;
     l->rc = rc ? EM_ENOMEM : 0;

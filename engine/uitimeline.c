@@ -17,6 +17,7 @@
 #include "err.h"
 #include "html.h"
 #include "uipagekit.h"
+#include "uitimeline.h"
 
 enum { LABEL_W = 130, PLOT_W = 860, LANE_H = 36, STACK = 6, AXIS_H = 22 };
 
