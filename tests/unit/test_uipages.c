@@ -113,7 +113,8 @@ TEST(uipages_jobs_and_job) {
     CHECK_EQ_I64(page(&p, 0, "/jobs/job/?id=0", &b), 200);
     CHECK(balanced(&b));
     CHECK_EQ_I64(occurrences((char *)b.p, NULL, "<g class=\"stage"), 2);
-    CHECK_STR_CONTAINS((char *)b.p, "<g class=\"stage\" data-stage-id=\"0\"><a href=\"/stages/stage/?id=0&amp;attempt=1\">");
+    CHECK_STR_CONTAINS((char *)b.p,
+                       "<g class=\"stage\" data-stage-id=\"0\"><a href=\"/stages/stage/?id=0&amp;attempt=1\">");
     CHECK_STR_CONTAINS((char *)b.p, "data-from=\"0\" data-to=\"1\"");
     CHECK_EQ_I64(occurrences((char *)b.p, NULL, "class=\"edge\""), 1);
     CHECK_EQ_I64(rows(&b, "stages-completed"), 3); /* 0.0, 0.1, 1.1 */
@@ -183,7 +184,8 @@ TEST(uipages_stages_and_stage) {
     const char *t = strstr((char *)b.p, "id=\"tasks\"");
     CHECK(t && strstr(t, "<tr data-task-id=\"4\">") < strstr(t, "<tr data-task-id=\"2\">"));
     CHECK_STR_CONTAINS((char *)b.p, "Showing tasks 1 to 2 of 6");
-    CHECK_STR_CONTAINS((char *)b.p, "task.offset=2&amp;task.length=2&amp;task.sort=duration&amp;task.desc=true\">Next</a>");
+    CHECK_STR_CONTAINS((char *)b.p,
+                       "task.offset=2&amp;task.length=2&amp;task.sort=duration&amp;task.desc=true\">Next</a>");
     CHECK_EQ_I64(page(&p, 0, "/stages/stage/?id=0&attempt=0&task.offset=5", &b), 200);
     CHECK_EQ_I64(rows(&b, "tasks"), 1);
     CHECK_EQ_I64(page(&p, 0, "/stages/stage/?id=0&attempt=0&task.offset=50", &b), 200);
@@ -364,7 +366,8 @@ TEST(uipages_stage_of_100000_tasks) {
     CHECK_EQ_I64(occurrences(svg, end, "<rect class=\"lane\""), EXECS);
     CHECK(b.len < 400000);
     /* The longest last page of the task table, sorted by duration. */
-    CHECK_EQ_I64(page(&p, 0, "/stages/stage/?id=3&attempt=0&task.sort=duration&task.desc=true&task.length=50", &b), 200);
+    CHECK_EQ_I64(page(&p, 0, "/stages/stage/?id=3&attempt=0&task.sort=duration&task.desc=true&task.length=50", &b),
+                 200);
     CHECK_EQ_I64(rows(&b, "tasks"), 50);
     const char *t = strstr((char *)b.p, "id=\"tasks\"");
     CHECK(t && strstr(t, "<tr data-task-id=\"99999\">"));
