@@ -210,8 +210,6 @@ static void log_event(void *ud, const app_event *e) {
     }
 }
 
-static void store_event(void *ud, const app_event *e) { status_on_event(ud, e); }
-
 /* The UI (ember.ui.enabled): its store and its server, on the driver's
  * host (ember.driver.host), before the backend, which tells the master
  * where it is.  0, or < 0 with the message set: no port of the range was
@@ -259,7 +257,7 @@ static int obs_open(em_ctx *ctx, wiring *w) {
         if (rc) return em__preferr(rc, "ember.eventLog.dir");
         lbus_add(w->bus, log_event, w);
     }
-    if (w->store) lbus_add(w->bus, store_event, w->store);
+    if (w->store) lbus_add(w->bus, status_listener, w->store);
     int rc = lbus_start(w->bus);
     if (rc) return rc;
     lbus_post(w->bus, appinfo_env(c, ctx->master, w->app_id));

@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "conf.h"
 #include "ember.h"
 #include "err.h"
 #include "httpd.h"
@@ -480,15 +481,6 @@ static int rdds(req *r, status_store *st) {
 
 /* ------------------------------------------------------------- environment */
 
-/* Spark's spark.redaction.regex default, (?i)secret|password|token|access[.]?key,
- * applied to the key and the value. */
-static int redact(const char *s) {
-    static const char *const words[] = {"secret", "password", "token", "access.key", "accesskey"};
-    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-        if (strcasestr(s, words[i])) return 1;
-    return 0;
-}
-
 static int cmp_prop(const void *a, const void *b) {
     return strcmp(((const ae_prop *)a)->key, ((const ae_prop *)b)->key);
 }
@@ -504,7 +496,9 @@ static int write_props(req *r, const char *k, const ae_prop *p, int n, int redac
     for (int i = 0; i < n; i++) {
         json_w_begin_array(w);
         json_w_str(w, v[i].key);
-        json_w_str(w, redacting && (redact(v[i].key) || redact(v[i].value)) ? "*********(redacted)" : v[i].value);
+        /* Spark's redaction regex, on the key and on the value. */
+        int hide = redacting && (conf_redacted(v[i].key) || conf_redacted(v[i].value));
+        json_w_str(w, hide ? CONF_REDACTED : v[i].value);
         json_w_end_array(w);
     }
     json_w_end_array(w);

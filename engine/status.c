@@ -623,7 +623,6 @@ static void on_job_start(status_store *st, const app_event *e) {
         const ae_stage *in = &e->stages[i];
         j->stage_ids[i] = in->id;
         j->stage_ntasks[i] = in->ntasks;
-        if (!in->complete_ms) j->ntasks += in->ntasks;
         if (!last || in->id > last->id) last = in;
     }
     j->name = dup_s(last && last->name ? last->name : "");
@@ -639,7 +638,10 @@ static void on_job_start(status_store *st, const app_event *e) {
         const ae_stage *in = &e->stages[i];
         st_stage *s = stage_find_or_new(st, in->id, in->attempt, in);
         /* A stage an earlier job finished is not run again: this job
-         * skips it (on_job_end counts it). */
+         * skips it (on_job_end counts it), and its tasks are not the
+         * job's, as Spark counts them. */
+        int done = in->complete_ms || (s && (s->status == SS_COMPLETE || s->status == SS_SKIPPED));
+        if (!done) j->ntasks += in->ntasks;
         if (s && (s->status == SS_PENDING || s->status == SS_ACTIVE)) stage_add_job(s, j->id);
     }
 }
@@ -984,3 +986,5 @@ void status_on_event(status_store *st, const app_event *e) {
     }
     pthread_rwlock_unlock(&st->lock);
 }
+
+void status_listener(void *ud, const app_event *e) { status_on_event(ud, e); }

@@ -165,6 +165,9 @@ void status_free(status_store *st);
  * Out of memory, the store drops what it could not keep (a task, a job)
  * and stays consistent; events it does not model are ignored. */
 void status_on_event(status_store *st, const app_event *e);
+/* status_on_event with the store as ud: a listener bus's consumer
+ * (scheduler/bus.h's lbus_fn), as lbus_add(bus, status_listener, st). */
+void status_listener(void *ud, const app_event *e);
 
 void status_rdlock(status_store *st);
 void status_unlock(status_store *st);

@@ -60,6 +60,9 @@ typedef struct cutter {
     int skipping;        /* still looking for the '\n' before our first line */
     const char *what;    /* "offset" or "uncompressed offset", for messages */
     ebuf carry;          /* the part of a line that began in an earlier chunk */
+    uint64_t lines;      /* lines handed to the sink ... */
+    uint64_t first, end; /* ... from the first one's start to the last
+                            one's end, terminator included */
 } cutter;
 
 /* The cutter of the split this thread is reading, for em_task_input. */
@@ -108,6 +111,8 @@ static int too_big(const cutter *c) {
 /* Hand one line (terminator already removed except a possible '\r') to the
  * sink.  Returns 0 to go on, 1 to stop (EM_STOP), or < 0. */
 static int cut_emit(cutter *c, const uint8_t *p, size_t n, int strip_cr) {
+    if (!c->lines++) c->first = c->line_start;
+    c->end = c->line_start + n + (strip_cr ? 1 : 0); /* strip_cr: it ended with '\n' */
     if (strip_cr && n && p[n - 1] == '\r') n--;
     if (n > c->max_line) return too_big(c);
     em_rec r = {NULL, 0, p, n};
@@ -381,9 +386,16 @@ done:
 
 int text_read_split(const text_split *s, size_t max_line, rec_sink_fn sink, void *sctx,
                     uint64_t *bytes_read) {
-    uint64_t dummy = 0;
-    if (!bytes_read) bytes_read = &dummy;
-    *bytes_read = 0;
+    text_read_counts c;
+    int rc = text_read_split_counts(s, max_line, sink, sctx, &c);
+    if (bytes_read) *bytes_read = c.disk_bytes;
+    return rc;
+}
+
+int text_read_split_counts(const text_split *s, size_t max_line, rec_sink_fn sink, void *sctx,
+                           text_read_counts *counts) {
+    uint64_t *bytes_read = &counts->disk_bytes;
+    memset(counts, 0, sizeof *counts);
     if (!s || !s->path || !sink) return em__seterr(EM_EINVAL, "text_file: NULL argument");
     cutter c;
     memset(&c, 0, sizeof c);
@@ -406,5 +418,7 @@ int text_read_split(const text_split *s, size_t max_line, rec_sink_fn sink, void
     }
     reading = NULL;
     ebuf_free(&c.carry);
+    counts->lines = c.lines;
+    counts->bytes = s->gz ? counts->disk_bytes : c.lines ? c.end - c.first : 0;
     return rc;
 }

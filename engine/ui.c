@@ -85,7 +85,11 @@ int ui_start(const ui_conf *c, const rest_provider *p, ui_server **out) {
     char name[256];
     const char *shown = c && c->public_host ? c->public_host : host;
     if (!strcmp(shown, "0.0.0.0")) shown = !gethostname(name, sizeof name) ? (name[sizeof name - 1] = 0, name) : "localhost";
-    log_msg(LOG_INFO, "ui", "ember UI at http://%s:%d", shown, u->port);
+    /* As Spark warns that its UI could not bind the port asked for: a
+     * user who opens 4040 must learn that this application is elsewhere. */
+    if (c && c->port && u->port != c->port)
+        log_msg(LOG_WARN, "ui", "port %d was taken: ember UI at http://%s:%d", c->port, shown, u->port);
+    else log_msg(LOG_INFO, "ui", "ember UI at http://%s:%d", shown, u->port);
     *out = u;
     return 0;
 }

@@ -35,8 +35,8 @@
 #include "../test.h"
 #include "ember.h"
 #include "helpers.h"
+#include "roles.h"
 
-extern char **environ;
 
 /* A failed requirement inside a helper that returns 0 (so that the test
  * still stops what it started). */
@@ -55,10 +55,6 @@ typedef struct cluster_procs {
     char url[64];
 } cluster_procs;
 
-static void sleep_ms(int ms) {
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
 
 /* A port free now (the kernel's choice). */
 static int free_port(void) {
@@ -73,35 +69,6 @@ static int free_port(void) {
         port = ntohs(a.sin_port);
     if (fd >= 0) close(fd);
     return port;
-}
-
-/* Start this binary in a role (args after argv[0]), its output into log;
- * fd 3 of the child is ready_fd when >= 0.  Its pid or -1. */
-static pid_t spawn_role(const char *role, char *const args[], int ready_fd, const char *log) {
-    size_t n = 0;
-    while (environ[n]) n++;
-    char **env = calloc(n + 4, sizeof *env);
-    char rolev[64], parent[64];
-    if (!env) return -1;
-    size_t j = 0;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "EMBER_", 6)) env[j++] = environ[i];
-    snprintf(rolev, sizeof rolev, "EMBER_ROLE=%s", role);
-    snprintf(parent, sizeof parent, "EMBER_PARENT_PID=%d", (int)getpid());
-    env[j++] = rolev;
-    env[j++] = parent;
-    if (ready_fd >= 0) env[j++] = "EMBER_READY_FD=3";
-    env[j] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    if (ready_fd >= 0) posix_spawn_file_actions_adddup2(&fa, ready_fd, 3);
-    pid_t pid;
-    int rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, args, env);
-    posix_spawn_file_actions_destroy(&fa);
-    free(env);
-    return rc ? -1 : pid;
 }
 
 /* A master on port and webport, with FILESYSTEM recovery in dir (NULL:
@@ -136,18 +103,6 @@ static pid_t start_worker(const char *url, const char *dir, const char *log) {
     char *args[] = {"ember-worker", "--cores", "1", "--memory", "512m", "--work-dir", (char *)dir, "--webui-port", "0",
                     "--conf", "ember.shuffle.service.port=0", (char *)url, NULL}; /* two workers: two ports */
     return spawn_role("worker", args, -1, log);
-}
-
-/* SIGTERM, then SIGKILL after 5 s; waited for. */
-static void stop_pid(pid_t pid) {
-    if (pid <= 0) return;
-    kill(pid, SIGTERM);
-    for (int i = 0; i < 500; i++) {
-        if (waitpid(pid, NULL, WNOHANG) == pid) return;
-        sleep_ms(10);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
 }
 
 static void stop_all(cluster_procs *cp) {

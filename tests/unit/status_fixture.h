@@ -270,8 +270,7 @@ static void fx_feed(status_store *st) {
     fx_job_end(st, 0, 0, FIX_T0 + 11000);
 
     ae_stage j1[2] = {fx_stage(0, 1, 4), fx_stage(2, 0, 2)};
-    j1[0].submit_ms = FIX_T0 + 9000;
-    j1[0].complete_ms = FIX_T0 + 10000;
+    j1[0].submit_ms = FIX_T0 + 9000; /* no completion time: the store knows */
     fx_job_start(st, 1, j1, 2, FIX_T0 + 11000, 0);
     s = fx_stage(2, 0, 2);
     s.submit_ms = FIX_T0 + 11000;

@@ -425,7 +425,7 @@ TEST(ui_server_over_tcp) {
 
 typedef struct reader {
     const rest_provider *p;
-    volatile int stop;
+    int stop; /* atomic: set by the feeding thread */
     int answers, bad;
 } reader;
 
@@ -436,7 +436,7 @@ static void *read_loop(void *arg) {
         APPS "/stages/0/0/taskList?sortBy=-runtime&length=50", APPS "/allexecutors", "/api/v1/applications"};
     json_doc d = JSON_DOC_INIT;
     ebuf b = EBUF_INIT;
-    for (int i = 0; !rd->stop || i < 6; i++) {
+    for (int i = 0; !__atomic_load_n(&rd->stop, __ATOMIC_ACQUIRE) || i < 6; i++) {
         int s = get(rd->p, targets[i % 6], &d, &b);
         rd->answers++;
         if (s != 200 && s != 404) rd->bad++;
@@ -479,7 +479,7 @@ TEST(rest_readers_while_feeding) {
         fx_stage_ev(st, AE_STAGE_COMPLETED, s, s.complete_ms);
         fx_job_end(st, job, 0, FIX_T0 + id);
     }
-    rd.stop = 1;
+    __atomic_store_n(&rd.stop, 1, __ATOMIC_RELEASE);
     pthread_join(th, NULL);
     fprintf(stderr, "  %d answers while feeding\n", rd.answers);
     CHECK(rd.answers >= 6);

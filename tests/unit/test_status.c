@@ -111,7 +111,7 @@ TEST(status_counts_as_spark) {
 
     app_event e = fx_ev(AE_UNPERSIST_RDD, FIX_T0 + 20000);
     e.rdd_id = 1;
-    status_on_event(st, &e);
+    status_listener(st, &e); /* as a listener bus calls it */
     e = fx_ev(AE_APP_END, FIX_T0 + 30000);
     status_on_event(st, &e);
     status_rdlock(st);

@@ -1,0 +1,324 @@
+/*
+ * test_observe.c -- an application as a user sees it from outside: the
+ * driver's /api/v1, its event log, and the history server reading that
+ * log, each checked against em_get_stats of the same jobs and against the
+ * jobs' known shape, on test_master() (local[N], and local-cluster in the
+ * suite's second pass).
+ *
+ * The application runs four jobs: a word count whose first map output is
+ * corrupted once (a fetch failure: one failed stage attempt, the map task
+ * run again), a job whose partition 3 is held back until its speculative
+ * copy wins (the original killed), a job whose task fails every attempt,
+ * and the word count's result again (its map stage skipped).  A secret is
+ * set, so the environment must redact it.
+ */
+#include <dirent.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../test.h"
+#include "appevent.h"
+#include "ember.h"
+#include "eventlog_reader.h"
+#include "helpers.h"
+#include "json.h"
+#include "roles.h"
+
+#define SECRET "observe-secret-value"
+
+static int fail_on_7(const em_rec *in, em_emitter *out, const void *arg) {
+    (void)arg;
+    if (rec_i64(in) == 7) return em_fail("record 7 is refused by the test's map function");
+    return em_emit(out, in->val, in->vlen);
+}
+
+static int same(const em_rec *in, em_emitter *out, const void *arg) {
+    (void)arg;
+    return em_emit(out, in->val, in->vlen);
+}
+
+static em_ctx *open_obs(const char *evdir) {
+    const char *kv[][2] = {
+        {"ember.app.name", "observe"},
+        {"ember.eventLog.enabled", "true"},
+        {"ember.eventLog.dir", evdir},
+        {"ember.authenticate.secret", SECRET},
+        {"ember.speculation", "true"},
+        {"ember.speculation.interval", "5ms"},
+        {"ember.speculation.quantile", "0.5"},
+        {"ember.speculation.minTaskRuntime", "100ms"},
+        /* stage 0 is the word count's map stage: its map 0 is corrupt once */
+        {"ember.test.faults", "corrupt:stage=0,part=0,attempt=0; delay:stage=2,part=3,attempt=0"},
+        {"ember.shuffle.inMemoryOutput.maxBytes", "0"},
+        {"ember.progress", "false"},
+    };
+    em_conf *conf = em_conf_new();
+    int ok = conf != NULL;
+    for (size_t i = 0; ok && i < sizeof kv / sizeof kv[0]; i++) ok = em_conf_set(conf, kv[i][0], kv[i][1]) == 0;
+    em_ctx *c = ok ? em_open(test_master(), conf) : NULL;
+    if (!c) fprintf(stderr, "  em_open: %s\n", em_errmsg());
+    em_conf_free(conf);
+    return c;
+}
+
+/* The UI's port, from em_ui_url. */
+static int ui_port_of(em_ctx *c) {
+    const char *u = em_ui_url(c), *colon = u ? strrchr(u, ':') : NULL;
+    return colon ? atoi(colon + 1) : -1;
+}
+
+/* GET /api/v1/applications/<app><rest> into d; 0 or -1. */
+static int api(int port, const char *app, const char *rest, json_doc *d) {
+    char t[512];
+    snprintf(t, sizeof t, "/api/v1/applications/%s%s", app, rest);
+    return http_get_json(port, t, d);
+}
+
+static int64_t count(const json_doc *d, const json_node *arr) {
+    int64_t n = 0;
+    for (const json_node *x = json_first(d, arr); x; x = json_next(d, x)) n++;
+    return n;
+}
+
+static int lines_of(const char *path) {
+    size_t len = 0;
+    char *s = read_file_all(path, &len);
+    int n = 0;
+    for (size_t i = 0; s && i < len; i++) n += s[i] == '\n';
+    free(s);
+    return n;
+}
+
+/* What the REST API shows of the application, summed; -1 fields unset. */
+typedef struct seen {
+    int64_t jobs, jobs_failed, stages, tasks_done, tasks_failed, tasks_killed, speculative;
+    int64_t sw_bytes, sw_records, sr_records, failed_stage_attempts, skipped_stages;
+    int64_t in_records_map0, in_bytes_map0;
+    int refused_msgs, fetch_failed_msgs;
+} seen;
+
+/* Read jobs, stages and every stage attempt's task list from the API. */
+static int read_api(int port, const char *app, seen *s) {
+    json_doc d = JSON_DOC_INIT, t = JSON_DOC_INIT;
+    memset(s, 0, sizeof *s);
+    int rc = -1;
+    if (api(port, app, "/jobs", &d)) goto out;
+    for (const json_node *j = json_first(&d, json_root(&d)); j; j = json_next(&d, j)) {
+        s->jobs++;
+        if (!strcmp(jstr(&d, j, "status"), "FAILED")) s->jobs_failed++;
+        s->skipped_stages += jint(&d, j, "numSkippedStages");
+    }
+    if (api(port, app, "/stages", &d)) goto out;
+    for (const json_node *x = json_first(&d, json_root(&d)); x; x = json_next(&d, x)) {
+        s->stages++;
+        s->tasks_done += jint(&d, x, "numCompleteTasks");
+        s->tasks_failed += jint(&d, x, "numFailedTasks");
+        s->tasks_killed += jint(&d, x, "numKilledTasks");
+        s->sw_bytes += jint(&d, x, "shuffleWriteBytes");
+        s->sw_records += jint(&d, x, "shuffleWriteRecords");
+        s->sr_records += jint(&d, x, "shuffleReadRecords");
+        if (!strcmp(jstr(&d, x, "status"), "FAILED")) {
+            s->failed_stage_attempts++;
+            if (strstr(jstr(&d, x, "failureReason"), "FetchFailed")) s->fetch_failed_msgs++;
+        }
+        int64_t id = jint(&d, x, "stageId"), att = jint(&d, x, "attemptId");
+        if (id == 0 && att == 0) {
+            s->in_records_map0 = jint(&d, x, "inputRecords");
+            s->in_bytes_map0 = jint(&d, x, "inputBytes");
+        }
+        char path[128];
+        snprintf(path, sizeof path, "/stages/%lld/%lld/taskList?length=100000", (long long)id, (long long)att);
+        if (api(port, app, path, &t)) goto out;
+        for (const json_node *k = json_first(&t, json_root(&t)); k; k = json_next(&t, k)) {
+            bool spec = false;
+            json_as_bool(json_get(&t, k, "speculative"), &spec);
+            s->speculative += spec;
+            if (strstr(jstr(&t, k, "errorMessage"), "record 7 is refused")) s->refused_msgs++;
+        }
+    }
+    rc = 0;
+out:
+    json_doc_free(&d);
+    json_doc_free(&t);
+    return rc;
+}
+
+/* The one application's id from /applications into app; 0 or -1. */
+static int the_app(int port, char *app, size_t cap, int *completed) {
+    json_doc d = JSON_DOC_INIT;
+    int rc = -1;
+    if (!http_get_json(port, "/api/v1/applications", &d) && count(&d, json_root(&d)) == 1) {
+        const json_node *a = json_at(&d, json_root(&d), 0);
+        snprintf(app, cap, "%s", jstr(&d, a, "id"));
+        bool done = false;
+        json_as_bool(json_get(&d, json_at(&d, json_get(&d, a, "attempts"), 0), "completed"), &done);
+        *completed = done;
+        rc = strcmp(jstr(&d, a, "name"), "observe") ? -1 : 0;
+    }
+    json_doc_free(&d);
+    return rc;
+}
+
+/* The checks both the driver's API and the history server's must pass. */
+static void check_seen(const seen *s, const em_stats *st) {
+    CHECK_EQ_I64(s->jobs, st->jobs);
+    CHECK_EQ_I64(s->jobs_failed, 1);
+    CHECK_EQ_I64(s->tasks_done + s->tasks_failed + s->tasks_killed, st->tasks_run);
+    CHECK_EQ_I64(s->tasks_failed, st->tasks_failed);
+    CHECK_EQ_I64(s->tasks_killed, st->tasks_killed);
+    CHECK_EQ_I64(s->speculative, st->tasks_speculative);
+    CHECK_EQ_I64(s->speculative, 1);
+    /* Spark's shuffle bytes written are the segments readers read; the
+     * files em_get_stats counts hold a header more. */
+    CHECK(s->sw_bytes > 0 && s->sw_bytes < st->shuffle_bytes_written);
+    CHECK_EQ_I64(s->sw_records, st->shuffle_records_written);
+    /* the fetch failure's stage attempt, and the failed job's stage */
+    CHECK_EQ_I64(s->failed_stage_attempts, st->stage_attempts_failed + 1);
+    CHECK_EQ_I64(s->fetch_failed_msgs, 1);
+    CHECK_EQ_I64(s->refused_msgs, 4); /* every attempt of the failing task, ember.task.maxFailures */
+    CHECK_EQ_I64(s->skipped_stages, 1);
+    CHECK_EQ_I64(s->in_records_map0, lines_of("tests/data/words.txt"));
+    size_t size = 0;
+    free(read_file_all("tests/data/words.txt", &size));
+    CHECK_EQ_I64(s->in_bytes_map0, (int64_t)size); /* each split's own lines: the file once */
+}
+
+/* The history server over evdir: its /api/v1 says what the driver's did,
+ * the application now completed. */
+static void check_history(const char *evdir, const em_stats *st) {
+    int p[2];
+    CHECK(pipe(p) == 0);
+    char *args[] = {"ember-history-server", "--port", "0", (char *)evdir, NULL};
+    pid_t pid = spawn_role("history-server", args, p[1], tmp_path("history.log"));
+    close(p[1]);
+    char buf[32] = "";
+    ssize_t n = pid > 0 ? read(p[0], buf, sizeof buf - 1) : -1;
+    close(p[0]);
+    int port = n > 0 ? atoi(buf) : -1;
+    if (port <= 0) {
+        stop_pid(pid);
+        char *log = read_file_all(tmp_path("history.log"), NULL);
+        fprintf(stderr, "  history server log: %s\n", log ? log : "(none)");
+        free(log);
+        CHECK(!"the history server did not start");
+    }
+    char app[128];
+    int completed = 0;
+    CHECK(the_app(port, app, sizeof app, &completed) == 0);
+    CHECK(completed == 1);
+    seen s;
+    CHECK(read_api(port, app, &s) == 0);
+    check_seen(&s, st);
+    answer a;
+    CHECK(http_get(port, "/api/v1/applications/no-such-app/jobs", &a) == 0);
+    CHECK_EQ_I64(a.status, 404);
+    answer_free(&a);
+    stop_pid(pid);
+}
+
+TEST(obs_api_log_and_history_match_stats) {
+    const char *evdir = tmp_path("events");
+    CHECK(mkdir(evdir, 0700) == 0);
+    em_ctx *c = open_obs(evdir);
+    CHECK(c);
+    int port = ui_port_of(c);
+    CHECK(port > 0);
+
+    em_batch *b = NULL;
+    em_rdd *counts = em_reduce_by_key(em_flat_map(em_text_file(c, "tests/data/words.txt", 2), fn_split_words, NULL, 0),
+                                      fn_sum_i64, NULL, 0, 2);
+    CHECK_OK(em_collect(counts, &b));
+    int64_t distinct = (int64_t)em_batch_count(b);
+    em_batch_free(b);
+    CHECK_OK(em_collect(em_map(em_range(c, 0, 4000, 1, 4), same, NULL, 0), &b));
+    CHECK_EQ_I64(em_batch_count(b), 4000);
+    em_batch_free(b);
+    CHECK(em_collect(em_map(em_range(c, 0, 20, 1, 2), fail_on_7, NULL, 0), &b) < 0);
+    CHECK_OK(em_collect(counts, &b));
+    CHECK_EQ_I64(em_batch_count(b), distinct);
+    em_batch_free(b);
+    em_stats st;
+    wait_no_tasks(c, &st);
+    CHECK_EQ_I64(st.stage_attempts_failed, 1);
+    CHECK_EQ_I64(st.tasks_speculative, 1);
+
+    /* The API catches up with the listener bus: wait until it shows every
+     * job ended and every attempt. */
+    char app[128];
+    int completed = 1;
+    CHECK(the_app(port, app, sizeof app, &completed) == 0);
+    CHECK(completed == 0);
+    seen s;
+    for (int i = 0; i < 500; i++) {
+        if (read_api(port, app, &s) == 0 && s.jobs == st.jobs &&
+            s.tasks_done + s.tasks_failed + s.tasks_killed == st.tasks_run)
+            break;
+        sleep_ms(20);
+    }
+    check_seen(&s, &st);
+
+    /* Executors: local[N]'s one, "driver", with every core; local-cluster's
+     * two. */
+    json_doc d = JSON_DOC_INIT;
+    CHECK(api(port, app, "/executors", &d) == 0);
+    int64_t execs = 0, cores = 0;
+    for (const json_node *x = json_first(&d, json_root(&d)); x; x = json_next(&d, x)) {
+        if (!strcmp(test_master(), "local-cluster[2,1,1024]") && !strcmp(jstr(&d, x, "id"), "driver")) continue;
+        execs++;
+        cores += jint(&d, x, "totalCores");
+        /* A cluster's executor: its worker serves its logs, and the
+         * executor's entry links them. */
+        const char *out = jstr(&d, json_get(&d, x, "executorLogs"), "stdout");
+        if (!strncmp(test_master(), "local-cluster", 13)) CHECK(strstr(out, "/logPage/?appId=") && strstr(out, "logType=stdout"));
+    }
+    if (!strncmp(test_master(), "local-cluster", 13)) CHECK_EQ_I64(execs, 2);
+    else CHECK_EQ_I64(execs, 1);
+    CHECK(cores >= 1);
+    /* The secret is redacted, under its key. */
+    answer a;
+    CHECK(http_get(port, "/api/v1/applications/x/environment", &a) == 0);
+    CHECK_EQ_I64(a.status, 404);
+    answer_free(&a);
+    char t[256];
+    snprintf(t, sizeof t, "/api/v1/applications/%s/environment", app);
+    CHECK(http_get(port, t, &a) == 0);
+    CHECK_EQ_I64(a.status, 200);
+    CHECK(strstr(a.body, "ember.authenticate.secret") != NULL);
+    CHECK(strstr(a.body, "*********(redacted)") != NULL);
+    CHECK(strstr(a.body, SECRET) == NULL);
+    answer_free(&a);
+    json_doc_free(&d);
+    em_close(c);
+
+    /* The event log: finished (renamed from .inprogress), every job and
+     * attempt in it, the application's end last. */
+    DIR *dir = opendir(evdir);
+    CHECK(dir);
+    struct dirent *e;
+    char logpath[1024] = "";
+    while ((e = readdir(dir)))
+        if (e->d_name[0] != '.') snprintf(logpath, sizeof logpath, "%s/%s", evdir, e->d_name);
+    closedir(dir);
+    CHECK(logpath[0] && !strstr(logpath, ".inprogress"));
+    evlog_reader *r;
+    CHECK_OK(evlog_reader_open(logpath, &r));
+    int64_t ends = 0, starts = 0, jobs = 0, last = 0;
+    app_event *ev;
+    while (evlog_reader_next(r, &ev) == 1) {
+        ends += ev->kind == AE_TASK_END;
+        starts += ev->kind == AE_TASK_START;
+        jobs += ev->kind == AE_JOB_START;
+        last = ev->kind;
+        app_event_free(ev);
+    }
+    evlog_reader_close(r);
+    CHECK_EQ_I64(ends, st.tasks_run);
+    CHECK_EQ_I64(starts, st.tasks_run);
+    CHECK_EQ_I64(jobs, st.jobs);
+    CHECK_EQ_I64(last, AE_APP_END);
+
+    check_history(evdir, &st);
+}
