@@ -89,7 +89,7 @@ static const char script[] =
     "return asc?r:-r});rows.forEach(function(r){b.appendChild(r)})})})});";
 
 int html_page_begin(ebuf *b, const char *brand, const char *title) {
-    return html_raw(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>") || html_text(b, title) ||
+    return html_raw(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><link rel=\"icon\" href=\"data:,\"><title>") || html_text(b, title) ||
            html_raw(b, "</title><style>") || put(b, style, sizeof style - 1) || html_raw(b, "</style><script>") ||
            put(b, script, sizeof script - 1) || html_raw(b, "</script></head>\n<body><header>") ||
            html_text(b, brand) || html_raw(b, "</header><main><h1>") || html_text(b, title) ||
@@ -98,7 +98,7 @@ int html_page_begin(ebuf *b, const char *brand, const char *title) {
 
 int html_page_begin_nav(ebuf *b, const char *brand, const char *brand_href, const char *title,
                         const char *const *labels, const char *const *hrefs, int n, int current) {
-    int rc = html_raw(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>") || html_text(b, title) ||
+    int rc = html_raw(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><link rel=\"icon\" href=\"data:,\"><title>") || html_text(b, title) ||
              html_raw(b, "</title><style>") || put(b, style, sizeof style - 1) || html_raw(b, "</style><script>") ||
              put(b, script, sizeof script - 1) || html_raw(b, "</script></head>\n<body><header>") ||
              html_link(b, brand_href, brand) || html_raw(b, "<nav>");

@@ -29,8 +29,9 @@ int html_textn(ebuf *b, const char *s, size_t n);
 int html_raw(ebuf *b, const char *s);
 int html_rawf(ebuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The page's start: doctype, <head> with title (escaped) and the inline
- * stylesheet and script, <body>, a header bar with brand (escaped; e.g.
+/* The page's start: doctype, <head> with title (escaped), the inline
+ * stylesheet and script and an empty inline icon (so that a browser asks
+ * for no /favicon.ico), <body>, a header bar with brand (escaped; e.g.
  * "ember master") and the title as <h1>. */
 int html_page_begin(ebuf *b, const char *brand, const char *title);
 /* The same start with a navigation bar in the header: brand (escaped)

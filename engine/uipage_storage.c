@@ -16,7 +16,7 @@ int uipage_storage(uipage *u) {
     ebuf *b = u->b;
     int n = 0;
     int rc = up_begin(u, "Storage", UP_TAB_STORAGE) || html_heading(b, NULL, "RDDs") ||
-             html_table_begin(b, "rdds", hdr, 7);
+             html_table_begin(b, "storage-rdds", hdr, 7);
     for (const st_rdd *d = status_rdds(u->st); d && !rc; d = d->next) {
         if (d->ncached <= 0) continue;
         char lv[96], frac[32];

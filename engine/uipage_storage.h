@@ -6,7 +6,7 @@
 
 #include "uipagekit.h"
 
-/* The cached RDDs (table rdds).  0 or EM_ENOMEM. */
+/* The cached RDDs (table storage-rdds).  0 or EM_ENOMEM. */
 int uipage_storage(uipage *u);
 
 #endif

@@ -212,7 +212,7 @@ TEST(uipages_storage_environment_executors) {
     ebuf b = {0};
     CHECK_EQ_I64(page(&p, 0, "/storage/", &b), 200);
     CHECK(balanced(&b));
-    CHECK_EQ_I64(rows(&b, "rdds"), 1);
+    CHECK_EQ_I64(rows(&b, "storage-rdds"), 1);
     CHECK_STR_CONTAINS((char *)b.p, "<td>words</td><td>Memory Deserialized 1x Replicated</td><td class=\"n\">4</td>"
                                     "<td data-v=\"100\">100%</td><td data-v=\"4096\">4.0 KiB</td>");
 
