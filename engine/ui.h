@@ -27,6 +27,8 @@ typedef struct ui_conf {
     int history;             /* 1: the history server's paths ("/" lists the
                                 applications, each under /history/<app-id>);
                                 0: a driver's (its application at "/") */
+    int prometheus;          /* ember.ui.prometheus.enabled: the executors'
+                                metrics at /metrics/executors/prometheus */
 } ui_conf;
 
 typedef struct ui_server ui_server;

@@ -107,7 +107,7 @@ static int samples(const rest_provider *p, const app_list *l, int i, int m, ebuf
         rc = prom_sample(b, metrics[m].name, lab, 3, value_of(m, x));
     }
     status_unlock(st);
-    p->release(p->ud, st);
+    if (p->release) p->release(p->ud, st);
     return rc;
 }
 

@@ -28,6 +28,7 @@
 #include "eventlog_reader.h"
 #include "helpers.h"
 #include "json.h"
+#include "prom.h"
 #include "roles.h"
 
 #define SECRET "observe-secret-value"
@@ -57,6 +58,7 @@ static em_ctx *open_obs(const char *evdir) {
         {"ember.test.faults", "corrupt:stage=0,part=0,attempt=0; delay:stage=2,part=3,attempt=0"},
         {"ember.shuffle.inMemoryOutput.maxBytes", "0"},
         {"ember.progress", "false"},
+        {"ember.ui.prometheus.enabled", "true"},
     };
     em_conf *conf = em_conf_new();
     int ok = conf != NULL;
@@ -262,6 +264,21 @@ TEST(obs_api_log_and_history_match_stats) {
         sleep_ms(20);
     }
     check_seen(&s, &st);
+
+    /* The executors' metrics for Prometheus: every attempt on some
+     * executor. */
+    answer pm;
+    CHECK(http_get(port, "/metrics/executors/prometheus", &pm) == 0);
+    CHECK_EQ_I64(pm.status, 200);
+    prom_doc pd = PROM_DOC_INIT;
+    CHECK_OK(prom_parse(pm.body, pm.len, &pd));
+    double total = 0;
+    for (size_t i = 0; i < pd.n; i++)
+        if (!strcmp(pd.m[i].name, "metrics_executor_totalTasks_total")) total += pd.m[i].value;
+    CHECK_EQ_I64((int64_t)total, st.tasks_run);
+    CHECK(prom_find(&pd, "metrics_executor_totalCores", "application_id", app) != NULL);
+    prom_doc_free(&pd);
+    answer_free(&pm);
 
     /* Executors: local[N]'s one, "driver", with every core; local-cluster's
      * two. */

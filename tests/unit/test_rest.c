@@ -371,7 +371,7 @@ TEST(ui_server_over_tcp) {
     fx_feed(st);
     rest_provider p;
     rest_single(&p, st);
-    ui_conf c = {"127.0.0.1", NULL, 0, 0, 0};
+    ui_conf c = {"127.0.0.1", NULL, 0, 0, 0, 0};
     ui_server *u = NULL;
     CHECK_OK(ui_start(&c, &p, &u));
     int port = ui_port(u);
@@ -402,7 +402,7 @@ TEST(ui_server_over_tcp) {
      * the start fails and names the address. */
     int taken, fd = hold_port(&taken);
     CHECK(fd >= 0);
-    ui_conf c2 = {"0.0.0.0", "localhost", taken, 16, 0};
+    ui_conf c2 = {"0.0.0.0", "localhost", taken, 16, 0, 0};
     ui_server *u2 = NULL;
     int rc = ui_start(&c2, &p, &u2);
     if (rc == 0) {
@@ -412,7 +412,7 @@ TEST(ui_server_over_tcp) {
     } else {
         CHECK(taken + 16 > 65535); /* no room above it */
     }
-    ui_conf c3 = {"0.0.0.0", NULL, taken, 0, 0};
+    ui_conf c3 = {"0.0.0.0", NULL, taken, 0, 0, 0};
     CHECK_EQ_I64(ui_start(&c3, &p, &u2), EM_EIO);
     CHECK(u2 == NULL);
     CHECK_STR_CONTAINS(em_errmsg(), "0.0.0.0");

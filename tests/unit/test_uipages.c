@@ -422,7 +422,7 @@ TEST(uipages_over_tcp) {
     CHECK(st);
     static char buf[1 << 20];
     for (int history = 0; history <= 1; history++) {
-        ui_conf c = {"127.0.0.1", NULL, 0, 0, history};
+        ui_conf c = {"127.0.0.1", NULL, 0, 0, history, 0};
         ui_server *u = NULL;
         CHECK_OK(ui_start(&c, &p, &u));
         int port = ui_port(u);
