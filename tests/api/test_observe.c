@@ -193,23 +193,31 @@ static void check_seen(const seen *s, const em_stats *st) {
 
 /* The history server over evdir: its /api/v1 says what the driver's did,
  * the application now completed. */
-static void check_history(const char *evdir, const em_stats *st) {
+/* A history server (this binary in its role) over dir: its port, *pid
+ * set; -1 (its log shown) when it did not start. */
+static int start_history(const char *dir, pid_t *pid) {
     int p[2];
-    CHECK(pipe(p) == 0);
-    char *args[] = {"ember-history-server", "--port", "0", (char *)evdir, NULL};
-    pid_t pid = spawn_role("history-server", args, p[1], tmp_path("history.log"));
+    if (pipe(p)) return -1;
+    char *args[] = {"ember-history-server", "--port", "0", (char *)dir, NULL};
+    *pid = spawn_role("history-server", args, p[1], tmp_path("history.log"));
     close(p[1]);
     char buf[32] = "";
-    ssize_t n = pid > 0 ? read(p[0], buf, sizeof buf - 1) : -1;
+    ssize_t n = *pid > 0 ? read(p[0], buf, sizeof buf - 1) : -1;
     close(p[0]);
     int port = n > 0 ? atoi(buf) : -1;
     if (port <= 0) {
-        stop_pid(pid);
+        stop_pid(*pid);
         char *log = read_file_all(tmp_path("history.log"), NULL);
         fprintf(stderr, "  history server log: %s\n", log ? log : "(none)");
         free(log);
-        CHECK(!"the history server did not start");
     }
+    return port;
+}
+
+static void check_history(const char *evdir, const em_stats *st) {
+    pid_t pid;
+    int port = start_history(evdir, &pid);
+    CHECK(port > 0);
     char app[128];
     int completed = 0;
     CHECK(the_app(port, app, sizeof app, &completed) == 0);
@@ -292,7 +300,8 @@ TEST(obs_api_log_and_history_match_stats) {
         /* A cluster's executor: its worker serves its logs, and the
          * executor's entry links them. */
         const char *out = jstr(&d, json_get(&d, x, "executorLogs"), "stdout");
-        if (!strncmp(test_master(), "local-cluster", 13)) CHECK(strstr(out, "/logPage/?appId=") && strstr(out, "logType=stdout"));
+        if (!strncmp(test_master(), "local-cluster", 13))
+            CHECK(strstr(out, "/logPage/?appId=") && strstr(out, "logType=stdout"));
     }
     if (!strncmp(test_master(), "local-cluster", 13)) CHECK_EQ_I64(execs, 2);
     else CHECK_EQ_I64(execs, 1);
@@ -425,4 +434,39 @@ TEST(obs_executor_loss_shown) {
     evlog_reader_close(r);
     CHECK(gone >= 1); /* the killed one, and the others as the application ends */
     CHECK_EQ_I64(lost_ends, 1);
+}
+
+/* Logs Apache Spark wrote (hand-written from its JsonProtocol: 3.5 and
+ * 1.6 field sets; plain, zstd, lz4 and a rolling directory), served by the
+ * history server as Spark's own serves them. */
+TEST(obs_history_reads_spark_logs) {
+    pid_t pid;
+    int port = start_history("tests/data/eventlogs", &pid);
+    CHECK(port > 0);
+    json_doc d = JSON_DOC_INIT;
+    CHECK(http_get_json(port, "/api/v1/applications", &d) == 0);
+    /* The same Spark 3.5 application in four forms (plain, zstd, lz4,
+     * rolling) lists as one application of four logs, and the 1.6 one. */
+    CHECK_EQ_I64(count(&d, json_root(&d)), 2);
+    const json_node *first = json_at(&d, json_root(&d), 0), *second = json_at(&d, json_root(&d), 1);
+    CHECK(!strcmp(jstr(&d, first, "id"), "app-20240101120000-0001"));
+    CHECK_EQ_I64(count(&d, json_get(&d, first, "attempts")), 4);
+    CHECK(!strcmp(jstr(&d, second, "id"), "local-1450000000000"));
+    /* Spark 3.5: one job of 5 task ends; Spark 1.6: two jobs, its executor
+     * "<driver>" read as "driver". */
+    CHECK(api(port, "app-20240101120000-0001", "/jobs", &d) == 0);
+    CHECK_EQ_I64(count(&d, json_root(&d)), 1);
+    CHECK(api(port, "local-1450000000000", "/jobs", &d) == 0);
+    CHECK_EQ_I64(count(&d, json_root(&d)), 2);
+    CHECK(api(port, "local-1450000000000", "/allexecutors", &d) == 0);
+    int driver = 0;
+    for (const json_node *x = json_first(&d, json_root(&d)); x; x = json_next(&d, x))
+        driver += !strcmp(jstr(&d, x, "id"), "driver");
+    CHECK_EQ_I64(driver, 1);
+    answer a;
+    CHECK(http_get(port, "/history/local-1450000000000/jobs/", &a) == 0);
+    CHECK_EQ_I64(a.status, 200);
+    answer_free(&a);
+    json_doc_free(&d);
+    stop_pid(pid);
 }
