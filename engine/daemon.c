@@ -77,9 +77,24 @@ int daemon_args_parse(const daemon_cmd *cmd, int argc, char **argv, em_conf *con
     return 0;
 }
 
+/* The thread that waits for the stop signals. */
+static pthread_t waiter;
+
+/* A stop signal that reached a thread started before the signals were
+ * blocked (OpenBLAS starts its threads as the library loads) goes on to
+ * the waiting thread, where it is pending for sigwait: without this, its
+ * default action would end the process without the daemon's shutdown. */
+static void forward_stop(int sig) { pthread_kill(waiter, sig); }
+
 void daemon_block_signals(sigset_t *sigs) {
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGINT, SIG_DFL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward_stop;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    waiter = pthread_self();
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
     sigemptyset(sigs);
     sigaddset(sigs, SIGTERM);
     sigaddset(sigs, SIGINT);

@@ -55,9 +55,11 @@ typedef struct daemon_cmd {
 int daemon_args_parse(const daemon_cmd *cmd, int argc, char **argv, em_conf *conf);
 
 /* SIGTERM and SIGINT blocked in this thread and every thread it starts
- * after (set to their default action first: an inherited "ignore" would
- * discard them before sigwait), into *sigs for the main thread's sigwait;
- * SIGPIPE ignored, so a peer that goes away fails a write instead. */
+ * after, into *sigs for this thread's sigwait; a thread that was running
+ * before (a library's) and takes one passes it on to this thread (an
+ * inherited "ignore" is replaced too: it would discard them before
+ * sigwait).  SIGPIPE ignored, so a peer that goes away fails a write
+ * instead. */
 void daemon_block_signals(sigset_t *sigs);
 
 #endif
