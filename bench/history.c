@@ -30,6 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -671,9 +674,61 @@ static long long proc_kb(pid_t pid, const char *field) {
     return v;
 }
 
+/* GET path from 127.0.0.1:port; the body (malloc'd, NUL-terminated) or NULL. */
+static char *http_get(int port, const char *path) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return NULL;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    char req[512];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) || write(fd, req, (size_t)n) != n) {
+        close(fd);
+        return NULL;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *b = malloc(cap);
+    for (ssize_t got; b;) {
+        if (len + 1 == cap) {
+            char *nb = realloc(b, cap *= 2);
+            if (!nb) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = nb;
+        }
+        got = read(fd, b + len, cap - len - 1);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        len += (size_t)got;
+    }
+    close(fd);
+    if (!b) return NULL;
+    b[len] = '\0';
+    char *body = strstr(b, "\r\n\r\n");
+    if (!body) {
+        free(b);
+        return NULL;
+    }
+    memmove(b, body + 4, strlen(body + 4) + 1);
+    return b;
+}
+
+/* The sum of every "key":N in text. */
+static long long sum_of(const char *text, const char *key) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    long long sum = 0;
+    for (const char *p = strstr(text, pat); p; p = strstr(p + 1, pat)) sum += atoll(p + strlen(pat));
+    return sum;
+}
+
 typedef struct served {
     double secs;            /* spawn to ready */
     long long hwm_kb, rss_kb;
+    long long done, failed, killed; /* the jobs' task counts in /api/v1, -1: not asked */
+    int done_wanted;                /* ask for them (after the memory is read) */
 } served;
 
 /* Start the server on dir, wait for its port, read its memory, stop it. */
@@ -700,6 +755,14 @@ static int serve(const char *bin, const char *dir, served *r) {
     int ok = n > 0 && atoi(buf) > 0;
     r->hwm_kb = proc_kb(pid, "VmHWM:");
     r->rss_kb = proc_kb(pid, "VmRSS:");
+    r->done = r->failed = r->killed = -1;
+    char *jobs = ok && r->done_wanted ? http_get(atoi(buf), "/api/v1/applications/" APP_ID "/jobs") : NULL;
+    if (jobs) {
+        r->done = sum_of(jobs, "numCompletedTasks");
+        r->failed = sum_of(jobs, "numFailedTasks");
+        r->killed = sum_of(jobs, "numKilledTasks");
+        free(jobs);
+    }
     kill(pid, SIGTERM);
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
@@ -747,11 +810,21 @@ int main(int argc, char **argv) {
     mkdir(zstd_dir, 0755);
     mkdir(empty_dir, 0755);
     gen_counts gc;
-    if (!exists(plain)) {
+    char counts[420];
+    snprintf(counts, sizeof counts, "%s/counts", base);
+    FILE *cf = fopen(counts, "r");
+    int have = cf && fscanf(cf, "%lld %lld %lld %lld", &gc.tasks, &gc.failed, &gc.killed, &gc.speculative) == 4;
+    if (cf) fclose(cf);
+    if (!have || !exists(plain)) {
         double t0 = now();
         generate(plain, ntasks, &gc);
         printf("generated %s: %.1f MB, %lld tasks in %.1f s\n", plain, file_size(plain) / 1e6, gc.tasks, now() - t0);
         unlink(zst);
+        cf = fopen(counts, "w");
+        if (!cf || fprintf(cf, "%lld %lld %lld %lld\n", gc.tasks, gc.failed, gc.killed, gc.speculative) < 0 || fclose(cf)) {
+            perror(counts);
+            return 1;
+        }
     }
     if (!exists(zst)) {
         char *zargv[] = {"zstd", "-q", "-f", "-T2", "-3", plain, "-o", zst, NULL};
@@ -768,7 +841,7 @@ int main(int argc, char **argv) {
     double best_plain = 1e9, best_zstd = 1e9, best_wc = 1e9, best_zd = 1e9, best_empty = 1e9;
     long long hwm = 0, rss = 0, zhwm = 0, empty_rss = 0, lines = 0;
     for (int r = 0; r < runs; r++) {
-        served sv;
+        served sv = {.done_wanted = 1};
         if (serve(bin, plain_dir, &sv)) {
             fprintf(stderr, "history: the server on %s did not start or stop cleanly\n", plain_dir);
             return 1;
@@ -776,12 +849,23 @@ int main(int argc, char **argv) {
         if (sv.secs < best_plain) best_plain = sv.secs;
         if (sv.hwm_kb > hwm) hwm = sv.hwm_kb;
         if (sv.rss_kb > rss) rss = sv.rss_kb;
+        if (sv.done != gc.tasks - gc.failed - gc.killed || sv.failed != gc.failed || sv.killed != gc.killed) {
+            fprintf(stderr, "history: /api/v1 counts %lld tasks done, %lld failed, %lld killed; the log holds %lld, %lld, %lld\n",
+                    sv.done, sv.failed, sv.killed, gc.tasks - gc.failed - gc.killed, gc.failed, gc.killed);
+            return 1;
+        }
         if (serve(bin, zstd_dir, &sv)) {
             fprintf(stderr, "history: the server on %s did not start or stop cleanly\n", zstd_dir);
             return 1;
         }
         if (sv.secs < best_zstd) best_zstd = sv.secs;
         if (sv.hwm_kb > zhwm) zhwm = sv.hwm_kb;
+        if (sv.done != gc.tasks - gc.failed - gc.killed || sv.failed != gc.failed || sv.killed != gc.killed) {
+            fprintf(stderr, "history: /api/v1 on the zstd log counts %lld tasks done, %lld failed, %lld killed\n",
+                    sv.done, sv.failed, sv.killed);
+            return 1;
+        }
+        sv.done_wanted = 0;
         if (serve(bin, empty_dir, &sv)) {
             fprintf(stderr, "history: the server on %s did not start or stop cleanly\n", empty_dir);
             return 1;
@@ -804,15 +888,18 @@ int main(int argc, char **argv) {
         if (t > 0 && t < best_zd) best_zd = t;
     }
     double retained_mb = (rss - empty_rss) / 1024.0;
-    printf("event log: %s, %.1f MB, %lld lines, %d tasks asked (zstd copy %.1f MB)\n", plain, mb, lines, ntasks, zmb);
+    printf("event log: %s, %.1f MB, %lld lines, %lld tasks (%lld failed and retried, %lld speculative copies), zstd copy %.1f MB\n",
+           plain, mb, lines, gc.tasks, gc.failed, gc.speculative, zmb);
+    printf("/api/v1 after the load     : %lld tasks done, %lld failed, %lld killed, as in the log\n",
+           gc.tasks - gc.failed - gc.killed, gc.failed, gc.killed);
     printf("history server load, plain : %7.3f s  %7.1f MB/s  peak RSS %7.1f MB (best of %d; empty server starts in %.3f s)\n",
            best_plain, mb / best_plain, hwm / 1024.0, runs, best_empty);
     printf("history server load, zstd  : %7.3f s  %7.1f MB/s of the plain text  peak RSS %7.1f MB\n", best_zstd,
            mb / best_zstd, zhwm / 1024.0);
     printf("wc -l on the plain file    : %7.3f s  %7.1f MB/s (reference: the read bound)\n", best_wc, mb / best_wc);
     printf("zstd -d -c > /dev/null     : %7.3f s  %7.1f MB/s of the plain text (reference)\n", best_zd, mb / best_zd);
-    printf("retained state             : %7.1f MB (loaded server's RSS %.1f MB minus an empty server's %.1f MB)\n",
-           retained_mb, rss / 1024.0, empty_rss / 1024.0);
+    printf("retained state             : %7.1f MB, %.0f bytes a task (loaded server's RSS %.1f MB minus an empty server's %.1f MB)\n",
+           retained_mb, retained_mb * 1048576.0 / (double)gc.tasks, rss / 1024.0, empty_rss / 1024.0);
     printf("peak over retained         : %7.2fx (peak RSS minus the empty server's, over the retained state; target 2)\n",
            (hwm - empty_rss) / 1024.0 / retained_mb);
     return 0;
