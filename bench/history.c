@@ -19,6 +19,8 @@
  * retried, about 0.5% get a speculative copy (one of the two is killed);
  * ApplicationEnd.
  *
+ * The server's log lines go to bench/data/history-TASKS/server.log.
+ *
  * Memory: VmHWM of the loaded server (read from /proc before it is
  * stopped with SIGTERM), beside an empty server's RSS.  The retained state
  * is estimated as the loaded server's RSS minus the empty server's.
@@ -743,6 +745,11 @@ static int serve(const char *bin, const char *dir, served *r) {
         char fd[16];
         snprintf(fd, sizeof fd, "%d", p[1]);
         setenv("EMBER_READY_FD", fd, 1);
+        /* its log lines go beside the logs it reads */
+        char log[400];
+        snprintf(log, sizeof log, "%s/../server.log", dir);
+        int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (lfd >= 0) dup2(lfd, 2);
         execl(bin, bin, "--port", "0", "--conf", "ember.history.fs.update.interval=1h", dir, (char *)NULL);
         _exit(127);
     }
@@ -766,7 +773,13 @@ static int serve(const char *bin, const char *dir, served *r) {
     kill(pid, SIGTERM);
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    return ok && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+    /* Stopped: exit status 0, or SIGTERM's default action when the signal
+     * went to a thread that does not block it (OpenBLAS's pool, started
+     * when the library loads, before the daemon blocks the signal). */
+    if (ok && ((WIFEXITED(st) && WEXITSTATUS(st) == 0) || (WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM))) return 0;
+    fprintf(stderr, "history: the server on %s: %s, %s %d\n", dir, ok ? "ready" : "never ready",
+            WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    return -1;
 }
 
 static int exists(const char *p) {
