@@ -45,12 +45,13 @@ TEST_SRC = $(wildcard tests/*.c tests/unit/*.c tests/api/*.c tests/ml/*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 FAULT_DRIVER = $(BUILD)/tests/cluster/fault_driver
+UI_APP = $(BUILD)/tests/ui_app
 BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 DEPS_STAMP = $(BUILD)/.deps-ok
 
 .PHONY: all deps lib examples benches daemons test test-sanitize test-tsan install clean run-example fuzz fuzz-run fuzz-replay
 
-all: lib examples benches daemons $(BUILD)/tests/run_tests $(FAULT_DRIVER)
+all: lib examples benches daemons $(BUILD)/tests/run_tests $(FAULT_DRIVER) $(UI_APP)
 
 # Install Debian packages once if any header is missing.
 deps: $(DEPS_STAMP)
@@ -127,6 +128,17 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libember.a
 $(FAULT_DRIVER): tests/cluster/fault_driver.c $(BUILD)/libember.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Iinclude $< -o $@ $(BUILD)/libember.a $(LDFLAGS_ALL) $(LIBS)
+
+# The browser test (tests/ui/run.sh): headless Chromium from Debian (the
+# script installs chromium and chromium-driver when missing) looks at the
+# pages of a running driver and of the history server; screenshots land in
+# $(BUILD)/ui/.
+$(UI_APP): tests/ui/ui_app.c $(BUILD)/libember.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Iinclude $< -o $@ $(BUILD)/libember.a $(LDFLAGS_ALL) $(LIBS)
+.PHONY: test-ui
+test-ui: $(UI_APP) $(DAEMONS)
+	sh tests/ui/run.sh $(BUILD)
 
 # Benchmarks link libember.a, as a user's program does.  bench/logreg also
 # links its C reference (bench/ref/fused.c), the one file compiled for this

@@ -112,7 +112,7 @@ int historyd_main(int argc, char **argv) {
     daemon_block_signals(&sigs);
     rest_provider p;
     history_provider(h, &p);
-    ui_conf uc = {host, NULL, port, retries};
+    ui_conf uc = {host, NULL, port, retries, 1, 0};
     ui_server *ui = NULL;
     if (ui_start(&uc, &p, &ui)) {
         fprintf(stderr, "ember-history-server: %s\n", em_errmsg());

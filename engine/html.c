@@ -63,7 +63,17 @@ static const char style[] =
     ".bar .run{position:absolute;top:0;bottom:0;background:#a8d1ef}"
     ".bar span{position:absolute;left:0;right:0;text-align:center;font-size:12px;line-height:16px}"
     "ul.facts{list-style:none;padding:0}ul.facts li{margin:2px 0}pre.log{background:#f6f6f6;padding:8px;"
-    "overflow:auto;white-space:pre-wrap}";
+    "overflow:auto;white-space:pre-wrap}"
+    "header a{color:#fff;text-decoration:none}header nav{display:inline-block;margin-left:24px}"
+    "header nav a{margin-right:16px;opacity:.8}header nav a.active{opacity:1;border-bottom:2px solid #fff}"
+    ".bar .bad{position:absolute;top:0;bottom:0;background:#e8a0a0}"
+    "svg text{font:11px system-ui,sans-serif}svg .stage rect{fill:#cfe3f7;stroke:#3b73b9}"
+    "svg .stage.skipped rect{fill:#e6e6e6;stroke:#aaa}svg .stage.skipped text{fill:#888}"
+    "svg .edge{stroke:#555;fill:none}svg .lane{fill:#f4f6f8}svg .task{fill:#7fbf7f}"
+    "svg .task.failed{fill:#e07070}svg .task.killed{fill:#c0c0c0}svg .task.running{fill:#a8d1ef}"
+    "svg .bucket{fill:#5b9bd5}.pages a{margin-right:8px}td.err{max-width:420px;white-space:pre-wrap}"
+    "td[data-v]{white-space:nowrap}div.sub{font-size:12px;color:#666}p.error{color:#b00}"
+    "details summary{cursor:pointer;font-weight:600;margin:14px 0 6px}";
 
 /* Sorting a table by a clicked header: a cell's data-v if it has one, else
  * its text, as a number when both are numbers. */
@@ -79,11 +89,23 @@ static const char script[] =
     "return asc?r:-r});rows.forEach(function(r){b.appendChild(r)})})})});";
 
 int html_page_begin(ebuf *b, const char *brand, const char *title) {
-    return html_raw(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>") || html_text(b, title) ||
+    return html_raw(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><link rel=\"icon\" href=\"data:,\"><title>") || html_text(b, title) ||
            html_raw(b, "</title><style>") || put(b, style, sizeof style - 1) || html_raw(b, "</style><script>") ||
            put(b, script, sizeof script - 1) || html_raw(b, "</script></head>\n<body><header>") ||
            html_text(b, brand) || html_raw(b, "</header><main><h1>") || html_text(b, title) ||
            html_raw(b, "</h1>\n");
+}
+
+int html_page_begin_nav(ebuf *b, const char *brand, const char *brand_href, const char *title,
+                        const char *const *labels, const char *const *hrefs, int n, int current) {
+    int rc = html_raw(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><link rel=\"icon\" href=\"data:,\"><title>") || html_text(b, title) ||
+             html_raw(b, "</title><style>") || put(b, style, sizeof style - 1) || html_raw(b, "</style><script>") ||
+             put(b, script, sizeof script - 1) || html_raw(b, "</script></head>\n<body><header>") ||
+             html_link(b, brand_href, brand) || html_raw(b, "<nav>");
+    for (int i = 0; i < n && !rc; i++)
+        rc = html_raw(b, i == current ? "<a class=\"active\" href=\"" : "<a href=\"") || html_text(b, hrefs[i]) ||
+             html_raw(b, "\">") || html_text(b, labels[i]) || html_raw(b, "</a>");
+    return rc || html_raw(b, "</nav></header><main><h1>") || html_text(b, title) || html_raw(b, "</h1>\n");
 }
 
 int html_page_end(ebuf *b) { return html_raw(b, "</main></body></html>\n"); }
@@ -123,6 +145,11 @@ int html_cell_link(ebuf *b, const char *href, const char *text) {
 }
 
 int html_progress(ebuf *b, int64_t done, int64_t running, int64_t failed, int64_t total) {
+    return html_progress_ex(b, done, running, failed, 0, 0, total);
+}
+
+int html_progress_ex(ebuf *b, int64_t done, int64_t running, int64_t failed, int64_t killed, int64_t skipped,
+                     int64_t total) {
     double ok = 0, run = 0;
     if (total > 0) {
         ok = 100.0 * (double)(done < 0 ? 0 : done > total ? total : done) / (double)total;
@@ -134,6 +161,8 @@ int html_progress(ebuf *b, int64_t done, int64_t running, int64_t failed, int64_
                        ok, ok, run, (long long)done, (long long)total);
     if (!rc && running > 0) rc = html_rawf(b, " (%lld running)", (long long)running);
     if (!rc && failed > 0) rc = html_rawf(b, " (%lld failed)", (long long)failed);
+    if (!rc && killed > 0) rc = html_rawf(b, " (%lld killed)", (long long)killed);
+    if (!rc && skipped > 0) rc = html_rawf(b, " (%lld skipped)", (long long)skipped);
     return rc || html_raw(b, "</span></div>");
 }
 

@@ -29,10 +29,16 @@ int html_textn(ebuf *b, const char *s, size_t n);
 int html_raw(ebuf *b, const char *s);
 int html_rawf(ebuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The page's start: doctype, <head> with title (escaped) and the inline
- * stylesheet and script, <body>, a header bar with brand (escaped; e.g.
+/* The page's start: doctype, <head> with title (escaped), the inline
+ * stylesheet and script and an empty inline icon (so that a browser asks
+ * for no /favicon.ico), <body>, a header bar with brand (escaped; e.g.
  * "ember master") and the title as <h1>. */
 int html_page_begin(ebuf *b, const char *brand, const char *title);
+/* The same start with a navigation bar in the header: brand (escaped)
+ * links to brand_href, then n tabs, labels[i] (escaped) linking to
+ * hrefs[i] (escaped), tab `current` marked (class "active"; -1: none). */
+int html_page_begin_nav(ebuf *b, const char *brand, const char *brand_href, const char *title,
+                        const char *const *labels, const char *const *hrefs, int n, int current);
 /* The page's end: </body></html>. */
 int html_page_end(ebuf *b);
 /* A section heading (<h2>, escaped), with an anchor id (raw, may be NULL). */
@@ -62,6 +68,9 @@ int html_link(ebuf *b, const char *href, const char *text);
  * lighter band, and the text "done/total" (plus " (N running)" and
  * " (N failed)" when nonzero) over it.  total 0 shows an empty bar. */
 int html_progress(ebuf *b, int64_t done, int64_t running, int64_t failed, int64_t total);
+/* The same with " (N killed)" and " (N skipped)" after, when nonzero. */
+int html_progress_ex(ebuf *b, int64_t done, int64_t running, int64_t failed, int64_t killed, int64_t skipped,
+                     int64_t total);
 
 /* Formatting.  Each writes a NUL-terminated string into out (cap bytes,
  * at least HTML_FMT_MAX for a whole result) and returns out. */

@@ -227,6 +227,7 @@ static int ui_open(em_ctx *ctx, wiring *w) {
     uc.bind_host = em_conf_get(c, "ember.driver.host");
     uc.port = (int)conf_i64(c, "ember.ui.port");
     uc.max_retries = (int)conf_i64(c, "ember.port.maxRetries");
+    uc.prometheus = conf_bool(c, "ember.ui.prometheus.enabled");
     int rc = ui_start(&uc, &w->prov, &w->ui);
     if (rc) return em__preferr(rc, "the UI (ember.ui.port; ember.ui.enabled=false turns it off)");
     snprintf(w->ui_url, sizeof w->ui_url, "http://%s:%d", uc.bind_host, ui_port(w->ui));

@@ -421,11 +421,6 @@ static int task_list(req *r, status_store *st, st_stage *s) {
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int quantiles_param(req *r, rj_dist *d) {
     const char *v = qget(&r->q, "quantiles");
     if (!v) v = "0.05,0.25,0.5,0.75,0.95";
@@ -449,45 +444,23 @@ static int quantiles_param(req *r, rj_dist *d) {
 }
 
 /* Copies the successful tasks' figures under the lock (the caller holds
- * it); unlocks; sorts and writes.  1 when it answered with an error. */
+ * it); unlocks; selects the quantiles and writes.  1 when it answered
+ * with an error. */
 static int task_summary(req *r, status_store *st, st_stage *s, int *unlocked) {
     rj_dist d;
     memset(&d, 0, sizeof d);
     if (quantiles_param(r, &d)) return 1;
-    int n = 0;
-    for (st_task *t = s->tasks; t; t = t->next) n += t->status == ST_SUCCESS && t->has_metrics;
+    double *col;
+    int n = rj_dist_collect(s, r->now, &col);
+    if (n < 0) return r->err = n;
     if (!n) return fail(r, 404, "No tasks reported metrics for %d / %d yet.", s->id, s->attempt);
-    double *col = malloc((size_t)n * D_N * sizeof *col);
-    double *vals = malloc((size_t)d.nq * D_N * sizeof *vals);
-    if (!col || !vals) {
-        free(col);
-        free(vals);
-        return r->err = EM_ENOMEM;
-    }
-    int i = 0;
-    double f[D_N];
-    for (st_task *t = s->tasks; t && i < n; t = t->next) {
-        if (t->status != ST_SUCCESS || !t->has_metrics) continue;
-        rj_task_figures(t, r->now, f);
-        for (int k = 0; k < D_N; k++) col[(size_t)k * (size_t)n + (size_t)i] = f[k];
-        i++;
-    }
     status_unlock(st);
     *unlocked = 1;
-    for (int k = 0; k < D_N; k++) {
-        double *c = col + (size_t)k * (size_t)n;
-        qsort(c, (size_t)n, sizeof *c, cmp_double);
-        d.v[k] = vals + (size_t)k * (size_t)d.nq;
-        for (int q = 0; q < d.nq; q++) {
-            int64_t at = (int64_t)(d.q[q] * n);
-            if (at > n - 1) at = n - 1;
-            d.v[k][q] = c[at];
-        }
-    }
-    rj_summary(&r->w, &d);
+    int rc = rj_dist_compute(&d, col, n);
+    if (!rc) rj_summary(&r->w, &d);
+    rj_dist_free(&d);
     free(col);
-    free(vals);
-    return 0;
+    return rc ? (r->err = rc) : 0;
 }
 
 static int executors(req *r, status_store *st, int all) {

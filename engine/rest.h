@@ -57,7 +57,8 @@ typedef struct rest_provider {
     /* The store of application app_id (attempt_id NULL: its only or latest
      * attempt), lent until release; NULL when there is none. */
     status_store *(*acquire)(void *ud, const char *app_id, const char *attempt_id);
-    /* Give back a store acquire lent (NULL: nothing to give back). */
+    /* Give back a store acquire lent; NULL for a provider whose stores need
+     * no giving back (rest_single). */
     void (*release)(void *ud, status_store *st);
 } rest_provider;
 

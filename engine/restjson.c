@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ember.h"
+#include "err.h"
 #include "restjson.h"
 
 void rj_attempt(json_writer *w, const rest_app *a) {
@@ -62,7 +63,7 @@ void rj_job(json_writer *w, const st_job *j) {
 
 /* ------------------------------------------------------------- tasks */
 
-static int64_t task_duration(const st_task *t, int64_t now) {
+int64_t rj_task_duration(const st_task *t, int64_t now) {
     if (t->finish_ms) return t->finish_ms - t->launch_ms;
     return t->launch_ms && now > t->launch_ms ? now - t->launch_ms : 0;
 }
@@ -75,7 +76,7 @@ static int64_t task_getting_result(const st_task *t, int64_t now) {
 }
 static int64_t task_sched_delay(const st_task *t, int64_t now) {
     if (!t->has_metrics) return 0;
-    int64_t d = task_duration(t, now) - t->m.run_ms - t->m.deser_ms - task_getting_result(t, now);
+    int64_t d = rj_task_duration(t, now) - t->m.run_ms - t->m.deser_ms - task_getting_result(t, now);
     return d > 0 ? d : 0;
 }
 
@@ -147,7 +148,7 @@ void rj_task(json_writer *w, const status_store *st, const st_task *t, int64_t n
     k_i(w, "partitionId", t->partition);
     k_t(w, "launchTime", t->launch_ms);
     k_ot(w, "resultFetchStart", t->getting_result_ms);
-    k_i(w, "duration", task_duration(t, now));
+    k_i(w, "duration", rj_task_duration(t, now));
     k_s(w, "executorId", t->exec_id);
     k_s(w, "host", t->host);
     k_s(w, "status", status_task_name(t->status));
@@ -292,7 +293,7 @@ int rj_stage(json_writer *w, const status_store *st, const st_stage *s, int deta
 
 void rj_task_figures(const st_task *t, int64_t now, double *f) {
     const task_metrics *m = &t->m;
-    f[D_DURATION] = (double)task_duration(t, now);
+    f[D_DURATION] = (double)rj_task_duration(t, now);
     f[D_DESER] = (double)m->deser_ms;
     f[D_DESER_CPU] = (double)m->deser_cpu_ns;
     f[D_RUN] = (double)m->run_ms;
@@ -381,8 +382,82 @@ void rj_summary(json_writer *w, const rj_dist *d) {
     json_w_end_object(w);
 }
 
-/* Parse ?quantiles= into d (Spark's default 0.05,0.25,0.5,0.75,0.95).
- * 0, or 1 after a 400. */
+int rj_dist_collect(const st_stage *s, int64_t now, double **cols) {
+    *cols = NULL;
+    int n = 0;
+    for (const st_task *t = s->tasks; t; t = t->next) n += t->status == ST_SUCCESS && t->has_metrics;
+    if (!n) return 0;
+    double *col = malloc((size_t)n * D_N * sizeof *col);
+    if (!col) return em__seterr(EM_ENOMEM, "task summary: out of memory");
+    int i = 0;
+    double f[D_N];
+    for (const st_task *t = s->tasks; t && i < n; t = t->next) {
+        if (t->status != ST_SUCCESS || !t->has_metrics) continue;
+        rj_task_figures(t, now, f);
+        for (int k = 0; k < D_N; k++) col[(size_t)k * (size_t)n + (size_t)i] = f[k];
+        i++;
+    }
+    *cols = col;
+    return n;
+}
+
+/* Rearrange c[lo, hi] so that c[k] holds the value of rank k, the smaller
+ * ones before it and the larger after (Hoare's selection). */
+static void select_rank(double *c, int lo, int hi, int k) {
+    while (lo < hi) {
+        double pv = c[lo + (hi - lo) / 2];
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (c[i] < pv) i++;
+            while (c[j] > pv) j--;
+            if (i <= j) {
+                double t = c[i];
+                c[i++] = c[j];
+                c[j--] = t;
+            }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return;
+    }
+}
+
+int rj_dist_compute(rj_dist *d, double *cols, int n) {
+    d->mem = malloc((size_t)(d->nq ? d->nq : 1) * D_N * sizeof *d->mem);
+    if (!d->mem) return em__seterr(EM_ENOMEM, "task summary: out of memory");
+    int at[REST_QUANTILES_MAX], order[REST_QUANTILES_MAX];
+    for (int q = 0; q < d->nq; q++) {
+        int64_t r = (int64_t)(d->q[q] * n);
+        at[q] = (int)(r > n - 1 ? n - 1 : r < 0 ? 0 : r);
+        order[q] = q;
+    }
+    for (int i = 1; i < d->nq; i++) /* the ranks ascending */
+        for (int j = i; j > 0 && at[order[j]] < at[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (int k = 0; k < D_N; k++) {
+        double *c = cols + (size_t)k * (size_t)n;
+        d->v[k] = d->mem + (size_t)k * (size_t)d->nq;
+        int lo = 0;
+        for (int i = 0; i < d->nq; i++) {
+            int r = at[order[i]];
+            if (r >= lo) {
+                select_rank(c, lo, n - 1, r);
+                lo = r + 1;
+            }
+            d->v[k][order[i]] = c[r];
+        }
+    }
+    return 0;
+}
+
+void rj_dist_free(rj_dist *d) {
+    free(d->mem);
+    d->mem = NULL;
+}
+
 
 /* ------------------------------------------------------------- executors */
 
@@ -425,8 +500,7 @@ void rj_exec(json_writer *w, const st_exec *x) {
 
 /* ------------------------------------------------------------- storage */
 
-/* StorageLevel.description: "Disk Memory Deserialized 1x Replicated". */
-static void level_text(const ae_storage *l, char *out, size_t cap) {
+void rj_level_text(const ae_storage *l, char *out, size_t cap) {
     snprintf(out, cap, "%s%s%s%dx Replicated", l->use_disk ? "Disk " : "",
              l->use_memory ? (l->use_offheap ? "Memory (off heap) " : "Memory ") : "",
              l->deserialized ? "Deserialized " : "Serialized ", l->replication);
@@ -434,7 +508,7 @@ static void level_text(const ae_storage *l, char *out, size_t cap) {
 
 void rj_rdd(json_writer *w, const st_rdd *d) {
     char lv[96];
-    level_text(&d->level, lv, sizeof lv);
+    rj_level_text(&d->level, lv, sizeof lv);
     json_w_begin_object(w);
     k_i(w, "id", d->id);
     k_s(w, "name", d->name);

@@ -2,8 +2,10 @@
  * restjson.h -- the JSON shapes of Spark's status API classes, written from
  * a status store's records (rest.c routes the requests; restjson.c writes
  * ApplicationAttemptInfo, JobData, StageData, TaskData with its
- * TaskMetrics, TaskMetricDistributions, ExecutorSummary, RDDStorageInfo).
- * Internal to rest.c and restjson.c.
+ * TaskMetrics, TaskMetricDistributions, ExecutorSummary, RDDStorageInfo),
+ * and the figures both the API and the UI's pages compute from a store
+ * (a task's duration, its quantile summaries).  Internal to rest.c,
+ * restjson.c and the pages (uipage*.c).
  *
  * Each writer appends one value with w (json.h: errors are sticky in w).
  * Records are read as they are: the caller holds the store's read lock.
@@ -12,6 +14,7 @@
 #ifndef EM_RESTJSON_H
 #define EM_RESTJSON_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "json.h"
@@ -82,7 +85,23 @@ typedef struct rj_dist {
     double q[REST_QUANTILES_MAX];
     int nq;
     double *v[D_N]; /* per figure: the values at the quantiles */
+    double *mem;    /* what v points into (rj_dist_free) */
 } rj_dist;
+
+/* The figures of stage s's successful tasks that reported metrics, copied
+ * (under the store's read lock) into *cols, allocated: figure f of the
+ * i-th task at (*cols)[f * n + i].  n (0: *cols NULL), or EM_ENOMEM. */
+int rj_dist_collect(const st_stage *s, int64_t now, double **cols);
+/* d->v from cols (n > 0 tasks; reordered): per figure, the value at rank
+ * floor(q * n) (clamped to n - 1) of each quantile q, Spark's rule,
+ * found by selection (linear in n per quantile, no full sort).  0, or
+ * EM_ENOMEM (message set); free with rj_dist_free. */
+int rj_dist_compute(rj_dist *d, double *cols, int n);
+void rj_dist_free(rj_dist *d);
+/* A task's duration: finished, its run; running, up to now. */
+int64_t rj_task_duration(const st_task *t, int64_t now);
+/* StorageLevel.description: "Disk Memory Deserialized 1x Replicated". */
+void rj_level_text(const ae_storage *l, char *out, size_t cap);
 
 void rj_attempt(json_writer *w, const rest_app *a);
 void rj_job(json_writer *w, const st_job *j);

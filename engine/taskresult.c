@@ -11,7 +11,7 @@
 #include "mpcheck.h"
 #include "taskresult.h"
 
-#define TR_FIELDS 16
+#define TR_FIELDS 17
 #define TR_MAX_ACCS (1 << 20)
 #define TR_MAX_LOST (1 << 24)
 
@@ -50,6 +50,9 @@ int taskresult_encode(const task_result *r, ebuf *out) {
           msgpack_pack_int64(&pk, r->cache_hits) || msgpack_pack_int64(&pk, r->segs_fetched) ||
           msgpack_pack_int64(&pk, r->segs_host_local) || msgpack_pack_array(&pk, r->nlost);
     for (uint32_t i = 0; i < r->nlost && !bad; i++) bad = msgpack_pack_int64(&pk, r->lost_maps[i]);
+    const int64_t *m = (const int64_t *)&r->m;
+    bad = bad || msgpack_pack_array(&pk, TASK_METRICS_N);
+    for (int i = 0; i < TASK_METRICS_N && !bad; i++) bad = msgpack_pack_int64(&pk, m[i]);
     if (bad) {
         out->len = start;
         return em__seterr(EM_ENOMEM, "task result: out of memory encoding");
@@ -154,6 +157,16 @@ int taskresult_decode(const uint8_t *p, size_t len, task_result *r) {
         }
         r->nlost = n;
     }
+    if (f[16].type != MSGPACK_OBJECT_ARRAY || f[16].via.array.size != (uint32_t)TASK_METRICS_N) {
+        rc = field_bad("task metrics");
+        goto out;
+    }
+    int64_t *m = (int64_t *)&r->m;
+    for (int i = 0; i < TASK_METRICS_N; i++)
+        if (get_i64(&f[16].via.array.ptr[i], 0, INT64_MAX, &m[i])) {
+            rc = em__seterr(EM_EPROTO, "task result: task metric %d is negative or not an integer", i);
+            goto out;
+        }
 out:
     msgpack_unpacked_destroy(&u);
     if (rc) task_result_clear(r);

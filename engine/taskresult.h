@@ -39,17 +39,21 @@ typedef struct task_result {
     int64_t segs_fetched;    /* shuffle segments fetched over the wire ... */
     int64_t segs_host_local; /* ... and read from another location's files
                                 on this host (readHostLocalDisk) */
-    task_metrics m;          /* Spark's task metrics of the attempt */
+    task_metrics m;          /* Spark's task metrics of the attempt, as the
+                                runner measured them (runner.h); zeros for
+                                an attempt that never ran */
 } task_result;
 
 void task_result_clear(task_result *r); /* frees data, accs and lost_maps */
 
 /* The wire form of a result (cluster mode: an executor's M_TASK_ENDED), a
- * msgpack array of every field but task_id.  Encode appends to out: 0 or
- * EM_ENOMEM.  Decode trusts nothing (mpcheck first, every field's type and
- * size checked): 0, or EM_EPROTO naming the field; r's data, accs and lost_maps are
- * malloc'd copies (task_result_clear frees them) and task_id is left as
- * it was. */
+ * msgpack array of every field but task_id, the metrics last as an array
+ * of TASK_METRICS_N integers in task_metrics' order.  Encode appends to
+ * out: 0 or EM_ENOMEM.  Decode trusts nothing (mpcheck first, every
+ * field's type and size checked, a metric that is negative or not an
+ * integer refused): 0, or EM_EPROTO naming the field; r's data, accs and
+ * lost_maps are malloc'd copies (task_result_clear frees them) and task_id
+ * is left as it was. */
 #include "buf.h"
 int taskresult_encode(const task_result *r, ebuf *out);
 int taskresult_decode(const uint8_t *p, size_t len, task_result *r);

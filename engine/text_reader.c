@@ -60,6 +60,10 @@ typedef struct cutter {
     int skipping;        /* still looking for the '\n' before our first line */
     const char *what;    /* "offset" or "uncompressed offset", for messages */
     ebuf carry;          /* the part of a line that began in an earlier chunk */
+    uint64_t lines;      /* lines handed to the sink, the first starting
+                            at first (plain files), the last ending where
+                            line_start is left */
+    uint64_t first;
 } cutter;
 
 /* The cutter of the split this thread is reading, for em_task_input. */
@@ -108,11 +112,18 @@ static int too_big(const cutter *c) {
 /* Hand one line (terminator already removed except a possible '\r') to the
  * sink.  Returns 0 to go on, 1 to stop (EM_STOP), or < 0. */
 static int cut_emit(cutter *c, const uint8_t *p, size_t n, int strip_cr) {
+    size_t raw = n;
     if (strip_cr && n && p[n - 1] == '\r') n--;
     if (n > c->max_line) return too_big(c);
     em_rec r = {NULL, 0, p, n};
+    c->lines++;
     int rc = c->sink(c->sctx, &r);
-    if (rc == EM_STOP) return 1;
+    if (rc == EM_STOP) {
+        /* The line was read: the split's bytes end after it (strip_cr:
+         * it ended with '\n'). */
+        c->line_start += raw + (strip_cr ? 1 : 0);
+        return 1;
+    }
     if (rc < 0) return rc;
     return 0;
 }
@@ -131,7 +142,7 @@ static int cut_feed(cutter *c, const uint8_t *p, size_t n, uint64_t pos, int eof
         }
         i = (size_t)(q - p) + 1;
         c->skipping = 0;
-        c->line_start = pos + i;
+        c->first = c->line_start = pos + i;
     }
     while (i < n) {
         if (!c->carry.len && c->line_start >= c->limit) return 1;
@@ -381,9 +392,16 @@ done:
 
 int text_read_split(const text_split *s, size_t max_line, rec_sink_fn sink, void *sctx,
                     uint64_t *bytes_read) {
-    uint64_t dummy = 0;
-    if (!bytes_read) bytes_read = &dummy;
-    *bytes_read = 0;
+    text_read_counts c;
+    int rc = text_read_split_counts(s, max_line, sink, sctx, &c);
+    if (bytes_read) *bytes_read = c.disk_bytes;
+    return rc;
+}
+
+int text_read_split_counts(const text_split *s, size_t max_line, rec_sink_fn sink, void *sctx,
+                           text_read_counts *counts) {
+    uint64_t *bytes_read = &counts->disk_bytes;
+    memset(counts, 0, sizeof *counts);
     if (!s || !s->path || !sink) return em__seterr(EM_EINVAL, "text_file: NULL argument");
     cutter c;
     memset(&c, 0, sizeof c);
@@ -399,12 +417,14 @@ int text_read_split(const text_split *s, size_t max_line, rec_sink_fn sink, void
         rc = read_gz(&c, bytes_read);
     } else {
         c.limit = s->off + s->len;
-        c.line_start = s->off;
+        c.first = c.line_start = s->off;
         c.skipping = s->off > 0;
         c.what = "offset";
         rc = read_plain(&c, bytes_read);
     }
     reading = NULL;
     ebuf_free(&c.carry);
+    counts->lines = c.lines;
+    counts->bytes = s->gz ? counts->disk_bytes : c.lines ? c.line_start - c.first : 0;
     return rc;
 }

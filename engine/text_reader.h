@@ -24,4 +24,16 @@
 int text_read_split(const text_split *s, size_t max_line, rec_sink_fn sink, void *sctx,
                     uint64_t *bytes_read);
 
+/* The same, counting what the split gave (a task's input metrics):
+ * disk_bytes as text_read_split's bytes_read (past the split's end too);
+ * bytes, those of the split's own lines with their terminators, so that
+ * the splits of a file sum to its size (gzip: disk_bytes, the file being
+ * one split); lines, the lines handed to sink.  *counts is set whatever
+ * the result. */
+typedef struct text_read_counts {
+    uint64_t disk_bytes, bytes, lines;
+} text_read_counts;
+int text_read_split_counts(const text_split *s, size_t max_line, rec_sink_fn sink, void *sctx,
+                           text_read_counts *counts);
+
 #endif

@@ -13,27 +13,28 @@
 #include "httpd.h"
 #include "ioloop.h"
 #include "log.h"
+#include "prom.h"
 #include "ui.h"
 #include "uipages.h"
+#include "uiprom.h"
 
 struct ui_server {
     ioloop *l;
     httpd *h;
     rest_provider p;
-    int port;
+    int port, history, prometheus;
 };
 
 static int answer(void *ud, const http_req *r, int *status, const char **ctype, ebuf *body) {
     ui_server *u = ud;
     if (!strncmp(r->path, "/api/v1", 7) && (!r->path[7] || r->path[7] == '/'))
         return rest_answer(&u->p, r->path, r->query, status, ctype, body);
-    if (!strcmp(r->path, "/") || !strcmp(r->path, "/jobs") || !strcmp(r->path, "/jobs/")) {
-        *ctype = "text/html; charset=utf-8";
-        return uipage_jobs(&u->p, status, body);
+    if (u->prometheus && !strcmp(r->path, "/metrics/executors/prometheus")) {
+        *ctype = PROM_CTYPE;
+        return uiprom_executors(&u->p, body);
     }
-    *status = 404;
-    *ctype = "text/plain; charset=utf-8";
-    return ebuf_append(body, "not found\n", 10);
+    *ctype = "text/html; charset=utf-8";
+    return uipage_route(&u->p, u->history, r->path, r->query, status, body);
 }
 
 typedef struct start_call {
@@ -66,6 +67,8 @@ int ui_start(const ui_conf *c, const rest_provider *p, ui_server **out) {
     ui_server *u = calloc(1, sizeof *u);
     if (!u) return em__seterr(EM_ENOMEM, "ui: out of memory");
     u->p = *p;
+    u->history = c ? c->history : 0;
+    u->prometheus = c ? c->prometheus : 0;
     if (!(u->l = iol_start("ui"))) {
         free(u);
         return em__lasterr();

@@ -24,6 +24,11 @@ typedef struct ui_conf {
                                 or the machine's name for 0.0.0.0 */
     int port;                /* ember.ui.port; 0: any free one */
     int max_retries;         /* ember.port.maxRetries; < 0: UI_MAX_RETRIES */
+    int history;             /* 1: the history server's paths ("/" lists the
+                                applications, each under /history/<app-id>);
+                                0: a driver's (its application at "/") */
+    int prometheus;          /* ember.ui.prometheus.enabled: the executors'
+                                metrics at /metrics/executors/prometheus */
 } ui_conf;
 
 typedef struct ui_server ui_server;

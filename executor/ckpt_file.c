@@ -65,10 +65,11 @@ static int push_ckpt(epipe *p, const em_rec *r) {
 }
 
 /* A whole batch (a cached block, parallelized records) goes as it is. */
-static int push_ckpt_batch(epipe *p, const uint8_t *b, size_t len) {
+static int push_ckpt_batch(epipe *p, const uint8_t *b, size_t len, uint64_t *nrec) {
     ckpt_w *w = p->state;
     size_t n = batch_count_recs(b, len);
     if (n == (size_t)-1) return em__seterr(EM_ECORRUPT, "checkpoint: malformed record in a batch");
+    *nrec += n;
     if (p->buf.len && flush_buf(p)) return EM_EIO;
     w->count += n;
     for (size_t off = 0; off < len;) {

@@ -27,6 +27,7 @@
 #include "blockstore.h"
 #include "conf.h"
 #include "conn.h"
+#include "curmetrics.h"
 #include "ember.h"
 #include "err.h"
 #include "events.h"
@@ -385,7 +386,9 @@ static void *task_thread(void *arg) {
         t->next = ex.running;
         if (ex.running) ex.running->prev = t;
         ex.running = t;
-        t->start_us = ev_now_us();
+        /* One clock for the attempt's times and its metrics. */
+        t->ctl.start_ns = tm_now_ns();
+        t->start_us = (uint64_t)t->ctl.start_ns / 1000;
         pthread_mutex_unlock(&ex.mu);
 
         task_result res;
@@ -394,7 +397,7 @@ static void *task_thread(void *arg) {
         res.task_id = t->id;
         runner_run(&ex.env, t->desc, t->len, &res, &t->ctl);
         t->desc = NULL;
-        report(t, &res, ev_now_us());
+        report(t, &res, (uint64_t)t->ctl.end_ns / 1000);
         task_result_clear(&res);
 
         pthread_mutex_lock(&ex.mu);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "bigbuf.h"
+#include "curmetrics.h"
 #include "err.h"
 #include "extsort.h"
 #include "recfmt.h"
@@ -539,10 +540,16 @@ static int unflatten(extsort *s) {
     return 0;
 }
 
+/* Bytes held, as the budget counts them: the records, and each index
+ * entry twice (the radix sort's other half). */
+static size_t held(const extsort *s) { return s->arena.len + 2 * s->n * sizeof(es_ent); }
+
 /* Sort what is in memory and write it as one run. */
 static int spill(extsort *s) {
     int rc;
     em_rec r;
+    size_t mem = held(s);
+    if (mem > s->peak) s->peak = mem;
     es_sort(s);
     if ((rc = es_runfile_begin(&s->runs))) return rc;
     for (size_t i = 0; i < s->n; i++) {
@@ -550,6 +557,7 @@ static int spill(extsort *s) {
         if ((rc = es_runfile_add(&s->runs, &r))) return rc;
     }
     if ((rc = es_runfile_end(&s->runs))) return rc;
+    tm_spilled(mem, es_runfile_last_bytes(&s->runs));
     s->n = 0;
     ebuf_reset(&s->arena);
     s->spills++;
@@ -609,6 +617,7 @@ int es_next(extsort *s, em_rec *r) {
 }
 
 void es_free(extsort *s) {
+    tm_peak(held(s) > s->peak ? held(s) : s->peak);
     if (s->merging) es_merger_free(&s->merger);
     es_runfile_free(&s->runs);
     bb_free(&s->arena);

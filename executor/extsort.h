@@ -53,6 +53,8 @@ int es_runfile_begin(es_runfile *f);
 int es_runfile_add(es_runfile *f, const em_rec *r);
 /* Finish the current run.  0, EM_ENOMEM or EM_EIO. */
 int es_runfile_end(es_runfile *f);
+/* The bytes the run last ended took in the file (a spill's disk bytes). */
+static inline uint64_t es_runfile_last_bytes(const es_runfile *f) { return f->w.off - f->run_start; }
 /* Close (and so delete) the file. */
 void es_runfile_free(es_runfile *f);
 
@@ -124,6 +126,7 @@ typedef struct extsort {
     int merging;       /* es_finish opened the merger */
     size_t next;       /* in-memory iteration position */
     int64_t spills;
+    size_t peak;       /* the most bytes held (as the budget counts them) */
 } extsort;
 
 /* Sort by key (rec_key_cmp: plain records by value), ascending or not,
@@ -137,7 +140,9 @@ int es_finish(extsort *s);
 /* After es_finish: 1 with *r (valid until the next call), 0 at the end,
  * or < 0. */
 int es_next(extsort *s, em_rec *r);
-/* Free memory and delete spill files. */
+/* Free memory and delete spill files.  The sorter's spills (when they
+ * happen) and its peak bytes (here) go to the calling thread's attempt's
+ * metrics (curmetrics.h). */
 void es_free(extsort *s);
 
 #endif

@@ -37,6 +37,7 @@
 
 #include "bigbuf.h"
 #include "builtins.h"
+#include "curmetrics.h"
 #include "err.h"
 #include "hashjoin.h"
 #include "recfmt.h"
@@ -82,6 +83,7 @@ typedef struct hashjoin {
     ebuf tuple; /* the join value being emitted */
     epipe *join_op;
     epipe *cg; /* the fallback cogroup, once the table passed the budget */
+    size_t peak; /* the table's bytes when it was given up */
 } hashjoin;
 
 #define NODE_HEAD 12
@@ -344,6 +346,7 @@ static int stream(epipe *p, const em_rec *r) {
  * sort-based cogroup feeding bi_join's pipe. */
 static int fall_back(epipe *p) {
     hashjoin *h = p->state;
+    h->peak = table_bytes(h);
     if (!(h->cg = cogroup_pipe_new(p->run, p->node, h->join_op))) return em__lasterr();
     cogroup_pipe_side(h->cg, h->build);
     int rc = 0;
@@ -394,6 +397,7 @@ static int end_join(epipe *p) {
 static void free_join(epipe *p) {
     hashjoin *h = p->state;
     if (!h) return;
+    tm_peak(h->cg ? h->peak : table_bytes(h)); /* the table only grows */
     pipe_free(h->cg);
     bb_free(&h->arena);
     bb_free(&h->entb);

@@ -30,7 +30,9 @@
  * memory budget (ember.shuffle.memoryBytes' share).  Past it the pipe falls
  * back to the sort-based cogroup: the records built so far and every later
  * one go to a cogroup pipe (pipe.h) feeding bi_join's own pipe, which may
- * spill as any cogroup does.  The result is the same either way.
+ * spill as any cogroup does.  The result is the same either way.  The
+ * table's peak bytes go to the attempt's metrics (curmetrics.h) when the
+ * pipe is freed.
  */
 #ifndef EM_HASHJOIN_H
 #define EM_HASHJOIN_H

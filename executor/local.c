@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "curmetrics.h"
 #include "err.h"
 #include "local.h"
 #include "shuffle.h"
@@ -85,6 +86,8 @@ static void post_end(local_backend *lb, ltask *t, int killed) {
     evq_post_locked(lb->events, ev);
 }
 
+void (*local_result_hook)(const task_result *res);
+
 static void *worker(void *arg) {
     local_backend *lb = ((worker_arg *)arg)->lb;
     lexec *x = &lb->execs[((worker_arg *)arg)->exec];
@@ -99,12 +102,15 @@ static void *worker(void *arg) {
         t->next = lb->running;
         if (lb->running) lb->running->prev = t;
         lb->running = t;
-        t->ev.start_us = ev_now_us();
+        /* One clock for the event's times and the attempt's metrics. */
+        t->ctl.start_ns = tm_now_ns();
+        t->ev.start_us = (uint64_t)t->ctl.start_ns / 1000;
         pthread_mutex_unlock(lb->mu);
 
         runner_run(lb->env, t->desc, t->len, &t->ev.res, &t->ctl);
         t->desc = NULL; /* the runner owns and frees it */
-        t->ev.end_us = ev_now_us();
+        t->ev.end_us = (uint64_t)t->ctl.end_ns / 1000;
+        if (local_result_hook) local_result_hook(&t->ev.res);
 
         /* One critical section reports this attempt and takes the next. */
         pthread_mutex_lock(lb->mu);
@@ -137,6 +143,7 @@ static int l_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int
     t->desc = desc;
     t->len = len;
     t->ctl.cancel = 0;
+    t->ctl.start_ns = t->ctl.end_ns = 0;
     if (lb->btail) lb->btail->next = t;
     else lb->bhead = t;
     lb->btail = t;

@@ -16,4 +16,11 @@
  * failure (message set). */
 backend *local_backend_new(int nthreads, int nexec, exec_env *env, evq *events);
 
+/* Tests only: when set, each worker thread calls it with every attempt's
+ * result as the attempt ends, before the scheduler sees it (how a test
+ * reads the task metrics of a job run through the public API).  Set it
+ * before the context opens and clear it after it closes; it runs on the
+ * worker threads, concurrently. */
+extern void (*local_result_hook)(const task_result *res);
+
 #endif

@@ -173,13 +173,15 @@ static int push_glom(epipe *p, const em_rec *r) {
  * outlives the pipe (a cached partition: no copy of the partition), and
  * copied only when another one follows.  Each batch's records are walked
  * first, so a malformed one fails the task as record by record. */
-static int push_collect_batch(epipe *p, const uint8_t *b, size_t len) {
+static int push_collect_batch(epipe *p, const uint8_t *b, size_t len, uint64_t *nrec) {
     em_rec r;
-    for (const uint8_t *q = b, *end = b + len; q < end;) {
+    uint64_t n = 0;
+    for (const uint8_t *q = b, *end = b + len; q < end; n++) {
         size_t k = rec_get(q, end, &r);
         if (!k) return em__seterr(EM_ECORRUPT, "malformed record in a batch");
         q += k;
     }
+    *nrec += n;
     if (p->batches_live && !p->buf.len && !p->lent) {
         p->lent = b;
         p->lent_len = len;

@@ -32,8 +32,9 @@ struct epipe {
     /* Optional (NULL: record by record): take a whole batch of encoded
      * records at once, as a source that holds one (a cached block,
      * parallelized records) hands it over; for sinks that need no record
-     * apart (count).  Returns as push. */
-    int (*push_batch)(epipe *p, const uint8_t *b, size_t len);
+     * apart (count).  Adds the records it took to *nrec (the source's
+     * input records).  Returns as push. */
+    int (*push_batch)(epipe *p, const uint8_t *b, size_t len, uint64_t *nrec);
     /* Set by the runner on the pipe its source feeds when the batches that
      * source hands over stay valid until the pipe's end (a cached block
      * held for the whole chain), so the pipe may keep a pointer to one

@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "accum.h"
+#include "batch.h"
 #include "blockfile.h"
 #include "ckpt_file.h"
 #include "ctx.h"
+#include "curmetrics.h"
 #include "err.h"
 #include "faults.h"
 #include "fnref.h"
@@ -55,37 +57,56 @@ static int to_pipe(void *c, const em_rec *r) {
 
 static int drive(task_run *run, const plan_node *n, epipe *down);
 
-static int drive_batch(const uint8_t *p, size_t len, epipe *down) {
+/* Hand the records of a batch on; *nrec counts those handed on (the
+ * task's input records when a source's batch). */
+static int drive_batch(const uint8_t *p, size_t len, epipe *down, uint64_t *nrec) {
     const uint8_t *end = p + len;
     em_rec r;
     if (down->push_batch) {
         int rc = killed();
-        return rc ? rc : down->push_batch(down, p, len);
+        return rc ? rc : down->push_batch(down, p, len, nrec);
     }
+    uint64_t n = 0;
+    int rc = 0;
     while (p < end) {
         size_t k = rec_get(p, end, &r);
-        if (!k) return em__seterr(EM_ECORRUPT, "malformed record in a batch");
-        int rc = check_kill();
-        if (!rc) rc = down->h.push(down, &r);
-        if (rc) return rc;
+        if (!k) {
+            rc = em__seterr(EM_ECORRUPT, "malformed record in a batch");
+            break;
+        }
+        if ((rc = check_kill())) break;
+        n++;
+        if ((rc = down->h.push(down, &r))) break;
         p += k;
     }
-    return 0;
+    *nrec += n;
+    return rc;
 }
 
-static int drive_range(const plan_node *n, epipe *down) {
+/* Input metrics: bytes and records a source read. */
+static void add_input(task_run *run, uint64_t bytes, uint64_t records) {
+    run->res->m.in_bytes += (int64_t)bytes;
+    run->res->m.in_records += (int64_t)records;
+}
+
+/* A range's values are made, not read: input records, no bytes. */
+static int drive_range(task_run *run, const plan_node *n, epipe *down) {
     uint8_t b[8];
     em_rec r = {NULL, 0, b, 8};
+    int rc = 0;
     /* Counted, in unsigned arithmetic: the value after the last one may lie
      * past the int64 limits, and is never formed as a signed number. */
-    uint64_t v = (uint64_t)n->start;
-    for (uint64_t i = 0; i < n->count; i++, v += (uint64_t)n->step) {
+    uint64_t v = (uint64_t)n->start, i;
+    for (i = 0; i < n->count; i++, v += (uint64_t)n->step) {
         em_i64_enc((int64_t)v, b);
-        int rc = check_kill();
-        if (!rc) rc = down->h.push(down, &r);
-        if (rc) return rc;
+        if ((rc = check_kill())) break;
+        if ((rc = down->h.push(down, &r))) {
+            i++;
+            break;
+        }
     }
-    return 0;
+    add_input(run, 0, i);
+    return rc;
 }
 
 static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
@@ -120,6 +141,13 @@ static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
     o.fetch = run->env->fetch;
     o.mem = run->env->outputs;
     int rc = shuffle_read(&o, to_pipe, down, &st);
+    task_metrics *m = &run->res->m;
+    m->sr_remote_blocks += st.fetched;
+    m->sr_local_blocks += st.local_blocks;
+    m->sr_remote_bytes += (int64_t)st.remote_bytes;
+    m->sr_local_bytes += (int64_t)(st.bytes_read - st.remote_bytes);
+    m->sr_records += (int64_t)st.records_read;
+    m->sr_fetch_wait_ms += st.fetch_wait_ns / 1000000;
     run->res->spills += st.spills;
     run->res->segs_fetched += st.fetched;
     run->res->segs_host_local += st.host_local;
@@ -137,12 +165,33 @@ static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
 
 /* A parallelized partition (srcdata.h): this process's own bytes, or
  * fetched from the driver. */
-static int drive_recs(const plan_node *n, epipe *down) {
+static int drive_recs(task_run *run, const plan_node *n, epipe *down) {
     src_part sp;
-    if (!n->off) return drive_batch(n->data.p, n->data.len, down);
-    int rc = src_get(n->off, n->partition, n->len, &sp);
-    if (!rc) rc = drive_batch(sp.p, sp.len, down);
+    uint64_t k = 0;
+    int rc;
+    if (!n->off) {
+        rc = drive_batch(n->data.p, n->data.len, down, &k);
+        add_input(run, n->data.len, k);
+        return rc;
+    }
+    if (!(rc = src_get(n->off, n->partition, n->len, &sp))) {
+        rc = drive_batch(sp.p, sp.len, down, &k);
+        add_input(run, sp.len, k);
+    }
     src_part_release(&sp);
+    return rc;
+}
+
+/* A cached block's records, read as input (Spark counts a cached
+ * partition's bytes and records as the task's input). */
+static int drive_block(task_run *run, const block *b, epipe *down) {
+    uint64_t k = 0, bytes = 0;
+    int rc = 0;
+    for (int i = 0; i < b->n && !rc; i++) {
+        rc = drive_batch(b->p[i], b->len[i], down, &k);
+        bytes += b->len[i];
+    }
+    add_input(run, bytes, k);
     return rc;
 }
 
@@ -164,18 +213,20 @@ static int cache_recs(task_run *run, const plan_node *n, const plan_node *c, epi
     sp.own = NULL;
     if (rc) return rc;
     block *b = bs_get(bs, n->cache_key, n->rdd_id, n->partition);
-    if (!b) return drive_recs(c, down); /* a disk block that did not read back */
-    for (int i = 0; i < b->n && !rc; i++) rc = drive_batch(b->p[i], b->len[i], down);
+    if (!b) return drive_recs(run, c, down); /* a disk block that did not read back */
+    rc = drive_block(run, b, down);
     bs_release(bs, b);
     return rc;
 }
 
 /* A checkpointed partition: its file, checked whole, then its records. */
-static int drive_ckpt(const plan_node *n, epipe *down) {
+static int drive_ckpt(task_run *run, const plan_node *n, epipe *down) {
     ckpt_file f;
+    uint64_t k = 0;
     int rc = ckpt_file_open(n->path, n->len, &f);
     if (rc) return rc;
-    rc = drive_batch(f.records, f.len, down);
+    rc = drive_batch(f.records, f.len, down, &k);
+    add_input(run, f.len, k);
     ckpt_file_close(&f);
     return rc;
 }
@@ -184,17 +235,18 @@ static int drive_ckpt(const plan_node *n, epipe *down) {
  * (`hit`, at node n), or a CONCAT of several inputs. */
 static int drive_leaf(task_run *run, const plan_node *n, block *hit, epipe *down) {
     switch (n->type) {
-    case PN_RECS: return drive_recs(n, down);
-    case PN_RANGE: return drive_range(n, down);
+    case PN_RECS: return drive_recs(run, n, down);
+    case PN_RANGE: return drive_range(run, n, down);
     case PN_TEXT: {
         text_split s = {(char *)n->path, n->off, n->len, n->gz};
-        uint64_t bytes = 0;
-        int rc = text_read_split(&s, run->max_record, to_pipe, down, &bytes);
-        run->res->input_bytes += bytes;
+        text_read_counts c;
+        int rc = text_read_split_counts(&s, run->max_record, to_pipe, down, &c);
+        run->res->input_bytes += c.disk_bytes;
+        add_input(run, c.bytes, c.lines);
         return rc;
     }
     case PN_SHUFFLE: return drive_shuffle(run, n, down);
-    case PN_CKPT: return drive_ckpt(n, down);
+    case PN_CKPT: return drive_ckpt(run, n, down);
     case PN_CONCAT:
         /* Several inputs (coalesce): each is a chain of its own.  The
          * recursion is as deep as coalesces that each merge partitions are
@@ -206,10 +258,8 @@ static int drive_leaf(task_run *run, const plan_node *n, block *hit, epipe *down
         return 0;
     case PN_CACHED: {
         if (!hit) return cache_recs(run, n, n->child[0], down);
-        int rc = 0;
         run->res->cache_hits++;
-        for (int i = 0; i < hit->n && !rc; i++) rc = drive_batch(hit->p[i], hit->len[i], down);
-        return rc;
+        return drive_block(run, hit, down);
     }
     case PN_COGROUP: {
         /* Each input in turn: a narrow one computed here, a shuffled one
@@ -254,7 +304,10 @@ static int drive_leaf(task_run *run, const plan_node *n, block *hit, epipe *down
  * segment's output records, which the next segment up reads as its
  * source. */
 static int push_keep(epipe *p, const em_rec *r) { return rec_append(&p->buf, r); }
-static int push_keep_batch(epipe *p, const uint8_t *b, size_t len) {
+static int push_keep_batch(epipe *p, const uint8_t *b, size_t len, uint64_t *nrec) {
+    size_t n = batch_count_recs(b, len);
+    if (n == (size_t)-1) return em__seterr(EM_ECORRUPT, "malformed record in a batch");
+    *nrec += n;
     return ebuf_append(&p->buf, b, len) ? em__seterr(EM_ENOMEM, "out of memory") : 0;
 }
 static int end_keep(epipe *p) { return 0; }
@@ -325,7 +378,8 @@ static int drive(task_run *run, const plan_node *n, epipe *down) {
          * released: their batches outlive it (not those of the other
          * sources, freed as drive_leaf returns). */
         if (!rc && np) next->batches_live = have_in || (leaf->type == PN_CACHED && hit);
-        if (!rc) rc = have_in ? drive_batch(in.p, in.len, next) : drive_leaf(run, leaf, hit, next);
+        uint64_t passed = 0; /* a segment's input: not the task's */
+        if (!rc) rc = have_in ? drive_batch(in.p, in.len, next, &passed) : drive_leaf(run, leaf, hit, next);
         /* Ends from the bottom up, as each pipe's input is exhausted. */
         for (int i = np; i-- > 0;) {
             epipe *p = pipes[i];
@@ -393,6 +447,22 @@ static int faults_before(const task_desc *t, const fault_rule *rules, int n) {
     return rc;
 }
 
+/* The attempt's times, from its start (t0), the end of decoding its
+ * description (t1) and now (returned): Spark's deserialize time, run time
+ * and their CPU times (the attempt's, tm_cpu_end, shared between the two
+ * in proportion to their wall times: the thread's CPU clock is not read
+ * between them); and the result's size. */
+static int64_t end_metrics(task_metrics *m, int64_t t0, int64_t t1, size_t result_len) {
+    int64_t t2 = tm_now_ns(), cpu = tm_cpu_end(t0, t2), deser = t1 - t0;
+    if (cpu != t2 - t0) deser = t2 > t0 ? (int64_t)((double)cpu * (double)deser / (double)(t2 - t0)) : 0;
+    m->deser_ms = (t1 - t0) / 1000000;
+    m->deser_cpu_ns = deser;
+    m->run_ms = (t2 - t1) / 1000000;
+    m->cpu_ns = cpu - deser;
+    m->result_size = (int64_t)result_len;
+    return t2;
+}
+
 void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task_ctl *ctl) {
     task_desc *t = NULL;
     task_run run;
@@ -400,13 +470,18 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
     fault_rule rules[FAULTS_MAX];
     int nrules = 0, rc;
 
+    int64_t t0 = ctl && ctl->start_ns ? ctl->start_ns : tm_now_ns(), t1;
     memset(res, 0, sizeof *res);
     res->fetch_map = -1;
     em__clearerr(); /* a message left by an earlier task must not name this one's failure */
     cur_ctl = ctl;
+    cur_task_metrics = &res->m;
     since_check = 0;
     ctx_set_in_task(1);
-    if ((rc = taskdesc_decode(desc, len, &t)) != 0) goto done;
+    tm_cpu_begin(t0);
+    rc = taskdesc_decode(desc, len, &t);
+    t1 = tm_now_ns();
+    if (rc) goto done;
     res->task_id = t->task_id;
     if (memcmp(t->binhash, fnref_binary_hash(), 32) != 0) {
         rc = em__seterr(EM_EPROTO, "task %llu was built for another binary (hash mismatch)",
@@ -454,6 +529,9 @@ done:
         res->naccs = 0;
     }
     taskdesc_free(t);
+    int64_t t2 = end_metrics(&res->m, t0, t1, res->len);
+    if (ctl) ctl->end_ns = t2;
     cur_ctl = NULL;
+    cur_task_metrics = NULL;
     ctx_set_in_task(0);
 }

@@ -41,18 +41,30 @@ typedef struct exec_env {
  * the runner checks it between record batches and blocks (every
  * RUNNER_CHECK_EVERY records a source hands on, and at every block it
  * reads) and while an injected delay sleeps, and the attempt then ends with
- * EM_ECANCELED.  A user function that does not return cannot be stopped. */
+ * EM_ECANCELED.  A user function that does not return cannot be stopped.
+ *
+ * And the attempt's clock readings (curmetrics.h's tm_now_ns), shared
+ * with the backend that stamps its start and end, so that each is read
+ * once: start_ns, when the backend started it (0: the runner reads the
+ * clock itself), and end_ns, set by runner_run as it returns. */
 typedef struct task_ctl {
     int cancel;
+    int64_t start_ns, end_ns;
 } task_ctl;
 #define RUNNER_CHECK_EVERY 1024
 
 /* Run the task whose encoded description is desc (takes ownership).  Fills
  * *res in every case: status 0 and the sink's output, or the failure code
- * and the task's message.  Never aborts on bad input or failing user code
- * (a crash in user code is the executor process's fate, not the runner's).
- * ctl may be NULL (the attempt cannot be killed).  Applies the faults the
- * description carries (faults.h). */
+ * and the task's message; and res->m, the attempt's task metrics
+ * (taskmetrics.h), measured where the work happens (curmetrics.h): times
+ * and CPU time here, input by the sources, output by the save sink,
+ * shuffle write and read by the shuffle's writer and reader, spills and
+ * peak memory by the structures that hold the data; result_size is the
+ * bytes of res->data, which a cluster executor sends as they are.  Never
+ * aborts on bad input or failing user code (a crash in user code is the
+ * executor process's fate, not the runner's).  ctl may be NULL (the
+ * attempt cannot be killed).  Applies the faults the description carries
+ * (faults.h). */
 void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task_ctl *ctl);
 
 /* Whether the calling thread's running attempt has been asked to stop (for

@@ -56,7 +56,12 @@ typedef struct sw_result {
     uint64_t bytes;        /* data file size */
     uint64_t records;      /* records written (after combining) */
     int64_t spills;
+    int64_t write_ns;      /* spent in sw_commit: the last blocks coded,
+                              the files written and renamed (or the output
+                              kept in memory): Spark's shuffle write time */
 } sw_result;
+/* A writer's spills and its peak bytes (buffers and combine table) go to
+ * the calling thread's attempt's metrics (curmetrics.h). */
 
 /* NULL on failure (message set).  opts is copied; the agg_spec and pctx it
  * points to must outlive the writer. */
@@ -66,10 +71,11 @@ int sw_add(shuffle_writer *w, const em_rec *r);
 /* The records of a batch (recfmt.h's encoding, as a cached block holds
  * them), as sw_add each; records of an 8-byte key and an 8-byte value that
  * go to the partitions as they are (no combining, or combining given up
- * with a combiner that starts as the value) are copied there whole.  0,
+ * with a combiner that starts as the value) are copied there whole.  Adds
+ * the records to *nrec when it returns 0 (NULL: not counted).  0,
  * EM_ECORRUPT for bytes that are not records, EM_ECANCELED when
  * opts.cancelled says so, or as sw_add. */
-int sw_add_batch(shuffle_writer *w, const uint8_t *b, size_t len);
+int sw_add_batch(shuffle_writer *w, const uint8_t *b, size_t len, uint64_t *nrec);
 /* Write everything, rename into place (or keep it in opts.mem), free the
  * writer.  0 or < 0 (then nothing is left on disk or in memory). */
 int sw_commit(shuffle_writer *w, sw_result *res);
@@ -162,6 +168,13 @@ typedef struct sr_stats {
      * worker's shuffle service, and segments of another location of this
      * host read from its files (sr_fetcher's host_local). */
     int64_t fetched, host_local;
+    /* Spark's shuffle read metrics: segments read without a fetch (this
+     * process's memory or a file of this host: its local blocks), the
+     * bytes of the fetched ones (of bytes_read; the rest are local), and
+     * the time spent waiting for fetched bytes. */
+    int64_t local_blocks;
+    uint64_t remote_bytes;
+    int64_t fetch_wait_ns;
     int64_t spills;
     int failed_map;          /* on EM_EFETCH: the map whose output is bad */
     /* ... and the other outputs of the shuffle found lost with it: after

@@ -32,6 +32,7 @@
 #include "agg8.h"
 #include "aggmap.h"
 #include "blockfile.h"
+#include "curmetrics.h"
 #include "err.h"
 #include "extsort.h"
 #include "recfmt.h"
@@ -208,7 +209,9 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
             return fetch_fail(st, m);
         }
     } else if (h) { /* fetched into memory (sr_fetcher) */
+        int64_t t0 = tm_now_ns();
         int e = o->fetch->end(o->fetch->ctx, h, &seg);
+        st->fetch_wait_ns += tm_now_ns() - t0;
         if (e < 0) return e == EM_ENOMEM || e == EM_ECANCELED ? e : fetch_fail(st, m);
         if (!seg) {
             o->fetch->drop(o->fetch->ctx, h);
@@ -271,6 +274,8 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
         done += rd.off - start;
     }
     st->bytes_read += done;
+    if (seg) st->remote_bytes += done;
+    else st->local_blocks++;
     bf_reader_free(&rd);
     if (mo) memout_release(o->mem, mo);
     else if (seg) o->fetch->drop(o->fetch->ctx, h);
@@ -361,6 +366,7 @@ typedef struct agg_ctx {
     ebuf out;
     es_runfile runs;
     int64_t spills;
+    size_t peak;      /* the most bytes a table held */
     em_rec *recs;     /* the block being aggregated ... */
     uint64_t *hash;   /* ... and its keys' hashes */
     size_t cap;
@@ -370,6 +376,8 @@ typedef struct agg_ctx {
 static int agg_spill(agg_ctx *a) {
     em_rec r;
     int rc;
+    size_t mem = aggmap_mem(&a->map);
+    if (mem > a->peak) a->peak = mem;
     aggmap_sort(&a->map);
     if ((rc = es_runfile_begin(&a->runs))) return rc;
     for (size_t i = 0; i < aggmap_count(&a->map); i++) {
@@ -377,6 +385,7 @@ static int agg_spill(agg_ctx *a) {
         if ((rc = es_runfile_add(&a->runs, &r))) return rc;
     }
     if ((rc = es_runfile_end(&a->runs))) return rc;
+    tm_spilled(mem, es_runfile_last_bytes(&a->runs));
     aggmap_clear(&a->map);
     a->spills++;
     return 0;
@@ -389,12 +398,15 @@ static int agg_spill(agg_ctx *a) {
 /* Write the 8-byte key table, sorted, as one run. */
 static int agg8_spill(agg_ctx *a) {
     int rc;
+    size_t mem = agg8_mem(&a->t8);
+    if (mem > a->peak) a->peak = mem;
     if ((rc = agg8_sort(&a->t8)) || (rc = es_runfile_begin(&a->runs))) return rc;
     for (size_t i = 0; i < a->t8.n; i++) {
         em_rec r = {&a->t8.slot[i].key, 8, &a->t8.slot[i].comb, 8};
         if ((rc = es_runfile_add(&a->runs, &r))) return rc;
     }
     if ((rc = es_runfile_end(&a->runs))) return rc;
+    tm_spilled(mem, es_runfile_last_bytes(&a->runs));
     agg8_clear(&a->t8);
     a->spills++;
     return 0;
@@ -413,6 +425,7 @@ static int agg8_move(aggmap *m, const agg8_slot *s) {
 static int agg8_leave(agg_ctx *a) {
     agg8 *t = &a->t8;
     int rc = 0;
+    if (agg8_mem(t) > a->peak) a->peak = agg8_mem(t);
     for (size_t i = 0; !rc && t->mask && i <= t->mask; i++)
         if (t->slot[i].key != AGG8_EMPTY) rc = agg8_move(&a->map, &t->slot[i]);
     if (!rc && t->has_empty) rc = agg8_move(&a->map, &t->empty);
@@ -627,7 +640,10 @@ static int agg_finish(agg_ctx *a, rec_sink_fn sink, void *sctx) {
     return rc;
 }
 
+/* Ends the aggregation; its peak bytes go to the attempt's metrics. */
 static void agg_close(agg_ctx *a) {
+    size_t mem = aggmap_mem(&a->map) + agg8_mem(&a->t8);
+    tm_peak(mem > a->peak ? mem : a->peak);
     free(a->recs);
     free(a->hash);
     agg8_free(&a->t8);

@@ -66,6 +66,7 @@
 #include "aggahead.h"
 #include "aggmap.h"
 #include "bigbuf.h"
+#include "curmetrics.h"
 #include "shuffle_index.h"
 #include "blockfile.h"
 #include "err.h"
@@ -124,6 +125,8 @@ struct shuffle_writer {
     bf_cctx cx;         /* the compressor's state, shared by the partitions */
     uint64_t records;
     int64_t spills;
+    size_t peak_buf;    /* the most buffered held, and the combine table's */
+    size_t peak_comb;   /* most bytes: the writer's peak memory */
 };
 
 static unsigned tmp_seq; /* distinguishes writers of one process */
@@ -348,7 +351,10 @@ static int leave_memory(shuffle_writer *w) {
 /* Write every partition's pending bytes, compressed, to the spill file. */
 static int spill_parts(shuffle_writer *w) {
     int rc;
+    size_t mem = w->buffered;
+    if (mem > w->peak_buf) w->peak_buf = mem;
     if ((rc = leave_memory(w))) return rc;
+    uint64_t off0 = w->spill_off;
     if (w->spill_fd < 0) {
         if (shuffle_spill_template(w->spill_path, sizeof w->spill_path, w->dir, w->o.shuffle_id, w->o.map_id,
                                    w->o.attempt, (int)getpid()))
@@ -368,6 +374,7 @@ static int spill_parts(shuffle_writer *w) {
     w->buffered = 0;
     w->arena.len = 0;
     w->spills++;
+    tm_spilled(mem, w->spill_off - off0);
     return 0;
 }
 
@@ -430,6 +437,7 @@ static int dump_comb(shuffle_writer *w) {
     em_rec r;
     int rc;
     if (w->o.combine->builtin && (rc = ah_drain(&w->ahead))) return rc;
+    if (aggmap_mem(&w->comb) > w->peak_comb) w->peak_comb = aggmap_mem(&w->comb);
     for (size_t i = 0; i < aggmap_count(&w->comb); i++) {
         aggmap_get(&w->comb, i, &r);
         if ((rc = part_add(w, w->o.partition(w->o.pctx, &r), &r))) return rc;
@@ -509,15 +517,17 @@ static int passes_as_is(const shuffle_writer *w) {
     return !a || (w->passing && (a->create_identity || (a->builtin && !a->has_zero)));
 }
 
-int sw_add_batch(shuffle_writer *w, const uint8_t *b, size_t len) {
+int sw_add_batch(shuffle_writer *w, const uint8_t *b, size_t len, uint64_t *nrec) {
     const uint8_t *p = b, *end = b + len;
     unsigned since = 0;
+    uint64_t taken = 0; /* records, SW_CHECK_EVERY at a time (since has the rest) */
     while (p < end) {
         em_rec r;
         size_t n = REC_PAIR8;
         int rc;
         if (++since == SW_CHECK_EVERY) { /* a batch may be a whole partition */
             since = 0;
+            taken += SW_CHECK_EVERY;
             if (w->o.cancelled && w->o.cancelled()) return em__seterr(EM_ECANCELED, "task killed");
         }
         if (rec_is_pair8(p, end) && passes_as_is(w)) {
@@ -536,6 +546,7 @@ int sw_add_batch(shuffle_writer *w, const uint8_t *b, size_t len) {
         if (rc) return rc;
         p += n;
     }
+    if (nrec) *nrec += taken + since;
     return 0;
 }
 
@@ -627,6 +638,7 @@ static int write_files(shuffle_writer *w, uint64_t *seg) {
 }
 
 static void sw_free(shuffle_writer *w) {
+    tm_peak(w->peak_buf + w->peak_comb);
     for (int i = 0; i < w->o.nparts; i++) {
         bb_free(&w->parts[i].raw);
         free(w->parts[i].ext);
@@ -691,8 +703,10 @@ int sw_commit(shuffle_writer *w, sw_result *res) {
     uint64_t *seg = NULL;
     char final[SHUFFLE_PATH];
     int rc = 0, kept = 0;
+    int64_t t0 = tm_now_ns();
     if (res && !(seg = calloc((size_t)w->o.nparts, sizeof *seg))) rc = em__seterr(EM_ENOMEM, "sw_commit: out of memory");
     if (!rc && w->o.combine) rc = dump_comb(w);
+    if (w->buffered > w->peak_buf) w->peak_buf = w->buffered;
     if (!rc && (kept = keep_in_memory(w, seg)) < 0) rc = kept;
     if (!rc && !kept && !(rc = leave_memory(w))) rc = write_files(w, seg);
     if (!rc && !kept) {
@@ -719,6 +733,7 @@ int sw_commit(shuffle_writer *w, sw_result *res) {
         for (int i = 0; i < w->o.nparts; i++) res->bytes += seg[i];
         res->records = w->records;
         res->spills = w->spills;
+        res->write_ns = tm_now_ns() - t0;
     }
     sw_free(w);
     return rc;

@@ -53,10 +53,11 @@ static int push_count(epipe *p, const em_rec *r) {
 }
 
 /* A batch's records are counted where they lie: no record is handed out. */
-static int push_count_batch(epipe *p, const uint8_t *b, size_t len) {
+static int push_count_batch(epipe *p, const uint8_t *b, size_t len, uint64_t *nrec) {
     size_t n = batch_count_recs(b, len);
     if (n == (size_t)-1) return em__seterr(EM_ECORRUPT, "malformed record in a batch");
     p->n += (int64_t)n;
+    *nrec += n;
     return 0;
 }
 
@@ -121,6 +122,7 @@ static int gz_put(save_state *s, const void *p, size_t n) {
 
 static int push_save(epipe *p, const em_rec *r) {
     save_state *s = p->state;
+    p->n++; /* output records: those handed to the file */
     if (s->gz) {
         if (r->vlen > UINT32_MAX / 2 || r->klen > UINT32_MAX / 2) goto fail;
         if (r->key && (gz_put(s, r->key, r->klen) || gz_put(s, "\t", 1))) goto fail;
@@ -142,20 +144,24 @@ fail:
     return em__seterr(EM_EIO, "save_as_text_file: writing %s: %s", s->path, strerror(errno));
 }
 
-/* Finish the file: 0, or nonzero with errno set. */
-static int close_save_file(save_state *s) {
+/* Finish the file, setting *bytes to its size: 0, or nonzero with errno
+ * set. */
+static int close_save_file(save_state *s, uint64_t *bytes) {
     int bad;
+    struct stat st;
     if (s->gz) {
         errno = 0;
         bad = gzclose(s->gz) != Z_OK;
         s->gz = NULL;
         if (bad && !errno) errno = EIO;
         bad |= fsync(s->fd) != 0;
+        *bytes = !bad && !fstat(s->fd, &st) ? (uint64_t)st.st_size : 0;
         bad |= close(s->fd) != 0;
         s->fd = -1;
         return bad;
     }
     bad = fflush(s->f) != 0 || fsync(fileno(s->f)) != 0;
+    *bytes = !bad && !fstat(fileno(s->f), &st) ? (uint64_t)st.st_size : 0;
     bad |= fclose(s->f) != 0;
     s->f = NULL;
     return bad;
@@ -168,7 +174,12 @@ static int end_save(epipe *p) {
     save_state *s = p->state;
     const task_desc *t = p->run->t;
     exec_env *env = p->run->env;
-    if (close_save_file(s)) return em__seterr(EM_EIO, "save_as_text_file: closing %s: %s", s->path, strerror(errno));
+    uint64_t bytes;
+    if (close_save_file(s, &bytes))
+        return em__seterr(EM_EIO, "save_as_text_file: closing %s: %s", s->path, strerror(errno));
+    /* Output metrics: the file as written, whether or not it is committed. */
+    p->run->res->m.out_bytes += (int64_t)bytes;
+    p->run->res->m.out_records += p->n;
     char final[4096];
     snprintf(final, sizeof final, "%s/part-%05d%s", p->sink->path, (int)t->partition,
              p->sink->compress == SAVE_GZIP ? ".gz" : "");
@@ -307,9 +318,9 @@ static int push_shuffle(epipe *p, const em_rec *r) {
     return sw_add(s->w, r);
 }
 
-static int push_shuffle_batch(epipe *p, const uint8_t *b, size_t len) {
+static int push_shuffle_batch(epipe *p, const uint8_t *b, size_t len, uint64_t *nrec) {
     shuffle_state *s = p->state;
-    return sw_add_batch(s->w, b, len);
+    return sw_add_batch(s->w, b, len, nrec);
 }
 
 static int end_shuffle(epipe *p) {
@@ -323,6 +334,10 @@ static int end_shuffle(epipe *p) {
     res->shuffle_bytes = sr.bytes;
     res->shuffle_records = sr.records;
     res->spills += sr.spills;
+    /* Spark's shuffle bytes written: the segments', which its readers read */
+    for (int i = 0; i < s->nparts; i++) res->m.sw_bytes += (int64_t)sr.seg_bytes[i];
+    res->m.sw_records += (int64_t)sr.records;
+    res->m.sw_time_ns += sr.write_ns;
     const char *dir = p->run->env->shuffle_dir ? p->run->env->shuffle_dir : p->run->env->local_dir;
     if (p->run->env->self) snprintf(res->loc, sizeof res->loc, "%s%s", p->run->env->self, dir);
     else snprintf(res->loc, sizeof res->loc, "%s", dir);
@@ -529,14 +544,16 @@ static int push_keysample(epipe *p, const em_rec *r) {
 
 #define KS_CHECK_EVERY 65536 /* records walked between looks at the kill flag */
 
-static int push_keysample_batch(epipe *p, const uint8_t *b, size_t len) {
+static int push_keysample_batch(epipe *p, const uint8_t *b, size_t len, uint64_t *nrec) {
     const uint8_t *q = b, *end = b + len;
     unsigned since = 0;
+    uint64_t taken = 0; /* records, KS_CHECK_EVERY at a time (since has the rest) */
     while (q < end) {
         size_t n;
         em_rec r;
         if (++since == KS_CHECK_EVERY) {
             since = 0;
+            taken += KS_CHECK_EVERY;
             if (runner_cancelled()) return em__seterr(EM_ECANCELED, "task killed");
         }
         if (!ks_enters(p) && rec_is_pair8(q, end)) {
@@ -549,6 +566,7 @@ static int push_keysample_batch(epipe *p, const uint8_t *b, size_t len) {
         if (rc) return rc;
         q += n;
     }
+    *nrec += taken + since;
     return 0;
 }
 

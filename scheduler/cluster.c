@@ -142,7 +142,7 @@ typedef struct cluster {
     /* The worker of each executor granted (executor_added; the loop's):
      * a lost worker's shuffle service loses the outputs of every executor
      * it ran, those that ended before it too. */
-    struct grant { int exec; char worker[64]; } *grants;
+    struct grant { int exec; char worker[64]; char *out_url, *err_url; } *grants;
     int ngrant, capgrant;
     lconn *lconns;
     int nlconn, caplconn;
@@ -411,7 +411,7 @@ static void master_open(conn *c, void *ud) {
 
 static void exec_exit_known(cluster *k, int id, int64_t code, int sig, const char *tail);
 
-static void note_grant(cluster *k, int exec, const msg_val *worker);
+static void note_grant(cluster *k, int exec, const msg *m);
 static void worker_lost(cluster *k, const char *worker);
 
 static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
@@ -452,7 +452,7 @@ static void master_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
         k->granted++;
         k->grant_us = ev_now_us();
         pthread_mutex_unlock(&k->mu);
-        if (m.f[0].u <= INT32_MAX) note_grant(k, (int)m.f[0].u, &m.f[1]);
+        if (m.f[0].u <= INT32_MAX) note_grant(k, (int)m.f[0].u, &m);
         log_msg(LOG_DEBUG, "driver", "executor %llu granted on %.*s", (unsigned long long)m.f[0].u, (int)m.f[1].len,
                 (const char *)m.f[1].p);
         break;
@@ -665,6 +665,11 @@ static void register_exec(cluster *k, conn *c, lconn *l, const msg *m) {
         /* The host it advertised for its shuffle server: where it runs. */
         snprintf(ev->host, sizeof ev->host, "%.*s", (int)(m->f[1].len > 63 ? 63 : m->f[1].len),
                  (const char *)m->f[1].p);
+        for (int i = 0; i < k->ngrant; i++)
+            if (k->grants[i].exec == id) {
+                ev->out_url = k->grants[i].out_url ? strdup(k->grants[i].out_url) : NULL;
+                ev->err_url = k->grants[i].err_url ? strdup(k->grants[i].err_url) : NULL;
+            }
         evq_post(k->events, ev);
     }
     log_msg(LOG_INFO, "driver", "executor %d registered from %s: %d cores, shuffle server %s%s", id, conn_peer(c),
@@ -815,8 +820,15 @@ static void worker_lost(cluster *k, const char *worker) {
     log_msg(LOG_WARN, "driver", "worker %s lost: the map outputs of its executors are lost", worker);
 }
 
-/* Note the worker of a granted executor. */
-static void note_grant(cluster *k, int exec, const msg_val *worker) {
+static char *url_of(const msg *m, int i) {
+    if (m->n <= i || !m->f[i].len) return NULL;
+    return strndup((const char *)m->f[i].p, m->f[i].len);
+}
+
+/* Note the worker of a granted executor, and where it serves the
+ * executor's logs. */
+static void note_grant(cluster *k, int exec, const msg *m) {
+    const msg_val *worker = &m->f[1];
     if (k->ngrant == k->capgrant) {
         int cap = k->capgrant ? k->capgrant * 2 : 8;
         struct grant *v = realloc(k->grants, sizeof *v * (size_t)cap);
@@ -827,6 +839,8 @@ static void note_grant(cluster *k, int exec, const msg_val *worker) {
     struct grant *g = &k->grants[k->ngrant++];
     g->exec = exec;
     snprintf(g->worker, sizeof g->worker, "%.*s", (int)(worker->len < 63 ? worker->len : 63), (const char *)worker->p);
+    g->out_url = url_of(m, 4);
+    g->err_url = url_of(m, 5);
 }
 
 /* A part of a result too large for one frame: kept with its task while
@@ -1042,6 +1056,10 @@ static void c_close(backend *b) {
     }
     idmap_free(&k->tasks, task_free);
     free(k->execs);
+    for (int i = 0; i < k->ngrant; i++) {
+        free(k->grants[i].out_url);
+        free(k->grants[i].err_url);
+    }
     free(k->grants);
     free(k->lconns);
     appserve_free(k->serve);

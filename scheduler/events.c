@@ -21,6 +21,8 @@ void evq_init(evq *q) {
 void ev_free(sched_event *ev) {
     if (!ev) return;
     task_result_clear(&ev->res);
+    free(ev->out_url);
+    free(ev->err_url);
     free(ev);
 }
 

@@ -49,6 +49,8 @@ typedef struct sched_event {
                                they are lost with it */
     char host[64];          /* EV_EXEC_ADDED: the host it runs on (where a
                                speculative copy should not go) */
+    char *out_url, *err_url;/* EV_EXEC_ADDED: where its worker serves its
+                               stdout and stderr (malloc'd; NULL: nowhere) */
     task_result res;        /* EV_TASK_ENDED (res.task_id names the attempt) */
     int idx;                /* EV_TASK_ENDED: the task's index in its job,
                                when the scheduler hands a result on */

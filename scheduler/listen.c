@@ -87,6 +87,9 @@ static int stage_rdds(dag *d, stage *s, ae_stage *si) {
             ri->storage.use_disk = r->persist_level != EM_MEMORY_ONLY;
             ri->storage.deserialized = 0;
             ri->storage.replication = 1;
+            /* The partitions an executor cached when it computed them (the
+             * scheduler's locality record; it does not hear of evictions). */
+            for (int i = 0; r->cache_exec && i < r->nparts; i++) ri->ncached += r->cache_exec[i] >= 0;
         }
         if (np) {
             ri->parents = malloc(sizeof(int) * (size_t)np);
@@ -340,6 +343,8 @@ void lis_exec_added(dag *d, const sched_event *ev) {
     exec_name(d, ev->exec, e->exec.id, sizeof e->exec.id);
     snprintf(e->exec.host, sizeof e->exec.host, "%s", ev->host[0] ? ev->host : "localhost");
     e->exec.cores = ev->cores;
+    if (ev->out_url) e->exec.stdout_url = strdup(ev->out_url);
+    if (ev->err_url) e->exec.stderr_url = strdup(ev->err_url);
     lbus_post(d->bus, e);
 }
 

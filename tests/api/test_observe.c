@@ -10,9 +10,12 @@
  * run again), a job whose partition 3 is held back until its speculative
  * copy wins (the original killed), a job whose task fails every attempt,
  * and the word count's result again (its map stage skipped).  A secret is
- * set, so the environment must redact it.
+ * set, so the environment must redact it.  On local-cluster, an executor
+ * killed mid-job is shown removed, and its attempt lost with it.
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +28,7 @@
 #include "eventlog_reader.h"
 #include "helpers.h"
 #include "json.h"
+#include "prom.h"
 #include "roles.h"
 
 #define SECRET "observe-secret-value"
@@ -54,6 +58,7 @@ static em_ctx *open_obs(const char *evdir) {
         {"ember.test.faults", "corrupt:stage=0,part=0,attempt=0; delay:stage=2,part=3,attempt=0"},
         {"ember.shuffle.inMemoryOutput.maxBytes", "0"},
         {"ember.progress", "false"},
+        {"ember.ui.prometheus.enabled", "true"},
     };
     em_conf *conf = em_conf_new();
     int ok = conf != NULL;
@@ -171,14 +176,19 @@ static void check_seen(const seen *s, const em_stats *st) {
     CHECK_EQ_I64(s->tasks_killed, st->tasks_killed);
     CHECK_EQ_I64(s->speculative, st->tasks_speculative);
     CHECK_EQ_I64(s->speculative, 1);
-    CHECK_EQ_I64(s->sw_bytes, st->shuffle_bytes_written);
+    /* Spark's shuffle bytes written are the segments readers read; the
+     * files em_get_stats counts hold a header more. */
+    CHECK(s->sw_bytes > 0 && s->sw_bytes < st->shuffle_bytes_written);
     CHECK_EQ_I64(s->sw_records, st->shuffle_records_written);
-    CHECK_EQ_I64(s->failed_stage_attempts, st->stage_attempts_failed);
+    /* the fetch failure's stage attempt, and the failed job's stage */
+    CHECK_EQ_I64(s->failed_stage_attempts, st->stage_attempts_failed + 1);
     CHECK_EQ_I64(s->fetch_failed_msgs, 1);
     CHECK_EQ_I64(s->refused_msgs, 4); /* every attempt of the failing task, ember.task.maxFailures */
     CHECK_EQ_I64(s->skipped_stages, 1);
     CHECK_EQ_I64(s->in_records_map0, lines_of("tests/data/words.txt"));
-    CHECK_EQ_I64(s->in_bytes_map0, st->input_bytes);
+    size_t size = 0;
+    free(read_file_all("tests/data/words.txt", &size));
+    CHECK_EQ_I64(s->in_bytes_map0, (int64_t)size); /* each split's own lines: the file once */
 }
 
 /* The history server over evdir: its /api/v1 says what the driver's did,
@@ -255,6 +265,21 @@ TEST(obs_api_log_and_history_match_stats) {
     }
     check_seen(&s, &st);
 
+    /* The executors' metrics for Prometheus: every attempt on some
+     * executor. */
+    answer pm;
+    CHECK(http_get(port, "/metrics/executors/prometheus", &pm) == 0);
+    CHECK_EQ_I64(pm.status, 200);
+    prom_doc pd = PROM_DOC_INIT;
+    CHECK_OK(prom_parse(pm.body, pm.len, &pd));
+    double total = 0;
+    for (size_t i = 0; i < pd.n; i++)
+        if (!strcmp(pd.m[i].name, "metrics_executor_totalTasks_total")) total += pd.m[i].value;
+    CHECK_EQ_I64((int64_t)total, st.tasks_run);
+    CHECK(prom_find(&pd, "metrics_executor_totalCores", "application_id", app) != NULL);
+    prom_doc_free(&pd);
+    answer_free(&pm);
+
     /* Executors: local[N]'s one, "driver", with every core; local-cluster's
      * two. */
     json_doc d = JSON_DOC_INIT;
@@ -264,6 +289,10 @@ TEST(obs_api_log_and_history_match_stats) {
         if (!strcmp(test_master(), "local-cluster[2,1,1024]") && !strcmp(jstr(&d, x, "id"), "driver")) continue;
         execs++;
         cores += jint(&d, x, "totalCores");
+        /* A cluster's executor: its worker serves its logs, and the
+         * executor's entry links them. */
+        const char *out = jstr(&d, json_get(&d, x, "executorLogs"), "stdout");
+        if (!strncmp(test_master(), "local-cluster", 13)) CHECK(strstr(out, "/logPage/?appId=") && strstr(out, "logType=stdout"));
     }
     if (!strncmp(test_master(), "local-cluster", 13)) CHECK_EQ_I64(execs, 2);
     else CHECK_EQ_I64(execs, 1);
@@ -312,4 +341,88 @@ TEST(obs_api_log_and_history_match_stats) {
     CHECK_EQ_I64(last, AE_APP_END);
 
     check_history(evdir, &st);
+}
+
+static int made_marker(const char *path) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) return 0;
+    close(fd);
+    return 1;
+}
+
+/* v == 3 kills its executor's process, once. */
+static int kill_executor_once(const em_rec *in, em_emitter *out, const void *arg) {
+    if (rec_i64(in) == 3 && made_marker(arg)) raise(SIGKILL);
+    return em_emit(out, in->val, in->vlen);
+}
+
+/* An executor lost mid-job (SIGKILL, on local-cluster whatever the suite's
+ * master): the API shows it removed with its reason and the attempt that
+ * ran there failed with ExecutorLostFailure; the event log has both. */
+TEST(obs_executor_loss_shown) {
+    const char *evdir = tmp_path("events");
+    CHECK(mkdir(evdir, 0700) == 0);
+    em_conf *conf = em_conf_new();
+    CHECK_OK(em_conf_set(conf, "ember.eventLog.enabled", "true"));
+    CHECK_OK(em_conf_set(conf, "ember.eventLog.dir", evdir));
+    CHECK_OK(em_conf_set(conf, "ember.progress", "false"));
+    em_ctx *c = em_open("local-cluster[2,1,512]", conf);
+    em_conf_free(conf);
+    CHECK(c);
+    int port = ui_port_of(c);
+    const char *marker = tmp_path("killed.marker");
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(em_map(em_range(c, 0, 8, 1, 8), kill_executor_once, marker, strlen(marker) + 1), &b));
+    CHECK_EQ_I64(em_batch_count(b), 8);
+    em_batch_free(b);
+    CHECK(access(marker, F_OK) == 0);
+    em_stats st;
+    wait_no_tasks(c, &st);
+
+    char app[128];
+    json_doc d = JSON_DOC_INIT;
+    CHECK(http_get_json(port, "/api/v1/applications", &d) == 0);
+    snprintf(app, sizeof app, "%s", jstr(&d, json_at(&d, json_root(&d), 0), "id"));
+    /* Wait for the store to show the removal and every attempt. */
+    int64_t removed = 0, lost_tasks = 0, attempts = 0;
+    for (int i = 0; i < 500 && (!removed || attempts != st.tasks_run); i++) {
+        removed = lost_tasks = attempts = 0;
+        if (api(port, app, "/allexecutors", &d) == 0)
+            for (const json_node *x = json_first(&d, json_root(&d)); x; x = json_next(&d, x)) {
+                bool active = true;
+                json_as_bool(json_get(&d, x, "isActive"), &active);
+                if (!active && strlen(jstr(&d, x, "removeReason")) > 0) removed++;
+            }
+        if (api(port, app, "/stages/0/0/taskList?length=100", &d) == 0)
+            for (const json_node *k = json_first(&d, json_root(&d)); k; k = json_next(&d, k)) {
+                attempts++;
+                if (strstr(jstr(&d, k, "errorMessage"), "ExecutorLostFailure")) lost_tasks++;
+            }
+        if (!removed || attempts != st.tasks_run) sleep_ms(20);
+    }
+    CHECK_EQ_I64(removed, 1);
+    CHECK_EQ_I64(lost_tasks, 1);
+    CHECK_EQ_I64(attempts, st.tasks_run);
+    json_doc_free(&d);
+    em_close(c);
+
+    DIR *dir = opendir(evdir);
+    CHECK(dir);
+    struct dirent *e;
+    char logpath[1024] = "";
+    while ((e = readdir(dir)))
+        if (e->d_name[0] != '.') snprintf(logpath, sizeof logpath, "%s/%s", evdir, e->d_name);
+    closedir(dir);
+    evlog_reader *r;
+    CHECK_OK(evlog_reader_open(logpath, &r));
+    int64_t gone = 0, lost_ends = 0;
+    app_event *ev;
+    while (evlog_reader_next(r, &ev) == 1) {
+        gone += ev->kind == AE_EXEC_REMOVED;
+        lost_ends += ev->kind == AE_TASK_END && ev->end.reason == AE_EXEC_LOST;
+        app_event_free(ev);
+    }
+    evlog_reader_close(r);
+    CHECK(gone >= 1); /* the killed one, and the others as the application ends */
+    CHECK_EQ_I64(lost_ends, 1);
 }

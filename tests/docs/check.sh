@@ -8,8 +8,8 @@
 # its --help (the scripts' flags in their daemon's), and every path the
 # line names under tests/, docs/, examples/, scripts/ or conf/ must exist.
 # An example program whose master is local (none, local, local[N],
-# local-cluster[...]) and that writes no file is run, as shown, and must
-# exit 0.  Other lines (output, cc, export, curl, ./a.out) are not
+# local-cluster[...]) and that writes no file (no --output, --model or
+# event log) is run, as shown, and must exit 0.  Other lines (output, cc, export, curl, ./a.out) are not
 # commands of the tree and are skipped.  Run by `make test-docs`.
 set -eu
 B="${1:-build}"
@@ -24,6 +24,7 @@ help_of() {
     case "$1" in
     */start-worker.sh) "$B/bin/ember-worker" --help ;;
     */start-master.sh) "$B/bin/ember-master" --help ;;
+    */start-history-server.sh) "$B/bin/ember-history-server" --help ;;
     */stop-*.sh) echo ;;
     *) "$1" --help ;;
     esac 2>&1
@@ -79,7 +80,7 @@ while IFS='	' read -r file line; do
     done
     # Run a local example as shown.
     case "$cmd" in build/examples/*) ;; *) continue ;; esac
-    case " $* " in *" --model "*|*" --output "*) continue ;; esac
+    case " $* " in *" --model "*|*" --output "*|*ember.eventLog.enabled=true*) continue ;; esac
     master=$(printf '%s\n' "$line" | grep -o "ember://[^ ']*" || true)
     [ -z "$master" ] || continue
     rest=${line#*"$cmd"}

@@ -7,8 +7,8 @@
  * Properties: no crash, no out-of-bounds read, no allocation beyond what
  * the bytes can describe; a refusal is EM_EPROTO (or EM_ENOMEM) with a
  * message and leaves nothing allocated; an accepted result has strings
- * that end within their fields, and encoding it again and decoding that
- * gives the same result.
+ * that end within their fields and no negative task metric, and encoding
+ * it again and decoding that gives the same result.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +43,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  r2.nlost == r.nlost && !strcmp(r2.errmsg, r.errmsg) && !strcmp(r2.loc, r.loc),
              "a field changed");
     FZ_CHECK(!r.len || !memcmp(r.data, r2.data, r.len), "data changed");
+    const int64_t *m = (const int64_t *)&r.m, *m2 = (const int64_t *)&r2.m;
+    for (int i = 0; i < TASK_METRICS_N; i++)
+        FZ_CHECK(m[i] >= 0 && m[i] == m2[i], "task metric %d changed or negative", i);
     for (int i = 0; i < r.naccs; i++)
         FZ_CHECK(r.accs[i].id == r2.accs[i].id && r.accs[i].type == r2.accs[i].type && r.accs[i].i == r2.accs[i].i &&
                      !memcmp(&r.accs[i].f, &r2.accs[i].f, sizeof(double)),

@@ -706,7 +706,7 @@ TEST(shuffle_batch_checks_kill) {
         shuffle_writer *w = sw_open(&o);
         CHECK(w);
         cancel_now = kill;
-        int rc = sw_add_batch(w, b.p, b.len);
+        int rc = sw_add_batch(w, b.p, b.len, NULL);
         cancel_now = 0;
         if (kill) {
             CHECK_EQ_I64(rc, EM_ECANCELED);

@@ -1,0 +1,20 @@
+/*
+ * uitimeline.h -- a stage attempt's task timeline drawn as inline SVG (uitimeline.c).
+ */
+#ifndef EM_UITIMELINE_H
+#define EM_UITIMELINE_H
+
+#include "uipagekit.h"
+
+/* Up to UI_TIMELINE_TASKS tasks, a bar each; past it, per executor the
+ * number of tasks running in each of UI_TIMELINE_BUCKETS time buckets;
+ * at most UI_TIMELINE_LANES executor lanes (the last shared by the rest). */
+#define UI_TIMELINE_TASKS 1000
+#define UI_TIMELINE_BUCKETS 100
+#define UI_TIMELINE_LANES 64
+
+/* Stage attempt s's tasks along time per executor (<svg id="timeline">,
+ * class "tasks" or "buckets").  0 or EM_ENOMEM. */
+int ui_timeline(uipage *u, const st_stage *s);
+
+#endif
