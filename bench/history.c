@@ -792,11 +792,22 @@ static long long file_size(const char *p) {
     return stat(p, &sb) ? -1 : (long long)sb.st_size;
 }
 
+static const char usage[] =
+    "usage: history [TASKS] [RUNS]   (defaults: 100000, 3; TASKS >= 1000)\n"
+    "  Generates bench/data/history-TASKS/ once (an event log of TASKS tasks in\n"
+    "  Spark 3.5's format, and its zstd copy), then times ember-history-server\n"
+    "  (next to this program, ../bin/) loading each, best of RUNS, beside\n"
+    "  wc -l and zstd -d on the same files, with its peak RSS.\n";
+
 int main(int argc, char **argv) {
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        fputs(usage, stdout);
+        return 0;
+    }
     int ntasks = argc > 1 ? atoi(argv[1]) : 100000;
     int runs = argc > 2 ? atoi(argv[2]) : 3;
     if (ntasks < 1000 || runs < 1) {
-        fprintf(stderr, "usage: history [TASKS >= 1000] [RUNS]\n");
+        fputs(usage, stderr);
         return 2;
     }
     /* The server binary: build/bin/, next to build/bench/. */
