@@ -5,7 +5,7 @@
 set -e
 cd "$(dirname "$0")/.."
 MB=${1:-256}
-make -s benches examples
+make -s benches examples daemons
 mkdir -p bench/data
 F=bench/data/words-$MB.txt
 [ -f "$F" ] || build/bench/gen_words "$F" "$MB"
@@ -74,3 +74,5 @@ fi
 echo "== parallelize: 20M (int64, int64) pairs loaded into a cached RDD, beside a memcpy of the same bytes"
 build/bench/parallelize 'local[2]'
 build/bench/parallelize 'local-cluster[2,1]'
+echo "== history server: loading a generated 100,000-task event log (~1 GB, Spark 3.5's format), plain and zstd, beside wc -l and zstd -d on the same file"
+build/bench/history 100000 3

@@ -526,7 +526,7 @@ static int r_props(rd *r, const json_node *o, const char *k, ae_prop **dst, int 
     if (!v) return EM_ENOMEM;
     int i = 0;
     for (const json_node *c = json_first(r->d, p); c && !rc; c = json_next(r->d, c)) {
-        const char *s;
+        const char *s = NULL;
         if (!json_as_str(r->d, c, &s, NULL) && !json_is_null(c)) {
             push(r, k);
             rc = bad(r, json_key(r->d, c, NULL), "is not a string");

@@ -274,16 +274,15 @@ static int jp_bad(const jparser *jp, size_t at, const char *what) {
     return em__seterr(EM_ECORRUPT, "json: %s at byte %zu", what, at);
 }
 
-static void jp_ws(jparser *jp) {
-    while (jp->pos < jp->len) {
-        uint8_t c = jp->p[jp->pos];
-        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
-        jp->pos++;
-    }
+static inline void jp_ws(jparser *jp) {
+    size_t i = jp->pos;
+    const uint8_t *p = jp->p;
+    while (i < jp->len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r')) i++;
+    jp->pos = i;
 }
 
 /* A new node at the end of the array; its index in *idx. */
-static int jp_node(jparser *jp, uint8_t type, uint32_t *idx) {
+static inline int jp_node(jparser *jp, uint8_t type, uint32_t *idx) {
     json_doc *d = jp->d;
     if (d->n >= jp->max_nodes) return jp_bad(jp, jp->pos, "more values than the limit");
     if (d->n == d->cap) {
@@ -331,6 +330,20 @@ static long jp_hex4(const jparser *jp, size_t at) {
     return v;
 }
 
+/* Nonzero when any of the eight bytes in x (little-endian: the first in
+ * the low byte) is a quote, a backslash, a control character (< 0x20) or
+ * not ASCII: the bytes a string's fast path stops at.  Bytes >= 0x80 show
+ * in x's own high bits; below the first of them, a bytewise subtraction
+ * borrows first at a byte below what is subtracted (a quote or backslash
+ * XORed to 0 is below 1).  So the lowest high bit set marks the first
+ * such byte; higher ones may be spurious. */
+static inline uint64_t swar_special(uint64_t x) {
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+    uint64_t t = (x - ones * 0x20) | (q - ones) | (b - ones);
+    return (t | x) & high;
+}
+
 /* A string at jp->pos (its opening quote), decoded into the pool. */
 static int jp_string(jparser *jp, uint32_t *off, uint32_t *slen) {
     json_doc *d = jp->d;
@@ -340,6 +353,28 @@ static int jp_string(jparser *jp, uint32_t *off, uint32_t *slen) {
     if (rc) return rc;
     char *o = d->pool + d->pool_len, *o0 = o;
     for (;;) {
+        /* Eight plain bytes at a time (no quote, backslash, control
+         * character or byte >= 0x80): copied as they are.  The pool holds
+         * the text left, so eight bytes of it fit. */
+        while (jp->len - jp->pos >= 8) {
+            uint64_t x;
+            memcpy(&x, jp->p + jp->pos, 8);
+            memcpy(o, &x, 8);
+            uint64_t m = swar_special(x);
+            if (!m) {
+                o += 8;
+                jp->pos += 8;
+                continue;
+            }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            /* the lowest flagged byte is the first special one: keep the
+             * plain bytes before it */
+            size_t k = (size_t)__builtin_ctzll(m) >> 3;
+            o += k;
+            jp->pos += k;
+#endif
+            break;
+        }
         if (jp->pos >= jp->len) return jp_bad(jp, start, "unterminated string starting");
         uint8_t c = jp->p[jp->pos];
         if (c == '"') {
@@ -444,6 +479,12 @@ static int jp_number(jparser *jp, uint32_t idx) {
         /* Accumulate as a negative number: int64's range is one larger there. */
         int64_t v = 0;
         bool fits = true;
+        if (i - start - neg <= 18) { /* 18 digits cannot overflow */
+            for (size_t k = start + neg; k < i; k++) v = v * 10 - (p[k] - '0');
+            n->type = JSON_INT;
+            n->v.i = neg ? v : -v;
+            return 0;
+        }
         for (size_t k = start + neg; k < i && fits; k++) {
             int dg = p[k] - '0';
             if (v < (INT64_MIN + dg) / 10) fits = false;
@@ -480,7 +521,7 @@ static int jp_value(jparser *jp, uint32_t depth, uint32_t *out_idx) {
     jp_ws(jp);
     if (jp->pos >= jp->len) return jp_bad(jp, jp->pos, "a value expected");
     uint8_t c = jp->p[jp->pos];
-    uint32_t idx;
+    uint32_t idx = 0;
     int rc;
     size_t at = jp->pos;
     if (c == '{' || c == '[') {

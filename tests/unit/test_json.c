@@ -375,3 +375,99 @@ TEST(json_spark_event_log_line) {
     CHECK(!json_get(&d, json_get(&d, r, "No Such"), "Task ID"));
     json_doc_free(&d);
 }
+
+/* A string's special byte (an escape, UTF-8, a raw control character, an
+ * invalid byte, the closing quote) at every position of strings of 0 to
+ * 40 bytes: the eight-bytes-at-a-time copy stops exactly at it, the
+ * decoded text is whole and a refusal names the byte. */
+TEST(json_string_special_byte_at_every_position) {
+    json_doc d = JSON_DOC_INIT;
+    static const struct {
+        const char *raw, *decoded; /* decoded NULL: refused */
+        const char *msg;
+    } sp[] = {
+        {"\\\"", "\"", NULL},
+        {"\\n", "\n", NULL},
+        {"\\u00e9", "\xc3\xa9", NULL},
+        {"\xc3\xa9", "\xc3\xa9", NULL},
+        {"\xe2\x82\xac", "\xe2\x82\xac", NULL},
+        {"\x01", NULL, "control character in a string"},
+        {"\x1f", NULL, "control character in a string"},
+        {"\xff", NULL, "invalid UTF-8"},
+        {"\x80", NULL, "invalid UTF-8"},
+    };
+    char text[128], want[128];
+    for (size_t k = 0; k < sizeof sp / sizeof *sp; k++)
+        for (int before = 0; before <= 20; before++)
+            for (int after = 0; after <= 20; after += 3) {
+                size_t n = 0, w = 0;
+                text[n++] = '"';
+                for (int i = 0; i < before; i++) text[n++] = want[w++] = (char)('a' + i % 26);
+                size_t at = n;
+                memcpy(text + n, sp[k].raw, strlen(sp[k].raw));
+                n += strlen(sp[k].raw);
+                if (sp[k].decoded) {
+                    memcpy(want + w, sp[k].decoded, strlen(sp[k].decoded));
+                    w += strlen(sp[k].decoded);
+                }
+                for (int i = 0; i < after; i++) text[n++] = want[w++] = (char)('A' + i % 26);
+                text[n++] = '"';
+                int rc = json_parse((const uint8_t *)text, n, NULL, &d);
+                if (!sp[k].decoded) {
+                    char m[96];
+                    snprintf(m, sizeof m, "%s at byte %zu", sp[k].msg, at);
+                    CHECK(rc == EM_ECORRUPT);
+                    CHECK_STR_CONTAINS(em_errmsg(), m);
+                    continue;
+                }
+                const char *s;
+                size_t len;
+                CHECK_OK(rc);
+                CHECK(json_as_str(&d, json_root(&d), &s, &len));
+                CHECK_EQ_I64((int64_t)len, (int64_t)w);
+                CHECK(!memcmp(s, want, w) && s[w] == '\0');
+            }
+    /* A plain string cut short at every length: unterminated, never read past len. */
+    const char *full = "\"abcdefghijklmnopqrstuvwxyz\"";
+    for (size_t n = 1; n < strlen(full); n++) {
+        CHECK(json_parse((const uint8_t *)full, n, NULL, &d) == EM_ECORRUPT);
+        CHECK_STR_CONTAINS(em_errmsg(), "unterminated string starting at byte 0");
+    }
+    json_doc_free(&d);
+}
+
+/* Integers either side of 18 digits (the length read without an overflow
+ * test) and int64's ends. */
+TEST(json_integers_at_the_digit_boundaries) {
+    json_doc d = JSON_DOC_INIT;
+    static const struct {
+        const char *text;
+        int64_t v;
+    } ok[] = {
+        {"0", 0},
+        {"-0", 0},
+        {"999999999999999999", 999999999999999999LL},
+        {"-999999999999999999", -999999999999999999LL},
+        {"1000000000000000000", 1000000000000000000LL},
+        {"9223372036854775807", INT64_MAX},
+        {"-9223372036854775808", INT64_MIN},
+        {"00000", -1},
+    };
+    for (size_t k = 0; k < sizeof ok / sizeof *ok; k++) {
+        int64_t v = 0;
+        if (ok[k].v == -1) {
+            CHECK(parse_str(ok[k].text, &d) == EM_ECORRUPT);
+            continue;
+        }
+        CHECK_OK(parse_str(ok[k].text, &d));
+        CHECK(json_as_i64(json_root(&d), &v));
+        CHECK_EQ_I64(v, ok[k].v);
+    }
+    /* One past either end is a double. */
+    double x = 0;
+    CHECK_OK(parse_str("9223372036854775808", &d));
+    CHECK(json_root(&d)->type == JSON_DOUBLE && json_as_f64(json_root(&d), &x) && x == 9223372036854775808.0);
+    CHECK_OK(parse_str("-9223372036854775809", &d));
+    CHECK(json_root(&d)->type == JSON_DOUBLE);
+    json_doc_free(&d);
+}
