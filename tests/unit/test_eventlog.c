@@ -600,7 +600,7 @@ static int count_dir(const char *dir, const char *prefix) {
 static int exists(const char *dir, const char *name) {
     char p[4200];
     struct stat st;
-    snprintf(p, sizeof p, "%s/%s", dir, name);
+    if (snprintf(p, sizeof p, "%s/%s", dir, name) >= (int)sizeof p) return 0;
     return stat(p, &st) == 0;
 }
 
