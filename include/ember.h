@@ -298,6 +298,18 @@ typedef struct em_rdd em_rdd;
  *   ember.ui.retainedTasks        >= 1      100000    tasks kept per stage
  *                                 attempt
  *   ember.ui.retainedDeadExecutors >= 0     100       removed executors kept
+ *   ember.ui.prometheus.enabled   bool      false     executors' metrics at
+ *                                 /metrics/executors/prometheus
+ *   ember.eventLog.enabled        bool      false     write Spark's event log
+ *   ember.eventLog.dir            path /tmp/ember-events  where (must exist)
+ *   ember.eventLog.compress       bool      false     compress it ...
+ *   ember.eventLog.compression.codec zstd|lz4 zstd    ... with this codec
+ *   ember.eventLog.rolling.enabled bool     false     eventlog_v2_ directory
+ *   ember.eventLog.rolling.maxFileSize >= 1k 128m     its files' size
+ *   ember.eventLog.overwrite      bool      false     replace a finished log
+ *   ember.scheduler.listenerbus.eventqueue.capacity >= 1 10000  task events
+ *                                 queued for the UI and the log
+ *   ember.history.*               the history server's (docs/monitoring.md)
  *   ember.test.faults             fault spec  ""   tests only: injected
  *                                 failures, delays and corrupt shuffle
  *                                 output (docs/configuration.md)

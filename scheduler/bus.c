@@ -27,7 +27,10 @@ struct lbus {
     pthread_cond_t idle;    /* lbus_wait_empty waits for a handed count */
     app_event **ring;
     app_event **batch;      /* the bus thread's: what it took from the ring */
-    int cap, head, n;       /* the queued events: ring[head .. head+n) */
+    int cap;                /* the capacity: task events past it are dropped */
+    int alloc;              /* the ring's size (>= cap: the other events
+                               are never dropped, the ring grows for them) */
+    int head, n;            /* the queued events: ring[head .. head+n), mod alloc */
     uint64_t posted;        /* events queued, ever (not dropped) */
     uint64_t handed;        /* events handed to every consumer, ever */
     int64_t dropped;
@@ -63,7 +66,7 @@ lbus *lbus_new(int capacity) {
         em__seterr(EM_ENOMEM, "listener bus: out of memory");
         return NULL;
     }
-    b->cap = capacity;
+    b->cap = b->alloc = capacity;
     pthread_condattr_t a;
     pthread_condattr_init(&a);
     pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
@@ -92,9 +95,9 @@ static void *bus_main(void *arg) {
         if (!b->n) break; /* stopping, and everything handed on */
         /* Take them all: the posters go on while the consumers work. */
         int n = 0;
-        for (; b->n; b->n--) {
+        for (; b->n && n < b->cap; b->n--) {
             b->batch[n++] = b->ring[b->head];
-            b->head = (b->head + 1) % b->cap;
+            b->head = (b->head + 1) % b->alloc;
         }
         pthread_mutex_unlock(&b->mu);
         for (int i = 0; i < n; i++) {
@@ -118,6 +121,28 @@ int lbus_start(lbus *b) {
     return 0;
 }
 
+/* Task events are the many: past the capacity they are dropped.  The
+ * others (jobs, stages, executors, the application) are few, and a
+ * consumer that missed one would keep a job running or an executor alive
+ * forever: they are always queued. */
+static int is_task_event(const app_event *e) {
+    return e->kind == AE_TASK_START || e->kind == AE_TASK_END || e->kind == AE_TASK_GETTING_RESULT;
+}
+
+/* Double the ring, its events kept in order from index 0.  Under b->mu.
+ * 0 or -1. */
+static int grow(lbus *b) {
+    int alloc = b->alloc * 2;
+    app_event **r = malloc(sizeof *r * (size_t)alloc);
+    if (!r) return -1;
+    for (int i = 0; i < b->n; i++) r[i] = b->ring[(b->head + i) % b->alloc];
+    free(b->ring);
+    b->ring = r;
+    b->head = 0;
+    b->alloc = alloc;
+    return 0;
+}
+
 void lbus_post(lbus *b, app_event *e) {
     if (!e) return;
     pthread_mutex_lock(&b->mu);
@@ -126,7 +151,13 @@ void lbus_post(lbus *b, app_event *e) {
         app_event_free(e);
         return;
     }
-    if (b->n == b->cap) {
+    if (b->n >= b->cap && !is_task_event(e)) {
+        if (b->n == b->alloc && grow(b)) { /* no memory: dropped as a task event would be */
+            pthread_mutex_unlock(&b->mu);
+            app_event_free(e);
+            return;
+        }
+    } else if (b->n >= b->cap) {
         int64_t now = lbus_now_ms(), count = ++b->dropped;
         int warn = !b->last_warn_ms || now - b->last_warn_ms >= DROP_WARN_MS;
         if (warn) b->last_warn_ms = now;
@@ -140,7 +171,7 @@ void lbus_post(lbus *b, app_event *e) {
                     (long long)count, b->cap);
         return;
     }
-    b->ring[(b->head + b->n) % b->cap] = e;
+    b->ring[(b->head + b->n) % b->alloc] = e;
     if (!b->n++) pthread_cond_signal(&b->cv);
     b->posted++;
     pthread_mutex_unlock(&b->mu);
@@ -181,7 +212,7 @@ void lbus_free(lbus *b) {
     if (started) pthread_join(b->thread, NULL);
     for (; b->n; b->n--) { /* only when it never started */
         app_event_free(b->ring[b->head]);
-        b->head = (b->head + 1) % b->cap;
+        b->head = (b->head + 1) % b->alloc;
     }
     free(b->ring);
     free(b->batch);

@@ -1,7 +1,7 @@
 /*
  * test_bus.c -- the listener bus (scheduler/bus.c): events reach every
- * consumer in the order posted; a full queue drops and counts, never
- * blocks the poster; lbus_wait_empty waits for what was posted; freeing
+ * consumer in the order posted; a full queue drops task events and
+ * counts them, never blocks the poster, and keeps every other event; lbus_wait_empty waits for what was posted; freeing
  * hands the queued events on first.
  */
 #include <pthread.h>
@@ -44,6 +44,13 @@ static app_event *job(int id) {
     return e;
 }
 
+/* A task event, marked with id (in job_id, which the bus never reads). */
+static app_event *task(int id) {
+    app_event *e = app_event_new(AE_TASK_END);
+    e->job_id = id;
+    return e;
+}
+
 TEST(bus_every_consumer_in_order) {
     seen a, b;
     seen_init(&a);
@@ -71,13 +78,15 @@ TEST(bus_full_queue_drops_and_counts) {
     CHECK(bus);
     CHECK_OK(lbus_add(bus, take, &a));
     CHECK_OK(lbus_start(bus));
-    /* The consumer holds the first event: the ring takes 8 more, and the
-     * other 92 are dropped without waiting. */
-    lbus_post(bus, job(0));
+    /* The consumer holds the first event: the ring takes 8 more task
+     * events, and the other 92 are dropped without waiting; the job events
+     * posted then are all kept (the ring grows for them), in order. */
+    lbus_post(bus, task(0));
     pthread_mutex_lock(&a.mu);
     while (!a.entered) pthread_cond_wait(&a.cv, &a.mu);
     pthread_mutex_unlock(&a.mu);
-    for (int i = 1; i <= 100; i++) lbus_post(bus, job(i));
+    for (int i = 1; i <= 100; i++) lbus_post(bus, task(i));
+    for (int i = 101; i <= 130; i++) lbus_post(bus, job(i));
     int64_t dropped = lbus_dropped(bus);
     CHECK_EQ_I64(dropped, 92);
     CHECK(lbus_wait_empty(bus, 50) == EM_ESTATE); /* held: not handed on */
@@ -86,8 +95,9 @@ TEST(bus_full_queue_drops_and_counts) {
     pthread_cond_broadcast(&a.cv);
     pthread_mutex_unlock(&a.mu);
     CHECK_OK(lbus_wait_empty(bus, 10000));
-    CHECK_EQ_I64(a.n, 9);
-    for (int i = 0; i < a.n; i++) CHECK_EQ_I64(a.ids[i], i); /* the first 9, in order */
+    CHECK_EQ_I64(a.n, 9 + 30);
+    for (int i = 0; i < 9; i++) CHECK_EQ_I64(a.ids[i], i); /* the first 9 tasks, in order */
+    for (int i = 9; i < a.n; i++) CHECK_EQ_I64(a.ids[i], 101 + (i - 9)); /* then every job event */
     lbus_free(bus);
 }
 
