@@ -97,7 +97,20 @@ static int lines_of(const char *path) {
     return n;
 }
 
-/* What the REST API shows of the application, summed; -1 fields unset. */
+/* The path of the one event log in dir into out: 0, or -1 when there is
+ * none. */
+static int log_in(const char *dir, char *out, size_t cap) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    struct dirent *e;
+    out[0] = 0;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') snprintf(out, cap, "%s/%s", dir, e->d_name);
+    closedir(d);
+    return out[0] ? 0 : -1;
+}
+
+/* What the REST API shows of the application, summed. */
 typedef struct seen {
     int64_t jobs, jobs_failed, stages, tasks_done, tasks_failed, tasks_killed, speculative;
     int64_t sw_bytes, sw_records, sr_records, failed_stage_attempts, skipped_stages;
@@ -324,14 +337,9 @@ TEST(obs_api_log_and_history_match_stats) {
 
     /* The event log: finished (renamed from .inprogress), every job and
      * attempt in it, the application's end last. */
-    DIR *dir = opendir(evdir);
-    CHECK(dir);
-    struct dirent *e;
-    char logpath[1024] = "";
-    while ((e = readdir(dir)))
-        if (e->d_name[0] != '.') snprintf(logpath, sizeof logpath, "%s/%s", evdir, e->d_name);
-    closedir(dir);
-    CHECK(logpath[0] && !strstr(logpath, ".inprogress"));
+    char logpath[1024];
+    CHECK(log_in(evdir, logpath, sizeof logpath) == 0);
+    CHECK(!strstr(logpath, ".inprogress"));
     evlog_reader *r;
     CHECK_OK(evlog_reader_open(logpath, &r));
     int64_t ends = 0, starts = 0, jobs = 0, last = 0;
@@ -415,13 +423,8 @@ TEST(obs_executor_loss_shown) {
     json_doc_free(&d);
     em_close(c);
 
-    DIR *dir = opendir(evdir);
-    CHECK(dir);
-    struct dirent *e;
-    char logpath[1024] = "";
-    while ((e = readdir(dir)))
-        if (e->d_name[0] != '.') snprintf(logpath, sizeof logpath, "%s/%s", evdir, e->d_name);
-    closedir(dir);
+    char logpath[1024];
+    CHECK(log_in(evdir, logpath, sizeof logpath) == 0);
     evlog_reader *r;
     CHECK_OK(evlog_reader_open(logpath, &r));
     int64_t gone = 0, lost_ends = 0;
