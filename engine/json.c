@@ -195,16 +195,26 @@ static int jw_scalar(json_writer *w, const char *s, size_t n) {
     return 0;
 }
 
+/* v's decimal digits, ending at end (not NUL-terminated): their start. */
+static char *u64_digits(uint64_t v, char *end) {
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return end;
+}
+
 int json_w_i64(json_writer *w, int64_t v) {
-    char b[24];
-    int n = snprintf(b, sizeof b, "%" PRId64, v);
-    return jw_scalar(w, b, (size_t)n);
+    char b[24], *e = b + sizeof b;
+    char *s = u64_digits(v < 0 ? 0 - (uint64_t)v : (uint64_t)v, e);
+    if (v < 0) *--s = '-';
+    return jw_scalar(w, s, (size_t)(e - s));
 }
 
 int json_w_u64(json_writer *w, uint64_t v) {
-    char b[24];
-    int n = snprintf(b, sizeof b, "%" PRIu64, v);
-    return jw_scalar(w, b, (size_t)n);
+    char b[24], *e = b + sizeof b;
+    char *s = u64_digits(v, e);
+    return jw_scalar(w, s, (size_t)(e - s));
 }
 
 int json_w_f64(json_writer *w, double v) {

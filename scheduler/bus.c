@@ -6,6 +6,12 @@
  * The poster signals the bus thread only when the ring was empty: the
  * thread, once woken, takes everything queued before it waits again, so a
  * burst of task events costs one wake-up, not one per event.
+ *
+ * A poster that finds the ring full waits for the bus thread's next take,
+ * at most LBUS_FULL_WAIT_MS: a burst that outruns the consumers for a
+ * moment slows the poster instead of losing events.  A wait that times
+ * out marks the bus stalled, and posts drop without waiting until the
+ * thread takes again, so a stuck consumer costs the poster one wait.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -25,6 +31,9 @@ struct lbus {
     pthread_mutex_t mu;
     pthread_cond_t cv;      /* the bus thread waits for events */
     pthread_cond_t idle;    /* lbus_wait_empty waits for a handed count */
+    pthread_cond_t room;    /* a poster waits for the ring to have room */
+    int waiters;            /* posters waiting on room */
+    int stalled;            /* a wait for room timed out since the last take */
     app_event **ring;
     app_event **batch;      /* the bus thread's: what it took from the ring */
     int cap, head, n;       /* the queued events: ring[head .. head+n) */
@@ -70,6 +79,7 @@ lbus *lbus_new(int capacity) {
     pthread_mutex_init(&b->mu, NULL);
     pthread_cond_init(&b->cv, NULL);
     pthread_cond_init(&b->idle, &a);
+    pthread_cond_init(&b->room, &a);
     pthread_condattr_destroy(&a);
     return b;
 }
@@ -96,6 +106,8 @@ static void *bus_main(void *arg) {
             b->batch[n++] = b->ring[b->head];
             b->head = (b->head + 1) % b->cap;
         }
+        b->stalled = 0;
+        if (b->waiters) pthread_cond_broadcast(&b->room);
         pthread_mutex_unlock(&b->mu);
         for (int i = 0; i < n; i++) {
             for (int c = 0; c < b->ncons; c++) b->cons[c].fn(b->cons[c].ud, b->batch[i]);
@@ -125,6 +137,24 @@ void lbus_post(lbus *b, app_event *e) {
         pthread_mutex_unlock(&b->mu);
         app_event_free(e);
         return;
+    }
+    if (b->n == b->cap && !b->stalled) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += (long)LBUS_FULL_WAIT_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        b->waiters++;
+        while (b->n == b->cap && !b->stalled && !b->stopping)
+            if (pthread_cond_timedwait(&b->room, &b->mu, &until) == ETIMEDOUT) b->stalled = 1;
+        b->waiters--;
+        if (b->stopping) {
+            pthread_mutex_unlock(&b->mu);
+            app_event_free(e);
+            return;
+        }
     }
     if (b->n == b->cap) {
         int64_t now = lbus_now_ms(), count = ++b->dropped;
@@ -177,6 +207,7 @@ void lbus_free(lbus *b) {
     int started = b->started;
     b->stopping = 1;
     pthread_cond_signal(&b->cv);
+    pthread_cond_broadcast(&b->room);
     pthread_mutex_unlock(&b->mu);
     if (started) pthread_join(b->thread, NULL);
     for (; b->n; b->n--) { /* only when it never started */
@@ -188,5 +219,6 @@ void lbus_free(lbus *b) {
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->cv);
     pthread_cond_destroy(&b->idle);
+    pthread_cond_destroy(&b->room);
     free(b);
 }

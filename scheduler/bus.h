@@ -4,10 +4,12 @@
  * the event log writer -- on a thread of its own, as Spark's
  * LiveListenerBus does.
  *
- * Posting never waits for a consumer: an event posted while the queue
- * holds `capacity` events (ember.scheduler.listenerbus.eventqueue.capacity,
- * Spark's 10000) is dropped and counted, and the first drop, then one a
- * minute at most, logs a warning with the count so far.  Consumers see
+ * An event posted while the queue holds `capacity` events
+ * (ember.scheduler.listenerbus.eventqueue.capacity, Spark's 10000) waits
+ * for room at most LBUS_FULL_WAIT_MS (the bus thread empties the whole
+ * queue each time it takes); when none comes it is dropped and counted,
+ * later posts drop at once until the bus thread takes again, and the first
+ * drop, then one a minute at most, logs a warning with the count so far.  Consumers see
  * every event that was not dropped, in the order posted, one at a time on
  * the bus thread; a consumer that is slow only makes the queue longer.
  */
@@ -20,6 +22,8 @@
 
 #define LBUS_CAPACITY 10000
 #define LBUS_MAX_CONSUMERS 4
+/* The longest a post waits for room in a full queue. */
+#define LBUS_FULL_WAIT_MS 100
 
 typedef struct lbus lbus;
 
@@ -37,7 +41,7 @@ int lbus_add(lbus *b, lbus_fn fn, void *ud);
 int lbus_start(lbus *b);
 /* Queue e for the consumers; the bus owns e from now on (freed at once
  * when dropped, or when the bus is not started or has stopped).  Any
- * thread; never blocks on a consumer. */
+ * thread; waits at most LBUS_FULL_WAIT_MS for room (see above). */
 void lbus_post(lbus *b, app_event *e);
 /* Wait until every event posted before the call has been handed to the
  * consumers, at most timeout_ms: 0, or EM_ESTATE when the time passed. */

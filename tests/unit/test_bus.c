@@ -1,7 +1,7 @@
 /*
  * test_bus.c -- the listener bus (scheduler/bus.c): events reach every
- * consumer in the order posted; a full queue drops and counts, never
- * blocks the poster; lbus_wait_empty waits for what was posted; freeing
+ * consumer in the order posted; a full queue drops and counts after one
+ * bounded wait; lbus_wait_empty waits for what was posted; freeing
  * hands the queued events on first.
  */
 #include <pthread.h>
@@ -72,7 +72,7 @@ TEST(bus_full_queue_drops_and_counts) {
     CHECK_OK(lbus_add(bus, take, &a));
     CHECK_OK(lbus_start(bus));
     /* The consumer holds the first event: the ring takes 8 more, and the
-     * other 92 are dropped without waiting. */
+     * other 92 are dropped, after one wait for room that times out. */
     lbus_post(bus, job(0));
     pthread_mutex_lock(&a.mu);
     while (!a.entered) pthread_cond_wait(&a.cv, &a.mu);
