@@ -113,6 +113,27 @@ int json_w_end_object(json_writer *w) { return jw_end(w, true); }
 int json_w_begin_array(json_writer *w) { return jw_begin(w, false); }
 int json_w_end_array(json_writer *w) { return jw_end(w, false); }
 
+/* The bytes a JSON string holds as they are: printable ASCII but '"' and
+ * '\\'. */
+static const uint8_t plain_byte[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
 /* Append s[0, len) quoted and escaped.  Room is reserved for the worst
  * case first (6 bytes a byte: \u00XX, and U+FFFD's 3), so the buffer is
  * unchanged on failure. */
@@ -122,12 +143,16 @@ static int jw_quoted(json_writer *w, const uint8_t *s, size_t len) {
     uint8_t *o = w->out->p + w->out->len, *o0 = o;
     *o++ = '"';
     for (size_t i = 0; i < len;) {
-        uint8_t c = s[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            *o++ = c;
-            i++;
-            continue;
+        /* a run of bytes written as they are, copied at once */
+        size_t j = i;
+        while (j < len && plain_byte[s[j]]) j++;
+        if (j > i) {
+            memcpy(o, s + i, j - i);
+            o += j - i;
+            i = j;
+            if (i == len) break;
         }
+        uint8_t c = s[i];
         if (c < 0x80) {
             *o++ = '\\';
             switch (c) {

@@ -23,7 +23,8 @@ static const char *loc_name(int loc) {
 /* s into out[0, cap), cut to fit and NUL-terminated (cap > 0): what
  * snprintf("%s") does, without its per-call cost on the task path. */
 static void copy_str(char *out, size_t cap, const char *s) {
-    size_t n = strnlen(s, cap - 1);
+    size_t n = strlen(s);
+    if (n >= cap) n = cap - 1;
     memcpy(out, s, n);
     out[n] = 0;
 }
