@@ -204,6 +204,25 @@ int json_w_keyn(json_writer *w, const void *k, size_t len) {
 
 int json_w_key(json_writer *w, const char *k) { return json_w_keyn(w, k, strlen(k)); }
 
+int json_w_key_plain(json_writer *w, const char *k) {
+    if (w->err) return w->err;
+    if (w->depth == 0 || !(w->st[w->depth - 1] & JW_OBJECT)) return jw_fail(w, EM_EINVAL, "a key outside an object");
+    uint8_t *s = &w->st[w->depth - 1];
+    if (*s & JW_KEY) return jw_fail(w, EM_EINVAL, "a key after a key");
+    size_t len = strlen(k);
+    if (ebuf_reserve(w->out, len + 4)) return jw_fail(w, EM_ENOMEM, NULL);
+    uint8_t *o = w->out->p + w->out->len, *o0 = o;
+    if (*s & JW_ANY) *o++ = ',';
+    *o++ = '"';
+    memcpy(o, k, len);
+    o += len;
+    *o++ = '"';
+    *o++ = ':';
+    w->out->len += (size_t)(o - o0);
+    *s |= JW_ANY | JW_KEY;
+    return 0;
+}
+
 int json_w_strn(json_writer *w, const void *s, size_t len) {
     int rc = jw_value(w);
     if (rc || (rc = jw_quoted(w, s, len))) return rc;
