@@ -19,43 +19,43 @@
 /* ------------------------------------------------------------------ writer */
 
 static void w_i64(json_writer *w, const char *k, int64_t v) {
-    json_w_key(w, k);
+    json_w_key_plain(w, k);
     json_w_i64(w, v);
 }
 
 static void w_bool(json_writer *w, const char *k, bool v) {
-    json_w_key(w, k);
+    json_w_key_plain(w, k);
     json_w_bool(w, v);
 }
 
 /* A string field; NULL is written as null, as Jackson writes a null String. */
 static void w_str(json_writer *w, const char *k, const char *v) {
-    json_w_key(w, k);
+    json_w_key_plain(w, k);
     if (v) json_w_str(w, v);
     else json_w_null(w);
 }
 
 static void w_empty_array(json_writer *w, const char *k) {
-    json_w_key(w, k);
+    json_w_key_plain(w, k);
     json_w_begin_array(w);
     json_w_end_array(w);
 }
 
 static void w_empty_object(json_writer *w, const char *k) {
-    json_w_key(w, k);
+    json_w_key_plain(w, k);
     json_w_begin_object(w);
     json_w_end_object(w);
 }
 
 static void w_ints(json_writer *w, const char *k, const int *v, int n) {
-    json_w_key(w, k);
+    json_w_key_plain(w, k);
     json_w_begin_array(w);
     for (int i = 0; i < n; i++) json_w_i64(w, v[i]);
     json_w_end_array(w);
 }
 
 static void w_props(json_writer *w, const char *k, const ae_prop *p, int n) {
-    json_w_key(w, k);
+    json_w_key_plain(w, k);
     json_w_begin_object(w);
     for (int i = 0; i < n; i++) {
         json_w_key(w, p[i].key ? p[i].key : "");
@@ -66,7 +66,7 @@ static void w_props(json_writer *w, const char *k, const ae_prop *p, int n) {
 }
 
 static void w_storage(json_writer *w, const ae_storage *s) {
-    json_w_key(w, "Storage Level");
+    json_w_key_plain(w, "Storage Level");
     json_w_begin_object(w);
     w_bool(w, "Use Disk", s->use_disk);
     w_bool(w, "Use Memory", s->use_memory);
@@ -98,7 +98,7 @@ static void w_stage(json_writer *w, const ae_stage *s) {
     w_i64(w, "Stage Attempt ID", s->attempt);
     w_str(w, "Stage Name", s->name);
     w_i64(w, "Number of Tasks", s->ntasks);
-    json_w_key(w, "RDD Info");
+    json_w_key_plain(w, "RDD Info");
     json_w_begin_array(w);
     for (int i = 0; i < s->nrdds; i++) w_rdd(w, &s->rdds[i]);
     json_w_end_array(w);
@@ -115,7 +115,7 @@ static void w_stage(json_writer *w, const ae_stage *s) {
 }
 
 static void w_task(json_writer *w, const ae_task *t) {
-    json_w_key(w, "Task Info");
+    json_w_key_plain(w, "Task Info");
     json_w_begin_object(w);
     w_i64(w, "Task ID", t->task_id);
     w_i64(w, "Index", t->index);
@@ -135,7 +135,7 @@ static void w_task(json_writer *w, const ae_task *t) {
 }
 
 static void w_bm(json_writer *w, const char *k, const char *exec, const char *host, int port) {
-    json_w_key(w, k);
+    json_w_key_plain(w, k);
     json_w_begin_object(w);
     w_str(w, "Executor ID", exec);
     w_str(w, "Host", host);
@@ -145,7 +145,7 @@ static void w_bm(json_writer *w, const char *k, const char *exec, const char *ho
 
 static void w_end(json_writer *w, const app_event *e) {
     const ae_end *x = &e->end;
-    json_w_key(w, "Task End Reason");
+    json_w_key_plain(w, "Task End Reason");
     json_w_begin_object(w);
     const char *name = ae_reason_name(x->reason);
     if (x->reason == AE_UNKNOWN_REASON && x->class_name) name = x->class_name;
@@ -203,7 +203,7 @@ static const char *const push_metric_names[] = {
 };
 
 static void w_metrics(json_writer *w, const task_metrics *m) {
-    json_w_key(w, "Task Metrics");
+    json_w_key_plain(w, "Task Metrics");
     json_w_begin_object(w);
     w_i64(w, "Executor Deserialize Time", m->deser_ms);
     w_i64(w, "Executor Deserialize CPU Time", m->deser_cpu_ns);
@@ -215,7 +215,7 @@ static void w_metrics(json_writer *w, const task_metrics *m) {
     w_i64(w, "Result Serialization Time", 0);
     w_i64(w, "Memory Bytes Spilled", m->mem_spilled);
     w_i64(w, "Disk Bytes Spilled", m->disk_spilled);
-    json_w_key(w, "Shuffle Read Metrics");
+    json_w_key_plain(w, "Shuffle Read Metrics");
     json_w_begin_object(w);
     w_i64(w, "Remote Blocks Fetched", m->sr_remote_blocks);
     w_i64(w, "Local Blocks Fetched", m->sr_local_blocks);
@@ -225,24 +225,24 @@ static void w_metrics(json_writer *w, const task_metrics *m) {
     w_i64(w, "Local Bytes Read", m->sr_local_bytes);
     w_i64(w, "Total Records Read", m->sr_records);
     w_i64(w, "Remote Requests Duration", 0);
-    json_w_key(w, "Shuffle Push Read Metrics");
+    json_w_key_plain(w, "Shuffle Push Read Metrics");
     json_w_begin_object(w);
     for (size_t i = 0; i < sizeof push_metric_names / sizeof *push_metric_names; i++)
         w_i64(w, push_metric_names[i], 0);
     json_w_end_object(w);
     json_w_end_object(w);
-    json_w_key(w, "Shuffle Write Metrics");
+    json_w_key_plain(w, "Shuffle Write Metrics");
     json_w_begin_object(w);
     w_i64(w, "Shuffle Bytes Written", m->sw_bytes);
     w_i64(w, "Shuffle Write Time", m->sw_time_ns);
     w_i64(w, "Shuffle Records Written", m->sw_records);
     json_w_end_object(w);
-    json_w_key(w, "Input Metrics");
+    json_w_key_plain(w, "Input Metrics");
     json_w_begin_object(w);
     w_i64(w, "Bytes Read", m->in_bytes);
     w_i64(w, "Records Read", m->in_records);
     json_w_end_object(w);
-    json_w_key(w, "Output Metrics");
+    json_w_key_plain(w, "Output Metrics");
     json_w_begin_object(w);
     w_i64(w, "Bytes Written", m->out_bytes);
     w_i64(w, "Records Written", m->out_records);
@@ -252,11 +252,11 @@ static void w_metrics(json_writer *w, const task_metrics *m) {
 }
 
 static void w_exec_info(json_writer *w, const ae_exec *x) {
-    json_w_key(w, "Executor Info");
+    json_w_key_plain(w, "Executor Info");
     json_w_begin_object(w);
     w_str(w, "Host", x->host);
     w_i64(w, "Total Cores", x->cores);
-    json_w_key(w, "Log Urls");
+    json_w_key_plain(w, "Log Urls");
     json_w_begin_object(w);
     if (x->stdout_url) w_str(w, "stdout", x->stdout_url);
     if (x->stderr_url) w_str(w, "stderr", x->stderr_url);
@@ -305,11 +305,11 @@ static void w_event(json_writer *w, const app_event *e) {
     case AE_JOB_START:
         w_i64(w, "Job ID", e->job_id);
         w_i64(w, "Submission Time", e->time_ms);
-        json_w_key(w, "Stage Infos");
+        json_w_key_plain(w, "Stage Infos");
         json_w_begin_array(w);
         for (int i = 0; i < e->nstages; i++) w_stage(w, &e->stages[i]);
         json_w_end_array(w);
-        json_w_key(w, "Stage IDs");
+        json_w_key_plain(w, "Stage IDs");
         json_w_begin_array(w);
         for (int i = 0; i < e->nstages; i++) json_w_i64(w, e->stages[i].id);
         json_w_end_array(w);
@@ -318,11 +318,11 @@ static void w_event(json_writer *w, const app_event *e) {
     case AE_JOB_END:
         w_i64(w, "Job ID", e->job_id);
         w_i64(w, "Completion Time", e->time_ms);
-        json_w_key(w, "Job Result");
+        json_w_key_plain(w, "Job Result");
         json_w_begin_object(w);
         w_str(w, "Result", e->failed ? "JobFailed" : "JobSucceeded");
         if (e->failed) {
-            json_w_key(w, "Exception");
+            json_w_key_plain(w, "Exception");
             json_w_begin_object(w);
             w_str(w, "Message", e->reason);
             w_empty_array(w, "Stack Trace");
@@ -333,7 +333,7 @@ static void w_event(json_writer *w, const app_event *e) {
     case AE_STAGE_SUBMITTED:
     case AE_STAGE_COMPLETED: {
         static const ae_stage none;
-        json_w_key(w, "Stage Info");
+        json_w_key_plain(w, "Stage Info");
         w_stage(w, e->nstages > 0 ? &e->stages[0] : &none);
         if (e->kind == AE_STAGE_SUBMITTED) w_props(w, "Properties", e->props[0], e->nprops[0]);
         break;
@@ -352,7 +352,7 @@ static void w_event(json_writer *w, const app_event *e) {
         w_str(w, "Task Type", e->shuffle_map ? "ShuffleMapTask" : "ResultTask");
         w_end(w, e);
         w_task(w, &e->task);
-        json_w_key(w, "Task Executor Metrics");
+        json_w_key_plain(w, "Task Executor Metrics");
         json_w_begin_object(w);
         for (size_t i = 0; i < sizeof exec_metric_names / sizeof *exec_metric_names; i++)
             w_i64(w, exec_metric_names[i], 0);

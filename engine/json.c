@@ -113,6 +113,27 @@ int json_w_end_object(json_writer *w) { return jw_end(w, true); }
 int json_w_begin_array(json_writer *w) { return jw_begin(w, false); }
 int json_w_end_array(json_writer *w) { return jw_end(w, false); }
 
+/* The bytes a JSON string holds as they are: printable ASCII but '"' and
+ * '\\'. */
+static const uint8_t plain_byte[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
 /* Append s[0, len) quoted and escaped.  Room is reserved for the worst
  * case first (6 bytes a byte: \u00XX, and U+FFFD's 3), so the buffer is
  * unchanged on failure. */
@@ -122,12 +143,16 @@ static int jw_quoted(json_writer *w, const uint8_t *s, size_t len) {
     uint8_t *o = w->out->p + w->out->len, *o0 = o;
     *o++ = '"';
     for (size_t i = 0; i < len;) {
-        uint8_t c = s[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            *o++ = c;
-            i++;
-            continue;
+        /* a run of bytes written as they are, copied at once */
+        size_t j = i;
+        while (j < len && plain_byte[s[j]]) j++;
+        if (j > i) {
+            memcpy(o, s + i, j - i);
+            o += j - i;
+            i = j;
+            if (i == len) break;
         }
+        uint8_t c = s[i];
         if (c < 0x80) {
             *o++ = '\\';
             switch (c) {
@@ -179,6 +204,25 @@ int json_w_keyn(json_writer *w, const void *k, size_t len) {
 
 int json_w_key(json_writer *w, const char *k) { return json_w_keyn(w, k, strlen(k)); }
 
+int json_w_key_plain(json_writer *w, const char *k) {
+    if (w->err) return w->err;
+    if (w->depth == 0 || !(w->st[w->depth - 1] & JW_OBJECT)) return jw_fail(w, EM_EINVAL, "a key outside an object");
+    uint8_t *s = &w->st[w->depth - 1];
+    if (*s & JW_KEY) return jw_fail(w, EM_EINVAL, "a key after a key");
+    size_t len = strlen(k);
+    if (ebuf_reserve(w->out, len + 4)) return jw_fail(w, EM_ENOMEM, NULL);
+    uint8_t *o = w->out->p + w->out->len, *o0 = o;
+    if (*s & JW_ANY) *o++ = ',';
+    *o++ = '"';
+    memcpy(o, k, len);
+    o += len;
+    *o++ = '"';
+    *o++ = ':';
+    w->out->len += (size_t)(o - o0);
+    *s |= JW_ANY | JW_KEY;
+    return 0;
+}
+
 int json_w_strn(json_writer *w, const void *s, size_t len) {
     int rc = jw_value(w);
     if (rc || (rc = jw_quoted(w, s, len))) return rc;
@@ -195,16 +239,26 @@ static int jw_scalar(json_writer *w, const char *s, size_t n) {
     return 0;
 }
 
+/* v's decimal digits, ending at end (not NUL-terminated): their start. */
+static char *u64_digits(uint64_t v, char *end) {
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return end;
+}
+
 int json_w_i64(json_writer *w, int64_t v) {
-    char b[24];
-    int n = snprintf(b, sizeof b, "%" PRId64, v);
-    return jw_scalar(w, b, (size_t)n);
+    char b[24], *e = b + sizeof b;
+    char *s = u64_digits(v < 0 ? 0 - (uint64_t)v : (uint64_t)v, e);
+    if (v < 0) *--s = '-';
+    return jw_scalar(w, s, (size_t)(e - s));
 }
 
 int json_w_u64(json_writer *w, uint64_t v) {
-    char b[24];
-    int n = snprintf(b, sizeof b, "%" PRIu64, v);
-    return jw_scalar(w, b, (size_t)n);
+    char b[24], *e = b + sizeof b;
+    char *s = u64_digits(v, e);
+    return jw_scalar(w, s, (size_t)(e - s));
 }
 
 int json_w_f64(json_writer *w, double v) {

@@ -65,6 +65,10 @@ int json_w_end_array(json_writer *w);
  * form, and one of len bytes (which may hold NULs). */
 int json_w_key(json_writer *w, const char *k);
 int json_w_keyn(json_writer *w, const void *k, size_t len);
+/* A key that needs no escaping (printable ASCII without '"' or '\\': a
+ * name the program spells, never data), written as it is; the same
+ * output as json_w_key for such a key, without scanning it. */
+int json_w_key_plain(json_writer *w, const char *k);
 int json_w_str(json_writer *w, const char *s);
 int json_w_strn(json_writer *w, const void *s, size_t len);
 int json_w_i64(json_writer *w, int64_t v);

@@ -40,7 +40,8 @@ int lbus_add(lbus *b, lbus_fn fn, void *ud);
 int lbus_start(lbus *b);
 /* Queue e for the consumers; the bus owns e from now on (freed at once
  * when dropped, or when the bus is not started or has stopped).  Any
- * thread; never blocks on a consumer. */
+ * thread; never waits for a consumer (a task event finding the queue
+ * full is dropped, see above). */
 void lbus_post(lbus *b, app_event *e);
 /* Wait until every event posted before the call has been handed to the
  * consumers, at most timeout_ms: 0, or EM_ESTATE when the time passed. */

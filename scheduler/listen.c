@@ -20,14 +20,34 @@ static const char *loc_name(int loc) {
     return "NO_PREF";
 }
 
+/* s into out[0, cap), cut to fit and NUL-terminated (cap > 0): what
+ * snprintf("%s") does, without its per-call cost on the task path. */
+static void copy_str(char *out, size_t cap, const char *s) {
+    size_t n = strlen(s);
+    if (n >= cap) n = cap - 1;
+    memcpy(out, s, n);
+    out[n] = 0;
+}
+
 static void exec_name(const dag *d, int exec, char *out, size_t cap) {
-    if (d->local_execs) snprintf(out, cap, "driver");
-    else snprintf(out, cap, "%d", exec);
+    if (d->local_execs) {
+        copy_str(out, cap, "driver");
+        return;
+    }
+    char b[16], *e = b + sizeof b, *p = e;
+    *--p = 0;
+    unsigned v = exec < 0 ? 0u - (unsigned)exec : (unsigned)exec;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (exec < 0) *--p = '-';
+    copy_str(out, cap, p);
 }
 
 static void exec_host(dag *d, int exec, char *out, size_t cap) {
     exec_rec *x = et_find(&d->execs, exec);
-    snprintf(out, cap, "%s", x && x->host[0] ? x->host : "localhost");
+    copy_str(out, cap, x && x->host[0] ? x->host : "localhost");
 }
 
 /* The action a result stage runs, by its sink: the stage's name. */
@@ -267,7 +287,7 @@ static void fill_task(dag *d, stage *s, const attempt_rec *a, int part, int exec
     t->launch_ms = a->launch_ms;
     exec_name(d, exec, t->exec_id, sizeof t->exec_id);
     exec_host(d, exec, t->host, sizeof t->host);
-    snprintf(t->locality, sizeof t->locality, "%s", loc_name(a->loc));
+    copy_str(t->locality, sizeof t->locality, loc_name(a->loc));
     t->speculative = a->speculative;
     (void)s;
 }

@@ -10,6 +10,8 @@
 #include "placement.h"
 
 exec_rec *et_find(exec_table *t, int id) {
+    /* executors usually join in id order from 0: their slot first */
+    if (id >= 0 && id < t->n && t->v[id].id == id) return &t->v[id];
     for (int i = 0; i < t->n; i++)
         if (t->v[i].id == id) return &t->v[i];
     return NULL;

@@ -1,8 +1,9 @@
 /*
  * test_bus.c -- the listener bus (scheduler/bus.c): events reach every
  * consumer in the order posted; a full queue drops task events and
- * counts them, never blocks the poster, and keeps every other event; lbus_wait_empty waits for what was posted; freeing
- * hands the queued events on first.
+ * counts them, never blocks the poster, and keeps every other event;
+ * lbus_wait_empty waits for what was posted; freeing hands the queued
+ * events on first.
  */
 #include <pthread.h>
 #include <stdlib.h>

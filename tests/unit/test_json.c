@@ -471,3 +471,38 @@ TEST(json_integers_at_the_digit_boundaries) {
     CHECK(json_root(&d)->type == JSON_DOUBLE);
     json_doc_free(&d);
 }
+
+/* json_w_key_plain writes what json_w_key writes for a key that needs no
+ * escaping, commas included, and refuses a key where json_w_key does; the
+ * integers' digits match printf's at the edges. */
+TEST(json_key_plain_same_bytes) {
+    ebuf a = EBUF_INIT, b = EBUF_INIT;
+    json_writer wa, wb;
+    json_w_init(&wa, &a);
+    json_w_init(&wb, &b);
+    const char *keys[] = {"Task ID", "", "Shuffle Bytes Written", "x~y{}[]:,"};
+    const int64_t vals[] = {0, -1, INT64_MAX, 1234567890};
+    CHECK_OK(json_w_begin_object(&wa));
+    CHECK_OK(json_w_begin_object(&wb));
+    for (int i = 0; i < 4; i++) {
+        CHECK_OK(json_w_key(&wa, keys[i]));
+        CHECK_OK(json_w_key_plain(&wb, keys[i]));
+        CHECK_OK(json_w_i64(&wa, vals[i]));
+        CHECK_OK(json_w_i64(&wb, vals[i]));
+    }
+    CHECK_OK(json_w_end_object(&wa));
+    CHECK_OK(json_w_end_object(&wb));
+    CHECK(a.len == b.len && !memcmp(a.p, b.p, a.len));
+    CHECK(!strcmp(text(&b), "{\"Task ID\":0,\"\":-1,\"Shuffle Bytes Written\":9223372036854775807,"
+                            "\"x~y{}[]:,\":1234567890}"));
+    /* a key after a key, and one outside an object, are refused */
+    ebuf_reset(&b);
+    json_w_init(&wb, &b);
+    CHECK(json_w_key_plain(&wb, "k") == EM_EINVAL);
+    json_w_init(&wb, &b);
+    CHECK_OK(json_w_begin_object(&wb));
+    CHECK_OK(json_w_key_plain(&wb, "k"));
+    CHECK(json_w_key_plain(&wb, "k") == EM_EINVAL);
+    ebuf_free(&a);
+    ebuf_free(&b);
+}
