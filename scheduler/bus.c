@@ -10,9 +10,10 @@
  * of task events then costs a wake-up per interval, not one per event
  * (the consumers see an event that much later; the poster never waits).
  *
- * The ring holds `cap` events; a task event that finds it full is dropped.
- * The other events are always queued: the ring grows for them (`alloc`),
- * and the bus thread takes at most `cap` at a time into its batch.
+ * The ring holds `cap` events; a task start that finds it full is dropped,
+ * and the task's end after it.  The other events are always queued: the
+ * ring grows for them (`alloc`), and the bus thread takes at most `cap` at
+ * a time into its batch.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -42,6 +43,8 @@ struct lbus {
     int alloc;              /* the ring's size (>= cap: the other events
                                are never dropped, the ring grows for them) */
     int head, n;            /* the queued events: ring[head .. head+n), mod alloc */
+    uint64_t *gone;         /* tasks whose start was dropped (their ends go too) */
+    size_t gone_n, gone_cap;
     uint64_t posted;        /* events queued, ever (not dropped) */
     uint64_t handed;        /* events handed to every consumer, ever */
     int64_t dropped;
@@ -138,12 +141,73 @@ int lbus_start(lbus *b) {
     return 0;
 }
 
-/* Task events are the many: past the capacity they are dropped.  The
- * others (jobs, stages, executors, the application) are few, and a
- * consumer that missed one would keep a job running or an executor alive
- * forever: they are always queued. */
-static int is_task_event(const app_event *e) {
-    return e->kind == AE_TASK_START || e->kind == AE_TASK_END || e->kind == AE_TASK_GETTING_RESULT;
+/* ------------------------------------------- tasks whose start was dropped */
+
+/* An open-addressing set of task ids (stored as id + 1; 0 is an empty
+ * slot), with linear probing and backward-shift deletion.  Under b->mu. */
+static size_t slot_of(uint64_t key, size_t mask) {
+    key *= 0x9e3779b97f4a7c15ull;
+    return (size_t)(key >> 32) & mask;
+}
+
+static int gone_add(lbus *b, uint64_t key) {
+    if ((b->gone_n + 1) * 2 > b->gone_cap) {
+        size_t cap = b->gone_cap ? b->gone_cap * 2 : 64;
+        uint64_t *v = calloc(cap, sizeof *v);
+        if (!v) return -1;
+        for (size_t i = 0; i < b->gone_cap; i++) {
+            if (!b->gone[i]) continue;
+            size_t j = slot_of(b->gone[i], cap - 1);
+            while (v[j]) j = (j + 1) & (cap - 1);
+            v[j] = b->gone[i];
+        }
+        free(b->gone);
+        b->gone = v;
+        b->gone_cap = cap;
+    }
+    size_t mask = b->gone_cap - 1, j = slot_of(key, mask);
+    while (b->gone[j] && b->gone[j] != key) j = (j + 1) & mask;
+    if (!b->gone[j]) b->gone_n++;
+    b->gone[j] = key;
+    return 0;
+}
+
+/* Whether key is in the set; taken out of it if so. */
+static int gone_take(lbus *b, uint64_t key) {
+    if (!b->gone_n) return 0;
+    size_t mask = b->gone_cap - 1, j = slot_of(key, mask);
+    while (b->gone[j] && b->gone[j] != key) j = (j + 1) & mask;
+    if (!b->gone[j]) return 0;
+    /* Backward shift: entries after the hole that probed past it move up. */
+    for (size_t k = (j + 1) & mask; b->gone[k]; k = (k + 1) & mask) {
+        size_t home = slot_of(b->gone[k], mask);
+        if (((k - home) & mask) >= ((k - j) & mask)) {
+            b->gone[j] = b->gone[k];
+            j = k;
+        }
+    }
+    b->gone[j] = 0;
+    b->gone_n--;
+    return 1;
+}
+
+/* What a post does with e when the queue holds `cap` events or more. */
+enum { QUEUE, DROP };
+
+/* Task starts are the many: past the capacity they are dropped, and the
+ * end of a task whose start was dropped is dropped too, so that a
+ * consumer sees both or neither (the ends of the starts it saw come, and
+ * there are no more of those than the queue held).  The other events
+ * (jobs, stages, executors, the application) are few, and a consumer
+ * that missed one would keep a job running or an executor alive forever:
+ * they are always queued.  Under b->mu. */
+static int when_full(lbus *b, const app_event *e) {
+    switch (e->kind) {
+    case AE_TASK_START:
+        return gone_add(b, (uint64_t)e->task.task_id + 1) ? QUEUE : DROP;
+    case AE_TASK_GETTING_RESULT: return DROP;
+    default: return QUEUE;
+    }
 }
 
 /* Double the ring, its events kept in order from index 0.  Under b->mu.
@@ -168,13 +232,10 @@ void lbus_post(lbus *b, app_event *e) {
         app_event_free(e);
         return;
     }
-    if (b->n >= b->cap && !is_task_event(e)) {
-        if (b->n == b->alloc && grow(b)) { /* no memory: dropped as a task event would be */
-            pthread_mutex_unlock(&b->mu);
-            app_event_free(e);
-            return;
-        }
-    } else if (b->n >= b->cap) {
+    int drop = e->kind == AE_TASK_END && gone_take(b, (uint64_t)e->task.task_id + 1);
+    if (!drop && b->n >= b->cap) drop = when_full(b, e) == DROP;
+    if (!drop && b->n == b->alloc && grow(b)) drop = 1; /* no memory */
+    if (drop) {
         int64_t now = lbus_now_ms(), count = ++b->dropped;
         int warn = !b->last_warn_ms || now - b->last_warn_ms >= DROP_WARN_MS;
         if (warn) b->last_warn_ms = now;
@@ -233,6 +294,7 @@ void lbus_free(lbus *b) {
     }
     free(b->ring);
     free(b->batch);
+    free(b->gone);
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->cv);
     pthread_cond_destroy(&b->idle);

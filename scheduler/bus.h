@@ -4,13 +4,16 @@
  * the event log writer -- on a thread of its own, as Spark's
  * LiveListenerBus does.
  *
- * Posting never waits for a consumer: a task event posted while the
+ * Posting never waits for a consumer: a task's start posted while the
  * queue holds `capacity` events (ember.scheduler.listenerbus.eventqueue.
- * capacity, Spark's 10000) is dropped and counted, and the first drop,
- * then one a minute at most, logs a warning with the count so far.  The
- * other events (jobs, stages, executors, the application: a few per job)
- * are never dropped, so a consumer that falls behind misses task counts
- * but never keeps a job running or an executor alive that ended.  Consumers see
+ * capacity, Spark's 10000) is dropped and counted, and so is that task's
+ * end when it comes; the first drop, then one a minute at most, logs a
+ * warning with the count so far.  The other events (jobs, stages,
+ * executors, the application: a few per job, and the ends of the tasks
+ * whose start was queued) are never dropped, so a consumer that falls
+ * behind misses whole tasks but never keeps a task, a job or an executor
+ * running that ended, and the queue holds at most about twice its
+ * capacity.  Consumers see
  * every event that was not dropped, in the order posted, one at a time on
  * the bus thread; a consumer that is slow only makes the queue longer.
  */

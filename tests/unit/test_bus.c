@@ -1,7 +1,8 @@
 /*
  * test_bus.c -- the listener bus (scheduler/bus.c): events reach every
- * consumer in the order posted; a full queue drops task events and
- * counts them, never blocks the poster, and keeps every other event;
+ * consumer in the order posted; a full queue drops task starts and the
+ * ends of those tasks, counts them, never blocks the poster, and keeps
+ * every other event;
  * lbus_wait_empty waits for what was posted; freeing hands the queued
  * events on first.
  */
@@ -45,10 +46,12 @@ static app_event *job(int id) {
     return e;
 }
 
-/* A task event, marked with id (in job_id, which the bus never reads). */
-static app_event *task(int id) {
-    app_event *e = app_event_new(AE_TASK_END);
+/* A task's start or end (task id id, also marked in job_id, which the
+ * bus never reads). */
+static app_event *task_ev(ae_kind k, int id) {
+    app_event *e = app_event_new(k);
     e->job_id = id;
+    e->task.task_id = id;
     return e;
 }
 
@@ -80,25 +83,28 @@ TEST(bus_full_queue_drops_and_counts) {
     CHECK_OK(lbus_add(bus, take, &a));
     CHECK_OK(lbus_start(bus));
     /* The consumer holds the first event: the ring takes 8 more task
-     * events, and the other 92 are dropped without waiting; the job events
-     * posted then are all kept (the ring grows for them), in order. */
-    lbus_post(bus, task(0));
+     * starts and the other 92 are dropped without waiting.  The ends of
+     * the 8 are queued past the capacity, the ends of the 92 dropped; the
+     * job events posted then are all kept (the ring grows), in order. */
+    lbus_post(bus, task_ev(AE_TASK_START, 0));
     pthread_mutex_lock(&a.mu);
     while (!a.entered) pthread_cond_wait(&a.cv, &a.mu);
     pthread_mutex_unlock(&a.mu);
-    for (int i = 1; i <= 100; i++) lbus_post(bus, task(i));
+    for (int i = 1; i <= 100; i++) lbus_post(bus, task_ev(AE_TASK_START, i));
+    for (int i = 1; i <= 100; i++) lbus_post(bus, task_ev(AE_TASK_END, i));
     for (int i = 101; i <= 130; i++) lbus_post(bus, job(i));
     int64_t dropped = lbus_dropped(bus);
-    CHECK_EQ_I64(dropped, 92);
+    CHECK_EQ_I64(dropped, 92 + 92);
     CHECK(lbus_wait_empty(bus, 50) == EM_ESTATE); /* held: not handed on */
     pthread_mutex_lock(&a.mu);
     a.hold = 0;
     pthread_cond_broadcast(&a.cv);
     pthread_mutex_unlock(&a.mu);
     CHECK_OK(lbus_wait_empty(bus, 10000));
-    CHECK_EQ_I64(a.n, 9 + 30);
-    for (int i = 0; i < 9; i++) CHECK_EQ_I64(a.ids[i], i); /* the first 9 tasks, in order */
-    for (int i = 9; i < a.n; i++) CHECK_EQ_I64(a.ids[i], 101 + (i - 9)); /* then every job event */
+    CHECK_EQ_I64(a.n, 9 + 8 + 30);
+    for (int i = 0; i < 9; i++) CHECK_EQ_I64(a.ids[i], i);          /* starts 0..8 */
+    for (int i = 9; i < 17; i++) CHECK_EQ_I64(a.ids[i], i - 8);     /* ends 1..8 */
+    for (int i = 17; i < a.n; i++) CHECK_EQ_I64(a.ids[i], 101 + (i - 17)); /* every job event */
     lbus_free(bus);
 }
 
