@@ -84,6 +84,11 @@ static void w_drop_shuffle(void *s, uint32_t shuffle_id) { dag_drop_shuffle(((wi
 static void w_drop_cached(void *s, uint64_t ns, int rdd_id) {
     wiring *w = s;
     if (w->be && w->be->drop_rdd) w->be->drop_rdd(w->be, ns, rdd_id);
+    if (w->bus) { /* the UI's storage list and the event log hear of it */
+        app_event *e = app_event_new(AE_UNPERSIST_RDD);
+        if (e) e->rdd_id = rdd_id;
+        lbus_post(w->bus, e);
+    }
 }
 
 static void w_drop_bcast(void *s, uint64_t id) {

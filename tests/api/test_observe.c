@@ -473,3 +473,39 @@ TEST(obs_history_reads_spark_logs) {
     json_doc_free(&d);
     stop_pid(pid);
 }
+
+/* The storage list: a persisted RDD appears once computed, with every
+ * partition cached, and goes when it is unpersisted. */
+TEST(obs_storage_follows_persist_and_unpersist) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int port = ui_port_of(c);
+    em_rdd *r = em_persist(em_map(em_range(c, 0, 1000, 1, 4), same, NULL, 0), EM_MEMORY_ONLY);
+    int64_t n = 0;
+    CHECK_OK(em_count(r, &n));
+    CHECK_EQ_I64(n, 1000);
+    em_stats st;
+    wait_no_tasks(c, &st);
+    json_doc d = JSON_DOC_INIT;
+    char app[128];
+    CHECK(http_get_json(port, "/api/v1/applications", &d) == 0);
+    snprintf(app, sizeof app, "%s", jstr(&d, json_at(&d, json_root(&d), 0), "id"));
+    int64_t rdds = 0, cached = 0;
+    for (int i = 0; i < 500 && rdds != 1; i++) {
+        if (api(port, app, "/storage/rdd", &d) == 0) {
+            rdds = count(&d, json_root(&d));
+            cached = rdds ? jint(&d, json_at(&d, json_root(&d), 0), "numCachedPartitions") : 0;
+        }
+        if (rdds != 1) sleep_ms(20);
+    }
+    CHECK_EQ_I64(rdds, 1);
+    CHECK_EQ_I64(cached, 4);
+    CHECK_OK(em_unpersist(r));
+    for (int i = 0; i < 500 && rdds; i++) {
+        if (api(port, app, "/storage/rdd", &d) == 0) rdds = count(&d, json_root(&d));
+        if (rdds) sleep_ms(20);
+    }
+    CHECK_EQ_I64(rdds, 0);
+    json_doc_free(&d);
+    em_close(c);
+}
