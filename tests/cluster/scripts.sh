@@ -2,8 +2,10 @@
 # scripts.sh BUILD -- the operator scripts and ember-submit, for real: a
 # master and a worker started with scripts/start-*.sh (PID files and logs in
 # a temporary EMBER_PID_DIR and EMBER_LOG_DIR), the word count example run
-# on them with ember-submit and compared with a local run, a PID file naming
-# a process that is not ours left alone by the stop script, then
+# on them with ember-submit and compared with a local run, the history
+# server started and stopped by its scripts over the event log of a
+# submitted run, a PID file naming a process that is not ours left alone by
+# the stop script, then
 # a second worker on the host as EMBER_WORKER_INSTANCE=2 (its own shuffle
 # service and web UI ports, --memory 1024 as MiB; the first's --webui-port
 # passed through), ember-submit's messages for a
@@ -61,6 +63,22 @@ got=$(scripts/ember-submit --master "$url" --name wc --executor-memory 512m --co
 check "ember-submit runs word count on the cluster" '[ -n "$got" ] && [ "$got" = "$want" ]'
 [ "$got" = "$want" ] || { echo "  want: $want"; echo "  got:  $got"; cat "$T/submit.err"; }
 check "the application's executor ran on the worker" 'grep -q "started executor" "$T"/logs/ember-*-worker-1.out'
+
+# The history server from its scripts, over the event log of a word count
+# submitted with the event log on.
+mkdir -p "$T/events"
+scripts/ember-submit --master "$url" --name wc-log --executor-memory 512m --conf ember.local.dir="$T" \
+    --conf ember.driver.host=localhost --conf ember.eventLog.enabled=true --conf ember.eventLog.dir="$T/events" \
+    "$B/examples/wordcount" tests/data/words.txt 3 > /dev/null 2> "$T/submit-log.err" && rc=0 || rc=$?
+check "a submitted application with the event log on leaves one finished log" \
+    '[ "$rc" = 0 ] && [ "$(ls "$T/events" | wc -l)" = 1 ] && ! ls "$T/events" | grep -q inprogress'
+hout=$(scripts/start-history-server.sh --host localhost --port 0 "$T/events")
+check "start-history-server.sh: it listens, with the application's log loaded" \
+    'printf "%s\n" "$hout" | grep -q "listening on http://localhost:[0-9]*, 1 event logs of"'
+hpid=$(cat "$T"/pids/ember-*-history-server-1.pid)
+scripts/stop-history-server.sh > /dev/null
+check "stop-history-server.sh stopped it and removed its PID file" \
+    '! kill -0 "$hpid" 2>/dev/null && ! ls "$T"/pids | grep -q history'
 
 # A PID file naming another process: stop-worker.sh leaves it alone.
 sleep 300 &
