@@ -75,7 +75,7 @@ int html_progress_ex(ebuf *b, int64_t done, int64_t running, int64_t failed, int
 /* Formatting.  Each writes a NUL-terminated string into out (cap bytes,
  * at least HTML_FMT_MAX for a whole result) and returns out. */
 #define HTML_FMT_MAX 40
-/* Epoch milliseconds as local time "2026-11-28 17:46:29"; "-" for ms <= 0. */
+/* Epoch milliseconds as local time "YYYY-MM-DD hh:mm:ss"; "-" for ms <= 0. */
 char *html_fmt_time(int64_t epoch_ms, char *out, size_t cap);
 /* A duration: "850 ms", "1.2 s", "3.4 min", "2.0 h", "3.5 d" (below 1 s
  * whole milliseconds, then one decimal); a negative one is "-". */

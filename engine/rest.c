@@ -100,7 +100,7 @@ static int parse_nat(const char *s, int64_t max, int64_t *out) {
     return 0;
 }
 
-/* "2015-02-10", "2015-02-03T16:42:40.000GMT" (also with Z, or without
+/* "YYYY-MM-DD", "YYYY-MM-DDThh:mm:ss.mmmGMT" (also with Z, or without
  * the milliseconds), as Spark's SimpleDateParam: epoch ms.  0 or -1. */
 static int parse_date(const char *s, int64_t *out) {
     struct tm tm;

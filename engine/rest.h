@@ -1,7 +1,7 @@
 /*
  * rest.h -- Spark's REST API, /api/v1, over status stores: the same paths,
  * query parameters, JSON field names (camelCase) and shapes as Spark 3's,
- * times written as Spark writes them ("2026-11-28T17:46:29.123GMT"), so
+ * times written as Spark writes them ("YYYY-MM-DDThh:mm:ss.mmmGMT"), so
  * that scripts written against Spark's API work against ember's.
  *
  * Paths, under /api/v1 ([app] is an application's id, optionally followed
@@ -74,7 +74,7 @@ int rest_answer(const rest_provider *p, const char *path, const char *query, int
                 ebuf *body);
 
 /* Spark's time format for a time in epoch milliseconds:
- * "2026-11-28T17:46:29.123GMT" (out: at least 32 bytes). */
+ * "YYYY-MM-DDThh:mm:ss.mmmGMT" (out: at least 32 bytes). */
 void rest_time(int64_t ms, char *out);
 
 #endif
