@@ -279,7 +279,7 @@ void lis_job_end(dag *d, job *j) {
     lbus_post(d->bus, e);
 }
 
-static void fill_task(dag *d, stage *s, const attempt_rec *a, int part, int exec, ae_task *t) {
+static void fill_task(dag *d, const attempt_rec *a, int part, int exec, ae_task *t) {
     t->task_id = (int64_t)a->task_id;
     t->index = a->idx;
     t->attempt = (int)a->number;
@@ -289,23 +289,20 @@ static void fill_task(dag *d, stage *s, const attempt_rec *a, int part, int exec
     exec_host(d, exec, t->host, sizeof t->host);
     copy_str(t->locality, sizeof t->locality, loc_name(a->loc));
     t->speculative = a->speculative;
-    (void)s;
 }
 
-void lis_task_start(dag *d, job *j, stage *s, const attempt_rec *a, int part) {
-    (void)j;
+void lis_task_start(dag *d, stage *s, const attempt_rec *a, int part) {
     if (!d->bus) return;
     app_event *e = app_event_new(AE_TASK_START);
     if (!e) return;
     e->stage_id = (int)s->id;
     e->stage_attempt = (int)a->ui_attempt;
     e->shuffle_map = s->shuffled != NULL;
-    fill_task(d, s, a, part, a->exec, &e->task);
+    fill_task(d, a, part, a->exec, &e->task);
     lbus_post(d->bus, e);
 }
 
-void lis_task_end(dag *d, job *j, stage *s, const attempt_rec *a, int part, const sched_event *ev) {
-    (void)j;
+void lis_task_end(dag *d, stage *s, const attempt_rec *a, int part, const sched_event *ev) {
     if (!d->bus) return;
     const task_result *res = &ev->res;
     app_event *e = app_event_new(AE_TASK_END);
@@ -313,7 +310,7 @@ void lis_task_end(dag *d, job *j, stage *s, const attempt_rec *a, int part, cons
     e->stage_id = (int)s->id;
     e->stage_attempt = (int)a->ui_attempt;
     e->shuffle_map = s->shuffled != NULL;
-    fill_task(d, s, a, part, ev->exec, &e->task);
+    fill_task(d, a, part, ev->exec, &e->task);
     e->task.finish_ms = lbus_now_ms();
     e->has_metrics = 1;
     e->metrics = res->m;

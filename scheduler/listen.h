@@ -29,8 +29,8 @@ static inline void lis_task_wanted(dag *d, stage *s);
 void lis_stage_submitted(dag *d, stage *s);
 /* The open stage attempt of s ends: succeeded (why NULL) or failed. */
 void lis_stage_completed(dag *d, stage *s, const char *why);
-void lis_task_start(dag *d, job *j, stage *s, const attempt_rec *a, int part);
-void lis_task_end(dag *d, job *j, stage *s, const attempt_rec *a, int part, const sched_event *ev);
+void lis_task_start(dag *d, stage *s, const attempt_rec *a, int part);
+void lis_task_end(dag *d, stage *s, const attempt_rec *a, int part, const sched_event *ev);
 void lis_exec_added(dag *d, const sched_event *ev);
 void lis_exec_lost(dag *d, const sched_event *ev);
 

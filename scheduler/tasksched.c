@@ -225,7 +225,7 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
         s->launched[idx]--;
         s->nrun[idx]--;
     } else {
-        lis_task_start(d, j, s, a, part);
+        lis_task_start(d, s, a, part);
     }
     return rc;
 }
@@ -666,7 +666,7 @@ int ts_task_ended(dag *d, sched_event *ev) {
     if (s->state[idx] == T_RUNNING && !s->nrun[idx] && (!s->job || s->dropped))
         s->state[idx] = T_PENDING; /* no job to rerun it: pending when one comes */
     account(d, s, ev);
-    lis_task_end(d, j, s, a, s->shuffled ? idx : job_part(j, idx), ev);
+    lis_task_end(d, s, a, s->shuffled ? idx : job_part(j, idx), ev);
     /* An output that cannot be registered (a failed or killed attempt, a
      * late duplicate, a dropped shuffle) goes first; then the attempt stops
      * counting as running, before react, which may end the job and wake
