@@ -121,6 +121,7 @@ const char *app_event_name(const app_event *e) {
     case AE_TASK_END: return "SparkListenerTaskEnd";
     case AE_UNPERSIST_RDD: return "SparkListenerUnpersistRDD";
     case AE_BLOCK_MANAGER_ADDED: return "SparkListenerBlockManagerAdded";
+    case AE_BLOCK_UPDATED: return "SparkListenerBlockUpdated";
     case AE_OTHER: return e->other ? e->other : "";
     }
     return "";

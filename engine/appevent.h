@@ -48,6 +48,9 @@ typedef enum ae_kind {
     AE_UNPERSIST_RDD,      /* SparkListenerUnpersistRDD: rdd_id */
     AE_BLOCK_MANAGER_ADDED,/* SparkListenerBlockManagerAdded: time, exec
                               (id, host, port), max_mem */
+    AE_BLOCK_UPDATED,      /* SparkListenerBlockUpdated: exec (id, host,
+                              port), rdd_id, block_part, block_level,
+                              block_mem, block_disk */
     AE_OTHER,              /* an event of Spark's this build does not model
                               (the reader keeps its name in other) */
 } ae_kind;
@@ -188,8 +191,15 @@ typedef struct app_event {
     uint8_t has_metrics;    /* AE_TASK_END: "Task Metrics" present (Spark
                                omits them for some failures) */
     task_metrics metrics;
-    /* AE_UNPERSIST_RDD */
-    int rdd_id;             /* "RDD ID" */
+    /* AE_UNPERSIST_RDD, AE_BLOCK_UPDATED */
+    int rdd_id;             /* "RDD ID"; a block's "Block ID" is
+                               rdd_<rdd_id>_<block_part> (-1: a block of
+                               no RDD's, a broadcast's) */
+    /* AE_BLOCK_UPDATED */
+    int block_part;
+    ae_storage block_level; /* "Storage Level": where the block is held
+                               (neither memory nor disk: it was removed) */
+    int64_t block_mem, block_disk; /* "Memory Size", "Disk Size" */
     /* AE_OTHER */
     char *other;            /* the "Event" name */
 } app_event;

@@ -336,6 +336,17 @@ void bs_remove(blockstore *s, uint64_t ns, int rdd) {
     pthread_mutex_unlock(&s->mu);
 }
 
+int bs_sizes(blockstore *s, uint64_t ns, int rdd, int part, int64_t *mem, int64_t *disk) {
+    pthread_mutex_lock(&s->mu);
+    entry *e = find(s, ns, rdd, part);
+    if (e) {
+        *mem = e->path ? 0 : (int64_t)e->bytes;
+        *disk = e->path ? (int64_t)(BS_HEADER + e->bytes) : 0;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return e ? 0 : -1;
+}
+
 int bs_count(blockstore *s, uint64_t ns, int rdd) {
     int n = 0;
     pthread_mutex_lock(&s->mu);

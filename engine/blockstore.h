@@ -58,6 +58,9 @@ int bs_block_check_as(const uint8_t *p, size_t n, size_t expect, const char *wha
 /* The header of a disk block holding len bytes of records whose crc32 is
  * crc. */
 void bs_block_header(uint8_t h[BS_HEADER], uint32_t crc, uint64_t len);
+/* Where a block is held: its bytes in memory and the bytes of its file
+ * on disk (header included), one of them 0.  0, or < 0 when absent. */
+int bs_sizes(blockstore *s, uint64_t ns, int rdd, int part, int64_t *mem, int64_t *disk);
 /* Remove all blocks of an rdd (rdd < 0: of the namespace). */
 void bs_remove(blockstore *s, uint64_t ns, int rdd);
 /* Blocks held, for tests. */

@@ -136,6 +136,7 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.eventLog.rolling.enabled", .def = "false", .type = CONF_BOOL},
     {.key = "ember.eventLog.rolling.maxFileSize", .def = "128m", .type = CONF_SIZE, .min = KiB, .max = TiB},
     {.key = "ember.eventLog.overwrite", .def = "false", .type = CONF_BOOL},
+    {.key = "ember.eventLog.logBlockUpdates.enabled", .def = "false", .type = CONF_BOOL},
     {.key = "ember.scheduler.listenerbus.eventqueue.capacity", .def = "10000", .type = CONF_INT, .min = 1,
      .max = 100000000},
     {.key = "ember.history.fs.logDirectory", .def = "/tmp/ember-events", .type = CONF_STRING},

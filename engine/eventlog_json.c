@@ -6,6 +6,7 @@
  * looks each field up by name, so field order and unknown fields in the
  * input do not matter.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -367,6 +368,19 @@ static void w_event(json_writer *w, const app_event *e) {
         w_i64(w, "Maximum Memory", e->max_mem);
         w_i64(w, "Timestamp", e->time_ms);
         break;
+    case AE_BLOCK_UPDATED: {
+        char id[48] = "";
+        if (e->rdd_id >= 0) snprintf(id, sizeof id, "rdd_%d_%d", e->rdd_id, e->block_part);
+        json_w_key_plain(w, "Block Updated Info");
+        json_w_begin_object(w);
+        w_bm(w, "Block Manager ID", e->exec.id, e->exec.host, e->exec.port);
+        w_str(w, "Block ID", id);
+        w_storage(w, &e->block_level);
+        w_i64(w, "Memory Size", e->block_mem);
+        w_i64(w, "Disk Size", e->block_disk);
+        json_w_end_object(w);
+        break;
+    }
     case AE_OTHER:
         break;
     }
@@ -857,7 +871,42 @@ static const struct {
     {"SparkListenerTaskEnd", AE_TASK_END},
     {"SparkListenerUnpersistRDD", AE_UNPERSIST_RDD},
     {"SparkListenerBlockManagerAdded", AE_BLOCK_MANAGER_ADDED},
+    {"SparkListenerBlockUpdated", AE_BLOCK_UPDATED},
 };
+
+/* "rdd_<rdd>_<part>" into rdd and part, both in [0, INT32_MAX]; another
+ * block's name (broadcast_0, a shuffle's) leaves rdd at -1. */
+static void block_name(const char *id, int *rdd, int *part) {
+    *rdd = -1;
+    if (!id || strncmp(id, "rdd_", 4)) return;
+    char *end;
+    errno = 0;
+    long a = strtol(id + 4, &end, 10);
+    if (errno || end == id + 4 || *end != '_' || a < 0 || a > INT32_MAX || !(end[1] >= '0' && end[1] <= '9')) return;
+    const char *q = end + 1;
+    long b = strtol(q, &end, 10);
+    if (errno || *end || b < 0 || b > INT32_MAX) return;
+    *rdd = (int)a;
+    *part = (int)b;
+}
+
+static int r_block_updated(rd *r, const json_node *root, app_event *e) {
+    const json_node *b;
+    e->rdd_id = -1;
+    int rc = r_child(r, root, "Block Updated Info", JSON_OBJECT, &b);
+    if (rc || !b) return rc;
+    push(r, "Block Updated Info");
+    const char *id = NULL;
+    rc = r_bm(r, b, "Block Manager ID", e->exec.id, sizeof e->exec.id, e->exec.host, sizeof e->exec.host, &e->exec.port);
+    if (!rc) rc = r_sv(r, b, "Block ID", &id);
+    if (!rc) block_name(id, &e->rdd_id, &e->block_part);
+    if (!rc) rc = r_storage(r, b, &e->block_level);
+    if (!rc) rc = r_i64(r, b, "Memory Size", &e->block_mem);
+    if (!rc) rc = r_i64(r, b, "Disk Size", &e->block_disk);
+    if (!rc && (e->block_mem < 0 || e->block_disk < 0)) rc = bad(r, "Memory Size", "or \"Disk Size\" is negative");
+    pop(r);
+    return rc;
+}
 
 static int r_event(rd *r, const json_node *root, app_event *e) {
     int rc = 0;
@@ -920,6 +969,8 @@ static int r_event(rd *r, const json_node *root, app_event *e) {
         if (!rc) rc = r_i64(r, root, "Maximum Memory", &e->max_mem);
         if (!rc) rc = r_i64(r, root, "Timestamp", &e->time_ms);
         return rc;
+    case AE_BLOCK_UPDATED:
+        return r_block_updated(r, root, e);
     case AE_OTHER:
         return 0;
     }

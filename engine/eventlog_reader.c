@@ -58,6 +58,7 @@ struct evlog_reader {
     char **files;
     int nfiles, fi;
     bool inprogress;
+    bool follow;               /* evlog_reader_follow */
     bool open;
     src s;
     ebuf buf;                  /* decoded bytes, [pos, len) not yet cut */
@@ -325,6 +326,13 @@ int evlog_reader_open(const char *path, evlog_reader **out) {
 
 bool evlog_reader_in_progress(const evlog_reader *r) { return r->inprogress; }
 
+int evlog_reader_follow(evlog_reader *r) {
+    struct stat st;
+    if (!r->inprogress || r->nfiles != 1 || stat(r->path, &st) || S_ISDIR(st.st_mode)) return -1;
+    r->follow = true;
+    return 0;
+}
+
 static bool blank(const uint8_t *p, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r') return false;
@@ -380,6 +388,10 @@ int evlog_reader_next(evlog_reader *r, app_event **ev) {
         }
         r->buf.len += got;
         if (got > 0) continue;
+        if (r->follow) { /* the end for now: read on at the next call */
+            r->s.eof = false;
+            return 0;
+        }
         /* the file's end: a last line without its newline */
         bool torn_ok = r->s.tolerant;
         src_close(&r->s);

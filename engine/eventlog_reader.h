@@ -37,6 +37,13 @@ int evlog_reader_open(const char *path, evlog_reader **out);
 int evlog_reader_next(evlog_reader *r, app_event **ev);
 /* Whether the log is still being written (see above). */
 bool evlog_reader_in_progress(const evlog_reader *r);
+/* Follow a single file still being written: at its end evlog_reader_next
+ * returns 0 but keeps the file open and a torn last line (or compressed
+ * block) held, so that a later call reads on with what the writer has
+ * appended since; the reader then reads each byte of the log once, however
+ * often it is polled.  0, or -1 when the log is finished or a rolling
+ * directory (whose new files it does not look for): read it again whole. */
+int evlog_reader_follow(evlog_reader *r);
 /* Close the reader and free it; NULL is ignored. */
 void evlog_reader_close(evlog_reader *r);
 

@@ -5,7 +5,10 @@
  * stores to readers and takes them back.
  *
  * A store is replaced while a reader may hold it: the old one moves to
- * the retired list and is freed when the last reader gives it back.
+ * the retired list and is freed when the last reader gives it back.  The
+ * store of a single log file in progress keeps the reader that loaded it,
+ * following the file: when the file grows, the scan reads on from where the
+ * reader stopped, into the same store, instead of loading it all again.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,6 +31,9 @@ typedef struct happ {
     char *id, *app_name, *attempt, *user, *version;
     int64_t start_ms, end_ms, last_ms;
     status_store *st;           /* NULL: not loaded now */
+    evlog_reader *follow;       /* st's reader, at the end of a log in
+                                   progress it reads on (NULL: none) */
+    int64_t ino;                /* the followed file's inode */
     int lent;                   /* of st: acquired, not yet released */
     uint64_t used;              /* when last acquired or loaded (h->tick) */
     uint8_t seen;               /* by the current scan */
@@ -48,6 +54,7 @@ struct history {
     happ *apps;
     retired *old;
     uint64_t tick;
+    int64_t loads, appends;     /* history_counts */
 };
 
 history *history_new(const history_conf *c) {
@@ -63,9 +70,31 @@ history *history_new(const history_conf *c) {
     return h;
 }
 
-int history_load(const char *path, const status_limits *lim, status_store **out, int64_t *bad) {
+/* Read r's events into st up to the log's end (for now, when r follows
+ * it).  Corrupt lines are skipped and counted in *nbad.  0 or < 0. */
+static int feed(evlog_reader *r, status_store *st, int64_t *nbad) {
+    for (;;) {
+        app_event *e;
+        int rc = evlog_reader_next(r, &e);
+        if (rc == 1) {
+            status_on_event(st, e);
+            app_event_free(e);
+            continue;
+        }
+        if (rc == EM_ECORRUPT) { /* skip the line: the reader goes on after it */
+            if (!(*nbad)++) log_msg(LOG_WARN, "history", "%s (later bad lines are counted, not shown)", em_errmsg());
+            continue;
+        }
+        return rc;
+    }
+}
+
+/* history_load; with follow, *follow is the reader when the log is a
+ * single file in progress (evlog_reader_follow), else NULL. */
+static int load(const char *path, const status_limits *lim, status_store **out, int64_t *bad, evlog_reader **follow) {
     *out = NULL;
     if (bad) *bad = 0;
+    if (follow) *follow = NULL;
     evlog_reader *r;
     int rc = evlog_reader_open(path, &r);
     if (rc) return rc;
@@ -74,30 +103,24 @@ int history_load(const char *path, const status_limits *lim, status_store **out,
         evlog_reader_close(r);
         return EM_ENOMEM;
     }
+    int following = follow && evlog_reader_follow(r) == 0;
     int64_t nbad = 0;
-    for (;;) {
-        app_event *e;
-        rc = evlog_reader_next(r, &e);
-        if (rc == 1) {
-            status_on_event(st, e);
-            app_event_free(e);
-            continue;
-        }
-        if (rc == EM_ECORRUPT) { /* skip the line: the reader goes on after it */
-            if (!nbad++) log_msg(LOG_WARN, "history", "%s (later bad lines are counted, not shown)", em_errmsg());
-            continue;
-        }
-        break;
-    }
-    evlog_reader_close(r);
+    rc = feed(r, st, &nbad);
     if (bad) *bad = nbad;
     if (rc < 0) {
+        evlog_reader_close(r);
         status_free(st);
         return rc;
     }
+    if (following) *follow = r;
+    else evlog_reader_close(r);
     if (nbad) log_msg(LOG_WARN, "history", "%s: %lld corrupt lines skipped", path, (long long)nbad);
     *out = st;
     return 0;
+}
+
+int history_load(const char *path, const status_limits *lim, status_store **out, int64_t *bad) {
+    return load(path, lim, out, bad, NULL);
 }
 
 /* ---------------------------------------------------------- the listing */
@@ -131,6 +154,8 @@ static void info_take(happ *a, status_store *st) {
 
 /* Give up a's store: freed, or retired while lent.  Under h->mu. */
 static void drop_store(history *h, happ *a) {
+    evlog_reader_close(a->follow);
+    a->follow = NULL;
     if (!a->st) return;
     if (a->lent) {
         retired *r = malloc(sizeof *r);
@@ -194,14 +219,51 @@ static happ *find_name(history *h, const char *name) {
 }
 
 static void happ_free(happ *a) {
+    evlog_reader_close(a->follow);
     info_clear(a);
     free(a->name);
     free(a->path);
     free(a);
 }
 
-/* Look at one entry of the directory: 1 when it was loaded (again), 0 when
- * unchanged or not a log. */
+static void p_release(void *ud, status_store *st);
+
+/* a's log in progress grew and its store follows it: read on into the
+ * store (lent to this scan meanwhile, so that no eviction frees it).  1
+ * when done, 0 when the log must be loaded again whole.  Called and
+ * returns under h->mu. */
+static int read_on(history *h, happ *a, int64_t size, int64_t mtime) {
+    status_store *st = a->st;
+    evlog_reader *r = a->follow;
+    char *name = strdup(a->name);
+    if (!name) return 0;
+    a->follow = NULL;
+    a->lent++;
+    pthread_mutex_unlock(&h->mu);
+    int64_t nbad = 0;
+    int rc = feed(r, st, &nbad);
+    if (rc < 0) log_msg(LOG_WARN, "history", "cannot read on in %s: %s", a->path, em_errmsg());
+    pthread_mutex_lock(&h->mu);
+    a = find_name(h, name);
+    free(name);
+    int kept = rc >= 0 && a && a->st == st && !a->follow;
+    if (kept) {
+        a->follow = r;
+        a->size = size;
+        a->mtime_ns = mtime;
+        a->used = ++h->tick;
+        info_take(a, st);
+        h->appends++;
+    }
+    pthread_mutex_unlock(&h->mu);
+    if (!kept) evlog_reader_close(r);
+    p_release(h, st);
+    pthread_mutex_lock(&h->mu);
+    return kept;
+}
+
+/* Look at one entry of the directory: 1 when it was loaded (again) or read
+ * on, 0 when unchanged or not a log. */
 static int scan_entry(history *h, const char *name) {
     char path[4096];
     if (snprintf(path, sizeof path, "%s/%s", h->dir, name) >= (int)sizeof path) return 0;
@@ -214,12 +276,15 @@ static int scan_entry(history *h, const char *name) {
     pthread_mutex_lock(&h->mu);
     happ *a = find_name(h, name);
     if (a) a->seen = 1;
-    int same = a && a->size == size && a->mtime_ns == mtime;
+    int same = a && a->size == size && a->mtime_ns == mtime, grown = 0;
+    if (!same && a && a->st && a->follow && a->ino == (int64_t)sb.st_ino && size >= a->size)
+        grown = read_on(h, a, size, mtime);
     pthread_mutex_unlock(&h->mu);
-    if (same) return 0;
+    if (same || grown) return grown;
 
     status_store *st;
-    int rc = history_load(path, &h->lim, &st, NULL);
+    evlog_reader *follow = NULL;
+    int rc = load(path, &h->lim, &st, NULL, &follow);
     if (rc) {
         log_msg(LOG_WARN, "history", "cannot load %s: %s", path, em_errmsg());
         st = NULL;
@@ -232,6 +297,7 @@ static int scan_entry(history *h, const char *name) {
             if (a) happ_free(a);
             pthread_mutex_unlock(&h->mu);
             status_free(st);
+            evlog_reader_close(follow);
             return 0;
         }
         a->next = h->apps;
@@ -244,7 +310,10 @@ static int scan_entry(history *h, const char *name) {
     if (st) {
         info_take(a, st);
         a->st = st;
+        a->follow = follow;
+        a->ino = (int64_t)sb.st_ino;
         a->used = ++h->tick;
+        h->loads++;
     } else if (!a->id) {
         a->id = strdup(name); /* listed, so that the failure shows */
     }
@@ -283,6 +352,13 @@ int history_scan(history *h) {
     }
     pthread_mutex_unlock(&h->mu);
     return loaded;
+}
+
+void history_counts(history *h, int64_t *loads, int64_t *appends) {
+    pthread_mutex_lock(&h->mu);
+    *loads = h->loads;
+    *appends = h->appends;
+    pthread_mutex_unlock(&h->mu);
 }
 
 int history_count(history *h) {

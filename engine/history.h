@@ -9,7 +9,9 @@
  * history_scan looks at the directory: a log not seen before is loaded, one
  * whose size or modification time changed is loaded again (into a new
  * store, swapped in when whole: readers keep the old one until they give it
- * back), one that is gone is dropped.  A log that cannot be read, or a line
+ * back), one that is gone is dropped.  A single log file in progress whose
+ * store is loaded is not loaded again when it grows: the scan reads the
+ * lines appended since into its store (readers see them as they come).  A log that cannot be read, or a line
  * of it that is corrupt, is logged with its path and line; the events
  * before a bad line and after it are kept.
  *
@@ -51,6 +53,8 @@ int history_scan(history *h);
 void history_provider(history *h, rest_provider *p);
 /* Applications listed now. */
 int history_count(history *h);
+/* Logs loaded whole, and reads on into a followed log's store, so far. */
+void history_counts(history *h, int64_t *loads, int64_t *appends);
 /* Free h and every store (none may be lent out). */
 void history_free(history *h);
 

@@ -57,6 +57,7 @@ typedef struct wiring {
     lbus *bus;
     evlog *elog;
     int elog_failed;      /* a write failed: warned once */
+    int elog_blocks;      /* ember.eventLog.logBlockUpdates.enabled */
     status_store *store;  /* the UI's (ember.ui.enabled) */
     rest_provider prov;
     ui_server *ui;
@@ -204,7 +205,7 @@ static int parse_master(const char *m) {
  * should see everything so far. */
 static void log_event(void *ud, const app_event *e) {
     wiring *w = ud;
-    if (w->elog_failed) return;
+    if (w->elog_failed || (e->kind == AE_BLOCK_UPDATED && !w->elog_blocks)) return;
     int rc = evlog_write(w->elog, e);
     if (!rc && (e->kind == AE_JOB_END || e->kind == AE_STAGE_COMPLETED || e->kind == AE_APP_START ||
                 e->kind == AE_EXEC_ADDED || e->kind == AE_EXEC_REMOVED || e->kind == AE_APP_END))
@@ -261,6 +262,7 @@ static int obs_open(em_ctx *ctx, wiring *w) {
         ec.overwrite = conf_bool(c, "ember.eventLog.overwrite");
         int rc = evlog_open(&ec, w->app_id, &w->elog);
         if (rc) return em__preferr(rc, "ember.eventLog.dir");
+        w->elog_blocks = conf_bool(c, "ember.eventLog.logBlockUpdates.enabled");
         lbus_add(w->bus, log_event, w);
     }
     if (w->store) lbus_add(w->bus, status_listener, w->store);

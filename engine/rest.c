@@ -474,7 +474,7 @@ static int executors(req *r, status_store *st, int all) {
 static int rdds(req *r, status_store *st) {
     json_w_begin_array(&r->w);
     for (st_rdd *d = status_rdds(st); d; d = d->next)
-        if (d->ncached > 0) rj_rdd(&r->w, d);
+        if (d->ncached > 0) rj_rdd(&r->w, st, d, 0);
     json_w_end_array(&r->w);
     return 0;
 }
@@ -601,7 +601,7 @@ static int app_resource(req *r, status_store *st, char **seg, int n) {
         if (n == 2) rc = rdds(r, st);
         else if (seg_int(seg[2], &id)) rc = not_found(r);
         else if (!(d = status_rdd(st, id))) rc = fail(r, 404, "no rdd found w/ id %d", id);
-        else rj_rdd(&r->w, d);
+        else rj_rdd(&r->w, st, d, 1);
     } else if (!strcmp(s0, "environment") && n == 1) {
         rc = environment(r, st);
     } else {

@@ -469,9 +469,9 @@ void rj_exec(json_writer *w, const st_exec *x) {
     else snprintf(hp, sizeof hp, "%s", x->host);
     k_s(w, "hostPort", hp);
     k_b(w, "isActive", x->active);
-    k_i(w, "rddBlocks", 0);
-    k_i(w, "memoryUsed", 0);
-    k_i(w, "diskUsed", 0);
+    k_i(w, "rddBlocks", x->rdd_blocks);
+    k_i(w, "memoryUsed", x->mem_used);
+    k_i(w, "diskUsed", x->disk_used);
     k_i(w, "totalCores", x->cores);
     k_i(w, "maxTasks", x->cores);
     k_i(w, "activeTasks", x->active_tasks);
@@ -506,7 +506,69 @@ void rj_level_text(const ae_storage *l, char *out, size_t cap) {
              l->deserialized ? "Deserialized " : "Serialized ", l->replication);
 }
 
-void rj_rdd(json_writer *w, const st_rdd *d) {
+/* Each executor's share of the RDD (RDDDataDistribution). */
+static void rdd_distribution(json_writer *w, const status_store *st, const st_rdd *d) {
+    json_w_key_plain(w, "dataDistribution");
+    json_w_begin_array(w);
+    for (const st_exec *x = status_execs(st); x; x = x->next) {
+        int64_t mem = 0, disk = 0;
+        int held = 0;
+        for (int i = 0; i < d->blocks.n; i++)
+            if (!strcmp(d->blocks.b[i].exec_id, x->id)) {
+                held = 1;
+                mem += d->blocks.b[i].mem;
+                disk += d->blocks.b[i].disk;
+            }
+        if (!held) continue;
+        char hp[96];
+        if (x->port) snprintf(hp, sizeof hp, "%s:%d", x->host, x->port);
+        else snprintf(hp, sizeof hp, "%s", x->host);
+        int64_t left = x->max_mem > x->mem_used ? x->max_mem - x->mem_used : 0;
+        json_w_begin_object(w);
+        k_s(w, "address", hp);
+        k_i(w, "memoryUsed", mem);
+        k_i(w, "memoryRemaining", left);
+        k_i(w, "diskUsed", disk);
+        k_i(w, "onHeapMemoryUsed", mem);
+        k_i(w, "offHeapMemoryUsed", 0);
+        k_i(w, "onHeapMemoryRemaining", left);
+        k_i(w, "offHeapMemoryRemaining", 0);
+        json_w_end_object(w);
+    }
+    json_w_end_array(w);
+}
+
+/* Each cached partition (RDDPartitionInfo): the blocks of one partition
+ * are neighbours in d->blocks. */
+static void rdd_partitions(json_writer *w, const st_rdd *d) {
+    json_w_key_plain(w, "partitions");
+    json_w_begin_array(w);
+    for (int i = 0, j; i < d->blocks.n; i = j) {
+        const rdd_block *b = &d->blocks.b[i];
+        int64_t mem = 0, disk = 0;
+        for (j = i; j < d->blocks.n && d->blocks.b[j].part == b->part; j++) {
+            mem += d->blocks.b[j].mem;
+            disk += d->blocks.b[j].disk;
+        }
+        char name[48], lv[96];
+        snprintf(name, sizeof name, "rdd_%d_%d", d->id, b->part);
+        ae_storage l = {.use_disk = b->on_disk, .use_memory = !b->on_disk, .replication = j - i};
+        rj_level_text(&l, lv, sizeof lv);
+        json_w_begin_object(w);
+        k_s(w, "blockName", name);
+        k_s(w, "storageLevel", lv);
+        k_i(w, "memoryUsed", mem);
+        k_i(w, "diskUsed", disk);
+        json_w_key_plain(w, "executors");
+        json_w_begin_array(w);
+        for (int k = i; k < j; k++) json_w_str(w, d->blocks.b[k].exec_id);
+        json_w_end_array(w);
+        json_w_end_object(w);
+    }
+    json_w_end_array(w);
+}
+
+void rj_rdd(json_writer *w, const status_store *st, const st_rdd *d, int details) {
     char lv[96];
     rj_level_text(&d->level, lv, sizeof lv);
     json_w_begin_object(w);
@@ -517,5 +579,9 @@ void rj_rdd(json_writer *w, const st_rdd *d) {
     k_s(w, "storageLevel", lv);
     k_i(w, "memoryUsed", d->mem);
     k_i(w, "diskUsed", d->disk);
+    if (details) {
+        rdd_distribution(w, st, d);
+        rdd_partitions(w, d);
+    }
     json_w_end_object(w);
 }

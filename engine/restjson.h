@@ -111,7 +111,9 @@ void rj_task(json_writer *w, const status_store *st, const st_task *t, int64_t n
  * and speculation summary.  0, or EM_ENOMEM. */
 int rj_stage(json_writer *w, const status_store *st, const st_stage *s, int details, int64_t now);
 void rj_exec(json_writer *w, const st_exec *x);
-void rj_rdd(json_writer *w, const st_rdd *d);
+/* A cached RDD (RDDStorageInfo); with details (storage/rdd/{id}) its
+ * data distribution over executors and its cached partitions. */
+void rj_rdd(json_writer *w, const status_store *st, const st_rdd *d, int details);
 void rj_summary(json_writer *w, const rj_dist *d);
 /* Task t's figures into f[0, D_N). */
 void rj_task_figures(const st_task *t, int64_t now, double *f);

@@ -265,7 +265,15 @@ static void exec_free(st_exec *x) {
     free(x);
 }
 
+/* An RDD's counts from its block records. */
+static void rdd_take_blocks(st_rdd *r) {
+    r->ncached = r->blocks.nparts;
+    r->mem = r->blocks.mem;
+    r->disk = r->blocks.disk;
+}
+
 static void rdd_free(st_rdd *r) {
+    rdd_blocks_free(&r->blocks);
     free(r->name);
     free(r);
 }
@@ -408,6 +416,12 @@ static void on_exec_removed(status_store *st, const app_event *e) {
     x->remove_ms = e->time_ms;
     set_s(&x->remove_reason, e->reason);
     st->ndead++;
+    /* Its cached partitions went with it. */
+    for (st_rdd *r = st->rdd_head; r; r = r->next) {
+        if (!r->has_blocks) continue;
+        rdd_blocks_drop_exec(&r->blocks, x->id, &x->rdd_blocks, &x->mem_used, &x->disk_used);
+        rdd_take_blocks(r);
+    }
     /* Past the limit, the first removed go. */
     while (st->ndead > st->lim.retained_dead_execs) {
         st_exec *old = NULL;
@@ -508,25 +522,30 @@ static int job_stage_slot(const st_job *j, int stage_id) {
     return -1;
 }
 
+static st_rdd *rdd_get(status_store *st, int id) {
+    st_rdd *x = status_rdd(st, id);
+    if (x) return x;
+    if (!(x = calloc(1, sizeof *x))) return NULL;
+    x->id = id;
+    if (m_put(&st->rdds, (uint64_t)(uint32_t)id, x)) {
+        free(x);
+        return NULL;
+    }
+    L_APPEND(st->rdd_head, st->rdd_tail, x, prev, next);
+    return x;
+}
+
 /* The cached RDDs a stage names: created, and their counts taken. */
 static void note_rdds(status_store *st, const ae_stage *in) {
     for (int i = 0; i < in->nrdds; i++) {
         const ae_rdd *r = &in->rdds[i];
         if (!r->storage.use_memory && !r->storage.use_disk && !r->storage.use_offheap) continue;
-        st_rdd *x = status_rdd(st, r->id);
-        if (!x) {
-            if (!(x = calloc(1, sizeof *x))) continue;
-            x->id = r->id;
-            if (m_put(&st->rdds, (uint64_t)(uint32_t)r->id, x)) {
-                free(x);
-                continue;
-            }
-            L_APPEND(st->rdd_head, st->rdd_tail, x, prev, next);
-        }
+        st_rdd *x = rdd_get(st, r->id);
+        if (!x) continue;
         set_s(&x->name, r->name);
         x->level = r->storage;
         if (r->nparts) x->nparts = r->nparts;
-        if (r->ncached || r->mem_size || r->disk_size) {
+        if (!x->has_blocks && (r->ncached || r->mem_size || r->disk_size)) {
             x->ncached = r->ncached;
             x->mem = r->mem_size;
             x->disk = r->disk_size;
@@ -954,9 +973,39 @@ static void on_env(status_store *st, const app_event *e) {
     }
 }
 
+/* A partition cached, moved or removed on an executor. */
+static void on_block_updated(status_store *st, const app_event *e) {
+    if (e->rdd_id < 0) return; /* a broadcast's block: not on the storage page */
+    const char *id = e->exec.id[0] ? e->exec.id : "driver";
+    int removed = !e->block_level.use_memory && !e->block_level.use_disk && !e->block_level.use_offheap;
+    st_rdd *r = removed ? status_rdd(st, e->rdd_id) : rdd_get(st, e->rdd_id);
+    if (!r) return;
+    st_exec *x = status_exec(st, id);
+    int nb = 0;
+    int64_t mem = 0, disk = 0;
+    if (rdd_blocks_put(&r->blocks, e->block_part, id, removed, e->block_mem, e->block_disk, e->block_level.use_disk,
+                       &nb, &mem, &disk))
+        return;
+    r->has_blocks = 1;
+    rdd_take_blocks(r);
+    if (!r->level.use_memory && !r->level.use_disk) r->level = e->block_level;
+    if (x) {
+        x->rdd_blocks += nb;
+        x->mem_used += mem;
+        x->disk_used += disk;
+    }
+}
+
 static void on_unpersist(status_store *st, const app_event *e) {
     st_rdd *r = status_rdd(st, e->rdd_id);
     if (!r) return;
+    for (int i = 0; i < r->blocks.n; i++) { /* the executors no longer hold them */
+        st_exec *x = status_exec(st, r->blocks.b[i].exec_id);
+        if (!x) continue;
+        x->rdd_blocks--;
+        x->mem_used -= r->blocks.b[i].mem;
+        x->disk_used -= r->blocks.b[i].disk;
+    }
     m_del(&st->rdds, (uint64_t)(uint32_t)r->id);
     L_REMOVE(st->rdd_head, st->rdd_tail, r, prev, next);
     rdd_free(r);
@@ -982,6 +1031,7 @@ void status_on_event(status_store *st, const app_event *e) {
     case AE_TASK_GETTING_RESULT: on_task_getting_result(st, e); break;
     case AE_TASK_END: on_task_end(st, e); break;
     case AE_UNPERSIST_RDD: on_unpersist(st, e); break;
+    case AE_BLOCK_UPDATED: on_block_updated(st, e); break;
     default: break;
     }
     pthread_rwlock_unlock(&st->lock);

@@ -30,6 +30,7 @@
 
 #include "appevent.h"
 #include "taskmetrics.h"
+#include "rddblocks.h"
 
 /* Spark's defaults: spark.ui.retainedJobs, retainedStages, retainedTasks,
  * retainedDeadExecutors. */
@@ -76,6 +77,8 @@ typedef struct st_exec {
     int port, cores;
     int active_tasks, completed_tasks, failed_tasks, total_tasks;
     int64_t total_duration, input_bytes, shuffle_read, shuffle_write, max_mem;
+    int rdd_blocks;            /* cached partitions it holds ... */
+    int64_t mem_used, disk_used; /* ... and their bytes */
     int64_t add_ms, remove_ms; /* remove_ms 0: active */
     char *remove_reason, *stdout_url, *stderr_url;
     uint8_t active;
@@ -151,6 +154,10 @@ typedef struct st_rdd {
     int nparts, ncached;
     int64_t mem, disk;
     ae_storage level;
+    rdd_blocks blocks;  /* from block updates; once there are any, they
+                           give ncached, mem and disk (else the RDD Info's
+                           counts do, as in a log without block updates) */
+    uint8_t has_blocks;
     struct st_rdd *prev, *next;
 } st_rdd;
 

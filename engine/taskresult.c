@@ -11,17 +11,21 @@
 #include "mpcheck.h"
 #include "taskresult.h"
 
-#define TR_FIELDS 17
+#define TR_FIELDS 18
 #define TR_MAX_ACCS (1 << 20)
 #define TR_MAX_LOST (1 << 24)
+#define TR_MAX_BLOCKS (1 << 20)
 
 void task_result_clear(task_result *r) {
     free(r->data);
     free(r->accs);
     free(r->lost_maps);
+    free(r->blocks);
     r->data = NULL;
     r->accs = NULL;
     r->lost_maps = NULL;
+    r->blocks = NULL;
+    r->nblocks = 0;
     r->len = 0;
     r->naccs = 0;
     r->nlost = 0;
@@ -53,6 +57,11 @@ int taskresult_encode(const task_result *r, ebuf *out) {
     const int64_t *m = (const int64_t *)&r->m;
     bad = bad || msgpack_pack_array(&pk, TASK_METRICS_N);
     for (int i = 0; i < TASK_METRICS_N && !bad; i++) bad = msgpack_pack_int64(&pk, m[i]);
+    bad = bad || msgpack_pack_array(&pk, r->nblocks);
+    for (uint32_t i = 0; i < r->nblocks && !bad; i++)
+        bad = msgpack_pack_array(&pk, 4) || msgpack_pack_int32(&pk, r->blocks[i].rdd) ||
+              msgpack_pack_int32(&pk, r->blocks[i].part) || msgpack_pack_int64(&pk, r->blocks[i].mem) ||
+              msgpack_pack_int64(&pk, r->blocks[i].disk);
     if (bad) {
         out->len = start;
         return em__seterr(EM_ENOMEM, "task result: out of memory encoding");
@@ -167,6 +176,25 @@ int taskresult_decode(const uint8_t *p, size_t len, task_result *r) {
             rc = em__seterr(EM_EPROTO, "task result: task metric %d is negative or not an integer", i);
             goto out;
         }
+    if (f[17].type != MSGPACK_OBJECT_ARRAY || f[17].via.array.size > TR_MAX_BLOCKS) { rc = field_bad("cached blocks"); goto out; }
+    if (f[17].via.array.size) {
+        uint32_t n = f[17].via.array.size;
+        if (!(r->blocks = calloc(n, sizeof *r->blocks))) { rc = em__seterr(EM_ENOMEM, "task result: out of memory"); goto out; }
+        for (uint32_t i = 0; i < n; i++) {
+            const msgpack_object *a = &f[17].via.array.ptr[i];
+            int64_t rdd, part;
+            if (a->type != MSGPACK_OBJECT_ARRAY || a->via.array.size != 4 ||
+                get_i64(&a->via.array.ptr[0], 0, INT32_MAX, &rdd) || get_i64(&a->via.array.ptr[1], 0, INT32_MAX, &part) ||
+                get_i64(&a->via.array.ptr[2], 0, INT64_MAX, &r->blocks[i].mem) ||
+                get_i64(&a->via.array.ptr[3], 0, INT64_MAX, &r->blocks[i].disk)) {
+                rc = field_bad("cached blocks");
+                goto out;
+            }
+            r->blocks[i].rdd = (int32_t)rdd;
+            r->blocks[i].part = (int32_t)part;
+        }
+        r->nblocks = n;
+    }
 out:
     msgpack_unpacked_destroy(&u);
     if (rc) task_result_clear(r);

@@ -16,6 +16,13 @@ typedef struct acc_update {
     double f;
 } acc_update;
 
+/* A partition the attempt cached (Spark's "Updated Blocks"): the block
+ * rdd_<rdd>_<part> as its executor's store holds it, in memory or in a file. */
+typedef struct cached_block {
+    int32_t rdd, part;
+    int64_t mem, disk;    /* bytes in memory, bytes of the file on disk */
+} cached_block;
+
 typedef struct task_result {
     uint64_t task_id;
     int status;            /* 0, or the negative code the task failed with */
@@ -42,17 +49,20 @@ typedef struct task_result {
     task_metrics m;          /* Spark's task metrics of the attempt, as the
                                 runner measured them (runner.h); zeros for
                                 an attempt that never ran */
+    cached_block *blocks;    /* the partitions it cached, malloc'd */
+    uint32_t nblocks;
 } task_result;
 
-void task_result_clear(task_result *r); /* frees data, accs and lost_maps */
+void task_result_clear(task_result *r); /* frees data, accs, lost_maps and blocks */
 
 /* The wire form of a result (cluster mode: an executor's M_TASK_ENDED), a
- * msgpack array of every field but task_id, the metrics last as an array
- * of TASK_METRICS_N integers in task_metrics' order.  Encode appends to
+ * msgpack array of every field but task_id, the metrics as an array of
+ * TASK_METRICS_N integers in task_metrics' order, then the cached blocks
+ * as [rdd, part, mem, disk] arrays.  Encode appends to
  * out: 0 or EM_ENOMEM.  Decode trusts nothing (mpcheck first, every
  * field's type and size checked, a metric that is negative or not an
- * integer refused): 0, or EM_EPROTO naming the field; r's data, accs and
- * lost_maps are malloc'd copies (task_result_clear frees them) and task_id
+ * integer refused): 0, or EM_EPROTO naming the field; r's data, accs,
+ * lost_maps and blocks are malloc'd copies (task_result_clear frees them) and task_id
  * is left as it was. */
 #include "buf.h"
 int taskresult_encode(const task_result *r, ebuf *out);

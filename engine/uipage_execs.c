@@ -1,8 +1,9 @@
 /*
  * uipage_execs.c -- the executors page (/executors/): the totals of the
  * active, the dead and all executors, then a row per executor (the
- * driver's block manager among them) with its state, cores, tasks, task
- * time, input, shuffle and links to its logs when it has them.
+ * driver's block manager among them) with its state, the cached
+ * partitions it holds and their memory and disk, cores, tasks, task time,
+ * input, shuffle and links to its logs when it has them.
  */
 #include <stdio.h>
 #include <string.h>
@@ -39,9 +40,10 @@ int uipage_executors(uipage *u) {
     static const char *const shdr[] = {"", "Executors", "Cores", "Active Tasks", "Failed Tasks",
                                        "Complete Tasks", "Total Tasks", "Task Time", "Input",
                                        "Shuffle Read", "Shuffle Write"};
-    static const char *const hdr[] = {"Executor ID", "Address", "Status", "Cores", "Active Tasks",
+    static const char *const hdr[] = {"Executor ID",  "Address",        "Status",      "RDD Blocks",
+                                      "Storage Memory", "Disk Used",    "Cores",       "Active Tasks",
                                       "Failed Tasks", "Complete Tasks", "Total Tasks", "Task Time",
-                                      "Input", "Shuffle Read", "Shuffle Write", "Logs"};
+                                      "Input",        "Shuffle Read",   "Shuffle Write", "Logs"};
     totals act = {0}, dead = {0}, all = {0};
     for (const st_exec *x = status_execs(u->st); x; x = x->next) {
         add(x->active ? &act : &dead, x);
@@ -55,7 +57,7 @@ int uipage_executors(uipage *u) {
     for (int i = 0; i < 3 && !rc; i++)
         rc = html_row_begin(b) || html_cell(b, names[i]) || html_cell_i64(b, rows[i]->n) || counts(b, rows[i]) ||
              html_row_end(b);
-    rc = rc || html_table_end(b) || html_heading(b, NULL, "Executors") || html_table_begin(b, "executors", hdr, 13);
+    rc = rc || html_table_end(b) || html_heading(b, NULL, "Executors") || html_table_begin(b, "executors", hdr, 16);
     for (const st_exec *x = status_execs(u->st); x && !rc; x = x->next) {
         char addr[96];
         if (x->port) snprintf(addr, sizeof addr, "%s:%d", x->host, x->port);
@@ -66,7 +68,11 @@ int uipage_executors(uipage *u) {
              html_cell(b, addr) || html_raw(b, "<td>") || html_text(b, x->active ? "Active" : "Dead");
         if (!rc && !x->active && x->remove_reason)
             rc = html_raw(b, "<div class=\"sub\">") || html_text(b, x->remove_reason) || html_raw(b, "</div>");
-        rc = rc || html_raw(b, "</td>") || counts(b, &one) || html_raw(b, "<td>");
+        char used[HTML_FMT_MAX], max[HTML_FMT_MAX], mem[2 * HTML_FMT_MAX + 8];
+        html_fmt_bytes(x->mem_used, used, sizeof used);
+        snprintf(mem, sizeof mem, "%s / %s", used, html_fmt_bytes(x->max_mem, max, sizeof max));
+        rc = rc || html_raw(b, "</td>") || html_cell_i64(b, x->rdd_blocks) || html_cell_sorted(b, mem, x->mem_used) ||
+             up_cell_bytes(b, x->disk_used) || counts(b, &one) || html_raw(b, "<td>");
         if (!rc && x->stdout_url) rc = html_link(b, x->stdout_url, "stdout") || html_raw(b, " ");
         if (!rc && x->stderr_url) rc = html_link(b, x->stderr_url, "stderr");
         rc = rc || html_raw(b, "</td>") || html_row_end(b);

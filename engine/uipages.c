@@ -222,6 +222,7 @@ int uipage_app(const rest_provider *p, const char *app_id, const char *attempt_i
                  {"/stages", uipage_stages},
                  {"/stages/stage", uipage_stage},
                  {"/storage", uipage_storage},
+                 {"/storage/rdd", uipage_rdd},
                  {"/environment", uipage_environment},
                  {"/executors", uipage_executors}};
     int (*fn)(uipage *u) = NULL;
@@ -276,13 +277,13 @@ int uipage_route(const rest_provider *p, int history, const char *path, const ch
     }
     if (!strcmp(path, "/")) return uipage_apps(p, status, body);
     if (strncmp(path, "/history/", 9)) return not_found(status, body, "ember history server", "No such page.");
-    /* /history/<id>[/<attempt>][/<page>...] */
+    /* /history/<id>[/<attempt>][/<page>...], the id and attempt
+     * percent-encoded as the links write them. */
     const char *s = path + 9, *e = strchr(s, '/');
     size_t n = e ? (size_t)(e - s) : strlen(s);
-    char id[256], att[256], base[700];
-    if (!n || n >= sizeof id) return not_found(status, body, "ember history server", "No such application.");
-    memcpy(id, s, n);
-    id[n] = 0;
+    char id[256], att[256];
+    if (!n || urlq_decode_segment(s, n, id, sizeof id) <= 0)
+        return not_found(status, body, "ember history server", "No such application.");
     const char *rest = s + n, *attempt = NULL;
     if (*rest == '/' && rest[1]) {
         const char *a = rest + 1, *ae = strchr(a, '/');
@@ -290,13 +291,16 @@ int uipage_route(const rest_provider *p, int history, const char *path, const ch
         int named = 0;
         for (size_t i = 0; i < sizeof page_names / sizeof *page_names; i++)
             named |= an == strlen(page_names[i]) && !strncmp(a, page_names[i], an);
-        if (!named && an < sizeof att) {
-            memcpy(att, a, an);
-            att[an] = 0;
+        if (!named && urlq_decode_segment(a, an, att, sizeof att) > 0) {
             attempt = att;
             rest = a + an;
         }
     }
-    snprintf(base, sizeof base, "/history/%s%s%s", id, attempt ? "/" : "", attempt ? attempt : "");
-    return uipage_app(p, id, attempt, base, !strcmp(rest, "/") ? "" : rest, query, status, body);
+    /* The links' prefix: the segments encoded again. */
+    ebuf base = EBUF_INIT;
+    int rc = ebuf_append(&base, "/history/", 9) || urlq_encode(&base, id) ||
+             (attempt && (ebuf_append(&base, "/", 1) || urlq_encode(&base, attempt))) || ebuf_append(&base, "", 1);
+    if (!rc) rc = uipage_app(p, id, attempt, (const char *)base.p, !strcmp(rest, "/") ? "" : rest, query, status, body);
+    ebuf_free(&base);
+    return rc ? EM_ENOMEM : 0;
 }

@@ -15,8 +15,9 @@ static int hexval(char c) {
     return -1;
 }
 
-/* Decode s[0, n) into out (cap bytes).  Its length, or -1. */
-static long decode(const char *s, size_t n, char *out, size_t cap) {
+/* Decode s[0, n) into out (cap bytes), '+' a space when plus.  Its
+ * length, or -1. */
+static long decode_as(const char *s, size_t n, char *out, size_t cap, int plus) {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         int c = (unsigned char)s[i];
@@ -27,7 +28,7 @@ static long decode(const char *s, size_t n, char *out, size_t cap) {
             c = a * 16 + b;
             i += 2;
             if (!c) return -1;
-        } else if (c == '+') {
+        } else if (c == '+' && plus) {
             c = ' ';
         }
         if (k + 1 >= cap) return -1;
@@ -36,6 +37,10 @@ static long decode(const char *s, size_t n, char *out, size_t cap) {
     if (cap) out[k] = 0;
     return (long)k;
 }
+
+static long decode(const char *s, size_t n, char *out, size_t cap) { return decode_as(s, n, out, cap, 1); }
+
+long urlq_decode_segment(const char *s, size_t n, char *out, size_t cap) { return decode_as(s, n, out, cap, 0); }
 
 int urlq_get(const char *q, size_t qlen, const char *name, char *out, size_t cap) {
     char key[256];

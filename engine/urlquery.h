@@ -17,6 +17,10 @@
  * followed by two hex digits, a decoded NUL) or does not fit in cap - 1
  * bytes.  A parameter without '=' has the empty value. */
 int urlq_get(const char *q, size_t qlen, const char *name, char *out, size_t cap);
+/* A path segment s[0, n) percent-decoded into out (cap bytes,
+ * NUL-terminated; '+' stays '+').  Its length, or -1 when an escape is
+ * bad, decodes to NUL, or the result does not fit in cap - 1 bytes. */
+long urlq_decode_segment(const char *s, size_t n, char *out, size_t cap);
 /* s percent-encoded for a query value or a path segment (all but
  * A-Z a-z 0-9 - _ . ~ encoded), appended to b.  0 or EM_ENOMEM. */
 int urlq_encode(ebuf *b, const char *s);

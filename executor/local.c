@@ -137,6 +137,8 @@ static int l_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int
     t->ev.res.data = NULL;
     t->ev.res.accs = NULL;
     t->ev.res.lost_maps = NULL;
+    t->ev.res.blocks = NULL;
+    t->ev.res.nblocks = 0;
     t->next = t->prev = NULL;
     t->id = task_id;
     t->exec = exec == BE_ANY_EXEC ? 0 : exec;

@@ -585,8 +585,10 @@ static int end_tee(epipe *p) {
     if (!t->keep.p && bb_reserve(&t->keep, 1)) return em__seterr(EM_ENOMEM, "cache: out of memory");
     bb_shrink(&t->keep); /* a reused mapping may be far larger than the partition */
     p->state = NULL; /* the store owns the buffer from here, whatever it returns */
-    return bs_put_shared(p->run->env->store, p->node->cache_key, p->node->rdd_id, p->node->partition, p->node->level,
-                         t->keep.p, t->keep.len, release_tee, t);
+    int rc = bs_put_shared(p->run->env->store, p->node->cache_key, p->node->rdd_id, p->node->partition,
+                           p->node->level, t->keep.p, t->keep.len, release_tee, t);
+    if (!rc) run_note_cached(p->run, p->node);
+    return rc;
 }
 
 static void free_tee(epipe *p) {

@@ -90,6 +90,10 @@ epipe *cogroup_pipe_new(task_run *run, const plan_node *n, epipe *next);
 void cogroup_pipe_side(epipe *p, int side);
 epipe *sink_pipe_new(task_run *run, const plan_sink *s);
 epipe *cache_tee_new(task_run *run, const plan_node *n, epipe *next);
+/* After n's partition went into the block store: the block, as the store
+ * holds it, joins the result's cached blocks (out of memory it is left
+ * out: the UI's storage figures miss it, the task goes on). */
+void run_note_cached(task_run *run, const plan_node *n);
 /* The pipe that holds a paired operator's second input (in paired's
  * buf2) before its first streams through paired. */
 epipe *paired_side_new(epipe *paired);

@@ -89,6 +89,18 @@ static void add_input(task_run *run, uint64_t bytes, uint64_t records) {
     run->res->m.in_records += (int64_t)records;
 }
 
+void run_note_cached(task_run *run, const plan_node *n) {
+    task_result *r = run->res;
+    cached_block b = {.rdd = n->rdd_id, .part = n->partition};
+    if (bs_sizes(run->env->store, n->cache_key, n->rdd_id, n->partition, &b.mem, &b.disk)) return;
+    for (uint32_t i = 0; i < r->nblocks; i++)
+        if (r->blocks[i].rdd == b.rdd && r->blocks[i].part == b.part) return;
+    cached_block *g = realloc(r->blocks, sizeof *g * (r->nblocks + 1));
+    if (!g) return;
+    r->blocks = g;
+    r->blocks[r->nblocks++] = b;
+}
+
 /* A range's values are made, not read: input records, no bytes. */
 static int drive_range(task_run *run, const plan_node *n, epipe *down) {
     uint8_t b[8];
@@ -212,6 +224,7 @@ static int cache_recs(task_run *run, const plan_node *n, const plan_node *c, epi
     sp.hold = NULL; /* the store's now, whatever it returned */
     sp.own = NULL;
     if (rc) return rc;
+    run_note_cached(run, n);
     block *b = bs_get(bs, n->cache_key, n->rdd_id, n->partition);
     if (!b) return drive_recs(run, c, down); /* a disk block that did not read back */
     rc = drive_block(run, b, down);

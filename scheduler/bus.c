@@ -198,7 +198,8 @@ enum { QUEUE, DROP };
  * end of a task whose start was dropped is dropped too, so that a
  * consumer sees both or neither (the ends of the starts it saw come, and
  * there are no more of those than the queue held).  The other events
- * (jobs, stages, executors, the application) are few, and a consumer
+ * (jobs, stages, executors, the application, a block update per partition
+ * cached) are few, and a consumer
  * that missed one would keep a job running or an executor alive forever:
  * they are always queued.  Under b->mu. */
 static int when_full(lbus *b, const app_event *e) {

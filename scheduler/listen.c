@@ -352,6 +352,27 @@ void lis_task_end(dag *d, stage *s, const attempt_rec *a, int part, const sched_
     lbus_post(d->bus, e);
 }
 
+void lis_blocks_cached(dag *d, const sched_event *ev) {
+    if (!d->bus) return;
+    for (uint32_t i = 0; i < ev->res.nblocks; i++) {
+        const cached_block *b = &ev->res.blocks[i];
+        app_event *e = app_event_new(AE_BLOCK_UPDATED);
+        if (!e) return;
+        exec_name(d, ev->exec, e->exec.id, sizeof e->exec.id);
+        exec_host(d, ev->exec, e->exec.host, sizeof e->exec.host);
+        e->rdd_id = b->rdd;
+        e->block_part = b->part;
+        /* Where the store put it: a disk block's file has a header, so
+         * its size is never 0; an empty partition in memory is 0 bytes. */
+        e->block_level.use_disk = b->disk > 0;
+        e->block_level.use_memory = b->disk == 0;
+        e->block_level.replication = 1;
+        e->block_mem = b->mem;
+        e->block_disk = b->disk;
+        lbus_post(d->bus, e);
+    }
+}
+
 void lis_exec_added(dag *d, const sched_event *ev) {
     if (!d->bus) return;
     app_event *e = app_event_new(AE_EXEC_ADDED);

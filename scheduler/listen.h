@@ -31,6 +31,9 @@ void lis_stage_submitted(dag *d, stage *s);
 void lis_stage_completed(dag *d, stage *s, const char *why);
 void lis_task_start(dag *d, stage *s, const attempt_rec *a, int part);
 void lis_task_end(dag *d, stage *s, const attempt_rec *a, int part, const sched_event *ev);
+/* The partitions an attempt cached (its result's blocks), one
+ * BlockUpdated each, before its TaskEnd. */
+void lis_blocks_cached(dag *d, const sched_event *ev);
 void lis_exec_added(dag *d, const sched_event *ev);
 void lis_exec_lost(dag *d, const sched_event *ev);
 

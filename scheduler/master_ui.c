@@ -136,3 +136,30 @@ int master_ui_metrics(const master *m, ebuf *out) {
            prom_spark_gauge(out, "master", "apps", "Applications running or waiting.", (double)apps) ||
            prom_spark_gauge(out, "master", "waitingApps", "Applications waiting for executors.", (double)waiting);
 }
+
+/* name with every byte a metric name may not hold made '_'. */
+static void metric_part(const char *name, char *out, size_t cap) {
+    size_t k = 0;
+    for (const char *c = name ? name : ""; *c && k + 1 < cap; c++)
+        out[k++] = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ? *c : '_';
+    out[k] = 0;
+}
+
+int master_ui_app_metrics(const master *m, uint64_t now_ms, uint64_t wall_ms, ebuf *out) {
+    int64_t epoch = (int64_t)wall_ms - (int64_t)now_ms;
+    int rc = 0;
+    for (int i = 0; i < master_napps(m) && !rc; i++) {
+        master_app_view a;
+        master_app_at(m, i, &a);
+        if (a.done) continue;
+        char name[128], key[200];
+        metric_part(a.name, name, sizeof name);
+        snprintf(key, sizeof key, "%s_%lld_runtime_ms", name, (long long)((int64_t)a.start_ms + epoch));
+        rc = prom_spark_gauge(out, "application", key, "How long the application has run, ms.",
+                              (double)(now_ms - a.start_ms));
+        snprintf(key, sizeof key, "%s_%lld_cores", name, (long long)((int64_t)a.start_ms + epoch));
+        rc = rc || prom_spark_gauge(out, "application", key, "Cores granted to the application's executors.",
+                                    (double)a.cores_granted);
+    }
+    return rc;
+}

@@ -25,5 +25,13 @@ int master_ui_page(const master *m, const char *url, uint64_t now_ms, uint64_t w
  *   and waiting) and waitingApps,
  * each family with its # HELP and # TYPE gauge lines.  0 or EM_ENOMEM. */
 int master_ui_metrics(const master *m, ebuf *out);
+/* The running and waiting applications as Spark's application source
+ * writes them (/metrics/applications/prometheus):
+ *   metrics_application_<name>_<start>_runtime_ms_Number{type="gauges"}
+ * and _cores (granted), _Value too; <name> is the application's name with
+ * every byte but a letter or digit made '_', <start> its start in epoch
+ * ms.  now_ms is the master's clock, wall_ms the time of day.  0 or
+ * EM_ENOMEM. */
+int master_ui_app_metrics(const master *m, uint64_t now_ms, uint64_t wall_ms, ebuf *out);
 
 #endif

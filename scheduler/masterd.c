@@ -465,6 +465,10 @@ static int status_answer(void *ud, const http_req *r, int *status, const char **
         *ctype = PROM_CTYPE;
         return master_ui_metrics(d->m, body);
     }
+    if (d->prom && !strcmp(r->path, "/metrics/applications/prometheus")) {
+        *ctype = PROM_CTYPE;
+        return master_ui_app_metrics(d->m, now_ms(), wall_ms(), body);
+    }
     *status = 404;
     return ebuf_append(body, "not found\n", 10);
 }
@@ -522,8 +526,8 @@ static const char usage[] =
     "  Runs the cluster master: workers and applications connect to HOST:PORT\n"
     "  (default 127.0.0.1:7077), its state is served on HOST:WEBUI_PORT (default\n"
     "  8080) as /json and a page at /.  PORT 0: any free port (the log line says\n"
-    "  which).  ember.ui.prometheus.enabled (false) adds /metrics/master/prometheus\n"
-    "  and /metrics/prometheus.\n"
+    "  which).  ember.ui.prometheus.enabled (false) adds /metrics/master/prometheus,\n"
+    "  /metrics/prometheus and /metrics/applications/prometheus.\n"
     "  Settings: ember.worker.timeout (10s), ember.deploy.spreadOut (true),\n"
     "  ember.deploy.maxExecutorRetries (10: executors failed in a row before an\n"
     "  application with none running is removed; -1: never),\n"

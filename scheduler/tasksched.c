@@ -666,6 +666,7 @@ int ts_task_ended(dag *d, sched_event *ev) {
     if (s->state[idx] == T_RUNNING && !s->nrun[idx] && (!s->job || s->dropped))
         s->state[idx] = T_PENDING; /* no job to rerun it: pending when one comes */
     account(d, s, ev);
+    lis_blocks_cached(d, ev);
     lis_task_end(d, s, a, s->shuffled ? idx : job_part(j, idx), ev);
     /* An output that cannot be registered (a failed or killed attempt, a
      * late duplicate, a dropped shuffle) goes first; then the attempt stops

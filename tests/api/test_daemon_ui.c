@@ -262,8 +262,21 @@ static int check_metrics(pair *k) {
             gauge_is(&d, "metrics_master_workers_Number", 1) && gauge_is(&d, "metrics_master_aliveWorkers_Value", 1) &&
             gauge_is(&d, "metrics_master_apps_Value", 1) && gauge_is(&d, "metrics_master_waitingApps_Value", 0));
     }
-    REQ(!http_get(k->wport, "/metrics/prometheus", &a));
+    /* The running application: its run time and its 2 cores. */
+    REQ(!http_get(k->webport, "/metrics/applications/prometheus", &a));
     int ok = a.status == 200 && !prom_parse(a.body, a.len, &d);
+    if (!ok) fprintf(stderr, "  application metrics: %d: %s\n%s\n", a.status, em_errmsg(), a.body);
+    answer_free(&a);
+    REQ(ok);
+    int cores = 0, runtime = 0;
+    for (size_t i = 0; i < d.n; i++) {
+        size_t n = strlen(d.m[i].name);
+        cores += n > 12 && !strcmp(d.m[i].name + n - 12, "_cores_Value") && d.m[i].value == 2;
+        runtime += n > 17 && !strcmp(d.m[i].name + n - 17, "_runtime_ms_Value") && d.m[i].value > 0;
+    }
+    REQ(d.n == 4 && cores == 1 && runtime == 1 && !strncmp(d.m[0].name, "metrics_application_", 20));
+    REQ(!http_get(k->wport, "/metrics/prometheus", &a));
+    ok = a.status == 200 && !prom_parse(a.body, a.len, &d);
     if (!ok) fprintf(stderr, "  worker metrics: %d: %s\n%s\n", a.status, em_errmsg(), a.body);
     answer_free(&a);
     REQ(ok);
@@ -322,8 +335,9 @@ TEST(daemon_ui_metrics_off_by_default) {
     pair k;
     int ok = start_pair(&k, 0, "off");
     answer a;
-    static const char *const master_paths[] = {"/metrics/master/prometheus", "/metrics/prometheus"};
-    for (int i = 0; ok && i < 2; i++) {
+    static const char *const master_paths[] = {"/metrics/master/prometheus", "/metrics/prometheus",
+                                               "/metrics/applications/prometheus"};
+    for (int i = 0; ok && i < 3; i++) {
         ok = !http_get(k.webport, master_paths[i], &a) && a.status == 404;
         answer_free(&a);
     }

@@ -474,38 +474,113 @@ TEST(obs_history_reads_spark_logs) {
     stop_pid(pid);
 }
 
-/* The storage list: a persisted RDD appears once computed, with every
- * partition cached, and goes when it is unpersisted. */
-TEST(obs_storage_follows_persist_and_unpersist) {
+/* What the storage and executor endpoints say of cached data, summed. */
+typedef struct held {
+    int64_t rdds, parts, mem, disk;      /* /storage/rdd */
+    int64_t x_blocks, x_mem, x_disk, x_input; /* /allexecutors */
+} held;
+
+static int read_held(int port, const char *app, held *h) {
+    json_doc d = JSON_DOC_INIT;
+    memset(h, 0, sizeof *h);
+    int rc = api(port, app, "/storage/rdd", &d);
+    for (const json_node *r = rc ? NULL : json_first(&d, json_root(&d)); r; r = json_next(&d, r)) {
+        h->rdds++;
+        h->parts += jint(&d, r, "numCachedPartitions");
+        h->mem += jint(&d, r, "memoryUsed");
+        h->disk += jint(&d, r, "diskUsed");
+    }
+    if (!rc) rc = api(port, app, "/allexecutors", &d);
+    for (const json_node *x = rc ? NULL : json_first(&d, json_root(&d)); x; x = json_next(&d, x)) {
+        h->x_blocks += jint(&d, x, "rddBlocks");
+        h->x_mem += jint(&d, x, "memoryUsed");
+        h->x_disk += jint(&d, x, "diskUsed");
+        h->x_input += jint(&d, x, "totalInputBytes");
+    }
+    json_doc_free(&d);
+    return rc;
+}
+
+/* Poll until the API shows want_parts cached partitions and the executors
+ * have read want_input bytes (the listener bus hands events on after the
+ * action returns). */
+static int wait_held(int port, const char *app, int64_t want_parts, int64_t want_input, held *h) {
+    for (int i = 0; i < 500; i++) {
+        if (read_held(port, app, h) == 0 && h->parts == want_parts && h->x_blocks == want_parts &&
+            (want_input < 0 || h->x_input == want_input))
+            return 0;
+        sleep_ms(20);
+    }
+    fprintf(stderr, "  api: %lld rdds, %lld partitions, %lld B in memory, %lld B on disk; executors: %lld blocks, "
+            "%lld B, %lld B, %lld input bytes\n", (long long)h->rdds, (long long)h->parts, (long long)h->mem,
+            (long long)h->disk, (long long)h->x_blocks, (long long)h->x_mem, (long long)h->x_disk,
+            (long long)h->x_input);
+    return -1;
+}
+
+/* The storage page's figures: a persisted RDD appears once computed, with
+ * every partition cached and its size in memory (MEMORY_ONLY) or on disk
+ * (DISK_ONLY, each block file a 24-byte header and the records), the same
+ * bytes a second action then reads from the cache (its input bytes); the
+ * executors hold what the RDDs hold; all of it goes when the RDD is
+ * unpersisted. */
+TEST(obs_storage_sizes_follow_persist_and_unpersist) {
     em_ctx *c = open_test_ctx();
     CHECK(c);
     int port = ui_port_of(c);
-    em_rdd *r = em_persist(em_map(em_range(c, 0, 1000, 1, 4), same, NULL, 0), EM_MEMORY_ONLY);
-    int64_t n = 0;
-    CHECK_OK(em_count(r, &n));
-    CHECK_EQ_I64(n, 1000);
-    em_stats st;
-    wait_no_tasks(c, &st);
     json_doc d = JSON_DOC_INIT;
-    char app[128];
-    CHECK(http_get_json(port, "/api/v1/applications", &d) == 0);
-    snprintf(app, sizeof app, "%s", jstr(&d, json_at(&d, json_root(&d), 0), "id"));
-    int64_t rdds = 0, cached = 0;
-    for (int i = 0; i < 500 && rdds != 1; i++) {
-        if (api(port, app, "/storage/rdd", &d) == 0) {
-            rdds = count(&d, json_root(&d));
-            cached = rdds ? jint(&d, json_at(&d, json_root(&d), 0), "numCachedPartitions") : 0;
+    char app[128] = "";
+    for (int i = 0; i < 500 && !app[0]; i++) { /* the application's start reaches the UI */
+        if (http_get_json(port, "/api/v1/applications", &d) == 0 && count(&d, json_root(&d)) == 1)
+            snprintf(app, sizeof app, "%s", jstr(&d, json_at(&d, json_root(&d), 0), "id"));
+        if (!app[0]) sleep_ms(20);
+    }
+    CHECK(app[0]);
+    held h;
+    int64_t input = 0;
+    for (int disk = 0; disk < 2; disk++) {
+        em_rdd *r = em_persist(em_map(em_range(c, 0, 1000, 1, 4), same, NULL, 0), disk ? EM_DISK_ONLY : EM_MEMORY_ONLY);
+        int64_t n = 0;
+        CHECK_OK(em_count(r, &n)); /* computes and caches: a range has no input bytes */
+        CHECK_EQ_I64(n, 1000);
+        CHECK_OK(wait_held(port, app, 4, input, &h));
+        CHECK_EQ_I64(h.rdds, 1);
+        int64_t bytes = disk ? h.disk : h.mem;
+        CHECK(bytes > 1000 * 8);
+        CHECK_EQ_I64(disk ? h.mem : h.disk, 0);
+        CHECK_EQ_I64(h.x_blocks, 4);
+        CHECK_EQ_I64(h.x_mem, h.mem);
+        CHECK_EQ_I64(h.x_disk, h.disk);
+        /* The RDD's own endpoint: four partitions, on the executors that
+         * hold their bytes. */
+        char path[64];
+        CHECK(api(port, app, "/storage/rdd", &d) == 0);
+        snprintf(path, sizeof path, "/storage/rdd/%lld", (long long)jint(&d, json_at(&d, json_root(&d), 0), "id"));
+        CHECK(api(port, app, path, &d) == 0);
+        const json_node *parts = json_get(&d, json_root(&d), "partitions");
+        CHECK_EQ_I64(count(&d, parts), 4);
+        int64_t sum = 0;
+        for (const json_node *p = json_first(&d, parts); p; p = json_next(&d, p)) {
+            sum += jint(&d, p, disk ? "diskUsed" : "memoryUsed");
+            CHECK_EQ_I64(count(&d, json_get(&d, p, "executors")), 1);
+            CHECK_STR_CONTAINS(jstr(&d, p, "storageLevel"), disk ? "Disk" : "Memory");
         }
-        if (rdds != 1) sleep_ms(20);
+        CHECK_EQ_I64(sum, bytes);
+        sum = 0;
+        const json_node *dist = json_get(&d, json_root(&d), "dataDistribution");
+        for (const json_node *x = json_first(&d, dist); x; x = json_next(&d, x))
+            sum += jint(&d, x, disk ? "diskUsed" : "memoryUsed");
+        CHECK_EQ_I64(sum, bytes);
+        /* A second action reads the cached blocks: their records' bytes. */
+        CHECK_OK(em_count(r, &n));
+        input += bytes - (disk ? 4 * 24 : 0);
+        CHECK_OK(wait_held(port, app, 4, input, &h));
+        CHECK_OK(em_unpersist(r));
+        CHECK_OK(wait_held(port, app, 0, -1, &h));
+        CHECK_EQ_I64(h.rdds, 0);
+        CHECK_EQ_I64(h.x_mem + h.x_disk, 0);
+        em_rdd_release(r);
     }
-    CHECK_EQ_I64(rdds, 1);
-    CHECK_EQ_I64(cached, 4);
-    CHECK_OK(em_unpersist(r));
-    for (int i = 0; i < 500 && rdds; i++) {
-        if (api(port, app, "/storage/rdd", &d) == 0) rdds = count(&d, json_root(&d));
-        if (rdds) sleep_ms(20);
-    }
-    CHECK_EQ_I64(rdds, 0);
     json_doc_free(&d);
     em_close(c);
 }

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (rc) {
         FZ_CHECK((rc == EM_EPROTO && strstr(em_errmsg(), "task result")) || rc == EM_ENOMEM, "rc %d: %s", rc,
                  em_errmsg());
-        FZ_CHECK(!r.data && !r.accs && !r.lost_maps, "a refused result kept memory");
+        FZ_CHECK(!r.data && !r.accs && !r.lost_maps && !r.blocks, "a refused result kept memory");
         return 0;
     }
     FZ_CHECK(r.task_id == 7, "task id changed");
@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  r2.input_bytes == r.input_bytes && r2.shuffle_bytes == r.shuffle_bytes &&
                  r2.shuffle_records == r.shuffle_records && r2.spills == r.spills && r2.cache_hits == r.cache_hits &&
                  r2.segs_fetched == r.segs_fetched && r2.segs_host_local == r.segs_host_local &&
-                 r2.nlost == r.nlost && !strcmp(r2.errmsg, r.errmsg) && !strcmp(r2.loc, r.loc),
+                 r2.nlost == r.nlost && r2.nblocks == r.nblocks && !strcmp(r2.errmsg, r.errmsg) && !strcmp(r2.loc, r.loc),
              "a field changed");
     FZ_CHECK(!r.len || !memcmp(r.data, r2.data, r.len), "data changed");
     const int64_t *m = (const int64_t *)&r.m, *m2 = (const int64_t *)&r2.m;
@@ -52,6 +52,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  "accumulator %d changed", i);
     for (uint32_t i = 0; i < r.nlost; i++)
         FZ_CHECK(r.lost_maps[i] >= 0 && r.lost_maps[i] == r2.lost_maps[i], "lost map %u changed", i);
+    for (uint32_t i = 0; i < r.nblocks; i++)
+        FZ_CHECK(r.blocks[i].rdd >= 0 && r.blocks[i].part >= 0 && r.blocks[i].mem >= 0 && r.blocks[i].disk >= 0 &&
+                     !memcmp(&r.blocks[i], &r2.blocks[i], sizeof r.blocks[i]),
+                 "cached block %u changed or out of range", i);
     task_result_clear(&r);
     task_result_clear(&r2);
     ebuf_free(&out);

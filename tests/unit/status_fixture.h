@@ -64,6 +64,20 @@ static void fx_exec(status_store *st, ae_kind k, const char *id, const char *hos
     status_on_event(st, &e);
 }
 
+/* A block update: on_disk 0 in memory, 1 on disk, 2 removed. */
+static inline void fx_block(status_store *st, const char *exec, int rdd, int part, int on_disk, int64_t bytes) {
+    app_event e = fx_ev(AE_BLOCK_UPDATED, FIX_T0);
+    snprintf(e.exec.id, sizeof e.exec.id, "%s", exec);
+    e.rdd_id = rdd;
+    e.block_part = part;
+    e.block_level.use_disk = on_disk == 1;
+    e.block_level.use_memory = on_disk == 0;
+    e.block_level.replication = 1;
+    if (on_disk == 1) e.block_disk = bytes;
+    else if (on_disk == 0) e.block_mem = bytes;
+    status_on_event(st, &e);
+}
+
 static ae_rdd fx_rdds0[2] = {
     {.id = 1, .name = (char *)"words", .storage = {0, 1, 0, 1, 1}, .nparts = 4},
     {.id = 0, .name = (char *)"lines", .nparts = 4},

@@ -23,6 +23,7 @@
 #include "eventlog.h"
 #include "eventlog_json.h"
 #include "eventlog_reader.h"
+#include "history.h"
 
 /* tests/data/eventlogs/NAME, found from this file's own path. */
 static const char *data(const char *name) {
@@ -182,6 +183,16 @@ static app_event *sample(ae_kind k, ae_reason reason) {
         e->exec.port = 40123;
         e->max_mem = 1LL << 30;
         break;
+    case AE_BLOCK_UPDATED:
+        strcpy(e->exec.id, "3");
+        strcpy(e->exec.host, "10.1.2.5");
+        e->exec.port = 40124;
+        e->rdd_id = 12;
+        e->block_part = 345;
+        e->block_level.use_disk = 1;
+        e->block_level.replication = 1;
+        e->block_disk = 5000000000LL;
+        break;
     case AE_OTHER: e->other = sdup("org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd"); break;
     default: break;
     }
@@ -239,6 +250,16 @@ TEST(eventlog_json_round_trip_every_kind) {
             }
             if (k == AE_ENV_UPDATE)
                 for (int s = 0; s < AE_ENV_SECTIONS; s++) CHECK_EQ_I64(b->nprops[s], s + 1);
+            if (k == AE_BLOCK_UPDATED) {
+                CHECK_STR_CONTAINS(text(&w), "\"Block Updated Info\":{\"Block Manager ID\":{\"Executor ID\":\"3\","
+                                             "\"Host\":\"10.1.2.5\",\"Port\":40124},\"Block ID\":\"rdd_12_345\","
+                                             "\"Storage Level\":{\"Use Disk\":true,\"Use Memory\":false,");
+                CHECK_STR_CONTAINS(text(&w), "\"Memory Size\":0,\"Disk Size\":5000000000}}");
+                CHECK_EQ_I64(b->rdd_id, 12);
+                CHECK_EQ_I64(b->block_part, 345);
+                CHECK_EQ_I64(b->block_disk, 5000000000LL);
+                CHECK(!strcmp(b->exec.id, "3"));
+            }
             app_event_free(e);
             app_event_free(b);
         }
@@ -552,6 +573,95 @@ TEST(eventlog_read_inprogress_torn_line) {
     CHECK_EQ_I64(read_all(path, ev, 64), EM_ECORRUPT);
     CHECK_STR_CONTAINS(em_errmsg(), "app-y.zstd: the zstd stream ends");
     free(plain);
+}
+
+static int append_to(const char *path, const void *p, size_t n) {
+    FILE *f = fopen(path, "ab");
+    if (!f) return -1;
+    size_t w = fwrite(p, 1, n, f);
+    return fclose(f) || w != n ? -1 : 0;
+}
+
+/* The jobs the history shows of application id (-1: not found). */
+static int history_jobs(history *h, const char *id, status_store **seen) {
+    rest_provider p;
+    history_provider(h, &p);
+    status_store *st = p.acquire(p.ud, id, NULL);
+    if (!st) return -1;
+    status_rdlock(st);
+    int n = status_njobs(st);
+    status_unlock(st);
+    if (seen) *seen = st;
+    p.release(p.ud, st);
+    return n;
+}
+
+/* A log in progress that grows is read on, into the same store, not
+ * loaded again: a plain file written in pieces (a torn line completed by
+ * the next piece), and a zstd one as the writer flushes it.  Once
+ * finished (renamed), the log is loaded whole under its new name. */
+TEST(eventlog_history_follows_a_log_in_progress) {
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s/follow", test_tmpdir());
+    CHECK(!mkdir(dir, 0700));
+    history_conf hc = {.dir = dir};
+    history *h = history_new(&hc);
+    CHECK(h);
+    int64_t loads, appends;
+    /* Spark 1.6's log: the first job's start (line 6) and half of the
+     * next line, then the rest. */
+    size_t len;
+    char *plain = slurp(data("local-1450000000000"), &len);
+    CHECK(plain);
+    size_t cut = 0;
+    for (int i = 0; i < 6; i++) cut = (size_t)(strchr(plain + cut, '\n') - plain) + 1;
+    cut += 30;
+    snprintf(path, sizeof path, "%s/local-1450000000000.inprogress", dir);
+    CHECK(!spill(path, plain, cut));
+    CHECK_EQ_I64(history_scan(h), 1);
+    status_store *first = NULL, *then = NULL;
+    CHECK_EQ_I64(history_jobs(h, "local-1450000000000", &first), 1);
+    CHECK_EQ_I64(history_scan(h), 0); /* unchanged */
+    CHECK(!append_to(path, plain + cut, len - cut));
+    CHECK_EQ_I64(history_scan(h), 1);
+    CHECK_EQ_I64(history_jobs(h, "local-1450000000000", &then), 2);
+    CHECK(then == first);
+    history_counts(h, &loads, &appends);
+    CHECK_EQ_I64(loads, 1);
+    CHECK_EQ_I64(appends, 1);
+    free(plain);
+    CHECK(!unlink(path));
+    /* zstd, written by the event log writer into the history's directory. */
+    evlog_conf conf = {.dir = dir, .compress = true};
+    evlog *l;
+    CHECK_OK(evlog_open(&conf, "app-20231128-0001", &l));
+    app_event *e = sample(AE_APP_START, AE_SUCCESS);
+    CHECK_OK(evlog_write(l, e));
+    app_event_free(e);
+    for (int job = 0; job < 5; job++) {
+        e = sample(AE_JOB_START, AE_SUCCESS);
+        e->job_id = job;
+        CHECK_OK(evlog_write(l, e));
+        app_event_free(e);
+        e = sample(AE_JOB_END, AE_SUCCESS);
+        e->job_id = job;
+        CHECK_OK(evlog_write(l, e));
+        app_event_free(e);
+        CHECK_OK(evlog_flush(l));
+        CHECK_EQ_I64(history_scan(h), 1);
+        CHECK_EQ_I64(history_jobs(h, "app-20231128-0001", job ? &then : &first), job + 1);
+        CHECK(then == first || !job);
+    }
+    history_counts(h, &loads, &appends);
+    CHECK_EQ_I64(loads, 2);
+    CHECK_EQ_I64(appends, 5);
+    CHECK_OK(evlog_close(l)); /* app-20231128-0001.zstd */
+    CHECK_EQ_I64(history_scan(h), 1);
+    CHECK_EQ_I64(history_count(h), 1);
+    CHECK_EQ_I64(history_jobs(h, "app-20231128-0001", NULL), 5);
+    history_counts(h, &loads, &appends);
+    CHECK_EQ_I64(loads, 3);
+    history_free(h);
 }
 
 TEST(eventlog_read_corrupt_line_names_line_and_field) {

@@ -93,6 +93,20 @@ TEST(master_ui_page_and_metrics) {
             CHECK(x && x->value == want[i].v && !strcmp(x->type, "gauge") && x->help[0]);
         }
     prom_doc_free(&d);
+    /* The applications running or waiting (a1, "big"), not the finished. */
+    b.len = 0;
+    CHECK_OK(master_ui_app_metrics(m, 10000, 1795887989000LL, &b));
+    CHECK_OK(prom_parse((const char *)b.p, b.len, &d));
+    CHECK_EQ_I64(d.n, 8);
+    const prom_metric *x = prom_find(&d, "metrics_application__script_alert_1___script__1795887981000_runtime_ms_Value",
+                                     "type", "gauges");
+    CHECK(x && x->value == 8000);
+    x = prom_find(&d, "metrics_application__script_alert_1___script__1795887981000_cores_Number", "type", "gauges");
+    CHECK(x && x->value == 2);
+    x = prom_find(&d, "metrics_application_big_1795887982000_cores_Value", "type", "gauges");
+    CHECK(x && x->value == 0);
+    CHECK(!strstr(str(&b), "done_"));
+    prom_doc_free(&d);
     ebuf_free(&b);
     master_free(m);
 }

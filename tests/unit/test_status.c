@@ -2,7 +2,8 @@
  * test_status.c -- the status store (engine/status.c): the counts Spark's
  * listener keeps, from status_fixture.h's application (failed, speculative,
  * killed and fetch-failed tasks, a stage retry, a skipped stage, a cached
- * RDD, a removed executor); retention of jobs, stages, tasks and dead
+ * RDD, a removed executor); the cached partitions block updates report;
+ * retention of jobs, stages, tasks and dead
  * executors, with memory flat over 2,000 jobs; a 100,000-task stage.
  */
 #include <malloc.h>
@@ -138,6 +139,77 @@ static void one_job(status_store *st, int i) {
     s.complete_ms = FIX_T0 + i + 1;
     fx_stage_ev(st, AE_STAGE_COMPLETED, s, s.complete_ms);
     fx_job_end(st, i, 0, FIX_T0 + i + 1);
+}
+
+/* Block updates give an RDD's cached partitions, memory and disk, and each
+ * executor's share; over the stage's RDD Info counts, once there are any.
+ * A partition cached on two executors (a speculative copy) counts once;
+ * a lost executor's blocks go; a removed block (no storage level) goes;
+ * a broadcast's block is not an RDD's. */
+TEST(status_block_updates_give_storage) {
+    status_store *st = status_new(NULL);
+    CHECK(st);
+    fx_feed(st); /* RDD 1: 4 of 4 cached, 4096 bytes by its RDD Info; executor 2 removed */
+    fx_exec(st, AE_EXEC_ADDED, "3", "h3", 7003, FIX_T0 + 9500);
+    fx_block(st, "1", 1, 0, 0, 100);
+    fx_block(st, "1", 1, 1, 0, 200);
+    fx_block(st, "3", 1, 1, 0, 200); /* the same partition, a second copy */
+    fx_block(st, "3", 1, 2, 1, 1024);
+    fx_block(st, "1", -1, 0, 0, 5000); /* broadcast_0 */
+    status_rdlock(st);
+    st_rdd *d = status_rdd(st, 1);
+    CHECK(d && d->has_blocks);
+    CHECK_EQ_I64(d->ncached, 3);
+    CHECK_EQ_I64(d->mem, 500);
+    CHECK_EQ_I64(d->disk, 1024);
+    CHECK(!status_rdd(st, -1));
+    st_exec *x1 = status_exec(st, "1"), *x3 = status_exec(st, "3");
+    CHECK(x1 && x3);
+    CHECK(x1->rdd_blocks == 2 && x1->mem_used == 300 && x1->disk_used == 0);
+    CHECK(x3->rdd_blocks == 2 && x3->mem_used == 200 && x3->disk_used == 1024);
+    status_unlock(st);
+    /* A block cached again with another size replaces its record. */
+    fx_block(st, "1", 1, 0, 0, 150);
+    /* A stage's RDD Info no longer sets the counts. */
+    ae_stage s = fx_stage(7, 0, 4);
+    ae_rdd info = fx_rdds0[0];
+    info.ncached = 4;
+    info.mem_size = 4096;
+    s.rdds = &info;
+    s.nrdds = 1;
+    s.submit_ms = FIX_T0 + 9600;
+    fx_stage_ev(st, AE_STAGE_SUBMITTED, s, s.submit_ms);
+    status_rdlock(st);
+    CHECK_EQ_I64(d->ncached, 3);
+    CHECK_EQ_I64(d->mem, 550);
+    status_unlock(st);
+    /* Executor 3 is lost: partition 1 stays (executor 1 holds it), 2 goes. */
+    app_event e = fx_ev(AE_EXEC_REMOVED, FIX_T0 + 9700);
+    snprintf(e.exec.id, sizeof e.exec.id, "3");
+    e.reason = (char *)"lost";
+    status_on_event(st, &e);
+    status_rdlock(st);
+    CHECK_EQ_I64(d->ncached, 2);
+    CHECK_EQ_I64(d->mem, 350);
+    CHECK_EQ_I64(d->disk, 0);
+    CHECK(x3->rdd_blocks == 0 && x3->mem_used == 0 && x3->disk_used == 0);
+    status_unlock(st);
+    /* A block removed (StorageLevel NONE, as Spark reports an eviction). */
+    fx_block(st, "1", 1, 0, 2, 0);
+    status_rdlock(st);
+    CHECK_EQ_I64(d->ncached, 1);
+    CHECK_EQ_I64(d->mem, 200);
+    CHECK(x1->rdd_blocks == 1 && x1->mem_used == 200);
+    status_unlock(st);
+    /* Unpersisted: the RDD goes, and the executors hold nothing. */
+    e = fx_ev(AE_UNPERSIST_RDD, FIX_T0 + 9800);
+    e.rdd_id = 1;
+    status_on_event(st, &e);
+    status_rdlock(st);
+    CHECK(!status_rdd(st, 1));
+    CHECK(x1->rdd_blocks == 0 && x1->mem_used == 0);
+    status_unlock(st);
+    status_free(st);
 }
 
 TEST(status_retains_jobs_and_stays_flat) {

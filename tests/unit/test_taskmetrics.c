@@ -37,30 +37,58 @@ TEST(taskmetrics_wire_round_trip) {
     for (int i = 0; i < TASK_METRICS_N; i++) m[i] = (int64_t)(i + 1) * 1000003 + (int64_t)i * i * i * 977;
     r.m.cpu_ns = INT64_MAX;
     r.m.sr_fetch_wait_ms = 1;
+    cached_block blocks[2] = {{.rdd = 3, .part = 0, .mem = 4096}, {.rdd = INT32_MAX, .part = 7, .disk = INT64_MAX}};
+    r.blocks = blocks;
+    r.nblocks = 2;
     ebuf out = EBUF_INIT;
     CHECK_OK(taskresult_encode(&r, &out));
     memset(&back, 0xff, sizeof back);
     back.data = NULL;
     back.accs = NULL;
     back.lost_maps = NULL;
+    back.blocks = NULL;
     back.task_id = 5;
     CHECK_OK(taskresult_decode(out.p, out.len, &back));
     CHECK_EQ_I64(back.task_id, 5);
     CHECK(!memcmp(&back.m, &r.m, sizeof r.m));
     CHECK_EQ_I64(back.m.cpu_ns, INT64_MAX);
+    CHECK_EQ_I64(back.nblocks, 2);
+    CHECK(!memcmp(back.blocks, blocks, sizeof blocks));
     task_result_clear(&back);
+    CHECK(!back.blocks && !back.nblocks);
+    /* A block with a negative size or partition is refused, nothing kept. */
+    blocks[0].mem = -1;
+    out.len = 0;
+    CHECK_OK(taskresult_encode(&r, &out));
+    CHECK_EQ_I64(taskresult_decode(out.p, out.len, &back), EM_EPROTO);
+    CHECK_STR_CONTAINS(em_errmsg(), "cached blocks");
+    CHECK(!back.blocks && !back.data);
+    blocks[0].mem = 1;
+    blocks[1].part = -2;
+    out.len = 0;
+    CHECK_OK(taskresult_encode(&r, &out));
+    CHECK_EQ_I64(taskresult_decode(out.p, out.len, &back), EM_EPROTO);
+    CHECK_STR_CONTAINS(em_errmsg(), "cached blocks");
     ebuf_free(&out);
 }
 
+/* After patching small_metrics' bytes: the empty cached-blocks array
+ * that follows the metrics. */
+static int blocks_end(ebuf *out) { return ebuf_append(out, "\x90", 1); }
+
 /* The encoding of a result whose metrics are all small (each one byte on
- * the wire, the last TASK_METRICS_N bytes), for patching. */
+ * the wire, the last TASK_METRICS_N bytes), for patching: without the
+ * cached blocks after them, which blocks_end puts back. */
 static int small_metrics(ebuf *out) {
     task_result r;
     memset(&r, 0, sizeof r);
     r.fetch_map = -1;
     int64_t *m = (int64_t *)&r.m;
     for (int i = 0; i < TASK_METRICS_N; i++) m[i] = i + 1;
-    return taskresult_encode(&r, out);
+    int rc = taskresult_encode(&r, out);
+    if (rc || out->p[out->len - 1] != 0x90) return rc ? rc : -1;
+    out->len--;
+    return 0;
 }
 
 /* A metric that is negative, nil, true, a float or a string is refused
@@ -74,6 +102,7 @@ TEST(taskmetrics_wire_refuses_bad_metrics) {
         CHECK_EQ_I64(out.p[out.len - 1], TASK_METRICS_N); /* the last metric */
         out.len--;
         CHECK_OK(ebuf_append(&out, bad[k], bad[k][0] == 0xd0 ? 2 : 1)); /* 0xd0 0x80: int8 -128 */
+        CHECK_OK(blocks_end(&out));
         task_result r;
         memset(&r, 0, sizeof r);
         CHECK_EQ_I64(taskresult_decode(out.p, out.len, &r), EM_EPROTO);
@@ -93,6 +122,7 @@ TEST(taskmetrics_wire_refuses_bad_metrics) {
         static const uint8_t f32[] = {0xca, 0x3f, 0x80, 0, 0}, str[] = {0xa1, 'x'};
         CHECK_OK(k ? ebuf_append(&out, str, sizeof str) : ebuf_append(&out, f32, sizeof f32));
         CHECK_OK(ebuf_append(&out, tail.p, tail.len));
+        CHECK_OK(blocks_end(&out));
         task_result r;
         memset(&r, 0, sizeof r);
         CHECK_EQ_I64(taskresult_decode(out.p, out.len, &r), EM_EPROTO);
@@ -107,6 +137,7 @@ TEST(taskmetrics_wire_refuses_bad_metrics) {
     CHECK(out.p[hdr] == 0xdc && out.p[hdr + 2] == TASK_METRICS_N);
     out.p[hdr + 2] = TASK_METRICS_N - 1;
     out.len--;
+    CHECK_OK(blocks_end(&out));
     task_result r;
     memset(&r, 0, sizeof r);
     CHECK_EQ_I64(taskresult_decode(out.p, out.len, &r), EM_EPROTO);

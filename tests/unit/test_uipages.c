@@ -212,8 +212,26 @@ TEST(uipages_storage_environment_executors) {
     CHECK_EQ_I64(page(&p, 0, "/storage/", &b), 200);
     CHECK(balanced(&b));
     CHECK_EQ_I64(rows(&b, "storage-rdds"), 1);
-    CHECK_STR_CONTAINS((char *)b.p, "<td>words</td><td>Memory Deserialized 1x Replicated</td><td class=\"n\">4</td>"
-                                    "<td data-v=\"100\">100%</td><td data-v=\"4096\">4.0 KiB</td>");
+    CHECK_STR_CONTAINS((char *)b.p, "<td><a href=\"/storage/rdd/?id=1\">words</a></td><td>Memory Deserialized 1x "
+                                    "Replicated</td><td class=\"n\">4</td><td data-v=\"100\">100%</td>"
+                                    "<td data-v=\"4096\">4.0 KiB</td>");
+    /* Block updates: partition 0 on executor 1 and the driver, 3 on disk. */
+    fx_block(st, "1", 1, 0, 0, 2048);
+    fx_block(st, "driver", 1, 0, 0, 2048);
+    fx_block(st, "1", 1, 3, 1, 1048576);
+    CHECK_EQ_I64(page(&p, 0, "/storage/", &b), 200);
+    CHECK_STR_CONTAINS((char *)b.p, "<td class=\"n\">2</td><td data-v=\"50\">50%</td><td data-v=\"4096\">4.0 KiB</td>"
+                                    "<td data-v=\"1048576\">1.0 MiB</td>");
+    CHECK_EQ_I64(page(&p, 0, "/storage/rdd/?id=1", &b), 200);
+    CHECK(balanced(&b));
+    CHECK_STR_CONTAINS((char *)b.p, "<title>RDD Storage Info for words</title>");
+    CHECK_EQ_I64(rows(&b, "rdd-distribution"), 2);
+    CHECK_EQ_I64(rows(&b, "rdd-partitions"), 2);
+    CHECK_STR_CONTAINS((char *)b.p, "<td data-v=\"0\">rdd_1_0</td><td>Memory Serialized 2x Replicated</td>"
+                                    "<td data-v=\"4096\">4.0 KiB</td><td data-v=\"0\"></td><td>1 driver</td>");
+    CHECK_STR_CONTAINS((char *)b.p, "<td data-v=\"3\">rdd_1_3</td><td>Disk Serialized 1x Replicated</td>");
+    CHECK_EQ_I64(page(&p, 0, "/storage/rdd/?id=0", &b), 404);
+    CHECK_EQ_I64(page(&p, 0, "/storage/rdd/", &b), 400);
 
     CHECK_EQ_I64(page(&p, 0, "/environment/", &b), 200);
     CHECK(balanced(&b));
@@ -231,6 +249,9 @@ TEST(uipages_storage_environment_executors) {
     CHECK_STR_CONTAINS((char *)b.p, "lost worker");
     CHECK_STR_CONTAINS((char *)b.p, "<a href=\"http://h1:8081/logPage/?executorId=1&amp;logType=stderr\">stderr</a>");
     CHECK_STR_CONTAINS((char *)b.p, "<td>Total</td><td class=\"n\">3</td>");
+    /* Executor 1's cached blocks: RDD Blocks, Storage Memory, Disk Used. */
+    CHECK_STR_CONTAINS((char *)b.p, "<td class=\"n\">2</td><td data-v=\"2048\">2.0 KiB / 0 B</td>"
+                                    "<td data-v=\"1048576\">1.0 MiB</td>");
     ebuf_free(&b);
     status_free(st);
 }
@@ -296,6 +317,12 @@ TEST(uipages_history_paths) {
     CHECK_EQ_I64(page(&p, 1, "/history/nope/jobs/", &b), 404);
     CHECK_STR_CONTAINS((char *)b.p, "Application nope not found.");
     CHECK(balanced(&b));
+    /* The id percent-encoded, as a link may carry it; a bad escape. */
+    CHECK_EQ_I64(page(&p, 1, "/history/app%2D20261128174629%2d0000/jobs/", &b), 200);
+    CHECK_EQ_I64(rows(&b, "jobs-completed"), 2);
+    CHECK_STR_CONTAINS((char *)b.p, "<a href=\"/history/" FIX_APP "/executors/\">Executors</a>");
+    CHECK_EQ_I64(page(&p, 1, "/history/app%zz/jobs/", &b), 404);
+    CHECK_EQ_I64(page(&p, 1, "/history/app%00/jobs/", &b), 404);
     CHECK_EQ_I64(page(&p, 1, "/jobs/", &b), 404);
     CHECK_EQ_I64(page(&p, 1, "/history/", &b), 404);
     /* A driver with no application yet. */
