@@ -8,7 +8,8 @@ application's finished log.  Every page must load with no error in the
 browser's console; the jobs table has a row per job, the job page's DAG an
 SVG node per stage, the stage page a row per task attempt (the speculative
 copy and the killed original among them), the environment page the secret
-redacted, the storage page the cached RDD, the executors page every
+redacted, the storage page the cached RDD and its page each cached
+partition with the bytes the API gives, the executors page every
 executor.  A screenshot of each page goes to OUT_DIR/<mode>-<page>.png.
 Exits 1 naming the first check that failed.
 """
@@ -122,9 +123,30 @@ def main():
         if erows < len([e for e in execs if e["id"] != "driver"]):
             fail("the executors page shows %d rows for %d executors" % (erows, len(execs)))
         text = c.visit(prefix + "/storage/", "storage")
-        if mode == "driver" and c.count("table[id^=storage] tbody tr") < 1:
-            fail("the storage page shows no cached RDD")
+        # The driver's: the RDD still cached. The history's: what the log
+        # says at the application's end, as the API gives it.
+        rdds = get_json(api + "/storage/rdd")
+        shown = c.count("table[id^=storage] tbody tr")
+        if shown != len(rdds) or (mode == "driver" and len(rdds) != 1):
+            fail("the storage page shows %d cached RDDs, the API %d" % (shown, len(rdds)))
+        for r in rdds:
+            check_rdd(c, prefix, r)
         print("check_ui %s: %d pages, no console error, screenshots in %s" % (mode, c.pages, out))
+
+
+def check_rdd(c, prefix, r):
+    """A cached RDD's page against the API's record of it."""
+    if r["numCachedPartitions"] != 2 or r["memoryUsed"] <= 0:
+        fail("the cached RDD: %d partitions, %d bytes in memory" % (r["numCachedPartitions"], r["memoryUsed"]))
+    c.visit(prefix + "/storage/rdd/?id=%d" % r["id"], "rdd")
+    prows = c.count("table#rdd-partitions tbody tr")
+    if prows != r["numCachedPartitions"] or c.count("table#rdd-distribution tbody tr") < 1:
+        fail("the RDD page shows %d partitions, the API %d" % (prows, r["numCachedPartitions"]))
+    shown = c.b.run("return Array.prototype.map.call(document.querySelectorAll("
+                    "'table#rdd-partitions tbody td:nth-child(3)'), function(e) {"
+                    "return parseInt(e.getAttribute('data-v'), 10); });")
+    if sum(shown) != r["memoryUsed"]:
+        fail("the RDD page's partitions hold %d bytes, the API %d" % (sum(shown), r["memoryUsed"]))
 
 
 if __name__ == "__main__":

@@ -55,6 +55,7 @@ int main(int argc, char **argv) {
         {"ember.app.name", "ui-test"},
         {"ember.eventLog.enabled", "true"},
         {"ember.eventLog.dir", argv[2]},
+        {"ember.eventLog.logBlockUpdates.enabled", "true"},
         {"ember.ui.port", "0"},
         {"ember.authenticate.secret", "ui-test-secret-value"},
         {"ember.speculation", "true"},
