@@ -198,6 +198,10 @@ static int parse_master(const char *m) {
     return (int)n;
 }
 
+/* The memory of the driver's block store (local[N]'s executors cache
+ * there). */
+static int64_t local_store_mem(const em_conf *c) { return conf_i64(c, "ember.shuffle.memoryBytes") * 8; }
+
 /* ------------------------------------------------------ observability */
 
 /* The event log's consumer: each event a line; the file is flushed at the
@@ -270,7 +274,11 @@ static int obs_open(em_ctx *ctx, wiring *w) {
     if (rc) return rc;
     lbus_post(w->bus, appinfo_env(c, ctx->master, w->app_id));
     lbus_post(w->bus, appinfo_start(em_conf_get(c, "ember.app.name"), w->app_id, w->start_ms));
-    dag_set_bus(w->dag, w->bus, !w->cluster);
+    /* What an executor's block store keeps in memory: the driver's own
+     * store in local[N] (context.c), an executor process's memory in a
+     * cluster. */
+    int64_t store_mem = w->cluster ? conf_size(c, "ember.executor.memory") : local_store_mem(c);
+    dag_set_bus(w->dag, w->bus, !w->cluster, store_mem);
     return 0;
 }
 
@@ -358,7 +366,7 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
         scratch_sweep(base);
         if (!(ctx->local_dir = scratch_create(base))) goto fail;
     }
-    ctx->store = bs_new(ctx->local_dir, (size_t)conf_i64(ctx->conf, "ember.shuffle.memoryBytes") * 8);
+    ctx->store = bs_new(ctx->local_dir, (size_t)local_store_mem(ctx->conf));
     w->env = calloc(1, sizeof *w->env);
     if (!ctx->store || !w->env) goto nomem;
     w->env->local_dir = ctx->local_dir;

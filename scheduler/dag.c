@@ -343,9 +343,10 @@ static void *sched_main(void *arg);
 
 void dag_set_register_wait(dag *d, int64_t ms) { d->register_wait_ms = ms; }
 
-void dag_set_bus(dag *d, struct lbus *bus, int local) {
+void dag_set_bus(dag *d, struct lbus *bus, int local, int64_t store_mem) {
     d->bus = bus;
     d->local_execs = local;
+    d->store_mem = store_mem;
 }
 
 void dag_set_starvation_timeout(dag *d, int64_t ms) { d->starvation_ms = ms; }

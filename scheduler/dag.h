@@ -44,9 +44,11 @@ void dag_set_register_wait(dag *d, int64_t ms);
 void dag_set_starvation_timeout(dag *d, int64_t ms);
 /* Listener events (listen.h) go to bus from now on (before dag_start; NULL:
  * none).  local: executors are the driver's threads (local[N]), shown as
- * Spark shows them, as the one executor "driver". */
+ * Spark shows them, as the one executor "driver".  store_mem: the bytes
+ * an executor's block store keeps in memory (its BlockManagerAdded's
+ * "Maximum Memory"). */
 struct lbus;
-void dag_set_bus(dag *d, struct lbus *bus, int local);
+void dag_set_bus(dag *d, struct lbus *bus, int local, int64_t store_mem);
 /* Start the scheduler's thread over the backend.  0, or < 0. */
 int dag_start(dag *d, backend *be);
 /* Refuse new jobs (EM_ECANCELED, "the context is closing") and cancel the

@@ -206,6 +206,7 @@ struct dag {
      * the driver's own threads (local[N]: "driver"), the next job id. */
     struct lbus *bus;
     int local_execs;
+    int64_t store_mem;   /* an executor's block store's memory (dag_set_bus) */
     int next_job_id;
 };
 

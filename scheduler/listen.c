@@ -384,6 +384,13 @@ void lis_exec_added(dag *d, const sched_event *ev) {
     if (ev->out_url) e->exec.stdout_url = strdup(ev->out_url);
     if (ev->err_url) e->exec.stderr_url = strdup(ev->err_url);
     lbus_post(d->bus, e);
+    /* Its block store, as Spark announces a block manager. */
+    if (!(e = app_event_new(AE_BLOCK_MANAGER_ADDED))) return;
+    e->time_ms = lbus_now_ms();
+    exec_name(d, ev->exec, e->exec.id, sizeof e->exec.id);
+    snprintf(e->exec.host, sizeof e->exec.host, "%s", ev->host[0] ? ev->host : "localhost");
+    e->max_mem = d->store_mem;
+    lbus_post(d->bus, e);
 }
 
 void lis_exec_lost(dag *d, const sched_event *ev) {

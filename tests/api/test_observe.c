@@ -477,7 +477,7 @@ TEST(obs_history_reads_spark_logs) {
 /* What the storage and executor endpoints say of cached data, summed. */
 typedef struct held {
     int64_t rdds, parts, mem, disk;      /* /storage/rdd */
-    int64_t x_blocks, x_mem, x_disk, x_input; /* /allexecutors */
+    int64_t x_blocks, x_mem, x_disk, x_input, x_max; /* /allexecutors */
 } held;
 
 static int read_held(int port, const char *app, held *h) {
@@ -496,6 +496,7 @@ static int read_held(int port, const char *app, held *h) {
         h->x_mem += jint(&d, x, "memoryUsed");
         h->x_disk += jint(&d, x, "diskUsed");
         h->x_input += jint(&d, x, "totalInputBytes");
+        h->x_max += jint(&d, x, "maxMemory");
     }
     json_doc_free(&d);
     return rc;
@@ -549,6 +550,7 @@ TEST(obs_storage_sizes_follow_persist_and_unpersist) {
         CHECK(bytes > 1000 * 8);
         CHECK_EQ_I64(disk ? h.mem : h.disk, 0);
         CHECK_EQ_I64(h.x_blocks, 4);
+        CHECK(h.x_max > 0); /* each executor's BlockManagerAdded */
         CHECK_EQ_I64(h.x_mem, h.mem);
         CHECK_EQ_I64(h.x_disk, h.disk);
         /* The RDD's own endpoint: four partitions, on the executors that
