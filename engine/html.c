@@ -71,7 +71,8 @@ static const char style[] =
     "svg .stage.skipped rect{fill:#e6e6e6;stroke:#aaa}svg .stage.skipped text{fill:#888}"
     "svg .edge{stroke:#555;fill:none}svg .lane{fill:#f4f6f8}svg .task{fill:#7fbf7f}"
     "svg .task.failed{fill:#e07070}svg .task.killed{fill:#c0c0c0}svg .task.running{fill:#a8d1ef}"
-    "svg .bucket{fill:#5b9bd5}.pages a{margin-right:8px}td.err{max-width:420px;white-space:pre-wrap}"
+    "svg .bucket{fill:#5b9bd5}svg .job{fill:#7fbf7f}svg .job.failed{fill:#e07070}svg .job.running{fill:#a8d1ef}"
+    "svg circle.added{fill:#3c9a3c}svg circle.removed{fill:#d04040}.pages a{margin-right:8px}td.err{max-width:420px;white-space:pre-wrap}"
     "td[data-v]{white-space:nowrap}div.sub{font-size:12px;color:#666}p.error{color:#b00}"
     "details summary{cursor:pointer;font-weight:600;margin:14px 0 6px}";
 

@@ -20,6 +20,7 @@
 #include "uipage_storage.h"
 #include "uipagekit.h"
 #include "uipages.h"
+#include "uitimeline.h"
 #include "urlquery.h"
 
 /* ------------------------------------------------------------- jobs */
@@ -95,6 +96,8 @@ static int uipage_jobs(uipage *u) {
     rc = rc || up_fact(b, "Completed Jobs", num);
     snprintf(num, sizeof num, "%d", n[SJ_FAILED]);
     rc = rc || up_fact(b, "Failed Jobs", num) || html_raw(b, "</ul>\n");
+    rc = rc || html_raw(b, "<details open><summary>Event Timeline</summary>\n") || ui_jobs_timeline(u) ||
+         html_raw(b, "</details>\n");
     rc = rc || jobs_table(u, "jobs-active", "Active Jobs", SJ_RUNNING, n[SJ_RUNNING]) ||
          jobs_table(u, "jobs-completed", "Completed Jobs", SJ_SUCCEEDED, n[SJ_SUCCEEDED]) ||
          jobs_table(u, "jobs-failed", "Failed Jobs", SJ_FAILED, n[SJ_FAILED]);

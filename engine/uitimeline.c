@@ -1,6 +1,7 @@
 /*
- * uitimeline.c -- a stage attempt's event timeline as inline SVG (see
- * uipagekit.h): a lane per executor (in the order they first ran a task
+ * uitimeline.c -- event timelines as inline SVG (see uitimeline.h).
+ *
+ * A stage attempt's: a lane per executor (in the order they first ran a task
  * of it, the lanes past UI_TIMELINE_LANES - 1 sharing the last), time
  * along x from the first launch to the last end.  Up to
  * UI_TIMELINE_TASKS tasks each is a bar, coloured by status, stacked in
@@ -8,6 +9,11 @@
  * that, each lane shows per time bucket how many of its tasks ran then
  * (bars scaled to the busiest bucket), so the drawing stays a bounded
  * number of elements however many tasks the stage has.
+ *
+ * The application's (the jobs page): from its start to now (or its end),
+ * a lane of executors marked where each was added and removed, and a lane
+ * of jobs, each a bar stacked in the lane's rows so that overlapping jobs
+ * do not hide one another.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,5 +156,87 @@ int ui_timeline(uipage *u, const st_stage *s) {
     /* The lanes are known: a second pass finds each task's in the same order. */
     l.last = 0;
     if (!rc) rc = aggregated ? draw_buckets(u, s, &l, t0, span) : draw_tasks(u, s, &l, t0, span);
+    return rc || html_raw(b, "</svg>\n");
+}
+
+/* ------------------------------------------------------ the application */
+
+static int axis(ebuf *b, int64_t span) {
+    int rc = 0;
+    for (int i = 0; i <= 4 && !rc; i++) {
+        char d[HTML_FMT_MAX];
+        double x = LABEL_W + (double)PLOT_W * i / 4;
+        rc = html_rawf(b, "<text x=\"%.1f\" y=\"14\" text-anchor=\"%s\">+%s</text>", x,
+                       i == 0 ? "start" : i == 4 ? "end" : "middle", html_fmt_duration(span * i / 4, d, sizeof d));
+    }
+    return rc;
+}
+
+static int exec_mark(uipage *u, const st_exec *x, int64_t at, const char *cls, const char *what, int64_t t0,
+                     int64_t span) {
+    char t[HTML_FMT_MAX];
+    return html_rawf(u->b, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%d\" r=\"5\"><title>Executor ", cls,
+                     xpos(at, t0, span), AXIS_H + LANE_H / 2) ||
+           html_text(u->b, x->id) || html_rawf(u->b, " %s at %s", what, html_fmt_time(at, t, sizeof t)) ||
+           (!strcmp(cls, "removed") && x->remove_reason &&
+            (html_raw(u->b, ": ") || html_text(u->b, x->remove_reason))) ||
+           html_raw(u->b, "</title></circle>\n");
+}
+
+int ui_jobs_timeline(uipage *u) {
+    ebuf *b = u->b;
+    int njobs = 0;
+    for (const st_job *j = status_jobs(u->st); j; j = j->next) njobs += j->submit_ms > 0;
+    int64_t t0 = u->app->start_ms, t1 = u->now;
+    for (const st_exec *x = status_execs(u->st); x; x = x->next)
+        if (x->add_ms && (!t0 || x->add_ms < t0)) t0 = x->add_ms;
+    int skip = njobs > UI_TIMELINE_TASKS ? njobs - UI_TIMELINE_TASKS : 0, k = 0;
+    for (const st_job *j = status_jobs(u->st); j; j = j->next) {
+        if (!j->submit_ms || k++ < skip) continue;
+        if (!t0 || j->submit_ms < t0) t0 = j->submit_ms;
+        if (j->complete_ms > t1) t1 = j->complete_ms;
+    }
+    if (!t0) return html_raw(b, "<p>Nothing has happened yet.</p>\n");
+    int64_t span = t1 - t0 > 0 ? t1 - t0 : 1;
+    int w = LABEL_W + PLOT_W + 10, h = AXIS_H + (1 + STACK) * LANE_H / 2 + LANE_H + 4;
+    int rc = html_rawf(b,
+                       "<p>Executors added (green) and removed (red); each job a bar from its submission to its "
+                       "end: green succeeded, red failed, blue running.</p><svg id=\"jobs-timeline\" "
+                       "xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                       "role=\"img\">\n",
+                       w, h, w, h) ||
+             axis(b, span);
+    int jobs_y = AXIS_H + LANE_H, jobs_h = h - jobs_y - 4;
+    rc = rc ||
+         html_rawf(b, "<rect class=\"lane\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/><text x=\"4\" y=\"%d\">"
+                   "Executors</text>\n",
+                   LABEL_W, AXIS_H, PLOT_W, LANE_H - 2, AXIS_H + LANE_H / 2 + 4) ||
+         html_rawf(b, "<rect class=\"lane\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/><text x=\"4\" y=\"%d\">"
+                   "Jobs</text>\n",
+                   LABEL_W, jobs_y, PLOT_W, jobs_h, jobs_y + jobs_h / 2 + 4);
+    for (const st_exec *x = status_execs(u->st); x && !rc; x = x->next) {
+        if (x->add_ms) rc = exec_mark(u, x, x->add_ms, "added", "added", t0, span);
+        if (!rc && x->remove_ms) rc = exec_mark(u, x, x->remove_ms, "removed", "removed", t0, span);
+    }
+    int64_t free_at[STACK] = {0};
+    static const char *const cls[] = {"running", "", "failed", "running"}; /* by SJ_ status */
+    k = 0;
+    for (const st_job *j = status_jobs(u->st); j && !rc; j = j->next) {
+        if (!j->submit_ms || k++ < skip) continue;
+        int64_t e = j->complete_ms ? j->complete_ms : u->now;
+        if (e < j->submit_ms) e = j->submit_ms;
+        int row = 0;
+        while (row < STACK - 1 && free_at[row] > j->submit_ms) row++;
+        free_at[row] = e;
+        double x = xpos(j->submit_ms, t0, span), bw = xpos(e, t0, span) - x;
+        char href[512], d[HTML_FMT_MAX];
+        rc = html_rawf(b, "<a href=\"%s\"><rect class=\"job %s\" data-job-id=\"%d\" x=\"%.1f\" y=\"%d\" "
+                       "width=\"%.1f\" height=\"%d\"><title>Job %d: ",
+                       up_href(u, href, sizeof href, "/jobs/job/?id=%d", j->id), cls[j->status & 3], j->id, x,
+                       jobs_y + 2 + row * (jobs_h - 4) / STACK, bw < 1 ? 1.0 : bw, (jobs_h - 4) / STACK - 1, j->id) ||
+             html_text(b, j->description ? j->description : j->name ? j->name : "") ||
+             html_rawf(b, ", %s, %s</title></rect></a>\n", status_job_name(j->status),
+                       html_fmt_duration(e - j->submit_ms, d, sizeof d));
+    }
     return rc || html_raw(b, "</svg>\n");
 }

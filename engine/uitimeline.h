@@ -1,5 +1,6 @@
 /*
- * uitimeline.h -- a stage attempt's task timeline drawn as inline SVG (uitimeline.c).
+ * uitimeline.h -- event timelines drawn as inline SVG (uitimeline.c): a
+ * stage attempt's tasks; the application's executors and jobs.
  */
 #ifndef EM_UITIMELINE_H
 #define EM_UITIMELINE_H
@@ -16,5 +17,12 @@
 /* Stage attempt s's tasks along time per executor (<svg id="timeline">,
  * class "tasks" or "buckets").  0 or EM_ENOMEM. */
 int ui_timeline(uipage *u, const st_stage *s);
+/* The application along time (<svg id="jobs-timeline">), as the jobs
+ * page's event timeline: a lane of executors, each added (circle class
+ * "added") and removed ("removed") at its time, and a lane of jobs, each
+ * a bar (rect class "job", data-job-id) from its submission to its end,
+ * coloured by status and linking to its page; at most UI_TIMELINE_TASKS
+ * jobs, the latest.  0 or EM_ENOMEM. */
+int ui_jobs_timeline(uipage *u);
 
 #endif

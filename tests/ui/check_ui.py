@@ -10,7 +10,8 @@ SVG node per stage, the stage page a row per task attempt (the speculative
 copy and the killed original among them), the environment page the secret
 redacted, the storage page the cached RDD and its page each cached
 partition with the bytes the API gives, the executors page every
-executor.  A screenshot of each page goes to OUT_DIR/<mode>-<page>.png.
+executor, the jobs page's timeline a bar per job.  A screenshot of each
+page goes to OUT_DIR/<mode>-<page>.png.
 Exits 1 naming the first check that failed.
 """
 import json
@@ -92,6 +93,10 @@ def main():
             fail("the jobs page shows %d job rows, the API %d jobs" % (rows, len(jobs)))
         if "FAILED" not in text.upper():
             fail("the jobs page does not show the failed job")
+        bars, failed = c.count("svg#jobs-timeline rect.job"), c.count("svg#jobs-timeline rect.job.failed")
+        if bars != len(jobs) or failed != 1 or c.count("svg#jobs-timeline circle.added") < 1:
+            fail("the jobs timeline shows %d job bars (%d failed), the API %d jobs (1 failed)"
+                 % (bars, failed, len(jobs)))
         # The word count's job: two stages in its DAG.
         first = min(jobs, key=lambda j: j["jobId"])
         c.visit(prefix + "/jobs/job/?id=%d" % first["jobId"], "job")

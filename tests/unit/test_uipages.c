@@ -106,6 +106,18 @@ TEST(uipages_jobs_and_job) {
     CHECK_STR_CONTAINS((char *)b.p, "<span>6/6 (2 failed) (1 killed)</span>");
     CHECK_STR_CONTAINS((char *)b.p, "<span>2/2 (4 skipped)</span>");
     CHECK_STR_CONTAINS((char *)b.p, "<span>0/1 (1 running)</span>");
+    /* The event timeline: the 3 executors added, 1 removed, a bar per job
+     * linking to its page, the running one blue. */
+    const char *svg = strstr((char *)b.p, "<svg id=\"jobs-timeline\"");
+    CHECK(svg);
+    const char *end = strstr(svg, "</svg>");
+    CHECK_EQ_I64(occurrences(svg, end, "<circle class=\"added\""), 3);
+    CHECK_EQ_I64(occurrences(svg, end, "<circle class=\"removed\""), 1);
+    CHECK_EQ_I64(occurrences(svg, end, "<rect class=\"job"), 3);
+    CHECK_EQ_I64(occurrences(svg, end, "<rect class=\"job running\""), 1);
+    CHECK_STR_CONTAINS(svg, "<a href=\"/jobs/job/?id=0\"><rect class=\"job \" data-job-id=\"0\"");
+    CHECK_STR_CONTAINS(svg, "<title>Executor 2 removed at ");
+    CHECK_STR_CONTAINS(svg, ": lost worker</title>");
     CHECK_EQ_I64(page(&p, 0, "/jobs/", &b), 200);
     CHECK_EQ_I64(rows(&b, "jobs-completed"), 2);
 
