@@ -89,6 +89,18 @@ void rdd_blocks_drop_exec(rdd_blocks *r, const char *exec_id, int *d_blocks, int
         if (!strcmp(r->b[i].exec_id, exec_id)) remove_at(r, i, d_blocks, d_mem, d_disk);
 }
 
+int rdd_blocks_on(const rdd_blocks *r, const char *exec_id, int64_t *mem, int64_t *disk) {
+    int n = 0;
+    *mem = *disk = 0;
+    for (int i = 0; i < r->n; i++)
+        if (!strcmp(r->b[i].exec_id, exec_id)) {
+            n++;
+            *mem += r->b[i].mem;
+            *disk += r->b[i].disk;
+        }
+    return n;
+}
+
 void rdd_blocks_free(rdd_blocks *r) {
     free(r->b);
     memset(r, 0, sizeof *r);

@@ -36,6 +36,9 @@ int rdd_blocks_put(rdd_blocks *r, int part, const char *exec_id, int removed, in
 /* Drop every block exec_id held (its executor is gone), adding what it
  * held, negated, to the three figures as rdd_blocks_put does. */
 void rdd_blocks_drop_exec(rdd_blocks *r, const char *exec_id, int *d_blocks, int64_t *d_mem, int64_t *d_disk);
+/* What exec_id holds of the RDD: the number of its blocks (0: none), and
+ * their bytes in memory and on disk. */
+int rdd_blocks_on(const rdd_blocks *r, const char *exec_id, int64_t *mem, int64_t *disk);
 void rdd_blocks_free(rdd_blocks *r);
 
 #endif

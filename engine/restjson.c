@@ -511,15 +511,8 @@ static void rdd_distribution(json_writer *w, const status_store *st, const st_rd
     json_w_key_plain(w, "dataDistribution");
     json_w_begin_array(w);
     for (const st_exec *x = status_execs(st); x; x = x->next) {
-        int64_t mem = 0, disk = 0;
-        int held = 0;
-        for (int i = 0; i < d->blocks.n; i++)
-            if (!strcmp(d->blocks.b[i].exec_id, x->id)) {
-                held = 1;
-                mem += d->blocks.b[i].mem;
-                disk += d->blocks.b[i].disk;
-            }
-        if (!held) continue;
+        int64_t mem, disk;
+        if (!rdd_blocks_on(&d->blocks, x->id, &mem, &disk)) continue;
         char hp[96];
         if (x->port) snprintf(hp, sizeof hp, "%s:%d", x->host, x->port);
         else snprintf(hp, sizeof hp, "%s", x->host);

@@ -62,15 +62,8 @@ int uipage_rdd(uipage *u) {
     /* Data distribution: each executor holding a block, its share. */
     rc = rc || html_heading(b, NULL, "Data Distribution") || html_table_begin(b, "rdd-distribution", dhdr, 3);
     for (const st_exec *x = status_execs(u->st); x && !rc; x = x->next) {
-        int64_t mem = 0, disk = 0;
-        int held = 0;
-        for (int i = 0; i < d->blocks.n; i++)
-            if (!strcmp(d->blocks.b[i].exec_id, x->id)) {
-                held = 1;
-                mem += d->blocks.b[i].mem;
-                disk += d->blocks.b[i].disk;
-            }
-        if (!held) continue;
+        int64_t mem, disk;
+        if (!rdd_blocks_on(&d->blocks, x->id, &mem, &disk)) continue;
         char addr[96], used[HTML_FMT_MAX], left[HTML_FMT_MAX], usage[2 * HTML_FMT_MAX + 24];
         if (x->port) snprintf(addr, sizeof addr, "%s:%d", x->host, x->port);
         else snprintf(addr, sizeof addr, "%s", x->host);
