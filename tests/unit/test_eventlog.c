@@ -2,10 +2,10 @@
  * test_eventlog.c -- event logs (engine/eventlog_json.c, eventlog.c,
  * eventlog_reader.c): every event kind written as Spark writes it and read
  * back to the same bytes; hand-written Spark 3.5 and 1.6 logs
- * (tests/data/eventlogs/) read field by field; zstd, LZ4 frame, lz4-java
- * block and rolling-directory logs; .inprogress logs with a torn last line;
- * a corrupt line named by line number and field; the writer's names,
- * renames, rolling and errors.
+ * (tests/data/eventlogs/) read field by field; zstd, lz4-java block and
+ * rolling-directory logs; .inprogress logs with a torn last line; a
+ * corrupt line named by line number and field; the writer's names,
+ * renames, rolling and errors.  test_eventlog_lz4.c checks lz4 logs' bytes.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -4,9 +4,10 @@
  * block (magic, token, lengths, every checksum recomputed here with XXH32,
  * the end mark) and read back event for event; a changed data byte or
  * checksum refused as corrupt; a log in progress cut in its last block;
- * the Spark 3.5 test log's own blocks.
+ * the Spark 3.5 test log's own blocks; LZ4 frames still read.
  */
 #include <lz4.h>
+#include <lz4frame.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,4 +422,29 @@ TEST(eventlog_lz4_spark_test_log_is_lz4_java) {
     ebuf_free(&z);
     ebuf_free(&w.dec);
     free(b);
+}
+
+TEST(eventlog_lz4_frames_still_read) {
+    /* an .lz4 file of LZ4 frames (the lz4 command's format) reads too */
+    size_t len;
+    uint8_t *b = slurp(data("app-20240101120000-0004.lz4"), &len);
+    CHECK(b);
+    walk w;
+    CHECK_EQ_I64(walk_lz4b(b, len, &w), 0);
+    size_t cap = LZ4F_compressFrameBound(w.dec.len, NULL);
+    uint8_t *f = malloc(cap);
+    size_t fn = LZ4F_compressFrame(f, cap, w.dec.p, w.dec.len, NULL);
+    CHECK(!LZ4F_isError(fn));
+    CHECK_EQ_I64(get_u32le(f), 0x184D2204);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/app-f.lz4", test_tmpdir());
+    CHECK(!spill(path, f, fn));
+    app_event *ev[64];
+    int n = read_all(path, ev, 64);
+    CHECK_EQ_I64(n, 27);
+    CHECK(ev[26]->kind == AE_APP_END);
+    free_all(ev, n);
+    free(f);
+    free(b);
+    ebuf_free(&w.dec);
 }
