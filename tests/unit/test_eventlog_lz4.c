@@ -448,3 +448,52 @@ TEST(eventlog_lz4_frames_still_read) {
     free(b);
     ebuf_free(&w.dec);
 }
+
+TEST(eventlog_lz4_follow_reads_on_across_a_cut_block) {
+    /* a reader following a log in progress stops before a block written in
+     * part and reads it, checksum checked, once the rest arrives */
+    char dir[4096], path[4300];
+    snprintf(dir, sizeof dir, "%s/f", test_tmpdir());
+    CHECK(!mkdir(dir, 0700));
+    evlog_conf conf = {.dir = dir, .compress = true, .codec = "lz4"};
+    evlog *l;
+    CHECK_OK(evlog_open(&conf, "app-f", &l));
+    for (int i = 0; i < 10; i++) {
+        app_event *e = task_start(i);
+        CHECK_OK(evlog_write(l, e));
+        CHECK_OK(evlog_flush(l));
+        app_event_free(e);
+    }
+    size_t len;
+    uint8_t *b = slurp(evlog_path(l), &len);
+    CHECK(b);
+    CHECK_OK(evlog_close(l));
+    size_t cut = block_at(b, 4) + 21 + 7; /* inside the 5th block's data */
+    snprintf(path, sizeof path, "%s/app-g.lz4.inprogress", dir);
+    CHECK(!spill(path, b, cut));
+    evlog_reader *r;
+    CHECK_OK(evlog_reader_open(path, &r));
+    CHECK_OK(evlog_reader_follow(r));
+    app_event *e;
+    int n = 0, rc;
+    while ((rc = evlog_reader_next(r, &e)) == 1) {
+        if (n > 0) CHECK_EQ_I64(e->task.task_id, n - 1);
+        app_event_free(e);
+        n++;
+    }
+    CHECK_EQ_I64(rc, 0);
+    CHECK_EQ_I64(n, 5); /* the log start and tasks 0 to 3 */
+    FILE *f = fopen(path, "ab");
+    CHECK(f);
+    CHECK_EQ_I64(fwrite(b + cut, 1, len - cut, f), len - cut);
+    CHECK(!fclose(f));
+    while ((rc = evlog_reader_next(r, &e)) == 1) {
+        CHECK_EQ_I64(e->task.task_id, n - 1);
+        app_event_free(e);
+        n++;
+    }
+    CHECK_EQ_I64(rc, 0);
+    CHECK_EQ_I64(n, 11);
+    evlog_reader_close(r);
+    free(b);
+}
