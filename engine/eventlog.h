@@ -72,7 +72,8 @@ int evlog_open(const evlog_conf *conf, const char *app_id, evlog **out);
  * EM_EIO naming the file / EM_ENOMEM; after an I/O failure every later call
  * returns EM_EIO and writes nothing. */
 int evlog_write(evlog *l, const app_event *e);
-/* Push everything written so far to the file.  0 or EM_EIO. */
+/* Push everything written so far to the file (lz4: ending the current
+ * block there, as Spark's syncFlush does).  0 or EM_EIO. */
 int evlog_flush(evlog *l);
 /* Finish the file (the compressed stream's end), rename the .inprogress
  * file or marker away and free l (NULL is ignored).  Returns 0, or the

@@ -3,7 +3,7 @@
  * rolling directory (see eventlog_reader.h).
  *
  * Each file is a source of decoded bytes: read as it is, or through
- * libzstd's streaming decoder, liblz4's frame decoder (older ember logs),
+ * libzstd's streaming decoder, liblz4's frame decoder (the lz4 command's),
  * or a decoder of lz4-java's block stream (what Spark's lz4 codec and
  * ember's writer write; lz4block.h): every block's checksum is checked
  * against its decoded bytes, and an end mark may be followed by another
