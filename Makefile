@@ -33,7 +33,7 @@ CFLAGS_ALL = -std=gnu11 $(OPT) $(WARN) $(SAN) -fPIC -pthread -D_GNU_SOURCE \
 # libuv carries cluster mode's connections (engine/conn.c).  Debian names
 # its static archive libuv_a.a (pkg-config libuv-static): a fully static
 # link asks for that one.
-LIBS = -luv -lmsgpackc -lopenblas -lz -llz4 -lzstd -lsodium -lpthread -ldl -lm
+LIBS = -luv -lmsgpackc -lopenblas -lz -llz4 -lzstd -lxxhash -lsodium -lpthread -ldl -lm
 LIBS_FULL_STATIC = $(subst -luv ,-luv_a ,$(LIBS)) -lrt
 LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 
@@ -57,7 +57,7 @@ all: lib examples benches daemons $(BUILD)/tests/run_tests $(FAULT_DRIVER) $(UI_
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP):
 	@mkdir -p $(BUILD)
-	@for h in uv.h msgpack.h cblas.h zlib.h lz4.h zstd.h sodium.h; do \
+	@for h in uv.h msgpack.h cblas.h zlib.h lz4.h zstd.h xxhash.h sodium.h; do \
 	  if ! echo "#include <$$h>" | $(CC) -E -x c - >/dev/null 2>&1; then \
 	    echo "missing $$h: installing dependencies"; sh scripts/install-deps.sh || exit 1; break; \
 	  fi; done

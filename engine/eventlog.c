@@ -1,16 +1,18 @@
 /*
  * eventlog.c -- the event log writer: Spark's file names, the single file
  * and the rolling directory, the .inprogress renames, and the plain, zstd
- * or LZ4-frame stream each file is (see eventlog.h).
+ * or lz4-java block stream each file is (see eventlog.h).
  *
  * A file is a sink: an fd, the codec's stream state and one output buffer
  * of file bytes not yet written.  A line goes through the codec into the
  * buffer, and the buffer goes to the file when it passes SINK_CHUNK bytes,
- * at evlog_flush and at the file's end.
+ * at evlog_flush and at the file's end.  For lz4 the codec's state is the
+ * block being filled: it becomes an lz4-java block (lz4block.h) when it
+ * holds LZ4B_BLOCK_SIZE bytes and at every flush, as Spark's syncFlush
+ * does, and the file's end adds the end mark.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <lz4frame.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 #include "eventlog.h"
 #include "eventlog_json.h"
 #include "fsutil.h"
+#include "lz4block.h"
 
 #define SINK_CHUNK ((size_t)64 << 10)
 
@@ -34,7 +37,7 @@ typedef struct sink {
     int codec;
     const char *path;          /* for messages; owned by the evlog */
     ZSTD_CCtx *z;
-    LZ4F_cctx *lz;
+    ebuf blk;                  /* lz4: the block being filled */
     ebuf out;                  /* file bytes not yet written */
     int64_t written;           /* file bytes written so far */
 } sink;
@@ -100,21 +103,25 @@ static int sink_open(sink *s, const char *path, int codec) {
         if (!(s->z = ZSTD_createCCtx())) return em__seterr(EM_ENOMEM, "event log: out of memory");
         ZSTD_CCtx_setParameter(s->z, ZSTD_c_compressionLevel, 1);
     } else if (codec == CODEC_LZ4) {
-        if (LZ4F_isError(LZ4F_createCompressionContext(&s->lz, LZ4F_VERSION)))
-            return em__seterr(EM_ENOMEM, "event log: out of memory");
-        if (ebuf_reserve(&s->out, LZ4F_HEADER_SIZE_MAX)) return em__seterr(EM_ENOMEM, "event log: out of memory");
-        size_t n = LZ4F_compressBegin(s->lz, s->out.p, s->out.cap, NULL);
-        if (LZ4F_isError(n)) return em__seterr(EM_EIO, "event log %s: lz4: %s", path, LZ4F_getErrorName(n));
-        s->out.len = n;
+        if (ebuf_reserve(&s->blk, LZ4B_BLOCK_SIZE)) return em__seterr(EM_ENOMEM, "event log: out of memory");
     }
     s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0660);
     if (s->fd < 0) return em__seterr(EM_EIO, "event log %s: %s", path, strerror(errno));
     return 0;
 }
 
+/* The lz4 block being filled, as one lz4-java block into s->out. */
+static int lz4_block_out(sink *s) {
+    if (s->blk.len == 0) return 0;
+    int rc = lz4b_put_block(&s->out, s->blk.p, s->blk.len, LZ4B_BLOCK_SIZE);
+    if (rc) return rc;
+    s->blk.len = 0;
+    return s->out.len >= SINK_CHUNK ? sink_drain(s) : 0;
+}
+
 /* Compress (or copy) p[0, n) into s->out, draining it past SINK_CHUNK;
- * mode is ZSTD_e_continue, ZSTD_e_flush or ZSTD_e_end (the LZ4 and plain
- * cases map them onto their own calls). */
+ * mode is ZSTD_e_continue, ZSTD_e_flush or ZSTD_e_end (lz4 ends its block
+ * at a flush and adds the end mark at the end; plain copies). */
 static int sink_put(sink *s, const void *p, size_t n, ZSTD_EndDirective mode) {
     if (s->codec == CODEC_NONE) {
         if (ebuf_append(&s->out, p, n)) return em__seterr(EM_ENOMEM, "event log: out of memory");
@@ -135,26 +142,20 @@ static int sink_put(sink *s, const void *p, size_t n, ZSTD_EndDirective mode) {
     } else {
         const uint8_t *q = p;
         while (n > 0) {
-            size_t k = n < SINK_CHUNK ? n : SINK_CHUNK;
-            size_t bound = LZ4F_compressBound(k, NULL);
-            if (ebuf_reserve(&s->out, bound)) return em__seterr(EM_ENOMEM, "event log: out of memory");
-            size_t w = LZ4F_compressUpdate(s->lz, s->out.p + s->out.len, s->out.cap - s->out.len, q, k, NULL);
-            if (LZ4F_isError(w)) return em__seterr(EM_EIO, "event log %s: lz4: %s", s->path, LZ4F_getErrorName(w));
-            s->out.len += w;
+            size_t k = LZ4B_BLOCK_SIZE - s->blk.len;
+            if (k > n) k = n;
+            if (ebuf_append(&s->blk, q, k)) return em__seterr(EM_ENOMEM, "event log: out of memory");
             q += k;
             n -= k;
-            if (s->out.len >= SINK_CHUNK) {
-                int rc = sink_drain(s);
+            if (s->blk.len == LZ4B_BLOCK_SIZE) {
+                int rc = lz4_block_out(s);
                 if (rc) return rc;
             }
         }
         if (mode != ZSTD_e_continue) {
-            size_t bound = LZ4F_compressBound(0, NULL) + 16;
-            if (ebuf_reserve(&s->out, bound)) return em__seterr(EM_ENOMEM, "event log: out of memory");
-            size_t w = mode == ZSTD_e_end ? LZ4F_compressEnd(s->lz, s->out.p + s->out.len, s->out.cap - s->out.len, NULL)
-                                          : LZ4F_flush(s->lz, s->out.p + s->out.len, s->out.cap - s->out.len, NULL);
-            if (LZ4F_isError(w)) return em__seterr(EM_EIO, "event log %s: lz4: %s", s->path, LZ4F_getErrorName(w));
-            s->out.len += w;
+            int rc = lz4_block_out(s);
+            if (!rc && mode == ZSTD_e_end) rc = lz4b_put_end(&s->out, LZ4B_BLOCK_SIZE);
+            if (rc) return rc;
         }
     }
     if (mode != ZSTD_e_continue || s->out.len >= SINK_CHUNK) return sink_drain(s);
@@ -169,8 +170,7 @@ static int sink_close(sink *s, bool finish) {
     s->fd = -1;
     ZSTD_freeCCtx(s->z);
     s->z = NULL;
-    if (s->lz) LZ4F_freeCompressionContext(s->lz);
-    s->lz = NULL;
+    ebuf_free(&s->blk);
     ebuf_free(&s->out);
     return rc;
 }

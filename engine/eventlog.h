@@ -18,13 +18,13 @@
  *                 compression, as Spark counts them) plus the next line
  *                 would pass max_file_size.
  * Compression: zstd frames (level 1, Spark's default; what Spark's zstd
- * codec reads), or LZ4 frames.  Spark's own lz4 codec writes lz4-java's
- * block stream instead: the reader reads both, but Spark cannot read ember's
- * .lz4 files, so zstd is the codec to use for logs Spark must read.
+ * codec reads), or lz4-java's block stream as Spark's lz4 codec writes it
+ * (lz4block.h: 32 KiB blocks, each with its XXH32 checksum, and an end mark
+ * at the file's end), so Spark reads both.
  *
  * Files are written through a buffer; evlog_flush pushes everything
- * written so far (a whole compressed block) to the file, so a reader of the
- * .inprogress file sees whole lines up to that point.
+ * written so far (ending the current compressed block) to the file, so a
+ * reader of the .inprogress file sees whole lines up to that point.
  *
  * Nothing here is thread-safe: one thread owns a writer.
  */
@@ -72,7 +72,8 @@ int evlog_open(const evlog_conf *conf, const char *app_id, evlog **out);
  * EM_EIO naming the file / EM_ENOMEM; after an I/O failure every later call
  * returns EM_EIO and writes nothing. */
 int evlog_write(evlog *l, const app_event *e);
-/* Push everything written so far to the file.  0 or EM_EIO. */
+/* Push everything written so far to the file (lz4: ending the current
+ * block there, as Spark's syncFlush does).  0 or EM_EIO. */
 int evlog_flush(evlog *l);
 /* Finish the file (the compressed stream's end), rename the .inprogress
  * file or marker away and free l (NULL is ignored).  Returns 0, or the

@@ -3,11 +3,11 @@
  * rolling directory (see eventlog_reader.h).
  *
  * Each file is a source of decoded bytes: read as it is, or through
- * libzstd's streaming decoder, liblz4's frame decoder, or a decoder of
- * lz4-java's block stream (what Spark's lz4 codec writes: blocks of a
- * 21-byte header, "LZ4Block", a token whose high nibble says raw (0x10) or
- * LZ4 (0x20) and low nibble the block size (1 << (10 + n)), the compressed
- * and decoded lengths and a checksum, each little-endian, then the data).
+ * libzstd's streaming decoder, liblz4's frame decoder (the lz4 command's),
+ * or a decoder of lz4-java's block stream (what Spark's lz4 codec and
+ * ember's writer write; lz4block.h): every block's checksum is checked
+ * against its decoded bytes, and an end mark may be followed by another
+ * stream, as Spark reads them.
  * The bytes go into one buffer that is cut into lines at '\n'; the buffer
  * holds at most one line and one read, so memory stays bounded by the
  * longest line the parser accepts (EVJSON_MAX_BYTES).
@@ -29,10 +29,9 @@
 #include "err.h"
 #include "eventlog_json.h"
 #include "eventlog_reader.h"
+#include "lz4block.h"
 
 #define READ_CHUNK ((size_t)256 << 10)
-#define LZ4B_HEADER 21
-#define LZ4B_MAX_BLOCK ((size_t)32 << 20)
 
 enum { SRC_PLAIN = 0, SRC_ZSTD, SRC_LZ4 /* frame or block, known after the magic */, SRC_LZ4F, SRC_LZ4B };
 
@@ -51,6 +50,7 @@ typedef struct src {
     bool eof;
     ebuf blk;                  /* LZ4B: the decoded block, [bpos, len) unused */
     size_t bpos;
+    int64_t boff;              /* LZ4B: the file offset of the next block */
 } src;
 
 struct evlog_reader {
@@ -154,31 +154,36 @@ static int lz4b_block(src *s) {
         size_t have = s->raw.len - s->rpos;
         if (have == 0) return 0;
         if (have < LZ4B_HEADER) return truncated(s, "lz4");
-        const uint8_t *h = s->raw.p + s->rpos;
-        if (memcmp(h, "LZ4Block", 8)) return em__seterr(EM_ECORRUPT, "event log %s: not an lz4 block stream", s->path);
-        int method = h[8] & 0xF0;
-        size_t clen = get_u32le(h + 9), dlen = get_u32le(h + 13);
-        size_t bsize = (size_t)1 << (10 + (h[8] & 0x0F));
-        if ((method != 0x10 && method != 0x20) || bsize > LZ4B_MAX_BLOCK || dlen > bsize || clen > (size_t)LZ4_compressBound((int)bsize) ||
-            (method == 0x10 && clen != dlen))
-            return em__seterr(EM_ECORRUPT, "event log %s: a bad lz4 block header", s->path);
-        rc = need(s, LZ4B_HEADER + clen);
+        lz4b_header bh;
+        const char *why;
+        if (lz4b_parse(s->raw.p + s->rpos, &bh, &why))
+            return em__seterr(EM_ECORRUPT, "event log %s: %s at offset %lld", s->path, why, (long long)s->boff);
+        rc = need(s, LZ4B_HEADER + bh.clen);
         if (rc) return rc;
-        if (s->raw.len - s->rpos < LZ4B_HEADER + clen) return truncated(s, "lz4");
+        if (s->raw.len - s->rpos < LZ4B_HEADER + bh.clen) return truncated(s, "lz4");
         const uint8_t *data = s->raw.p + s->rpos + LZ4B_HEADER;
-        if (dlen == 0) { /* the end mark of one stream; another may follow */
-            s->rpos += LZ4B_HEADER + clen;
+        if (bh.dlen == 0) { /* the end mark of one stream; another may follow */
+            s->rpos += LZ4B_HEADER;
+            s->boff += LZ4B_HEADER;
             continue;
         }
-        if (ebuf_reserve(&s->blk, dlen)) return nomem();
-        if (method == 0x10) {
-            memcpy(s->blk.p, data, dlen);
+        if (ebuf_reserve(&s->blk, bh.dlen)) return nomem();
+        if (bh.method == LZ4B_RAW) {
+            memcpy(s->blk.p, data, bh.dlen);
         } else {
-            int d = LZ4_decompress_safe((const char *)data, (char *)s->blk.p, (int)clen, (int)dlen);
-            if (d < 0 || (size_t)d != dlen) return em__seterr(EM_ECORRUPT, "event log %s: a corrupt lz4 block", s->path);
+            int d = LZ4_decompress_safe((const char *)data, (char *)s->blk.p, (int)bh.clen, (int)bh.dlen);
+            if (d < 0 || (size_t)d != bh.dlen)
+                return em__seterr(EM_ECORRUPT, "event log %s: a corrupt lz4 block at offset %lld", s->path, (long long)s->boff);
         }
-        s->blk.len = dlen;
-        s->rpos += LZ4B_HEADER + clen;
+        uint32_t sum = lz4b_checksum(s->blk.p, bh.dlen);
+        if (sum != bh.check)
+            return em__seterr(EM_ECORRUPT,
+                              "event log %s: the lz4 block's checksum does not match its data (block at offset %lld: "
+                              "0x%08x in the header, 0x%08x computed)",
+                              s->path, (long long)s->boff, bh.check, sum);
+        s->blk.len = bh.dlen;
+        s->rpos += LZ4B_HEADER + bh.clen;
+        s->boff += (int64_t)(LZ4B_HEADER + bh.clen);
         return 0;
     }
 }

@@ -29,7 +29,10 @@ int evlog_reader_open(const char *path, evlog_reader **out);
  * \"Task Info\".\"Task ID\" is not an integer"), EM_EIO, EM_ENOMEM.  A log
  * in progress (an .inprogress file, or a rolling directory whose appstatus
  * file is still .inprogress) may end in a torn line or compressed block:
- * that end is not an error, the events before it are all read.  Blank
+ * that end is not an error, the events before it are all read.  An lz4
+ * (lz4-java) block whose checksum does not match its decoded bytes is
+ * EM_ECORRUPT naming the file and the block's offset ("the lz4 block's
+ * checksum does not match its data"), in a log in progress too.  Blank
  * lines are skipped.  After EM_ECORRUPT for one line the next call goes on
  * with the line after it, so a caller may skip bad lines; after an error
  * reading or decompressing a file, it goes on with the next file of a

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install ember's build dependencies from Debian's packages.
 set -e
-PKGS="build-essential pkg-config libuv1-dev libmsgpack-dev libopenblas-dev zlib1g-dev liblz4-dev libzstd-dev libsodium-dev"
+PKGS="build-essential pkg-config libuv1-dev libmsgpack-dev libopenblas-dev zlib1g-dev liblz4-dev libzstd-dev libxxhash-dev libsodium-dev"
 # `install-deps.sh ui`: also headless Chromium and its driver, for the
 # browser test (make test-ui).
 [ "${1:-}" = ui ] && PKGS="$PKGS chromium chromium-driver"

@@ -2,10 +2,10 @@
  * test_eventlog.c -- event logs (engine/eventlog_json.c, eventlog.c,
  * eventlog_reader.c): every event kind written as Spark writes it and read
  * back to the same bytes; hand-written Spark 3.5 and 1.6 logs
- * (tests/data/eventlogs/) read field by field; zstd, LZ4 frame, lz4-java
- * block and rolling-directory logs; .inprogress logs with a torn last line;
- * a corrupt line named by line number and field; the writer's names,
- * renames, rolling and errors.
+ * (tests/data/eventlogs/) read field by field; zstd, lz4-java block and
+ * rolling-directory logs; .inprogress logs with a torn last line; a
+ * corrupt line named by line number and field; the writer's names,
+ * renames, rolling and errors.  test_eventlog_lz4.c checks lz4 logs' bytes.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "../test.h"
 #include "appevent.h"
@@ -459,7 +460,8 @@ static int spill(const char *path, const void *p, size_t n) {
 
 TEST(eventlog_read_lz4_java_block_stream) {
     /* what Spark's lz4 codec writes: lz4-java's LZ4Block stream, here one
-     * raw block, one LZ4 block and the end mark, then a second stream */
+     * raw block and the end mark, then a second stream of one LZ4 block
+     * and its end mark (Spark reads concatenated streams) */
     size_t len;
     char *plain = slurp(data("app-20240101120000-0001"), &len);
     CHECK(plain);
@@ -470,21 +472,24 @@ TEST(eventlog_read_lz4_java_block_stream) {
     h[8] = 0x10 | 6; /* raw, 64 KiB blocks */
     put_u32le(h + 9, (uint32_t)half);
     put_u32le(h + 13, (uint32_t)half);
-    put_u32le(h + 17, 0);
+    put_u32le(h + 17, XXH32(plain, half, 0x9747b28c) & 0x0FFFFFFF);
     ebuf_append(&b, h, 21);
     ebuf_append(&b, plain, half);
+    uint8_t end[21];
+    memcpy(end, "LZ4Block", 8);
+    end[8] = 0x10 | 6;
+    memset(end + 9, 0, 12);
+    ebuf_append(&b, end, 21);
     char *c = malloc((size_t)LZ4_compressBound((int)(len - half)));
     int cn = LZ4_compress_default(plain + half, c, (int)(len - half), LZ4_compressBound((int)(len - half)));
     CHECK(cn > 0);
     h[8] = 0x20 | 6;
     put_u32le(h + 9, (uint32_t)cn);
     put_u32le(h + 13, (uint32_t)(len - half));
+    put_u32le(h + 17, XXH32(plain + half, len - half, 0x9747b28c) & 0x0FFFFFFF);
     ebuf_append(&b, h, 21);
     ebuf_append(&b, c, (size_t)cn);
-    h[8] = 0x10 | 6;
-    put_u32le(h + 9, 0);
-    put_u32le(h + 13, 0);
-    ebuf_append(&b, h, 21);
+    ebuf_append(&b, end, 21);
     char path[4096];
     snprintf(path, sizeof path, "%s/app-1.lz4", test_tmpdir());
     CHECK(!spill(path, b.p, b.len));
@@ -494,7 +499,7 @@ TEST(eventlog_read_lz4_java_block_stream) {
     CHECK_EQ_I64(check_spark3(ev, n), 0);
     free_all(ev, n);
     /* cut inside the LZ4 block: an error for a finished log */
-    CHECK(!spill(path, b.p, 21 + half + 30));
+    CHECK(!spill(path, b.p, 21 + half + 21 + 30));
     CHECK_EQ_I64(read_all(path, ev, 64), EM_ECORRUPT);
     CHECK_STR_CONTAINS(em_errmsg(), "app-1.lz4");
     free(c);
