@@ -18,6 +18,7 @@
 #include <xxhash.h>
 
 #include "../test.h"
+#include "eventlog_fixture.h"
 #include "appevent.h"
 #include "buf.h"
 #include "ember.h"
@@ -26,14 +27,6 @@
 #include "eventlog_reader.h"
 #include "history.h"
 
-/* tests/data/eventlogs/NAME, found from this file's own path. */
-static const char *data(const char *name) {
-    static char p[4096];
-    const char *f = __FILE__;
-    const char *cut = strstr(f, "unit/test_eventlog.c");
-    snprintf(p, sizeof p, "%.*sdata/eventlogs/%s", (int)(cut - f), f, name);
-    return p;
-}
 
 static char *sdup(const char *s) { return strdup(s); }
 
@@ -317,28 +310,7 @@ TEST(eventlog_json_spark_names_and_defaults) {
     ebuf_free(&w);
 }
 
-/* All events of a log; returns the count or < 0. */
-static int read_all(const char *path, app_event **ev, int max) {
-    evlog_reader *r;
-    int rc = evlog_reader_open(path, &r);
-    if (rc) return rc;
-    int n = 0;
-    app_event *e;
-    while ((rc = evlog_reader_next(r, &e)) == 1) {
-        if (n < max) ev[n++] = e;
-        else app_event_free(e);
-    }
-    evlog_reader_close(r);
-    if (rc < 0) {
-        for (int i = 0; i < n; i++) app_event_free(ev[i]);
-        return rc;
-    }
-    return n;
-}
 
-static void free_all(app_event **ev, int n) {
-    for (int i = 0; i < n; i++) app_event_free(ev[i]);
-}
 
 /* The checks of the hand-written Spark 3.5 log (27 events), wherever it
  * was read from. */
@@ -439,24 +411,7 @@ TEST(eventlog_read_compressed_and_rolling) {
     CHECK_STR_CONTAINS(em_errmsg(), "nope.snappy");
 }
 
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = malloc((size_t)n + 1);
-    *len = fread(p, 1, (size_t)n, f);
-    fclose(f);
-    return p;
-}
 
-static int spill(const char *path, const void *p, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    size_t w = fwrite(p, 1, n, f);
-    return fclose(f) || w != n ? -1 : 0;
-}
 
 TEST(eventlog_read_lz4_java_block_stream) {
     /* what Spark's lz4 codec writes: lz4-java's LZ4Block stream, here one

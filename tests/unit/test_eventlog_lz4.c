@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include "../test.h"
+#include "eventlog_fixture.h"
 #include "appevent.h"
 #include "buf.h"
 #include "ember.h"
@@ -23,56 +24,10 @@
 #include "eventlog_reader.h"
 #include "lz4block.h"
 
-/* tests/data/eventlogs/NAME, found from this file's own path. */
-static const char *data(const char *name) {
-    static char p[4096];
-    const char *f = __FILE__;
-    const char *cut = strstr(f, "unit/test_eventlog_lz4.c");
-    snprintf(p, sizeof p, "%.*sdata/eventlogs/%s", (int)(cut - f), f, name);
-    return p;
-}
 
-static uint8_t *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *p = malloc((size_t)n + 1);
-    *len = fread(p, 1, (size_t)n, f);
-    fclose(f);
-    return p;
-}
 
-static int spill(const char *path, const void *p, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    size_t w = fwrite(p, 1, n, f);
-    return fclose(f) || w != n ? -1 : 0;
-}
 
-/* All events of a log; returns the count or < 0. */
-static int read_all(const char *path, app_event **ev, int max) {
-    evlog_reader *r;
-    int rc = evlog_reader_open(path, &r);
-    if (rc) return rc;
-    int n = 0;
-    app_event *e;
-    while ((rc = evlog_reader_next(r, &e)) == 1) {
-        if (n < max) ev[n++] = e;
-        else app_event_free(e);
-    }
-    evlog_reader_close(r);
-    if (rc < 0) {
-        for (int i = 0; i < n; i++) app_event_free(ev[i]);
-        return rc;
-    }
-    return n;
-}
 
-static void free_all(app_event **ev, int n) {
-    for (int i = 0; i < n; i++) app_event_free(ev[i]);
-}
 
 static app_event *task_start(int64_t id) {
     app_event *e = app_event_new(AE_TASK_START);
