@@ -225,7 +225,10 @@ static int queue_body(one_core *k, em_ctx **c1, em_ctx **c2) {
     pthread_t ta, tb;
     REQ(hold_core(k, *c1, &a, &ta, dir));
     /* The second application: registered, WAITING, its job waits. */
-    REQ((*c2 = open_app(k->url, "ember.scheduler.maxRegisteredWait", "200ms", "ember.starvation.timeout", "100ms")));
+    /* Its executor, once granted, must register within the wait: long
+     * enough for an executor process started under a sanitizer on a busy
+     * host. */
+    REQ((*c2 = open_app(k->url, "ember.scheduler.maxRegisteredWait", "1500ms", "ember.starvation.timeout", "100ms")));
     REQ(wait_app_state(k->webport, "app-0001", "WAITING"));
     memset(&b, 0, sizeof b);
     b.c = *c2;
@@ -237,9 +240,9 @@ static int queue_body(one_core *k, em_ctx **c1, em_ctx **c2) {
         pthread_join(ta, NULL);
         REQ(!"the second job's thread started");
     }
-    /* Five times ember.scheduler.maxRegisteredWait: a job that gave up
-     * after it would have failed by now. */
-    sleep_ms(1000);
+    /* Twice ember.scheduler.maxRegisteredWait: a job that gave up after
+     * it would have failed by now. */
+    sleep_ms(3000);
     int waited = !is_done(&b);
     static char json[65536];
     char st[32] = "";
