@@ -242,7 +242,7 @@ static int read_on(history *h, happ *a, int64_t size, int64_t mtime) {
     pthread_mutex_unlock(&h->mu);
     int64_t nbad = 0;
     int rc = feed(r, st, &nbad);
-    if (rc < 0) log_msg(LOG_WARN, "history", "cannot read on in %s: %s", a->path, em_errmsg());
+    if (rc < 0) log_msg(LOG_WARN, "history", "cannot read on in %s/%s: %s", h->dir, name, em_errmsg());
     pthread_mutex_lock(&h->mu);
     a = find_name(h, name);
     free(name);
