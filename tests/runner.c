@@ -1,8 +1,12 @@
 /*
  * runner.c -- runs the registered tests, each in a forked child with a
- * time limit, and prints "N passed, N failed" last.
+ * time limit, and prints the tests skipped with why, then "N passed, N
+ * failed, N skipped" last.  A skipped child exits with EXIT_SKIP, its
+ * reason left in memory the runner shares with it.
  */
 #include <signal.h>
+#include <stdarg.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +17,24 @@
 #include "test.h"
 
 #define MAX_TESTS 1024
+#define EXIT_SKIP 77
+#define WHY_MAX 512
 static struct { const char *name; test_fn fn; } tests[MAX_TESTS];
 static int ntests;
 int test_failed;
+static int test_skipped;
+static char *skip_why; /* WHY_MAX bytes shared with the children */
+
+void test_skip(const char *fmt, ...) {
+    char why[WHY_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "  skipped: %s\n", why);
+    if (skip_why) snprintf(skip_why, WHY_MAX, "%s", why);
+    test_skipped = 1;
+}
 static char tmpdir[256], scratch[256];
 
 void test_register(const char *name, test_fn fn) {
@@ -69,7 +88,14 @@ static int cmp_tests(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    int passed = 0, failed = 0, nofork = getenv("EMBER_TEST_NOFORK") != NULL;
+    int passed = 0, failed = 0, skipped = 0, nofork = getenv("EMBER_TEST_NOFORK") != NULL;
+    static char *skips[MAX_TESTS];
+    void *shared = mmap(NULL, WHY_MAX, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED) {
+        perror("mmap");
+        return 2;
+    }
+    skip_why = shared;
     unsigned limit = getenv("EMBER_TEST_TIMEOUT") ? (unsigned)atoi(getenv("EMBER_TEST_TIMEOUT")) : 300;
     qsort(tests, (size_t)ntests, sizeof tests[0], cmp_tests);
     /* Every context serves its UI (ember.ui.enabled): on any free port, so
@@ -81,34 +107,50 @@ int main(int argc, char **argv) {
         if (!selected(tests[i].name, argc, argv)) continue;
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        int ok;
+        int ok, skip = 0;
         fflush(stdout);
+        skip_why[0] = 0;
         if (nofork) {
-            test_failed = 0;
+            test_failed = test_skipped = 0;
             tests[i].fn();
             rm_tmpdir();
             ok = !test_failed;
+            skip = ok && test_skipped;
         } else {
             pid_t pid = fork();
             if (pid == 0) {
                 alarm(limit);
-                test_failed = 0;
+                test_failed = test_skipped = 0;
                 tests[i].fn();
                 rm_tmpdir();
                 /* exit, not _exit: LeakSanitizer checks at exit. */
-                exit(test_failed ? 1 : 0);
+                exit(test_failed ? 1 : test_skipped ? EXIT_SKIP : 0);
             }
             int st = 0;
             waitpid(pid, &st, 0);
-            ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+            skip = WIFEXITED(st) && WEXITSTATUS(st) == EXIT_SKIP;
+            ok = WIFEXITED(st) && (WEXITSTATUS(st) == 0 || skip);
             if (WIFSIGNALED(st))
                 fprintf(stderr, "  killed by signal %d (%s)\n", WTERMSIG(st), strsignal(WTERMSIG(st)));
         }
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
-        printf("%s %s (%.0f ms)\n", ok ? "ok  " : "FAIL", tests[i].name, ms);
-        if (ok) passed++; else failed++;
+        printf("%s %s (%.0f ms)\n", skip ? "skip" : ok ? "ok  " : "FAIL", tests[i].name, ms);
+        if (skip) {
+            char line[WHY_MAX + 256];
+            snprintf(line, sizeof line, "%s: %s", tests[i].name, skip_why[0] ? skip_why : "(no reason given)");
+            skips[skipped++] = strdup(line);
+        } else if (ok) {
+            passed++;
+        } else {
+            failed++;
+        }
     }
-    printf("%d passed, %d failed\n", passed, failed);
+    for (int i = 0; i < skipped; i++) {
+        printf("skipped %s\n", skips[i] ? skips[i] : "(out of memory)");
+        free(skips[i]);
+    }
+    printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    munmap(shared, WHY_MAX);
     return failed ? 1 : 0;
 }

@@ -2,12 +2,15 @@
  * test.h -- the test harness.  A test is
  *     TEST(name) { CHECK(x == 1); CHECK_EQ_I64(a, b); ... }
  * registered by a constructor; tests/runner.c runs each in a forked child
- * (so a crash fails one test, not the run) and prints "N passed, N failed"
- * as its last line.  `tests/run_tests NAME...` runs tests whose name
- * contains one of the arguments.  EMBER_TEST_NOFORK=1 runs in-process.
+ * (so a crash fails one test, not the run) and prints "N passed, N failed,
+ * N skipped" as its last line, after the list of the tests skipped and
+ * why.  `tests/run_tests NAME...` runs tests whose name contains one of the
+ * arguments.  EMBER_TEST_NOFORK=1 runs in-process.
  *
  * CHECK records a failure with file and line and returns from the test;
- * a test passes when it returns with no failed CHECK.
+ * a test passes when it returns with no failed CHECK.  SKIP says the test
+ * cannot run here and why, and returns: skipped, neither passed nor failed
+ * (a failed CHECK before it still fails the test).
  */
 #ifndef EM_TEST_H
 #define EM_TEST_H
@@ -19,6 +22,14 @@
 typedef void (*test_fn)(void);
 void test_register(const char *name, test_fn fn);
 extern int test_failed; /* set by CHECK in the running test */
+/* Mark the running test skipped, with the reason (printf format). */
+void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#define SKIP(...)                                                                  \
+    do {                                                                           \
+        test_skip(__VA_ARGS__);                                                    \
+        return;                                                                    \
+    } while (0)
 
 #define TEST(name)                                                                 \
     static void test_##name(void);                                                 \

@@ -34,8 +34,17 @@ cleanup() {
     rm -rf "$T"
 }
 trap cleanup EXIT
+npass=0
+nfail=0
 check() {
-    if eval "$2"; then echo "ok   scripts: $1"; else echo "FAIL scripts: $1"; fail=1; fi
+    if eval "$2"; then
+        echo "ok   scripts: $1"
+        npass=$((npass + 1))
+    else
+        echo "FAIL scripts: $1"
+        fail=1
+        nfail=$((nfail + 1))
+    fi
 }
 
 # A shared secret for every process (its file readable by its owner only:
@@ -159,4 +168,5 @@ check "the application's work directory and the secret's copy went with it" '[ -
 check "a stopped worker did not try to register again" '! grep -q "registering again" "$T"/logs/ember-*-worker-1.out'
 check "the failed application's executor log is kept, naming the library" \
     'grep -qs libneedlib_extra.so $(find "$T/work-shared" -name stderr)'
+echo "scripts: $npass passed, $nfail failed, 0 skipped"
 exit $fail
