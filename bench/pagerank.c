@@ -8,6 +8,10 @@
  *   PAGERANK_PARTITIONS=P pagerank ...   the partition count of the
  *            distinct, the links and every join and reduce_by_key (default
  *            4 x the executor cores)
+ *   PAGERANK_SUM=builtin pagerank ...   reduce_by_key with em_sum_f64 (the
+ *            builtin the shuffle merges in place) instead of the user's a + b
+ *   PAGERANK_RUNS=A (or B) pagerank ...   only that ember run (see below),
+ *            for profiling one of them
  *
  * The graph.  bench/data/pagerank-NODES-EDGES.txt (relative to the current
  * directory, made once, not timed) holds EDGES lines "src dst" in decimal,
@@ -354,10 +358,12 @@ static em_rdd *load_links(em_ctx *ctx, const char *path, int parts) {
     return links ? em_persist(links, EM_MEMORY_ONLY) : NULL;
 }
 
+static em_comb_fn sum_fn = add; /* em_sum_f64 with PAGERANK_SUM=builtin */
+
 static em_rdd *iterate(em_rdd *links, em_rdd *ranks, int parts) {
     em_rdd *j = em_join(links, ranks, parts);
     em_rdd *c = j ? em_flat_map(j, contribs, NULL, 0) : NULL;
-    em_rdd *s = c ? em_reduce_by_key(c, add, NULL, 0, parts) : NULL;
+    em_rdd *s = c ? em_reduce_by_key(c, sum_fn, NULL, 0, parts) : NULL;
     return s ? em_map_values(s, damp, NULL, 0) : NULL;
 }
 
@@ -388,6 +394,7 @@ typedef struct ember_run {
     int64_t load_maps, load_recs;
     double maxdiff_a, maxdiff_b;
     int64_t count_a, count_b;
+    int did_a, did_b;
 } ember_run;
 
 static void stats_delta(const em_stats *a, const em_stats *b, em_stats *d) {
@@ -411,10 +418,18 @@ static int cmp_double(const void *a, const void *b) {
 
 static int run_ember(const char *master, const char *path, int64_t nodes, int iters, int parts_env,
                      const floor_ranks *f, ember_run *e, int *parts_out) {
+    const char *only = getenv("PAGERANK_RUNS");
+    int do_a = !only || strchr(only, 'A'), do_b = !only || strchr(only, 'B');
+    memset(e, 0, sizeof *e);
+    em_batch *b = NULL;
+    em_ctx *ctx;
+    int parts = parts_env;
+    if (!do_a) goto run_b;
+
     /* run A: Spark's example as written, one collect */
-    em_ctx *ctx = em_open(master, NULL);
+    ctx = em_open(master, NULL);
     if (!ctx) die("em_open");
-    int parts = parts_env > 0 ? parts_env : 4 * em_cores(ctx);
+    parts = parts_env > 0 ? parts_env : 4 * em_cores(ctx);
     *parts_out = parts;
     em_stats s0, s1;
     em_get_stats(ctx, &s0);
@@ -422,18 +437,22 @@ static int run_ember(const char *master, const char *path, int64_t nodes, int it
     em_rdd *links = load_links(ctx, path, parts);
     em_rdd *ranks_rdd = links ? em_map_values(links, one, NULL, 0) : NULL;
     for (int i = 0; ranks_rdd && i < iters; i++) ranks_rdd = iterate(links, ranks_rdd, parts);
-    em_batch *b = NULL;
     if (!ranks_rdd || em_collect(ranks_rdd, &b)) die("run A");
     e->total = now() - t0;
     em_get_stats(ctx, &s1);
     stats_delta(&s0, &s1, &e->d);
     e->maxdiff_a = compare(b, f, nodes, &e->count_a);
+    e->did_a = 1;
     em_batch_free(b);
     em_close(ctx);
 
+run_b:
+    if (!do_b) return 0;
     /* run B: the same in steps, each iteration's ranks persisted and counted */
     ctx = em_open(master, NULL);
     if (!ctx) die("em_open");
+    parts = parts_env > 0 ? parts_env : 4 * em_cores(ctx);
+    *parts_out = parts;
     int64_t n;
     em_stats a, c;
     em_get_stats(ctx, &a);
@@ -464,6 +483,7 @@ static int run_ember(const char *master, const char *path, int64_t nodes, int it
     if (em_collect(prev, &b)) die("run B: collect");
     e->collect = now() - tc;
     e->maxdiff_b = compare(b, f, nodes, &e->count_b);
+    e->did_b = 1;
     em_batch_free(b);
     em_close(ctx);
     qsort(it, (size_t)iters, sizeof it[0], cmp_double);
@@ -524,6 +544,8 @@ int main(int argc, char **argv) {
     int iters = argc > 4 ? atoi(argv[4]) : 10;
     const char *pe = getenv("PAGERANK_PARTITIONS");
     int parts_env = pe ? atoi(pe) : 0;
+    const char *ps = getenv("PAGERANK_SUM");
+    if (ps && !strcmp(ps, "builtin")) sum_fn = em_sum_f64;
     if (nodes < 1 || nodes > (int64_t)UINT32_MAX || edges < 1 || iters < 1 || iters > 64) {
         fprintf(stderr, "usage: pagerank [MASTER [NODES (1..2^32-1) [EDGES [ITERS (1..64)]]]]\n");
         return 1;
@@ -553,12 +575,13 @@ int main(int argc, char **argv) {
     numpy_run np;
     run_numpy(path, nodes, iters, &np);
     ember_run e;
-    int parts;
+    int parts = 0;
     run_ember(master, path, nodes, iters, parts_env, &f, &e, &parts);
 
     printf("pagerank on %s: %" PRId64 " nodes, %" PRId64 " edge lines (%.1f MB), %" PRId64
-           " distinct edges from %" PRId64 " sources, %d iterations, %d partitions\n",
-           master, nodes, ft.lines, st.st_size / 1048576.0, ft.distinct, ft.sources, iters, parts);
+           " distinct edges from %" PRId64 " sources, %d iterations, %d partitions, reduce_by_key with %s\n",
+           master, nodes, ft.lines, st.st_size / 1048576.0, ft.distinct, ft.sources, iters, parts,
+           sum_fn == add ? "the user's a + b" : "em_sum_f64");
     printf("  C floor, 1 thread : read %.3f s, parse %.3f s, dedup and index %.3f s, %d iterations %.3f s "
            "(%.4f s an iteration); total %.3f s\n",
            ft.read, ft.parse, ft.index, iters, ft.iters, ft.iters / iters, ft.total);
@@ -566,39 +589,46 @@ int main(int argc, char **argv) {
         printf("  numpy, 1 core     : load %.3f s, dedup and index %.3f s, %d iterations %.3f s "
                "(%.4f s an iteration); total %.3f s\n",
                np.load, np.index, iters, np.iters, np.iters / iters, np.total);
-    printf("  ember %-12s: total %.3f s (file to collected ranks, one collect)\n", master, e.total);
-    printf("    in steps        : load (read, distinct, group_by_key, persist) %.3f s; an iteration "
-           "min %.3f median %.3f max %.3f s; collect %.3f s\n",
-           e.load, e.iter_min, e.iter_med, e.iter_max, e.collect);
-    printf("    shuffles        : %" PRId64 " stages run (%" PRId64 " jobs), %" PRId64 " map tasks, %" PRId64
-           " records written, %.1f MB as stored, %" PRId64 " spills\n",
-           e.d.stages_run, e.d.jobs, e.d.map_tasks_run, e.d.shuffle_records_written,
-           e.d.shuffle_bytes_written / 1048576.0, e.d.spills);
-    printf("    in steps        : load %" PRId64 " map tasks, %" PRId64 " records; iterations' map tasks",
-           e.load_maps, e.load_recs);
-    for (int i = 0; i < iters; i++) printf(" %" PRId64, e.it_maps[i]);
-    printf(" (%d a shuffle), records (M)", parts);
-    for (int i = 0; i < iters; i++) printf(" %.2f", e.it_recs[i] / 1e6);
-    printf(", MB as stored");
-    for (int i = 0; i < iters; i++) printf(" %.1f", e.it_bytes[i] / 1048576.0);
-    printf("\n");
-    int links_reshuffled = 0;
-    for (int i = 0; i < iters; i++) links_reshuffled |= e.it_maps[i] != parts;
-    printf("    links and ranks : %s\n", links_reshuffled
-                                            ? "an iteration ran more (or fewer) map tasks than one shuffle's"
-                                            : "never shuffled after the load (each iteration shuffles only its contributions)");
-    printf("  ratio ember / numpy: %.2fx   ember / C floor: %.2fx   (time of the reference / ember's; "
-           "numpy's and the floor's totals include their reading)\n",
-           np.ok ? np.total / e.total : 0.0, ft.total / e.total);
-    if (np.ok)
+    if (e.did_a) {
+        printf("  ember %-12s: total %.3f s (file to collected ranks, one collect)\n", master, e.total);
+        printf("    shuffles        : %" PRId64 " stages run (%" PRId64 " job), %" PRId64 " map tasks, %" PRId64
+               " records written, %.1f MB as stored, %" PRId64 " spills\n",
+               e.d.stages_run, e.d.jobs, e.d.map_tasks_run, e.d.shuffle_records_written,
+               e.d.shuffle_bytes_written / 1048576.0, e.d.spills);
+    }
+    if (e.did_b) {
+        printf("    in steps        : load (read, distinct, group_by_key, persist) %.3f s; an iteration "
+               "min %.3f median %.3f max %.3f s; collect %.3f s\n",
+               e.load, e.iter_min, e.iter_med, e.iter_max, e.collect);
+        printf("    steps' shuffles : load %" PRId64 " map tasks, %" PRId64 " records; iterations' map tasks",
+               e.load_maps, e.load_recs);
+        for (int i = 0; i < iters; i++) printf(" %" PRId64, e.it_maps[i]);
+        printf(" (%d a shuffle), records (M)", parts);
+        for (int i = 0; i < iters; i++) printf(" %.2f", e.it_recs[i] / 1e6);
+        printf(", MB as stored");
+        for (int i = 0; i < iters; i++) printf(" %.1f", e.it_bytes[i] / 1048576.0);
+        printf("\n");
+        int reshuffled = 0;
+        for (int i = 0; i < iters; i++) reshuffled |= e.it_maps[i] != parts;
+        printf("    links and ranks : %s\n",
+               reshuffled ? "an iteration ran more (or fewer) map tasks than one shuffle's"
+                          : "never shuffled after the load (each iteration shuffles only its contributions)");
+    }
+    if (e.did_a)
+        printf("  ratio ember / numpy: %.2fx   ember / C floor: %.2fx   (the reference's total time / ember's; "
+               "all three from reading the file to the ranks)\n",
+               np.ok ? np.total / e.total : 0.0, ft.total / e.total);
+    if (np.ok && e.did_b)
         printf("  ratio per iteration: ember (steps, median) / numpy %.2fx, / C floor %.2fx\n",
                np.iters / iters / e.iter_med, ft.iters / iters / e.iter_med);
 
     int bad = 0;
-    printf("ranks: %" PRId64 " nodes, max |diff| %.3g (run A), %" PRId64 " nodes, max |diff| %.3g (run B), "
-           "relative to the C floor's %" PRId64 " nodes\n",
-           e.count_a, e.maxdiff_a, e.count_b, e.maxdiff_b, f.n);
-    if (!(e.maxdiff_a <= TOL) || !(e.maxdiff_b <= TOL)) {
+    if (e.did_a)
+        printf("ranks: %" PRId64 " nodes, max |diff| %.3g (run A; the C floor's: %" PRId64 " nodes)\n", e.count_a,
+               e.maxdiff_a, f.n);
+    if (e.did_b)
+        printf("ranks: %" PRId64 " nodes, max |diff| %.3g (run B, in steps)\n", e.count_b, e.maxdiff_b);
+    if ((e.did_a && !(e.maxdiff_a <= TOL)) || (e.did_b && !(e.maxdiff_b <= TOL))) {
         fprintf(stderr, "MISMATCH: ember's ranks differ from the C floor's\n");
         bad = 1;
     }
