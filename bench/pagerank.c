@@ -590,7 +590,7 @@ int main(int argc, char **argv) {
                "(%.4f s an iteration); total %.3f s\n",
                np.load, np.index, iters, np.iters, np.iters / iters, np.total);
     if (e.did_a) {
-        printf("  ember %-12s: total %.3f s (file to collected ranks, one collect)\n", master, e.total);
+        printf("  ember %-12s : total %.3f s (file to collected ranks, one collect)\n", master, e.total);
         printf("    shuffles        : %" PRId64 " stages run (%" PRId64 " job), %" PRId64 " map tasks, %" PRId64
                " records written, %.1f MB as stored, %" PRId64 " spills\n",
                e.d.stages_run, e.d.jobs, e.d.map_tasks_run, e.d.shuffle_records_written,
