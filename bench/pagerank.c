@@ -514,7 +514,7 @@ static void run_numpy(const char *path, int64_t nodes, int iters, numpy_run *np)
     }
     if (!script[0] || access(script, R_OK)) snprintf(script, sizeof script, "bench/pagerank_numpy.py");
     if (system("/usr/bin/python3 -c 'import numpy' 2>/dev/null") != 0) {
-        printf("numpy: absent (/usr/bin/python3 cannot import numpy; apt-get install python3-numpy)\n");
+        printf("numpy: absent (/usr/bin/python3 cannot import numpy; scripts/install-deps.sh bench installs it)\n");
         return;
     }
     snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 '%s' '%s' %" PRId64 " %d",
@@ -614,10 +614,14 @@ int main(int argc, char **argv) {
                reshuffled ? "an iteration ran more (or fewer) map tasks than one shuffle's"
                           : "never shuffled after the load (each iteration shuffles only its contributions)");
     }
-    if (e.did_a)
+    if (e.did_a && np.ok)
         printf("  ratio ember / numpy: %.2fx   ember / C floor: %.2fx   (the reference's total time / ember's; "
                "all three from reading the file to the ranks)\n",
-               np.ok ? np.total / e.total : 0.0, ft.total / e.total);
+               np.total / e.total, ft.total / e.total);
+    else if (e.did_a)
+        printf("  ratio ember / C floor: %.2fx   (the floor's total time / ember's; both from reading the file "
+               "to the ranks)\n",
+               ft.total / e.total);
     if (np.ok && e.did_b)
         printf("  ratio per iteration: ember (steps, median) / numpy %.2fx, / C floor %.2fx\n",
                np.iters / iters / e.iter_med, ft.iters / iters / e.iter_med);
