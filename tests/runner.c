@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ember.h"
 #include "test.h"
 
 #define MAX_TESTS 1024
@@ -24,6 +25,12 @@ static int ntests;
 int test_failed;
 static int test_skipped;
 static char *skip_why; /* WHY_MAX bytes shared with the children */
+
+void test_conf_set(struct em_conf *conf, const char *key, const char *value) {
+    if (em_conf_set(conf, key, value) == 0) return;
+    fprintf(stderr, "  test setup: ember refused %s=%s: %s\n", key, value ? value : "(null)", em_errmsg());
+    abort();
+}
 
 void test_skip(const char *fmt, ...) {
     char why[WHY_MAX];

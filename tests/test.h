@@ -22,6 +22,11 @@
 typedef void (*test_fn)(void);
 void test_register(const char *name, test_fn fn);
 extern int test_failed; /* set by CHECK in the running test */
+/* em_conf_set for a test's setup: a refused key or value (a renamed
+ * setting, a bad value) aborts the test, naming both, instead of leaving
+ * the default in place. */
+struct em_conf;
+void test_conf_set(struct em_conf *conf, const char *key, const char *value);
 /* Mark the running test skipped, with the reason (printf format). */
 void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -13,7 +13,7 @@ em_ctx *open_test_ctx(void) {
     /* Scratch files under the test's own directory, which the runner removes
      * even when a failed CHECK skipped em_close. */
     em_conf *conf = em_conf_new();
-    em_conf_set(conf, "ember.local.dir", test_scratchdir());
+    test_conf_set(conf, "ember.local.dir", test_scratchdir());
     em_ctx *c = em_open(test_master(), conf);
     em_conf_free(conf);
     if (!c) fprintf(stderr, "  em_open(%s): %s\n", test_master(), em_errmsg());

@@ -44,7 +44,7 @@ static int fn_acc_kill(const em_rec *in, em_emitter *out, const void *arg) {
 
 static em_ctx *open_with(const char *master, const char *faults) {
     em_conf *conf = em_conf_new();
-    em_conf_set(conf, "ember.progress", "false");
+    test_conf_set(conf, "ember.progress", "false");
     if (faults) em_conf_set(conf, "ember.test.faults", faults);
     em_ctx *c = em_open(master, conf);
     if (!c) fprintf(stderr, "  em_open(%s): %s\n", master, em_errmsg());

@@ -105,7 +105,7 @@ static int stop_pid(pid_t pid) {
  * NULL-terminated). */
 static em_ctx *open_cluster_kv(const char *master, const char *const *kv) {
     em_conf *conf = em_conf_new();
-    em_conf_set(conf, "ember.local.dir", test_scratchdir());
+    test_conf_set(conf, "ember.local.dir", test_scratchdir());
     for (; kv && kv[0]; kv += 2) em_conf_set(conf, kv[0], kv[1]);
     em_ctx *c = em_open(master, conf);
     if (!c) fprintf(stderr, "  em_open(%s): %s\n", master, em_errmsg());
@@ -748,11 +748,11 @@ TEST(cluster_fetch_retried_after_dropped_connection) {
     CHECK_EQ_I64(d.map_tasks_run, 4);
     em_close(c);
     em_conf *conf = em_conf_new();
-    em_conf_set(conf, "ember.local.dir", test_scratchdir());
-    em_conf_set(conf, "ember.test.faults", "dropfetch:n=1");
-    em_conf_set(conf, "ember.shuffle.io.maxRetries", "0");
-    em_conf_set(conf, "ember.shuffle.service.enabled", "false");
-    em_conf_set(conf, "ember.shuffle.readHostLocalDisk", "false");
+    test_conf_set(conf, "ember.local.dir", test_scratchdir());
+    test_conf_set(conf, "ember.test.faults", "dropfetch:n=1");
+    test_conf_set(conf, "ember.shuffle.io.maxRetries", "0");
+    test_conf_set(conf, "ember.shuffle.service.enabled", "false");
+    test_conf_set(conf, "ember.shuffle.readHostLocalDisk", "false");
     c = em_open("local-cluster[2,1,512]", conf);
     em_conf_free(conf);
     CHECK(c);

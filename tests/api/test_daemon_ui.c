@@ -314,8 +314,8 @@ TEST(daemon_ui_master_and_worker_pages) {
     char app[64] = "app-0000";
     if (ok) {
         em_conf *conf = em_conf_new();
-        em_conf_set(conf, "ember.local.dir", test_scratchdir());
-        em_conf_set(conf, "ember.executor.memory", "256m");
+        test_conf_set(conf, "ember.local.dir", test_scratchdir());
+        test_conf_set(conf, "ember.executor.memory", "256m");
         c = em_open(k.url, conf);
         em_conf_free(conf);
         if (!c) fprintf(stderr, "  em_open(%s): %s\n", k.url, em_errmsg());

@@ -576,7 +576,7 @@ TEST(api_err_emit_null_with_length) {
  * earlier task left on the same thread. */
 TEST(api_err_no_stale_message) {
     em_conf *conf = em_conf_new();
-    em_conf_set(conf, "ember.local.dir", test_scratchdir());
+    test_conf_set(conf, "ember.local.dir", test_scratchdir());
     em_ctx *c = em_open("local[1]", conf);
     em_conf_free(conf);
     CHECK(c);

@@ -192,8 +192,8 @@ static void flood_close(flood *f) {
 
 static em_ctx *open_lc(void) {
     em_conf *conf = em_conf_new();
-    em_conf_set(conf, "ember.local.dir", test_scratchdir());
-    em_conf_set(conf, "ember.shuffle.service.enabled", "true");
+    test_conf_set(conf, "ember.local.dir", test_scratchdir());
+    test_conf_set(conf, "ember.shuffle.service.enabled", "true");
     em_ctx *c = em_open("local-cluster[1,1,512]", conf);
     if (!c) fprintf(stderr, "  em_open: %s\n", em_errmsg());
     em_conf_free(conf);

@@ -142,8 +142,8 @@ static int start_one_core(one_core *k) {
  * a second). */
 static em_ctx *open_app(const char *url, const char *k1, const char *v1, const char *k2, const char *v2) {
     em_conf *conf = em_conf_new();
-    em_conf_set(conf, "ember.local.dir", test_scratchdir());
-    em_conf_set(conf, "ember.executor.memory", "256m");
+    test_conf_set(conf, "ember.local.dir", test_scratchdir());
+    test_conf_set(conf, "ember.executor.memory", "256m");
     if (k1) em_conf_set(conf, k1, v1);
     if (k2) em_conf_set(conf, k2, v2);
     em_ctx *c = em_open(url, conf);

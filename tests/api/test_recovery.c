@@ -252,8 +252,8 @@ static void *run_job(void *arg) {
  * have 512). */
 static em_ctx *open_ctx(const char *master, const char *k1, const char *v1) {
     em_conf *conf = em_conf_new();
-    em_conf_set(conf, "ember.local.dir", test_scratchdir());
-    em_conf_set(conf, "ember.executor.memory", "256m");
+    test_conf_set(conf, "ember.local.dir", test_scratchdir());
+    test_conf_set(conf, "ember.executor.memory", "256m");
     if (k1) em_conf_set(conf, k1, v1);
     em_ctx *c = em_open(master, conf);
     if (!c) fprintf(stderr, "  em_open(%s): %s\n", master, em_errmsg());

@@ -438,7 +438,7 @@ TEST(scratch_program_handlers_kept) {
 static em_ctx *open_at(const char *dir) {
     em_conf *conf = em_conf_new();
     if (!conf) return NULL;
-    em_conf_set(conf, "ember.local.dir", dir);
+    test_conf_set(conf, "ember.local.dir", dir);
     em_ctx *c = em_open(test_master(), conf);
     em_conf_free(conf);
     return c;

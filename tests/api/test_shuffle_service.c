@@ -24,7 +24,7 @@
 
 static em_ctx *open_lc(const char *master) {
     em_conf *conf = em_conf_new();
-    em_conf_set(conf, "ember.local.dir", test_scratchdir());
+    test_conf_set(conf, "ember.local.dir", test_scratchdir());
     em_ctx *c = em_open(master, conf);
     if (!c) fprintf(stderr, "  em_open(%s): %s\n", master, em_errmsg());
     em_conf_free(conf);

@@ -175,9 +175,9 @@ em_ctx *fz_context(void) {
     uses = 0;
     em_conf *c = em_conf_new();
     FZ_CHECK(c != NULL, "em_conf_new");
-    em_conf_set(c, "ember.local.dir", fz_tmpdir());
-    em_conf_set(c, "ember.task.maxFailures", "1");
-    em_conf_set(c, "ember.progress", "false");
+    FZ_CHECK(em_conf_set(c, "ember.local.dir", fz_tmpdir()) == 0 && em_conf_set(c, "ember.task.maxFailures", "1") == 0 &&
+                 em_conf_set(c, "ember.progress", "false") == 0,
+             "a setting was refused: %s", em_errmsg());
     ctx = em_open("local[1]", c);
     em_conf_free(c);
     FZ_CHECK(ctx != NULL, "em_open: %s", em_errmsg());

@@ -23,8 +23,8 @@
 
 static em_ctx *ml_ctx(const char *key, const char *value) {
     em_conf *conf = em_conf_new();
-    em_conf_set(conf, "ember.local.dir", test_scratchdir());
-    em_conf_set(conf, "ember.task.maxFailures", "1"); /* failing tests fail fast */
+    test_conf_set(conf, "ember.local.dir", test_scratchdir());
+    test_conf_set(conf, "ember.task.maxFailures", "1"); /* failing tests fail fast */
     if (key) em_conf_set(conf, key, value);
     em_ctx *c = em_open(test_master(), conf);
     em_conf_free(conf);

@@ -24,8 +24,8 @@
 
 static em_ctx *ml_ctx(const char *master) {
     em_conf *conf = em_conf_new();
-    em_conf_set(conf, "ember.local.dir", test_scratchdir());
-    em_conf_set(conf, "ember.progress", "false");
+    test_conf_set(conf, "ember.local.dir", test_scratchdir());
+    test_conf_set(conf, "ember.progress", "false");
     em_ctx *c = em_open(master ? master : test_master(), conf);
     em_conf_free(conf);
     if (!c) fprintf(stderr, "  em_open: %s\n", em_errmsg());
