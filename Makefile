@@ -238,8 +238,6 @@ test-layers: $(LIB_OBJ)
 
 # The test command README gives and CI runs.
 test: $(BUILD)/tests/run_tests $(DAEMONS) $(EXAMPLES) $(FAULT_DRIVER) $(SHARED_CHECK) $(NEEDLIB) fuzz-replay test-link test-docs test-layers
-	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/wordcount tests/data/words.txt 3 > /dev/null
-	LD_LIBRARY_PATH=$(BUILD) $(BUILD)/shared/logreg --lbfgs --l2 0.001 > /dev/null 2>&1
 	cd $(CURDIR) && sh tests/examples/run.sh $(BUILD)
 	cd $(CURDIR) && sh tests/cluster/scripts.sh $(BUILD)
 	cd $(CURDIR) && sh tests/cluster/netns.sh $(BUILD)

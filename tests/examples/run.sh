@@ -61,6 +61,63 @@ for ex in wordcount join pi logreg; do
     expect "$ex --conf without =" 2 "expected KEY=VALUE" "$EX/$ex" --conf ember.progress
 done
 
+# What the examples print, checked.  join: its three tables, row for row
+# (the data is the program's own).
+expect "join output" 0 "" "$EX/join" 'local[2]'
+sed -n '1,/^lineage/p' "$T/out" | sed '$d' > "$T/join.got"
+cat > "$T/join.want" <<'WANT'
+join (id, name, amount):
+    1  Ada             1.80
+    1  Ada            25.00
+    1  Ada            42.00
+    2  Grace           3.50
+    2  Grace          12.99
+    3  Edsger          9.99
+    5  Donald        120.00
+left_outer_join (every customer, '-' without orders):
+    1  Ada             1.80
+    1  Ada            25.00
+    1  Ada            42.00
+    2  Grace           3.50
+    2  Grace          12.99
+    3  Edsger          9.99
+    4  Barbara            -
+    5  Donald        120.00
+total per customer (reduce_by_key + join + sort_by_key):
+    1  Ada            68.80
+    2  Grace          16.49
+    3  Edsger          9.99
+    5  Donald        120.00
+WANT
+if cmp -s "$T/join.got" "$T/join.want"; then ok "join prints the expected rows"
+else bad "join output differs: $(diff "$T/join.want" "$T/join.got" | head -5 | tr '\n' ' ')"; fi
+# pi: the same samples land inside the circle however many threads draw
+# them, and the estimate is near pi.
+expect "pi on local[1]" 0 "" "$EX/pi" 20000 4 'local[1]'
+in1=$(sed -n 's/^inside the circle: //p' "$T/out")
+expect "pi on local[2]" 0 "" "$EX/pi" 20000 4 'local[2]'
+in2=$(sed -n 's/^inside the circle: //p' "$T/out")
+if [ -n "$in1" ] && [ "$in1" = "$in2" ] && [ "$in1" -gt 15200 ] && [ "$in1" -lt 16200 ]; then
+    ok "pi: $in1 of 20000 inside on local[1] and local[2]"
+else
+    bad "pi: inside the circle $in1 on local[1], $in2 on local[2] (want equal, 15200..16200 of 20000)"
+fi
+# The programs linked against libember.so (make test builds them in
+# BUILD/shared) print what the static ones print.
+if [ -x "$BUILD/shared/wordcount" ] && [ -x "$BUILD/shared/logreg" ]; then
+    "$EX/wordcount" tests/data/words.txt 3 'local[2]' > "$T/static.out" 2> "$T/err"
+    LD_LIBRARY_PATH=$BUILD "$BUILD/shared/wordcount" tests/data/words.txt 3 'local[2]' > "$T/shared.out" 2>> "$T/err"
+    if [ -s "$T/static.out" ] && cmp -s "$T/static.out" "$T/shared.out"; then ok "wordcount linked against libember.so prints the same"
+    else bad "wordcount linked against libember.so prints otherwise"; fi
+    "$EX/logreg" --lbfgs --l2 0.001 --master 'local[2]' 2> "$T/err" | grep '^training metrics' > "$T/static.out"
+    LD_LIBRARY_PATH=$BUILD "$BUILD/shared/logreg" --lbfgs --l2 0.001 --master 'local[2]' 2>> "$T/err" |
+        grep '^training metrics' > "$T/shared.out"
+    if [ -s "$T/static.out" ] && cmp -s "$T/static.out" "$T/shared.out"; then ok "logreg linked against libember.so trains the same model"
+    else bad "logreg linked against libember.so: '$(cat "$T/shared.out")', static '$(cat "$T/static.out")'"; fi
+else
+    bad "no programs linked against libember.so in $BUILD/shared (make test builds them)"
+fi
+
 # Usage errors name the argument.
 expect "wordcount TOP_N" 2 "TOP_N 'abc'" "$EX/wordcount" tests/data/words.txt abc
 expect "wordcount no input" 2 "missing FILE_OR_DIR_OR_GLOB" "$EX/wordcount"
