@@ -162,15 +162,33 @@ int fn_pair_x10(const em_rec *in, em_emitter *out, const void *arg) {
 int check_mod_sums(em_batch *b, int64_t n, int64_t m) {
     size_t pos = 0;
     em_rec r;
-    int64_t keys = 0;
-    if ((int64_t)em_batch_count(b) != m) return 0;
-    while (em_batch_next(b, &pos, &r) == 1) {
-        int64_t k = em_i64_dec(r.key), want = 0;
-        for (int64_t v = k; v < n; v += m) want += v;
-        if (em_i64_dec(r.val) != want) return 0;
-        keys += k;
+    if (m <= 0 || (int64_t)em_batch_count(b) != m) {
+        fprintf(stderr, "  check_mod_sums: %zu records, expected %lld\n", em_batch_count(b), (long long)m);
+        return 0;
     }
-    return keys == m * (m - 1) / 2;
+    uint8_t *seen = calloc((size_t)m, 1);
+    int ok = seen != NULL;
+    while (ok && em_batch_next(b, &pos, &r) == 1) {
+        if (!r.key || r.klen != 8 || r.vlen != 8) {
+            fprintf(stderr, "  check_mod_sums: a record without an 8-byte key and value\n");
+            ok = 0;
+            break;
+        }
+        int64_t k = em_i64_dec(r.key), want = 0;
+        if (k < 0 || k >= m || seen[k]++) { /* every key of [0, m) exactly once */
+            fprintf(stderr, "  check_mod_sums: key %lld out of [0, %lld) or seen twice\n", (long long)k, (long long)m);
+            ok = 0;
+            break;
+        }
+        for (int64_t v = k; v < n; v += m) want += v;
+        if (em_i64_dec(r.val) != want) {
+            fprintf(stderr, "  check_mod_sums: key %lld has %lld, expected %lld\n", (long long)k,
+                    (long long)em_i64_dec(r.val), (long long)want);
+            ok = 0;
+        }
+    }
+    free(seen);
+    return ok;
 }
 
 void wait_no_tasks(em_ctx *c, em_stats *st) {

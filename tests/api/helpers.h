@@ -37,7 +37,8 @@ uint64_t fnv1a(const void *p, size_t n);
 /* Identity map that adds 1 to the em_acc passed as arg. */
 int fn_count_calls(const em_rec *in, em_emitter *out, const void *arg);
 /* 1 when b holds (k, sum of v in [0, n) with v % m == k) for every k < m,
- * checked against a direct loop (after fn_mod_key and fn_sum_i64). */
+ * each key exactly once, checked against a direct loop (after fn_mod_key
+ * and fn_sum_i64); else 0, printing the first difference. */
 int check_mod_sums(em_batch *b, int64_t n, int64_t m);
 /* Wait until no task attempt runs on c (the losers an action left to end
  * in the background), then fill *st.  Waits by polling the count, at most
