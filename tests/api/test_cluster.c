@@ -825,22 +825,72 @@ TEST(cluster_killed_executor_not_a_task_failure) {
 /* An executor killed while a reduce stage runs, without the worker's
  * shuffle service: the map outputs it held are forgotten at once and
  * recomputed, and the sums are exact. */
+/* The marker made (once), holding the pid of the process that made it. */
+static int made_pid_marker(const char *path) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) return 0;
+    char b[32];
+    int n = snprintf(b, sizeof b, "%d\n", (int)getpid());
+    int ok = write(fd, b, (size_t)n) == n;
+    close(fd);
+    return ok;
+}
+
 static int fn_kill_on_key0(const em_rec *in, em_emitter *out, const void *arg) {
     if (em_i64_dec(in->key) == 0) {
-        if (made_marker(arg)) raise(SIGKILL);
+        if (made_pid_marker(arg)) raise(SIGKILL);
     }
     return em_emit_pair(out, in->key, in->klen, in->val, in->vlen);
 }
 
+/* fn_mod_key with m = 10 over the 6 partitions of [0, n) that also notes,
+ * at each partition's first value (n * p / 6), the pid of the process
+ * that ran the partition's first attempt: DIR/map-P.pid, made once. */
+typedef struct where_arg {
+    int64_t n;
+    char dir[600];
+} where_arg;
+
+static int fn_mod_key_where(const em_rec *in, em_emitter *out, const void *arg) {
+    const where_arg *a = arg;
+    int64_t v = rec_i64(in), m = 10;
+    for (int p = 0; p < 6; p++)
+        if (v == a->n * p / 6) {
+            char path[700];
+            snprintf(path, sizeof path, "%s/map-%d.pid", a->dir, p);
+            made_pid_marker(path);
+        }
+    return fn_mod_key(in, out, &m);
+}
+
+/* The map partitions whose first attempt ran in the process whose pid the
+ * marker holds (-1 when a file is missing). */
+static int maps_ran_by(const char *dir, const char *marker) {
+    char path[700], *s = read_file_all(marker, NULL);
+    int pid = s ? atoi(s) : 0, n = 0;
+    free(s);
+    if (pid <= 0) return -1;
+    for (int p = 0; p < 6; p++) {
+        snprintf(path, sizeof path, "%s/map-%d.pid", dir, p);
+        if (!(s = read_file_all(path, NULL))) return -1;
+        n += atoi(s) == pid;
+        free(s);
+    }
+    return n;
+}
+
 /* Sums of n numbers by key mod 10 through a shuffle into reduce_parts,
- * then killer over the sums (it kills something once, making the marker):
- * 1 when the job succeeds with exact sums and the kill happened, with the
- * map tasks the job ran in *maps and the shuffled RDD in *sums. */
+ * then killer over the sums (it kills something once, making the marker
+ * with its pid): 1 when the job succeeds with exact sums and the kill
+ * happened, with the map tasks the job ran in *maps, how many of the 6
+ * maps' first attempts ran in the killed process in *lost, and the
+ * shuffled RDD in *sums. */
 static int killed_reduce(em_ctx *c, const char *marker_name, int64_t n, int reduce_parts, em_map_fn killer,
-                         em_rdd **sums, int64_t *maps) {
+                         em_rdd **sums, int64_t *maps, int *lost) {
     const char *marker = tmp_path(marker_name);
-    int64_t m = 10;
-    *sums = em_reduce_by_key(em_map(em_range(c, 0, n, 1, 6), fn_mod_key, &m, sizeof m), fn_sum_i64, NULL, 0,
+    where_arg w = {.n = n};
+    snprintf(w.dir, sizeof w.dir, "%s", test_tmpdir());
+    *sums = em_reduce_by_key(em_map(em_range(c, 0, n, 1, 6), fn_mod_key_where, &w, sizeof w), fn_sum_i64, NULL, 0,
                              reduce_parts);
     em_rdd *out = em_map(*sums, killer, marker, strlen(marker) + 1);
     em_batch *b = NULL;
@@ -852,7 +902,8 @@ static int killed_reduce(em_ctx *c, const char *marker_name, int64_t n, int redu
     ok = ok && check_mod_sums(b, n, 10) && access(marker, F_OK) == 0;
     em_batch_free(b);
     *maps = s1.map_tasks_run - s0.map_tasks_run;
-    return ok;
+    *lost = maps_ran_by(w.dir, marker);
+    return ok && *lost >= 0;
 }
 
 TEST(cluster_killed_executor_outputs_recomputed) {
@@ -862,9 +913,12 @@ TEST(cluster_killed_executor_outputs_recomputed) {
     CHECK(both_executors_up(c));
     em_rdd *sums;
     int64_t maps;
-    CHECK(killed_reduce(c, "killed-reduce.marker", 20000, 2, fn_kill_on_key0, &sums, &maps));
-    /* 6 map tasks, and again those whose outputs died with the executor. */
-    CHECK(maps > 6);
+    int lost;
+    CHECK(killed_reduce(c, "killed-reduce.marker", 20000, 2, fn_kill_on_key0, &sums, &maps, &lost));
+    /* 6 map tasks, and again, once each, those whose outputs died with the
+     * executor. */
+    CHECK(lost >= 1);
+    CHECK_EQ_I64(maps, 6 + lost);
     em_close(c);
 }
 
@@ -879,9 +933,11 @@ TEST(cluster_shuffle_service_keeps_killed_executor_outputs) {
     CHECK(both_executors_up(c));
     em_rdd *sums;
     int64_t maps;
+    int lost;
     em_stats s0, s1;
     em_get_stats(c, &s0);
-    CHECK(killed_reduce(c, "killed-svc.marker", 20000, 2, fn_kill_on_key0, &sums, &maps));
+    CHECK(killed_reduce(c, "killed-svc.marker", 20000, 2, fn_kill_on_key0, &sums, &maps, &lost));
+    CHECK(lost >= 1); /* the killed executor had made outputs */
     em_get_stats(c, &s1);
     CHECK_EQ_I64(maps, 6);
     CHECK_EQ_I64(s1.stages_skipped - s0.stages_skipped, 0);
@@ -906,7 +962,7 @@ TEST(cluster_shuffle_service_keeps_killed_executor_outputs) {
  * need run again). */
 static int fn_kill_worker_on_key0(const em_rec *in, em_emitter *out, const void *arg) {
     if (em_i64_dec(in->key) == 0) {
-        if (made_marker(arg)) {
+        if (made_pid_marker(arg)) {
             kill(getppid(), SIGKILL);
             raise(SIGKILL);
         }
@@ -921,9 +977,12 @@ TEST(cluster_shuffle_service_lost_worker_outputs_recomputed) {
     CHECK(both_executors_up(c));
     em_rdd *sums;
     int64_t maps;
-    CHECK(killed_reduce(c, "killed-worker.marker", 30000, 3, fn_kill_worker_on_key0, &sums, &maps));
-    /* 6 map tasks, then again those whose worker was lost. */
-    CHECK(maps > 6);
+    int lost;
+    CHECK(killed_reduce(c, "killed-worker.marker", 30000, 3, fn_kill_worker_on_key0, &sums, &maps, &lost));
+    /* 6 map tasks, then again, once each, those whose worker was lost
+     * (the killed executor's: one executor a worker). */
+    CHECK(lost >= 1);
+    CHECK_EQ_I64(maps, 6 + lost);
     em_close(c);
 }
 
