@@ -152,7 +152,9 @@ TEST(kill_cancel_all_two_stage_job) {
     CHECK_EQ_I64(cancel_during(c, sums, &n), EM_ECANCELED);
     em_stats st;
     em_get_stats(c, &st);
-    CHECK(st.tasks_killed >= 1);
+    /* Partition 1's map task, held until killed; partition 0's too when
+     * it had not finished by the cancel (the machine's speed decides). */
+    CHECK(st.tasks_killed >= 1 && st.tasks_killed <= 2);
     CHECK_EQ_I64(st.tasks_failed, 0);
     /* Without the fault the job runs; map output 0, if it was registered
      * before the cancel, is reused. */
