@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -106,7 +107,7 @@ static int stop_pid(pid_t pid) {
 static em_ctx *open_cluster_kv(const char *master, const char *const *kv) {
     em_conf *conf = em_conf_new();
     test_conf_set(conf, "ember.local.dir", test_scratchdir());
-    for (; kv && kv[0]; kv += 2) em_conf_set(conf, kv[0], kv[1]);
+    for (; kv && kv[0]; kv += 2) test_conf_set(conf, kv[0], kv[1]);
     em_ctx *c = em_open(master, conf);
     if (!c) fprintf(stderr, "  em_open(%s): %s\n", master, em_errmsg());
     em_conf_free(conf);
@@ -1143,7 +1144,31 @@ TEST(cluster_executor_start_failures_remove_app) {
     em_close(c);
 }
 
-/* Fewer failures than the limit: the third executor starts, the job runs. */
+/* The executors' stderr files under the context's scratch directory
+ * (local-cluster's workers keep them in each executor's directory) that
+ * contain what; -1 when there is no executor directory at all. */
+static int executor_logs_saying(const char *what) {
+    char pat[700];
+    glob_t g;
+    memset(&g, 0, sizeof g);
+    snprintf(pat, sizeof pat, "%s/ember-*/worker-*/app-*/*/stderr", test_scratchdir());
+    if (glob(pat, 0, NULL, &g) || !g.gl_pathc) {
+        globfree(&g);
+        return -1;
+    }
+    int n = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        char *s = read_file_all(g.gl_pathv[i], NULL);
+        n += s && strstr(s, what);
+        free(s);
+    }
+    globfree(&g);
+    return n;
+}
+
+/* Fewer failures than the limit: the third executor starts, the job runs.
+ * The two failures happened: two executors' logs say they exited at the
+ * fault. */
 TEST(cluster_executor_start_failures_within_limit) {
     const char *kv[] = {"ember.test.faults", "execexit:n=2,code=3", "ember.deploy.maxExecutorRetries", "3", NULL};
     em_ctx *c = open_cluster_kv("local-cluster[1,1,512]", kv);
@@ -1152,6 +1177,7 @@ TEST(cluster_executor_start_failures_within_limit) {
     CHECK_OK(em_collect(em_map(em_range(c, 0, 8, 1, 4), fn_pid, NULL, 0), &b));
     CHECK_EQ_I64(em_batch_count(b), 8);
     em_batch_free(b);
+    CHECK_EQ_I64(executor_logs_saying("exits with code 3 at start (ember.test.faults execexit)"), 2);
     em_close(c);
 }
 

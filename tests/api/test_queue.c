@@ -144,8 +144,8 @@ static em_ctx *open_app(const char *url, const char *k1, const char *v1, const c
     em_conf *conf = em_conf_new();
     test_conf_set(conf, "ember.local.dir", test_scratchdir());
     test_conf_set(conf, "ember.executor.memory", "256m");
-    if (k1) em_conf_set(conf, k1, v1);
-    if (k2) em_conf_set(conf, k2, v2);
+    if (k1) test_conf_set(conf, k1, v1);
+    if (k2) test_conf_set(conf, k2, v2);
     em_ctx *c = em_open(url, conf);
     if (!c) fprintf(stderr, "  em_open(%s): %s\n", url, em_errmsg());
     em_conf_free(conf);

@@ -254,7 +254,7 @@ static em_ctx *open_ctx(const char *master, const char *k1, const char *v1) {
     em_conf *conf = em_conf_new();
     test_conf_set(conf, "ember.local.dir", test_scratchdir());
     test_conf_set(conf, "ember.executor.memory", "256m");
-    if (k1) em_conf_set(conf, k1, v1);
+    if (k1) test_conf_set(conf, k1, v1);
     em_ctx *c = em_open(master, conf);
     if (!c) fprintf(stderr, "  em_open(%s): %s\n", master, em_errmsg());
     em_conf_free(conf);
