@@ -268,7 +268,7 @@ TEST(join_hash_long_keys_and_values) {
         snprintf(kb[i], sizeof kb[i], "longkey-%05d", key);
         int vl = (i * 13) % 70;
         memset(vb[i], i < NL ? 'a' + i % 26 : 'A' + i % 26, (size_t)vl);
-        if (vl >= 4) snprintf(vb[i], 5, "%04d", i % 10000);
+        if (vl >= 4) snprintf(vb[i], 5, "%04u", (unsigned)i % 10000u);
         if (vl >= 4) vb[i][4] = '.';
         recs[i] = (em_rec){kb[i], 13, vb[i], (size_t)vl};
     }
