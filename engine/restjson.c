@@ -531,27 +531,32 @@ static void rdd_distribution(json_writer *w, const status_store *st, const st_rd
     json_w_end_array(w);
 }
 
-/* Each cached partition (RDDPartitionInfo): the blocks of one partition
- * are neighbours in d->blocks. */
+int rj_partition(const st_rdd *d, int i, rj_part *p) {
+    const rdd_block *b = &d->blocks.b[i];
+    int j = i;
+    p->mem = p->disk = 0;
+    for (; j < d->blocks.n && d->blocks.b[j].part == b->part; j++) {
+        p->mem += d->blocks.b[j].mem;
+        p->disk += d->blocks.b[j].disk;
+    }
+    snprintf(p->name, sizeof p->name, "rdd_%d_%d", d->id, b->part);
+    ae_storage l = {.use_disk = b->on_disk, .use_memory = !b->on_disk, .replication = j - i};
+    rj_level_text(&l, p->level, sizeof p->level);
+    return j;
+}
+
+/* Each cached partition (RDDPartitionInfo). */
 static void rdd_partitions(json_writer *w, const st_rdd *d) {
     json_w_key_plain(w, "partitions");
     json_w_begin_array(w);
     for (int i = 0, j; i < d->blocks.n; i = j) {
-        const rdd_block *b = &d->blocks.b[i];
-        int64_t mem = 0, disk = 0;
-        for (j = i; j < d->blocks.n && d->blocks.b[j].part == b->part; j++) {
-            mem += d->blocks.b[j].mem;
-            disk += d->blocks.b[j].disk;
-        }
-        char name[48], lv[96];
-        snprintf(name, sizeof name, "rdd_%d_%d", d->id, b->part);
-        ae_storage l = {.use_disk = b->on_disk, .use_memory = !b->on_disk, .replication = j - i};
-        rj_level_text(&l, lv, sizeof lv);
+        rj_part p;
+        j = rj_partition(d, i, &p);
         json_w_begin_object(w);
-        k_s(w, "blockName", name);
-        k_s(w, "storageLevel", lv);
-        k_i(w, "memoryUsed", mem);
-        k_i(w, "diskUsed", disk);
+        k_s(w, "blockName", p.name);
+        k_s(w, "storageLevel", p.level);
+        k_i(w, "memoryUsed", p.mem);
+        k_i(w, "diskUsed", p.disk);
         json_w_key_plain(w, "executors");
         json_w_begin_array(w);
         for (int k = i; k < j; k++) json_w_str(w, d->blocks.b[k].exec_id);

@@ -111,6 +111,15 @@ void rj_task(json_writer *w, const status_store *st, const st_task *t, int64_t n
  * and speculation summary.  0, or EM_ENOMEM. */
 int rj_stage(json_writer *w, const status_store *st, const st_stage *s, int details, int64_t now);
 void rj_exec(json_writer *w, const st_exec *x);
+/* A cached partition: the blocks of d that hold it start at index i (a
+ * partition's blocks are neighbours in d->blocks); its block name, its
+ * storage level as text (replicated once per executor holding it) and its
+ * bytes summed over them.  Returns the index past its blocks. */
+typedef struct rj_part {
+    char name[48], level[96];
+    int64_t mem, disk;
+} rj_part;
+int rj_partition(const st_rdd *d, int i, rj_part *p);
 /* A cached RDD (RDDStorageInfo); with details (storage/rdd/{id}) its
  * data distribution over executors and its cached partitions. */
 void rj_rdd(json_writer *w, const status_store *st, const st_rdd *d, int details);

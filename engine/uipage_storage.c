@@ -77,18 +77,10 @@ int uipage_rdd(uipage *u) {
     snprintf(title, sizeof title, "%d Partitions", d->ncached);
     rc = rc || html_heading(b, NULL, title) || html_table_begin(b, "rdd-partitions", phdr, 5);
     for (int i = 0, j; i < d->blocks.n && !rc; i = j) {
-        const rdd_block *k = &d->blocks.b[i];
-        int64_t mem = 0, disk = 0;
-        for (j = i; j < d->blocks.n && d->blocks.b[j].part == k->part; j++) {
-            mem += d->blocks.b[j].mem;
-            disk += d->blocks.b[j].disk;
-        }
-        char name[48];
-        snprintf(name, sizeof name, "rdd_%d_%d", d->id, k->part);
-        ae_storage l = {.use_disk = k->on_disk, .use_memory = !k->on_disk, .replication = j - i};
-        rj_level_text(&l, lv, sizeof lv);
-        rc = html_row_begin(b) || html_cell_sorted(b, name, k->part) || html_cell(b, lv) || up_cell_bytes(b, mem) ||
-             up_cell_bytes(b, disk) || html_raw(b, "<td>");
+        rj_part p;
+        j = rj_partition(d, i, &p);
+        rc = html_row_begin(b) || html_cell_sorted(b, p.name, d->blocks.b[i].part) || html_cell(b, p.level) ||
+             up_cell_bytes(b, p.mem) || up_cell_bytes(b, p.disk) || html_raw(b, "<td>");
         for (int e = i; e < j && !rc; e++) rc = (e > i && html_raw(b, " ")) || html_text(b, d->blocks.b[e].exec_id);
         rc = rc || html_raw(b, "</td>") || html_row_end(b);
     }
