@@ -37,13 +37,24 @@ static inline void *slurp(const char *path, size_t *len) {
     return p;
 }
 
-/* Write p[0, n) as the whole file: 0 or -1. */
-static inline int spill(const char *path, const void *p, size_t n) {
-    FILE *f = fopen(path, "wb");
+/* The offset just past the first n lines of s (each must end in '\n'). */
+static inline size_t after_lines(const char *s, int n) {
+    size_t at = 0;
+    for (int i = 0; i < n; i++) at = (size_t)(strchr(s + at, '\n') - s) + 1;
+    return at;
+}
+
+/* Write p[0, n) to path, opened with mode ("wb": the whole file, "ab":
+ * appended): 0 or -1. */
+static inline int put_file(const char *path, const char *mode, const void *p, size_t n) {
+    FILE *f = fopen(path, mode);
     if (!f) return -1;
     size_t w = fwrite(p, 1, n, f);
     return fclose(f) || w != n ? -1 : 0;
 }
+
+static inline int spill(const char *path, const void *p, size_t n) { return put_file(path, "wb", p, n); }
+static inline int append_to(const char *path, const void *p, size_t n) { return put_file(path, "ab", p, n); }
 
 /* All events of a log (at most max kept); returns the count or < 0. */
 static inline int read_all(const char *path, app_event **ev, int max) {

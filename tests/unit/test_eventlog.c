@@ -467,9 +467,7 @@ TEST(eventlog_read_inprogress_torn_line) {
     char *plain = slurp(data("local-1450000000000"), &len);
     CHECK(plain);
     /* the first 5 lines and half of the 6th */
-    size_t cut = 0;
-    for (int i = 0; i < 5; i++) cut = (size_t)(strchr(plain + cut, '\n') - plain) + 1;
-    cut += 40;
+    size_t cut = after_lines(plain, 5) + 40;
     char path[4096];
     snprintf(path, sizeof path, "%s/local-1.inprogress", test_tmpdir());
     CHECK(!spill(path, plain, cut));
@@ -491,7 +489,7 @@ TEST(eventlog_read_inprogress_torn_line) {
     snprintf(dir, sizeof dir, "%s/eventlog_v2_local-1", test_tmpdir());
     CHECK(!mkdir(dir, 0700));
     snprintf(f, sizeof f, "%s/events_1_local-1", dir);
-    size_t two = (size_t)(strchr(strchr(plain, '\n') + 1, '\n') - plain) + 1;
+    size_t two = after_lines(plain, 2);
     CHECK(!spill(f, plain, two));
     snprintf(f, sizeof f, "%s/events_2_local-1", dir);
     CHECK(!spill(f, plain + two, cut - two));
@@ -535,13 +533,6 @@ TEST(eventlog_read_inprogress_torn_line) {
     free(plain);
 }
 
-static int append_to(const char *path, const void *p, size_t n) {
-    FILE *f = fopen(path, "ab");
-    if (!f) return -1;
-    size_t w = fwrite(p, 1, n, f);
-    return fclose(f) || w != n ? -1 : 0;
-}
-
 /* The jobs the history shows of application id (-1: not found). */
 static int history_jobs(history *h, const char *id, status_store **seen) {
     rest_provider p;
@@ -573,9 +564,7 @@ TEST(eventlog_history_follows_a_log_in_progress) {
     size_t len;
     char *plain = slurp(data("local-1450000000000"), &len);
     CHECK(plain);
-    size_t cut = 0;
-    for (int i = 0; i < 6; i++) cut = (size_t)(strchr(plain + cut, '\n') - plain) + 1;
-    cut += 30;
+    size_t cut = after_lines(plain, 6) + 30;
     snprintf(path, sizeof path, "%s/local-1450000000000.inprogress", dir);
     CHECK(!spill(path, plain, cut));
     CHECK_EQ_I64(history_scan(h), 1);
