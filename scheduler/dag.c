@@ -203,9 +203,12 @@ int dag_run_job(dag *d, const job_spec *spec, const char *group) {
         free(ev);
         return em__seterr(EM_ECANCELED, "job canceled: the context is closing (em_close)");
     }
-    STAT_ADD(d, jobs_active, 1);
     pthread_mutex_unlock(&d->jmu);
     post_call(d, start_job_call, j, ev);
+    /* Counted once posted: a caller that sees it and then cancels posts
+     * its request after the job's start, which the scheduler reads in
+     * order. */
+    __atomic_fetch_add(&d->stats->jobs_active, 1, __ATOMIC_RELEASE);
 
     int failed = 0;
     pthread_mutex_lock(&d->jmu);
