@@ -47,7 +47,7 @@ static const msg_def defs[M_TAG_END] = {
     [M_WORKER_REGISTERED] = {"worker_registered", 2, {STR("master url", 1, HOST_MAX), STR("master web ui url", 0, HOST_MAX)},
                              1},
     [M_REGISTER_REFUSED] = {"register_refused", 1, {STR("reason", 0, TEXT_MAX)}},
-    [M_HEARTBEAT] = {"heartbeat", 1, {STR("sender id", 1, ID_MAX)}},
+    [M_HEARTBEAT] = {"heartbeat", 2, {STR("sender id", 1, ID_MAX), U64("faults fired", 0, 1u << 20)}, 1},
     [M_REGISTER_APP] = {"register_app", 10,
                         {STR("name", 0, ID_MAX), STR("driver url", 1, HOST_MAX), BIN("binary hash", HASH_LEN, HASH_LEN),
                          U64("cores max", 0, ANY), U64("cores per executor", 0, 1u << 20),

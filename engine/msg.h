@@ -34,7 +34,9 @@ enum msg_tag {
                               URL ("http://host:port", empty: none) */
     M_WORKER_REGISTERED,   /* master url, optional: the master's web UI URL */
     M_REGISTER_REFUSED,    /* reason */
-    M_HEARTBEAT,           /* sender id */
+    M_HEARTBEAT,           /* sender id, optional: ember.test.faults rules that took effect
+                              in the sender outside any task since its last heartbeat (an
+                              executor's shuffle server dropping requests; sent at once) */
     /* driver <-> master */
     M_REGISTER_APP,        /* name, driver url, binary hash, cores max, cores per executor, memory MiB,
                               executor settings (conf_lines), app id (empty: a new application;

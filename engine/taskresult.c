@@ -11,7 +11,7 @@
 #include "mpcheck.h"
 #include "taskresult.h"
 
-#define TR_FIELDS 18
+#define TR_FIELDS 21
 #define TR_MAX_ACCS (1 << 20)
 #define TR_MAX_LOST (1 << 24)
 #define TR_MAX_BLOCKS (1 << 20)
@@ -62,6 +62,8 @@ int taskresult_encode(const task_result *r, ebuf *out) {
         bad = msgpack_pack_array(&pk, 4) || msgpack_pack_int32(&pk, r->blocks[i].rdd) ||
               msgpack_pack_int32(&pk, r->blocks[i].part) || msgpack_pack_int64(&pk, r->blocks[i].mem) ||
               msgpack_pack_int64(&pk, r->blocks[i].disk);
+    bad = bad || msgpack_pack_int64(&pk, r->faults_fired) || msgpack_pack_int64(&pk, r->fetch_retries) ||
+          msgpack_pack_int64(&pk, r->fetch_conns_dropped);
     if (bad) {
         out->len = start;
         return em__seterr(EM_ENOMEM, "task result: out of memory encoding");
@@ -194,6 +196,12 @@ int taskresult_decode(const uint8_t *p, size_t len, task_result *r) {
             r->blocks[i].part = (int32_t)part;
         }
         r->nblocks = n;
+    }
+    if (get_i64(&f[18], 0, INT64_MAX, &r->faults_fired)) { rc = field_bad("faults fired"); goto out; }
+    if (get_i64(&f[19], 0, INT64_MAX, &r->fetch_retries)) { rc = field_bad("fetch retries"); goto out; }
+    if (get_i64(&f[20], 0, INT64_MAX, &r->fetch_conns_dropped)) {
+        rc = field_bad("fetch connections dropped");
+        goto out;
     }
 out:
     msgpack_unpacked_destroy(&u);

@@ -51,6 +51,13 @@ typedef struct task_result {
                                 an attempt that never ran */
     cached_block *blocks;    /* the partitions it cached, malloc'd */
     uint32_t nblocks;
+    int64_t faults_fired;    /* ember.test.faults rules that took effect in
+                                the attempt (faults.h) */
+    int64_t fetch_retries;   /* shuffle segment requests it sent again after
+                                their connection failed ... */
+    int64_t fetch_conns_dropped; /* ... and the fetch connections that
+                                    closed or failed with a request of it
+                                    unanswered (shuffle_fetch.c) */
 } task_result;
 
 void task_result_clear(task_result *r); /* frees data, accs, lost_maps and blocks */
@@ -58,7 +65,8 @@ void task_result_clear(task_result *r); /* frees data, accs, lost_maps and block
 /* The wire form of a result (cluster mode: an executor's M_TASK_ENDED), a
  * msgpack array of every field but task_id, the metrics as an array of
  * TASK_METRICS_N integers in task_metrics' order, then the cached blocks
- * as [rdd, part, mem, disk] arrays.  Encode appends to
+ * as [rdd, part, mem, disk] arrays, then faults_fired, fetch_retries and
+ * fetch_conns_dropped (fields 18 to 20).  Encode appends to
  * out: 0 or EM_ENOMEM.  Decode trusts nothing (mpcheck first, every
  * field's type and size checked, a metric that is negative or not an
  * integer refused): 0, or EM_EPROTO naming the field; r's data, accs,

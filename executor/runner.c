@@ -29,12 +29,19 @@
 #include "taskdesc.h"
 #include "text_reader.h"
 
-/* The attempt this thread runs: its kill flag, and records since the last
- * look at it. */
+/* The attempt this thread runs: its kill flag, records since the last
+ * look at it, and its result (for the counts of its segment fetches). */
 static __thread task_ctl *cur_ctl;
 static __thread unsigned since_check;
+static __thread task_result *cur_res;
 
 int runner_cancelled(void) { return cur_ctl && __atomic_load_n(&cur_ctl->cancel, __ATOMIC_RELAXED); }
+
+void runner_count_fetch(int64_t retries, int64_t conns_dropped) {
+    if (!cur_res) return;
+    cur_res->fetch_retries += retries;
+    cur_res->fetch_conns_dropped += conns_dropped;
+}
 
 static int killed(void) {
     if (!cur_ctl || !__atomic_load_n(&cur_ctl->cancel, __ATOMIC_RELAXED)) return 0;
@@ -450,13 +457,21 @@ static int injected_corruption(const exec_env *env, uint32_t shuffle_id, uint32_
     return ok ? 0 : em__seterr(EM_EIO, "ember.test.faults: cannot corrupt %s (no block in it?)", path);
 }
 
-/* The faults of t that strike before it runs: 0, or the failure. */
-static int faults_before(const task_desc *t, const fault_rule *rules, int n) {
+/* The faults of t that strike before it runs, each counted in
+ * res->faults_fired as it takes effect (a delay as it starts, killed in it
+ * or not): 0, or the failure. */
+static int faults_before(const task_desc *t, const fault_rule *rules, int n, task_result *res) {
     const fault_rule *r = faults_match(rules, n, FAULT_DELAY, t->stage_id, t->partition, t->attempt);
-    int rc = r ? injected_delay(r->ms) : 0;
-    if (!rc && faults_match(rules, n, FAULT_FAIL, t->stage_id, t->partition, t->attempt))
+    int rc = 0;
+    if (r) {
+        res->faults_fired++;
+        rc = injected_delay(r->ms);
+    }
+    if (!rc && faults_match(rules, n, FAULT_FAIL, t->stage_id, t->partition, t->attempt)) {
+        res->faults_fired++;
         rc = em__seterr(EM_EUSER, "injected failure (ember.test.faults): stage %u partition %d attempt %u",
                         t->stage_id, t->partition, t->attempt);
+    }
     return rc;
 }
 
@@ -488,6 +503,7 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
     res->fetch_map = -1;
     em__clearerr(); /* a message left by an earlier task must not name this one's failure */
     cur_ctl = ctl;
+    cur_res = res;
     cur_task_metrics = &res->m;
     since_check = 0;
     ctx_set_in_task(1);
@@ -507,7 +523,7 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
             rc = em__seterr(EM_EPROTO, "task description: bad fault spec: %s", why);
             goto done;
         }
-        if ((rc = faults_before(t, rules, nrules)) != 0) goto done;
+        if ((rc = faults_before(t, rules, nrules, res)) != 0) goto done;
     }
     run.env = env;
     run.t = t;
@@ -525,8 +541,9 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
     pipe_free(sink);
     if (accum_task_end(&res->accs, &res->naccs) < 0 && rc >= 0) rc = EM_ENOMEM;
     if (rc >= 0 && t->sink.kind == SK_SHUFFLE &&
-        faults_match(rules, nrules, FAULT_CORRUPT, t->stage_id, t->partition, t->attempt))
-        rc = injected_corruption(env, t->sink.shuffle_id, (uint32_t)t->partition, t->task_id);
+        faults_match(rules, nrules, FAULT_CORRUPT, t->stage_id, t->partition, t->attempt) &&
+        (rc = injected_corruption(env, t->sink.shuffle_id, (uint32_t)t->partition, t->task_id)) == 0)
+        res->faults_fired++;
     if (rc >= 0 && killed()) rc = EM_ECANCELED; /* a kill that came too late to stop it still wins */
 done:
     if (rc < 0) {
@@ -545,6 +562,7 @@ done:
     int64_t t2 = end_metrics(&res->m, t0, t1, res->len);
     if (ctl) ctl->end_ns = t2;
     cur_ctl = NULL;
+    cur_res = NULL;
     cur_task_metrics = NULL;
     ctx_set_in_task(0);
 }

@@ -71,4 +71,9 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
  * waits outside the runner: a segment fetch). */
 int runner_cancelled(void);
 
+/* Add a segment fetch's retries and dropped connections to the counts of
+ * the calling thread's running attempt (taskresult.h); nothing outside an
+ * attempt. */
+void runner_count_fetch(int64_t retries, int64_t conns_dropped);
+
 #endif

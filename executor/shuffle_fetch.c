@@ -43,6 +43,9 @@ typedef struct freq {
     int done, rc;        /* sf->mu */
     int transient;       /* sf->mu: it failed because its connection did (worth a retry) */
     int dropped;         /* sf->mu: nobody waits; whoever ends it frees it */
+    int conn_lost;       /* sf->mu: its connection closed or failed with it
+                            unanswered, and it is the one request on it
+                            that counts the connection (runner_count_fetch) */
     uint64_t progress_us;  /* atomic: the last frame on its connection */
     char err[512];
     pthread_cond_t cv;
@@ -110,6 +113,11 @@ static void fetch_closed(conn *c, const char *reason, void *ud) {
         if ((*pp)->c == c) {
             fconn *f = *pp;
             *pp = f->next;
+            pthread_mutex_lock(&sf->mu); /* the connection counts once, for a request someone waits on */
+            freq *w = f->head;
+            while (w && w->dropped) w = w->next;
+            if (w) w->conn_lost = 1;
+            pthread_mutex_unlock(&sf->mu);
             char why[600];
             for (freq *r = f->head, *n; r; r = n) {
                 n = r->next;
@@ -209,6 +217,7 @@ static void fetch_start(void *arg) {
             free(f);
             char why[600];
             snprintf(why, sizeof why, "executor at %s: %s", key, em_errmsg());
+            r->conn_lost = 1; /* published by freq_finish's lock */
             freq_finish(r, EM_EFETCH, 1, why);
             return;
         }
@@ -355,7 +364,8 @@ static int retry_pause(uint64_t ms) {
  * has its connection closed, which ends this request and every other on
  * it.  A request that failed with its connection (refused, reset) is sent
  * again on a new one, up to sf->retries times, sf->retry_ms apart; then it
- * is a fetch failure. */
+ * is a fetch failure.  Each retry, and each connection that failed under
+ * it, is counted in the attempt's result (runner_count_fetch). */
 static int fetch_end(void *fctx, void *h, const uint8_t **p) {
     shuffle_fetch *sf = fctx;
     freq *r = h;
@@ -363,8 +373,10 @@ static int fetch_end(void *fctx, void *h, const uint8_t **p) {
     for (int tries = 0;; tries++) {
         if (fetch_wait(sf, r, &aborted)) return EM_ECANCELED;
         pthread_mutex_lock(&sf->mu);
-        int again = r->rc == EM_EFETCH && r->transient && !aborted && tries < sf->retries;
+        int again = r->rc == EM_EFETCH && r->transient && !aborted && tries < sf->retries, lost = r->conn_lost;
+        r->conn_lost = 0;
         pthread_mutex_unlock(&sf->mu);
+        runner_count_fetch(again, lost);
         if (!again) break;
         log_msg(LOG_WARN, "executor", "shuffle %u map %u: %s; retrying in %llu ms (%d of %d)", r->shuffle, r->map,
                 r->err, (unsigned long long)sf->retry_ms, tries + 1, sf->retries);

@@ -134,6 +134,7 @@ static void serve_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *
         bad = why;
     } else if (m.tag == M_FETCH_SEGMENT && s->cfg.drop_fetches > 0) {
         s->cfg.drop_fetches--;
+        if (s->cfg.dropped) s->cfg.dropped(s->cfg.ctx);
         bad = "dropped a segment request (ember.test.faults dropfetch)";
     }
     if (bad) {

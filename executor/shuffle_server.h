@@ -42,6 +42,9 @@ typedef struct ss_config {
     /* Requests to drop (close their connection unanswered) before serving
      * any: ember.test.faults' dropfetch.  0 in a worker. */
     int64_t drop_fetches;
+    /* Called (on the loop's thread) as each of those requests is dropped,
+     * before its connection closes; NULL: nobody is told. */
+    void (*dropped)(void *ctx);
 } ss_config;
 
 /* Listen on host:port (0: any free port; *port_out says which) with the

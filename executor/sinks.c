@@ -186,6 +186,7 @@ static int end_save(epipe *p) {
     const fault_rule *late =
         faults_match(p->run->faults, p->run->nfaults, FAULT_DELAY_COMMIT, t->stage_id, t->partition, t->attempt);
     if (late) { /* a kill that comes too late: the sleep does not look at it */
+        p->run->res->faults_fired++;
         struct timespec ts = {(time_t)(late->ms / 1000), (long)(late->ms % 1000) * 1000000L};
         while (nanosleep(&ts, &ts) && errno == EINTR) {}
     }
@@ -196,9 +197,11 @@ static int end_save(epipe *p) {
                           "save_as_text_file: commit denied: another attempt of partition %d committed its output",
                           (int)t->partition);
     }
-    if (faults_match(p->run->faults, p->run->nfaults, FAULT_COMMIT, t->stage_id, t->partition, t->attempt))
+    if (faults_match(p->run->faults, p->run->nfaults, FAULT_COMMIT, t->stage_id, t->partition, t->attempt)) {
+        p->run->res->faults_fired++;
         return em__seterr(EM_EIO, "injected commit failure (ember.test.faults): partition %d attempt %u",
                           (int)t->partition, t->attempt);
+    }
     if (rename(s->path, final))
         return em__seterr(EM_EIO, "save_as_text_file: cannot commit partition %d: %s", (int)t->partition,
                           strerror(errno));

@@ -918,7 +918,7 @@ static void start(void *arg) {
     if (wk.svc_on) {
         conn_opts so = wk.co;
         so.component = "shuffle-service";
-        ss_config sc = {svc_dir_of, NULL, 0};
+        ss_config sc = {svc_dir_of, NULL, 0, NULL};
         if ((a->rc = ss_start(wk.l, wk.host, wk.svc_port, &so, &sc, &wk.svc, &wk.svc_port))) {
             int k = snprintf(a->err, sizeof a->err, "the shuffle service (ember.shuffle.service.port %d): ", wk.svc_port);
             em__geterr(a->err + k, sizeof a->err - (size_t)k);

@@ -424,6 +424,20 @@ typedef struct em_stats {
     int64_t stage_attempts_failed;       /* stage attempts that failed on a
                                             fetch failure (a lost map output
                                             they read) */
+    int64_t faults_fired;                /* ember.test.faults rules that took
+                                            effect (fail, delay, corrupt,
+                                            commit, delaycommit: one per
+                                            attempt they struck; dropfetch:
+                                            one per request dropped), in
+                                            local threads and executor
+                                            processes alike */
+    int64_t shuffle_fetch_retries;       /* cluster mode: shuffle segment
+                                            requests sent again after their
+                                            connection failed ... */
+    int64_t shuffle_fetch_conns_dropped; /* ... and fetch connections that
+                                            closed or failed with a request
+                                            unanswered (one per connection,
+                                            however many requests it held) */
 } em_stats;
 EM_API void em_get_stats(em_ctx *ctx, em_stats *out);
 /* The address of the context's web UI and REST API ("http://HOST:PORT",

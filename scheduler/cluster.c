@@ -935,7 +935,16 @@ static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     }
     case M_FETCH_BCAST: appserve_bcast(k->serve, c, &m); break;
     case M_FETCH_SOURCE: appserve_source(k->serve, &l->serve, c, &m); break;
-    case M_HEARTBEAT: break; /* heard, above */
+    case M_HEARTBEAT: { /* heard, above; and faults that fired in the executor outside its tasks */
+        sched_event *ev = m.f[1].u ? calloc(1, sizeof *ev) : NULL;
+        if (ev) { /* counted in order with the ends of tasks heard of after */
+            ev->kind = EV_FAULTS_FIRED;
+            ev->exec = l->exec;
+            ev->res.faults_fired = (int64_t)m.f[1].u;
+            evq_post(k->events, ev);
+        }
+        break;
+    }
     default:
         snprintf(why, sizeof why, "a %s message the driver does not take here", msg_name(m.tag));
         conn_close(c, why);

@@ -956,6 +956,7 @@ static void *sched_main(void *arg) {
                 }
                 dag__fail_all(d, ev->res.status, ev->res.errmsg);
                 break;
+            case EV_FAULTS_FIRED: STAT_ADD(d, faults_fired, ev->res.faults_fired); break;
             }
             if (!kept) ev_free(ev);
         }

@@ -27,6 +27,9 @@ typedef enum ev_kind {
                           binary): every job fails with res.status and
                           res.errmsg; when final is set (the master removed
                           the application) every later job too */
+    EV_FAULTS_FIRED,   /* ember.test.faults rules took effect on executor
+                          exec outside any attempt (its shuffle server
+                          dropped requests): res.faults_fired of them */
 } ev_kind;
 
 typedef struct sched_event {

@@ -482,6 +482,9 @@ static void account(dag *d, stage *s, const sched_event *ev) {
     STAT_ADD(d, cache_hits, res->cache_hits);
     STAT_ADD(d, shuffle_segments_fetched, res->segs_fetched);
     STAT_ADD(d, shuffle_segments_host_local, res->segs_host_local);
+    STAT_ADD(d, faults_fired, res->faults_fired);
+    STAT_ADD(d, shuffle_fetch_retries, res->fetch_retries);
+    STAT_ADD(d, shuffle_fetch_conns_dropped, res->fetch_conns_dropped);
 }
 
 /* Count a successful task's accumulator additions -- once per task: a map

@@ -7,7 +7,8 @@
  * Properties: no crash, no out-of-bounds read, no allocation beyond what
  * the bytes can describe; a refusal is EM_EPROTO (or EM_ENOMEM) with a
  * message and leaves nothing allocated; an accepted result has strings
- * that end within their fields and no negative task metric, and encoding
+ * that end within their fields, no negative task metric or count (faults
+ * fired, fetch retries, connections dropped), and encoding
  * it again and decoding that gives the same result.
  */
 #include <stdlib.h>
@@ -40,8 +41,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  r2.input_bytes == r.input_bytes && r2.shuffle_bytes == r.shuffle_bytes &&
                  r2.shuffle_records == r.shuffle_records && r2.spills == r.spills && r2.cache_hits == r.cache_hits &&
                  r2.segs_fetched == r.segs_fetched && r2.segs_host_local == r.segs_host_local &&
-                 r2.nlost == r.nlost && r2.nblocks == r.nblocks && !strcmp(r2.errmsg, r.errmsg) && !strcmp(r2.loc, r.loc),
+                 r2.nlost == r.nlost && r2.nblocks == r.nblocks && !strcmp(r2.errmsg, r.errmsg) && !strcmp(r2.loc, r.loc) &&
+                 r2.faults_fired == r.faults_fired && r2.fetch_retries == r.fetch_retries &&
+                 r2.fetch_conns_dropped == r.fetch_conns_dropped,
              "a field changed");
+    FZ_CHECK(r.faults_fired >= 0 && r.fetch_retries >= 0 && r.fetch_conns_dropped >= 0, "a negative count");
     FZ_CHECK(!r.len || !memcmp(r.data, r2.data, r.len), "data changed");
     const int64_t *m = (const int64_t *)&r.m, *m2 = (const int64_t *)&r2.m;
     for (int i = 0; i < TASK_METRICS_N; i++)

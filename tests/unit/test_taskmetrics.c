@@ -72,13 +72,60 @@ TEST(taskmetrics_wire_round_trip) {
     ebuf_free(&out);
 }
 
+/* The fault and fetch counts (fields 18 to 20) come back as they went; a
+ * negative one, or one that is not an integer, is refused naming it, and
+ * a result of the 18 fields before them is refused whole. */
+TEST(taskresult_wire_fault_and_fetch_counts) {
+    task_result r, back;
+    memset(&r, 0, sizeof r);
+    r.fetch_map = -1;
+    r.faults_fired = 3;
+    r.fetch_retries = INT64_MAX;
+    r.fetch_conns_dropped = 70000;
+    ebuf out = EBUF_INIT;
+    CHECK_OK(taskresult_encode(&r, &out));
+    memset(&back, 0, sizeof back);
+    CHECK_OK(taskresult_decode(out.p, out.len, &back));
+    CHECK_EQ_I64(back.faults_fired, 3);
+    CHECK_EQ_I64(back.fetch_retries, INT64_MAX);
+    CHECK_EQ_I64(back.fetch_conns_dropped, 70000);
+    task_result_clear(&back);
+    static const char *const names[] = {"faults fired", "fetch retries", "fetch connections dropped"};
+    for (int k = 0; k < 3; k++) {
+        r.faults_fired = k == 0 ? -1 : 0;
+        r.fetch_retries = k == 1 ? -5 : 0;
+        r.fetch_conns_dropped = k == 2 ? INT64_MIN : 0;
+        out.len = 0;
+        CHECK_OK(taskresult_encode(&r, &out));
+        CHECK_EQ_I64(taskresult_decode(out.p, out.len, &back), EM_EPROTO);
+        CHECK_STR_CONTAINS(em_errmsg(), names[k]);
+        CHECK(!back.data && !back.accs && !back.lost_maps && !back.blocks);
+    }
+    /* nil in place of the last count; then the counts left out (an array
+     * header of 18 with the fields before them). */
+    r.faults_fired = r.fetch_retries = r.fetch_conns_dropped = 0;
+    out.len = 0;
+    CHECK_OK(taskresult_encode(&r, &out));
+    CHECK_EQ_I64(out.p[out.len - 1], 0);
+    out.p[out.len - 1] = 0xc0;
+    CHECK_EQ_I64(taskresult_decode(out.p, out.len, &back), EM_EPROTO);
+    CHECK_STR_CONTAINS(em_errmsg(), "fetch connections dropped");
+    CHECK(out.p[0] == 0xdc && out.p[1] == 0 && out.p[2] == 21);
+    out.p[2] = 18;
+    out.len -= 3;
+    CHECK_EQ_I64(taskresult_decode(out.p, out.len, &back), EM_EPROTO);
+    CHECK_STR_CONTAINS(em_errmsg(), "not an array of 21 fields");
+    ebuf_free(&out);
+}
+
 /* After patching small_metrics' bytes: the empty cached-blocks array
- * that follows the metrics. */
-static int blocks_end(ebuf *out) { return ebuf_append(out, "\x90", 1); }
+ * that follows the metrics, and the three zero counts after it (faults
+ * fired, fetch retries, fetch connections dropped). */
+static int blocks_end(ebuf *out) { return ebuf_append(out, "\x90\x00\x00\x00", 4); }
 
 /* The encoding of a result whose metrics are all small (each one byte on
  * the wire, the last TASK_METRICS_N bytes), for patching: without the
- * cached blocks after them, which blocks_end puts back. */
+ * cached blocks and counts after them, which blocks_end puts back. */
 static int small_metrics(ebuf *out) {
     task_result r;
     memset(&r, 0, sizeof r);
@@ -86,8 +133,8 @@ static int small_metrics(ebuf *out) {
     int64_t *m = (int64_t *)&r.m;
     for (int i = 0; i < TASK_METRICS_N; i++) m[i] = i + 1;
     int rc = taskresult_encode(&r, out);
-    if (rc || out->p[out->len - 1] != 0x90) return rc ? rc : -1;
-    out->len--;
+    if (rc || out->len < 4 || memcmp(out->p + out->len - 4, "\x90\x00\x00\x00", 4)) return rc ? rc : -1;
+    out->len -= 4;
     return 0;
 }
 
