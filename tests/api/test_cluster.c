@@ -653,35 +653,6 @@ TEST(cluster_stopped_executor_lost_by_heartbeat) {
                                     "ember.network.timeout (1000 ms)");
 }
 
-/* mod_sums_exact once both executors of c run tasks (so that both hold map
- * outputs and every reducer fetches from the other's server), with what
- * it cost in *delta. */
-static int sums_exact(em_ctx *c, em_stats *delta) {
-    /* Both executors run tasks (the scheduler knows both) before the job. */
-    int two = 0;
-    for (int i = 0; i < 100 && !two; i++) {
-        em_batch *pb = NULL;
-        if (em_collect(em_map(em_range(c, 0, 8, 1, 8), fn_pid, NULL, 0), &pb)) return 0;
-        size_t pos = 0;
-        em_rec r;
-        int64_t first = -1;
-        while (em_batch_next(pb, &pos, &r) == 1) {
-            if (first < 0) first = rec_i64(&r);
-            two |= rec_i64(&r) != first;
-        }
-        em_batch_free(pb);
-        if (!two) usleep(50 * 1000);
-    }
-    if (!two) return 0;
-    em_stats s0, s1;
-    em_get_stats(c, &s0);
-    int ok = mod_sums_exact(c);
-    em_get_stats(c, &s1);
-    delta->tasks_failed = s1.tasks_failed - s0.tasks_failed;
-    delta->map_tasks_run = s1.map_tasks_run - s0.map_tasks_run;
-    return ok;
-}
-
 /* Segments read by the reduce tasks of mod_sums_exact's job on c, fetched
  * over the network (*fetched) and read from another executor's files on
  * the same host (*near), over up to 20 jobs until one reads across
@@ -730,36 +701,103 @@ TEST(cluster_host_local_reads_skip_the_network) {
     }
 }
 
+/* partition_by of (i % 100, i) over 0..19999 on 4 maps and 3 reducers, on
+ * c once both of its executors run tasks: 1 when every i came back
+ * exactly once, under its key (a message says what came instead), with
+ * what the job cost in *d (every em_stats count, as a difference).  No
+ * map-side combining: each segment holds about 1,700 records, so that
+ * with ember.reducer.maxSizeInFlight at 1k a reducer has one request in
+ * flight at a time. */
+static int pairs_exact(em_ctx *c, em_stats *d) {
+    if (!both_executors_up(c)) return 0;
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    int64_t m = 100, n = 20000, got = 0, bad = 0;
+    em_batch *b = NULL;
+    if (em_collect(em_partition_by(em_map(em_range(c, 0, n, 1, 4), fn_mod_key, &m, sizeof m), 3), &b)) {
+        fprintf(stderr, "  partition_by: %s\n", em_errmsg());
+        return 0;
+    }
+    em_get_stats(c, &s1);
+    char *seen = calloc((size_t)n, 1);
+    size_t pos = 0;
+    em_rec r;
+    while (seen && em_batch_next(b, &pos, &r) == 1) {
+        int64_t k = em_i64_dec(r.key), v = em_i64_dec(r.val);
+        got++;
+        if (v < 0 || v >= n || k != v % m || seen[v]++) bad++;
+    }
+    em_batch_free(b);
+    free(seen);
+    const int64_t *a0 = (const int64_t *)&s0, *a1 = (const int64_t *)&s1;
+    int64_t *out = (int64_t *)d;
+    for (size_t i = 0; i < sizeof *d / sizeof(int64_t); i++) out[i] = a1[i] - a0[i];
+    if (got == n && !bad) return 1;
+    fprintf(stderr, "  partition_by: %lld records, %lld duplicated, out of range or under a wrong key\n",
+            (long long)got, (long long)bad);
+    return 0;
+}
+
 /* A segment request whose connection drops (the fault hook makes each
  * executor's server drop its first one) is sent again on a new connection:
  * no task fails and no map output is recomputed.  With retries off, the
  * same drop is a fetch failure: the map output is recomputed, and the
- * answer is still exact. */
+ * answer is still exact.
+ *
+ * How many servers drop a request: one per executor asked for a segment.
+ * Each executor runs at least one of the 4 maps and, in practice, one of
+ * the 3 reducers, so both are, but nothing makes the scheduler give the
+ * second executor a reducer (it may run all three on one while the other
+ * is busy): 1 or 2 drops.  Whatever their number, each is one fault fired,
+ * one connection dropped and (one request in flight per reducer) one
+ * request retried. */
 TEST(cluster_fetch_retried_after_dropped_connection) {
     /* (Fetches from executors' own servers: the worker's shuffle service
      * has no fault hook; and fetched, not read from the other executor's
      * files.) */
     const char *kv[] = {"ember.test.faults", "dropfetch:n=1", "ember.shuffle.service.enabled", "false",
-                        "ember.shuffle.readHostLocalDisk", "false", NULL};
+                        "ember.shuffle.readHostLocalDisk", "false", "ember.reducer.maxSizeInFlight", "1k", NULL};
     em_ctx *c = open_cluster_kv("local-cluster[2,1,512]", kv);
     CHECK(c);
     em_stats d;
-    CHECK(sums_exact(c, &d));
+    CHECK(pairs_exact(c, &d));
+    CHECK(d.faults_fired == 1 || d.faults_fired == 2);
+    CHECK_EQ_I64(d.shuffle_fetch_conns_dropped, d.faults_fired);
+    CHECK_EQ_I64(d.shuffle_fetch_retries, d.faults_fired);
     CHECK_EQ_I64(d.tasks_failed, 0);
+    CHECK_EQ_I64(d.stage_attempts_failed, 0);
     CHECK_EQ_I64(d.map_tasks_run, 4);
+    CHECK_EQ_I64(d.tasks_run, 7);
+    /* The servers drop no more: the same job again costs nothing extra. */
+    CHECK(pairs_exact(c, &d));
+    CHECK_EQ_I64(d.faults_fired, 0);
+    CHECK_EQ_I64(d.shuffle_fetch_conns_dropped, 0);
+    CHECK_EQ_I64(d.shuffle_fetch_retries, 0);
+    CHECK_EQ_I64(d.tasks_run, 7);
     em_close(c);
-    em_conf *conf = em_conf_new();
-    test_conf_set(conf, "ember.local.dir", test_scratchdir());
-    test_conf_set(conf, "ember.test.faults", "dropfetch:n=1");
-    test_conf_set(conf, "ember.shuffle.io.maxRetries", "0");
-    test_conf_set(conf, "ember.shuffle.service.enabled", "false");
-    test_conf_set(conf, "ember.shuffle.readHostLocalDisk", "false");
-    c = em_open("local-cluster[2,1,512]", conf);
-    em_conf_free(conf);
+    const char *kv0[] = {"ember.test.faults", "dropfetch:n=1", "ember.shuffle.service.enabled", "false",
+                         "ember.shuffle.readHostLocalDisk", "false", "ember.reducer.maxSizeInFlight", "1k",
+                         "ember.shuffle.io.maxRetries", "0", NULL};
+    c = open_cluster_kv("local-cluster[2,1,512]", kv0);
     CHECK(c);
-    CHECK(sums_exact(c, &d));
-    CHECK(d.tasks_failed >= 1);
-    CHECK(d.map_tasks_run > 4);
+    CHECK(pairs_exact(c, &d));
+    CHECK(d.faults_fired == 1 || d.faults_fired == 2);
+    CHECK_EQ_I64(d.shuffle_fetch_conns_dropped, d.faults_fired);
+    CHECK_EQ_I64(d.shuffle_fetch_retries, 0);
+    /* Each drop fails its reducer's attempt and loses the one map output
+     * it was fetching (the reader's check fetches the others of that
+     * executor, which its server no longer drops): that map runs again
+     * (4 + drops map attempts).  The reducer running on the other
+     * executor then (one core each: one at most) fails too if it reads
+     * that output after the driver removed it and before it is made again
+     * (not a new loss: no map runs for it): drops to twice the drops
+     * failed reduce attempts, each run again once.  Two drops fail one
+     * stage attempt when both strike reducers of the first, two when the
+     * second strikes the stage's next attempt. */
+    CHECK(d.tasks_failed >= d.faults_fired && d.tasks_failed <= 2 * d.faults_fired);
+    CHECK_EQ_I64(d.map_tasks_run, 4 + d.faults_fired);
+    CHECK_EQ_I64(d.tasks_run - d.map_tasks_run, 3 + d.tasks_failed);
+    CHECK(d.stage_attempts_failed >= 1 && d.stage_attempts_failed <= d.faults_fired);
     em_close(c);
 }
 
