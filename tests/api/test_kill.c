@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../test.h"
 #include "ember.h"
@@ -78,21 +79,6 @@ TEST(kill_failed_job_kills_running_attempts) {
     em_close(c);
 }
 
-TEST(kill_queued_attempt_never_starts) {
-    /* local[1]: partition 0 fails at once on every attempt while the other
-     * partitions wait in the queue; they are killed before they start. */
-    em_ctx *c = open_faults("local[1]", "fail:part=0");
-    CHECK(c);
-    int64_t n = 0;
-    CHECK_EQ_I64(em_count(em_range(c, 0, 100, 1, 3), &n), EM_EJOB);
-    em_stats st;
-    em_get_stats(c, &st);
-    CHECK_EQ_I64(st.tasks_failed, 4);
-    /* Partitions 1 and 2 ran once each or were killed: every attempt ended. */
-    CHECK_EQ_I64(st.tasks_run, 4 + 2);
-    em_close(c);
-}
-
 /* ------------------------------------------------------- em_cancel_all */
 
 static int started; /* set by a task once it runs (atomics) */
@@ -119,6 +105,46 @@ static int cancel_during(em_ctx *c, em_rdd *r, int64_t *n) {
     int rc = em_count(r, n);
     pthread_join(th, NULL);
     return rc;
+}
+
+/* Partition 0 of kill_queued_attempt_never_starts (records from 0) says it
+ * started and goes on until killed; any record of a later partition
+ * (from QUEUED_FROM on) creates the file named by arg. */
+#define QUEUED_FROM 1000000000000000LL
+static int note_start_or_mark(const em_rec *in, em_emitter *out, const void *arg) {
+    int64_t v = rec_i64(in);
+    if (v == 0) __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
+    if (v >= QUEUED_FROM) {
+        FILE *f = fopen((const char *)arg, "w");
+        if (f) fclose(f);
+    }
+    return em_emit_rec(out, in);
+}
+
+TEST(kill_queued_attempt_never_starts) {
+    /* local[1] queues every attempt on its one thread: partition 0 (10^15
+     * records) runs until killed, partitions 1 and 2 wait behind it.  The
+     * cancel comes once partition 0 runs: it is killed between record
+     * batches, and the two queued attempts end without starting.  Proof
+     * that they never ran: partition 1's fault (a delay, which fires as
+     * its attempt starts) never fired, and no record of theirs reached the
+     * user function, which would have created the marker. */
+    em_ctx *c = open_faults("local[1]", "delay:part=1");
+    CHECK(c);
+    char marker[4096];
+    snprintf(marker, sizeof marker, "%s/queued-ran", test_tmpdir());
+    int64_t n = 0;
+    em_rdd *r = em_map(em_range(c, 0, 3 * QUEUED_FROM, 1, 3), note_start_or_mark, marker, strlen(marker) + 1);
+    CHECK_EQ_I64(cancel_during(c, r, &n), EM_ECANCELED);
+    em_stats st;
+    wait_no_tasks(c, &st);
+    CHECK_EQ_I64(st.tasks_running, 0);
+    CHECK_EQ_I64(st.tasks_killed, 3);
+    CHECK_EQ_I64(st.tasks_run, 3);
+    CHECK_EQ_I64(st.tasks_failed, 0);
+    CHECK_EQ_I64(st.faults_fired, 0);
+    CHECK(access(marker, F_OK) != 0);
+    em_close(c);
 }
 
 TEST(kill_cancel_all_inside_long_partition) {
