@@ -101,6 +101,13 @@ static int check_case(const char *faults, int kill, int shuffle) {
             fprintf(stderr, "  %lld attempts: no task ran twice\n", (long long)(s1.tasks_run - s0.tasks_run));
             ok = 0;
         }
+        /* Each fault spec here strikes one attempt (attempt 0 of one
+         * task); the kill cases inject none. */
+        if (s1.faults_fired - s0.faults_fired != (faults ? 1 : 0)) {
+            fprintf(stderr, "  %lld faults fired, expected %d\n", (long long)(s1.faults_fired - s0.faults_fired),
+                    faults ? 1 : 0);
+            ok = 0;
+        }
         if (kill && access(marker, F_OK)) ok = 0;
     }
     em_batch_free(want);

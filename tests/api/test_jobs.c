@@ -119,6 +119,7 @@ TEST(jobs_stuck_job_does_not_hold_up_another) {
     CHECK_EQ_I64(st.jobs_active, 0);
     CHECK_EQ_I64(st.tasks_running, 0);
     CHECK_EQ_I64(st.tasks_killed, 1);
+    CHECK_EQ_I64(st.faults_fired, 1); /* A's partition 0 (B's stage is not stage 0) */
     em_close(c);
 }
 
@@ -241,6 +242,7 @@ TEST(jobs_cancel_all_during_two_stage_job_other_thread) {
     em_batch_free(b);
     em_get_stats(c, &st);
     CHECK_EQ_I64(st.tasks_running, 0);
+    CHECK_EQ_I64(st.faults_fired, 1); /* reduce 0, held until the cancel */
     em_close(c);
 }
 

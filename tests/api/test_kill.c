@@ -53,6 +53,7 @@ TEST(kill_injected_failure_retried) {
     CHECK_EQ_I64(n, 1000);
     em_stats st;
     em_get_stats(c, &st);
+    CHECK_EQ_I64(st.faults_fired, 1);
     CHECK_EQ_I64(st.tasks_failed, 1);
     CHECK_EQ_I64(st.tasks_run, 5);
     CHECK_EQ_I64(st.tasks_killed, 0);
@@ -69,6 +70,9 @@ TEST(kill_failed_job_kills_running_attempts) {
     CHECK_STR_CONTAINS(em_errmsg(), "Task 0 in stage 0 failed 4 times; most recent failure: injected failure");
     em_stats st;
     em_get_stats(c, &st);
+    /* Four failures and the delay: partition 1 is queued ahead of
+     * partition 0's retries, so it is held before the fourth failure. */
+    CHECK_EQ_I64(st.faults_fired, 5);
     CHECK_EQ_I64(st.tasks_failed, 4);
     CHECK_EQ_I64(st.tasks_killed, 1);
     CHECK_EQ_I64(st.tasks_run, 5);
@@ -160,6 +164,7 @@ TEST(kill_cancel_all_inside_long_partition) {
     em_get_stats(c, &st);
     CHECK_EQ_I64(st.tasks_killed, 2);
     CHECK_EQ_I64(st.tasks_failed, 0);
+    CHECK_EQ_I64(st.faults_fired, 0);
     /* A cancel covers the jobs running when it is made, not later ones. */
     CHECK_OK(em_count(em_range(c, 0, 10, 1, 2), &n));
     CHECK_EQ_I64(n, 10);
@@ -182,6 +187,10 @@ TEST(kill_cancel_all_two_stage_job) {
      * it had not finished by the cancel (the machine's speed decides). */
     CHECK(st.tasks_killed >= 1 && st.tasks_killed <= 2);
     CHECK_EQ_I64(st.tasks_failed, 0);
+    /* Partition 1's delay fires if its attempt started before the cancel,
+     * which partition 0's start sets off: its thread may not have taken it
+     * yet (killed queued, it never starts). */
+    CHECK(st.faults_fired == 0 || st.faults_fired == 1);
     /* Without the fault the job runs; map output 0, if it was registered
      * before the cancel, is reused. */
     CHECK_OK(em_set(c, "ember.test.faults", ""));
@@ -217,6 +226,7 @@ TEST(kill_corrupt_map_output_recomputed) {
     em_get_stats(c, &st);
     /* Map task 1 ran twice (its first output was corrupt); the readers that
      * found it failed with a fetch failure and ran again. */
+    CHECK_EQ_I64(st.faults_fired, 1);
     CHECK_EQ_I64(st.map_tasks_run, 3 + 1);
     CHECK(st.tasks_failed >= 1 && st.tasks_failed <= 2);
     CHECK_EQ_I64(st.tasks_run, st.map_tasks_run + 2 + st.tasks_failed);
@@ -250,6 +260,7 @@ TEST(kill_stage_fails_after_max_consecutive_attempts) {
         CHECK_STR_CONTAINS(em_errmsg(), "map 1 (");
         CHECK_STR_CONTAINS(em_errmsg(), "attempt 0: shuffle");
         CHECK_EQ_I64(s1.map_tasks_run - s0.map_tasks_run, 3 + (max - 1));
+        CHECK_EQ_I64(s1.faults_fired - s0.faults_fired, max); /* every attempt of map task 1 */
         CHECK_EQ_I64(s1.tasks_running, 0);
     }
     /* The next job runs. */
@@ -324,6 +335,9 @@ TEST(kill_only_registered_outputs_stay) {
                                     NULL, 0, 2);
     CHECK_OK(em_count(sums, &n));
     CHECK_EQ_I64(n, 10);
+    em_stats st;
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.faults_fired, 1);
     CHECK_EQ_I64(output_files(0, "data"), 3);
     CHECK_EQ_I64(output_files(0, "index"), 3);
     em_close(c);
@@ -345,6 +359,9 @@ TEST(kill_killed_map_attempt_leaves_no_output) {
     /* Map 1, and map 2 if it had not finished when map 0 failed its
      * fourth time. */
     CHECK(st.tasks_killed == 1 || st.tasks_killed == 2);
+    /* Map 0's four failures and map 1's delay (it is queued ahead of map
+     * 0's retries, so it is held before the fourth failure). */
+    CHECK_EQ_I64(st.faults_fired, 5);
     CHECK_EQ_I64(output_files(0, "data"), 2 - st.tasks_killed);
     CHECK_EQ_I64(output_files(0, "data"), output_files(0, "index"));
     em_close(c);

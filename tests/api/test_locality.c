@@ -99,11 +99,13 @@ static em_rdd *cache_then_block(em_ctx *c, pthread_t *t) {
     em_rdd *r = em_persist(em_map(em_range(c, 0, 1000, 1, 2), fn_identity, NULL, 0), EM_MEMORY_ONLY);
     int64_t n = 0;
     if (!r || em_count(r, &n) || n != 1000) return NULL; /* stage 0 */
+    em_stats st;
+    wait_no_tasks(c, &st); /* stage 0's attempts counted out: the next running one is the blocker's */
+    if (st.tasks_running) return NULL;
     if (em_set(c, "ember.test.faults", "delay:stage=1,part=0,attempt=0")) return NULL;
     busy_ctx = c;
     blocker_rc = 1;
     if (pthread_create(t, NULL, blocker, NULL)) return NULL;
-    em_stats st;
     do {
         pause_briefly();
         em_get_stats(c, &st);
@@ -129,6 +131,8 @@ TEST(locality_wait_zero_runs_elsewhere_at_once) {
     CHECK_EQ_I64(em_cancel_job_group(c, "blocker"), 1);
     pthread_join(t, NULL);
     CHECK_EQ_I64(blocker_rc, EM_ECANCELED);
+    wait_no_tasks(c, &s1);
+    CHECK_EQ_I64(s1.faults_fired, 1); /* the blocker's delay, held until the cancel killed it */
     em_close(c);
 }
 
@@ -153,7 +157,8 @@ TEST(locality_task_waits_for_its_executor) {
     pthread_join(tb, NULL);
     CHECK_OK(a.rc);
     CHECK_EQ_I64(a.n, 1000);
-    em_get_stats(c, &st);
+    wait_no_tasks(c, &st);
     CHECK_EQ_I64(st.tasks_local - s0.tasks_local, 2); /* both where cached */
+    CHECK_EQ_I64(st.faults_fired, 1); /* the blocker's delay, held until the cancel killed it */
     em_close(c);
 }

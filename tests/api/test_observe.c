@@ -268,6 +268,7 @@ TEST(obs_api_log_and_history_match_stats) {
     em_batch_free(b);
     em_stats st;
     wait_no_tasks(c, &st);
+    CHECK_EQ_I64(st.faults_fired, 2); /* map 0's corrupt output, and the held original the copy beat */
     CHECK_EQ_I64(st.stage_attempts_failed, 1);
     CHECK_EQ_I64(st.tasks_speculative, 1);
 

@@ -463,6 +463,7 @@ TEST(part_cogroup_fetch_failure_one_parent) {
     CHECK_EQ_I64(sum, want);
     em_stats st;
     em_get_stats(c, &st);
+    CHECK_EQ_I64(st.faults_fired, 1);
     CHECK_EQ_I64(st.map_tasks_run, 5 + 3 + 1); /* R's map task 1 twice */
     CHECK(st.tasks_failed >= 1);
     em_close(c);

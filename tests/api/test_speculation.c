@@ -74,6 +74,7 @@ TEST(spec_copy_wins_result_stage) {
     em_stats st;
     wait_no_tasks(c, &st); /* the original ends killed, after the action returned */
     CHECK_EQ_I64(em_acc_value_i64(c, seen), 4000);
+    CHECK_EQ_I64(st.faults_fired, 1); /* the original's delay; the copy is attempt 1 */
     CHECK_EQ_I64(st.tasks_speculative, 1);
     CHECK_EQ_I64(st.speculative_wins, 1);
     CHECK_EQ_I64(st.tasks_killed, 1);
@@ -110,8 +111,9 @@ TEST(spec_save_one_file_per_partition) {
     const char *dir = tmp_path("spec-out");
     CHECK_OK(em_save_as_text_file(em_map(em_range(c, 0, 400, 1, 4), fn_i64_text, NULL, 0), dir));
     em_stats st;
-    em_get_stats(c, &st);
+    wait_no_tasks(c, &st); /* the original ends killed, after the save returned */
     CHECK_EQ_I64(st.speculative_wins, 1);
+    CHECK_EQ_I64(st.faults_fired, 1);
     /* part-00000..part-00003 and _SUCCESS, nothing else. */
     DIR *d = opendir(dir);
     CHECK(d);
@@ -151,6 +153,7 @@ TEST(spec_map_stage_one_output_per_map) {
     em_batch_free(b);
     em_stats st;
     wait_no_tasks(c, &st);
+    CHECK_EQ_I64(st.faults_fired, 1);
     CHECK_EQ_I64(st.speculative_wins, 1);
     CHECK_EQ_I64(st.tasks_killed, 1);
     CHECK_EQ_I64(data_files(), 4); /* the killed original's output is not among them */
@@ -170,6 +173,7 @@ TEST(spec_off_by_default) {
     CHECK_EQ_I64(n, 4000);
     em_stats st;
     em_get_stats(c, &st);
+    CHECK_EQ_I64(st.faults_fired, 1);
     CHECK_EQ_I64(st.tasks_speculative, 0);
     CHECK_EQ_I64(st.tasks_run, 4);
     em_close(c);
@@ -200,6 +204,7 @@ TEST(spec_two_attempts_reach_commit) {
     CHECK_OK(em_save_as_text_file(em_map(em_range(c, 0, 400, 1, 4), fn_i64_text, NULL, 0), dir));
     em_stats st;
     wait_no_tasks(c, &st); /* the save returned without waiting for the original */
+    CHECK_EQ_I64(st.faults_fired, 1);
     CHECK_EQ_I64(st.speculative_wins, 1);
     CHECK_EQ_I64(st.commits_denied, 1);
     CHECK_EQ_I64(st.tasks_failed, 0);
@@ -323,6 +328,7 @@ TEST(spec_failed_commit_released) {
     CHECK_OK(em_save_as_text_file(em_map(em_range(c, 0, 40, 1, 2), fn_i64_text, NULL, 0), dir));
     em_stats st;
     em_get_stats(c, &st);
+    CHECK_EQ_I64(st.faults_fired, 1);
     CHECK_EQ_I64(st.tasks_failed, 1);
     CHECK_EQ_I64(st.commits_denied, 0);
     int parts, files;

@@ -171,8 +171,15 @@ TEST(threads_cancel_covers_waiting_jobs) {
     pthread_join(tb, NULL);
     CHECK_EQ_I64(a.rc, EM_ECANCELED);
     CHECK_EQ_I64(b.rc, EM_ECANCELED);
-    em_get_stats(c, &st);
+    wait_no_tasks(c, &st);
     CHECK_EQ_I64(st.jobs_active, 0);
+    /* A's partition 1 ran; every other attempt was killed: A's held
+     * partition 0, and B's one task if the scheduler had launched it on
+     * the thread partition 1 freed (the delay matches it too, so it is
+     * held until killed if it started, and killed queued if not). */
+    CHECK(st.tasks_killed == 1 || st.tasks_killed == 2);
+    CHECK_EQ_I64(st.tasks_run, 1 + st.tasks_killed);
+    CHECK(st.faults_fired >= 1 && st.faults_fired <= st.tasks_killed);
     CHECK_OK(em_set(c, "ember.test.faults", ""));
     int64_t n = 0;
     CHECK_OK(em_count(em_range(c, 0, 10, 1, 2), &n));
@@ -234,6 +241,7 @@ TEST(threads_broadcast_pinned_while_job_runs) {
     em_stats st;
     em_get_stats(c, &st);
     CHECK_EQ_I64(st.tasks_run, 2);
+    CHECK_EQ_I64(st.faults_fired, 1);
     pthread_join(t, NULL);
     CHECK_OK(a.rc);
     CHECK_EQ_I64(a.sum, 100 * 1000 + 99 * 100 / 2);
