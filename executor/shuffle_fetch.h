@@ -17,7 +17,11 @@
  * failure.  A server silent for SF_TIMEOUT_S (a host gone without a word)
  * has its connection closed, which fails every request on it; the request
  * that waited that long is not sent again.  A task killed while it waits
- * (runner_cancelled) drops its request and returns at once.
+ * (runner_cancelled) drops its request and returns at once.  The task
+ * waiting counts each request it sends again and, once per connection (on
+ * one request someone waits for), each connection that failed with
+ * requests unanswered (runner_count_fetch: em_stats' shuffle_fetch_retries
+ * and shuffle_fetch_conns_dropped).
  *
  * Threads.  begin, end and drop run on task threads; the connections live
  * on the executor's io loop, which each request is posted to.  A request's
