@@ -52,4 +52,7 @@ int fn_pair_x10(const em_rec *in, em_emitter *out, const void *arg);
 /* The same records (keys and values, byte for byte) in the same order. */
 int batches_equal(em_batch *a, em_batch *b);
 
+/* Exact result oracles: want_set, expect_multiset (oracle.h). */
+#include "oracle.h"
+
 #endif
