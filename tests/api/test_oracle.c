@@ -50,7 +50,8 @@ static int expect_captured(em_batch *got, const want_set *w, const char *what, c
 
 /* Records from np int64s and npairs (int64, int64) pairs into r, their
  * encodings in enc (2 per record). */
-static void fill(em_rec *r, uint8_t enc[][8], const int64_t *plain, size_t np, const int64_t (*pairs)[2], size_t npairs) {
+static void fill(em_rec *r, uint8_t enc[][8], const int64_t *plain, size_t np, const int64_t (*pairs)[2],
+                 size_t npairs) {
     size_t j = 0;
     for (size_t i = 0; i < np; i++, j++) {
         em_i64_enc(plain[i], enc[2 * j]);
