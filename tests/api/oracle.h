@@ -46,7 +46,7 @@ size_t want_count(const want_set *w);
  * fields as escaped bytes.  Neither got nor w is changed. */
 int expect_multiset(em_batch *got, const want_set *w, const char *what);
 /* expect_multiset, then want_free(w): for one-line call sites,
- *     CHECK(expect_multiset_take(b, want_range(8, NULL), "doubled"));  */
+ *     CHECK(expect_multiset_take(b, want_range(8, NULL), "the values"));  */
 int expect_multiset_take(em_batch *got, want_set *w, const char *what);
 
 /* The plain int64 records f(i) for i in [0, n) (f NULL: i itself), as
@@ -66,12 +66,5 @@ want_set *want_mod_pairs(int64_t n, int64_t m);
 /* One-line forms of expect_multiset_take with the sets above. */
 int expect_range(em_batch *got, int64_t n, int64_t (*f)(int64_t), const char *what);
 int expect_mod_sums(em_batch *got, int64_t n, int64_t m, const char *what);
-
-/* For results too large to enumerate: 1 when got holds exactly m pairs
- * with 8-byte keys and values, every key of [0, m) once, key k's value
- * equal to want_value(k, arg); else 0, printing `what` and the first
- * difference.  Memory: one byte per key. */
-int expect_keys_i64(em_batch *got, int64_t m, int64_t (*want_value)(int64_t k, const void *arg), const void *arg,
-                    const char *what);
 
 #endif
