@@ -6,6 +6,7 @@
 #define EM_TEST_HELPERS_H
 
 #include "ember.h"
+#include "oracle.h" /* exact result oracles: want_set, expect_multiset */
 
 em_ctx *open_test_ctx(void);             /* test_master(), checked */
 int fn_double_i64(const em_rec *in, em_emitter *out, const void *arg);
@@ -51,8 +52,5 @@ int fn_pair_x10(const em_rec *in, em_emitter *out, const void *arg);
 
 /* The same records (keys and values, byte for byte) in the same order. */
 int batches_equal(em_batch *a, em_batch *b);
-
-/* Exact result oracles: want_set, expect_multiset (oracle.h). */
-#include "oracle.h"
 
 #endif

@@ -312,11 +312,9 @@ TEST(jobs_close_waits_for_a_stuck_loser) {
     __atomic_store_n(&loser_in, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&gate_opened, 0, __ATOMIC_RELEASE);
     em_acc seen = em_acc_i64(c, "seen");
-    em_batch *b = NULL;
-    CHECK_OK(em_collect(em_map(em_range(c, 0, 400, 1, 4), stuck_once, &seen, sizeof seen), &b));
-    int exact = expect_range(b, 400, NULL, "the values the copy returned");
-    em_batch_free(b);
-    CHECK(exact);
+    int64_t n = 0;
+    CHECK_OK(em_count(em_map(em_range(c, 0, 400, 1, 4), stuck_once, &seen, sizeof seen), &n));
+    CHECK_EQ_I64(n, 400);
     pthread_t t;
     CHECK(pthread_create(&t, NULL, open_gate_later, NULL) == 0);
     em_close(c); /* returns only after the gate opened and the loser ended */
