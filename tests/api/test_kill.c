@@ -169,9 +169,11 @@ TEST(kill_cancel_all_two_stage_job) {
     CHECK_OK(em_set(c, "ember.test.faults", ""));
     em_batch *b = NULL;
     CHECK_OK(em_collect(sums, &b));
+    n = (int64_t)em_batch_count(b);
     int exact = expect_mod_sums(b, 1000, 7, "the sums after the cancel");
     em_batch_free(b);
     CHECK(exact);
+    CHECK_EQ_I64(n, 7);
     em_close(c);
 }
 
@@ -309,14 +311,16 @@ TEST(kill_only_registered_outputs_stay) {
      * removed.  One data and one index file per map remain. */
     em_ctx *c = open_in_tmp("local[2]", "corrupt:part=1,attempt=0");
     CHECK(c);
-    int64_t m = 10;
+    int64_t m = 10, n = 0;
     em_rdd *sums = em_reduce_by_key(em_map(em_range(c, 0, 10000, 1, 3), fn_mod_key, &m, sizeof m), fn_sum_i64,
                                     NULL, 0, 2);
     em_batch *b = NULL;
     CHECK_OK(em_collect(sums, &b));
+    n = (int64_t)em_batch_count(b);
     int exact = expect_mod_sums(b, 10000, 10, "the sums after the corrupt output");
     em_batch_free(b);
     CHECK(exact);
+    CHECK_EQ_I64(n, 10);
     CHECK_EQ_I64(output_files(0, "data"), 3);
     CHECK_EQ_I64(output_files(0, "index"), 3);
     em_close(c);
