@@ -6,6 +6,7 @@
 #define EM_TEST_HELPERS_H
 
 #include "ember.h"
+#include "oracle.h" /* exact result oracles: want_set, expect_multiset */
 
 em_ctx *open_test_ctx(void);             /* test_master(), checked */
 int fn_double_i64(const em_rec *in, em_emitter *out, const void *arg);

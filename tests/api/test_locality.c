@@ -93,11 +93,14 @@ typedef struct count_arg {
     em_rdd *r;
     int rc;
     int64_t n;
+    em_batch *b; /* the records collected (n of them) */
 } count_arg;
 
-static void *count_it(void *p) {
+/* Collects a->r into a->b, with their number in a->n. */
+static void *collect_it(void *p) {
     count_arg *a = p;
-    a->rc = em_count(a->r, &a->n);
+    a->rc = em_collect(a->r, &a->b);
+    a->n = a->rc ? 0 : (int64_t)em_batch_count(a->b);
     return NULL;
 }
 
@@ -131,9 +134,11 @@ TEST(locality_wait_zero_runs_elsewhere_at_once) {
     CHECK(r);
     em_stats s0, s1;
     em_get_stats(c, &s0);
-    int64_t n = 0;
-    CHECK_OK(em_count(r, &n)); /* runs while executor 0 is busy */
-    CHECK_EQ_I64(n, 1000);
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(r, &b)); /* runs while executor 0 is busy */
+    int exact = expect_range(b, 1000, NULL, "the cached values read elsewhere");
+    em_batch_free(b);
+    CHECK(exact);
     em_get_stats(c, &s1);
     CHECK_EQ_I64(s1.tasks_local - s0.tasks_local, 1); /* partition 1 on executor 1; 0 went there too */
     CHECK_EQ_I64(s1.tasks_running, 1);                /* the blocker still holds executor 0 */
@@ -153,8 +158,8 @@ TEST(locality_task_waits_for_its_executor) {
     CHECK(r);
     em_stats s0, st;
     em_get_stats(c, &s0);
-    count_arg a = {r, 1, 0};
-    CHECK(pthread_create(&tb, NULL, count_it, &a) == 0);
+    count_arg a = {r, 1, 0, NULL};
+    CHECK(pthread_create(&tb, NULL, collect_it, &a) == 0);
     /* Partition 1 runs on executor 1; partition 0 waits for executor 0.
      * (The count's job is counted active just after its start is posted:
      * its partition may end first.) */
@@ -167,6 +172,9 @@ TEST(locality_task_waits_for_its_executor) {
     pthread_join(t, NULL);
     pthread_join(tb, NULL);
     CHECK_OK(a.rc);
+    int exact = expect_range(a.b, 1000, NULL, "the cached values where cached");
+    em_batch_free(a.b);
+    CHECK(exact);
     CHECK_EQ_I64(a.n, 1000);
     wait_no_tasks(c, &st);
     CHECK_EQ_I64(st.tasks_local - s0.tasks_local, 2); /* both where cached */
