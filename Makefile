@@ -272,7 +272,7 @@ test-tsan:
 .PHONY: coverage
 coverage:
 	@mkdir -p build-cov && find build-cov -name '*.gcda' -delete
-	$(MAKE) BUILD=build-cov OPT="-O0 -g" SAN="--coverage" test
+	$(MAKE) BUILD=build-cov OPT="-O0 -g" SAN="--coverage -DEMBER_COVERAGE" test
 	sh tests/coverage/report.sh build-cov build-cov/coverage.txt
 
 # Fuzzing (docs/testing.md).  tests/fuzz/fuzz_NAME.c is a libFuzzer target
