@@ -166,13 +166,16 @@ static int64_t get_tasks_run(const em_stats *st) { return st->tasks_run; }
 TEST(kill_cancel_all_two_stage_job) {
     /* The map stage's partition 1 is held (at a gate never opened) until
      * killed; the cancel comes once it is held and map 0 has finished, so
-     * exactly one attempt is killed. */
+     * exactly one attempt is killed.  On test_master(): in
+     * local-cluster, the held attempt and its kill are in an executor
+     * process. */
     em_conf *conf = em_conf_new();
     CHECK(conf);
     test_conf_set(conf, "ember.test.faults", "hold:stage=0,part=1,attempt=0,gate=never");
     test_conf_set(conf, "ember.test.faults.dir", gates_dir());
     test_conf_set(conf, "ember.progress", "false");
-    em_ctx *c = em_open("local[2]", conf);
+    test_conf_set(conf, "ember.local.dir", test_scratchdir());
+    em_ctx *c = em_open(test_master(), conf);
     em_conf_free(conf);
     CHECK(c);
     int64_t m = 7, n = 0;

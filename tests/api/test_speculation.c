@@ -557,3 +557,44 @@ TEST(spec_cluster_stopped_executor_save_one_file_per_partition) {
     CHECK(next_exact);
     em_close(c);
 }
+
+/* local-cluster[2,1]: partition 0's first attempt is held, in its
+ * executor's process, at a gate never opened.  Once the other seven tasks
+ * have succeeded its copy runs on the other executor and wins; the kill
+ * reaches the held attempt in its process, which ends as killed.  Exact
+ * result, accumulator, copies, wins and kills. */
+TEST(spec_cluster_held_original_killed_in_its_executor) {
+    const char *kv[][2] = {
+        {"ember.speculation", "true"},
+        {"ember.speculation.interval", "10ms"},
+        {"ember.speculation.quantile", "0.99"},
+        {"ember.speculation.minTaskRuntime", "100ms"},
+        {"ember.test.faults", "hold:part=0,attempt=0,gate=never"},
+        {"ember.test.faults.dir", gates_dir()},
+        {"ember.progress", "false"},
+    };
+    em_conf *conf = em_conf_new();
+    CHECK(conf);
+    for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) test_conf_set(conf, kv[i][0], kv[i][1]);
+    em_ctx *c = em_open("local-cluster[2,1,512]", conf);
+    em_conf_free(conf);
+    CHECK(c);
+    em_acc seen = em_acc_i64(c, "seen");
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(em_map(em_range(c, 0, 800, 1, 8), fn_count_calls, &seen, sizeof seen), &b));
+    CHECK_EQ_I64(em_batch_count(b), 800);
+    CHECK_EQ_I64(batch_sum_i64(b), 799 * 800 / 2);
+    em_batch_free(b);
+    em_stats st;
+    wait_no_tasks(c, &st);
+    CHECK(gate_was_held("never", 0, 0, 0));
+    CHECK(!gate_was_held("never", 0, 0, 1));
+    CHECK_EQ_I64(st.tasks_running, 0);
+    CHECK_EQ_I64(st.tasks_speculative, 1);
+    CHECK_EQ_I64(st.speculative_wins, 1);
+    CHECK_EQ_I64(st.tasks_killed, 1);
+    CHECK_EQ_I64(st.tasks_failed, 0);
+    CHECK_EQ_I64(st.tasks_run, 9);
+    CHECK_EQ_I64(em_acc_value_i64(c, seen), 800);
+    em_close(c);
+}
