@@ -192,14 +192,14 @@ int taskdesc_encode(const task_desc *t, ebuf *out) {
     msgpack_pack_int32(&pk, t->partition);
     msgpack_pack_bin(&pk, 32);
     msgpack_pack_bin_body(&pk, t->binhash, 32);
-    msgpack_pack_array(&pk, t->faults ? (t->faults_dir ? 7 : 6) : 5);
+    msgpack_pack_array(&pk, t->faults_dir ? 7 : t->faults ? 6 : 5);
     msgpack_pack_uint64(&pk, t->mem_budget);
     msgpack_pack_uint64(&pk, t->block_bytes);
     msgpack_pack_uint64(&pk, t->max_record);
     msgpack_pack_uint8(&pk, t->codec.id);
     msgpack_pack_int8(&pk, t->codec.level);
-    if (t->faults) pack_str(&pk, t->faults);
-    if (t->faults && t->faults_dir) pack_str(&pk, t->faults_dir);
+    if (t->faults || t->faults_dir) pack_str(&pk, t->faults); /* nil when none */
+    if (t->faults_dir) pack_str(&pk, t->faults_dir);
     pack_sink(&pk, &t->sink);
     size_t nodes = walk_plan(t->root, NULL);
     if (nodes == (size_t)-1) return EM_ENOMEM;
