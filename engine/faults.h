@@ -45,8 +45,9 @@
  * DIR is the setting ember.test.faults.dir, which travels with the spec.
  * A held attempt first creates DIR/held-NAME-S-P-A (its stage, partition
  * and attempt), so that a test waits for "the attempt is held" before it
- * acts, and releases it by creating DIR/NAME; a gate that already exists
- * holds nothing.  Files are the mechanism because executors of
+ * acts, and releases it by creating DIR/NAME; at a gate that already
+ * exists the attempt goes on at once (its marker made all the same).
+ * Files are the mechanism because executors of
  * local-cluster are other processes on the test's host.  NAME is 1 to
  * FAULT_GATE_MAX letters, digits, '-', '_' or '.' (not starting with '.');
  * a hold with no ember.test.faults.dir set fails the attempt (EM_EINVAL).
