@@ -185,7 +185,8 @@ TEST(kill_cancel_all_two_stage_job) {
     pthread_t t;
     CHECK(pthread_create(&t, NULL, count_job_run, &j) == 0);
     em_stats st;
-    int ready = gate_wait_held("never", 0, 1, 0) && wait_stat(c, &st, get_tasks_run, 1, "map 0 to finish (tasks_run 1)");
+    int ready = gate_wait_held("never", 0, 1, 0) &&
+                wait_stat(c, &st, get_tasks_run, 1, "map 0 to finish (tasks_run 1)");
     em_cancel_all(c);
     pthread_join(t, NULL);
     CHECK(ready);
