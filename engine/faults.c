@@ -58,6 +58,10 @@ static int gate_name(const char *p, const char *e, char gate[FAULT_GATE_MAX + 1]
     return 0;
 }
 
+static const char *hold_name(fault_kind k) {
+    return k == FAULT_HOLD ? "hold" : k == FAULT_HOLD_COMMIT ? "holdcommit" : "holdmove";
+}
+
 /* One rule in [p, e). */
 static int rule(const char *p, const char *e, fault_rule *r, char *why, size_t whylen) {
     const char *colon = memchr(p, ':', (size_t)(e - p));
@@ -73,14 +77,15 @@ static int rule(const char *p, const char *e, fault_rule *r, char *why, size_t w
     else if (is(p, ke, "execexit")) r->kind = FAULT_EXEC_EXIT, r->n = -1, r->code = 1;
     else if (is(p, ke, "hold")) r->kind = FAULT_HOLD;
     else if (is(p, ke, "holdcommit")) r->kind = FAULT_HOLD_COMMIT;
+    else if (is(p, ke, "holdmove")) r->kind = FAULT_HOLD_MOVE;
     else {
         snprintf(why, whylen,
                  "unknown fault \"%.*s\" (expected fail, delay, corrupt, commit, delaycommit, dropfetch, execexit, "
-                 "hold or holdcommit)",
+                 "hold, holdcommit or holdmove)",
                  (int)(ke - p), p);
         return -1;
     }
-    int hold = r->kind == FAULT_HOLD || r->kind == FAULT_HOLD_COMMIT;
+    int hold = r->kind == FAULT_HOLD || r->kind == FAULT_HOLD_COMMIT || r->kind == FAULT_HOLD_MOVE;
     for (const char *q = colon ? colon + 1 : e; q < e;) {
         const char *comma = memchr(q, ',', (size_t)(e - q)), *pe = comma ? comma : e;
         const char *eq = memchr(q, '=', (size_t)(pe - q));
@@ -126,8 +131,7 @@ static int rule(const char *p, const char *e, fault_rule *r, char *why, size_t w
         q = comma ? comma + 1 : e;
     }
     if (hold && !r->gate[0]) {
-        snprintf(why, whylen, "%s needs gate=NAME (the file that releases it)",
-                 r->kind == FAULT_HOLD ? "hold" : "holdcommit");
+        snprintf(why, whylen, "%s needs gate=NAME (the file that releases it)", hold_name(r->kind));
         return -1;
     }
     return 0;
@@ -168,7 +172,7 @@ int faults_hold(const fault_rule *r, const fault_hold_ctx *h) {
     char marker[4096], gate[4096];
     if (!h->dir || !*h->dir)
         return em__seterr(EM_EINVAL, "ember.test.faults: %s:gate=%s needs ember.test.faults.dir (the gates' directory)",
-                          r->kind == FAULT_HOLD ? "hold" : "holdcommit", r->gate);
+                          hold_name(r->kind), r->gate);
     snprintf(gate, sizeof gate, "%s/%s", h->dir, r->gate);
     snprintf(marker, sizeof marker, "%s/held-%s-%u-%d-%u", h->dir, r->gate, h->stage, (int)h->part, h->attempt);
     int fd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);

@@ -41,6 +41,11 @@
  *                                        deaf to kills, until DIR/NAME exists
  *                                        before it asks to commit (one that
  *                                        comes late, by the test's choice)
+ *   holdmove:[...,]gate=NAME             a save_as_text_file attempt, once
+ *                                        authorized to commit, waits, deaf to
+ *                                        kills, until DIR/NAME exists before
+ *                                        it moves its file (a winner whose
+ *                                        commit is still under way)
  *
  * DIR is the setting ember.test.faults.dir, which travels with the spec.
  * A held attempt first creates DIR/held-NAME-S-P-A (its stage, partition
@@ -72,7 +77,8 @@ typedef enum fault_kind {
     FAULT_DROP_FETCH,
     FAULT_EXEC_EXIT,
     FAULT_HOLD,
-    FAULT_HOLD_COMMIT
+    FAULT_HOLD_COMMIT,
+    FAULT_HOLD_MOVE
 } fault_kind;
 
 #define FAULT_GATE_MAX 64
@@ -86,9 +92,8 @@ typedef struct fault_rule {
                                      FAULT_EXEC_EXIT: executor ids below it
                                      (-1: all) */
     int64_t code;                 /* FAULT_EXEC_EXIT: the exit code */
-    char gate[FAULT_GATE_MAX + 1]; /* FAULT_HOLD, FAULT_HOLD_COMMIT: the
-                                      release file's name in the faults
-                                      directory */
+    char gate[FAULT_GATE_MAX + 1]; /* the holds: the release file's name
+                                      in the faults directory */
 } fault_rule;
 
 #define FAULTS_MAX 32
@@ -109,7 +114,7 @@ typedef struct fault_hold_ctx {
     int (*killed)(void); /* nonzero: stop holding and return it */
 } fault_hold_ctx;
 
-/* Hold as rule r (FAULT_HOLD or FAULT_HOLD_COMMIT) says: create the held
+/* Hold as rule r (one of the holds) says: create the held
  * marker DIR/held-GATE-S-P-A, then wait until DIR/GATE exists, checking
  * h->killed every ms.  0 once released; killed()'s value once killed;
  * EM_EINVAL (no directory) or EM_EIO (the marker cannot be created), with

@@ -203,6 +203,12 @@ static int end_save(epipe *p) {
                           "save_as_text_file: commit denied: another attempt of partition %d committed its output",
                           (int)t->partition);
     }
+    held = faults_match(p->run->faults, p->run->nfaults, FAULT_HOLD_MOVE, t->stage_id, t->partition, t->attempt);
+    if (held) { /* authorized, its commit under way: deaf to kills */
+        fault_hold_ctx h = {t->faults_dir, t->stage_id, t->attempt, t->partition, NULL};
+        int rc = faults_hold(held, &h);
+        if (rc) return rc;
+    }
     if (faults_match(p->run->faults, p->run->nfaults, FAULT_COMMIT, t->stage_id, t->partition, t->attempt))
         return em__seterr(EM_EIO, "injected commit failure (ember.test.faults): partition %d attempt %u",
                           (int)t->partition, t->attempt);

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +248,72 @@ TEST(spec_two_attempts_reach_commit) {
     CHECK_EQ_I64(parts, 4);
     CHECK_EQ_I64(files, 5); /* and _SUCCESS: no attempt directory is left */
     for (int i = 0; i < 4; i++) CHECK(part_is_range(dir, i, 100 * i, 100 * i + 99));
+    em_close(c);
+}
+
+typedef struct save_job {
+    em_rdd *r;
+    const char *dir;
+    int rc;
+    char msg[256];
+} save_job;
+
+static void *save_run(void *p) {
+    save_job *j = p;
+    j->rc = em_save_as_text_file(j->r, j->dir);
+    snprintf(j->msg, sizeof j->msg, "%s", em_errmsg());
+    return NULL;
+}
+
+static int64_t wins_or_denials(const em_stats *st) { return st->speculative_wins + st->commits_denied; }
+
+/* The commit coordinator's rule while the stage runs: partition 2's first
+ * attempt is authorized and held before it moves its file (holdmove), so
+ * its task is not done; its speculative copy, held before it asks
+ * (holdcommit), is let ask only then and is denied, its file deleted.
+ * The original still runs, so speculation launches a second copy, held
+ * before it starts until the original's commit ends it (killed).  Then
+ * the original moves its file: one file per partition, exact contents,
+ * and no speculative win. */
+TEST(spec_loser_denied_while_the_winner_commits) {
+    em_ctx *c = open_spec("holdmove:part=2,attempt=0,gate=move; holdcommit:part=2,attempt=1,gate=ask; "
+                          "hold:part=2,attempt=2,gate=never",
+                          NULL);
+    CHECK(c);
+    save_job j = {em_map(em_range(c, 0, 400, 1, 4), fn_i64_text, NULL, 0), tmp_path("denied-out"), 1, ""};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, save_run, &j) == 0);
+    em_stats st;
+    int ok = gate_wait_held("move", 0, 2, 0) && gate_wait_held("ask", 0, 2, 1);
+    if (ok) ok = gate_release("ask") == 0;
+    if (ok) ok = wait_stat(c, &st, wins_or_denials, 1, "the copy's ask to be answered");
+    int denied = ok && st.commits_denied == 1 && st.speculative_wins == 0;
+    if (!denied) fprintf(stderr, "  the copy was not denied: %lld denied, %lld wins\n", (long long)st.commits_denied,
+                         (long long)st.speculative_wins);
+    if (ok && denied) ok = gate_wait_held("never", 0, 2, 2); /* the second copy */
+    gate_release("move");
+    gate_release("ask");
+    pthread_join(t, NULL);
+    CHECK(ok);
+    CHECK(denied);
+    CHECK_OK(j.rc);
+    wait_no_tasks(c, &st);
+    CHECK_EQ_I64(st.tasks_running, 0);
+    CHECK_EQ_I64(st.tasks_speculative, 2);
+    CHECK_EQ_I64(st.speculative_wins, 0);
+    CHECK_EQ_I64(st.commits_denied, 1);
+    CHECK_EQ_I64(st.tasks_killed, 1); /* the second copy, held before it started */
+    CHECK_EQ_I64(st.tasks_failed, 0);
+    CHECK_EQ_I64(st.tasks_run, 6);
+    int parts, files;
+    count_files(j.dir, &parts, &files);
+    CHECK_EQ_I64(parts, 4);
+    CHECK_EQ_I64(files, 5); /* and _SUCCESS */
+    for (int i = 0; i < 4; i++) CHECK(part_is_range(j.dir, i, 100 * i, 100 * i + 99));
+    glob_t g;
+    char pat[600];
+    snprintf(pat, sizeof pat, "%s.*", j.dir);
+    CHECK_EQ_I64(glob(pat, 0, NULL, &g), GLOB_NOMATCH);
     em_close(c);
 }
 
