@@ -11,16 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../test.h"
 #include "ember.h"
 #include "helpers.h"
-
-static void pause_briefly(void) {
-    struct timespec t = {0, 200000L};
-    nanosleep(&t, NULL);
-}
 
 static em_ctx *open_two(const char *wait) {
     em_conf *conf = em_conf_new();
@@ -73,6 +67,9 @@ TEST(locality_cached_partitions_run_where_cached) {
 static em_ctx *busy_ctx;
 static int blocker_rc;
 
+static int64_t get_tasks_running(const em_stats *st) { return st->tasks_running; }
+static int64_t get_tasks_run(const em_stats *st) { return st->tasks_run; }
+
 static void *blocker(void *p) {
     (void)p;
     int64_t n;
@@ -107,10 +104,7 @@ static em_rdd *cache_then_block(em_ctx *c, pthread_t *t) {
     blocker_rc = 1;
     if (pthread_create(t, NULL, blocker, NULL)) return NULL;
     em_stats st;
-    do {
-        pause_briefly();
-        em_get_stats(c, &st);
-    } while (st.tasks_running < 1);
+    if (!wait_stat(c, &st, get_tasks_running, 1, "the blocker's task to run on executor 0")) return NULL;
     em_set(c, "ember.test.faults", "");
     return r;
 }
@@ -148,10 +142,8 @@ TEST(locality_task_waits_for_its_executor) {
     count_arg a = {r, 1, 0, NULL};
     CHECK(pthread_create(&tb, NULL, collect_it, &a) == 0);
     /* Partition 1 runs on executor 1; partition 0 waits for executor 0. */
-    do {
-        pause_briefly();
-        em_get_stats(c, &st);
-    } while (st.tasks_run - s0.tasks_run < 1);
+    CHECK(wait_stat(c, &st, get_tasks_run, s0.tasks_run + 1, "partition 1 to run on executor 1"));
+    CHECK_EQ_I64(st.tasks_run - s0.tasks_run, 1);
     CHECK_EQ_I64(st.jobs_active, 2);
     CHECK_EQ_I64(em_cancel_job_group(c, "blocker"), 1); /* executor 0 is free again */
     pthread_join(t, NULL);
