@@ -69,6 +69,7 @@ static int blocker_rc;
 
 static int64_t get_tasks_running(const em_stats *st) { return st->tasks_running; }
 static int64_t get_tasks_run(const em_stats *st) { return st->tasks_run; }
+static int64_t get_jobs_active(const em_stats *st) { return st->jobs_active; }
 
 static void *blocker(void *p) {
     (void)p;
@@ -143,6 +144,9 @@ TEST(locality_task_waits_for_its_executor) {
     CHECK(pthread_create(&tb, NULL, collect_it, &a) == 0);
     /* Partition 1 runs on executor 1; partition 0 waits for executor 0. */
     CHECK(wait_stat(c, &st, get_tasks_run, s0.tasks_run + 1, "partition 1 to run on executor 1"));
+    /* A job counts as active once its start is posted, which its first
+     * task may outrun. */
+    CHECK(wait_stat(c, &st, get_jobs_active, 2, "the second job to count as active"));
     CHECK_EQ_I64(st.tasks_run - s0.tasks_run, 1);
     CHECK_EQ_I64(st.jobs_active, 2);
     CHECK_EQ_I64(em_cancel_job_group(c, "blocker"), 1); /* executor 0 is free again */
