@@ -458,11 +458,17 @@ static int injected_corruption(const exec_env *env, uint32_t shuffle_id, uint32_
 }
 
 /* The faults of t that strike before it runs, each counted in
- * res->faults_fired as it takes effect (a delay as it starts, killed in it
- * or not): 0, or the failure. */
+ * res->faults_fired as it takes effect (a hold or a delay as it starts,
+ * killed in it or not): 0, or the failure. */
 static int faults_before(const task_desc *t, const fault_rule *rules, int n, task_result *res) {
-    const fault_rule *r = faults_match(rules, n, FAULT_DELAY, t->stage_id, t->partition, t->attempt);
+    const fault_rule *r = faults_match(rules, n, FAULT_HOLD, t->stage_id, t->partition, t->attempt);
     int rc = 0;
+    if (r) {
+        fault_hold_ctx h = {t->faults_dir, t->stage_id, t->attempt, t->partition, killed};
+        res->faults_fired++;
+        rc = faults_hold(r, &h);
+    }
+    r = rc ? NULL : faults_match(rules, n, FAULT_DELAY, t->stage_id, t->partition, t->attempt);
     if (r) {
         res->faults_fired++;
         rc = injected_delay(r->ms);

@@ -11,16 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../test.h"
 #include "ember.h"
 #include "helpers.h"
-
-static void pause_briefly(void) {
-    struct timespec t = {0, 200000L};
-    nanosleep(&t, NULL);
-}
 
 static em_ctx *open_two(const char *wait) {
     em_conf *conf = em_conf_new();
@@ -73,6 +67,9 @@ TEST(locality_cached_partitions_run_where_cached) {
 static em_ctx *busy_ctx;
 static int blocker_rc, blocker_started;
 
+static int64_t get_tasks_run(const em_stats *st) { return st->tasks_run; }
+static int64_t get_jobs_active(const em_stats *st) { return st->jobs_active; }
+
 /* The blocker's function: says it runs, with its first record. */
 static int note_blocker(const em_rec *in, em_emitter *out, const void *arg) {
     __atomic_store_n(&blocker_started, 1, __ATOMIC_RELEASE);
@@ -107,9 +104,7 @@ static void *collect_it(void *p) {
 /* Cache r's two partitions (0 on executor 0, 1 on executor 1), then start
  * a job (one task, running until killed) that occupies executor 0, and
  * return once its task runs: launched is not enough, a thread the machine
- * has not scheduled yet leaves the executor free in all but name.  (The
- * fault hook's delay would hold it too, but before any of its code runs,
- * so that nothing could tell that it started.) */
+ * has not scheduled yet leaves the executor free in all but name. */
 static em_rdd *cache_then_block(em_ctx *c, pthread_t *t) {
     em_rdd *r = em_persist(em_map(em_range(c, 0, 1000, 1, 2), fn_identity, NULL, 0), EM_MEMORY_ONLY);
     int64_t n = 0;
@@ -160,13 +155,12 @@ TEST(locality_task_waits_for_its_executor) {
     em_get_stats(c, &s0);
     count_arg a = {r, 1, 0, NULL};
     CHECK(pthread_create(&tb, NULL, collect_it, &a) == 0);
-    /* Partition 1 runs on executor 1; partition 0 waits for executor 0.
-     * (The count's job is counted active just after its start is posted:
-     * its partition may end first.) */
-    do {
-        pause_briefly();
-        em_get_stats(c, &st);
-    } while (st.tasks_run - s0.tasks_run < 1 || st.jobs_active < 2);
+    /* Partition 1 runs on executor 1; partition 0 waits for executor 0. */
+    CHECK(wait_stat(c, &st, get_tasks_run, s0.tasks_run + 1, "partition 1 to run on executor 1"));
+    /* A job counts as active once its start is posted, which its first
+     * task may outrun. */
+    CHECK(wait_stat(c, &st, get_jobs_active, 2, "the second job to count as active"));
+    CHECK_EQ_I64(st.tasks_run - s0.tasks_run, 1);
     CHECK_EQ_I64(st.jobs_active, 2);
     CHECK_EQ_I64(em_cancel_job_group(c, "blocker"), 1); /* executor 0 is free again */
     pthread_join(t, NULL);

@@ -139,6 +139,8 @@ static void *run_count(void *p) {
     return NULL;
 }
 
+static int64_t get_jobs_active(const em_stats *st) { return st->jobs_active; }
+
 TEST(threads_cancel_covers_waiting_jobs) {
     /* Thread A's job holds the scheduler (its partition 0 waits until
      * killed); thread B's job waits for its turn.  em_cancel_all cancels
@@ -154,21 +156,16 @@ TEST(threads_cancel_covers_waiting_jobs) {
     job_arg b = {em_range(c, 0, 10, 1, 1), 1};
     pthread_t ta, tb;
     CHECK(pthread_create(&ta, NULL, run_count, &a) == 0);
-    while (!__atomic_load_n(&started, __ATOMIC_ACQUIRE)) {
-        struct timespec t = {0, 100000L};
-        nanosleep(&t, NULL);
-    }
+    int ok = wait_for(cond_flag, &started, WAIT_MS, "job A's partition 1 to start");
     /* B asks for its turn while A's job runs: wait until it waits. */
     CHECK(pthread_create(&tb, NULL, run_count, &b) == 0);
     em_stats st;
-    do {
-        struct timespec t = {0, 100000L};
-        nanosleep(&t, NULL);
-        em_get_stats(c, &st);
-    } while (st.jobs_active != 2);
-    em_cancel_all(c);
+    ok = ok && wait_stat(c, &st, get_jobs_active, 2, "job B to wait for its turn (jobs_active 2)");
+    em_cancel_all(c); /* whatever the waits found: the threads end */
     pthread_join(ta, NULL);
     pthread_join(tb, NULL);
+    CHECK(ok);
+    CHECK_EQ_I64(st.jobs_active, 2);
     CHECK_EQ_I64(a.rc, EM_ECANCELED);
     CHECK_EQ_I64(b.rc, EM_ECANCELED);
     wait_no_tasks(c, &st);
@@ -224,13 +221,25 @@ static void *collect_sum(void *p) {
     return NULL;
 }
 
+static int destroying;
+
+/* Opens the gate "p1" once the test has called em_bcast_destroy. */
+static void *release_on_destroy(void *p) {
+    (void)p;
+    wait_for(cond_flag, &destroying, WAIT_MS, "the test to call em_bcast_destroy");
+    if (gate_release("p1")) fprintf(stderr, "  cannot open the gate p1\n");
+    return NULL;
+}
+
 TEST(threads_broadcast_pinned_while_job_runs) {
     /* Thread A's job reads the broadcast in every record; partition 1 is
-     * held back 300 ms.  Destroying the broadcast meanwhile waits for the
-     * job: every record still reads it.  A later job finds it destroyed. */
+     * held at a gate that opens only once the test has called
+     * em_bcast_destroy.  The destroy waits for the job: every record still
+     * reads it.  A later job finds it destroyed. */
     em_conf *conf = em_conf_new();
     CHECK(conf);
-    CHECK_OK(em_conf_set(conf, "ember.test.faults", "delay:part=1,attempt=0,ms=300"));
+    CHECK_OK(em_conf_set(conf, "ember.test.faults", "hold:part=1,attempt=0,gate=p1"));
+    CHECK_OK(em_conf_set(conf, "ember.test.faults.dir", gates_dir()));
     em_ctx *c = em_open("local[2]", conf);
     em_conf_free(conf);
     CHECK(c);
@@ -239,19 +248,21 @@ TEST(threads_broadcast_pinned_while_job_runs) {
     em_bcast b = em_broadcast(c, v, 8);
     CHECK(b.id != 0);
     __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&destroying, 0, __ATOMIC_RELEASE);
     sum_arg a = {em_map(em_range(c, 0, 100, 1, 2), add_bcast, &b, sizeof b), 1, 0};
-    pthread_t t;
+    pthread_t t, tr;
     CHECK(pthread_create(&t, NULL, collect_sum, &a) == 0);
-    while (!__atomic_load_n(&started, __ATOMIC_ACQUIRE)) {
-        struct timespec ts = {0, 100000L};
-        nanosleep(&ts, NULL);
-    }
+    CHECK(pthread_create(&tr, NULL, release_on_destroy, NULL) == 0);
+    int held = gate_wait_held("p1", 0, 1, 0);
+    __atomic_store_n(&destroying, 1, __ATOMIC_RELEASE);
     em_bcast_destroy(c, b); /* returns once the job has ended */
     em_stats st;
     em_get_stats(c, &st);
-    CHECK_EQ_I64(st.tasks_run, 2);
-    CHECK_EQ_I64(st.faults_fired, 1);
+    pthread_join(tr, NULL);
     pthread_join(t, NULL);
+    CHECK(held);
+    CHECK_EQ_I64(st.tasks_run, 2); /* partition 1 too, released after the destroy began */
+    CHECK_EQ_I64(st.faults_fired, 1); /* partition 1's hold */
     CHECK_OK(a.rc);
     CHECK_EQ_I64(a.sum, 100 * 1000 + 99 * 100 / 2);
     CHECK(em_bcast_value(b, NULL) == NULL);
