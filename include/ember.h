@@ -426,7 +426,8 @@ typedef struct em_stats {
                                             they read) */
     int64_t faults_fired;                /* ember.test.faults rules that took
                                             effect (fail, delay, corrupt,
-                                            commit, delaycommit: one per
+                                            commit, delaycommit, hold,
+                                            holdcommit, holdmove: one per
                                             attempt they struck; dropfetch:
                                             one per request dropped), in
                                             local threads and executor

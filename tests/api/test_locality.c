@@ -113,11 +113,8 @@ static em_rdd *cache_then_block(em_ctx *c, pthread_t *t) {
     blocker_rc = 1;
     __atomic_store_n(&blocker_started, 0, __ATOMIC_RELEASE);
     if (pthread_create(t, NULL, blocker, NULL)) return NULL;
-    for (int i = 0; i < 300000 && !__atomic_load_n(&blocker_started, __ATOMIC_ACQUIRE); i++) pause_briefly();
-    if (!__atomic_load_n(&blocker_started, __ATOMIC_ACQUIRE)) {
-        fprintf(stderr, "  the blocker's task did not start within 60 s\n");
+    if (!wait_for(cond_flag, &blocker_started, WAIT_MS, "the blocker's task to run"))
         return NULL; /* it runs on: the runner's alarm ends the test */
-    }
     return r;
 }
 
