@@ -164,7 +164,7 @@ FAILINJECT = $(BUILD)/tests/failinject/failinject
 FAILINJECT_WRAP = malloc calloc realloc strdup strndup posix_memalign write pwrite fwrite fclose \
 	open openat fopen fdopen mkostemp mkdtemp mkdir rename link fsync fdatasync
 $(FAILINJECT): $(BUILD)/tests/failinject/failinject.o $(BUILD)/tests/failinject/wrap.o $(LIB_OBJ)
-	$(CC) -o $@ $^ $(foreach f,$(FAILINJECT_WRAP),-Wl,--wrap=$(f)) $(LDFLAGS_ALL) $(LIBS)
+	$(CC) -o $@ $^ $(foreach f,$(FAILINJECT_WRAP),-Wl,--wrap=$(f)) -rdynamic $(LDFLAGS_ALL) $(LIBS)
 
 # Daemons: a main of a few lines over the library's objects.
 daemons: $(DAEMONS)

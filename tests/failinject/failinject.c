@@ -51,7 +51,7 @@ static const char *const sc_names[SC_N] = {"shuffle", "save", "checkpoint", "cac
 
 enum { NREC = 40, NPART = 4, NKEYS = 5 };
 enum { RUN_OK = 0, RUN_DONE = 3, RUN_BAD = 1 }; /* child exit codes */
-#define CHILD_ALARM 60 /* seconds: a run takes well under one */
+#define CHILD_ALARM 30 /* seconds: a run takes well under one */
 #define MAX_N 200000   /* a loop that never ends is a failure too */
 
 static const char *master = "local[1]";

@@ -5,6 +5,7 @@
  * or the sanitizer's).
  */
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -44,12 +45,6 @@ int64_t fi_disarm(void) {
 }
 
 int fi_fired(void) { return atomic_load(&calls) >= atomic_load(&fail_at); }
-
-/* 1 when this call of kind is the one to fail. */
-static int should_fail(int kind) {
-    if (atomic_load_explicit(&armed_kind, memory_order_relaxed) != kind) return 0;
-    return atomic_fetch_add(&calls, 1) + 1 == atomic_load(&fail_at);
-}
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
@@ -94,6 +89,20 @@ int __wrap_fdatasync(int fd);
 size_t __wrap_fwrite(const void *p, size_t size, size_t n, FILE *f);
 int __wrap_fclose(FILE *f);
 FILE *__wrap_fdopen(int fd, const char *mode);
+
+/* 1 when this call of kind is the one to fail; then the call's stack goes
+ * to standard error (backtrace_symbols_fd allocates nothing), so a failed
+ * run's report shows where the failure was injected. */
+static int should_fail(int kind) {
+    if (atomic_load_explicit(&armed_kind, memory_order_relaxed) != kind) return 0;
+    if (atomic_fetch_add(&calls, 1) + 1 != atomic_load(&fail_at)) return 0;
+    void *pcs[24];
+    int n = backtrace(pcs, 24);
+    static const char head[] = "failinject: the injected failure, at:\n";
+    if (__real_write(STDERR_FILENO, head, sizeof head - 1) < 0) return 1;
+    backtrace_symbols_fd(pcs + 1, n - 1, STDERR_FILENO);
+    return 1;
+}
 
 #define FAIL_IF(kind, err, ret)                                                    \
     do {                                                                           \
