@@ -236,6 +236,16 @@ static int check_ckpt_tree(const char *dir) {
     return rc;
 }
 
+/* What a message naming the injected failure of kind says: "memory" (out
+ * of memory, cannot allocate ...) or the errno's text. */
+static const char *cause_words(int kind) {
+    return kind == FI_MALLOC ? "memory" : kind == FI_WRITE ? strerror(ENOSPC) : strerror(EIO);
+}
+
+static int names_cause(int kind, const char *msg) {
+    return strcasestr(msg, cause_words(kind)) != NULL;
+}
+
 static int count_fds(void) {
     DIR *d = opendir("/proc/self/fd");
     int n = 0;
@@ -292,8 +302,8 @@ static int run_one(int sc, int kind, int64_t n, const char *dir) {
         if (!fired) {
             fprintf(stderr, "failinject: the job failed with no failure injected\n");
             res = RUN_BAD;
-        } else if (!msg[0]) {
-            fprintf(stderr, "failinject: the error has no message\n");
+        } else if (!names_cause(kind, msg)) {
+            fprintf(stderr, "failinject: the message does not name the cause (%s)\n", cause_words(kind));
             res = RUN_BAD;
         } else if (sc == SC_SAVE && access(out, F_OK) == 0) {
             fprintf(stderr, "failinject: save failed but %s exists\n", out);
