@@ -166,6 +166,17 @@ FAILINJECT_WRAP = malloc calloc realloc strdup strndup posix_memalign write pwri
 $(FAILINJECT): $(BUILD)/tests/failinject/failinject.o $(BUILD)/tests/failinject/wrap.o $(LIB_OBJ)
 	$(CC) -o $@ $^ $(foreach f,$(FAILINJECT_WRAP),-Wl,--wrap=$(f)) -rdynamic $(LDFLAGS_ALL) $(LIBS)
 
+# Its run in `make test`: every scenario by every kind on local[1], and the
+# I/O kinds again on local[2] (two task threads; the allocations, about 800
+# runs, once are enough for the time).  Not under ThreadSanitizer
+# (test-tsan), whose subject, races, the other tests cover; ASan's leak
+# checker (test-sanitize) sees every error path the runs take.
+FAILINJECT_RUN = $(if $(findstring thread,$(SAN)),@echo "failinject: not run under ThreadSanitizer", \
+	cd $(CURDIR) && $(FAILINJECT) && $(FAILINJECT) -m 'local[2]' write open rename fsync)
+.PHONY: test-failinject
+test-failinject: $(FAILINJECT)
+	$(FAILINJECT_RUN)
+
 # Daemons: a main of a few lines over the library's objects.
 daemons: $(DAEMONS)
 $(BUILD)/bin/ember-master: scheduler/masterd_main.c $(LIB_OBJ)
@@ -250,7 +261,7 @@ test: $(BUILD)/tests/run_tests $(FAILINJECT) $(DAEMONS) $(EXAMPLES) $(FAULT_DRIV
 	cd $(CURDIR) && sh tests/examples/run.sh $(BUILD)
 	cd $(CURDIR) && sh tests/cluster/scripts.sh $(BUILD)
 	cd $(CURDIR) && sh tests/cluster/netns.sh $(BUILD)
-	cd $(CURDIR) && $(FAILINJECT)
+	$(FAILINJECT_RUN)
 	cd $(CURDIR) && $(BUILD)/tests/run_tests $(T)
 	@echo "the same suite against local-cluster[2,1,1024] (processes over TCP):"
 	cd $(CURDIR) && EMBER_TEST_MASTER='local-cluster[2,1,1024]' $(BUILD)/tests/run_tests $(LC_T)

@@ -28,9 +28,11 @@
  * checker, in the sanitizer build, runs when the child exits.  The child's
  * alarm makes a hang a failure naming n and the kind.
  *
- * The parent prints, per scenario and kind, how many runs it took (the
- * calls of that kind the job makes, plus one) and every failure with the
- * child's standard error; it exits 1 when any run failed.
+ * The parent prints every failure as it happens, with the child's standard
+ * error (which shows the stack of the injected failure); then, per
+ * scenario and kind, how many runs the loop took (the calls of that kind
+ * the job makes, plus one); last "failinject: N passed, N failed, 0
+ * skipped", the runs; it exits 1 when any run failed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -453,25 +455,28 @@ static int sc_parse(const char *name) {
     return -1;
 }
 
-static int usage(void) {
-    fprintf(stderr, "usage: failinject [-m MASTER] [SCENARIO|KIND]...\n"
+static int usage(FILE *f, int rc) {
+    fprintf(f, "usage: failinject [-m MASTER] [SCENARIO|KIND]...\n"
                     "       failinject [-m MASTER] -1 SCENARIO KIND N\n"
-                    "scenarios: shuffle save checkpoint cache; kinds: malloc write open rename fsync\n");
-    return 2;
+                    "scenarios: shuffle save checkpoint cache; kinds: malloc write open rename fsync\n"
+               "-m MASTER: the master the jobs run on (default local[1])\n"
+               "-1: one run in this process, the failure injected at the N-th call\n");
+    return rc;
 }
 
 int main(int argc, char **argv) {
     int want_sc[SC_N] = {0}, want_kind[FI_NKINDS] = {0}, any_sc = 0, any_kind = 0;
     int i = 1;
+    if (i < argc && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) return usage(stdout, 0);
     if (i + 1 < argc && !strcmp(argv[i], "-m")) {
         master = argv[i + 1];
         i += 2;
     }
     if (i < argc && !strcmp(argv[i], "-1")) {
-        if (argc - i != 4) return usage();
+        if (argc - i != 4) return usage(stderr, 2);
         int sc = sc_parse(argv[i + 1]), kind = fi_kind_parse(argv[i + 2]);
         long long n = atoll(argv[i + 3]);
-        if (sc < 0 || kind < 0 || n < 1) return usage();
+        if (sc < 0 || kind < 0 || n < 1) return usage(stderr, 2);
         char dir[] = "/tmp/failinject-one-XXXXXX";
         if (!mkdtemp(dir)) return 1;
         int rc = run_one(sc, kind, n, dir);
@@ -485,7 +490,7 @@ int main(int argc, char **argv) {
         int s = sc_parse(argv[i]), k = fi_kind_parse(argv[i]);
         if (s >= 0) want_sc[s] = any_sc = 1;
         else if (k >= 0) want_kind[k] = any_kind = 1;
-        else return usage();
+        else return usage(stderr, 2);
     }
     const char *tmp = getenv("TMPDIR");
     char top[1024];
@@ -494,22 +499,26 @@ int main(int argc, char **argv) {
         fprintf(stderr, "failinject: mkdtemp %s: %s\n", top, strerror(errno));
         return 1;
     }
-    int failures = 0;
+    int64_t failures = 0, total = 0;
+    char line[SC_N][512];
     for (int s = 0; s < SC_N; s++) {
+        line[s][0] = 0;
         if (any_sc && !want_sc[s]) continue;
-        printf("failinject %s on %s:", sc_names[s], master);
-        fflush(stdout);
+        size_t len = (size_t)snprintf(line[s], sizeof line[s], "failinject %s on %s:", sc_names[s], master);
         for (int k = 1; k < FI_NKINDS; k++) {
             if (any_kind && !want_kind[k]) continue;
             int64_t runs = 0;
             int f = loop(top, s, k, &runs);
             failures += f;
-            printf(" %s %lld%s", fi_kind_name(k), (long long)runs, f ? " (FAILED)" : "");
-            fflush(stdout);
+            total += runs;
+            if (len < sizeof line[s])
+                len += (size_t)snprintf(line[s] + len, sizeof line[s] - len, " %s %lld%s", fi_kind_name(k),
+                                        (long long)runs, f ? " (FAILED)" : "");
         }
-        printf(" runs\n");
     }
     rm_rf(top);
-    printf("failinject: %s, %d failed runs\n", failures ? "FAILED" : "ok", failures);
+    for (int s = 0; s < SC_N; s++)
+        if (line[s][0]) printf("%s runs\n", line[s]);
+    printf("failinject: %lld passed, %lld failed, 0 skipped\n", (long long)(total - failures), (long long)failures);
     return failures ? 1 : 0;
 }
