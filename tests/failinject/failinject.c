@@ -13,6 +13,8 @@
  *   save        em_save_as_text_file of a map
  *   checkpoint  em_checkpoint of a map, then a collect that writes it
  *   cache       a map persisted at EM_DISK_ONLY, counted, then collected
+ *   context     the shuffle job with the failure armed over the context's
+ *               whole life, em_conf_new through em_open to em_close
  *
  * Each run is a forked child (so a crash or a hang fails one n, not the
  * loop): it opens a context with its scratch, output and checkpoint
@@ -48,8 +50,8 @@
 #include "ember.h"
 #include "wrap.h"
 
-enum { SC_SHUFFLE, SC_SAVE, SC_CHECKPOINT, SC_CACHE, SC_N };
-static const char *const sc_names[SC_N] = {"shuffle", "save", "checkpoint", "cache"};
+enum { SC_SHUFFLE, SC_SAVE, SC_CHECKPOINT, SC_CACHE, SC_CONTEXT, SC_N };
+static const char *const sc_names[SC_N] = {"shuffle", "save", "checkpoint", "cache", "context"};
 
 enum { NREC = 40, NPART = 4, NKEYS = 5 };
 enum { RUN_OK = 0, RUN_DONE = 3, RUN_BAD = 1 }; /* child exit codes */
@@ -271,7 +273,10 @@ static int is_empty_or_absent(const char *dir) {
  * exists).  Returns RUN_OK (the failure fired; the outcome is clean),
  * RUN_DONE (it never fired: the job makes fewer calls; the answer is
  * exact) or RUN_BAD (with the reason on standard error). */
+static int run_ctx(int kind, int64_t n, const char *dir);
+
 static int run_one(int sc, int kind, int64_t n, const char *dir) {
+    if (sc == SC_CONTEXT) return run_ctx(kind, n, dir);
     char local[4096], out[4096], ckpt[4096];
     snprintf(local, sizeof local, "%s/local", dir);
     snprintf(out, sizeof out, "%s/out", dir);
@@ -350,6 +355,64 @@ static int run_one(int sc, int kind, int64_t n, const char *dir) {
     em_rdd_release(r);
     em_rdd_release(base);
     em_close(c);
+    if (!is_empty_or_absent(local)) {
+        fprintf(stderr, "failinject: %s is not empty after em_close\n", local);
+        res = RUN_BAD;
+    }
+    int fds1 = count_fds();
+    if (fds1 != fds0) {
+        fprintf(stderr, "failinject: %d descriptors open after em_close, %d before em_open\n", fds1, fds0);
+        res = RUN_BAD;
+    }
+    if (res == RUN_OK && !fired) res = RUN_DONE;
+    return res;
+}
+
+/* The context scenario: the failure armed over the whole life of a
+ * context, em_conf_new to em_close, with the shuffle job in between.  A
+ * refused setting or a failed em_open must name the cause; after em_close
+ * (or the failed em_open) the scratch directory is gone and the process
+ * holds the descriptors it held before. */
+static int run_ctx(int kind, int64_t n, const char *dir) {
+    char local[4096];
+    snprintf(local, sizeof local, "%s/local", dir);
+    if (mkdir(local, 0700)) BAD("mkdir under %s: %s", dir, strerror(errno));
+    int fds0 = count_fds(), res = RUN_OK;
+    char msg[1024] = "";
+    fi_arm(kind, n);
+    em_conf *conf = em_conf_new();
+    int rc = conf ? 0 : -1;
+    if (!rc) rc = em_conf_set(conf, "ember.local.dir", local);
+    if (!rc) rc = em_conf_set(conf, "ember.ui.enabled", "false");
+    if (!rc) rc = em_conf_set(conf, "ember.shuffle.inMemoryOutput.maxBytes", "0");
+    em_ctx *c = rc ? NULL : em_open(master, conf);
+    if (!rc && !c) rc = -1;
+    if (rc) snprintf(msg, sizeof msg, "%s", em_errmsg() ? em_errmsg() : "");
+    em_conf_free(conf);
+    em_batch *got = NULL;
+    if (c) {
+        em_rdd *base = NULL, *r = build(c, SC_SHUFFLE, &base);
+        rc = r ? action(SC_SHUFFLE, r, NULL, &got) : -1;
+        if (rc) snprintf(msg, sizeof msg, "%s", em_errmsg() ? em_errmsg() : "");
+        em_rdd_release(r);
+        em_rdd_release(base);
+        em_close(c);
+    }
+    int64_t calls = fi_disarm();
+    int fired = calls >= n;
+    if (rc) {
+        fprintf(stderr, "failinject: context %s n=%lld: rc %d: %s\n", fi_kind_name(kind), (long long)n, rc, msg);
+        if (!fired) {
+            fprintf(stderr, "failinject: the context failed with no failure injected\n");
+            res = RUN_BAD;
+        } else if (!names_cause(kind, msg)) {
+            fprintf(stderr, "failinject: the message does not name the cause (%s)\n", cause_words(kind));
+            res = RUN_BAD;
+        }
+    } else {
+        res = check_batch(SC_SHUFFLE, got);
+    }
+    em_batch_free(got);
     if (!is_empty_or_absent(local)) {
         fprintf(stderr, "failinject: %s is not empty after em_close\n", local);
         res = RUN_BAD;
@@ -458,7 +521,7 @@ static int sc_parse(const char *name) {
 static int usage(FILE *f, int rc) {
     fprintf(f, "usage: failinject [-m MASTER] [SCENARIO|KIND]...\n"
                     "       failinject [-m MASTER] -1 SCENARIO KIND N\n"
-                    "scenarios: shuffle save checkpoint cache; kinds: malloc write open rename fsync\n"
+                    "scenarios: shuffle save checkpoint cache context; kinds: malloc write open rename fsync\n"
                "-m MASTER: the master the jobs run on (default local[1])\n"
                "-1: one run in this process, the failure injected at the N-th call\n");
     return rc;
