@@ -117,8 +117,10 @@ static em_rdd *build(em_ctx *c, int sc, em_rdd **base) {
     return r;
 }
 
-/* Runs the action; 0 or < 0.  *got is the collected batch (shuffle,
- * checkpoint, cache). */
+/* Runs the action: 0, < 0 (its error), or WRONG_COUNT (the cache's count
+ * is not NREC, said on standard error).  *got is the collected batch
+ * (shuffle, checkpoint, cache). */
+#define WRONG_COUNT 1
 static int action(int sc, em_rdd *r, const char *out, em_batch **got) {
     *got = NULL;
     if (sc == SC_SAVE) return em_save_as_text_file(r, out);
@@ -126,7 +128,10 @@ static int action(int sc, em_rdd *r, const char *out, em_batch **got) {
         int64_t n = 0;
         int rc = em_count(r, &n);
         if (rc) return rc;
-        if (n != NREC) return EM_EINVAL; /* reported as a wrong answer below */
+        if (n != NREC) {
+            fprintf(stderr, "failinject: cache: count %lld, expected %d\n", (long long)n, NREC);
+            return WRONG_COUNT;
+        }
     }
     return em_collect(r, got);
 }
@@ -269,12 +274,12 @@ static int is_empty_or_absent(const char *dir) {
 
 /* ------------------------------------------------------------ one run */
 
+static int run_ctx(int kind, int64_t n, const char *dir);
+
 /* One run of scenario sc with the n-th call of kind failing, in dir (which
  * exists).  Returns RUN_OK (the failure fired; the outcome is clean),
  * RUN_DONE (it never fired: the job makes fewer calls; the answer is
  * exact) or RUN_BAD (with the reason on standard error). */
-static int run_ctx(int kind, int64_t n, const char *dir);
-
 static int run_one(int sc, int kind, int64_t n, const char *dir) {
     if (sc == SC_CONTEXT) return run_ctx(kind, n, dir);
     char local[4096], out[4096], ckpt[4096];
@@ -316,6 +321,8 @@ static int run_one(int sc, int kind, int64_t n, const char *dir) {
             fprintf(stderr, "failinject: save failed but %s exists\n", out);
             res = RUN_BAD;
         }
+    } else if (rc == WRONG_COUNT) {
+        res = RUN_BAD;
     } else if (got) {
         res = check_batch(sc, got);
     } else if (sc == SC_SAVE) {
@@ -338,7 +345,7 @@ static int run_one(int sc, int kind, int64_t n, const char *dir) {
         if (!r) {
             fprintf(stderr, "failinject: rebuilding after the error: %s\n", em_errmsg());
             res = RUN_BAD;
-        } else if ((rc = action(sc, r, out, &got)) < 0) {
+        } else if ((rc = action(sc, r, out, &got)) != 0) {
             fprintf(stderr, "failinject: the job run again unarmed failed: rc %d: %s\n", rc, em_errmsg());
             res = RUN_BAD;
         } else {
@@ -393,7 +400,7 @@ static int run_ctx(int kind, int64_t n, const char *dir) {
     if (c) {
         em_rdd *base = NULL, *r = build(c, SC_SHUFFLE, &base);
         rc = r ? action(SC_SHUFFLE, r, NULL, &got) : -1;
-        if (rc) snprintf(msg, sizeof msg, "%s", em_errmsg() ? em_errmsg() : "");
+        if (rc < 0) snprintf(msg, sizeof msg, "%s", em_errmsg() ? em_errmsg() : "");
         em_rdd_release(r);
         em_rdd_release(base);
         em_close(c);
