@@ -59,6 +59,25 @@ enum { RUN_OK = 0, RUN_DONE = 3, RUN_BAD = 1 }; /* child exit codes */
 #define MAX_N 200000   /* a loop that never ends is a failure too */
 
 static const char *master = "local[1]";
+static char top_dir[1024];          /* the parent's directory of runs */
+static volatile sig_atomic_t stop;  /* SIGINT or SIGTERM reached the parent */
+
+static void on_stop(int sig) { stop = sig; }
+
+static int rm_rf(const char *path);
+
+/* After SIGINT or SIGTERM: the running child (pid > 0) goes, then every
+ * directory of the runs. */
+static void stop_now(pid_t pid) {
+    int st;
+    if (pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    rm_rf(top_dir);
+    fprintf(stderr, "failinject: stopped by signal %d\n", (int)stop);
+    exit(1);
+}
 
 #define BAD(...)                                                                   \
     do {                                                                           \
@@ -466,6 +485,7 @@ static int loop(const char *top, int sc, int kind, int64_t *runs) {
     int failures = 0;
     int64_t n;
     for (n = 1; n <= MAX_N; n++) {
+        if (stop) stop_now(0);
         char dir[4096], errpath[4200];
         snprintf(dir, sizeof dir, "%s/%s-%s-%lld", top, sc_names[sc], fi_kind_name(kind), (long long)n);
         snprintf(errpath, sizeof errpath, "%s/stderr", dir);
@@ -480,6 +500,9 @@ static int loop(const char *top, int sc, int kind, int64_t *runs) {
             return failures + 1;
         }
         if (pid == 0) {
+            signal(SIGINT, SIG_DFL); /* em_open installs its own where these are */
+            signal(SIGTERM, SIG_DFL);
+            signal(SIGPIPE, SIG_DFL);
             int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
             if (fd >= 0) {
                 dup2(fd, STDERR_FILENO);
@@ -489,7 +512,9 @@ static int loop(const char *top, int sc, int kind, int64_t *runs) {
             exit(run_one(sc, kind, n, dir));
         }
         int st = 0;
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+            if (stop) stop_now(pid);
+        }
         int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
         if (code != RUN_OK && code != RUN_DONE) {
             failures++;
@@ -563,10 +588,17 @@ int main(int argc, char **argv) {
         else return usage(stderr, 2);
     }
     const char *tmp = getenv("TMPDIR");
-    char top[1024];
-    snprintf(top, sizeof top, "%s/failinject-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(top)) {
-        fprintf(stderr, "failinject: mkdtemp %s: %s\n", top, strerror(errno));
+    /* Interrupted, the parent removes its runs' directories; a reader of
+     * its output that goes away does not stop it half way. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    snprintf(top_dir, sizeof top_dir, "%s/failinject-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(top_dir)) {
+        fprintf(stderr, "failinject: mkdtemp %s: %s\n", top_dir, strerror(errno));
         return 1;
     }
     int64_t failures = 0, total = 0;
@@ -578,7 +610,7 @@ int main(int argc, char **argv) {
         for (int k = 1; k < FI_NKINDS; k++) {
             if (any_kind && !want_kind[k]) continue;
             int64_t runs = 0;
-            int f = loop(top, s, k, &runs);
+            int f = loop(top_dir, s, k, &runs);
             failures += f;
             total += runs;
             if (len < sizeof line[s])
@@ -586,7 +618,7 @@ int main(int argc, char **argv) {
                                         (long long)runs, f ? " (FAILED)" : "");
         }
     }
-    rm_rf(top);
+    rm_rf(top_dir);
     for (int s = 0; s < SC_N; s++)
         if (line[s][0]) printf("%s runs\n", line[s]);
     printf("failinject: %lld passed, %lld failed, 0 skipped\n", (long long)(total - failures), (long long)failures);
