@@ -49,7 +49,7 @@ UI_APP = $(BUILD)/tests/ui_app
 BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 DEPS_STAMP = $(BUILD)/.deps-ok
 
-.PHONY: all deps lib examples benches daemons test test-sanitize test-tsan install clean run-example fuzz fuzz-run fuzz-replay
+.PHONY: all deps lib examples benches daemons test test-sanitize test-tsan install clean run-example fuzz fuzz-run fuzz-replay coverage
 
 all: lib examples benches daemons $(BUILD)/tests/run_tests $(FAULT_DRIVER) $(UI_APP) $(FAILINJECT)
 
@@ -99,7 +99,7 @@ FORCE:
 
 CORE_OBJ = $(filter-out $(BUILD)/mllib/%,$(LIB_OBJ))
 ML_OBJ = $(filter $(BUILD)/mllib/%,$(LIB_OBJ))
-PARTIAL_LINK = $(CC) $(CFLAGS_ALL) -r -nostdlib $(if $(findstring -flto,$(OPT)),-flinker-output=nolto-rel)
+PARTIAL_LINK = $(CC) $(filter-out --coverage,$(CFLAGS_ALL)) -r -nostdlib $(if $(findstring -flto,$(OPT)),-flinker-output=nolto-rel)
 $(BUILD)/sealed/core.r.o: $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(PARTIAL_LINK) -o $@ $^
@@ -286,6 +286,15 @@ test-tsan:
 	  LC_T="$(if $(T),$(T),$(TSAN_LC_T))" test || { cat $(CURDIR)/build-tsan/tsan-reports/* 2>/dev/null; exit 1; }
 	@if ls $(CURDIR)/build-tsan/tsan-reports/* >/dev/null 2>&1; then \
 	  cat $(CURDIR)/build-tsan/tsan-reports/*; echo "ThreadSanitizer reported (above)"; exit 1; fi
+
+# Coverage (docs/testing.md): the whole of `make test` built with gcc's
+# --coverage into build-cov/, then line and branch coverage per folder and
+# file (tests/coverage/report.sh, gcov alone), kept in build-cov/coverage.txt.
+.PHONY: coverage
+coverage:
+	@mkdir -p build-cov && find build-cov -name '*.gcda' -delete
+	$(MAKE) BUILD=build-cov OPT="-O0 -g" SAN="--coverage -DEMBER_COVERAGE" test
+	sh tests/coverage/report.sh build-cov build-cov/coverage.txt
 
 # Fuzzing (docs/testing.md).  tests/fuzz/fuzz_NAME.c is a libFuzzer target
 # and tests/fuzz/corpus/NAME/ its seeds plus every crash ever found; both

@@ -277,6 +277,7 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.ui.retainedDeadExecutors", .def = "100", .type = CONF_INT, .min = 0, .max = INT32_MAX},
     /* Tests only (engine/faults.h): never set them in production. */
     {.key = "ember.test.faults", .def = "", .type = CONF_FAULTS},
+    {.key = "ember.test.faults.dir", .def = "", .type = CONF_STRING},
     /* local[N]'s threads split into this many executors (1 to N, fixed at
      * em_open), to test placement across executors without processes. */
     {.key = "ember.test.executors", .def = "1", .type = CONF_INT, .min = 1, .max = 1024},

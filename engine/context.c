@@ -256,15 +256,23 @@ int ctx_run(em_rdd *rdd, const plan_sink *sink, const int *parts, int nparts,
     j.excl_timeout_ms = conf_duration_ms(ctx->conf, "ember.excludeOnFailure.timeout");
     j.excl_unsched_ms = conf_duration_ms(ctx->conf, "ember.scheduler.excludeOnFailure.unschedulableTaskSetTimeout");
     const char *faults = em_conf_get(ctx->conf, "ember.test.faults");
+    const char *fdir = faults && *faults ? em_conf_get(ctx->conf, "ember.test.faults.dir") : NULL;
     char *faults_copy = faults && *faults ? strdup(faults) : NULL;
-    int nomem = faults && *faults && !faults_copy;
+    char *fdir_copy = fdir && *fdir ? strdup(fdir) : NULL;
+    int nomem = (faults && *faults && !faults_copy) || (fdir && *fdir && !fdir_copy);
     pthread_mutex_unlock(&ctx->mu);
-    if (nomem) return em__seterr(EM_ENOMEM, "out of memory");
+    if (nomem) {
+        free(faults_copy);
+        free(fdir_copy);
+        return em__seterr(EM_ENOMEM, "out of memory");
+    }
     j.faults = faults_copy;
+    j.faults_dir = fdir_copy;
     rdd_retain(rdd); /* another thread's em_rdd_release must wait for the job */
     int rc = ctx->sched->run_job(ctx->sched_state, &j, group_ctx == ctx ? group_name : NULL);
     if (!rc) rc = ckpt_after_job(rdd); /* Spark's RDD.doCheckpoint after runJob */
     rdd_release(rdd);
     free(faults_copy);
+    free(fdir_copy);
     return rc;
 }

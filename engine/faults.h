@@ -31,6 +31,31 @@
  *                                        C (default 1) as they start, before
  *                                        they register (an executor that
  *                                        cannot start)
+ *   hold:[stage=S,part=P,attempt=A,]gate=NAME
+ *                                        the attempt waits before it starts
+ *                                        until the file DIR/NAME exists (the
+ *                                        test's release), checking its kill
+ *                                        flag every ms: a held attempt that
+ *                                        is killed ends as killed
+ *   holdcommit:[...,]gate=NAME           a save_as_text_file attempt waits,
+ *                                        deaf to kills, until DIR/NAME exists
+ *                                        before it asks to commit (one that
+ *                                        comes late, by the test's choice)
+ *   holdmove:[...,]gate=NAME             a save_as_text_file attempt, once
+ *                                        authorized to commit, waits, deaf to
+ *                                        kills, until DIR/NAME exists before
+ *                                        it moves its file (a winner whose
+ *                                        commit is still under way)
+ *
+ * DIR is the setting ember.test.faults.dir, which travels with the spec.
+ * A held attempt first creates DIR/held-NAME-S-P-A (its stage, partition
+ * and attempt), so that a test waits for "the attempt is held" before it
+ * acts, and releases it by creating DIR/NAME; at a gate that already
+ * exists the attempt goes on at once (its marker made all the same).
+ * Files are the mechanism because executors of
+ * local-cluster are other processes on the test's host.  NAME is 1 to
+ * FAULT_GATE_MAX letters, digits, '-', '_' or '.' (not starting with '.');
+ * a hold with no ember.test.faults.dir set fails the attempt (EM_EINVAL).
  *
  * S, P, A are a stage id, a partition (the map index for map tasks) and an
  * attempt number (0 first); a key left out matches any.  Example:
@@ -50,8 +75,13 @@ typedef enum fault_kind {
     FAULT_COMMIT,
     FAULT_DELAY_COMMIT,
     FAULT_DROP_FETCH,
-    FAULT_EXEC_EXIT
+    FAULT_EXEC_EXIT,
+    FAULT_HOLD,
+    FAULT_HOLD_COMMIT,
+    FAULT_HOLD_MOVE
 } fault_kind;
+
+#define FAULT_GATE_MAX 64
 
 typedef struct fault_rule {
     fault_kind kind;
@@ -62,6 +92,8 @@ typedef struct fault_rule {
                                      FAULT_EXEC_EXIT: executor ids below it
                                      (-1: all) */
     int64_t code;                 /* FAULT_EXEC_EXIT: the exit code */
+    char gate[FAULT_GATE_MAX + 1]; /* the holds: the release file's name
+                                      in the faults directory */
 } fault_rule;
 
 #define FAULTS_MAX 32
@@ -72,5 +104,22 @@ int faults_parse(const char *spec, fault_rule *rules, char *why, size_t whylen);
 /* The first rule of that kind matching the attempt, or NULL. */
 const fault_rule *faults_match(const fault_rule *rules, int n, fault_kind kind, uint32_t stage, int32_t part,
                                uint32_t attempt);
+
+/* What a hold needs from outside: whether the attempt is to stop (a kill;
+ * NULL or returning 0: deaf to kills), and where it is. */
+typedef struct fault_hold_ctx {
+    const char *dir; /* ember.test.faults.dir: NULL or empty fails the hold */
+    uint32_t stage, attempt;
+    int32_t part;
+    int (*killed)(void); /* nonzero: stop holding and return it */
+} fault_hold_ctx;
+
+/* Hold as rule r (one of the holds) says: create the held
+ * marker DIR/held-GATE-S-P-A, then wait until DIR/GATE exists, checking
+ * h->killed every ms.  0 once released; killed()'s value once killed;
+ * EM_EINVAL (no directory) or EM_EIO (the marker cannot be created), with
+ * the error set, naming the path.  Never returns on its own otherwise: the
+ * test must release or kill what it holds. */
+int faults_hold(const fault_rule *r, const fault_hold_ctx *h);
 
 #endif

@@ -36,6 +36,8 @@ typedef struct job_spec {
     int max_stage_attempts;       /* ember.stage.maxConsecutiveAttempts */
     int progress;                 /* draw the console progress line */
     const char *faults;           /* ember.test.faults, NULL when none */
+    const char *faults_dir;       /* ember.test.faults.dir (its gates), NULL
+                                     when none or no faults */
     /* Speculation (ember.speculation*): on, check interval, multiplier of
      * the median, quantile of tasks done first, minimum runtime. */
     int speculation;

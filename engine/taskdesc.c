@@ -4,7 +4,8 @@
  * Layout: every structure is a fixed-length msgpack array, so decoding is a
  * walk by position with a type check at each step.  A description is
  *   ["emt1", task_id, stage_id, attempt, partition, bin32 hash,
- *    [mem_budget, block_bytes, max_record, codec, level(, faults)], sink,
+ *    [mem_budget, block_bytes, max_record, codec, level(, faults(, dir))],
+ *    sink,
  *    [node...]]
  * with the plan's nodes in pre-order, each ending with its child count.
  * codec and level are the bf_codec of the task's shuffle and spill blocks
@@ -191,13 +192,14 @@ int taskdesc_encode(const task_desc *t, ebuf *out) {
     msgpack_pack_int32(&pk, t->partition);
     msgpack_pack_bin(&pk, 32);
     msgpack_pack_bin_body(&pk, t->binhash, 32);
-    msgpack_pack_array(&pk, t->faults ? 6 : 5);
+    msgpack_pack_array(&pk, t->faults_dir ? 7 : t->faults ? 6 : 5);
     msgpack_pack_uint64(&pk, t->mem_budget);
     msgpack_pack_uint64(&pk, t->block_bytes);
     msgpack_pack_uint64(&pk, t->max_record);
     msgpack_pack_uint8(&pk, t->codec.id);
     msgpack_pack_int8(&pk, t->codec.level);
-    if (t->faults) pack_str(&pk, t->faults);
+    if (t->faults || t->faults_dir) pack_str(&pk, t->faults); /* nil when none */
+    if (t->faults_dir) pack_str(&pk, t->faults_dir);
     pack_sink(&pk, &t->sink);
     size_t nodes = walk_plan(t->root, NULL);
     if (nodes == (size_t)-1) return em__seterr(EM_ENOMEM, "out of memory encoding a task");
@@ -544,8 +546,11 @@ int taskdesc_decode(uint8_t *bytes, size_t len, task_desc **out) {
             blob h = get_blob(&d, &a[5]);
             if (h.len == 32) memcpy(t->binhash, h.p, 32);
             else FAIL(&d, "bad binary hash");
-            /* Five settings, and a sixth when a test injects faults. */
-            int nst = a[6].type == MSGPACK_OBJECT_ARRAY && a[6].via.array.size == 6 ? 6 : 5;
+            /* Five settings, a sixth when a test injects faults, and a
+             * seventh when it names their gates' directory. */
+            int nst = 5;
+            if (a[6].type == MSGPACK_OBJECT_ARRAY && (a[6].via.array.size == 6 || a[6].via.array.size == 7))
+                nst = (int)a[6].via.array.size;
             const msgpack_object *st = arr(&d, &a[6], (uint32_t)nst, "malformed task settings");
             if (st) {
                 t->mem_budget = get_u(&d, &st[0]);
@@ -557,7 +562,8 @@ int taskdesc_decode(uint8_t *bytes, size_t len, task_desc **out) {
                 t->codec.level = level >= INT8_MIN && level <= INT8_MAX ? (int8_t)level : INT8_MAX;
                 const char *why;
                 if (!d.what && bf_codec_check(t->codec, &why)) FAIL(&d, why);
-                if (nst == 6) t->faults = get_str(&d, &st[5]);
+                if (nst >= 6) t->faults = get_str(&d, &st[5]);
+                if (nst == 7) t->faults_dir = get_str(&d, &st[6]);
             }
             get_sink(&d, &a[7], &t->sink);
             if (!d.what && a[8].type != MSGPACK_OBJECT_ARRAY) FAIL(&d, "malformed plan");

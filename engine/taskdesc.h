@@ -184,6 +184,8 @@ typedef struct task_desc {
     uint64_t mem_budget, block_bytes, max_record;
     bf_codec codec;      /* of shuffle and spill blocks (checked when decoded) */
     const char *faults;  /* ember.test.faults (faults.h), NULL when none */
+    const char *faults_dir; /* ember.test.faults.dir (the holds' gates),
+                               NULL when none */
     plan_sink sink;
     plan_node *root;
     /* Decoded descriptions only: */

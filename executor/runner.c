@@ -452,8 +452,14 @@ static int injected_corruption(const exec_env *env, uint32_t shuffle_id, uint32_
 
 /* The faults of t that strike before it runs: 0, or the failure. */
 static int faults_before(const task_desc *t, const fault_rule *rules, int n) {
-    const fault_rule *r = faults_match(rules, n, FAULT_DELAY, t->stage_id, t->partition, t->attempt);
-    int rc = r ? injected_delay(r->ms) : 0;
+    const fault_rule *r = faults_match(rules, n, FAULT_HOLD, t->stage_id, t->partition, t->attempt);
+    int rc = 0;
+    if (r) {
+        fault_hold_ctx h = {t->faults_dir, t->stage_id, t->attempt, t->partition, killed};
+        rc = faults_hold(r, &h);
+    }
+    r = rc ? NULL : faults_match(rules, n, FAULT_DELAY, t->stage_id, t->partition, t->attempt);
+    if (r) rc = injected_delay(r->ms);
     if (!rc && faults_match(rules, n, FAULT_FAIL, t->stage_id, t->partition, t->attempt))
         rc = em__seterr(EM_EUSER, "injected failure (ember.test.faults): stage %u partition %d attempt %u",
                         t->stage_id, t->partition, t->attempt);

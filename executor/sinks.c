@@ -189,12 +189,25 @@ static int end_save(epipe *p) {
         struct timespec ts = {(time_t)(late->ms / 1000), (long)(late->ms % 1000) * 1000000L};
         while (nanosleep(&ts, &ts) && errno == EINTR) {}
     }
+    const fault_rule *held =
+        faults_match(p->run->faults, p->run->nfaults, FAULT_HOLD_COMMIT, t->stage_id, t->partition, t->attempt);
+    if (held) { /* as late as the test makes it: deaf to kills too */
+        fault_hold_ctx h = {t->faults_dir, t->stage_id, t->attempt, t->partition, NULL};
+        int rc = faults_hold(held, &h);
+        if (rc) return rc;
+    }
     if (env->ask_commit && !env->ask_commit(env->commit_ctx, t->stage_id, t->partition, t->task_id)) {
         unlink(s->path); /* gone already if the save was published */
         p->run->res->commit_denied = 1;
         return em__seterr(EM_ECANCELED,
                           "save_as_text_file: commit denied: another attempt of partition %d committed its output",
                           (int)t->partition);
+    }
+    held = faults_match(p->run->faults, p->run->nfaults, FAULT_HOLD_MOVE, t->stage_id, t->partition, t->attempt);
+    if (held) { /* authorized, its commit under way: deaf to kills */
+        fault_hold_ctx h = {t->faults_dir, t->stage_id, t->attempt, t->partition, NULL};
+        int rc = faults_hold(held, &h);
+        if (rc) return rc;
     }
     if (faults_match(p->run->faults, p->run->nfaults, FAULT_COMMIT, t->stage_id, t->partition, t->attempt))
         return em__seterr(EM_EIO, "injected commit failure (ember.test.faults): partition %d attempt %u",

@@ -138,6 +138,7 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
     t.stage_id = s->id;
     t.attempt = s->launched[idx];
     t.faults = js->faults;
+    t.faults_dir = js->faults_dir;
     t.partition = part;
     memcpy(t.binhash, fnref_binary_hash(), 32);
     t.mem_budget = js->mem_budget;

@@ -69,6 +69,26 @@ const char *test_master(void) {
     return m && *m ? m : "local[4]";
 }
 
+int wait_for(int (*cond)(void *), void *arg, int max_ms, const char *what) {
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0;; i++) {
+        if (cond(arg)) return 1;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t ms = (int64_t)(now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+        if (ms >= max_ms) {
+            fprintf(stderr, "  timed out after %d ms waiting for %s\n", max_ms, what);
+            return 0;
+        }
+        struct timespec step = {0, i < 100 ? 1000000L : 10000000L};
+        nanosleep(&step, NULL);
+    }
+}
+
+int cond_flag(void *arg) { return __atomic_load_n((int *)arg, __ATOMIC_ACQUIRE) != 0; }
+
+int cond_file(void *arg) { return access((const char *)arg, F_OK) == 0; }
+
 static void rm_dir(char *dir) {
     if (dir[0]) {
         char cmd[300];

@@ -95,4 +95,17 @@ const char *test_scratchdir(void);
 /* The master URL API tests should use: $EMBER_TEST_MASTER or "local[4]". */
 const char *test_master(void);
 
+/* The one way a test waits: polls cond(arg) (every ms at first, then
+ * every 10 ms) until it returns nonzero: 1.  After max_ms without it,
+ * prints "timed out after N ms waiting for <what>" and returns 0, for the
+ * caller's CHECK to fail on.  No outcome depends on how fast the wait
+ * ends, only on whether the condition comes. */
+int wait_for(int (*cond)(void *), void *arg, int max_ms, const char *what);
+/* Conditions for wait_for: the int at arg is nonzero (read atomically);
+ * the file named by arg exists. */
+int cond_flag(void *arg);
+int cond_file(void *arg);
+/* The bound of waits for something the test itself set in motion. */
+#define WAIT_MS 60000
+
 #endif

@@ -1,10 +1,13 @@
 /*
  * helpers.c -- see helpers.h.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../test.h"
 #include "helpers.h"
@@ -191,13 +194,24 @@ int check_mod_sums(em_batch *b, int64_t n, int64_t m) {
     return ok;
 }
 
+typedef struct stat_wait {
+    em_ctx *c;
+    em_stats *st;
+    int64_t (*get)(const em_stats *);
+    int64_t at_least;
+} stat_wait;
+
+static int stat_reached(void *p) {
+    stat_wait *w = p;
+    em_get_stats(w->c, w->st);
+    return w->get(w->st) >= w->at_least;
+}
+
+static int64_t minus_running(const em_stats *st) { return -st->tasks_running; }
+
 void wait_no_tasks(em_ctx *c, em_stats *st) {
-    for (int i = 0; i < 60000; i++) {
-        em_get_stats(c, st);
-        if (st->tasks_running == 0) return;
-        struct timespec t = {0, 1000000L};
-        nanosleep(&t, NULL);
-    }
+    stat_wait w = {c, st, minus_running, 0};
+    wait_for(stat_reached, &w, WAIT_MS, "no task attempt running (em_stats.tasks_running == 0)");
 }
 
 int batches_equal(em_batch *a, em_batch *b) {
@@ -210,4 +224,45 @@ int batches_equal(em_batch *a, em_batch *b) {
             return 0;
     }
     return 1;
+}
+
+/* ------------------------------------------------------------ fault gates */
+
+const char *gates_dir(void) {
+    static char dir[400];
+    snprintf(dir, sizeof dir, "%s/gates", test_tmpdir());
+    if (mkdir(dir, 0755) && errno != EEXIST) {
+        perror(dir);
+        abort();
+    }
+    return dir;
+}
+
+static void held_path(char *path, size_t cap, const char *gate, int stage, int part, int attempt) {
+    snprintf(path, cap, "%s/held-%s-%d-%d-%d", gates_dir(), gate, stage, part, attempt);
+}
+
+int gate_wait_held(const char *gate, int stage, int part, int attempt) {
+    char path[600], what[700];
+    held_path(path, sizeof path, gate, stage, part, attempt);
+    snprintf(what, sizeof what, "stage %d partition %d attempt %d held at gate %s (%s)", stage, part, attempt, gate,
+             path);
+    return wait_for(cond_file, path, WAIT_MS, what);
+}
+
+int gate_was_held(const char *gate, int stage, int part, int attempt) {
+    char path[600];
+    held_path(path, sizeof path, gate, stage, part, attempt);
+    return access(path, F_OK) == 0;
+}
+
+int gate_release(const char *gate) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", gates_dir(), gate);
+    return write_file(path, "", 0);
+}
+
+int wait_stat(em_ctx *c, em_stats *st, int64_t (*get)(const em_stats *), int64_t at_least, const char *what) {
+    stat_wait w = {c, st, get, at_least};
+    return wait_for(stat_reached, &w, WAIT_MS, what);
 }

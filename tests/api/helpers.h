@@ -6,6 +6,7 @@
 #define EM_TEST_HELPERS_H
 
 #include "ember.h"
+#include "oracle.h" /* exact result oracles: want_set, expect_multiset */
 
 em_ctx *open_test_ctx(void);             /* test_master(), checked */
 int fn_double_i64(const em_rec *in, em_emitter *out, const void *arg);
@@ -51,5 +52,21 @@ int fn_pair_x10(const em_rec *in, em_emitter *out, const void *arg);
 
 /* The same records (keys and values, byte for byte) in the same order. */
 int batches_equal(em_batch *a, em_batch *b);
+
+/* ---- fault gates (engine/faults.h's hold and holdcommit) ---- */
+/* This test's gates directory, test_tmpdir()/gates (made on first use):
+ * the value for ember.test.faults.dir. */
+const char *gates_dir(void);
+/* Wait (at most WAIT_MS) until attempt `attempt` of partition `part` of
+ * stage `stage` is held at gate: 1, or 0 having said what it waited for. */
+int gate_wait_held(const char *gate, int stage, int part, int attempt);
+/* Whether that attempt was ever held at gate (its marker exists). */
+int gate_was_held(const char *gate, int stage, int part, int attempt);
+/* Release every attempt held at gate, now and later: 0 or -1. */
+int gate_release(const char *gate);
+/* Wait (at most WAIT_MS) until em_stats' field, read by get, satisfies
+ * get(st) >= at_least: 1 (with *st the stats seen), or 0 having said
+ * "what". */
+int wait_stat(em_ctx *c, em_stats *st, int64_t (*get)(const em_stats *), int64_t at_least, const char *what);
 
 #endif

@@ -11,16 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../test.h"
 #include "ember.h"
 #include "helpers.h"
-
-static void pause_briefly(void) {
-    struct timespec t = {0, 200000L};
-    nanosleep(&t, NULL);
-}
 
 static em_ctx *open_two(const char *wait) {
     em_conf *conf = em_conf_new();
@@ -73,6 +67,10 @@ TEST(locality_cached_partitions_run_where_cached) {
 static em_ctx *busy_ctx;
 static int blocker_rc;
 
+static int64_t get_tasks_running(const em_stats *st) { return st->tasks_running; }
+static int64_t get_tasks_run(const em_stats *st) { return st->tasks_run; }
+static int64_t get_jobs_active(const em_stats *st) { return st->jobs_active; }
+
 static void *blocker(void *p) {
     (void)p;
     int64_t n;
@@ -85,11 +83,14 @@ typedef struct count_arg {
     em_rdd *r;
     int rc;
     int64_t n;
+    em_batch *b; /* the records collected (n of them) */
 } count_arg;
 
-static void *count_it(void *p) {
+/* Collects a->r into a->b, with their number in a->n. */
+static void *collect_it(void *p) {
     count_arg *a = p;
-    a->rc = em_count(a->r, &a->n);
+    a->rc = em_collect(a->r, &a->b);
+    a->n = a->rc ? 0 : (int64_t)em_batch_count(a->b);
     return NULL;
 }
 
@@ -104,10 +105,7 @@ static em_rdd *cache_then_block(em_ctx *c, pthread_t *t) {
     blocker_rc = 1;
     if (pthread_create(t, NULL, blocker, NULL)) return NULL;
     em_stats st;
-    do {
-        pause_briefly();
-        em_get_stats(c, &st);
-    } while (st.tasks_running < 1);
+    if (!wait_stat(c, &st, get_tasks_running, 1, "the blocker's task to run on executor 0")) return NULL;
     em_set(c, "ember.test.faults", "");
     return r;
 }
@@ -120,9 +118,11 @@ TEST(locality_wait_zero_runs_elsewhere_at_once) {
     CHECK(r);
     em_stats s0, s1;
     em_get_stats(c, &s0);
-    int64_t n = 0;
-    CHECK_OK(em_count(r, &n)); /* runs while executor 0 is busy */
-    CHECK_EQ_I64(n, 1000);
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(r, &b)); /* runs while executor 0 is busy */
+    int exact = expect_range(b, 1000, NULL, "the cached values read elsewhere");
+    em_batch_free(b);
+    CHECK(exact);
     em_get_stats(c, &s1);
     CHECK_EQ_I64(s1.tasks_local - s0.tasks_local, 1); /* partition 1 on executor 1; 0 went there too */
     CHECK_EQ_I64(s1.tasks_running, 1);                /* the blocker still holds executor 0 */
@@ -140,18 +140,22 @@ TEST(locality_task_waits_for_its_executor) {
     CHECK(r);
     em_stats s0, st;
     em_get_stats(c, &s0);
-    count_arg a = {r, 1, 0};
-    CHECK(pthread_create(&tb, NULL, count_it, &a) == 0);
+    count_arg a = {r, 1, 0, NULL};
+    CHECK(pthread_create(&tb, NULL, collect_it, &a) == 0);
     /* Partition 1 runs on executor 1; partition 0 waits for executor 0. */
-    do {
-        pause_briefly();
-        em_get_stats(c, &st);
-    } while (st.tasks_run - s0.tasks_run < 1);
+    CHECK(wait_stat(c, &st, get_tasks_run, s0.tasks_run + 1, "partition 1 to run on executor 1"));
+    /* A job counts as active once its start is posted, which its first
+     * task may outrun. */
+    CHECK(wait_stat(c, &st, get_jobs_active, 2, "the second job to count as active"));
+    CHECK_EQ_I64(st.tasks_run - s0.tasks_run, 1);
     CHECK_EQ_I64(st.jobs_active, 2);
     CHECK_EQ_I64(em_cancel_job_group(c, "blocker"), 1); /* executor 0 is free again */
     pthread_join(t, NULL);
     pthread_join(tb, NULL);
     CHECK_OK(a.rc);
+    int exact = expect_range(a.b, 1000, NULL, "the cached values where cached");
+    em_batch_free(a.b);
+    CHECK(exact);
     CHECK_EQ_I64(a.n, 1000);
     em_get_stats(c, &st);
     CHECK_EQ_I64(st.tasks_local - s0.tasks_local, 2); /* both where cached */

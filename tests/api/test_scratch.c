@@ -414,7 +414,7 @@ TEST(scratch_program_handlers_kept) {
         if (!(child_ctx = open_files_ctx())) _exit(10);
         if (!run_shuffle(child_ctx)) _exit(11);
         if (write(p[1], "x", 1) != 1) _exit(12);
-        while (!got_term) usleep(1000);
+        if (!wait_for(cond_flag, (void *)&got_term, WAIT_MS, "the test's SIGTERM")) _exit(14);
         if (!run_shuffle(child_ctx)) _exit(13); /* its directory is intact */
         em_close(child_ctx);
         exit(5);

@@ -139,6 +139,8 @@ static void *run_count(void *p) {
     return NULL;
 }
 
+static int64_t get_jobs_active(const em_stats *st) { return st->jobs_active; }
+
 TEST(threads_cancel_covers_waiting_jobs) {
     /* Thread A's job holds the scheduler (its partition 0 waits until
      * killed); thread B's job waits for its turn.  em_cancel_all cancels
@@ -154,29 +156,26 @@ TEST(threads_cancel_covers_waiting_jobs) {
     job_arg b = {em_range(c, 0, 10, 1, 1), 1};
     pthread_t ta, tb;
     CHECK(pthread_create(&ta, NULL, run_count, &a) == 0);
-    while (!__atomic_load_n(&started, __ATOMIC_ACQUIRE)) {
-        struct timespec t = {0, 100000L};
-        nanosleep(&t, NULL);
-    }
+    int ok = wait_for(cond_flag, &started, WAIT_MS, "job A's partition 1 to start");
     /* B asks for its turn while A's job runs: wait until it waits. */
     CHECK(pthread_create(&tb, NULL, run_count, &b) == 0);
     em_stats st;
-    do {
-        struct timespec t = {0, 100000L};
-        nanosleep(&t, NULL);
-        em_get_stats(c, &st);
-    } while (st.jobs_active != 2);
-    em_cancel_all(c);
+    ok = ok && wait_stat(c, &st, get_jobs_active, 2, "job B to wait for its turn (jobs_active 2)");
+    em_cancel_all(c); /* whatever the waits found: the threads end */
     pthread_join(ta, NULL);
     pthread_join(tb, NULL);
+    CHECK(ok);
+    CHECK_EQ_I64(st.jobs_active, 2);
     CHECK_EQ_I64(a.rc, EM_ECANCELED);
     CHECK_EQ_I64(b.rc, EM_ECANCELED);
     em_get_stats(c, &st);
     CHECK_EQ_I64(st.jobs_active, 0);
     CHECK_OK(em_set(c, "ember.test.faults", ""));
-    int64_t n = 0;
-    CHECK_OK(em_count(em_range(c, 0, 10, 1, 2), &n));
-    CHECK_EQ_I64(n, 10);
+    em_batch *out = NULL;
+    CHECK_OK(em_collect(em_range(c, 0, 10, 1, 2), &out));
+    int exact = expect_range(out, 10, NULL, "the job after the cancel");
+    em_batch_free(out);
+    CHECK(exact);
     em_close(c);
 }
 
@@ -199,22 +198,41 @@ typedef struct sum_arg {
     int64_t sum;
 } sum_arg;
 
+static int64_t plus_1000(int64_t v) { return 1000 + v; }
+
+/* Collects a->r: its sum in a->sum; records other than 1000 + v for v in
+ * [0, 100), each once, make a->rc -1000 (a wrong answer). */
 static void *collect_sum(void *p) {
     sum_arg *a = p;
     em_batch *b = NULL;
     a->rc = em_collect(a->r, &b);
-    if (!a->rc) a->sum = batch_sum_i64(b);
+    if (!a->rc) {
+        a->sum = batch_sum_i64(b);
+        if (!expect_range(b, 100, plus_1000, "the records read with the broadcast")) a->rc = -1000;
+    }
     em_batch_free(b);
+    return NULL;
+}
+
+static int destroying;
+
+/* Opens the gate "p1" once the test has called em_bcast_destroy. */
+static void *release_on_destroy(void *p) {
+    (void)p;
+    wait_for(cond_flag, &destroying, WAIT_MS, "the test to call em_bcast_destroy");
+    if (gate_release("p1")) fprintf(stderr, "  cannot open the gate p1\n");
     return NULL;
 }
 
 TEST(threads_broadcast_pinned_while_job_runs) {
     /* Thread A's job reads the broadcast in every record; partition 1 is
-     * held back 300 ms.  Destroying the broadcast meanwhile waits for the
-     * job: every record still reads it.  A later job finds it destroyed. */
+     * held at a gate that opens only once the test has called
+     * em_bcast_destroy.  The destroy waits for the job: every record still
+     * reads it.  A later job finds it destroyed. */
     em_conf *conf = em_conf_new();
     CHECK(conf);
-    CHECK_OK(em_conf_set(conf, "ember.test.faults", "delay:part=1,attempt=0,ms=300"));
+    CHECK_OK(em_conf_set(conf, "ember.test.faults", "hold:part=1,attempt=0,gate=p1"));
+    CHECK_OK(em_conf_set(conf, "ember.test.faults.dir", gates_dir()));
     em_ctx *c = em_open("local[2]", conf);
     em_conf_free(conf);
     CHECK(c);
@@ -223,18 +241,20 @@ TEST(threads_broadcast_pinned_while_job_runs) {
     em_bcast b = em_broadcast(c, v, 8);
     CHECK(b.id != 0);
     __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&destroying, 0, __ATOMIC_RELEASE);
     sum_arg a = {em_map(em_range(c, 0, 100, 1, 2), add_bcast, &b, sizeof b), 1, 0};
-    pthread_t t;
+    pthread_t t, tr;
     CHECK(pthread_create(&t, NULL, collect_sum, &a) == 0);
-    while (!__atomic_load_n(&started, __ATOMIC_ACQUIRE)) {
-        struct timespec ts = {0, 100000L};
-        nanosleep(&ts, NULL);
-    }
+    CHECK(pthread_create(&tr, NULL, release_on_destroy, NULL) == 0);
+    int held = gate_wait_held("p1", 0, 1, 0);
+    __atomic_store_n(&destroying, 1, __ATOMIC_RELEASE);
     em_bcast_destroy(c, b); /* returns once the job has ended */
     em_stats st;
     em_get_stats(c, &st);
-    CHECK_EQ_I64(st.tasks_run, 2);
+    pthread_join(tr, NULL);
     pthread_join(t, NULL);
+    CHECK(held);
+    CHECK_EQ_I64(st.tasks_run, 2); /* partition 1 too, released after the destroy began */
     CHECK_OK(a.rc);
     CHECK_EQ_I64(a.sum, 100 * 1000 + 99 * 100 / 2);
     CHECK(em_bcast_value(b, NULL) == NULL);

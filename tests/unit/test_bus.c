@@ -23,6 +23,15 @@ typedef struct seen {
     int entered; /* it has been called at least once */
 } seen;
 
+/* Whether the consumer has been called (a wait_for condition). */
+static int has_entered(void *p) {
+    seen *s = p;
+    pthread_mutex_lock(&s->mu);
+    int e = s->entered;
+    pthread_mutex_unlock(&s->mu);
+    return e;
+}
+
 static void take(void *ud, const app_event *e) {
     seen *s = ud;
     pthread_mutex_lock(&s->mu);
@@ -87,9 +96,7 @@ TEST(bus_full_queue_drops_and_counts) {
      * the 8 are queued past the capacity, the ends of the 92 dropped; the
      * job events posted then are all kept (the ring grows), in order. */
     lbus_post(bus, task_ev(AE_TASK_START, 0));
-    pthread_mutex_lock(&a.mu);
-    while (!a.entered) pthread_cond_wait(&a.cv, &a.mu);
-    pthread_mutex_unlock(&a.mu);
+    CHECK(wait_for(has_entered, &a, WAIT_MS, "the consumer to take the first event"));
     for (int i = 1; i <= 100; i++) lbus_post(bus, task_ev(AE_TASK_START, i));
     for (int i = 1; i <= 100; i++) lbus_post(bus, task_ev(AE_TASK_END, i));
     for (int i = 101; i <= 130; i++) lbus_post(bus, job(i));

@@ -109,7 +109,7 @@ static const char *reason_of(side *s) {
 }
 
 /* Wait (at most 20 s) until *field reaches want. */
-static int wait_for(side *s, int *field, int want) {
+static int side_wait(side *s, int *field, int want) {
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 20;
@@ -193,13 +193,13 @@ static int echo_roundtrip(setup *srv, const conn_opts *o) {
     cs.send_type[2] = FT_CHUNK, cs.send_body[2] = NULL, cs.send_len[2] = 0;
     setup cu = {srv->l, *o, &cs, NULL, srv->port, NULL, 0, srv->host};
     iol_call(srv->l, do_connect, &cu);
-    int ok = cu.rc == 0 && wait_for(&cs, &cs.frames, 3);
+    int ok = cu.rc == 0 && side_wait(&cs, &cs.frames, 3);
     ok = ok && cs.type[0] == FT_MSG && cs.len[0] == 1 && cs.body[0][0] == 'a';
     ok = ok && cs.type[1] == FT_CHUNK && cs.len[1] == sizeof big && !memcmp(cs.body[1], big, sizeof big);
     ok = ok && cs.type[2] == FT_CHUNK && cs.len[2] == 0;
     close_req cr = {&cs, cu.c};
     if (cu.c) iol_call(srv->l, do_close_if_open, &cr);
-    wait_for(&cs, &cs.closed, 1);
+    side_wait(&cs, &cs.closed, 1);
     side_free(&cs);
     return ok;
 }
@@ -219,7 +219,7 @@ TEST(conn_frames_echo_intact) {
     CHECK(u.port > 0);
     CHECK(echo_roundtrip(&u, &o));
     CHECK(echo_roundtrip(&u, &o)); /* and again, a second client */
-    CHECK(wait_for(&ss, &ss.closed, 2));
+    CHECK(side_wait(&ss, &ss.closed, 2));
     iol_call(u.l, do_close_listener, u.ls);
     iol_stop(u.l);
     side_free(&ss);
@@ -237,17 +237,17 @@ TEST(conn_garbage_closes_only_that_connection) {
     CHECK_OK(u.rc);
     uint8_t huge[5] = {0xff, 0xff, 0xff, 0xff, FT_MSG};
     CHECK(raw_send_expect_close(u.port, huge, sizeof huge));
-    CHECK(wait_for(&ss, &ss.closed, 1));
+    CHECK(side_wait(&ss, &ss.closed, 1));
     CHECK_STR_CONTAINS(reason_of(&ss), "exceeds ember.rpc.message.maxSize");
     uint8_t unknown[8] = {0, 0, 0, 3, 77, 1, 2, 3};
     CHECK(raw_send_expect_close(u.port, unknown, sizeof unknown));
-    CHECK(wait_for(&ss, &ss.closed, 2));
+    CHECK(side_wait(&ss, &ss.closed, 2));
     CHECK_STR_CONTAINS(reason_of(&ss), "unknown type 77");
     uint8_t random[64];
     for (int i = 0; i < 64; i++) random[i] = (uint8_t)(i * 97 + 13);
     random[4] = 200; /* an unknown type in the first header */
     CHECK(raw_send_expect_close(u.port, random, sizeof random));
-    CHECK(wait_for(&ss, &ss.closed, 3));
+    CHECK(side_wait(&ss, &ss.closed, 3));
     /* The listener still serves a real client. */
     CHECK(echo_roundtrip(&u, &o));
     iol_call(u.l, do_close_listener, u.ls);
@@ -267,7 +267,7 @@ TEST(conn_secret_and_encryption) {
     iol_call(u.l, do_listen, &u);
     CHECK_OK(u.rc);
     CHECK(echo_roundtrip(&u, &o)); /* the right secret, sealed frames */
-    CHECK(wait_for(&ss, &ss.closed, 1));
+    CHECK(side_wait(&ss, &ss.closed, 1));
     /* A wrong secret: the client refuses the server's proof, and closes. */
     side cs;
     side_init(&cs);
@@ -275,15 +275,15 @@ TEST(conn_secret_and_encryption) {
     setup cu = {u.l, bad, &cs, NULL, u.port, NULL, 0, NULL};
     iol_call(u.l, do_connect, &cu);
     CHECK_OK(cu.rc);
-    CHECK(wait_for(&cs, &cs.closed, 1));
+    CHECK(side_wait(&cs, &cs.closed, 1));
     CHECK_EQ_I64(count_of(&cs, &cs.opened), 0);
     CHECK_STR_CONTAINS(reason_of(&cs), "did not prove the shared secret");
-    CHECK(wait_for(&ss, &ss.closed, 2));
+    CHECK(side_wait(&ss, &ss.closed, 2));
     side_free(&cs);
     /* No secret at all: a plain frame before authentication. */
     uint8_t hello[6] = {0, 0, 0, 1, FT_MSG, 0x90};
     CHECK(raw_send_expect_close(u.port, hello, sizeof hello));
-    CHECK(wait_for(&ss, &ss.closed, 3));
+    CHECK(side_wait(&ss, &ss.closed, 3));
     CHECK_STR_CONTAINS(reason_of(&ss), "a frame before authentication");
     CHECK_EQ_I64(count_of(&ss, &ss.frames), 3); /* only the good client's frames ever arrived */
     /* And the next good client is served. */
@@ -441,7 +441,7 @@ TEST(conn_handshake_deadline) {
     iol_call(u.l, do_listen, &u);
     CHECK_OK(u.rc);
     CHECK(raw_send_expect_close(u.port, "\0", 1)); /* one byte of a length, then nothing */
-    CHECK(wait_for(&ss, &ss.closed, 1));
+    CHECK(side_wait(&ss, &ss.closed, 1));
     CHECK_STR_CONTAINS(reason_of(&ss), "no handshake within 300 ms");
     CHECK_EQ_I64(count_of(&ss, &ss.opened), 0);
     CHECK(echo_roundtrip(&u, &o));
@@ -470,7 +470,7 @@ TEST(conn_host_names) {
     setup ub = {u.l, o, &bad, NULL, u.port, NULL, 0, "no-such-host.invalid"};
     iol_call(u.l, do_connect, &ub);
     CHECK_OK(ub.rc);
-    CHECK(wait_for(&bad, &bad.closed, 1));
+    CHECK(side_wait(&bad, &bad.closed, 1));
     CHECK_STR_CONTAINS(reason_of(&bad), "cannot resolve no-such-host.invalid:");
     CHECK_EQ_I64(count_of(&bad, &bad.opened), 0);
     CHECK(echo_roundtrip(&u, &o)); /* and the next client by name is served */
@@ -543,7 +543,7 @@ TEST(conn_preauth_frame_limit) {
     uint8_t h[FRAME_HEADER];
     CHECK_OK(frame_fill_header(h, FT_CHUNK, big, (size_t)128 << 20));
     CHECK(raw_send_expect_close(u.port, h, sizeof h));
-    CHECK(wait_for(&ss, &ss.closed, 1));
+    CHECK(side_wait(&ss, &ss.closed, 1));
     CHECK_STR_CONTAINS(reason_of(&ss), "a frame of 2097152 bytes before authentication");
     CHECK_EQ_I64(count_of(&ss, &ss.frames), 0);
     /* A small first frame, then the big one: both delivered. */
@@ -556,10 +556,10 @@ TEST(conn_preauth_frame_limit) {
     int sent = fd >= 0 && raw_write(fd, stream, FRAME_HEADER + 1 + FRAME_HEADER + big);
     free(stream);
     CHECK(sent);
-    CHECK(wait_for(&ss, &ss.frames, 2));
+    CHECK(side_wait(&ss, &ss.frames, 2));
     CHECK_EQ_I64(ss.len[1], big);
     close(fd);
-    CHECK(wait_for(&ss, &ss.closed, 2));
+    CHECK(side_wait(&ss, &ss.closed, 2));
     iol_call(u.l, do_close_listener, u.ls);
     iol_stop(u.l);
     side_free(&ss);
@@ -575,7 +575,7 @@ TEST(conn_preauth_frame_limit) {
     iol_call(u2.l, do_listen, &u2);
     CHECK_OK(u2.rc);
     CHECK(raw_send_expect_close(u2.port, h, sizeof h));
-    CHECK(wait_for(&s2, &s2.closed, 1));
+    CHECK(side_wait(&s2, &s2.closed, 1));
     CHECK_STR_CONTAINS(reason_of(&s2), "before authentication");
     side cs;
     side_init(&cs);
@@ -587,12 +587,12 @@ TEST(conn_preauth_frame_limit) {
     setup cu = {u2.l, so, &cs, NULL, u2.port, NULL, 0, NULL};
     iol_call(u2.l, do_connect, &cu);
     CHECK_OK(cu.rc);
-    CHECK(wait_for(&cs, &cs.frames, 1));
+    CHECK(side_wait(&cs, &cs.frames, 1));
     CHECK(cs.len[0] == big && !memcmp(cs.body[0], body, big));
     free(body);
     close_req cr = {&cs, cu.c};
     iol_call(u2.l, do_close_if_open, &cr);
-    CHECK(wait_for(&cs, &cs.closed, 1));
+    CHECK(side_wait(&cs, &cs.closed, 1));
     iol_call(u2.l, do_close_listener, u2.ls);
     iol_stop(u2.l);
     side_free(&cs);
@@ -613,7 +613,7 @@ TEST(conn_preauth_connection_cap) {
     CHECK_OK(u.rc);
     int fds[4];
     for (int i = 0; i < 4; i++) CHECK((fds[i] = raw_connect(u.port)) >= 0);
-    CHECK(wait_for(&ss, &ss.opened, 4)); /* no secret: open at once, not trusted yet */
+    CHECK(side_wait(&ss, &ss.opened, 4)); /* no secret: open at once, not trusted yet */
     int fd = raw_connect(u.port);
     CHECK(fd >= 0);
     CHECK(raw_closed(fd));
@@ -623,14 +623,14 @@ TEST(conn_preauth_connection_cap) {
     CHECK_OK(frame_fill_header(fr, FT_MSG, 1, 1 << 20));
     fr[FRAME_HEADER] = 'a';
     CHECK(raw_write(fds[0], fr, sizeof fr));
-    CHECK(wait_for(&ss, &ss.frames, 1));
+    CHECK(side_wait(&ss, &ss.frames, 1));
     CHECK((fd = raw_connect(u.port)) >= 0);
     CHECK(raw_write(fd, fr, sizeof fr));
-    CHECK(wait_for(&ss, &ss.frames, 2));
+    CHECK(side_wait(&ss, &ss.frames, 2));
     CHECK_EQ_I64(count_of(&ss, &ss.opened), 5);
     close(fd);
     for (int i = 0; i < 4; i++) close(fds[i]);
-    CHECK(wait_for(&ss, &ss.closed, 5));
+    CHECK(side_wait(&ss, &ss.closed, 5));
     iol_call(u.l, do_close_listener, u.ls);
     iol_stop(u.l);
     side_free(&ss);
@@ -702,7 +702,7 @@ TEST(conn_auth_failures_logged) {
     conn_opts bad = {1 << 20, "wrong", 5, 0, "test", 10000, 0};
     setup cu = {u.l, bad, &cs, NULL, u.port, NULL, 0, NULL};
     if (ok) iol_call(u.l, do_connect, &cu);
-    ok = ok && cu.rc == 0 && wait_for(&cs, &cs.closed, 1) && wait_for(&ss, &ss.closed, 1);
+    ok = ok && cu.rc == 0 && side_wait(&cs, &cs.closed, 1) && side_wait(&ss, &ss.closed, 1);
     /* No secret: a message first, from 127.0.0.2, five times. */
     uint8_t msgf[FRAME_HEADER + 1];
     frame_fill_header(msgf, FT_MSG, 1, 1 << 20);
@@ -711,7 +711,7 @@ TEST(conn_auth_failures_logged) {
     /* A malformed handshake (a HELLO of the wrong size), from 127.0.0.3. */
     uint8_t hello[FRAME_HEADER + 3] = {0, 0, 0, 3, FT_AUTH, 1, 2, 3};
     ok = ok && raw_from("127.0.0.3", u.port, hello, sizeof hello);
-    ok = ok && wait_for(&ss, &ss.closed, 7);
+    ok = ok && side_wait(&ss, &ss.closed, 7);
     if (u.l) {
         if (u.ls) iol_call(u.l, do_close_listener, u.ls);
         iol_stop(u.l);
@@ -762,15 +762,15 @@ TEST(conn_first_message_deadline) {
     CHECK_OK(frame_fill_header(fr, FT_MSG, 1, 1 << 20));
     fr[FRAME_HEADER] = 'a';
     CHECK(raw_write(talker, fr, sizeof fr));
-    CHECK(wait_for(&ss, &ss.frames, 1));
+    CHECK(side_wait(&ss, &ss.frames, 1));
     CHECK(raw_send_expect_close(u.port, "", 0));
-    CHECK(wait_for(&ss, &ss.closed, 1));
+    CHECK(side_wait(&ss, &ss.closed, 1));
     CHECK_STR_CONTAINS(reason_of(&ss), "no first message within 300 ms");
     CHECK(raw_write(talker, fr, sizeof fr)); /* past the deadline, still served */
-    CHECK(wait_for(&ss, &ss.frames, 2));
+    CHECK(side_wait(&ss, &ss.frames, 2));
     CHECK_EQ_I64(count_of(&ss, &ss.closed), 1);
     close(talker);
-    CHECK(wait_for(&ss, &ss.closed, 2));
+    CHECK(side_wait(&ss, &ss.closed, 2));
     iol_call(u.l, do_close_listener, u.ls);
     iol_stop(u.l);
     side_free(&ss);

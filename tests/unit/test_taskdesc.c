@@ -906,3 +906,31 @@ TEST(sched_taskdesc_empty_strings) {
     CHECK(d->root && d->root->type == PN_TEXT && d->root->path && d->root->path[0] == 0);
     taskdesc_free(d);
 }
+
+/* The test settings travel: the fault spec, and the holds' directory
+ * (with or without a spec); neither when none. */
+TEST(sched_taskdesc_faults_and_dir) {
+    static const char *const cases[][2] = {
+        {"hold:part=1,gate=g", "/tmp/gates"}, {"fail:part=0", NULL}, {NULL, "/tmp/gates"}, {NULL, NULL}};
+    for (int i = 0; i < 4; i++) {
+        plan_node leaf;
+        memset(&leaf, 0, sizeof leaf);
+        leaf.type = PN_RANGE;
+        leaf.count = 10;
+        leaf.step = 1;
+        task_desc t;
+        base_desc(&t, &leaf, SK_COUNT);
+        t.faults = cases[i][0];
+        t.faults_dir = cases[i][1];
+        size_t len;
+        uint8_t *bytes = encode(&t, &len);
+        CHECK(bytes);
+        task_desc *d;
+        CHECK_OK(taskdesc_decode(bytes, len, &d));
+        int faults_ok = t.faults ? d->faults && !strcmp(d->faults, t.faults) : d->faults == NULL;
+        int dir_ok = t.faults_dir ? d->faults_dir && !strcmp(d->faults_dir, t.faults_dir) : d->faults_dir == NULL;
+        taskdesc_free(d);
+        CHECK(faults_ok);
+        CHECK(dir_ok);
+    }
+}
