@@ -51,7 +51,7 @@ DEPS_STAMP = $(BUILD)/.deps-ok
 
 .PHONY: all deps lib examples benches daemons test test-sanitize test-tsan install clean run-example fuzz fuzz-run fuzz-replay coverage
 
-all: lib examples benches daemons $(BUILD)/tests/run_tests $(FAULT_DRIVER) $(UI_APP)
+all: lib examples benches daemons $(BUILD)/tests/run_tests $(FAULT_DRIVER) $(UI_APP) $(FAILINJECT)
 
 # Install Debian packages once if any header is missing.
 deps: $(DEPS_STAMP)
@@ -157,6 +157,26 @@ $(BENCH_REF): bench/ref/fused.c bench/ref/fused.h
 $(BUILD)/tests/run_tests: $(TEST_OBJ) $(LIB_OBJ)
 	$(CC) -o $@ $(TEST_OBJ) $(LIB_OBJ) $(LDFLAGS_ALL) $(LIBS)
 
+# The injected-failure test (tests/failinject/failinject.c, docs/testing.md):
+# the library's objects linked with wrappers that fail the n-th allocation,
+# write, open, rename or fsync the library makes.  Only this binary has them.
+FAILINJECT = $(BUILD)/tests/failinject/failinject
+FAILINJECT_WRAP = malloc calloc realloc strdup strndup posix_memalign write pwrite fwrite fclose \
+	open openat fopen fdopen mkostemp mkdtemp mkdir rename link fsync fdatasync
+$(FAILINJECT): $(BUILD)/tests/failinject/failinject.o $(BUILD)/tests/failinject/wrap.o $(LIB_OBJ)
+	$(CC) -o $@ $^ $(foreach f,$(FAILINJECT_WRAP),-Wl,--wrap=$(f)) -rdynamic $(LDFLAGS_ALL) $(LIBS)
+
+# Its run in `make test`: every scenario by every kind on local[1], and the
+# I/O kinds again on local[2] (two task threads; the allocations, about 800
+# runs, once are enough for the time).  Not under ThreadSanitizer
+# (test-tsan), whose subject, races, the other tests cover; ASan's leak
+# checker (test-sanitize) sees every error path the runs take.
+FAILINJECT_RUN = $(if $(findstring thread,$(SAN)),@echo "failinject: not run under ThreadSanitizer", \
+	cd $(CURDIR) && $(FAILINJECT) && $(FAILINJECT) -m 'local[2]' write open rename fsync)
+.PHONY: test-failinject
+test-failinject: $(FAILINJECT)
+	$(FAILINJECT_RUN)
+
 # Daemons: a main of a few lines over the library's objects.
 daemons: $(DAEMONS)
 $(BUILD)/bin/ember-master: scheduler/masterd_main.c $(LIB_OBJ)
@@ -237,10 +257,11 @@ test-layers: $(LIB_OBJ)
 	sh tests/layers/check.sh $(BUILD)
 
 # The test command README gives and CI runs.
-test: $(BUILD)/tests/run_tests $(DAEMONS) $(EXAMPLES) $(FAULT_DRIVER) $(SHARED_CHECK) $(NEEDLIB) fuzz-replay test-link test-docs test-layers
+test: $(BUILD)/tests/run_tests $(FAILINJECT) $(DAEMONS) $(EXAMPLES) $(FAULT_DRIVER) $(SHARED_CHECK) $(NEEDLIB) fuzz-replay test-link test-docs test-layers
 	cd $(CURDIR) && sh tests/examples/run.sh $(BUILD)
 	cd $(CURDIR) && sh tests/cluster/scripts.sh $(BUILD)
 	cd $(CURDIR) && sh tests/cluster/netns.sh $(BUILD)
+	$(FAILINJECT_RUN)
 	cd $(CURDIR) && $(BUILD)/tests/run_tests $(T)
 	@echo "the same suite against local-cluster[2,1,1024] (processes over TCP):"
 	cd $(CURDIR) && EMBER_TEST_MASTER='local-cluster[2,1,1024]' $(BUILD)/tests/run_tests $(LC_T)
@@ -347,4 +368,4 @@ install: lib daemons
 clean:
 	rm -rf build build-san build-tsan
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(BUILD)/tests/failinject/failinject.d $(BUILD)/tests/failinject/wrap.d

@@ -202,12 +202,12 @@ int taskdesc_encode(const task_desc *t, ebuf *out) {
     if (t->faults_dir) pack_str(&pk, t->faults_dir);
     pack_sink(&pk, &t->sink);
     size_t nodes = walk_plan(t->root, NULL);
-    if (nodes == (size_t)-1) return EM_ENOMEM;
+    if (nodes == (size_t)-1) return em__seterr(EM_ENOMEM, "out of memory encoding a task");
     msgpack_pack_array(&pk, nodes);
-    if (walk_plan(t->root, &pk) != nodes) return EM_ENOMEM;
+    if (walk_plan(t->root, &pk) != nodes) return em__seterr(EM_ENOMEM, "out of memory encoding a task");
     /* The packer reports allocation failure only through the callback; a
      * short buffer means one of its appends failed. */
-    if (out->len == start) return EM_ENOMEM;
+    if (out->len == start) return em__seterr(EM_ENOMEM, "out of memory encoding a task");
     return 0;
 }
 

@@ -270,6 +270,14 @@ static void l_close(backend *b) {
     free_backend(lb);
 }
 
+/* Events made here and never posted (plain: no payload yet). */
+static void free_events(sched_event *ev) {
+    for (sched_event *next; ev; ev = next) {
+        next = ev->next;
+        free(ev);
+    }
+}
+
 backend *local_backend_new(int nthreads, int nexec, exec_env *env, evq *events) {
     local_backend *lb = calloc(1, sizeof *lb);
     if (nexec < 1 || nexec > nthreads) nexec = 1;
@@ -282,6 +290,24 @@ backend *local_backend_new(int nthreads, int nexec, exec_env *env, evq *events) 
         free(lb);
         em__seterr(EM_ENOMEM, "local backend: out of memory");
         return NULL;
+    }
+    /* The executors' announcements, made before any thread starts: an
+     * executor the scheduler never hears of would leave local[1]'s jobs
+     * waiting for it forever, so their allocation failing fails em_open. */
+    sched_event *announce = NULL;
+    for (int i = 0; i < nexec; i++) {
+        sched_event *ev = calloc(1, sizeof *ev);
+        if (!ev) {
+            free_events(announce);
+            free(lb->threads);
+            free(lb->args);
+            free(lb->execs);
+            free(lb);
+            em__seterr(EM_ENOMEM, "local backend: out of memory");
+            return NULL;
+        }
+        ev->next = announce;
+        announce = ev;
     }
     lb->b.launch = l_launch;
     lb->b.flush = l_flush;
@@ -308,6 +334,7 @@ backend *local_backend_new(int nthreads, int nexec, exec_env *env, evq *events) 
         }
         if (pthread_create(&lb->threads[i], NULL, worker, &lb->args[i]) != 0) {
             lb->n = i;
+            free_events(announce);
             l_close(&lb->b);
             em__seterr(EM_ENOMEM, "local backend: cannot start thread %d", i);
             return NULL;
@@ -315,8 +342,9 @@ backend *local_backend_new(int nthreads, int nexec, exec_env *env, evq *events) 
         lb->n = i + 1;
     }
     for (int i = 0; i < nexec; i++) {
-        sched_event *ev = calloc(1, sizeof *ev);
-        if (!ev) continue; /* an executor the scheduler never uses */
+        sched_event *ev = announce;
+        announce = ev->next;
+        ev->next = NULL;
         ev->kind = EV_EXEC_ADDED;
         ev->exec = i;
         ev->cores = lb->execs[i].nthreads;

@@ -47,6 +47,12 @@ typedef struct sync_call {
 dag *dag_new(em_stats *stats, uint64_t cache_ns) {
     dag *d = calloc(1, sizeof *d);
     if (!d) return NULL;
+    /* local[N]'s executors (N <= 4) join with no allocation on the
+     * scheduler's thread, where its failure could only be reported late. */
+    if (et_reserve(&d->execs, 4)) {
+        free(d);
+        return NULL;
+    }
     evq_init(&d->events);
     cc_init(&d->commits);
     pthread_mutex_init(&d->jmu, NULL);
@@ -935,7 +941,15 @@ static void *sched_main(void *arg) {
             case EV_TASK_ENDED: kept = ts_task_ended(d, ev); break;
             case EV_CALL: ev->call(d, ev->arg); break;
             case EV_EXEC_ADDED:
-                et_add(&d->execs, ev->exec, ev->cores, ev->backlog, ev->host); /* ENOMEM: an executor never used */
+                if (et_add(&d->execs, ev->exec, ev->cores, ev->backlog, ev->host)) {
+                    /* An executor the scheduler cannot track would leave
+                     * local[N]'s jobs waiting for it forever: the
+                     * application fails instead, naming the cause. */
+                    d->app_failed = EM_ENOMEM;
+                    snprintf(d->app_failed_msg, sizeof d->app_failed_msg,
+                             "scheduler: out of memory registering executor %d", ev->exec);
+                    dag__fail_all(d, d->app_failed, d->app_failed_msg);
+                }
                 lis_exec_added(d, ev);
                 break;
             case EV_EXEC_LOST: {

@@ -17,16 +17,19 @@ exec_rec *et_find(exec_table *t, int id) {
     return NULL;
 }
 
+int et_reserve(exec_table *t, int n) {
+    if (n <= t->cap) return 0;
+    exec_rec *v = realloc(t->v, sizeof *v * (size_t)n);
+    if (!v) return EM_ENOMEM;
+    t->v = v;
+    t->cap = n;
+    return 0;
+}
+
 int et_add(exec_table *t, int id, int cores, int backlog, const char *host) {
     exec_rec *x = et_find(t, id);
     if (!x) {
-        if (t->n == t->cap) {
-            int cap = t->cap ? t->cap * 2 : 4;
-            exec_rec *v = realloc(t->v, sizeof *v * (size_t)cap);
-            if (!v) return EM_ENOMEM;
-            t->v = v;
-            t->cap = cap;
-        }
+        if (t->n == t->cap && et_reserve(t, t->cap ? t->cap * 2 : 4)) return EM_ENOMEM;
         x = &t->v[t->n++];
         memset(x, 0, sizeof *x);
         x->id = id;

@@ -36,6 +36,9 @@ exec_rec *et_find(exec_table *t, int id);
 /* An executor joined (or announced itself again) on host (NULL: unknown):
  * 0, or EM_ENOMEM. */
 int et_add(exec_table *t, int id, int cores, int backlog, const char *host);
+/* Room for n executors, so that the first n et_add calls allocate
+ * nothing: 0, or EM_ENOMEM (the table unchanged). */
+int et_reserve(exec_table *t, int n);
 void et_free(exec_table *t);
 /* Whether x may take one more attempt now. */
 int et_has_room(const exec_rec *x);

@@ -20,16 +20,21 @@ typedef struct builder {
     int n, cap;
 } builder;
 
+/* Zeroed memory freed with the builder; NULL with the message set. */
 static void *balloc(builder *b, size_t sz) {
     if (b->n == b->cap) {
         int cap = b->cap ? b->cap * 2 : 16;
         void **a = realloc(b->allocs, sizeof *a * (size_t)cap);
-        if (!a) return NULL;
+        if (!a) {
+            em__seterr(EM_ENOMEM, "out of memory building a task");
+            return NULL;
+        }
         b->allocs = a;
         b->cap = cap;
     }
     void *p = calloc(1, sz);
-    if (p) b->allocs[b->n++] = p;
+    if (!p) em__seterr(EM_ENOMEM, "out of memory building a task");
+    else b->allocs[b->n++] = p;
     return p;
 }
 
@@ -264,8 +269,9 @@ static plan_node *build(builder *b, em_rdd *rdd, int part) {
 int taskbuild_encode(task_desc *t, em_rdd *rdd, int part, mapout *mo, uint64_t cache_ns, ebuf *out) {
     builder b = {mo, cache_ns, NULL, 0, 0};
     int rc = 0;
+    em__clearerr();
     t->root = build(&b, rdd, part);
-    if (!t->root) rc = EM_ESTATE;
+    if (!t->root) rc = em__lasterr(); /* every failure of build sets its message */
     else rc = taskdesc_encode(t, out);
     for (int i = 0; i < b.n; i++) free(b.allocs[i]);
     free(b.allocs);
