@@ -51,7 +51,7 @@ DEPS_STAMP = $(BUILD)/.deps-ok
 
 .PHONY: all deps lib examples benches daemons test test-sanitize test-tsan install clean run-example fuzz fuzz-run fuzz-replay coverage
 
-all: lib examples benches daemons $(BUILD)/tests/run_tests $(FAULT_DRIVER) $(UI_APP) $(FAILINJECT)
+all: lib examples benches daemons $(BUILD)/tests/run_tests $(FAULT_DRIVER) $(UI_APP)
 
 # Install Debian packages once if any header is missing.
 deps: $(DEPS_STAMP)
@@ -161,6 +161,7 @@ $(BUILD)/tests/run_tests: $(TEST_OBJ) $(LIB_OBJ)
 # the library's objects linked with wrappers that fail the n-th allocation,
 # write, open, rename or fsync the library makes.  Only this binary has them.
 FAILINJECT = $(BUILD)/tests/failinject/failinject
+all: $(FAILINJECT)
 FAILINJECT_WRAP = malloc calloc realloc strdup strndup posix_memalign write pwrite fwrite fclose \
 	open openat fopen fdopen mkostemp mkdtemp mkdir rename link fsync fdatasync
 $(FAILINJECT): $(BUILD)/tests/failinject/failinject.o $(BUILD)/tests/failinject/wrap.o $(LIB_OBJ)
@@ -234,7 +235,7 @@ test-link: $(LINK_VARIANTS:%=$(BUILD)/link/collide-%) $(BUILD)/libember.so $(BUI
 # shell command examples must still run (tests/docs/check.sh), the
 # benchmark docs/monitoring.md shows among them.
 .PHONY: test-docs
-test-docs: $(DAEMONS) $(EXAMPLES) $(BUILD)/bench/history
+test-docs: $(DAEMONS) $(EXAMPLES) $(BUILD)/bench/history $(FAILINJECT)
 	@mkdir -p $(BUILD)/docs
 	awk '/^```c$$/{f=1;next}/^```$$/{f=0}f' docs/programming-guide.md > $(BUILD)/docs/guide.c
 	$(CC) -std=gnu11 -c -Iinclude -Wall -Wextra -Werror $(BUILD)/docs/guide.c -o $(BUILD)/docs/guide.o
