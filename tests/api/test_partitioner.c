@@ -476,7 +476,11 @@ TEST(part_cogroup_fetch_failure_one_parent) {
     em_get_stats(c, &st);
     CHECK_EQ_I64(st.faults_fired, 1);
     CHECK_EQ_I64(st.map_tasks_run, 5 + 3 + 1); /* R's map task 1 twice */
-    CHECK(st.tasks_failed >= 1);
+    /* The cogroup tasks that read the corrupt output before it was
+     * forgotten: the first to, and a second when it was already reading
+     * (the two run at once); never more, as the output is recomputed
+     * before any task of the resubmitted stage runs. */
+    CHECK(st.tasks_failed >= 1 && st.tasks_failed <= 2);
     em_close(c);
 }
 
