@@ -476,10 +476,9 @@ TEST(part_cogroup_fetch_failure_one_parent) {
     em_get_stats(c, &st);
     CHECK_EQ_I64(st.faults_fired, 1);
     CHECK_EQ_I64(st.map_tasks_run, 5 + 3 + 1); /* R's map task 1 twice */
-    /* The cogroup tasks that read the corrupt output before it was
-     * forgotten: the first to, and a second when it was already reading
-     * (the two run at once); never more, as the output is recomputed
-     * before any task of the resubmitted stage runs. */
+    /* The join's tasks that read the corrupt output before it was
+     * forgotten: the first, and the other of the two when it was reading
+     * at the same time. */
     CHECK(st.tasks_failed >= 1 && st.tasks_failed <= 2);
     em_close(c);
 }
