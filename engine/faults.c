@@ -59,7 +59,7 @@ static int gate_name(const char *p, const char *e, char gate[FAULT_GATE_MAX + 1]
 }
 
 static const char *hold_name(fault_kind k) {
-    return k == FAULT_HOLD ? "hold" : k == FAULT_HOLD_COMMIT ? "holdcommit" : "holdmove";
+    return k == FAULT_HOLD ? "hold" : k == FAULT_HOLD_COMMIT ? "holdcommit" : k == FAULT_HOLD_MOVE ? "holdmove" : "holdend";
 }
 
 /* One rule in [p, e). */
@@ -78,14 +78,16 @@ static int rule(const char *p, const char *e, fault_rule *r, char *why, size_t w
     else if (is(p, ke, "hold")) r->kind = FAULT_HOLD;
     else if (is(p, ke, "holdcommit")) r->kind = FAULT_HOLD_COMMIT;
     else if (is(p, ke, "holdmove")) r->kind = FAULT_HOLD_MOVE;
+    else if (is(p, ke, "holdend")) r->kind = FAULT_HOLD_END;
     else {
         snprintf(why, whylen,
                  "unknown fault \"%.*s\" (expected fail, delay, corrupt, commit, delaycommit, dropfetch, execexit, "
-                 "hold, holdcommit or holdmove)",
+                 "hold, holdcommit, holdmove or holdend)",
                  (int)(ke - p), p);
         return -1;
     }
-    int hold = r->kind == FAULT_HOLD || r->kind == FAULT_HOLD_COMMIT || r->kind == FAULT_HOLD_MOVE;
+    int hold = r->kind == FAULT_HOLD || r->kind == FAULT_HOLD_COMMIT || r->kind == FAULT_HOLD_MOVE ||
+               r->kind == FAULT_HOLD_END;
     for (const char *q = colon ? colon + 1 : e; q < e;) {
         const char *comma = memchr(q, ',', (size_t)(e - q)), *pe = comma ? comma : e;
         const char *eq = memchr(q, '=', (size_t)(pe - q));

@@ -46,6 +46,12 @@
  *                                        kills, until DIR/NAME exists before
  *                                        it moves its file (a winner whose
  *                                        commit is still under way)
+ *   holdend:[...,]gate=NAME              the attempt, its work done and past
+ *                                        its last kill check, waits, deaf to
+ *                                        kills, until DIR/NAME exists before
+ *                                        it reports (a killed loser whose
+ *                                        success comes late, by the test's
+ *                                        choice)
  *
  * DIR is the setting ember.test.faults.dir, which travels with the spec.
  * A held attempt first creates DIR/held-NAME-S-P-A (its stage, partition
@@ -78,7 +84,8 @@ typedef enum fault_kind {
     FAULT_EXEC_EXIT,
     FAULT_HOLD,
     FAULT_HOLD_COMMIT,
-    FAULT_HOLD_MOVE
+    FAULT_HOLD_MOVE,
+    FAULT_HOLD_END
 } fault_kind;
 
 #define FAULT_GATE_MAX 64

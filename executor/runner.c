@@ -551,6 +551,15 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
         (rc = injected_corruption(env, t->sink.shuffle_id, (uint32_t)t->partition, t->task_id)) == 0)
         res->faults_fired++;
     if (rc >= 0 && killed()) rc = EM_ECANCELED; /* a kill that came too late to stop it still wins */
+    const fault_rule *hold_end = rc >= 0 ? faults_match(rules, nrules, FAULT_HOLD_END, t->stage_id, t->partition,
+                                                        t->attempt)
+                                         : NULL;
+    if (hold_end) { /* its success reported late, whatever kill came meanwhile */
+        fault_hold_ctx h = {t->faults_dir, t->stage_id, t->attempt, t->partition, NULL};
+        res->faults_fired++;
+        int hrc = faults_hold(hold_end, &h);
+        if (hrc) rc = hrc;
+    }
 done:
     if (rc < 0) {
         res->status = rc;

@@ -427,11 +427,11 @@ typedef struct em_stats {
     int64_t faults_fired;                /* ember.test.faults rules that took
                                             effect (fail, delay, corrupt,
                                             commit, delaycommit, hold,
-                                            holdcommit, holdmove: one per
-                                            attempt they struck; dropfetch:
-                                            one per request dropped), in
-                                            local threads and executor
-                                            processes alike */
+                                            holdcommit, holdmove, holdend:
+                                            one per attempt they struck;
+                                            dropfetch: one per request
+                                            dropped), in local threads and
+                                            executor processes alike */
     int64_t shuffle_fetch_retries;       /* cluster mode: shuffle segment
                                             requests sent again after their
                                             connection failed ... */

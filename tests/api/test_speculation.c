@@ -29,12 +29,13 @@
  * 100 ms, once all tasks of the stage but one have succeeded (quantile
  * 0.99 of fewer than 100 tasks): the one held back is then the only task
  * running, so however slow the machine, it is the only one copied.
- * Faults as given, their gates in gates_dir(). */
-static em_ctx *open_spec(const char *faults, const char *local_dir) {
+ * Faults as given, their gates in gates_dir().  open_spec_at sets another
+ * quantile. */
+static em_ctx *open_spec_at(const char *faults, const char *local_dir, const char *quantile) {
     const char *kv[][2] = {
         {"ember.speculation", "true"},
         {"ember.speculation.interval", "5ms"},
-        {"ember.speculation.quantile", "0.99"},
+        {"ember.speculation.quantile", quantile},
         {"ember.speculation.minTaskRuntime", "100ms"},
         {"ember.test.faults", faults},
         {"ember.test.faults.dir", gates_dir()},
@@ -52,6 +53,8 @@ static em_ctx *open_spec(const char *faults, const char *local_dir) {
     em_conf_free(conf);
     return c;
 }
+
+static em_ctx *open_spec(const char *faults, const char *local_dir) { return open_spec_at(faults, local_dir, "0.99"); }
 
 TEST(spec_settings_checked) {
     em_conf *conf = em_conf_new();
@@ -671,5 +674,57 @@ TEST(spec_cluster_held_original_killed_in_its_executor) {
     CHECK_EQ_I64(st.tasks_run, 9);
     CHECK_EQ_I64(st.faults_fired, 1); /* the hold, counted from its executor's result */
     CHECK_EQ_I64(em_acc_value_i64(c, seen), 800);
+    em_close(c);
+}
+
+typedef struct late_job {
+    em_ctx *c;
+    em_batch *b;
+    int rc;
+} late_job;
+
+static void *late_collect(void *p) {
+    late_job *j = p;
+    j->rc = em_collect(em_map(em_range(j->c, 0, 4, 1, 4), fn_identity, NULL, 0), &j->b);
+    return NULL;
+}
+
+static int64_t get_wins(const em_stats *st) { return st->speculative_wins; }
+static int64_t get_run(const em_stats *st) { return st->tasks_run; }
+static int64_t get_specs(const em_stats *st) { return st->tasks_speculative; }
+
+/* A killed loser whose success arrives while its job still runs is not
+ * handed on: the result holds its partition once.  Partition 3's original
+ * is held after its work and its last kill check (holdend), so it is
+ * killed when its copy wins and yet reports success, when the test
+ * releases it.  The quantile 0.5 copies partitions 2 and 3 once 0 and 1
+ * succeeded; every attempt of partition 2 waits at another gate, which
+ * keeps the job running until the test has seen 3's loser report. */
+TEST(spec_killed_loser_late_success_dropped) {
+    em_ctx *c = open_spec_at("holdend:part=3,attempt=0,gate=late; hold:part=2,gate=two", NULL, "0.5");
+    CHECK(c);
+    late_job j = {c, NULL, 0};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, late_collect, &j) == 0);
+    em_stats st;
+    int ok = gate_wait_held("late", 0, 3, 0) && wait_stat(c, &st, get_specs, 2, "copies of partitions 2 and 3") &&
+             wait_stat(c, &st, get_wins, 1, "partition 3's copy to win");
+    int64_t run = st.tasks_run; /* 0, 1 and 3's copy */
+    ok = ok && !gate_release("late") && wait_stat(c, &st, get_run, run + 1, "partition 3's killed original to report");
+    gate_release("two");
+    pthread_join(t, NULL);
+    CHECK(ok);
+    CHECK_EQ_I64(run, 3);
+    CHECK_OK(j.rc);
+    int exact = expect_range(j.b, 4, NULL, "the result after a late success of a killed loser");
+    em_batch_free(j.b);
+    CHECK(exact);
+    wait_no_tasks(c, &st);
+    CHECK_EQ_I64(st.tasks_speculative, 2);
+    /* 3's copy; and 2's copy when it ended before its original. */
+    CHECK(st.speculative_wins >= 1 && st.speculative_wins <= 2);
+    CHECK_EQ_I64(st.faults_fired, 3); /* 3's original at its end; both attempts of 2 */
+    CHECK_EQ_I64(st.tasks_run, 6);
+    CHECK_EQ_I64(st.tasks_failed, 0);
     em_close(c);
 }

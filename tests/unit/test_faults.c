@@ -51,6 +51,10 @@ TEST(faults_parse_kinds) {
     CHECK_EQ_I64(r[2].kind, FAULT_HOLD_MOVE);
     CHECK_EQ_I64(r[2].attempt, 0);
     CHECK(!strcmp(r[2].gate, "move"));
+    CHECK_EQ_I64(parse("holdend:part=3,attempt=0,gate=late", r + 3, why), 1);
+    CHECK_EQ_I64(r[3].kind, FAULT_HOLD_END);
+    CHECK_EQ_I64(r[3].part, 3);
+    CHECK(!strcmp(r[3].gate, "late"));
     /* A rule matches its attempt only; a key left out matches any. */
     CHECK(faults_match(r, 2, FAULT_HOLD, 0, 3, 0) == &r[0]);
     CHECK(faults_match(r, 2, FAULT_HOLD, 0, 3, 1) == NULL);
@@ -64,13 +68,15 @@ TEST(faults_parse_refusals) {
     char why[160];
     CHECK_EQ_I64(parse("hang:part=1", r, why), -1);
     CHECK_STR_CONTAINS(why, "unknown fault \"hang\"");
-    CHECK_STR_CONTAINS(why, "hold, holdcommit or holdmove");
+    CHECK_STR_CONTAINS(why, "hold, holdcommit, holdmove or holdend");
     CHECK_EQ_I64(parse("hold:part=1", r, why), -1);
     CHECK_STR_CONTAINS(why, "hold needs gate=NAME");
     CHECK_EQ_I64(parse("holdcommit", r, why), -1);
     CHECK_STR_CONTAINS(why, "holdcommit needs gate=NAME");
     CHECK_EQ_I64(parse("holdmove:attempt=0", r, why), -1);
     CHECK_STR_CONTAINS(why, "holdmove needs gate=NAME");
+    CHECK_EQ_I64(parse("holdend:part=0", r, why), -1);
+    CHECK_STR_CONTAINS(why, "holdend needs gate=NAME");
     CHECK_EQ_I64(parse("hold:gate=", r, why), -1);
     CHECK_STR_CONTAINS(why, "gate \"\" is not a name");
     CHECK_EQ_I64(parse("hold:gate=../up", r, why), -1);
