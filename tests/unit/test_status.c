@@ -265,7 +265,7 @@ TEST(status_retains_tasks_and_dead_executors) {
     CHECK(!status_task(st, 150) && status_task(st, 151) && status_task(st, 199));
     status_unlock(st);
     for (int i = 0; i < 5; i++) {
-        char id[8];
+        char id[16];
         snprintf(id, sizeof id, "%d", 10 + i);
         fx_exec(st, AE_EXEC_ADDED, id, "h", 1, FIX_T0 + i);
         app_event e = fx_ev(AE_EXEC_REMOVED, FIX_T0 + 100 + i);

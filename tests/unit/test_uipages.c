@@ -360,7 +360,7 @@ TEST(uipages_stage_of_100000_tasks) {
     e.app_id = (char *)"app-big";
     status_on_event(st, &e);
     for (int x = 0; x < EXECS; x++) {
-        char id[8];
+        char id[16];
         snprintf(id, sizeof id, "%d", x + 1);
         fx_exec(st, AE_EXEC_ADDED, id, "h1", 7000 + x, FIX_T0);
     }
