@@ -262,3 +262,15 @@ int expect_range(em_batch *got, int64_t n, int64_t (*f)(int64_t), const char *wh
 int expect_mod_sums(em_batch *got, int64_t n, int64_t m, const char *what) {
     return expect_multiset_take(got, want_mod_sums(n, m), what);
 }
+
+int expect_range_job(em_ctx *c, int64_t n, int parts, const char *what) {
+    em_batch *b = NULL;
+    int rc = em_collect(em_range(c, 0, n, 1, parts), &b);
+    if (rc) {
+        fprintf(stderr, "  %s: em_collect returned %d: %s\n", what, rc, em_errmsg());
+        return 0;
+    }
+    int ok = expect_range(b, n, NULL, what);
+    em_batch_free(b);
+    return ok;
+}

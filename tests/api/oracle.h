@@ -66,5 +66,9 @@ want_set *want_mod_pairs(int64_t n, int64_t m);
 /* One-line forms of expect_multiset_take with the sets above. */
 int expect_range(em_batch *got, int64_t n, int64_t (*f)(int64_t), const char *what);
 int expect_mod_sums(em_batch *got, int64_t n, int64_t m, const char *what);
+/* Collect em_range(c, 0, n, 1, parts) and expect exactly [0, n): the job
+ * a test runs after a fault to show the context still works.  1, or 0
+ * having said why (the action's error, or the differences). */
+int expect_range_job(em_ctx *c, int64_t n, int parts, const char *what);
 
 #endif

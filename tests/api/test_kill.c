@@ -48,11 +48,7 @@ TEST(kill_fault_spec_checked) {
 TEST(kill_injected_failure_retried) {
     em_ctx *c = open_faults("local[2]", "fail:part=1,attempt=0");
     CHECK(c);
-    em_batch *b = NULL;
-    CHECK_OK(em_collect(em_range(c, 0, 1000, 1, 4), &b));
-    int exact = expect_range(b, 1000, NULL, "the values after a retry");
-    em_batch_free(b);
-    CHECK(exact);
+    CHECK(expect_range_job(c, 1000, 4, "the values after a retry"));
     em_stats st;
     em_get_stats(c, &st);
     CHECK_EQ_I64(st.faults_fired, 1);
@@ -80,11 +76,7 @@ TEST(kill_failed_job_kills_running_attempts) {
     CHECK_EQ_I64(st.tasks_run, 5);
     /* The context goes on: the same job without the faults. */
     CHECK_OK(em_set(c, "ember.test.faults", ""));
-    em_batch *b = NULL;
-    CHECK_OK(em_collect(em_range(c, 0, 100, 1, 2), &b));
-    int exact = expect_range(b, 100, NULL, "the same job without the faults");
-    em_batch_free(b);
-    CHECK(exact);
+    CHECK(expect_range_job(c, 100, 2, "the same job without the faults"));
     em_close(c);
 }
 
@@ -170,11 +162,7 @@ TEST(kill_cancel_all_inside_long_partition) {
     CHECK_EQ_I64(st.tasks_failed, 0);
     CHECK_EQ_I64(st.faults_fired, 0);
     /* A cancel covers the jobs running when it is made, not later ones. */
-    em_batch *b = NULL;
-    CHECK_OK(em_collect(em_range(c, 0, 10, 1, 2), &b));
-    int exact = expect_range(b, 10, NULL, "the job after the cancel");
-    em_batch_free(b);
-    CHECK(exact);
+    CHECK(expect_range_job(c, 10, 2, "the job after the cancel"));
     em_close(c);
 }
 
@@ -251,11 +239,7 @@ TEST(kill_cancel_without_job_is_harmless) {
     CHECK(c);
     em_cancel_all(c);
     em_cancel_all(NULL);
-    em_batch *b = NULL;
-    CHECK_OK(em_collect(em_range(c, 0, 10, 1, 2), &b));
-    int exact = expect_range(b, 10, NULL, "the job after the cancel");
-    em_batch_free(b);
-    CHECK(exact);
+    CHECK(expect_range_job(c, 10, 2, "the job after the cancel"));
     em_close(c);
 }
 
@@ -314,11 +298,7 @@ TEST(kill_stage_fails_after_max_consecutive_attempts) {
         CHECK_EQ_I64(s1.tasks_running, 0);
     }
     /* The next job runs. */
-    em_batch *b = NULL;
-    CHECK_OK(em_collect(em_range(c, 0, 10, 1, 2), &b));
-    int exact = expect_range(b, 10, NULL, "the next job");
-    em_batch_free(b);
-    CHECK(exact);
+    CHECK(expect_range_job(c, 10, 2, "the next job"));
     em_close(c);
 }
 

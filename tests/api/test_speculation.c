@@ -195,11 +195,7 @@ TEST(spec_off_by_default) {
     em_ctx *c = em_open("local[4]", conf);
     em_conf_free(conf);
     CHECK(c);
-    em_batch *b = NULL;
-    CHECK_OK(em_collect(em_range(c, 0, 4000, 1, 4), &b));
-    int exact = expect_range(b, 4000, NULL, "the values without speculation");
-    em_batch_free(b);
-    CHECK(exact);
+    CHECK(expect_range_job(c, 4000, 4, "the values without speculation"));
     em_stats st;
     em_get_stats(c, &st);
     CHECK_EQ_I64(st.faults_fired, 1);
@@ -574,11 +570,7 @@ TEST(spec_cluster_stopped_executor_copy_wins) {
     CHECK_EQ_I64(s2.speculative_wins - s0.speculative_wins, 1);
     CHECK_EQ_I64(s2.tasks_failed - s0.tasks_failed, 0);
     /* Both executors run the next job (8 tasks of one core each). */
-    em_batch *next = NULL;
-    CHECK_OK(em_collect(em_range(c, 0, 1000, 1, 8), &next));
-    int next_exact = expect_range(next, 1000, NULL, "the next job");
-    em_batch_free(next);
-    CHECK(next_exact);
+    CHECK(expect_range_job(c, 1000, 8, "the next job"));
     em_close(c);
 }
 
@@ -627,11 +619,7 @@ TEST(spec_cluster_stopped_executor_save_one_file_per_partition) {
     char pat[600];
     snprintf(pat, sizeof pat, "%s.*", dir);
     CHECK_EQ_I64(glob(pat, 0, NULL, &g), GLOB_NOMATCH);
-    em_batch *next = NULL;
-    CHECK_OK(em_collect(em_range(c, 0, 1000, 1, 8), &next));
-    int next_exact = expect_range(next, 1000, NULL, "the next job");
-    em_batch_free(next);
-    CHECK(next_exact);
+    CHECK(expect_range_job(c, 1000, 8, "the next job"));
     em_close(c);
 }
 

@@ -295,6 +295,23 @@ static int is_empty_or_absent(const char *dir) {
 
 static int run_ctx(int kind, int64_t n, const char *dir);
 
+/* After em_close: the scratch directory local is empty or gone, and the
+ * process holds the fds0 descriptors it held before em_open.  1, or 0
+ * having said what is wrong. */
+static int closed_clean(const char *local, int fds0) {
+    int ok = 1;
+    if (!is_empty_or_absent(local)) {
+        fprintf(stderr, "failinject: %s is not empty after em_close\n", local);
+        ok = 0;
+    }
+    int fds1 = count_fds();
+    if (fds1 != fds0) {
+        fprintf(stderr, "failinject: %d descriptors open after em_close, %d before em_open\n", fds1, fds0);
+        ok = 0;
+    }
+    return ok;
+}
+
 /* One run of scenario sc with the n-th call of kind failing, in dir (which
  * exists).  Returns RUN_OK (the failure fired; the outcome is clean),
  * RUN_DONE (it never fired: the job makes fewer calls; the answer is
@@ -381,15 +398,7 @@ static int run_one(int sc, int kind, int64_t n, const char *dir) {
     em_rdd_release(r);
     em_rdd_release(base);
     em_close(c);
-    if (!is_empty_or_absent(local)) {
-        fprintf(stderr, "failinject: %s is not empty after em_close\n", local);
-        res = RUN_BAD;
-    }
-    int fds1 = count_fds();
-    if (fds1 != fds0) {
-        fprintf(stderr, "failinject: %d descriptors open after em_close, %d before em_open\n", fds1, fds0);
-        res = RUN_BAD;
-    }
+    if (!closed_clean(local, fds0)) res = RUN_BAD;
     if (res == RUN_OK && !fired) res = RUN_DONE;
     return res;
 }
@@ -439,15 +448,7 @@ static int run_ctx(int kind, int64_t n, const char *dir) {
         res = check_batch(SC_SHUFFLE, got);
     }
     em_batch_free(got);
-    if (!is_empty_or_absent(local)) {
-        fprintf(stderr, "failinject: %s is not empty after em_close\n", local);
-        res = RUN_BAD;
-    }
-    int fds1 = count_fds();
-    if (fds1 != fds0) {
-        fprintf(stderr, "failinject: %d descriptors open after em_close, %d before em_open\n", fds1, fds0);
-        res = RUN_BAD;
-    }
+    if (!closed_clean(local, fds0)) res = RUN_BAD;
     if (res == RUN_OK && !fired) res = RUN_DONE;
     return res;
 }
