@@ -358,8 +358,11 @@ static int pass_rec(void *ctx, const em_rec *r) {
 
 typedef struct agg_ctx {
     const sr_opts *o;
-    /* A builtin combiner over 8-byte keys aggregates in t8 (agg8.h) until
-     * a key of another length comes (then its keys move to map). */
+    /* Records of 8-byte keys aggregate in t8 (agg8.h) while every
+     * combiner is 8 bytes: a builtin's, merged in place, or a user
+     * function's, called on the slot's bytes.  A key of another length, or
+     * a user combiner of another length, moves its keys to map, which
+     * takes every record from then on. */
     int use8;
     agg8 t8;
     aggmap map;
@@ -434,6 +437,45 @@ static int agg8_leave(agg_ctx *a) {
     return rc;
 }
 
+/* A user combiner's step for the key in slot s (found: the key was held,
+ * else it was just inserted), its value v: the functions of the general
+ * path, called on the slot's 8 bytes.  A combiner of another length moves
+ * every key to the general table (agg8_leave), this one with its new
+ * combiner.  0, 1 when the table was left (the record is done; the rest
+ * go the general way), or a negative code. */
+static int agg8_user(agg_ctx *a, agg8_slot *s, int found, const em_rec *v) {
+    const agg_spec *g = a->o->agg;
+    const void *c = v->val;
+    size_t clen = v->vlen, j;
+    int rc;
+    if (found || !a->o->map_side_combined) { /* else the value is the combiner */
+        ebuf_reset(&a->out);
+        if (found) {
+            em_rec cur = {NULL, 0, &s->comb, 8};
+            rc = a->o->map_side_combined ? g->merge_comb(g->ctx, &cur, v, &a->out)
+                                         : g->merge_value(g->ctx, &cur, v, &a->out);
+        } else {
+            rc = g->create(g->ctx, v, &a->out);
+        }
+        if (rc < 0) return rc;
+        c = a->out.p;
+        clen = a->out.len;
+    }
+    if (clen == 8) {
+        memcpy(&s->comb, c, 8);
+        return 0;
+    }
+    uint64_t key = s->key;
+    if ((rc = agg8_leave(a)) || (rc = aggmap_upsert_n(&a->map, &key, 8, 0, &j)) < 0 ||
+        (rc = aggmap_set_comb(&a->map, j, c, clen)))
+        return rc;
+    return 1;
+}
+
+/* Records [from, n) of the block through the general table, hashed first
+ * so that their slots and entries can be fetched ahead. */
+static int agg_recs(agg_ctx *a, size_t from, size_t n);
+
 /* A block of n decoded records, all with 8-byte keys, into the 8-byte
  * table, fetching the home slot of the record AGG_AHEAD places on. */
 static int agg_block8(agg_ctx *a, size_t n) {
@@ -441,7 +483,7 @@ static int agg_block8(agg_ctx *a, size_t n) {
     agg8 *t = &a->t8;
     uint64_t *key = a->hash; /* the keys as words, where hashes would go */
     for (size_t i = 0; i < n; i++) {
-        if (a->recs[i].vlen != 8) return comb_bad_len(g->builtin, a->recs[i].vlen);
+        if (g->builtin && a->recs[i].vlen != 8) return comb_bad_len(g->builtin, a->recs[i].vlen);
         memcpy(&key[i], a->recs[i].key, 8);
     }
     for (size_t i = 0; i < n; i++) {
@@ -450,7 +492,12 @@ static int agg_block8(agg_ctx *a, size_t n) {
         int rc = agg8_upsert(t, key[i], &s);
         if (rc < 0) return em__seterr(rc, "shuffle %u: out of memory", a->o->shuffle_id);
         const uint8_t *v = a->recs[i].val;
-        if (rc) comb_apply8(g->builtin, (uint8_t *)&s->comb, v);
+        if (!g->builtin) {
+            int found = rc;
+            if ((rc = agg8_user(a, s, found, &a->recs[i])) < 0) return rc;
+            if (rc) return agg_recs(a, i + 1, n);
+            rc = found;
+        } else if (rc) comb_apply8(g->builtin, (uint8_t *)&s->comb, v);
         else if (a->o->map_side_combined) memcpy(&s->comb, v, 8);
         else agg_builtin_create(g, (uint8_t *)&s->comb, v);
         if (!rc && agg8_mem(t) > a->o->mem_budget && (rc = agg8_spill(a))) return rc;
@@ -460,7 +507,7 @@ static int agg_block8(agg_ctx *a, size_t n) {
 
 /* Whether the block [p, p + len) holds records of an 8-byte key and an
  * 8-byte value only (recfmt.h's REC_PAIR8: a reduce_by_key of int64 keys
- * and a builtin combiner, every block). */
+ * and int64 values, every block). */
 static int pairs8_only(const uint8_t *p, size_t len) {
     if (len % REC_PAIR8) return 0;
     for (const uint8_t *q = p; q < p + len; q += REC_PAIR8)
@@ -471,6 +518,8 @@ static int pairs8_only(const uint8_t *p, size_t len) {
 /* A block of n such records into the 8-byte table, read where they lie:
  * no record views, no key copies; the home slot of the key AGG_AHEAD
  * records on is fetched. */
+static int agg_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec, int *bad);
+
 static int agg_pairs8(agg_ctx *a, const uint8_t *p, size_t n) {
     const agg_spec *g = a->o->agg;
     agg8 *t = &a->t8;
@@ -485,7 +534,17 @@ static int agg_pairs8(agg_ctx *a, const uint8_t *p, size_t n) {
         agg8_slot *s;
         int rc = agg8_upsert(t, key, &s);
         if (rc < 0) return em__seterr(rc, "shuffle %u: out of memory", a->o->shuffle_id);
-        if (rc) comb_apply8(g->builtin, (uint8_t *)&s->comb, r + 10);
+        if (!g->builtin) {
+            em_rec v = {NULL, 0, r + 10, 8};
+            int found = rc;
+            if ((rc = agg8_user(a, s, found, &v)) < 0) return rc;
+            if (rc) { /* the rest of the block the general way */
+                uint64_t nrest;
+                int bad = 0;
+                return (i + 1 < n) ? agg_block(a, r + REC_PAIR8, (n - i - 1) * REC_PAIR8, &nrest, &bad) : 0;
+            }
+            rc = found;
+        } else if (rc) comb_apply8(g->builtin, (uint8_t *)&s->comb, r + 10);
         else if (a->o->map_side_combined) memcpy(&s->comb, r + 10, 8);
         else agg_builtin_create(g, (uint8_t *)&s->comb, r + 10);
         if (!rc && agg8_mem(t) > a->o->mem_budget && (rc = agg8_spill(a))) return rc;
@@ -531,7 +590,7 @@ static int agg_rec(agg_ctx *a, const em_rec *r, uint64_t h) {
 }
 
 
-/* A block of records: decoded and hashed first, then aggregated in order
+/* A block of records: decoded first, then aggregated in order
  * while the table's cache lines for the records ahead are being fetched
  * (a lookup misses the cache twice once the table outgrows it). */
 static int agg_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec, int *bad) {
@@ -557,8 +616,7 @@ static int agg_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec, in
             *bad = 1;
             return EM_ECORRUPT;
         }
-        const em_rec *r = &a->recs[n];
-        a->hash[n++] = r->key && !a->use8 ? aggmap_hash(r->key, r->klen) : 0;
+        n++;
         p += k;
     }
     *nrec = n;
@@ -566,11 +624,15 @@ static int agg_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec, in
         size_t i = 0;
         while (i < n && a->recs[i].key && a->recs[i].klen == 8) i++;
         if (i == n) return agg_block8(a, n);
-        int rc = agg8_leave(a); /* then the general path below */
+        int rc = agg8_leave(a); /* then the general path */
         if (rc) return rc;
-        for (i = 0; i < n; i++) a->hash[i] = a->recs[i].key ? aggmap_hash(a->recs[i].key, a->recs[i].klen) : 0;
     }
-    for (size_t i = 0; i < n; i++) {
+    return agg_recs(a, 0, n);
+}
+
+static int agg_recs(agg_ctx *a, size_t from, size_t n) {
+    for (size_t i = from; i < n; i++) a->hash[i] = a->recs[i].key ? aggmap_hash(a->recs[i].key, a->recs[i].klen) : 0;
+    for (size_t i = from; i < n; i++) {
         if (i + AGG_AHEAD < n) aggmap_prefetch_slot(&a->map, a->hash[i + AGG_AHEAD]);
         if (i + AGG_AHEAD / 2 < n) aggmap_prefetch_entry(&a->map, a->hash[i + AGG_AHEAD / 2]);
         int rc = agg_rec(a, &a->recs[i], a->hash[i]);
@@ -595,7 +657,7 @@ static int agg_open(agg_ctx *a, const sr_opts *o) {
         return em__seterr(EM_EINVAL, "shuffle_read: aggregation without the functions it needs");
     memset(a, 0, sizeof *a);
     a->o = o;
-    a->use8 = g->builtin != 0;
+    a->use8 = 1;
     agg8_init(&a->t8);
     aggmap_init(&a->map);
     es_runfile_init(&a->runs, o->spill_dir, o->codec, o->block_bytes);

@@ -408,6 +408,86 @@ static int cmp_i64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* A user combiner whose width depends on the data: a key's sum is 8 bytes
+ * while it is at most grow_limit, and 16 (the sum, then 8 bytes of 0x77)
+ * once past it.  Values are positive, so a key's combiner ends 16 bytes
+ * wide exactly when its whole sum passes the limit, whatever the order of
+ * the merges. */
+static int64_t grow_limit;
+static void gen_grow(uint32_t m, size_t i, int64_t *k, int64_t *v) {
+    *k = (int64_t)((i * 2654435761u + m) % BIGK);
+    *v = (int64_t)(i & 1023) + 1;
+}
+static int grow_create(void *ctx, const em_rec *v, ebuf *out) {
+    if (v->vlen != 8) return em_fail("bad value length %zu", v->vlen);
+    return ebuf_append(out, v->val, 8);
+}
+static int grow_merge(void *ctx, const em_rec *c, const em_rec *v, ebuf *out) {
+    if ((c->vlen != 8 && c->vlen != 16) || (v->vlen != 8 && v->vlen != 16)) return em_fail("bad lengths");
+    int64_t s = em_i64_dec(c->val) + em_i64_dec(v->val);
+    uint8_t b[16];
+    em_i64_enc(s, b);
+    memset(b + 8, 0x77, 8);
+    return ebuf_append(out, b, c->vlen == 16 || v->vlen == 16 || s > grow_limit ? 16 : 8);
+}
+static const agg_spec GROW = {.create = grow_create, .merge_value = grow_merge, .merge_comb = grow_merge};
+
+/* The reduce side's 8-byte key table with a user combiner that outgrows
+ * 8 bytes part way: the keys move to the general table and every sum and
+ * width is still exact, combined or not, spilled or not (spills before
+ * and after the move merge together). */
+TEST(shuffle_agg_user_combiner_changes_width) {
+    const char *dir = subdir("out"), *spill_dirs[2] = {subdir("spill-big"), subdir("spill-small")}, *dirs[2];
+    dirs_of(dir, 2, dirs);
+    wcfg c = {dir, 7, 2, 1, BIGN / 2, gen_grow, NULL, 1 << 20, 0, {0}, 0, 0, NULL};
+    CHECK_OK(write_maps(&c));
+    free(c.res.seg_bytes);
+    static int64_t sum[BIGK], sorted[BIGK];
+    memset(sum, 0, sizeof sum);
+    for (uint32_t m = 0; m < 2; m++)
+        for (size_t i = 0; i < BIGN / 2; i++) {
+            int64_t k, v;
+            gen_grow(m, i, &k, &v);
+            sum[k] += v;
+        }
+    memcpy(sorted, sum, sizeof sum);
+    qsort(sorted, BIGK, sizeof *sorted, cmp_i64);
+    grow_limit = sorted[BIGK / 2]; /* about half the keys end wide */
+    int wide_want = 0;
+    for (int k = 0; k < BIGK; k++) wide_want += sum[k] > grow_limit;
+    CHECK(wide_want > 0 && wide_want < BIGK);
+    for (int mode = 0; mode < 4; mode++) {
+        int combined = mode & 1, spill = mode >> 1;
+        const char *sp = spill_dirs[spill];
+        collect col = {EBUF_INIT, 0, 0};
+        sr_stats st;
+        static int seen[BIGK];
+        memset(seen, 0, sizeof seen);
+        sr_opts o = ropts(dirs, 7, 0, 2, SR_AGG, sp, spill ? 16 << 10 : 1 << 20);
+        o.agg = &GROW;
+        o.map_side_combined = combined;
+        CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+        if (spill) CHECK(st.spills > 1);
+        else CHECK_EQ_I64(st.spills, 0);
+        CHECK_EQ_I64(st.records_read, BIGN);
+        CHECK_EQ_I64(col.n, BIGK);
+        size_t pos = 0;
+        em_rec rec;
+        int wide = 0;
+        while (collect_next(&col, &pos, &rec)) {
+            int64_t k = key_of(&rec);
+            CHECK(k >= 0 && k < BIGK && !seen[k]);
+            seen[k] = 1;
+            CHECK(rec.vlen == (sum[k] > grow_limit ? 16u : 8u));
+            CHECK_EQ_I64(val_of(&rec), sum[k]);
+            wide += rec.vlen == 16;
+        }
+        CHECK_EQ_I64(wide, wide_want);
+        ebuf_free(&col.buf);
+        CHECK(dir_clean(sp, 0));
+    }
+}
+
 /* Global sort of 200k unique keys in 64 KiB: several runs, merged. */
 static void sort_case(int descending, int budget_kib) {
     const char *dir = subdir("out"), *spill = subdir("spill"), *dirs[4];
