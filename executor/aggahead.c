@@ -7,18 +7,39 @@
 #include "aggahead.h"
 #include "buf.h"
 
-void ah_init(aggahead *q, aggmap *m, const agg_spec *a) {
+void ah_init(aggahead *q, aggmap *m, const agg_spec *a, ebuf *out) {
     q->m = m;
     q->a = a;
+    q->out = out;
     q->head = q->n = 0;
 }
 
+/* A user combiner: create or merge_value, the result stored in entry i. */
+static int merge_user(aggahead *q, size_t i, int found, const uint8_t *v) {
+    const agg_spec *a = q->a;
+    em_rec val = {NULL, 0, v, 8}, c;
+    int rc;
+    ebuf_reset(q->out);
+    if (found) {
+        aggmap_get(q->m, i, &c);
+        c.key = NULL;
+        c.klen = 0;
+        rc = a->merge_value(a->ctx, &c, &val, q->out);
+    } else {
+        rc = a->create(a->ctx, &val, q->out);
+    }
+    return rc < 0 ? rc : aggmap_set_comb(q->m, i, q->out->p, q->out->len);
+}
+
 /* Merge one record into the table: the builtin in place (a sum with no
- * call), or the key's first combiner. */
+ * call), or the key's first combiner; a user combiner through its
+ * functions.  A new key's entry is made with room for 8 bytes, which a
+ * combiner of that width then fills in place. */
 static inline int merge(aggahead *q, const uint8_t *key, size_t klen, uint64_t h, const uint8_t *v) {
     size_t i;
     int rc = aggmap_upsert_h(q->m, key, klen, h, 8, &i);
     if (rc < 0) return rc;
+    if (!q->a->builtin) return merge_user(q, i, rc, v);
     if (rc && q->a->builtin == CB_SUM_I64) {
         uint8_t *c = aggmap_comb(q->m, i);
         enc_i64((int64_t)((uint64_t)dec_i64(c) + (uint64_t)dec_i64(v)), c);

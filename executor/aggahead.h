@@ -1,7 +1,9 @@
 /*
- * aggahead.h -- a short FIFO in front of an aggmap for records combined by
- * a builtin (agg.h's agg_spec.builtin: 8-byte values merged in place), so
- * the map-side combine can look records ahead as the reduce side does.
+ * aggahead.h -- a short FIFO in front of an aggmap for records of 8-byte
+ * values, so the map-side combine can look records ahead as the reduce
+ * side does.  A builtin combiner (agg.h's agg_spec.builtin) is merged in
+ * place; a user's is called through the spec's functions, its result
+ * stored with aggmap_set_comb.
  *
  * A lookup in the table costs two cache misses when the key is not hot --
  * its slot, then its arena record -- and a record passed in alone waits for
@@ -40,17 +42,21 @@ typedef struct ah_ent {
 typedef struct aggahead {
     aggmap *m;
     const agg_spec *a;
+    ebuf *out;      /* a user combiner's result */
     unsigned head, n;
     ah_ent q[AH_DEPTH];
 } aggahead;
 
-/* Queue in front of table m, merging with a (a->builtin set).  Neither is
- * owned; both must outlive the queue.  Nothing to free. */
-void ah_init(aggahead *q, aggmap *m, const agg_spec *a);
+/* Queue in front of table m, merging with a: a builtin in place, else its
+ * create and merge_value functions, which write into out (reset before
+ * each call).  None is owned; all must outlive the queue.  Nothing to
+ * free. */
+void ah_init(aggahead *q, aggmap *m, const agg_spec *a, ebuf *out);
 
 /* Queue record r (r->vlen == 8, which the caller checks), merging the
  * oldest queued record when the queue is full.  0, or EM_ENOMEM / EM_ETOOBIG
- * from the table (aggmap_upsert_h), which then misses that oldest record. */
+ * from the table (aggmap_upsert_h, aggmap_set_comb) or a user function's
+ * error, which then misses that oldest record. */
 int ah_add(aggahead *q, const em_rec *r);
 
 /* Merge every queued record; afterwards the table holds all records added.

@@ -120,9 +120,13 @@ int aggmap_set_comb(aggmap *m, size_t i, const void *c, size_t clen);
 
 static inline size_t aggmap_count(const aggmap *m) { return m->n; }
 
-/* Approximate bytes held: arena bytes used plus entries and slots. */
+/* Approximate bytes its entries take: arena bytes used, their indices, and
+ * two slots each (the table grows at a load of 0.7).  Not the slots
+ * allocated, which aggmap_clear keeps: a memory budget compares this, and
+ * after a spill or a dump a kept slot array alone could stay over the
+ * budget and empty the table at every new key. */
 static inline size_t aggmap_mem(const aggmap *m) {
-    return m->arena.len + m->n * sizeof(uint32_t) + (m->mask ? (m->mask + 1) * sizeof(am_slot) : 0);
+    return m->arena.len + m->n * (sizeof(uint32_t) + 2 * sizeof(am_slot));
 }
 
 /* Put entries in ascending key order (bytes_cmp).  Afterwards only

@@ -51,9 +51,10 @@
  * partially is correct -- and so is not combining: when the first
  * SW_ADAPT_ROWS records left more than SW_ADAPT_RATIO keys per record, the
  * table is written out and later records pass straight to the partitions
- * as combiners (create of their value).  A builtin combiner (combiners.h)
- * is updated in place in the table, with no call per record, through a
- * short queue that prefetches each record's slot and entry (aggahead.h).
+ * as combiners (create of their value).  Records of 8-byte values reach
+ * the table through a short queue that prefetches each record's slot and
+ * entry (aggahead.h); a builtin combiner (combiners.h) is updated there in
+ * place, with no call per record.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -167,7 +168,7 @@ shuffle_writer *sw_open(const sw_opts *opts) {
     w->plain = w->o.codec.id == BF_NONE;
     w->expect = memout_last_bytes(w->o.mem);
     aggmap_init(&w->comb);
-    if (opts->combine && opts->combine->builtin) ah_init(&w->ahead, &w->comb, opts->combine);
+    if (opts->combine) ah_init(&w->ahead, &w->comb, opts->combine, &w->scratch);
     return w;
 }
 
@@ -436,7 +437,7 @@ static int part_add(shuffle_writer *w, int pi, const em_rec *r) {
 static int dump_comb(shuffle_writer *w) {
     em_rec r;
     int rc;
-    if (w->o.combine->builtin && (rc = ah_drain(&w->ahead))) return rc;
+    if ((rc = ah_drain(&w->ahead))) return rc;
     if (aggmap_mem(&w->comb) > w->peak_comb) w->peak_comb = aggmap_mem(&w->comb);
     for (size_t i = 0; i < aggmap_count(&w->comb); i++) {
         aggmap_get(&w->comb, i, &r);
@@ -475,7 +476,7 @@ static int pass_uncombined(shuffle_writer *w, const em_rec *r) {
  * SW_ADAPT_RATIO distinct keys per record. */
 static int adapt(shuffle_writer *w) {
     int rc;
-    if (w->o.combine->builtin && (rc = ah_drain(&w->ahead))) return rc;
+    if ((rc = ah_drain(&w->ahead))) return rc;
     if ((double)(w->comb_out + aggmap_count(&w->comb)) <= (double)w->comb_in * SW_ADAPT_RATIO) return 0;
     w->passing = 1;
     return dump_comb(w);
@@ -488,11 +489,11 @@ int sw_add(shuffle_writer *w, const em_rec *r) {
     const agg_spec *a = w->o.combine;
     size_t i;
     int rc;
-    if (a->builtin) {
-        if (r->vlen != 8) return comb_bad_len(a->builtin, r->vlen);
+    if (a->builtin && r->vlen != 8) return comb_bad_len(a->builtin, r->vlen);
+    if (r->vlen == 8) {
         if ((rc = ah_add(&w->ahead, r))) return rc;
-    } else {
-        if ((rc = aggmap_upsert(&w->comb, r->key, r->klen, &i)) < 0) return rc;
+    } else { /* in the table's order: after the records queued */
+        if ((rc = ah_drain(&w->ahead)) || (rc = aggmap_upsert(&w->comb, r->key, r->klen, &i)) < 0) return rc;
         em_rec v = {NULL, 0, r->val, r->vlen}, c;
         ebuf_reset(&w->scratch);
         if (rc) {
