@@ -7,8 +7,8 @@
 #
 #   bench/eventlog_cost.sh [ROUNDS] [MASTER]     (default 5, local[2])
 #
-# Workloads: build/bench/wordcount on bench/data/words-256.txt (MB/s, best of
-# 3 in each run), build/bench/shuffle's reduce_by_key with a user function
+# Workloads: build/bench/wordcount on bench/data/words-256.txt (its
+# em_sum_i64 job's MB/s, best of 3 in each run), build/bench/shuffle's reduce_by_key with a user function
 # and with em_sum_i64, and sort_by_key (best seconds of each run).  Needs bench/run.sh's word file and `make benches`.
 set -e
 cd "$(dirname "$0")/.."
@@ -30,7 +30,7 @@ run() { # $1 workload, $2 "on" or "off"
     case $1 in
     wordcount)
         EMBER_CONF=$conf build/bench/wordcount "$F" "$MASTER" 3 |
-            awk '/^ember /{ for (i = 1; i <= NF; i++) if ($i == "MB/s") print $(i - 1) }' ;;
+            awk '/^wordcount ember .*\(builtin sum\)/{ for (i = 1; i <= NF; i++) if ($i == "MB/s") print $(i - 1) }' ;;
     shuffle)
         EMBER_CONF=$conf SHUFFLE_JOBS=reduce,sort build/bench/shuffle "$MASTER" |
             awk '$2 == "ember" { for (i = 1; i <= NF; i++) if ($i == "best") t[$1] = $(i + 1) }

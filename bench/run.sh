@@ -1,5 +1,6 @@
 #!/bin/sh
-# Run the benchmarks: builds them, generates the word file once (bench/data/,
+# run.sh -- run the benchmarks: builds them (and the C references they run,
+# such as build/bench/wc_limit), generates the word file once (bench/data/,
 # not committed), and prints each figure beside its reference.
 # Usage: bench/run.sh [MEGABYTES]   (default 256)
 # Optional peers: Dask (python3-distributed, python3-pandas) for the shuffle;
@@ -12,7 +13,7 @@ make -s benches examples daemons
 mkdir -p bench/data
 F=bench/data/words-$MB.txt
 [ -f "$F" ] || build/bench/gen_words "$F" "$MB"
-echo "== word count (local[2] vs single-threaded C hash count, same run)"
+echo "== word count: ember with em_sum_i64 and with a user's own sum function, beside wc_limit (bench/ref/wc_limit.c, 1 thread), same run"
 build/bench/wordcount "$F" local[2] 3
 echo "== scheduling"
 build/bench/tasks local[2] 1000
