@@ -83,33 +83,12 @@ static inline int rec_is_pair8(const uint8_t *p, const uint8_t *end) {
     return end - p >= REC_PAIR8 && p[0] == 9 && p[9] == 8;
 }
 
-/* The order-preserving 8-byte number encodings (em_i64_enc, em_f64_enc
- * are these), inline for the code that combines them per record. */
-static inline void enc_i64(int64_t v, void *out8) {
-    uint64_t u = __builtin_bswap64((uint64_t)v ^ 0x8000000000000000ull); /* byte order = numeric order */
-    memcpy(out8, &u, 8);
-}
-static inline int64_t dec_i64(const void *p8) {
-    uint64_t u;
-    memcpy(&u, p8, 8);
-    return (int64_t)(__builtin_bswap64(u) ^ 0x8000000000000000ull);
-}
-static inline void enc_f64(double v, void *out8) {
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    /* Negative numbers: flip all bits; positive: flip the sign bit. */
-    u = __builtin_bswap64((u & 0x8000000000000000ull) ? ~u : u ^ 0x8000000000000000ull);
-    memcpy(out8, &u, 8);
-}
-static inline double dec_f64(const void *p8) {
-    uint64_t u;
-    memcpy(&u, p8, 8);
-    u = __builtin_bswap64(u);
-    u = (u & 0x8000000000000000ull) ? u ^ 0x8000000000000000ull : ~u;
-    double v;
-    memcpy(&v, &u, 8);
-    return v;
-}
+/* The order-preserving 8-byte number encodings: ember.h's inline copies
+ * under the names the engine uses. */
+static inline void enc_i64(int64_t v, void *out8) { em__i64_enc(v, out8); }
+static inline int64_t dec_i64(const void *p8) { return em__i64_dec(p8); }
+static inline void enc_f64(double v, void *out8) { em__f64_enc(v, out8); }
+static inline double dec_f64(const void *p8) { return em__f64_dec(p8); }
 
 /* Byte-string order: memcmp, then the shorter first. */
 static inline int bytes_cmp(const void *a, size_t alen, const void *b, size_t blen) {

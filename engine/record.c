@@ -8,10 +8,12 @@
 #include "ember.h"
 #include "recfmt.h"
 
-void em_i64_enc(int64_t v, void *out8) { enc_i64(v, out8); }
-int64_t em_i64_dec(const void *p8) { return dec_i64(p8); }
-void em_f64_enc(double v, void *out8) { enc_f64(v, out8); }
-double em_f64_dec(const void *p8) { return dec_f64(p8); }
+/* The library's functions; ember.h's macros of these names call the inline
+ * copies, hence the parentheses. */
+void(em_i64_enc)(int64_t v, void *out8) { enc_i64(v, out8); }
+int64_t(em_i64_dec)(const void *p8) { return dec_i64(p8); }
+void(em_f64_enc)(double v, void *out8) { enc_f64(v, out8); }
+double(em_f64_dec)(const void *p8) { return dec_f64(p8); }
 
 int tuple_pack(ebuf *b, const void *a, size_t alen, int a_present, const void *bv, size_t blen,
                int b_present) {

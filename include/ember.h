@@ -132,11 +132,45 @@ typedef struct em_rec {
     size_t vlen;
 } em_rec;
 
-/* Order-preserving 8-byte encodings: memcmp order equals numeric order. */
+/* Order-preserving 8-byte encodings: memcmp order equals numeric order.
+ * Each is a function of the library, and a macro of the same name that
+ * calls the inline copy below: a function run per record decodes and
+ * encodes with no call.  `(em_i64_dec)(p)` and `&em_i64_dec` reach the
+ * library's function. */
 EM_API void em_i64_enc(int64_t v, void *out8);
 EM_API int64_t em_i64_dec(const void *p8);
 EM_API void em_f64_enc(double v, void *out8);
 EM_API double em_f64_dec(const void *p8);
+
+static inline void em__i64_enc(int64_t v, void *out8) {
+    uint64_t u = __builtin_bswap64((uint64_t)v ^ 0x8000000000000000ull); /* byte order = numeric order */
+    __builtin_memcpy(out8, &u, 8);
+}
+static inline int64_t em__i64_dec(const void *p8) {
+    uint64_t u;
+    __builtin_memcpy(&u, p8, 8);
+    return (int64_t)(__builtin_bswap64(u) ^ 0x8000000000000000ull);
+}
+static inline void em__f64_enc(double v, void *out8) {
+    uint64_t u;
+    __builtin_memcpy(&u, &v, 8);
+    /* Negative numbers: flip all bits; positive: flip the sign bit. */
+    u = __builtin_bswap64((u & 0x8000000000000000ull) ? ~u : u ^ 0x8000000000000000ull);
+    __builtin_memcpy(out8, &u, 8);
+}
+static inline double em__f64_dec(const void *p8) {
+    uint64_t u;
+    double v;
+    __builtin_memcpy(&u, p8, 8);
+    u = __builtin_bswap64(u);
+    u = (u & 0x8000000000000000ull) ? u ^ 0x8000000000000000ull : ~u;
+    __builtin_memcpy(&v, &u, 8);
+    return v;
+}
+#define em_i64_enc(v, out8) em__i64_enc(v, out8)
+#define em_i64_dec(p8) em__i64_dec(p8)
+#define em_f64_enc(v, out8) em__f64_enc(v, out8)
+#define em_f64_dec(p8) em__f64_dec(p8)
 
 /* Two optional byte strings in one value: what join, the outer joins and
  * em_tuple_pack produce.  A missing side (outer joins) has present == 0. */
