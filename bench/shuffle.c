@@ -10,7 +10,8 @@
  *   SHUFFLE_JOBS=sort shuffle ...   only the jobs named (a comma list of
  *                  reduce, group, join, sort), for profiling one of them;
  *                  reduce_sum (or reduce_fn) is reduce_by_key with the
- *                  builtin (or the user function) alone
+ *                  builtin (or the user function) alone, aggregate_fn
+ *                  and combine_fn the user-function forms of those
  *   SHUFFLE_PERF_CTL=FIFO shuffle ...   writes "enable" to FIFO before the
  *                  timed runs of each job and "disable" after them, so that
  *                  perf record --control=fifo:FIFO -D -1 samples only those
@@ -40,9 +41,13 @@
  * every operation with the input's partition count:
  *   reduce_by_key  em_reduce_by_key(reduce input, em_sum_i64), em_count;
  *                  first timed with the same sum as a user function
- *                  (printed as reduce_fn), then with the builtin, which
- *                  the shuffle merges in place (reduce_by_key: the figure
- *                  set beside Dask's);
+ *                  (printed as reduce_fn), through em_aggregate_by_key
+ *                  (zero 0, the user's sum as seq and comb: aggregate_fn)
+ *                  and em_combine_by_key (create emits the value, both
+ *                  merges the user's sum: combine_fn), then with the
+ *                  builtin, which the shuffle merges in place
+ *                  (reduce_by_key: the figure set beside Dask's); each
+ *                  user form's best is printed over the builtin's;
  *   group_by_key   em_group_by_key(reduce input), em_count;
  *   join           em_join(left, right), em_count;
  *   sort_by_key    em_sort_by_key(sort input, ascending) -- its declaration
@@ -566,6 +571,14 @@ typedef struct measure {
 typedef em_rdd *(*make_fn)(em_rdd *a, em_rdd *b);
 static em_rdd *make_reduce(em_rdd *a, em_rdd *b) { return em_reduce_by_key(a, em_sum_i64, NULL, 0, 0); }
 static em_rdd *make_reduce_fn(em_rdd *a, em_rdd *b) { return em_reduce_by_key(a, sum, NULL, 0, 0); }
+/* The same sums through aggregate_by_key (zero 0, seq and comb the user's
+ * sum) and combine_by_key (create: the value itself; both merges the sum). */
+static const uint8_t zero_i64[8] = {0x80, 0, 0, 0, 0, 0, 0, 0}; /* em_i64_enc(0) */
+static int first_value(const em_rec *v, em_emitter *out, const void *arg) { return em_emit(out, v->val, v->vlen); }
+static em_rdd *make_aggregate_fn(em_rdd *a, em_rdd *b) {
+    return em_aggregate_by_key(a, zero_i64, 8, sum, sum, NULL, 0, 0);
+}
+static em_rdd *make_combine_fn(em_rdd *a, em_rdd *b) { return em_combine_by_key(a, first_value, sum, sum, NULL, 0, 0); }
 static em_rdd *make_group(em_rdd *a, em_rdd *b) { return em_group_by_key(a, 0); }
 static em_rdd *make_join(em_rdd *a, em_rdd *b) { return em_join(a, b, 0); }
 static em_rdd *make_sort(em_rdd *a, em_rdd *b) { return em_sort_by_key(a, 1, 0); }
@@ -786,8 +799,9 @@ int main(int argc, char **argv) {
     em_rec r;
     measure m;
     int64_t n = 0;
-    int red_sum = want("reduce") || want("reduce_sum"), red_fn = want("reduce") || want("reduce_fn");
-    if (red_sum || red_fn || want("group")) {
+    int red_sum = want("reduce") || want("reduce_sum"), red_fn = want("reduce") || want("reduce_fn"),
+        agg_fn = want("reduce") || want("aggregate_fn"), comb_fn = want("reduce") || want("combine_fn");
+    if (red_sum || red_fn || agg_fn || comb_fn || want("group")) {
         in = make_input(ctx, &g, &tgen);
         if (!in) return fail("reduce input");
         em_rdd *vals = em_values(in);
@@ -799,13 +813,25 @@ int main(int argc, char **argv) {
                tgen, in_sum, total);
         if (in_sum != total) bad = 1;
     }
-    for (int variant = 1; variant >= 0; variant--) {
-        if (!(variant ? red_fn : red_sum)) continue;
-        /* First with a user function (the same sum written in C), then
-         * with the builtin em_sum_i64, which the shuffle merges in place:
-         * the figure compared with Dask is the builtin's. */
-        if (!(res = timed_runs(ctx, variant ? make_reduce_fn : make_reduce, in, NULL, rss, &m, &n)))
-            return fail("reduce_by_key");
+    /* First with user functions (the same sum written in C) through
+     * reduce_by_key, aggregate_by_key and combine_by_key, then with the
+     * builtin em_sum_i64, which the shuffle merges in place: the figure
+     * compared with Dask is the builtin's, and each user variant's best is
+     * printed over it. */
+    static const struct {
+        const char *name, *what;
+        make_fn make;
+    } variants[] = {
+        {"reduce_fn", "reduce_by_key, a user function", make_reduce_fn},
+        {"aggregate_fn", "aggregate_by_key, user functions", make_aggregate_fn},
+        {"combine_fn", "combine_by_key, user functions", make_combine_fn},
+        {"reduce_by_key", "reduce_by_key, em_sum_i64", make_reduce},
+    };
+    double best_fn[3] = {0, 0, 0};
+    for (int variant = 0; variant < 4; variant++) {
+        if (!(variant == 0 ? red_fn : variant == 1 ? agg_fn : variant == 2 ? comb_fn : red_sum)) continue;
+        if (!(res = timed_runs(ctx, variants[variant].make, in, NULL, rss, &m, &n)))
+            return fail(variants[variant].name);
         /* Check the last result whole: every key's sum. */
         int64_t got = 0, wrong = 0, out_sum = 0;
         size_t pos = 0;
@@ -818,15 +844,21 @@ int main(int argc, char **argv) {
         }
         em_batch_free(b);
         em_rdd_release(res);
-        printf("  reduce_by_key (%s): %" PRId64 " keys (driver: %" PRId64 "), sum of sums %" PRId64 ", %" PRId64
+        printf("  %s: %" PRId64 " keys (driver: %" PRId64 "), sum of sums %" PRId64 ", %" PRId64
                " keys with a wrong sum\n",
-               variant ? "a user function" : "em_sum_i64", n, distinct, out_sum, wrong);
+               variants[variant].what, n, distinct, out_sum, wrong);
         if (n != distinct || got != n || out_sum != total || wrong) bad = 1;
-        if (variant) report("reduce_fn", master, npairs, &m);
+        if (variant < 3) {
+            report(variants[variant].name, master, npairs, &m);
+            best_fn[variant] = m.t[0]; /* report sorted the runs */
+        }
     }
     free(key_sum);
     if (red_sum) {
         report("reduce_by_key", master, npairs, &m);
+        for (int v = 0; v < 3; v++)
+            if (best_fn[v] > 0)
+                printf("  %-13s best over the builtin's: %.2fx\n", variants[v].name, best_fn[v] / m.t[0]);
         reference("C hash aggregation, 1 thread", t_hash, npairs, m.t[0]);
         lz4_line(t_lz4, lz4_ratio, npairs, m.t[0]);
         bound(bandwidth, npairs, npairs, m.t[0]);
