@@ -516,13 +516,14 @@ static em_ctx *open_spec_cluster_faults(const char *timeout, const char *faults)
         {"ember.network.timeout", timeout},
         {"ember.executor.heartbeatInterval", "100ms"},
         {"ember.progress", "false"},
-        {"ember.test.faults", faults ? faults : ""},
-        {"ember.test.faults.dir", faults ? gates_dir() : ""},
     };
     em_conf *conf = em_conf_new();
     em_ctx *c = NULL;
     int ok = conf != NULL;
     for (size_t i = 0; ok && i < sizeof kv / sizeof kv[0]; i++) ok = em_conf_set(conf, kv[i][0], kv[i][1]) == 0;
+    if (ok && faults)
+        ok = em_conf_set(conf, "ember.test.faults", faults) == 0 &&
+             em_conf_set(conf, "ember.test.faults.dir", gates_dir()) == 0;
     if (ok) c = em_open("local-cluster[2,1,512]", conf);
     if (!c) fprintf(stderr, "  em_open: %s\n", em_errmsg());
     em_conf_free(conf);
