@@ -1089,76 +1089,104 @@ static int ran_on(em_ctx *c, int n, int pid, int *ok) {
     return found;
 }
 
+typedef struct excl_wait {
+    em_ctx *c;
+    int pid;
+} excl_wait;
+
+/* For wait_for: a job of 12 tasks ran on three distinct executors. */
+static int three_executors_ran(void *arg) {
+    const excl_wait *w = arg;
+    em_batch *pb = NULL;
+    if (em_collect(em_map(em_range(w->c, 0, 12, 1, 12), fn_pid, NULL, 0), &pb)) return 0;
+    int64_t pids[3] = {0, 0, 0};
+    int n = 0;
+    size_t pos = 0;
+    em_rec r;
+    while (em_batch_next(pb, &pos, &r) == 1) {
+        int64_t p = rec_i64(&r);
+        int seen = 0;
+        for (int k = 0; k < n; k++) seen |= pids[k] == p;
+        if (!seen && n < 3) pids[n++] = p;
+    }
+    em_batch_free(pb);
+    return n == 3;
+}
+
+/* For wait_for: a job of 30 tasks ran a task on process w->pid. */
+static int ran_on_pid(void *arg) {
+    const excl_wait *w = arg;
+    int ok;
+    return ran_on(w->c, 30, w->pid, &ok) && ok;
+}
+
+/* Run fn_fail_on_bad_executor's job of 12 tasks on c (marker: its bad
+ * executor's pid): 1 when every partition's value came exactly once, in
+ * order (the ones that failed too), and the bad executor failed one or two
+ * of them (task 0's first attempt, and at most one more before the stage
+ * left it out). */
+static int run_with_bad_executor(em_ctx *c, const char *marker) {
+    static const int64_t want[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    em_batch *b = NULL;
+    em_stats s0, s1;
+    em_get_stats(c, &s0);
+    int rc = em_collect(em_map(em_range(c, 0, 12, 1, 12), fn_fail_on_bad_executor, marker, strlen(marker) + 1), &b);
+    em_get_stats(c, &s1);
+    int exact = !rc && batch_eq_i64(b, want, 12);
+    em_batch_free(b);
+    int64_t failed = s1.tasks_failed - s0.tasks_failed;
+    if (rc) fprintf(stderr, "  the job with a bad executor failed: %s\n", em_errmsg());
+    if (failed < 1 || failed > 2) fprintf(stderr, "  %lld tasks failed, not 1 or 2\n", (long long)failed);
+    return exact && failed >= 1 && failed <= 2;
+}
+
 /* ember.excludeOnFailure: a task does not run again where it failed, a
  * stage stops using an executor where two of its tasks failed, and after
  * the stage an executor with failed tasks is left out of later jobs until
- * the timeout; a task that no executor may run fails its job at once. */
+ * the timeout; a task that no executor may run fails its job at once.
+ * The timeout decides no outcome: first it is 1 ms (the bad executor,
+ * excluded after its stage, takes tasks again), then 1 h (it stays out for
+ * the rest of the test). */
 TEST(cluster_exclude_on_failure) {
     em_conf *conf = em_conf_new();
     CHECK(conf);
     CHECK_OK(em_conf_set(conf, "ember.local.dir", test_scratchdir()));
     CHECK_OK(em_conf_set(conf, "ember.excludeOnFailure.enabled", "true"));
     CHECK_OK(em_conf_set(conf, "ember.excludeOnFailure.application.maxFailedTasksPerExecutor", "1"));
-    CHECK_OK(em_conf_set(conf, "ember.excludeOnFailure.timeout", "2s"));
+    CHECK_OK(em_conf_set(conf, "ember.excludeOnFailure.timeout", "1ms"));
     CHECK_OK(em_conf_set(conf, "ember.scheduler.excludeOnFailure.unschedulableTaskSetTimeout", "300ms"));
     em_ctx *c = em_open("local-cluster[3,1,512]", conf);
     em_conf_free(conf);
     CHECK(c);
     /* All three executors up first: the stage below always has two good
      * ones to go to. */
-    int three = 0;
-    for (int i = 0; i < 200 && !three; i++) {
-        em_batch *pb = NULL;
-        CHECK_OK(em_collect(em_map(em_range(c, 0, 12, 1, 12), fn_pid, NULL, 0), &pb));
-        int64_t pids[3] = {0, 0, 0};
-        int n = 0;
-        size_t pos = 0;
-        em_rec r;
-        while (em_batch_next(pb, &pos, &r) == 1) {
-            int64_t p = rec_i64(&r);
-            int seen = 0;
-            for (int k = 0; k < n; k++) seen |= pids[k] == p;
-            if (!seen && n < 3) pids[n++] = p;
-        }
-        em_batch_free(pb);
-        three = n == 3;
-        if (!three) usleep(50 * 1000);
-    }
-    CHECK(three);
+    excl_wait w = {c, 0};
+    CHECK(wait_for(three_executors_ran, &w, WAIT_MS, "a job of 12 tasks to run on all three executors"));
     const char *marker = tmp_path("bad.pid");
-    em_batch *b = NULL;
-    em_stats s0, s1;
-    em_get_stats(c, &s0);
-    CHECK_OK(em_collect(em_map(em_range(c, 0, 12, 1, 12), fn_fail_on_bad_executor, marker, strlen(marker) + 1), &b));
-    em_get_stats(c, &s1);
-    /* Every partition's value exactly once, in order: the one that failed
-     * (0) too. */
-    static const int64_t want[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
-    int exact = batch_eq_i64(b, want, 12);
-    em_batch_free(b);
-    CHECK(exact);
-    /* Task 0 failed there and ran elsewhere; at most one more task failed
-     * there before the stage left the executor out. */
-    CHECK(s1.tasks_failed - s0.tasks_failed >= 1 && s1.tasks_failed - s0.tasks_failed <= 2);
+    CHECK(run_with_bad_executor(c, marker));
     FILE *f = fopen(marker, "r");
     int bad = 0;
     CHECK(f && fscanf(f, "%d", &bad) == 1 && bad > 0);
     fclose(f);
-    /* Excluded for the application now: the next jobs run elsewhere. */
+    /* Past the timeout (1 ms) the bad executor takes tasks again. */
+    w.pid = bad;
+    CHECK(wait_for(ran_on_pid, &w, WAIT_MS, "the bad executor to run a task again after its 1 ms exclusion"));
+    /* The same executor fails again, now with a timeout of 1 h: excluded
+     * for the application, the next jobs run elsewhere. */
+    CHECK_OK(em_set(c, "ember.excludeOnFailure.timeout", "1h"));
+    CHECK(run_with_bad_executor(c, marker));
     int ok;
     CHECK(!ran_on(c, 12, bad, &ok));
+    CHECK(ok);
+    CHECK(!ran_on(c, 30, bad, &ok));
     CHECK(ok);
     /* A task that fails on every executor that may run it: once both good
      * executors are excluded for it, it waits 300 ms for another, then
      * fails its job. */
+    em_batch *b = NULL;
     int rc = em_collect(em_map(em_range(c, 0, 8, 1, 8), fn_fail_on_5, NULL, 0), &b);
     CHECK(rc != 0);
     CHECK_STR_CONTAINS(em_errmsg(), "cannot run anywhere");
-    /* Past the timeout the bad executor takes tasks again. */
-    usleep(2200 * 1000);
-    int back = 0;
-    for (int i = 0; i < 20 && !back; i++) back = ran_on(c, 30, bad, &ok) && ok;
-    CHECK(back);
     em_close(c);
 }
 

@@ -481,11 +481,33 @@ static int fn_stop_once(const em_rec *in, em_emitter *out, const void *arg) {
     return em_emit(out, buf, (size_t)n);
 }
 
+/* Counts its records in seen; the first call to see record 0 writes its
+ * executor's pid to the marker (and goes on). */
+static int fn_pid_once(const em_rec *in, em_emitter *out, const void *arg) {
+    const stop_arg *a = arg;
+    int64_t v = rec_i64(in);
+    if (v == 0) {
+        int fd = open(a->marker, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd >= 0) {
+            char s[32];
+            int n = snprintf(s, sizeof s, "%d\n", (int)getpid());
+            if (write(fd, s, (size_t)n) != n) return em_fail("cannot write the pid");
+            close(fd);
+        }
+    }
+    em_acc_add_i64(a->seen, 1);
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
+    return em_emit(out, buf, (size_t)n);
+}
+
 /* local-cluster[2,1] with speculation once half the tasks are done;
- * timeout is ember.network.timeout (heartbeats every 100 ms).  One core
- * per executor: with one executor stopped, the other's running task has
- * no free core to be copied to, so the stopped one's is the only copy. */
-static em_ctx *open_spec_cluster(const char *timeout) {
+ * timeout is ember.network.timeout (heartbeats every 100 ms); faults, when
+ * not NULL, is ember.test.faults (with gates_dir() its directory).  One
+ * core per executor: with one executor's task stopped or held, the other's
+ * running task has no free core to be copied to, so the stopped or held
+ * one's is the only copy. */
+static em_ctx *open_spec_cluster_faults(const char *timeout, const char *faults) {
     const char *kv[][2] = {
         {"ember.speculation", "true"},
         {"ember.speculation.interval", "10ms"},
@@ -499,11 +521,16 @@ static em_ctx *open_spec_cluster(const char *timeout) {
     em_ctx *c = NULL;
     int ok = conf != NULL;
     for (size_t i = 0; ok && i < sizeof kv / sizeof kv[0]; i++) ok = em_conf_set(conf, kv[i][0], kv[i][1]) == 0;
+    if (ok && faults)
+        ok = em_conf_set(conf, "ember.test.faults", faults) == 0 &&
+             em_conf_set(conf, "ember.test.faults.dir", gates_dir()) == 0;
     if (ok) c = em_open("local-cluster[2,1,512]", conf);
     if (!c) fprintf(stderr, "  em_open: %s\n", em_errmsg());
     em_conf_free(conf);
     return c;
 }
+
+static em_ctx *open_spec_cluster(const char *timeout) { return open_spec_cluster_faults(timeout, NULL); }
 
 static int read_pid(const char *path) {
     int pid = 0;
@@ -574,15 +601,17 @@ TEST(spec_cluster_stopped_executor_copy_wins) {
     em_close(c);
 }
 
-/* The same stop during save_as_text_file: the copy wins and commits; the
- * action returns once every partition has committed, while the stopped
- * attempt still runs.  The stopped executor then misses its heartbeats for
- * ember.network.timeout and is declared lost and killed by its worker; the
- * directory stays as it was published.  One file per partition, exact
- * contents, the accumulator counts each record once, and the next job
- * runs. */
+/* The same during save_as_text_file, with the original held instead of
+ * stopped: partition 0's first attempt, its file written, waits (deaf to
+ * kills) before it asks to commit, so the copy wins and commits; the
+ * action returns once every partition has committed, while the held
+ * attempt still runs.  Only then is its executor stopped (SIGSTOP): it
+ * misses its heartbeats for ember.network.timeout and is declared lost and
+ * killed by its worker; the directory stays as it was published.  One file
+ * per partition, exact contents, the accumulator counts each record once,
+ * and the next job runs. */
 TEST(spec_cluster_stopped_executor_save_one_file_per_partition) {
-    em_ctx *c = open_spec_cluster("2s");
+    em_ctx *c = open_spec_cluster_faults("2s", "holdcommit:part=0,attempt=0,gate=never");
     CHECK(c);
     stop_arg a;
     a.seen = em_acc_i64(c, "seen");
@@ -590,20 +619,25 @@ TEST(spec_cluster_stopped_executor_save_one_file_per_partition) {
     const char *dir = tmp_path("spec-cluster-out");
     em_stats s0, s1;
     em_get_stats(c, &s0);
-    int rc = em_save_as_text_file(em_map(em_range(c, 0, 800, 1, 8), fn_stop_once, &a, sizeof a), dir);
+    int rc = em_save_as_text_file(em_map(em_range(c, 0, 800, 1, 8), fn_pid_once, &a, sizeof a), dir);
     int pid = read_pid(a.marker);
     CHECK_OK(rc);
     CHECK(pid > 0);
     em_get_stats(c, &s1);
+    CHECK(gate_was_held("never", 0, 0, 0));
+    CHECK(!gate_was_held("never", 0, 0, 1));
+    /* Each record once, from the copy: the held original's additions
+     * would come with its result, which never comes. */
     CHECK_EQ_I64(em_acc_value_i64(c, a.seen), 800);
     CHECK_EQ_I64(s1.tasks_speculative - s0.tasks_speculative, 1);
     CHECK_EQ_I64(s1.speculative_wins - s0.speculative_wins, 1);
-    CHECK_EQ_I64(s1.tasks_running, 1); /* the stopped original */
+    CHECK_EQ_I64(s1.tasks_running, 1); /* the held original */
     int parts, files;
     count_files(dir, &parts, &files);
     CHECK_EQ_I64(parts, 8);
     CHECK_EQ_I64(files, 9); /* and _SUCCESS */
     for (int i = 0; i < 8; i++) CHECK(part_is_range(dir, i, 100 * i, 100 * i + 99));
+    CHECK_OK(kill(pid, SIGSTOP));
     char *before = dir_snapshot(dir);
     /* The stopped process was killed by its worker. */
     int gone = gone_within(pid);
