@@ -142,23 +142,23 @@ EM_API int64_t em_i64_dec(const void *p8);
 EM_API void em_f64_enc(double v, void *out8);
 EM_API double em_f64_dec(const void *p8);
 
-static inline void em__i64_enc(int64_t v, void *out8) {
+static __inline__ void em__i64_enc(int64_t v, void *out8) {
     uint64_t u = __builtin_bswap64((uint64_t)v ^ 0x8000000000000000ull); /* byte order = numeric order */
     __builtin_memcpy(out8, &u, 8);
 }
-static inline int64_t em__i64_dec(const void *p8) {
+static __inline__ int64_t em__i64_dec(const void *p8) {
     uint64_t u;
     __builtin_memcpy(&u, p8, 8);
     return (int64_t)(__builtin_bswap64(u) ^ 0x8000000000000000ull);
 }
-static inline void em__f64_enc(double v, void *out8) {
+static __inline__ void em__f64_enc(double v, void *out8) {
     uint64_t u;
     __builtin_memcpy(&u, &v, 8);
     /* Negative numbers: flip all bits; positive: flip the sign bit. */
     u = __builtin_bswap64((u & 0x8000000000000000ull) ? ~u : u ^ 0x8000000000000000ull);
     __builtin_memcpy(out8, &u, 8);
 }
-static inline double em__f64_dec(const void *p8) {
+static __inline__ double em__f64_dec(const void *p8) {
     uint64_t u;
     double v;
     __builtin_memcpy(&u, p8, 8);

@@ -36,7 +36,7 @@ grep -ho '^EM_API [^(]*(' include/ember.h include/ember_ml.h |
 # header's static inline copies (em__i64_dec, ...) are compiled into the
 # caller and are not the library's to export.
 unmarked=$(grep -nE '^[A-Za-z_][A-Za-z0-9_ ]*[ *]em_[a-z0-9_]+\(' include/ember.h include/ember_ml.h |
-    grep -vE ':(EM_API |typedef |static inline )')
+    grep -vE ':(EM_API |typedef |static __inline__ )')
 [ -z "$unmarked" ] || bad "declared without EM_API, so not exported: $unmarked"
 nm -D --defined-only "$B/libember.so" | awk 'NF >= 3 { print $NF }' | sort -u >"$tmp/so" ||
     bad "nm -D $B/libember.so failed"
