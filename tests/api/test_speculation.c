@@ -460,10 +460,10 @@ typedef struct stop_arg {
     char marker[400];
 } stop_arg;
 
-/* Counts its records in seen; the first call to see record 0 writes its
- * executor's pid to the marker and stops that executor (SIGSTOP). */
-static int fn_stop_once(const em_rec *in, em_emitter *out, const void *arg) {
-    const stop_arg *a = arg;
+/* Counts its records in seen and emits each as text; the first call to see
+ * record 0 writes its executor's pid to the marker and, with stop, stops
+ * that executor (SIGSTOP). */
+static int pid_once(const em_rec *in, em_emitter *out, const stop_arg *a, int stop) {
     int64_t v = rec_i64(in);
     if (v == 0) {
         int fd = open(a->marker, O_WRONLY | O_CREAT | O_EXCL, 0644);
@@ -472,7 +472,7 @@ static int fn_stop_once(const em_rec *in, em_emitter *out, const void *arg) {
             int n = snprintf(s, sizeof s, "%d\n", (int)getpid());
             if (write(fd, s, (size_t)n) != n) return em_fail("cannot write the pid");
             close(fd);
-            raise(SIGSTOP);
+            if (stop) raise(SIGSTOP);
         }
     }
     em_acc_add_i64(a->seen, 1);
@@ -481,25 +481,8 @@ static int fn_stop_once(const em_rec *in, em_emitter *out, const void *arg) {
     return em_emit(out, buf, (size_t)n);
 }
 
-/* Counts its records in seen; the first call to see record 0 writes its
- * executor's pid to the marker (and goes on). */
-static int fn_pid_once(const em_rec *in, em_emitter *out, const void *arg) {
-    const stop_arg *a = arg;
-    int64_t v = rec_i64(in);
-    if (v == 0) {
-        int fd = open(a->marker, O_WRONLY | O_CREAT | O_EXCL, 0644);
-        if (fd >= 0) {
-            char s[32];
-            int n = snprintf(s, sizeof s, "%d\n", (int)getpid());
-            if (write(fd, s, (size_t)n) != n) return em_fail("cannot write the pid");
-            close(fd);
-        }
-    }
-    em_acc_add_i64(a->seen, 1);
-    char buf[32];
-    int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
-    return em_emit(out, buf, (size_t)n);
-}
+static int fn_stop_once(const em_rec *in, em_emitter *out, const void *arg) { return pid_once(in, out, arg, 1); }
+static int fn_pid_once(const em_rec *in, em_emitter *out, const void *arg) { return pid_once(in, out, arg, 0); }
 
 /* local-cluster[2,1] with speculation once half the tasks are done;
  * timeout is ember.network.timeout (heartbeats every 100 ms); faults, when
