@@ -44,6 +44,8 @@ typedef struct attempt_rec {
     uint8_t state;      /* A_* */
     uint8_t speculative;
     uint8_t loc;        /* its locality (listen.h's LOC_*) */
+    uint8_t kill_sent;  /* the backend took a kill for it before its end:
+                           the end counts as killed, whatever it says */
     uint32_t ui_attempt;/* the stage attempt it ran in, as listeners saw it */
     uint64_t start_us, end_us;
     int64_t launch_ms;  /* when it was launched (epoch) */

@@ -448,10 +448,20 @@ int ts_launch_pending(dag *d, job *j, stage *s) {
     return 0;
 }
 
+/* Kill a running attempt.  When the backend takes the kill (it has not
+ * seen the attempt end), the attempt's end counts as killed even if it
+ * reports success: an executor in another process may finish before the
+ * kill reaches it, and the outcome must not depend on that race (in
+ * local[N] the kill flag is set before any later end is posted).  The
+ * backend's EM_ESTATE means the end is already on its way, as it is. */
+static void kill_attempt(dag *d, attempt_rec *a) {
+    if (d->be->kill(d->be, a->task_id) == 0) a->kill_sent = 1;
+}
+
 void ts_kill_stage(dag *d, stage *s) {
     if (!s->running) return;
     for (int i = 0; i < s->natt; i++)
-        if (s->att[i].state == A_RUNNING) d->be->kill(d->be, s->att[i].task_id); /* EM_ESTATE: it just ended */
+        if (s->att[i].state == A_RUNNING) kill_attempt(d, &s->att[i]);
 }
 
 /* Move the running attempts of stage s from job `from` to job `to`. */
@@ -506,8 +516,7 @@ static void won(dag *d, stage *s, int idx, int speculative) {
     if (speculative) STAT_ADD(d, speculative_wins, 1);
     if (!s->nrun[idx]) return;
     for (int i = 0; i < s->natt; i++)
-        if (s->att[i].idx == idx && s->att[i].state == A_RUNNING)
-            d->be->kill(d->be, s->att[i].task_id); /* EM_ESTATE: it has just ended */
+        if (s->att[i].idx == idx && s->att[i].state == A_RUNNING) kill_attempt(d, &s->att[i]);
 }
 
 /* A map attempt's output that is not the registered one (a failed or
@@ -666,6 +675,7 @@ int ts_task_ended(dag *d, sched_event *ev) {
     a->exec = ev->exec;
     a->start_us = ev->start_us;
     a->end_us = ev->end_us;
+    if (a->kill_sent) ev->killed = 1;
     a->state = ev->killed ? A_KILLED : ev->res.status ? A_FAILED : A_OK;
     if (s->state[idx] == T_RUNNING && !s->nrun[idx] && (!s->job || s->dropped))
         s->state[idx] = T_PENDING; /* no job to rerun it: pending when one comes */

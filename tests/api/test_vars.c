@@ -447,8 +447,9 @@ static void drain_case(int late) {
     CHECK_EQ_I64(s1.tasks_failed - o.s0.tasks_failed, 1);
     if (late) {
         /* Partition 1's success came after the job's kill: it ends as
-         * killed (a kill that came too late to stop it still wins), its
-         * output and its additions dropped together. */
+         * killed (a kill the backend took before the end still wins, in
+         * another process too), its output and its additions dropped
+         * together. */
         CHECK_EQ_I64(s1.tasks_killed - o.s0.tasks_killed, 1);
         CHECK_EQ_I64(em_acc_value_i64(c, a.acc), 0);
     } else {
