@@ -11,7 +11,8 @@
  *                  reduce, group, join, sort), for profiling one of them;
  *                  reduce_sum (or reduce_fn) is reduce_by_key with the
  *                  builtin (or the user function) alone, aggregate_fn
- *                  and combine_fn the user-function forms of those
+ *                  and combine_fn the user-function forms of those;
+ *                  sort_keys the sort_by_key of keys alone
  *   SHUFFLE_PERF_CTL=FIFO shuffle ...   writes "enable" to FIFO before the
  *                  timed runs of each job and "disable" after them, so that
  *                  perf record --control=fifo:FIFO -D -1 samples only those
@@ -31,7 +32,8 @@
  *   join:   left: pairs 0 .. NPAIRS/2 - 1 of the reduce input (keys in
  *           [0, NKEYS)); right: NKEYS pairs, pair j = (j, 3j), one per key;
  *   sort:   pair j has key splitmix64'(2j) as a signed int64 (another
- *           seed) and the same kind of value.
+ *           seed) and the same kind of value;
+ *   sort_keys: the sort input's keys with empty values.
  * splitmix64(i) is the finalizer of splitmix64 applied to SEED + (i + 1) *
  * 0x9e3779b97f4a7c15, so any partition's pairs can be made on their own
  * and bench/shuffle_dask.py generates exactly the same data with numpy.
@@ -52,7 +54,11 @@
  *   join           em_join(left, right), em_count;
  *   sort_by_key    em_sort_by_key(sort input, ascending) -- its declaration
  *                  runs the sampling job -- then em_count, which reads and
- *                  sorts every reduce partition.
+ *                  sorts every reduce partition;
+ *   sort_keys      the same over the keys alone, beside numpy's np.sort of
+ *                  the same keys on 1 core (/usr/bin/python3, the keys
+ *                  passed in a temporary file) and this run's sort_by_key
+ *                  of 8-byte values.
  * Each prints best and median, in seconds and millions of input records
  * per second (join: left + right records), then on the next line the
  * process's peak RSS over the runs (VmHWM of /proc/self/status, reset
@@ -116,6 +122,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <lz4.h>
 
@@ -127,7 +134,7 @@
 #define SEED_MIX 0x3c6ef372fe94f82bULL /* mix(key) of the checksums */
 #define GAMMA 0x9e3779b97f4a7c15ULL
 
-enum { GEN_REDUCE, GEN_SORT, GEN_RIGHT }; /* gen_arg.mode */
+enum { GEN_REDUCE, GEN_SORT, GEN_RIGHT, GEN_SORT_KEYS }; /* gen_arg.mode */
 
 static double now(void) {
     struct timespec t;
@@ -147,7 +154,8 @@ static uint64_t mix(int64_t key) { return splitmix(SEED_MIX, (uint64_t)key); }
 /* What the generator needs, passed as the flat_map's argument blob. */
 typedef struct gen_arg {
     int64_t npairs, nkeys, parts;
-    int64_t mode; /* GEN_REDUCE (also the join's left side), GEN_SORT, GEN_RIGHT */
+    int64_t mode; /* GEN_REDUCE (also the join's left side), GEN_SORT, GEN_RIGHT,
+                     GEN_SORT_KEYS (the sort input's keys, empty values) */
 } gen_arg;
 
 static int64_t part_start(const gen_arg *g, int64_t p) { return (int64_t)((__int128)g->npairs * p / g->parts); }
@@ -159,9 +167,10 @@ static void make_pair(const gen_arg *g, int64_t j, int64_t *k, int64_t *v) {
         *v = 3 * j;
         return;
     }
-    uint64_t seed = g->mode == GEN_SORT ? SEED_SORT : SEED_REDUCE;
+    int sort = g->mode == GEN_SORT || g->mode == GEN_SORT_KEYS;
+    uint64_t seed = sort ? SEED_SORT : SEED_REDUCE;
     uint64_t a = splitmix(seed, 2 * (uint64_t)j), b = splitmix(seed, 2 * (uint64_t)j + 1);
-    *k = g->mode == GEN_SORT ? (int64_t)a : (int64_t)(a % (uint64_t)g->nkeys);
+    *k = sort ? (int64_t)a : (int64_t)(a % (uint64_t)g->nkeys);
     *v = 1 + (int64_t)(b % 100);
 }
 
@@ -176,7 +185,7 @@ static int gen_pairs(const em_rec *in, em_emitter *out, const void *arg) {
         make_pair(&g, j, &k, &v);
         em_i64_enc(k, kb);
         em_i64_enc(v, vb);
-        int rc = em_emit_pair(out, kb, 8, vb, 8);
+        int rc = em_emit_pair(out, kb, 8, vb, g.mode == GEN_SORT_KEYS ? 0 : 8);
         if (rc) return rc;
     }
     return 0;
@@ -583,6 +592,39 @@ static em_rdd *make_group(em_rdd *a, em_rdd *b) { return em_group_by_key(a, 0); 
 static em_rdd *make_join(em_rdd *a, em_rdd *b) { return em_join(a, b, 0); }
 static em_rdd *make_sort(em_rdd *a, em_rdd *b) { return em_sort_by_key(a, 1, 0); }
 
+/* numpy's sort of the n keys of pairs, 1 core, best of RUNS (the keys go
+ * through a temporary file; numpy's own load is not timed): seconds, or
+ * -1 when /usr/bin/python3 cannot import numpy or the run fails. */
+static double numpy_sort(const kv *pairs, int64_t n) {
+    if (system("/usr/bin/python3 -c 'import numpy' 2>/dev/null") != 0) return -1;
+    char path[] = "/tmp/ember-bench-keys-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return -1;
+    FILE *f = fdopen(fd, "w");
+    int ok = f != NULL;
+    for (int64_t i = 0; ok && i < n; i++) ok = fwrite(&pairs[i].k, 8, 1, f) == 1;
+    if (f && fclose(f)) ok = 0;
+    double t = -1;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 -c '"
+             "import sys, time, numpy as np\n"
+             "k = np.fromfile(sys.argv[1], dtype=np.int64)\n"
+             "best = 1e30\n"
+             "for _ in range(%d):\n"
+             "    t0 = time.perf_counter(); s = np.sort(k); best = min(best, time.perf_counter() - t0)\n"
+             "    assert s[0] == k.min() and bool(np.all(s[1:] >= s[:-1]))\n"
+             "print(best)' %s",
+             RUNS, path);
+    FILE *p = ok ? popen(cmd, "r") : NULL;
+    if (p) {
+        if (fscanf(p, "%lf", &t) != 1) t = -1;
+        if (pclose(p) != 0) t = -1;
+    }
+    unlink(path);
+    return t;
+}
+
 /* Whether job `name` runs: all of them unless $SHUFFLE_JOBS names some
  * (a comma list of reduce, reduce_sum, reduce_fn, group, join, sort), to
  * profile one alone. */
@@ -598,6 +640,51 @@ static int want(const char *name) {
 static int fail(const char *what) {
     fprintf(stderr, "shuffle: %s: %s\n", what, em_errmsg());
     return 1;
+}
+
+/* Check a sort_by_key result of n records (npairs expected) whose
+ * smallest key the driver knows: the first records, then every partition.
+ * Consumes res.  1 when all is right. */
+static int check_sorted(em_rdd *res, int64_t npairs, int64_t n, int64_t min_key) {
+    em_batch *b;
+    em_rec r;
+    /* Check the last result: the first records, then every partition. */
+    if (em_take(res, 5, &b)) return !fail("take");
+    int64_t prev = INT64_MIN, first = 0;
+    size_t pos = 0;
+    int ordered = em_batch_count(b) == 5;
+    for (int i = 0; em_batch_next(b, &pos, &r) == 1; i++) {
+        int64_t k = em_i64_dec(r.key);
+        if (i == 0) first = k;
+        if (k < prev) ordered = 0;
+        prev = k;
+    }
+    em_batch_free(b);
+    em_rdd *orders = em_map_partitions(res, part_order, NULL, 0);
+    if (!orders || em_collect(orders, &b)) return !fail("partition order");
+    int64_t total_n = 0, parts_ok = 0, nparts = 0, have = 0;
+    prev = INT64_MIN;
+    pos = 0;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        const uint8_t *o = r.val;
+        int64_t pn = em_i64_dec(o), pf = em_i64_dec(o + 8), pl = em_i64_dec(o + 16), pok = em_i64_dec(o + 24);
+        nparts++;
+        total_n += pn;
+        if (pn == 0) {
+            parts_ok++;
+            continue;
+        }
+        if (pok && (!have || pf >= prev)) parts_ok++;
+        prev = pl;
+        have = 1;
+    }
+    em_batch_free(b);
+    em_rdd_release(orders);
+    em_rdd_release(res);
+    printf("  sort_by_key: %" PRId64 " records, first 5 ordered: %s, first key %" PRId64
+           " (driver's smallest: %" PRId64 "), %" PRId64 " of %" PRId64 " partitions ordered and in order\n",
+           n, ordered ? "yes" : "NO", first, min_key, parts_ok, nparts);
+    return n == npairs && total_n == n && ordered && first == min_key && parts_ok == nparts;
 }
 
 /* Tell a perf record started with --control=fifo:$SHUFFLE_PERF_CTL -D -1
@@ -719,7 +806,7 @@ static void drop_input(em_rdd *in) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: [SHUFFLE_JOBS=reduce,reduce_sum,reduce_fn,group,join,sort] shuffle MASTER [NPAIRS [NKEYS [PARTITIONS]]]\n");
+        fprintf(stderr, "usage: [SHUFFLE_JOBS=reduce,reduce_sum,reduce_fn,aggregate_fn,combine_fn,group,join,sort,sort_keys] shuffle MASTER [NPAIRS [NKEYS [PARTITIONS]]]\n");
         return 1;
     }
     const char *master = argv[1];
@@ -911,6 +998,7 @@ int main(int argc, char **argv) {
     }
 
     /* ---- sort_by_key ---- */
+    double t_sort8 = 0; /* its best, for sort_keys */
     if (want("sort")) {
         g.mode = GEN_SORT;
         double t_radix = 1e30;
@@ -947,50 +1035,33 @@ int main(int argc, char **argv) {
     if (!(in = make_input(ctx, &g, &tgen))) return fail("sort input");
     printf("  sort input generated and persisted in %.3f s\n", tgen);
     if (!(res = timed_runs(ctx, make_sort, in, NULL, rss, &m, &n))) return fail("sort_by_key");
-    {
-        /* Check the last result: the first records, then every partition. */
-        if (em_take(res, 5, &b)) return fail("take");
-        int64_t prev = INT64_MIN, first = 0;
-        size_t pos = 0;
-        int ordered = em_batch_count(b) == 5;
-        for (int i = 0; em_batch_next(b, &pos, &r) == 1; i++) {
-            int64_t k = em_i64_dec(r.key);
-            if (i == 0) first = k;
-            if (k < prev) ordered = 0;
-            prev = k;
-        }
-        em_batch_free(b);
-        em_rdd *orders = em_map_partitions(res, part_order, NULL, 0);
-        if (!orders || em_collect(orders, &b)) return fail("partition order");
-        int64_t total_n = 0, parts_ok = 0, nparts = 0, have = 0;
-        prev = INT64_MIN;
-        pos = 0;
-        while (em_batch_next(b, &pos, &r) == 1) {
-            const uint8_t *o = r.val;
-            int64_t pn = em_i64_dec(o), pf = em_i64_dec(o + 8), pl = em_i64_dec(o + 16), pok = em_i64_dec(o + 24);
-            nparts++;
-            total_n += pn;
-            if (pn == 0) {
-                parts_ok++;
-                continue;
-            }
-            if (pok && (!have || pf >= prev)) parts_ok++;
-            prev = pl;
-            have = 1;
-        }
-        em_batch_free(b);
-        em_rdd_release(orders);
-        em_rdd_release(res);
-        printf("  sort_by_key: %" PRId64 " records, first 5 ordered: %s, first key %" PRId64
-               " (driver's smallest: %" PRId64 "), %" PRId64 " of %" PRId64 " partitions ordered and in order\n",
-               n, ordered ? "yes" : "NO", first, min_key, parts_ok, nparts);
-        if (n != npairs || total_n != n || !ordered || first != min_key || parts_ok != nparts) bad = 1;
-    }
+    if (!check_sorted(res, npairs, n, min_key)) bad = 1;
     drop_input(in);
     report("sort_by_key", master, npairs, &m);
+    t_sort8 = m.t[0];
     reference("C LSD radix sort, 8 x 8-bit passes, 1 thread", t_radix, npairs, m.t[0]);
     lz4_line(t_sort_lz4, sort_lz4_ratio, npairs, m.t[0]);
     bound(bandwidth, npairs, npairs, m.t[0]);
+    }
+
+    /* ---- sort_by_key of the sort input's keys with empty values ---- */
+    if (want("sort_keys")) {
+        g.mode = GEN_SORT_KEYS;
+        int64_t min_key = INT64_MAX;
+        pairs = gen_array(&g);
+        for (int64_t j = 0; j < npairs; j++)
+            if (pairs[j].k < min_key) min_key = pairs[j].k;
+        double t_np = numpy_sort(pairs, npairs);
+        free(pairs);
+        if (!(in = make_input(ctx, &g, &tgen))) return fail("sort_keys input");
+        printf("  sort_keys input generated and persisted in %.3f s\n", tgen);
+        if (!(res = timed_runs(ctx, make_sort, in, NULL, rss, &m, &n))) return fail("sort_by_key of keys");
+        if (!check_sorted(res, npairs, n, min_key)) bad = 1;
+        drop_input(in);
+        report("sort_keys", master, npairs, &m);
+        if (t_np > 0) reference("numpy sort of the int64 keys, 1 core (/usr/bin/python3)", t_np, npairs, m.t[0]);
+        else printf("  reference: numpy absent or failed (scripts/install-deps.sh bench installs it)\n");
+        if (t_sort8 > 0) reference("this run's sort_by_key of 8-byte keys and 8-byte values", t_sort8, npairs, m.t[0]);
     }
 
     em_stats st;

@@ -471,6 +471,7 @@ void es_init(extsort *s, const char *spill_dir, size_t budget, int descending, b
     s->budget = budget;
     s->descending = descending;
     s->flat = 1;
+    s->fw = -1;
     es_runfile_init(&s->runs, spill_dir, codec, block_bytes);
 }
 
@@ -480,7 +481,7 @@ static inline void ent_rec(const extsort *s, size_t i, em_rec *r) {
         r->key = &e->prefix;
         r->klen = 8;
         r->val = &e->ref;
-        r->vlen = 8;
+        r->vlen = (size_t)s->fw;
         return;
     }
     const uint8_t *p = s->arena.p + ent_off(&s->idx[i]);
@@ -522,13 +523,14 @@ static int idx_room(extsort *s) {
     return 0;
 }
 
-/* A record that is not an (8-byte key, 8-byte value) pair arrived: copy
- * the flat entries' records into the arena and index them as any other
- * (their prefixes are already the general entries'). */
+/* A record that is not a pair of an 8-byte key and a value of the flat
+ * entries' width arrived: copy the flat entries' records into the arena
+ * and index them as any other (their prefixes are already the general
+ * entries'). */
 static int unflatten(extsort *s) {
     s->flat = 0;
     uint64_t k = 0, v = 0;
-    em_rec r = {&k, 8, &v, 8};
+    em_rec r = {&k, 8, &v, s->fw < 0 ? 0 : (size_t)s->fw};
     if (bb_reserve(&s->arena, s->n * rec_encoded_size(&r))) return em__seterr(EM_ENOMEM, "sort: out of memory");
     for (size_t i = 0; i < s->n; i++) {
         es_ent *e = &s->idx[i];
@@ -570,13 +572,19 @@ int es_add(extsort *s, const em_rec *r) {
     size_t klen = r->key ? r->klen : r->vlen;
     int rc;
     if (s->flat) {
-        if (r->key && r->klen == 8 && r->vlen == 8) {
+        if (s->fw < 0 && r->key && r->klen == 8 && r->vlen <= 8) s->fw = (int)r->vlen;
+        if (r->key && r->klen == 8 && r->vlen == (size_t)s->fw) {
             if (s->n && 2 * (s->n + 1) * sizeof(es_ent) > s->budget && (rc = spill(s))) return rc;
             if ((rc = idx_room(s))) return rc;
             es_ent *e = &s->idx[s->n++];
             memcpy(&e->prefix, r->key, 8);
             e->prefix = __builtin_bswap64(e->prefix);
-            memcpy(&e->ref, r->val, 8);
+            if (r->vlen == 8) {
+                memcpy(&e->ref, r->val, 8);
+            } else {
+                e->ref = 0;
+                if (r->vlen) memcpy(&e->ref, r->val, r->vlen);
+            }
             return 0;
         }
         if ((rc = unflatten(s))) return rc;

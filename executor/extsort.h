@@ -10,7 +10,8 @@
  *   es_merger   a k-way merge (binary heap) of the runs of a runfile and an
  *               in-memory sorted sequence, yielding records in key order.
  *   extsort     records are copied into an arena with an index entry each
- *               (pairs of 8-byte keys and values live in the entries alone);
+ *               (pairs of an 8-byte key and a value of one width up to 8
+ *               bytes live in the entries alone);
  *               past the memory budget the index is sorted and the records
  *               are spilled as a run; es_next then yields everything in
  *               order, merging when anything was spilled.
@@ -115,12 +116,14 @@ typedef struct extsort {
     size_t budget;
     int descending;
     int flat;          /* every record so far is a pair of an 8-byte key and
-                          an 8-byte value (int64 and double pairs): an entry
+                          a value of one width up to 8 bytes (int64 and
+                          double pairs, keys with empty values): an entry
                           holds the prefix and the value's bytes, and the
                           arena is unused.  The first other record copies
                           them into the arena and clears this for good.
                           Once sorted, prefixes are byte-swapped back to the
                           keys' bytes, so records point into the index. */
+    int fw;            /* flat: the values' width, -1 before any record */
     es_runfile runs;
     es_merger merger;
     int merging;       /* es_finish opened the merger */

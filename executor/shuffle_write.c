@@ -531,17 +531,20 @@ int sw_add_batch(shuffle_writer *w, const uint8_t *b, size_t len, uint64_t *nrec
             taken += SW_CHECK_EVERY;
             if (w->o.cancelled && w->o.cancelled()) return em__seterr(EM_ECANCELED, "task killed");
         }
-        if (rec_is_pair8(p, end) && passes_as_is(w)) {
-            /* Its partition, then its 18 bytes copied whole. */
+        if (rec_is_pair8(p, end)) /* seen from its bytes, no varint decoding */
             r = (em_rec){p + 1, 8, p + 10, 8};
+        else if (!(n = rec_get(p, end, &r)))
+            return em__seterr(EM_ECORRUPT, "malformed record in a batch");
+        if (passes_as_is(w)) {
+            /* Its partition, then its encoded bytes copied whole, whatever
+             * its shape. */
             sw_part *part = part_at(w, w->o.partition(w->o.pctx, &r));
             uint8_t *at;
             if (!part) return EM_EINVAL;
-            if ((rc = part_room(w, part, REC_PAIR8, &at))) return rc;
-            memcpy(at, p, REC_PAIR8);
-            rc = part_added(w, part, REC_PAIR8);
+            if ((rc = part_room(w, part, n, &at))) return rc;
+            memcpy(at, p, n);
+            rc = part_added(w, part, n);
         } else {
-            if (!(n = rec_get(p, end, &r))) return em__seterr(EM_ECORRUPT, "malformed record in a batch");
             rc = sw_add(w, &r);
         }
         if (rc) return rc;

@@ -129,10 +129,11 @@ TEST(extsort_int64_keys) {
     }
 }
 
-/* Pairs of 8-byte keys and values live in the index alone ("flat"); the
- * first record of another shape moves them into the arena.  Keys repeat
- * (2,000 distinct, random bytes, some zero), so the check is: keys in
- * order, and the multiset of (key, value) pairs unchanged. */
+/* Pairs of an 8-byte key and a value of one width up to 8 bytes live in
+ * the index alone ("flat"); the first record of another shape moves them
+ * into the arena.  Keys repeat (2,000 distinct, random bytes, some zero),
+ * so the check is: keys in order, and the multiset of (key, value) pairs
+ * unchanged. */
 typedef struct pr { uint8_t k[8], v[8]; size_t klen, vlen; } pr;
 
 static int pr_cmp(const void *x, const void *y) {
@@ -141,9 +142,13 @@ static int pr_cmp(const void *x, const void *y) {
     return c ? c : bytes_cmp(a->v, a->vlen, b->v, b->vlen);
 }
 
-/* n records, all flat pairs except the one at index odd (if < n), whose
- * key has 5 bytes and value 3. */
-static int sort_pairs(size_t n, size_t budget, int descending, size_t odd, int64_t *spills) {
+/* n records, all flat pairs of vw-byte values except the one at index odd
+ * (if < n), whose key has 5 bytes and value 3 (odd_w < 0), or whose key
+ * has 8 bytes and value odd_w. */
+static int last_flat; /* sort_pairs_w's sort ended flat */
+
+static int sort_pairs_w(size_t n, size_t budget, int descending, size_t odd, size_t vw, int odd_w,
+                        int64_t *spills) {
     pr *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
     uint64_t s = n * 7 + budget + (uint64_t)descending + odd;
     for (size_t i = 0; i < n; i++) {
@@ -152,8 +157,11 @@ static int sort_pairs(size_t n, size_t budget, int descending, size_t odd, int64
         if ((s >> 50) % 7 == 0) kv &= 0xff00ffff00ffffffull;
         memcpy(in[i].k, &kv, 8);
         memcpy(in[i].v, &s, 8);
-        in[i].klen = in[i].vlen = 8;
-        if (i == odd) in[i].klen = 5, in[i].vlen = 3;
+        in[i].klen = 8;
+        in[i].vlen = vw;
+        memset(in[i].v + vw, 0, 8 - vw);
+        if (i == odd && odd_w < 0) in[i].klen = 5, in[i].vlen = 3;
+        else if (i == odd) in[i].vlen = (size_t)odd_w;
     }
     extsort es;
     es_init(&es, test_tmpdir(), budget, descending, (bf_codec){BF_LZ4, 0}, 4096);
@@ -168,6 +176,7 @@ static int sort_pairs(size_t n, size_t budget, int descending, size_t odd, int64
     while (ok && got < n && es_next(&es, &r) == 1) {
         if (!r.key || r.klen > 8 || r.vlen > 8) { ok = 0; break; }
         memcpy(out[got].k, r.key, r.klen);
+        memset(out[got].v, 0, 8);
         memcpy(out[got].v, r.val, r.vlen);
         out[got].klen = r.klen;
         out[got].vlen = r.vlen;
@@ -182,6 +191,7 @@ static int sort_pairs(size_t n, size_t budget, int descending, size_t odd, int64
     }
     if (ok && (got != n || es_next(&es, &r) != 0)) ok = 0;
     *spills = es.spills;
+    last_flat = es.flat;
     es_free(&es);
     if (ok) {
         qsort(in, n, sizeof *in, pr_cmp);
@@ -191,6 +201,10 @@ static int sort_pairs(size_t n, size_t budget, int descending, size_t odd, int64
     free(in);
     free(out);
     return ok;
+}
+
+static int sort_pairs(size_t n, size_t budget, int descending, size_t odd, int64_t *spills) {
+    return sort_pairs_w(n, budget, descending, odd, 8, -1, spills);
 }
 
 TEST(extsort_flat_pairs_in_memory) {
@@ -218,4 +232,30 @@ TEST(extsort_flat_pairs_spilled) {
         CHECK(sort_pairs(200000, 256 << 10, d, 10, &spills));     /* before the first */
         CHECK(spills > 1);
     }
+}
+
+/* Keys with empty values (sort_by_key of int64 keys alone) and values of
+ * 4 bytes are flat too; a record of the same key length and another value
+ * width ends it, in memory and after spills. */
+TEST(extsort_flat_narrow_values) {
+    int64_t spills;
+    size_t widths[] = {0, 4, 1};
+    for (int d = 0; d < 2; d++)
+        for (int w = 0; w < 3; w++) {
+            size_t vw = widths[w];
+            CHECK(sort_pairs_w(200000, 64 << 20, d, SIZE_MAX, vw, -1, &spills));
+            CHECK_EQ_I64(spills, 0);
+            CHECK(last_flat);
+            CHECK(sort_pairs_w(3000, 64 << 20, d, SIZE_MAX, vw, -1, &spills));
+            CHECK(sort_pairs_w(100000, 64 << 20, d, 70000, vw, 8, &spills)); /* an 8-byte value */
+            CHECK(!last_flat);
+            CHECK(sort_pairs_w(100000, 64 << 20, d, 0, vw, vw ? 0 : 2, &spills));
+            CHECK(sort_pairs_w(100000, 64 << 20, d, 5000, vw, -1, &spills));
+            CHECK_EQ_I64(spills, 0);
+            CHECK(sort_pairs_w(200000, 256 << 10, d, SIZE_MAX, vw, -1, &spills));
+            CHECK(spills > 1);
+            CHECK(last_flat);
+            CHECK(sort_pairs_w(200000, 256 << 10, d, 150000, vw, 8, &spills)); /* after spills */
+            CHECK(spills > 1);
+        }
 }
