@@ -471,7 +471,7 @@ void es_init(extsort *s, const char *spill_dir, size_t budget, int descending, b
     s->budget = budget;
     s->descending = descending;
     s->flat = 1;
-    s->fw = -1;
+    s->fk = s->fw = -1;
     es_runfile_init(&s->runs, spill_dir, codec, block_bytes);
 }
 
@@ -479,7 +479,7 @@ static inline void ent_rec(const extsort *s, size_t i, em_rec *r) {
     if (s->flat) { /* sorted: the prefix holds the key's bytes again */
         const es_ent *e = &s->idx[i];
         r->key = &e->prefix;
-        r->klen = 8;
+        r->klen = (size_t)s->fk;
         r->val = &e->ref;
         r->vlen = (size_t)s->fw;
         return;
@@ -523,20 +523,20 @@ static int idx_room(extsort *s) {
     return 0;
 }
 
-/* A record that is not a pair of an 8-byte key and a value of the flat
- * entries' width arrived: copy the flat entries' records into the arena
- * and index them as any other (their prefixes are already the general
- * entries'). */
+/* A record that is not a pair of the flat entries' key and value widths
+ * arrived: copy the flat entries' records into the arena and index them
+ * as any other (their prefixes are already the general entries'). */
 static int unflatten(extsort *s) {
     s->flat = 0;
     uint64_t k = 0, v = 0;
-    em_rec r = {&k, 8, &v, s->fw < 0 ? 0 : (size_t)s->fw};
+    size_t kw = s->fk < 0 ? 0 : (size_t)s->fk;
+    em_rec r = {&k, kw, &v, s->fw < 0 ? 0 : (size_t)s->fw};
     if (bb_reserve(&s->arena, s->n * rec_encoded_size(&r))) return em__seterr(EM_ENOMEM, "sort: out of memory");
     for (size_t i = 0; i < s->n; i++) {
         es_ent *e = &s->idx[i];
         k = __builtin_bswap64(e->prefix);
         v = e->ref;
-        e->ref = (uint64_t)s->arena.len | (uint64_t)8 << ES_OFF_BITS;
+        e->ref = (uint64_t)s->arena.len | (uint64_t)kw << ES_OFF_BITS;
         s->arena.len += rec_put(s->arena.p + s->arena.len, &r);
     }
     return 0;
@@ -572,12 +572,20 @@ int es_add(extsort *s, const em_rec *r) {
     size_t klen = r->key ? r->klen : r->vlen;
     int rc;
     if (s->flat) {
-        if (s->fw < 0 && r->key && r->klen == 8 && r->vlen <= 8) s->fw = (int)r->vlen;
-        if (r->key && r->klen == 8 && r->vlen == (size_t)s->fw) {
+        if (s->fk < 0 && r->key && r->klen <= 8 && r->vlen <= 8) {
+            s->fk = (int)r->klen;
+            s->fw = (int)r->vlen;
+        }
+        if (r->key && r->klen == (size_t)s->fk && r->vlen == (size_t)s->fw) {
             if (s->n && 2 * (s->n + 1) * sizeof(es_ent) > s->budget && (rc = spill(s))) return rc;
             if ((rc = idx_room(s))) return rc;
             es_ent *e = &s->idx[s->n++];
-            memcpy(&e->prefix, r->key, 8);
+            if (r->klen == 8) {
+                memcpy(&e->prefix, r->key, 8);
+            } else { /* zero padded, as a general entry's */
+                e->prefix = 0;
+                if (r->klen) memcpy(&e->prefix, r->key, r->klen);
+            }
             e->prefix = __builtin_bswap64(e->prefix);
             if (r->vlen == 8) {
                 memcpy(&e->ref, r->val, 8);

@@ -10,7 +10,7 @@
  *   es_merger   a k-way merge (binary heap) of the runs of a runfile and an
  *               in-memory sorted sequence, yielding records in key order.
  *   extsort     records are copied into an arena with an index entry each
- *               (pairs of an 8-byte key and a value of one width up to 8
+ *               (pairs of a key and a value each of one width up to 8
  *               bytes live in the entries alone);
  *               past the memory budget the index is sorted and the records
  *               are spilled as a run; es_next then yields everything in
@@ -115,15 +115,18 @@ typedef struct extsort {
     size_t n, cap;
     size_t budget;
     int descending;
-    int flat;          /* every record so far is a pair of an 8-byte key and
-                          a value of one width up to 8 bytes (int64 and
-                          double pairs, keys with empty values): an entry
-                          holds the prefix and the value's bytes, and the
-                          arena is unused.  The first other record copies
-                          them into the arena and clears this for good.
-                          Once sorted, prefixes are byte-swapped back to the
-                          keys' bytes, so records point into the index. */
-    int fw;            /* flat: the values' width, -1 before any record */
+    int flat;          /* every record so far is a pair of a key of one
+                          width and a value of one width, both up to 8
+                          bytes (int64 and double pairs, keys with empty
+                          values, 4-byte keys): an entry holds the prefix
+                          (the key, zero padded) and the value's bytes, and
+                          the arena is unused.  The first other record
+                          copies them into the arena and clears this for
+                          good.  Once sorted, prefixes are byte-swapped back
+                          to the keys' bytes, so records point into the
+                          index. */
+    int fk, fw;        /* flat: the keys' and values' widths, -1 before
+                          any record */
     es_runfile runs;
     es_merger merger;
     int merging;       /* es_finish opened the merger */

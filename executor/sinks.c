@@ -289,8 +289,11 @@ typedef struct shuffle_state {
     const uint8_t **bk;
     size_t *bl;
     int nb;
-    uint64_t *b8;  /* when every bound is 8 bytes: them as big-endian
-                      integers (int64 keys compare as one load each) */
+    uint64_t *b8;  /* when every bound has one length bw of at most 8
+                      bytes: them as big-endian integers, zero padded (a
+                      key of that length compares as one load: int64
+                      keys, 4-byte keys) */
+    size_t bw;
     int descending;
     uint64_t rr;  /* PT_ROUNDROBIN position */
 } shuffle_state;
@@ -303,9 +306,10 @@ static int part_of(void *pctx, const em_rec *r) {
     case PT_ROUNDROBIN: return (int)(s->rr++ % (uint64_t)s->nparts);
     case PT_RANGE: {
         int lo = 0, hi = s->nb; /* first bound >= key */
-        if (s->b8 && kl == 8) {
-            uint64_t x;
-            memcpy(&x, k, 8);
+        if (s->b8 && kl == s->bw) { /* one length: the padding decides nothing */
+            uint64_t x = 0;
+            if (kl == 8) memcpy(&x, k, 8);
+            else memcpy(&x, k, kl);
             x = __builtin_bswap64(x);
             /* Branch-free: random keys would mispredict every step.  The
              * step is a mask, not a conditional, which GCC compiled to a
@@ -404,17 +408,20 @@ static int open_shuffle(epipe *p) {
         s->bl = malloc(sizeof *s->bl * (n + 1));
         if (!s->bk || !s->bl) return EM_ENOMEM;
         pos = 0;
-        int all8 = 1;
+        int onelen = 1;
         while (em_list_next(k->bounds.p, k->bounds.len, &pos, &item, &ilen) == 1) {
             s->bk[s->nb] = item;
-            all8 &= ilen == 8;
+            onelen &= !s->nb || ilen == s->bl[0];
             s->bl[s->nb++] = ilen;
         }
-        if (all8 && (s->b8 = malloc(sizeof *s->b8 * (n + 1))))
+        if (s->nb && onelen && s->bl[0] <= 8 && (s->b8 = malloc(sizeof *s->b8 * (n + 1)))) {
+            s->bw = s->bl[0];
             for (int i = 0; i < s->nb; i++) {
-                memcpy(&s->b8[i], s->bk[i], 8);
+                s->b8[i] = 0;
+                memcpy(&s->b8[i], s->bk[i], s->bw);
                 s->b8[i] = __builtin_bswap64(s->b8[i]);
             }
+        }
     }
     sw_opts o;
     memset(&o, 0, sizeof o);

@@ -778,6 +778,87 @@ TEST(wide_sort_by_key_negative_keys) {
     em_close(c);
 }
 
+/* Keys of 4 bytes (range bounds of one length below 8 compare as one
+ * integer load, and the sort keeps them in its index alone), then the same
+ * with keys of 3 and 5 bytes mixed in (which compare byte by byte, and
+ * may share the 4-byte keys' first bytes), both directions: every record
+ * once, in byte order across the partitions; the values (of 4 bytes, and
+ * of none) stay with their keys. */
+typedef struct short_kv { uint8_t k[5]; size_t kl; uint8_t v[4]; size_t vl; } short_kv;
+
+static int short_kv_cmp(const void *x, const void *y) {
+    const short_kv *a = x, *b = y;
+    size_t n = a->kl < b->kl ? a->kl : b->kl;
+    int c = memcmp(a->k, b->k, n);
+    if (c || a->kl != b->kl) return c ? c : (a->kl > b->kl) - (a->kl < b->kl);
+    return memcmp(a->v, b->v, a->vl < b->vl ? a->vl : b->vl);
+}
+
+static int short_sorted(em_rdd *res, const short_kv *want, size_t n, int ascending) {
+    em_batch *b;
+    if (!res || em_collect(res, &b)) return 0;
+    short_kv *got = calloc(n + 1, sizeof *got);
+    em_rec r;
+    size_t pos = 0, i = 0;
+    int ok = 1;
+    while (em_batch_next(b, &pos, &r) == 1 && ok) {
+        ok = i < n && r.klen <= 5 && r.vlen <= 4;
+        if (!ok) break;
+        memcpy(got[i].k, r.key, r.klen);
+        got[i].kl = r.klen;
+        memcpy(got[i].v, r.val, r.vlen);
+        got[i].vl = r.vlen;
+        if (i) {
+            /* keys in order (equal keys' values in any order) */
+            short_kv a = got[i - 1], c = got[i];
+            a.vl = c.vl = 0;
+            int k = short_kv_cmp(&a, &c);
+            if (ascending ? k > 0 : k < 0) ok = 0;
+        }
+        i++;
+    }
+    em_batch_free(b);
+    em_rdd_release(res);
+    if (ok && i == n) {
+        qsort(got, n, sizeof *got, short_kv_cmp);
+        for (size_t j = 0; j < n && ok; j++) ok = !short_kv_cmp(&got[j], &want[j]) && got[j].vl == want[j].vl;
+    } else {
+        ok = 0;
+    }
+    free(got);
+    return ok;
+}
+
+TEST(wide_sort_by_key_short_keys) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    size_t n = 12000;
+    short_kv *kv = calloc(n, sizeof *kv);
+    em_rec *recs = calloc(n, sizeof *recs);
+    for (int mixed = 0; mixed < 2; mixed++)
+        for (int vl = 4; vl >= 0; vl -= 4) {
+            uint64_t s = 777 + (uint64_t)mixed * 10 + (uint64_t)vl;
+            for (size_t i = 0; i < n; i++) {
+                uint64_t x = lcg_next(&s);
+                kv[i].kl = mixed && x % 5 == 0 ? 3 + (x >> 8) % 2 * 2 : 4;
+                for (size_t j = 0; j < kv[i].kl; j++) kv[i].k[j] = (uint8_t)(x >> (16 + 8 * j) & 0x3f); /* shared bytes */
+                if (x % 7 == 0) kv[i].k[kv[i].kl - 1] = 0; /* a zero last byte, as the padding */
+                kv[i].vl = (size_t)vl;
+                for (int j = 0; j < vl; j++) kv[i].v[j] = (uint8_t)(i >> (8 * j));
+                recs[i] = (em_rec){kv[i].k, kv[i].kl, kv[i].v, kv[i].vl};
+            }
+            em_rdd *pairs = em_parallelize(c, recs, n, 5);
+            qsort(kv, n, sizeof *kv, short_kv_cmp);
+            CHECK(pairs);
+            CHECK(short_sorted(em_sort_by_key(pairs, 1, 4), kv, n, 1));
+            CHECK(short_sorted(em_sort_by_key(pairs, 0, 3), kv, n, 0));
+            em_rdd_release(pairs);
+        }
+    free(kv);
+    free(recs);
+    em_close(c);
+}
+
 TEST(wide_sort_by_key_skewed) {
     em_ctx *c = open_test_ctx();
     CHECK(c);

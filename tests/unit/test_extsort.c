@@ -142,10 +142,11 @@ static int pr_cmp(const void *x, const void *y) {
     return c ? c : bytes_cmp(a->v, a->vlen, b->v, b->vlen);
 }
 
-/* n records, all flat pairs of vw-byte values except the one at index odd
- * (if < n), whose key has 5 bytes and value 3 (odd_w < 0), or whose key
- * has 8 bytes and value odd_w. */
-static int last_flat; /* sort_pairs_w's sort ended flat */
+/* n records, all flat pairs of key_w-byte keys and vw-byte values except
+ * the one at index odd (if < n), whose key has 5 bytes and value 3 (odd_w
+ * < 0), or whose value has odd_w bytes. */
+static int last_flat;       /* sort_pairs_w's sort ended flat */
+static size_t key_w = 8;    /* sort_pairs_w's key width */
 
 static int sort_pairs_w(size_t n, size_t budget, int descending, size_t odd, size_t vw, int odd_w,
                         int64_t *spills) {
@@ -157,7 +158,7 @@ static int sort_pairs_w(size_t n, size_t budget, int descending, size_t odd, siz
         if ((s >> 50) % 7 == 0) kv &= 0xff00ffff00ffffffull;
         memcpy(in[i].k, &kv, 8);
         memcpy(in[i].v, &s, 8);
-        in[i].klen = 8;
+        in[i].klen = key_w;
         in[i].vlen = vw;
         memset(in[i].v + vw, 0, 8 - vw);
         if (i == odd && odd_w < 0) in[i].klen = 5, in[i].vlen = 3;
@@ -243,19 +244,45 @@ TEST(extsort_flat_narrow_values) {
     for (int d = 0; d < 2; d++)
         for (int w = 0; w < 3; w++) {
             size_t vw = widths[w];
-            CHECK(sort_pairs_w(200000, 64 << 20, d, SIZE_MAX, vw, -1, &spills));
+            CHECK(sort_pairs_w(60000, 64 << 20, d, SIZE_MAX, vw, -1, &spills));
             CHECK_EQ_I64(spills, 0);
             CHECK(last_flat);
             CHECK(sort_pairs_w(3000, 64 << 20, d, SIZE_MAX, vw, -1, &spills));
-            CHECK(sort_pairs_w(100000, 64 << 20, d, 70000, vw, 8, &spills)); /* an 8-byte value */
+            CHECK(sort_pairs_w(40000, 64 << 20, d, 30000, vw, 8, &spills)); /* an 8-byte value */
             CHECK(!last_flat);
-            CHECK(sort_pairs_w(100000, 64 << 20, d, 0, vw, vw ? 0 : 2, &spills));
-            CHECK(sort_pairs_w(100000, 64 << 20, d, 5000, vw, -1, &spills));
+            CHECK(sort_pairs_w(40000, 64 << 20, d, 0, vw, vw ? 0 : 2, &spills));
+            CHECK(sort_pairs_w(40000, 64 << 20, d, 5000, vw, -1, &spills));
             CHECK_EQ_I64(spills, 0);
-            CHECK(sort_pairs_w(200000, 256 << 10, d, SIZE_MAX, vw, -1, &spills));
+            CHECK(sort_pairs_w(60000, 128 << 10, d, SIZE_MAX, vw, -1, &spills));
             CHECK(spills > 1);
             CHECK(last_flat);
-            CHECK(sort_pairs_w(200000, 256 << 10, d, 150000, vw, 8, &spills)); /* after spills */
+            CHECK(sort_pairs_w(60000, 128 << 10, d, 50000, vw, 8, &spills)); /* after spills */
             CHECK(spills > 1);
         }
+}
+
+/* Keys of one width below 8 bytes (zero padded in the prefix) are flat
+ * too, with values of any one width up to 8. */
+TEST(extsort_flat_narrow_keys) {
+    int64_t spills;
+    size_t kws[] = {4, 1}, vws[] = {4, 8, 0};
+    for (int d = 0; d < 2; d++)
+        for (int a = 0; a < 2; a++)
+            for (int w = 0; w < 3; w++) {
+                size_t vw = vws[w];
+                key_w = kws[a];
+                CHECK(sort_pairs_w(60000, 64 << 20, d, SIZE_MAX, vw, -1, &spills));
+                CHECK_EQ_I64(spills, 0);
+                CHECK(last_flat);
+                CHECK(sort_pairs_w(2000, 64 << 20, d, SIZE_MAX, vw, -1, &spills));
+                CHECK(sort_pairs_w(40000, 64 << 20, d, 30000, vw, vw == 8 ? 2 : 8, &spills));
+                CHECK(!last_flat);
+                CHECK(sort_pairs_w(40000, 64 << 20, d, 5000, vw, -1, &spills)); /* a 5-byte key */
+                CHECK(sort_pairs_w(60000, 128 << 10, d, SIZE_MAX, vw, -1, &spills));
+                CHECK(spills > 1);
+                CHECK(last_flat);
+                CHECK(sort_pairs_w(60000, 128 << 10, d, 50000, vw, -1, &spills));
+                CHECK(spills > 1);
+            }
+    key_w = 8;
 }
