@@ -9,6 +9,7 @@
  *            (defaults: local[2], 20000000, 1000000, 8)
  *   SHAPES=8+0,str+8 shapes ...   only the shapes named (8+8, the
  *            reference, always runs)
+ *   SHAPES_OP=sort (or reduce) shapes ...   only that operation
  *
  * Record j of shape K+V (K, V the key's and value's widths in bytes; str:
  * the decimal digits of the key number, 1 to 19 bytes):
@@ -289,8 +290,10 @@ int main(int argc, char **argv) {
            master, g.nrecs, g.nkeys, nd, g.parts, RUNS);
     printf("%-7s %-7s %9s %9s %9s  %s\n", "op", "shape", "best s", "M rec/s", "MB/s", "vs 8+8 (time per record; per byte)");
     int bad = 0;
+    const char *only_op = getenv("SHAPES_OP");
     for (int op = SORT; op <= REDUCE; op++) {
         double ref_t = 0, ref_bytes = 0;
+        if (only_op && *only_op && strcmp(only_op, op == SORT ? "sort" : "reduce")) continue;
         for (size_t i = 0; i < NSHAPES; i++) {
             if (!wanted(shapes[i].name)) continue;
             gen_arg x = g;

@@ -358,12 +358,15 @@ static int pass_rec(void *ctx, const em_rec *r) {
 
 typedef struct agg_ctx {
     const sr_opts *o;
-    /* Records of 8-byte keys aggregate in t8 (agg8.h) while every
-     * combiner is 8 bytes: a builtin's, merged in place, or a user
-     * function's, called on the slot's bytes.  A key of another length, or
-     * a user combiner of another length, moves its keys to map, which
-     * takes every record from then on. */
+    /* Records aggregate in t8 (agg8.h) while every key has one width kw
+     * and every combiner one width cw, both at most 8 bytes (the slot's
+     * words hold them zero padded): a builtin's 8 bytes, merged in place,
+     * or a user function's, called on the slot's bytes (int64 keys; 4-byte
+     * keys; values of 0 or 4 bytes).  A key or a user combiner of another
+     * width moves the keys to map, which takes every record from then
+     * on. */
     int use8;
+    int kw, cw;       /* -1 until the first key, the first combiner */
     agg8 t8;
     aggmap map;
     ebuf out;
@@ -405,7 +408,7 @@ static int agg8_spill(agg_ctx *a) {
     if (mem > a->peak) a->peak = mem;
     if ((rc = agg8_sort(&a->t8)) || (rc = es_runfile_begin(&a->runs))) return rc;
     for (size_t i = 0; i < a->t8.n; i++) {
-        em_rec r = {&a->t8.slot[i].key, 8, &a->t8.slot[i].comb, 8};
+        em_rec r = {&a->t8.slot[i].key, (size_t)a->kw, &a->t8.slot[i].comb, (size_t)a->cw};
         if ((rc = es_runfile_add(&a->runs, &r))) return rc;
     }
     if ((rc = es_runfile_end(&a->runs))) return rc;
@@ -415,23 +418,23 @@ static int agg8_spill(agg_ctx *a) {
     return 0;
 }
 
-static int agg8_move(aggmap *m, const agg8_slot *s) {
+static int agg8_move(agg_ctx *a, const agg8_slot *s) {
     size_t j;
-    int rc = aggmap_upsert_n(m, &s->key, 8, 8, &j);
+    int rc = aggmap_upsert_n(&a->map, &s->key, (size_t)a->kw, (size_t)a->cw, &j);
     if (rc < 0) return rc;
-    memcpy(aggmap_comb(m, j), &s->comb, 8);
+    if (a->cw > 0) memcpy(aggmap_comb(&a->map, j), &s->comb, (size_t)a->cw);
     return 0;
 }
 
-/* A key that is not 8 bytes: the 8-byte table's keys move to the general
+/* A key of another width: the 8-byte table's keys move to the general
  * one, which takes every record from now on. */
 static int agg8_leave(agg_ctx *a) {
     agg8 *t = &a->t8;
     int rc = 0;
     if (agg8_mem(t) > a->peak) a->peak = agg8_mem(t);
     for (size_t i = 0; !rc && t->mask && i <= t->mask; i++)
-        if (t->slot[i].key != AGG8_EMPTY) rc = agg8_move(&a->map, &t->slot[i]);
-    if (!rc && t->has_empty) rc = agg8_move(&a->map, &t->empty);
+        if (t->slot[i].key != AGG8_EMPTY) rc = agg8_move(a, &t->slot[i]);
+    if (!rc && t->has_empty) rc = agg8_move(a, &t->empty);
     agg8_free(t);
     a->use8 = 0;
     return rc;
@@ -439,10 +442,10 @@ static int agg8_leave(agg_ctx *a) {
 
 /* A user combiner's step for the key in slot s (found: the key was held,
  * else it was just inserted), its value v: the functions of the general
- * path, called on the slot's 8 bytes.  A combiner of another length moves
- * every key to the general table (agg8_leave), this one with its new
- * combiner.  0, 1 when the table was left (the record is done; the rest
- * go the general way), or a negative code. */
+ * path, called on the slot's cw bytes.  The first combiner sets cw; one
+ * of another width moves every key to the general table (agg8_leave),
+ * this one with its new combiner.  0, 1 when the table was left (the
+ * record is done; the rest go the general way), or a negative code. */
 static int agg8_user(agg_ctx *a, agg8_slot *s, int found, const em_rec *v) {
     const agg_spec *g = a->o->agg;
     const void *c = v->val;
@@ -451,7 +454,7 @@ static int agg8_user(agg_ctx *a, agg8_slot *s, int found, const em_rec *v) {
     if (found || !a->o->map_side_combined) { /* else the value is the combiner */
         ebuf_reset(&a->out);
         if (found) {
-            em_rec cur = {NULL, 0, &s->comb, 8};
+            em_rec cur = {NULL, 0, &s->comb, (size_t)a->cw};
             rc = a->o->map_side_combined ? g->merge_comb(g->ctx, &cur, v, &a->out)
                                          : g->merge_value(g->ctx, &cur, v, &a->out);
         } else {
@@ -461,12 +464,19 @@ static int agg8_user(agg_ctx *a, agg8_slot *s, int found, const em_rec *v) {
         c = a->out.p;
         clen = a->out.len;
     }
+    if (a->cw < 0 && clen <= 8) a->cw = (int)clen;
     if (clen == 8) {
         memcpy(&s->comb, c, 8);
         return 0;
     }
+    if (clen == (size_t)a->cw) {
+        s->comb = 0;
+        if (clen) memcpy(&s->comb, c, clen);
+        return 0;
+    }
     uint64_t key = s->key;
-    if ((rc = agg8_leave(a)) || (rc = aggmap_upsert_n(&a->map, &key, 8, 0, &j)) < 0 ||
+    if (a->cw < 0) a->cw = 0; /* no combiner held: this key's, set below */
+    if ((rc = agg8_leave(a)) || (rc = aggmap_upsert_n(&a->map, &key, (size_t)a->kw, 0, &j)) < 0 ||
         (rc = aggmap_set_comb(&a->map, j, c, clen)))
         return rc;
     return 1;
@@ -476,15 +486,21 @@ static int agg8_user(agg_ctx *a, agg8_slot *s, int found, const em_rec *v) {
  * so that their slots and entries can be fetched ahead. */
 static int agg_recs(agg_ctx *a, size_t from, size_t n);
 
-/* A block of n decoded records, all with 8-byte keys, into the 8-byte
- * table, fetching the home slot of the record AGG_AHEAD places on. */
+/* A block of n decoded records, all with keys of the table's width, into
+ * the 8-byte table, fetching the home slot of the record AGG_AHEAD places
+ * on. */
 static int agg_block8(agg_ctx *a, size_t n) {
     const agg_spec *g = a->o->agg;
     agg8 *t = &a->t8;
     uint64_t *key = a->hash; /* the keys as words, where hashes would go */
     for (size_t i = 0; i < n; i++) {
         if (g->builtin && a->recs[i].vlen != 8) return comb_bad_len(g->builtin, a->recs[i].vlen);
-        memcpy(&key[i], a->recs[i].key, 8);
+        if (a->kw == 8) {
+            memcpy(&key[i], a->recs[i].key, 8);
+        } else { /* zero padded */
+            key[i] = 0;
+            if (a->kw) memcpy(&key[i], a->recs[i].key, (size_t)a->kw);
+        }
     }
     for (size_t i = 0; i < n; i++) {
         if (i + AGG_AHEAD < n) agg8_prefetch(t, key[i + AGG_AHEAD]);
@@ -597,7 +613,8 @@ static int agg_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec, in
     agg_ctx *a = ctx;
     const uint8_t *end = p + len;
     size_t n = 0;
-    if (a->use8 && pairs8_only(p, len)) {
+    if (a->use8 && (a->kw == 8 || a->kw < 0) && pairs8_only(p, len)) {
+        a->kw = 8;
         *nrec = len / REC_PAIR8;
         return agg_pairs8(a, p, len / REC_PAIR8);
     }
@@ -622,7 +639,8 @@ static int agg_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec, in
     *nrec = n;
     if (a->use8) {
         size_t i = 0;
-        while (i < n && a->recs[i].key && a->recs[i].klen == 8) i++;
+        if (a->kw < 0 && n && a->recs[0].key && a->recs[0].klen <= 8) a->kw = (int)a->recs[0].klen;
+        while (i < n && a->recs[i].key && a->recs[i].klen == (size_t)a->kw) i++;
         if (i == n) return agg_block8(a, n);
         int rc = agg8_leave(a); /* then the general path */
         if (rc) return rc;
@@ -643,11 +661,12 @@ static int agg_recs(agg_ctx *a, size_t from, size_t n) {
 
 static void agg_mem_get(void *ctx, size_t i, em_rec *r) { aggmap_get(ctx, i, r); }
 static void agg8_mem_get(void *ctx, size_t i, em_rec *r) {
-    agg8_slot *s = &((agg8 *)ctx)->slot[i];
+    agg_ctx *a = ctx;
+    agg8_slot *s = &a->t8.slot[i];
     r->key = &s->key;
-    r->klen = 8;
+    r->klen = (size_t)a->kw;
     r->val = &s->comb;
-    r->vlen = 8;
+    r->vlen = (size_t)a->cw;
 }
 
 /* The aggregation's state: 0, or EM_EINVAL without the functions it needs. */
@@ -658,6 +677,8 @@ static int agg_open(agg_ctx *a, const sr_opts *o) {
     memset(a, 0, sizeof *a);
     a->o = o;
     a->use8 = 1;
+    a->kw = -1;
+    a->cw = g->builtin ? 8 : -1;
     agg8_init(&a->t8);
     aggmap_init(&a->map);
     es_runfile_init(&a->runs, o->spill_dir, o->codec, o->block_bytes);
@@ -673,17 +694,17 @@ static int agg_finish(agg_ctx *a, rec_sink_fn sink, void *sctx) {
         agg8 *t = &a->t8;
         for (size_t i = 0; !rc && t->mask && i <= t->mask; i++) {
             if (t->slot[i].key == AGG8_EMPTY) continue;
-            em_rec x = {&t->slot[i].key, 8, &t->slot[i].comb, 8};
+            em_rec x = {&t->slot[i].key, (size_t)a->kw, &t->slot[i].comb, (size_t)a->cw};
             rc = sink(sctx, &x);
         }
         if (!rc && t->has_empty) {
-            em_rec x = {&t->empty.key, 8, &t->empty.comb, 8};
+            em_rec x = {&t->empty.key, (size_t)a->kw, &t->empty.comb, (size_t)a->cw};
             rc = sink(sctx, &x);
         }
     } else if (a->use8) {
         es_merger mg;
         if (!(rc = agg8_sort(&a->t8))) {
-            rc = es_merger_open(&mg, &a->runs, agg8_mem_get, &a->t8, a->t8.n, 0);
+            rc = es_merger_open(&mg, &a->runs, agg8_mem_get, a, a->t8.n, 0);
             if (!rc) rc = es_merge_combine(&mg, g, sink, sctx);
             es_merger_free(&mg);
         }

@@ -63,6 +63,10 @@ typedef struct wcfg {
     memout_store *mem;    /* outputs may be kept here (NULL: files) */
 } wcfg;
 
+/* NULL, or record i of map m's key and value widths for write_maps: the
+ * last bytes of their 8-byte encodings (up to 8). */
+static void (*write_shape)(uint32_t m, size_t i, size_t *kw, size_t *vw);
+
 static int write_maps(wcfg *c) {
     c->records = 0;
     c->spills = 0;
@@ -78,6 +82,11 @@ static int write_maps(wcfg *c) {
             em_i64_enc(k, kb);
             em_i64_enc(v, vb);
             em_rec r = {kb, 8, vb, 8};
+            if (write_shape) {
+                write_shape((uint32_t)m, i, &r.klen, &r.vlen);
+                r.key = kb + 8 - r.klen;
+                r.val = vb + 8 - r.vlen;
+            }
             int rc = sw_add(w, &r);
             if (rc) {
                 sw_abort(w);
@@ -485,6 +494,111 @@ TEST(shuffle_agg_user_combiner_changes_width) {
         CHECK_EQ_I64(wide, wide_want);
         ebuf_free(&col.buf);
         CHECK(dir_clean(sp, 0));
+    }
+}
+
+/* The reduce side's table of keys and combiners of one width each, up
+ * to 8 bytes, with a user combiner: 4-byte keys and 4-byte sums, 8-byte
+ * keys with 0-byte combiners (distinct keys), 2-byte values summed into
+ * 4 bytes, and the same with a few 8-byte keys among the 4-byte ones (the
+ * keys move to the general table part way; a key's two widths are two
+ * keys).  Exact per key, combined on the map side or not, spilled or
+ * not. */
+static size_t narrow_kw, narrow_vw, narrow_cw;
+static int narrow_mixed;
+static void narrow_shape(uint32_t m, size_t i, size_t *kw, size_t *vw) {
+    *kw = narrow_mixed && m == 1 && i % 997 == 5 ? 8 : narrow_kw;
+    *vw = narrow_vw;
+}
+static uint64_t be_get(const uint8_t *p, size_t n) {
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; i++) x = x << 8 | p[i];
+    return x;
+}
+static int narrow_put(ebuf *out, uint64_t x) {
+    uint8_t b[8];
+    for (size_t i = narrow_cw; i-- > 0; x >>= 8) b[i] = (uint8_t)x;
+    return ebuf_append(out, b, narrow_cw);
+}
+/* A value's number: its big-endian bytes (the low ones of the int64's
+ * encoding, whose high bit is 0 for the small positive values here);
+ * no bytes count 1. */
+static uint64_t narrow_num(const em_rec *v) {
+    return v->vlen == 8 ? (uint64_t)em_i64_dec(v->val) : v->vlen ? be_get(v->val, v->vlen) : 1;
+}
+static int narrow_create(void *ctx, const em_rec *v, ebuf *out) { return narrow_put(out, narrow_num(v)); }
+static int narrow_merge_value(void *ctx, const em_rec *c, const em_rec *v, ebuf *out) {
+    if (c->vlen != narrow_cw) return em_fail("combiner of %zu bytes", c->vlen);
+    return narrow_put(out, be_get(c->val, c->vlen) + narrow_num(v));
+}
+static int narrow_merge_comb(void *ctx, const em_rec *c, const em_rec *d, ebuf *out) {
+    if (c->vlen != narrow_cw || d->vlen != narrow_cw) return em_fail("combiners of %zu, %zu bytes", c->vlen, d->vlen);
+    return narrow_put(out, be_get(c->val, c->vlen) + be_get(d->val, d->vlen));
+}
+static const agg_spec NARROW = {.create = narrow_create, .merge_value = narrow_merge_value,
+                                .merge_comb = narrow_merge_comb};
+
+TEST(shuffle_agg_narrow_widths) {
+    struct { size_t kw, vw, cw; int mixed; } cases[] = {
+        {4, 4, 4, 0}, {8, 0, 0, 0}, {4, 2, 4, 0}, {4, 4, 4, 1}, {8, 0, 0, 1}, {2, 8, 8, 0},
+    };
+    static uint64_t want[2][BIGK]; /* [an 8-byte key among narrow ones][k] */
+    static int seen[2][BIGK];
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        narrow_kw = cases[ci].kw;
+        narrow_vw = cases[ci].vw;
+        narrow_cw = cases[ci].cw;
+        narrow_mixed = cases[ci].mixed;
+        const char *dir = subdir("out"), *spill_dirs[2] = {subdir("spill-big"), subdir("spill-small")}, *dirs[2];
+        dirs_of(dir, 2, dirs);
+        uint32_t sid = 20 + (uint32_t)ci;
+        wcfg c = {dir, sid, 2, 1, BIGN / 2, gen_grow, NULL, 1 << 20, 0, {0}, 0, 0, NULL};
+        write_shape = narrow_shape;
+        int wrc = write_maps(&c);
+        write_shape = NULL;
+        CHECK_OK(wrc);
+        free(c.res.seg_bytes);
+        memset(want, 0, sizeof want);
+        size_t nkeys = 0;
+        for (uint32_t m = 0; m < 2; m++)
+            for (size_t i = 0; i < BIGN / 2; i++) {
+                int64_t k, v;
+                size_t kw, vw;
+                gen_grow(m, i, &k, &v);
+                narrow_shape(m, i, &kw, &vw);
+                int wide = narrow_kw != 8 && kw == 8;
+                nkeys += !want[wide][k];
+                want[wide][k] += vw ? (uint64_t)v : 1;
+            }
+        for (int mode = 0; mode < 4; mode++) {
+            int combined = mode & 1, spill = mode >> 1;
+            const char *sp = spill_dirs[spill];
+            collect col = {EBUF_INIT, 0, 0};
+            sr_stats st;
+            sr_opts o = ropts(dirs, sid, 0, 2, SR_AGG, sp, spill ? 16 << 10 : 1 << 20);
+            /* Combined: the map side's records read as combiners (where
+             * a value is a combiner's bytes). */
+            o.agg = &NARROW;
+            o.map_side_combined = combined && narrow_vw == narrow_cw && narrow_vw < 8;
+            CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+            if (spill) CHECK(st.spills > 1);
+            CHECK_EQ_I64(st.records_read, BIGN);
+            CHECK_EQ_I64(col.n, (int64_t)nkeys);
+            memset(seen, 0, sizeof seen);
+            size_t pos = 0;
+            em_rec rec;
+            while (collect_next(&col, &pos, &rec)) {
+                CHECK(rec.klen == narrow_kw || (narrow_mixed && rec.klen == 8));
+                int wide = rec.klen != narrow_kw;
+                int64_t k = (int64_t)be_get(rec.key, rec.klen) & ((1 << 30) - 1);
+                CHECK(k >= 0 && k < BIGK && !seen[wide][k] && want[wide][k]);
+                seen[wide][k] = 1;
+                CHECK_EQ_I64(rec.vlen, narrow_cw);
+                if (narrow_cw) CHECK_EQ_I64(be_get(rec.val, rec.vlen), want[wide][k]);
+            }
+            ebuf_free(&col.buf);
+            CHECK(dir_clean(sp, 0));
+        }
     }
 }
 
