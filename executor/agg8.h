@@ -1,8 +1,9 @@
 /*
- * agg8.h -- aggregation of 8-byte keys into 8-byte builtin combiners: the
- * reduce side's table when every key is 8 bytes and the combiner is a
- * builtin (em_sum_i64 and the others of combiners.h), as in
- * reduce_by_key over int64 keys.
+ * agg8.h -- aggregation of keys of up to 8 bytes into combiners of up to
+ * 8 bytes: the reduce side's table while every key has one width and
+ * every combiner one width (shuffle_read.c), as in reduce_by_key over
+ * int64 keys with em_sum_i64 or a user's function.  Keys and combiners
+ * are held as words, zero padded; the caller knows their widths.
  *
  * A flat open-addressing array of 16-byte slots, key beside combiner, as a
  * hand-written C hash aggregation keeps them: a lookup touches one cache
