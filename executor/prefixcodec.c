@@ -40,20 +40,23 @@ static inline uint8_t *put_field(uint8_t *o, uint64_t hdr, const uint8_t *p, siz
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define PREFIX_WORDS 1
-/* An 8-byte field after an 8-byte one (a number's encoding, the common
- * case) as one word: its shared length is the count of equal low bytes of
- * the two words, its tail the word shifted down by them. */
-static inline uint8_t *put_word(uint8_t *o, uint8_t hdr, const uint8_t *p, const uint8_t *prev) {
-    uint64_t x, y;
+/* A field of n <= 8 bytes after one of the same length (a number's
+ * encoding, the common case, or any fixed-width field) as one word: its
+ * shared length is the count of equal low bytes of the two words (zero
+ * padded past n), its tail the word shifted down by them.  Both fields
+ * have 8 bytes readable from their starts. */
+static inline uint8_t *put_word(uint8_t *o, uint8_t hdr, const uint8_t *p, const uint8_t *prev, unsigned n) {
+    uint64_t x, y, m = n < 8 ? ((uint64_t)1 << (8 * n)) - 1 : ~(uint64_t)0;
     memcpy(&x, p, 8);
     memcpy(&y, prev, 8);
-    uint64_t d = x ^ y;
-    unsigned s = d ? (unsigned)__builtin_ctzll(d) >> 3 : 8;
+    x &= m;
+    uint64_t d = x ^ (y & m);
+    unsigned s = d ? (unsigned)__builtin_ctzll(d) >> 3 : n;
     o[0] = hdr;
     o[1] = (uint8_t)s;
     x = s < 8 ? x >> (8 * s) : 0;
     memcpy(o + 2, &x, 8); /* whole: the caller leaves room past the tail */
-    return o + 2 + (8 - s);
+    return o + 2 + (n - s);
 }
 /* The word whose low s bytes are w's and the rest t's low 8 - s bytes. */
 static inline uint64_t join_word(uint64_t w, uint64_t t, unsigned s) {
@@ -75,16 +78,19 @@ size_t prefix_encode(const uint8_t *raw, size_t rlen, uint8_t *out, size_t cap) 
     uint8_t *o = out, *oend = out + cap;
     while (p < end) {
 #if PREFIX_WORDS
-        /* Two 8-byte fields after two, seen in the record's bytes (9, key,
-         * 8, value): each goes as a word, its header written over the
-         * bytes past the key's tail, the last store ending at most 20
-         * bytes on. */
-        if (pkl == 8 && pvl == 8 && rec_is_pair8(p, end) && oend - o >= REC_PAIR8 + 2) {
-            o = put_word(o, 9, p + 1, pk);
-            o = put_word(o, 8, p + 10, pv);
+        /* A key and a value of the previous record's widths, both at most
+         * 8 bytes, seen in the record's bytes (klen + 1, key, vlen,
+         * value): each goes as a word, its header written over the bytes
+         * past the key's tail, the last store ending at most 20 bytes on.
+         * Every load lies inside the 18 bytes ahead, which the record's
+         * block holds. */
+        if (pk && pkl <= 8 && pvl <= 8 && end - p >= REC_PAIR8 && p[0] == pkl + 1 && p[1 + pkl] == pvl &&
+            oend - o >= REC_PAIR8 + 2) {
+            o = put_word(o, (uint8_t)(pkl + 1), p + 1, pk, (unsigned)pkl);
+            o = put_word(o, (uint8_t)pvl, p + 2 + pkl, pv, (unsigned)pvl);
             pk = p + 1;
-            pv = p + 10;
-            p += REC_PAIR8;
+            pv = p + 2 + pkl;
+            p += 2 + pkl + pvl;
             continue;
         }
 #endif
@@ -156,28 +162,32 @@ int prefix_decode(const uint8_t *z, size_t zlen, uint8_t *out, size_t rlen) {
     while (zp < ze) {
         uint64_t kh, vlen;
 #if PREFIX_WORDS
-        /* Records of two 8-byte fields after one: each one's key header
-         * and shared length, key tail, value header and shared length and
-         * value tail lie in its next 20 bytes at most, each tail read as a
-         * word; it takes 18 bytes of out.  The previous words stay in
+        /* Records of a key and a value of the previous record's widths,
+         * both at most 8 bytes: each one's key header and shared length,
+         * key tail, value header and shared length and value tail lie in
+         * its next 20 bytes at most, each tail read as a word; it is
+         * written as two words, the value's header over the bytes past
+         * the key, taking at most 18 bytes of out (bytes past the record
+         * are written again by the next).  The previous words stay in
          * registers, so no record waits for the last one's stores. */
-        if (pkl == 8 && pvl == 8) {
+        if (pkl <= 8 && pvl <= 8 && pk + 8 <= rlen && pv + 8 <= rlen && (pkl || pvl || o)) {
             uint64_t kw = load8(out + pk), vw = load8(out + pv);
-            while (ze - zp >= 20 && rlen - o >= 18 && zp[0] == 9 && zp[1] <= 8) {
+            unsigned kl = (unsigned)pkl, vl = (unsigned)pvl;
+            while (ze - zp >= 20 && rlen - o >= 18 && zp[0] == kl + 1 && zp[1] <= kl) {
                 unsigned ks = zp[1];
-                const uint8_t *q = zp + 2 + (8 - ks);
-                if (q[0] != 8 || q[1] > 8) break;
+                const uint8_t *q = zp + 2 + (kl - ks);
+                if (q[0] != vl || q[1] > vl) break;
                 unsigned vs = q[1];
                 kw = join_word(kw, load8(zp + 2), ks);
                 vw = join_word(vw, load8(q + 2), vs);
-                out[o] = 9;
+                out[o] = (uint8_t)(kl + 1);
                 memcpy(out + o + 1, &kw, 8);
-                out[o + 9] = 8;
-                memcpy(out + o + 10, &vw, 8);
+                out[o + 1 + kl] = (uint8_t)vl;
+                memcpy(out + o + 2 + kl, &vw, 8);
                 pk = o + 1;
-                pv = o + 10;
-                o += 18;
-                zp = q + 2 + (8 - vs);
+                pv = o + 2 + kl;
+                o += 2 + kl + vl;
+                zp = q + 2 + (vl - vs);
             }
             if (zp >= ze) break;
         }

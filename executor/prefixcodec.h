@@ -4,8 +4,9 @@
  * prefix it shares with the previous record's key (value).
  *
  * Records of a shuffle are mostly numbers in the 8-byte order-preserving
- * encodings (recfmt.h: em_i64_enc), whose high bytes a block's keys and
- * values share: 20M (int64, int64) pairs of 1M keys and values below 100
+ * encodings (recfmt.h: em_i64_enc), or other fields of one width up to 8
+ * bytes, which both sides handle as whole words; their high bytes a
+ * block's keys and values share: 20M (int64, int64) pairs of 1M keys and values below 100
  * take 18 bytes a record as records and 8 front-coded.  lz4 shrinks them
  * as much but at a far higher cost a byte; this costs a compare
  * and a short copy per field, so the outputs local[N] keeps in memory
