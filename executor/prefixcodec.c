@@ -86,8 +86,13 @@ size_t prefix_encode(const uint8_t *raw, size_t rlen, uint8_t *out, size_t cap) 
          * block holds. */
         if (pk && pkl <= 8 && pvl <= 8 && end - p >= REC_PAIR8 && p[0] == pkl + 1 && p[1 + pkl] == pvl &&
             oend - o >= REC_PAIR8 + 2) {
-            o = put_word(o, (uint8_t)(pkl + 1), p + 1, pk, (unsigned)pkl);
-            o = put_word(o, (uint8_t)pvl, p + 2 + pkl, pv, (unsigned)pvl);
+            if (pkl == 8 && pvl == 8) { /* the common case, with constant widths */
+                o = put_word(o, 9, p + 1, pk, 8);
+                o = put_word(o, 8, p + 10, pv, 8);
+            } else {
+                o = put_word(o, (uint8_t)(pkl + 1), p + 1, pk, (unsigned)pkl);
+                o = put_word(o, (uint8_t)pvl, p + 2 + pkl, pv, (unsigned)pvl);
+            }
             pk = p + 1;
             pv = p + 2 + pkl;
             p += 2 + pkl + pvl;
@@ -156,39 +161,54 @@ static inline int get_field(const uint8_t **zp, const uint8_t *ze, uint8_t *out,
     return 0;
 }
 
+#if PREFIX_WORDS
+/* Decode the records from zp on whose key and value have the widths kl
+ * and vl (at most 8 bytes each) of the previous record's, at *pk and *pv
+ * in out: each one's key header and shared length, key tail, value header
+ * and shared length and value tail lie in its next 20 bytes at most, each
+ * tail read as a word; it is written as two words, the value's header
+ * over the bytes past the key, taking at most 18 bytes of out (bytes past
+ * the record are written again by the next).  The previous words stay in
+ * registers, so no record waits for the last one's stores.  Returns where
+ * the first record of another shape (or too near an end) starts. */
+static inline __attribute__((always_inline)) const uint8_t *
+word_records(const uint8_t *zp, const uint8_t *ze, uint8_t *out, size_t rlen, size_t *op, size_t *pk, size_t *pv,
+             unsigned kl, unsigned vl) {
+    uint64_t kw = load8(out + *pk), vw = load8(out + *pv);
+    size_t o = *op;
+    while (ze - zp >= 20 && rlen - o >= 18 && zp[0] == kl + 1 && zp[1] <= kl) {
+        unsigned ks = zp[1];
+        const uint8_t *q = zp + 2 + (kl - ks);
+        if (q[0] != vl || q[1] > vl) break;
+        unsigned vs = q[1];
+        kw = join_word(kw, load8(zp + 2), ks);
+        vw = join_word(vw, load8(q + 2), vs);
+        out[o] = (uint8_t)(kl + 1);
+        memcpy(out + o + 1, &kw, 8);
+        out[o + 1 + kl] = (uint8_t)vl;
+        memcpy(out + o + 2 + kl, &vw, 8);
+        *pk = o + 1;
+        *pv = o + 2 + kl;
+        o += 2 + kl + vl;
+        zp = q + 2 + (vl - vs);
+    }
+    *op = o;
+    return zp;
+}
+#endif
+
 int prefix_decode(const uint8_t *z, size_t zlen, uint8_t *out, size_t rlen) {
     const uint8_t *zp = z, *ze = z + zlen;
     size_t o = 0, pk = 0, pkl = 0, pv = 0, pvl = 0;
     while (zp < ze) {
         uint64_t kh, vlen;
 #if PREFIX_WORDS
-        /* Records of a key and a value of the previous record's widths,
-         * both at most 8 bytes: each one's key header and shared length,
-         * key tail, value header and shared length and value tail lie in
-         * its next 20 bytes at most, each tail read as a word; it is
-         * written as two words, the value's header over the bytes past
-         * the key, taking at most 18 bytes of out (bytes past the record
-         * are written again by the next).  The previous words stay in
-         * registers, so no record waits for the last one's stores. */
+        /* Records of the previous one's widths, up to 8 bytes: as words. */
         if (pkl <= 8 && pvl <= 8 && pk + 8 <= rlen && pv + 8 <= rlen && (pkl || pvl || o)) {
-            uint64_t kw = load8(out + pk), vw = load8(out + pv);
-            unsigned kl = (unsigned)pkl, vl = (unsigned)pvl;
-            while (ze - zp >= 20 && rlen - o >= 18 && zp[0] == kl + 1 && zp[1] <= kl) {
-                unsigned ks = zp[1];
-                const uint8_t *q = zp + 2 + (kl - ks);
-                if (q[0] != vl || q[1] > vl) break;
-                unsigned vs = q[1];
-                kw = join_word(kw, load8(zp + 2), ks);
-                vw = join_word(vw, load8(q + 2), vs);
-                out[o] = (uint8_t)(kl + 1);
-                memcpy(out + o + 1, &kw, 8);
-                out[o + 1 + kl] = (uint8_t)vl;
-                memcpy(out + o + 2 + kl, &vw, 8);
-                pk = o + 1;
-                pv = o + 2 + kl;
-                o += 2 + kl + vl;
-                zp = q + 2 + (vl - vs);
-            }
+            if (pkl == 8 && pvl == 8) /* the common case, with constant widths */
+                zp = word_records(zp, ze, out, rlen, &o, &pk, &pv, 8, 8);
+            else
+                zp = word_records(zp, ze, out, rlen, &o, &pk, &pv, (unsigned)pkl, (unsigned)pvl);
             if (zp >= ze) break;
         }
 #endif
