@@ -309,7 +309,7 @@ static int part_of(void *pctx, const em_rec *r) {
         if (s->b8 && kl == s->bw) { /* one length: the padding decides nothing */
             uint64_t x = 0;
             if (kl == 8) memcpy(&x, k, 8);
-            else memcpy(&x, k, kl);
+            else if (kl) memcpy(&x, k, kl);
             x = __builtin_bswap64(x);
             /* Branch-free: random keys would mispredict every step.  The
              * step is a mask, not a conditional, which GCC compiled to a
@@ -418,7 +418,7 @@ static int open_shuffle(epipe *p) {
             s->bw = s->bl[0];
             for (int i = 0; i < s->nb; i++) {
                 s->b8[i] = 0;
-                memcpy(&s->b8[i], s->bk[i], s->bw);
+                if (s->bw) memcpy(&s->b8[i], s->bk[i], s->bw);
                 s->b8[i] = __builtin_bswap64(s->b8[i]);
             }
         }
