@@ -465,13 +465,13 @@ static int agg8_user(agg_ctx *a, agg8_slot *s, int found, const em_rec *v) {
         clen = a->out.len;
     }
     if (a->cw < 0 && clen <= 8) a->cw = (int)clen;
-    if (clen == 8) {
-        memcpy(&s->comb, c, 8);
-        return 0;
-    }
     if (clen == (size_t)a->cw) {
-        s->comb = 0;
-        if (clen) memcpy(&s->comb, c, clen);
+        if (clen == 8) {
+            memcpy(&s->comb, c, 8);
+        } else {
+            s->comb = 0;
+            if (clen) memcpy(&s->comb, c, clen);
+        }
         return 0;
     }
     uint64_t key = s->key;

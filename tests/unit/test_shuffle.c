@@ -602,6 +602,76 @@ TEST(shuffle_agg_narrow_widths) {
     }
 }
 
+/* A user combiner of 4 bytes that widens to 8 once its sum passes a
+ * limit: the table's combiners are 4 bytes wide until the first wide one,
+ * which moves every key to the general table; every sum and width exact. */
+static int cmp_u64(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+static uint64_t widen_limit;
+static int widen_put(ebuf *out, uint64_t x) {
+    uint8_t b[8];
+    size_t w = x > widen_limit ? 8 : 4;
+    for (size_t i = w; i-- > 0; x >>= 8) b[i] = (uint8_t)x;
+    return ebuf_append(out, b, w);
+}
+static int widen_create(void *ctx, const em_rec *v, ebuf *out) { return widen_put(out, narrow_num(v)); }
+static int widen_merge_value(void *ctx, const em_rec *c, const em_rec *v, ebuf *out) {
+    if (c->vlen != 4 && c->vlen != 8) return em_fail("combiner of %zu bytes", c->vlen);
+    return widen_put(out, be_get(c->val, c->vlen) + narrow_num(v));
+}
+static int widen_merge_comb(void *ctx, const em_rec *c, const em_rec *d, ebuf *out) {
+    if ((c->vlen != 4 && c->vlen != 8) || (d->vlen != 4 && d->vlen != 8)) return em_fail("bad combiners");
+    return widen_put(out, be_get(c->val, c->vlen) + be_get(d->val, d->vlen));
+}
+static const agg_spec WIDEN = {.create = widen_create, .merge_value = widen_merge_value,
+                               .merge_comb = widen_merge_comb};
+
+TEST(shuffle_agg_narrow_combiner_widens) {
+    static uint64_t want[BIGK], sorted[BIGK];
+    narrow_kw = 4;
+    narrow_vw = 2;
+    narrow_mixed = 0;
+    const char *dir = subdir("out"), *spill_dirs[2] = {subdir("spill-big"), subdir("spill-small")}, *dirs[2];
+    dirs_of(dir, 2, dirs);
+    wcfg c = {dir, 40, 2, 1, BIGN / 2, gen_grow, NULL, 1 << 20, 0, {0}, 0, 0, NULL};
+    write_shape = narrow_shape;
+    int wrc = write_maps(&c);
+    write_shape = NULL;
+    CHECK_OK(wrc);
+    free(c.res.seg_bytes);
+    memset(want, 0, sizeof want);
+    for (uint32_t m = 0; m < 2; m++)
+        for (size_t i = 0; i < BIGN / 2; i++) {
+            int64_t k, v;
+            gen_grow(m, i, &k, &v);
+            want[k] += (uint64_t)v;
+        }
+    memcpy(sorted, want, sizeof want);
+    qsort(sorted, BIGK, sizeof *sorted, cmp_u64);
+    widen_limit = sorted[BIGK / 2]; /* about half the keys end 8 bytes wide */
+    for (int spill = 0; spill < 2; spill++) {
+        collect col = {EBUF_INIT, 0, 0};
+        sr_stats st;
+        sr_opts o = ropts(dirs, 40, 0, 2, SR_AGG, spill_dirs[spill], spill ? 16 << 10 : 1 << 20);
+        o.agg = &WIDEN;
+        CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+        CHECK_EQ_I64(col.n, BIGK);
+        size_t pos = 0;
+        em_rec rec;
+        while (collect_next(&col, &pos, &rec)) {
+            CHECK_EQ_I64(rec.klen, 4);
+            int64_t k = (int64_t)be_get(rec.key, 4);
+            CHECK(k >= 0 && k < BIGK);
+            CHECK_EQ_I64(rec.vlen, (want[k] > widen_limit ? 8 : 4));
+            CHECK_EQ_I64(be_get(rec.val, rec.vlen), want[k]);
+        }
+        ebuf_free(&col.buf);
+        CHECK(dir_clean(spill_dirs[spill], 0));
+    }
+}
+
 /* Global sort of 200k unique keys in 64 KiB: several runs, merged. */
 static void sort_case(int descending, int budget_kib) {
     const char *dir = subdir("out"), *spill = subdir("spill"), *dirs[4];
