@@ -30,6 +30,7 @@
 #include "dag.h"
 #include "err.h"
 #include "eventlog.h"
+#include "events.h"
 #include "executor.h"
 #include "historyd.h"
 #include "lcluster.h"
@@ -311,6 +312,29 @@ const char *em_ui_url(em_ctx *ctx) {
     return w->ui_url[0] ? w->ui_url : NULL;
 }
 
+/* Spark's waitBackendReady: with ember.cores.max set, scheduling begins
+ * once executors of minRegisteredResourcesRatio of those cores have
+ * registered, or after maxRegisteredResourcesWaitingTime, whichever is
+ * first (standalone's expected resources are ember.cores.max: without it,
+ * or with the ratio 0, at once). */
+static void await_registered(em_ctx *ctx, wiring *w) {
+    double ratio = conf_double(ctx->conf, "ember.scheduler.minRegisteredResourcesRatio");
+    int64_t max = conf_i64(ctx->conf, "ember.cores.max");
+    int64_t wait_ms = conf_duration_ms(ctx->conf, "ember.scheduler.maxRegisteredResourcesWaitingTime");
+    if (ratio <= 0 || max <= 0 || !w->be->registered_cores) return;
+    uint64_t end = ev_now_us() + (uint64_t)wait_ms * 1000u;
+    int have;
+    while ((have = w->be->registered_cores(w->be)) < ratio * (double)max && ev_now_us() < end)
+        usleep(10 * 1000);
+    if (have >= ratio * (double)max)
+        log_msg(LOG_INFO, "driver", "scheduling begins with %d of ember.cores.max %lld cores registered "
+                "(ember.scheduler.minRegisteredResourcesRatio %g)", have, (long long)max, ratio);
+    else
+        log_msg(LOG_INFO, "driver", "scheduling begins after ember.scheduler.maxRegisteredResourcesWaitingTime "
+                "with %d of ember.cores.max %lld cores registered (ember.scheduler.minRegisteredResourcesRatio %g)",
+                have, (long long)max, ratio);
+}
+
 em_ctx *em_open(const char *master, const em_conf *conf) {
     opened *o = calloc(1, sizeof *o);
     if (!o) {
@@ -446,6 +470,7 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
     else appinfo_local_id(w->start_ms, w->app_id, sizeof w->app_id);
     if (obs_open(ctx, w)) goto fail;
     if (dag_start(w->dag, w->be)) goto fail;
+    if (w->cluster) await_registered(ctx, w);
     return ctx;
 nomem:
     em__seterr(EM_ENOMEM, "em_open: out of memory");

@@ -51,6 +51,10 @@ struct backend {
     void (*drop_map_output)(backend *b, int exec, uint32_t shuffle_id, int map, uint64_t attempt);
     /* Executor cores available in all. */
     int (*cores)(backend *b);
+    /* Cores of the executors registered now (not a floor, not those only
+     * granted): what ember.scheduler.minRegisteredResourcesRatio waits
+     * for.  NULL: all are there from the start, as local[N]'s. */
+    int (*registered_cores)(backend *b);
     /* Why no executor is alive, into buf: asked after tasks waited
      * ember.scheduler.maxRegisteredWait for one, and for the warning
      * logged every ember.starvation.timeout while they wait.  1: nothing

@@ -325,25 +325,26 @@ static void post_to_execs(cluster *k, int exec, int tag, int n, uint64_t a, uint
     if (iol_post(k->l, send_to_execs, m)) free(m);
 }
 
-static void c_drop_shuffle(backend *b, uint32_t shuffle_id) {
-    post_to_execs((cluster *)b, -1, M_DROP_SHUFFLE, 1, shuffle_id, 0, 0);
-}
-
 static void c_drop_map_output(backend *b, int exec, uint32_t shuffle_id, int map, uint64_t attempt) {
     post_to_execs((cluster *)b, exec, M_DROP_MAP_OUTPUT, 3, shuffle_id, (uint64_t)map, attempt);
 }
 
+/* The others go to every executor. */
+static void c_drop_shuffle(backend *b, uint32_t id) { post_to_execs((cluster *)b, -1, M_DROP_SHUFFLE, 1, id, 0, 0); }
 static void c_drop_bcast(backend *b, uint64_t id) { post_to_execs((cluster *)b, -1, M_DROP_BCAST, 1, id, 0, 0); }
+static void c_drop_rdd(backend *b, uint64_t ns, int rdd) { post_to_execs((cluster *)b, -1, M_DROP_RDD, 2, ns, rdd, 0); }
 
-static void c_drop_rdd(backend *b, uint64_t ns, int rdd) {
-    post_to_execs((cluster *)b, -1, M_DROP_RDD, 2, ns, (uint64_t)rdd, 0);
-}
-
-static int c_cores(backend *b) {
+static int c_registered_cores(backend *b) {
     cluster *k = (cluster *)b;
     pthread_mutex_lock(&k->mu);
     int n = k->total_cores;
     pthread_mutex_unlock(&k->mu);
+    return n;
+}
+
+static int c_cores(backend *b) {
+    cluster *k = (cluster *)b;
+    int n = c_registered_cores(b);
     /* local-cluster's are known before they register; otherwise those
      * registered, at least 2 (Spark's defaultParallelism). */
     int floor = k->lc_workers ? k->lc_workers * k->lc_cores : 2;
@@ -1143,6 +1144,7 @@ backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     k->b.drop_shuffle = c_drop_shuffle;
     k->b.drop_map_output = c_drop_map_output;
     k->b.cores = c_cores;
+    k->b.registered_cores = c_registered_cores;
     k->b.why_idle = c_why_idle;
     k->b.drop_bcast = c_drop_bcast;
     k->b.drop_rdd = c_drop_rdd;

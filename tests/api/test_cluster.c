@@ -840,6 +840,47 @@ static int both_executors_up(em_ctx *c) {
     return 0;
 }
 
+/* The distinct executor processes the tasks of one job over 8 partitions
+ * ran in. */
+static int pids_of_first_job(em_ctx *c) {
+    em_batch *b = NULL;
+    if (em_collect(em_map(em_range(c, 0, 8, 1, 8), fn_pid, NULL, 0), &b)) return -1;
+    size_t pos = 0;
+    em_rec r;
+    int64_t seen[8];
+    int n = 0;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        int64_t p = rec_i64(&r);
+        int k = 0;
+        while (k < n && seen[k] != p) k++;
+        if (k == n && n < 8) seen[n++] = p;
+    }
+    em_batch_free(b);
+    return n;
+}
+
+/* ember.scheduler.minRegisteredResourcesRatio of ember.cores.max: em_open
+ * returns once both executors have registered, so the first job's first
+ * round of offers has a slot on each (it cannot run all on the first to
+ * come).  Expected cores that never come: scheduling begins after
+ * maxRegisteredResourcesWaitingTime, on those there are. */
+TEST(cluster_min_registered_ratio_waits_for_cores) {
+    const char *all[] = {"ember.cores.max", "2", "ember.scheduler.minRegisteredResourcesRatio", "1", NULL};
+    em_ctx *c = open_cluster_kv("local-cluster[2,1,512]", all);
+    CHECK(c);
+    CHECK_EQ_I64(pids_of_first_job(c), 2);
+    em_close(c);
+    const char *more[] = {"ember.cores.max", "3", "ember.scheduler.minRegisteredResourcesRatio", "1",
+                          "ember.scheduler.maxRegisteredResourcesWaitingTime", "200ms", NULL};
+    CHECK((c = open_cluster_kv("local-cluster[2,1,512]", more)));
+    CHECK(pids_of_first_job(c) >= 1);
+    em_close(c);
+    em_conf *bad = em_conf_new();
+    CHECK(em_conf_set(bad, "ember.scheduler.minRegisteredResourcesRatio", "1.5") == EM_EINVAL);
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.scheduler.minRegisteredResourcesRatio");
+    em_conf_free(bad);
+}
+
 /* An executor killed from outside (SIGKILL) mid-stage: its attempts run
  * again elsewhere without counting as task failures, so the job succeeds
  * even with ember.task.maxFailures = 1. */

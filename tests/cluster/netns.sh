@@ -136,17 +136,22 @@ check "two workers in their namespaces registered with the master" \
     '[ "$(grep -c "registered from 192.0.2" "$T/master.log")" -eq 2 ]'
 
 want=$("$B/examples/wordcount" tests/data/words.txt 5 'local[2]' | grep -v '^word ')
+# The word count's tasks begin once both workers' executors (all 3 cores)
+# have registered, so each runs some.
+both="--conf ember.cores.max=3 --conf ember.scheduler.minRegisteredResourcesRatio=1"
 got=$(ip netns exec "$tag-d" "$B/examples/wordcount" --conf ember.driver.host=192.0.2.4 \
-      --conf ember.network.crypto.enabled=true --conf ember.local.dir="$T" --conf ember.executor.memory=512m \
+      --conf ember.network.crypto.enabled=true --conf ember.local.dir="$T" --conf ember.executor.memory=512m $both \
       tests/data/words.txt 5 ember://192.0.2.1:7077 2> "$T/driver.err" | grep -v '^word ')
 check "word count across the namespaces equals the local run" '[ -n "$got" ] && [ "$got" = "$want" ]'
 [ "$got" = "$want" ] || { echo "  want: $want"; echo "  got:  $got"; cat "$T/driver.err" "$T/master.log" "$T"/w*.log; }
 check "each worker ran an executor on its own address" \
     'logged "$T/w1.log" "started executor" && logged "$T/w2.log" "started executor"'
+grep -q "started executor" "$T/w1.log" && grep -q "started executor" "$T/w2.log" ||
+    cat "$T/driver.err" "$T/master.log" "$T"/w*.log
 
 # Linked against libember.so: the workers have no LD_LIBRARY_PATH.
 got=$(LD_LIBRARY_PATH="$B" ip netns exec "$tag-d" "$B/shared/wordcount" --conf ember.driver.host=192.0.2.4 \
-      --conf ember.network.crypto.enabled=true --conf ember.local.dir="$T" --conf ember.executor.memory=512m \
+      --conf ember.network.crypto.enabled=true --conf ember.local.dir="$T" --conf ember.executor.memory=512m $both \
       tests/data/words.txt 5 ember://192.0.2.1:7077 2> "$T/driver-shared.err" | grep -v '^word ')
 check "word count linked against libember.so across the namespaces equals the local run" \
     '[ -n "$got" ] && [ "$got" = "$want" ]'
