@@ -58,10 +58,10 @@ uint32_t bf_block_crc(const uint8_t *h, const uint8_t *z, size_t zlen) {
     return crc32c(crc32c(0, h, 9), z, zlen);
 }
 
-void bf_plain_header(uint8_t *h, size_t rlen) {
+void bf_plain_header(uint8_t *h, size_t rlen, unsigned flags) {
     put_u32le(h, (uint32_t)rlen);
     put_u32le(h + 4, (uint32_t)rlen);
-    h[8] = BF_NONE;
+    h[8] = (uint8_t)(BF_NONE | (flags & BF_VALUES));
     put_u32le(h + 9, bf_block_crc(h, h + BF_HEADER, rlen));
 }
 
@@ -164,6 +164,10 @@ static int encode(bf_codec c, bf_cctx *cx, const uint8_t *raw, size_t rlen, uint
 size_t bf_block_bound(bf_codec c, size_t rlen) { return BF_HEADER + bound_of(c.id, rlen); }
 
 int bf_compress_block(ebuf *z, const void *raw, size_t rlen, bf_codec c, bf_cctx *cx) {
+    return bf_compress_block_flags(z, raw, rlen, c, cx, 0);
+}
+
+int bf_compress_block_flags(ebuf *z, const void *raw, size_t rlen, bf_codec c, bf_cctx *cx, unsigned flags) {
     const char *why;
     if (bf_codec_check(c, &why))
         return em__seterr(EM_EINVAL, "shuffle block: %s (codec %u, level %d)", why, c.id, c.level);
@@ -186,7 +190,7 @@ int bf_compress_block(ebuf *z, const void *raw, size_t rlen, bf_codec c, bf_cctx
     }
     put_u32le(h, (uint32_t)zlen);
     put_u32le(h + 4, (uint32_t)rlen);
-    h[8] = id;
+    h[8] = (uint8_t)(id | (flags & BF_VALUES));
     put_u32le(h + 9, bf_block_crc(h, h + BF_HEADER, zlen));
     z->len += BF_HEADER + zlen;
     return 0;
@@ -252,6 +256,7 @@ void bf_reader_init(bf_reader *r, int fd, const char *path, uint64_t off, uint64
     r->rp = NULL;
     r->rlen = 0;
     r->pos = 0;
+    r->flags = 0;
     r->zstd = NULL;
 }
 
@@ -335,7 +340,7 @@ static int load_block(bf_reader *r) {
     if (room < BF_HEADER) return bad_block(r, at, "truncated header");
     if ((rc = read_at(r, at, h, BF_HEADER, at))) return rc;
     uint32_t zlen = get_u32le(h), rlen = get_u32le(h + 4), crc = get_u32le(h + 9);
-    uint8_t id = h[8];
+    uint8_t id = h[8] & (uint8_t)~BF_VALUES;
     if (id >= BF_NCODECS) {
         snprintf(what, sizeof what, "unknown codec %u", id);
         return bad_block(r, at, what);
@@ -351,6 +356,7 @@ static int load_block(bf_reader *r) {
     r->rlen = 0;
     r->pos = 0;
     r->block = at;
+    r->flags = h[8] & BF_VALUES;
     /* Blocks stored as they are are read straight into raw, or in memory
      * used where they lie; compressed blocks in memory are decoded where
      * they lie. */

@@ -6,7 +6,10 @@
  *     offset 0  u32le compressed length
  *     offset 4  u32le raw length
  *     offset 8  u8    codec (enum bf_codec_id of codec.h: 0 none, 1 zlib,
- *                     2 lz4, 3 zstd, 4 prefix)
+ *                     2 lz4, 3 zstd, 4 prefix) in the low 7 bits; bit 7
+ *                     (BF_VALUES) marks a shuffle block whose records are
+ *                     values not yet combined (shuffle_write.c: a map task
+ *                     that gave up combining), the others' combiners
  *     offset 9  u32le CRC-32C of the header's first 9 bytes and the
  *                     compressed bytes, as one running checksum (crc32c.h)
  * The raw bytes are records in the batch encoding of recfmt.h.  A run is a
@@ -44,6 +47,8 @@
 #include "ember.h"
 
 #define BF_HEADER 13
+/* The codec byte's flag: the block's records are uncombined values. */
+#define BF_VALUES 0x80
 /* The most raw bytes any codec makes of one compressed byte (zstd's: a
  * 4-byte RLE block stands for up to 128 KiB).  A reader rejects a header
  * claiming a raw length past its own codec's ratio, which is at most this
@@ -90,13 +95,15 @@ void bf_writer_free(bf_writer *w);
  * EM_EINVAL for a codec bf_codec_check refuses; z is unchanged on
  * failure. */
 int bf_compress_block(ebuf *z, const void *raw, size_t rlen, bf_codec codec, bf_cctx *cx);
+/* The same, with flags (0 or BF_VALUES) in the header's codec byte. */
+int bf_compress_block_flags(ebuf *z, const void *raw, size_t rlen, bf_codec codec, bf_cctx *cx, unsigned flags);
 /* The most bytes bf_compress_block appends for rlen raw bytes: with that
  * much room reserved it never grows z. */
 size_t bf_block_bound(bf_codec codec, size_t rlen);
 /* Write at h the header of a block of codec none whose rlen raw bytes
  * already follow it at h + BF_HEADER (a writer building blocks in place;
- * rlen at most BF_MAX_RAW). */
-void bf_plain_header(uint8_t *h, size_t rlen);
+ * rlen at most BF_MAX_RAW), with flags (0 or BF_VALUES). */
+void bf_plain_header(uint8_t *h, size_t rlen, unsigned flags);
 /* The checksum a block header stores: CRC-32C of the header's first 9 bytes
  * (h) and the zlen compressed bytes that follow it (z).  For tests and
  * tools that rewrite blocks. */
@@ -116,6 +123,7 @@ typedef struct bf_reader {
                           codec none in memory where it lies */
     size_t rlen;
     size_t pos;        /* next record within rp */
+    unsigned flags;    /* the block's flags (BF_VALUES) */
     void *zstd;        /* zstd's decompression context, made at the first zstd block */
 } bf_reader;
 

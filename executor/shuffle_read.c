@@ -45,7 +45,8 @@ typedef int (*consume_fn)(void *ctx, const em_rec *r);
 /* A consumer of whole blocks: the encoded records [p, p + len).  Sets *n
  * to the records it found; a malformed one sets *bad and ends the block
  * (the map output's fault, unlike the errors it returns). */
-typedef int (*consume_block_fn)(void *ctx, const uint8_t *p, size_t len, uint64_t *n, int *bad);
+/* A block's records at once; flags are its header's (BF_VALUES). */
+typedef int (*consume_block_fn)(void *ctx, const uint8_t *p, size_t len, unsigned flags, uint64_t *n, int *bad);
 
 static int fetch_fail(sr_stats *st, int map) {
     st->failed_map = map;
@@ -252,7 +253,7 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
                 if (rc < 0 && rc != EM_ENOMEM) rc = fetch_fail(st, m);
                 break;
             }
-            rc = bfn(ctx, p, len, &n, &bad);
+            rc = bfn(ctx, p, len, rd.flags, &n, &bad);
             st->records_read += n;
             if (bad) {
                 em__seterr(EM_ECORRUPT, "%s: malformed record in the block at offset %llu", dpath,
@@ -366,6 +367,9 @@ typedef struct agg_ctx {
      * width moves the keys to map, which takes every record from then
      * on. */
     int use8;
+    int combined;     /* the block's records are combiners: the read's
+                         map_side_combined, but for blocks of values
+                         (BF_VALUES, a map task that gave up combining) */
     int kw, cw;       /* -1 until the first key, the first combiner */
     agg8 t8;
     aggmap map;
@@ -451,11 +455,11 @@ static int agg8_user(agg_ctx *a, agg8_slot *s, int found, const em_rec *v) {
     const void *c = v->val;
     size_t clen = v->vlen, j;
     int rc;
-    if (found || !a->o->map_side_combined) { /* else the value is the combiner */
+    if (found || !a->combined) { /* else the value is the combiner */
         ebuf_reset(&a->out);
         if (found) {
             em_rec cur = {NULL, 0, &s->comb, (size_t)a->cw};
-            rc = a->o->map_side_combined ? g->merge_comb(g->ctx, &cur, v, &a->out)
+            rc = a->combined ? g->merge_comb(g->ctx, &cur, v, &a->out)
                                          : g->merge_value(g->ctx, &cur, v, &a->out);
         } else {
             rc = g->create(g->ctx, v, &a->out);
@@ -514,7 +518,7 @@ static int agg_block8(agg_ctx *a, size_t n) {
             if (rc) return agg_recs(a, i + 1, n);
             rc = found;
         } else if (rc) comb_apply8(g->builtin, (uint8_t *)&s->comb, v);
-        else if (a->o->map_side_combined) memcpy(&s->comb, v, 8);
+        else if (a->combined) memcpy(&s->comb, v, 8);
         else agg_builtin_create(g, (uint8_t *)&s->comb, v);
         if (!rc && agg8_mem(t) > a->o->mem_budget && (rc = agg8_spill(a))) return rc;
     }
@@ -534,7 +538,7 @@ static int pairs8_only(const uint8_t *p, size_t len) {
 /* A block of n such records into the 8-byte table, read where they lie:
  * no record views, no key copies; the home slot of the key AGG_AHEAD
  * records on is fetched. */
-static int agg_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec, int *bad);
+static int agg_block(void *ctx, const uint8_t *p, size_t len, unsigned flags, uint64_t *nrec, int *bad);
 
 static int agg_pairs8(agg_ctx *a, const uint8_t *p, size_t n) {
     const agg_spec *g = a->o->agg;
@@ -557,11 +561,12 @@ static int agg_pairs8(agg_ctx *a, const uint8_t *p, size_t n) {
             if (rc) { /* the rest of the block the general way */
                 uint64_t nrest;
                 int bad = 0;
-                return (i + 1 < n) ? agg_block(a, r + REC_PAIR8, (n - i - 1) * REC_PAIR8, &nrest, &bad) : 0;
+                unsigned fl = a->combined ? 0 : BF_VALUES;
+                return (i + 1 < n) ? agg_block(a, r + REC_PAIR8, (n - i - 1) * REC_PAIR8, fl, &nrest, &bad) : 0;
             }
             rc = found;
         } else if (rc) comb_apply8(g->builtin, (uint8_t *)&s->comb, r + 10);
-        else if (a->o->map_side_combined) memcpy(&s->comb, r + 10, 8);
+        else if (a->combined) memcpy(&s->comb, r + 10, 8);
         else agg_builtin_create(g, (uint8_t *)&s->comb, r + 10);
         if (!rc && agg8_mem(t) > a->o->mem_budget && (rc = agg8_spill(a))) return rc;
     }
@@ -579,13 +584,13 @@ static int agg_rec(agg_ctx *a, const em_rec *r, uint64_t h) {
         if ((rc = aggmap_upsert_h(&a->map, r->key, r->klen, h, 8, &i)) < 0) return rc;
         uint8_t *c = aggmap_comb(&a->map, i);
         if (rc) comb_apply8(g->builtin, c, r->val);
-        else if (a->o->map_side_combined) memcpy(c, r->val, 8);
+        else if (a->combined) memcpy(c, r->val, 8);
         else agg_builtin_create(g, c, r->val);
         return aggmap_mem(&a->map) > a->o->mem_budget ? agg_spill(a) : 0;
     }
     if ((rc = aggmap_upsert_h(&a->map, r->key, r->klen, h, 0, &i)) < 0) return rc;
     em_rec v = {NULL, 0, r->val, r->vlen}, c;
-    if (!rc && a->o->map_side_combined) {
+    if (!rc && a->combined) {
         rc = aggmap_set_comb(&a->map, i, r->val, r->vlen); /* a combiner already */
     } else {
         ebuf_reset(&a->out);
@@ -593,7 +598,7 @@ static int agg_rec(agg_ctx *a, const em_rec *r, uint64_t h) {
             aggmap_get(&a->map, i, &c);
             c.key = NULL;
             c.klen = 0;
-            rc = a->o->map_side_combined ? g->merge_comb(g->ctx, &c, &v, &a->out)
+            rc = a->combined ? g->merge_comb(g->ctx, &c, &v, &a->out)
                                          : g->merge_value(g->ctx, &c, &v, &a->out);
         } else {
             rc = g->create(g->ctx, &v, &a->out);
@@ -609,8 +614,12 @@ static int agg_rec(agg_ctx *a, const em_rec *r, uint64_t h) {
 /* A block of records: decoded first, then aggregated in order
  * while the table's cache lines for the records ahead are being fetched
  * (a lookup misses the cache twice once the table outgrows it). */
-static int agg_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec, int *bad) {
+static int agg_block(void *ctx, const uint8_t *p, size_t len, unsigned flags, uint64_t *nrec, int *bad) {
     agg_ctx *a = ctx;
+    a->combined = a->o->map_side_combined && !(flags & BF_VALUES);
+    if (!a->combined && (!a->o->agg->create || !a->o->agg->merge_value))
+        return em__seterr(EM_ECORRUPT, "shuffle %u: a block of values for an aggregation of combiners only",
+                          a->o->shuffle_id);
     const uint8_t *end = p + len;
     size_t n = 0;
     if (a->use8 && (a->kw == 8 || a->kw < 0) && pairs8_only(p, len)) {
@@ -768,7 +777,7 @@ static int sort_rec(void *ctx, const em_rec *r) {
  * key and value (REC_PAIR8, which es_add keeps as an index entry alone) is
  * seen from its bytes, with no varint decoding.  *nrec: the records taken;
  * *bad: the block holds bytes that are not records. */
-static int sort_block(void *ctx, const uint8_t *p, size_t len, uint64_t *nrec, int *bad) {
+static int sort_block(void *ctx, const uint8_t *p, size_t len, unsigned flags, uint64_t *nrec, int *bad) {
     const uint8_t *end = p + len;
     uint64_t n = 0;
     int rc = 0;
@@ -924,12 +933,12 @@ int sr_local_block(sr_local *l, const uint8_t *p, size_t len) {
     if (l->o.mode == SR_AGG) {
         uint64_t n = 0;
         int bad = 0;
-        int rc = agg_block(&l->a, p, len, &n, &bad);
+        int rc = agg_block(&l->a, p, len, 0, &n, &bad);
         return bad ? em__seterr(EM_ECORRUPT, "aggregation: malformed record") : rc;
     }
     uint64_t n = 0;
     int bad = 0;
-    int rc = sort_block(&l->s, p, len, &n, &bad);
+    int rc = sort_block(&l->s, p, len, 0, &n, &bad);
     return bad ? em__seterr(EM_ECORRUPT, "grouping: malformed record") : rc;
 }
 

@@ -50,8 +50,11 @@
  * the table starts over.  The reduce side combines again, so combining
  * partially is correct -- and so is not combining: when the first
  * SW_ADAPT_ROWS records left more than SW_ADAPT_RATIO keys per record, the
- * table is written out and later records pass straight to the partitions
- * as combiners (create of their value).  Records of 8-byte values reach
+ * table is written out and later records pass straight to the partitions:
+ * as they are where their value is a combiner already (reduce_by_key's),
+ * as create makes a builtin's, and, for user create functions, as values
+ * in blocks marked BF_VALUES, which the reduce side creates or merges as
+ * values (so no user function runs on the map side for them).  Records of 8-byte values reach
  * the table through a short queue that prefetches each record's slot and
  * entry (aggahead.h); a builtin combiner (combiners.h) is updated there in
  * place, with no call per record.
@@ -116,6 +119,8 @@ struct shuffle_writer {
     int passing;        /* the combining ratio was poor: records pass
                            uncombined (checked once, when comb_in reaches
                            SW_ADAPT_ROWS) */
+    unsigned values;    /* BF_VALUES once passing with a user create: the
+                           blocks begun since hold values as they came */
     bf_codec file_codec; /* the codec of files and spills (o.codec is the
                            in-memory store's while the output may be
                            kept there) */
@@ -212,7 +217,7 @@ static int add_run(es_run **v, size_t *n, size_t *cap, uint64_t off, uint64_t le
 static int close_plain(shuffle_writer *w, sw_part *p) {
     if (!p->opened) return 0;
     p->opened = 0;
-    bf_plain_header(w->arena.p + p->blk, p->blen);
+    bf_plain_header(w->arena.p + p->blk, p->blen, w->values);
     size_t len = BF_HEADER + p->blen;
     p->blen = 0;
     if (add_run(&p->aext, &p->anext, &p->acap, p->blk, len))
@@ -270,12 +275,12 @@ static int add_extent(sw_part *p, uint64_t off, uint64_t len) { return add_run(&
 
 /* Compress raw[0, rlen) as one block at the end of the arena, noted as
  * partition p's. */
-static int arena_block(shuffle_writer *w, sw_part *p, const uint8_t *raw, size_t rlen) {
+static int arena_block(shuffle_writer *w, sw_part *p, const uint8_t *raw, size_t rlen, unsigned flags) {
     size_t before = w->arena.len;
     /* The arena is a bigbuf.h buffer (its pages reused between tasks). */
     int rc;
     if (rlen <= BF_MAX_RAW && (rc = arena_reserve(w, bf_block_bound(w->o.codec, rlen)))) return rc;
-    rc = bf_compress_block(&w->arena, raw, rlen, w->o.codec, &w->cx);
+    rc = bf_compress_block_flags(&w->arena, raw, rlen, w->o.codec, &w->cx, flags);
     if (rc) return rc;
     if (add_run(&p->aext, &p->anext, &p->acap, before, w->arena.len - before)) {
         w->arena.len = before;
@@ -290,7 +295,7 @@ static int compress_part(shuffle_writer *w, sw_part *p) {
     if (w->plain) return close_plain(w, p);
     if (!p->raw.len) return 0;
     size_t before = w->arena.len;
-    int rc = arena_block(w, p, p->raw.p, p->raw.len);
+    int rc = arena_block(w, p, p->raw.p, p->raw.len, w->values);
     if (rc) return rc;
     w->buffered = w->buffered - p->raw.len + (w->arena.len - before);
     ebuf_reset(&p->raw);
@@ -339,7 +344,7 @@ static int leave_memory(shuffle_writer *w) {
             size_t rlen = 0;
             had += x[e].len;
             bf_reader_move_mem(&rd, kept.p, x[e].off, x[e].len);
-            while (!rc && (rc = bf_next_block(&rd, &raw, &rlen)) == 1) rc = arena_block(w, p, raw, rlen);
+            while (!rc && (rc = bf_next_block(&rd, &raw, &rlen)) == 1) rc = arena_block(w, p, raw, rlen, rd.flags);
         }
         free(x);
         w->buffered = w->buffered - had + (w->arena.len - before);
@@ -448,11 +453,12 @@ static int dump_comb(shuffle_writer *w) {
     return 0;
 }
 
-/* A record passed on uncombined, as the combiner create makes of its value
- * (the reduce side merges combiners). */
+/* A record passed on uncombined: as it is into a block of values, or as
+ * the combiner create makes of its value (the reduce side merges
+ * combiners). */
 static int pass_uncombined(shuffle_writer *w, const em_rec *r) {
     const agg_spec *a = w->o.combine;
-    if (a->create_identity) return part_add(w, w->o.partition(w->o.pctx, r), r);
+    if (a->create_identity || w->values) return part_add(w, w->o.partition(w->o.pctx, r), r);
     em_rec c = {r->key, r->klen, NULL, 0};
     uint8_t b[8];
     if (a->builtin) {
@@ -475,11 +481,21 @@ static int pass_uncombined(shuffle_writer *w, const em_rec *r) {
  * through the table, keep combining only if they collapsed to at most
  * SW_ADAPT_RATIO distinct keys per record. */
 static int adapt(shuffle_writer *w) {
+    const agg_spec *a = w->o.combine;
     int rc;
     if ((rc = ah_drain(&w->ahead))) return rc;
     if ((double)(w->comb_out + aggmap_count(&w->comb)) <= (double)w->comb_in * SW_ADAPT_RATIO) return 0;
     w->passing = 1;
-    return dump_comb(w);
+    if ((rc = dump_comb(w))) return rc;
+    /* A user create would be called once per record from now on: the
+     * records go as values instead, in blocks of their own, and the reduce
+     * side creates or merges each as a value (its merge_value), which it
+     * would have done for the combiner all the same. */
+    if (a->builtin || a->create_identity) return 0;
+    for (int i = 0; i < w->o.nparts; i++)
+        if ((rc = compress_part(w, &w->parts[i]))) return rc;
+    w->values = BF_VALUES;
+    return 0;
 }
 
 int sw_add(shuffle_writer *w, const em_rec *r) {
@@ -512,10 +528,11 @@ int sw_add(shuffle_writer *w, const em_rec *r) {
 }
 
 /* Whether records go to the partitions as they are: no combining, or
- * combining given up (adapt) with a combiner that starts as the value. */
+ * combining given up (adapt) with a combiner that starts as the value, or
+ * into blocks of values. */
 static int passes_as_is(const shuffle_writer *w) {
     const agg_spec *a = w->o.combine;
-    return !a || (w->passing && (a->create_identity || (a->builtin && !a->has_zero)));
+    return !a || (w->passing && (a->create_identity || (a->builtin && !a->has_zero) || w->values));
 }
 
 int sw_add_batch(shuffle_writer *w, const uint8_t *b, size_t len, uint64_t *nrec) {

@@ -12,9 +12,10 @@
  *      prefix: the codec byte of each header is the fuzzer's) and the
  *      record decoder;
  *   2  blocks: the payload is a list of raw blocks (u16le length, bytes),
- *      each compressed by bf_compress_block with the codec byte1 picks
- *      (codec_of below: every codec, with levels): the file is well formed,
- *      the records inside are the fuzzer's;
+ *      each compressed by bf_compress_block_flags with the codec byte1 picks
+ *      (codec_of below: every codec, with levels) and, when the length's
+ *      top bit is set, the flag BF_VALUES: the file is well formed, the
+ *      records inside are the fuzzer's;
  *   3  round trip: the payload is a list of records (flags: bit 0 has a
  *      key, bit 1 a long value; klen; vlen), written with bf_write (block
  *      size 1 + byte1 * 8, the codec byte2 picks) and flushed.
@@ -24,7 +25,7 @@
  * header's raw length is bounded by the compressed length times the most
  * any codec expands, BF_MAX_RATIO).  In mode 2 every block names the codec
  * it was given, or none with equal lengths when that codec did not shrink
- * it; the records are exactly those an independent decoder finds in the raw
+ * it, and carries the flag it was given; the records are exactly those an independent decoder finds in the raw
  * blocks, and the run fails exactly where that decoder finds a malformed
  * record; in mode 3 the records read back are those written, in order.
  */
@@ -148,16 +149,18 @@ static void mode_blocks(const uint8_t *p, size_t n, uint8_t b1) {
     int stop = 0; /* the reference found a malformed record: later blocks are never read */
     while (n >= 2) {
         size_t len = (size_t)(p[0] | p[1] << 8) % 4096;
+        unsigned flags = p[1] & BF_VALUES;
         p += 2;
         n -= 2;
         if (len > n) len = n;
         size_t at0 = file.len;
-        FZ_CHECK(bf_compress_block(&file, p, len, codec, b1 & 0x80 ? &cx : NULL) == 0, "bf_compress_block: %s",
-                 em_errmsg());
+        FZ_CHECK(bf_compress_block_flags(&file, p, len, codec, b1 & 0x80 ? &cx : NULL, flags) == 0,
+                 "bf_compress_block: %s", em_errmsg());
         const uint8_t *h = file.p + at0;
         FZ_CHECK(get_u32le(h + 4) == len && file.len - at0 == BF_HEADER + get_u32le(h), "block lengths");
-        FZ_CHECK(h[8] == codec.id || (h[8] == BF_NONE && get_u32le(h) == len), "block of codec %u, given %u", h[8],
-                 codec.id);
+        uint8_t id = h[8] & (uint8_t)~BF_VALUES;
+        FZ_CHECK((h[8] & BF_VALUES) == flags, "block flags %u, given %u", h[8] & BF_VALUES, flags);
+        FZ_CHECK(id == codec.id || (id == BF_NONE && get_u32le(h) == len), "block of codec %u, given %u", id, codec.id);
         for (size_t at = 0; at < len && !stop;) {
             em_rec r;
             size_t k = fz_record(p + at, len - at, &r);

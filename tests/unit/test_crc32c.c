@@ -56,7 +56,7 @@ TEST(crc32c_matches_table_loop) {
 TEST(crc32c_block_header) {
     uint8_t blk[BF_HEADER + 100];
     for (int i = 0; i < 100; i++) blk[BF_HEADER + i] = (uint8_t)(i * 7 + 1);
-    bf_plain_header(blk, 100);
+    bf_plain_header(blk, 100, 0);
     uint8_t all[9 + 100];
     memcpy(all, blk, 9);
     memcpy(all + 9, blk + BF_HEADER, 100);

@@ -365,6 +365,102 @@ TEST(shuffle_map_side_combine_adapts) {
     CHECK(dir_clean(dir, 1));
 }
 
+/* (sum, count) of int64 values: a 16-byte combiner that create makes of
+ * a value, so that records passed uncombined cannot go as combiners; each
+ * function's calls counted. */
+static int64_t cs_creates, cs_merges, cs_combs;
+static int cs_put(ebuf *out, int64_t sum, int64_t n) {
+    uint8_t b[16];
+    em_i64_enc(sum, b);
+    em_i64_enc(n, b + 8);
+    return ebuf_append(out, b, 16);
+}
+static int cs_create(void *ctx, const em_rec *v, ebuf *out) {
+    if (v->vlen != 8) return em_fail("create: value of %zu bytes", v->vlen);
+    cs_creates++;
+    return cs_put(out, em_i64_dec(v->val), 1);
+}
+static int cs_merge_value(void *ctx, const em_rec *c, const em_rec *v, ebuf *out) {
+    if (c->vlen != 16 || v->vlen != 8) return em_fail("merge_value: %zu and %zu bytes", c->vlen, v->vlen);
+    cs_merges++;
+    const uint8_t *cb = c->val;
+    return cs_put(out, em_i64_dec(cb) + em_i64_dec(v->val), em_i64_dec(cb + 8) + 1);
+}
+static int cs_merge_comb(void *ctx, const em_rec *x, const em_rec *y, ebuf *out) {
+    if (x->vlen != 16 || y->vlen != 16) return em_fail("merge_comb: %zu and %zu bytes", x->vlen, y->vlen);
+    cs_combs++;
+    const uint8_t *a = x->val, *b = y->val;
+    return cs_put(out, em_i64_dec(a) + em_i64_dec(b), em_i64_dec(a + 8) + em_i64_dec(b + 8));
+}
+static const agg_spec COUNTSUM = {.create = cs_create, .merge_value = cs_merge_value, .merge_comb = cs_merge_comb};
+
+/* A map task that gives up combining with a user create writes the rest
+ * of its records as values, in blocks marked BF_VALUES, calling no user
+ * function for them; the reduce side creates or merges those as values
+ * and the combiners before them as combiners: the counts of each call are
+ * exact, and so are the (sum, count) pairs.  The same kept in memory
+ * uncompressed, front coded, and spilled from memory to files (blocks
+ * coded again keep their mark). */
+TEST(shuffle_adapt_passes_values) {
+    const char *dir = subdir("values"), *dirs[2];
+    dirs_of(dir, 2, dirs);
+    memout_store *plain = memout_new(1 << 20, 64 << 20, MEM_NONE);
+    memout_store *prefix = memout_new(1 << 20, 64 << 20, (bf_codec){BF_PREFIX, 0});
+    CHECK(plain && prefix);
+    memout_store *stores[4] = {NULL, plain, prefix, prefix};
+    for (int s = 0; s < 4; s++) {
+        uint32_t sid = (uint32_t)(40 + s);
+        cs_creates = cs_merges = cs_combs = 0;
+        wcfg c = {dir, sid, 2, 4, 150000, gen_adapt, &COUNTSUM, s == 3 ? 256 << 10 : 64 << 20, 0, {0}, 0, 0,
+                  stores[s]};
+        CHECK_OK(write_maps(&c));
+        CHECK_EQ_I64(c.records, 2 * 150000);
+        if (s == 3) CHECK(c.spills > 0);
+        CHECK_EQ_I64(cs_creates, 2 * 100000); /* the distinct keys before the switch */
+        CHECK_EQ_I64(cs_merges + cs_combs, 0);
+        cs_creates = 0;
+        int64_t sums[10] = {0}, counts[10] = {0}, uniq = 0, nread = 0;
+        for (int r = 0; r < 4; r++) {
+            collect col = {EBUF_INIT, 0, 0};
+            sr_stats st;
+            sr_opts o = ropts(dirs, sid, r, 2, SR_AGG, dir, 64 << 20); /* no reduce-side spill */
+            o.agg = &COUNTSUM;
+            o.map_side_combined = 1;
+            o.mem = stores[s];
+            CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+            nread += (int64_t)st.records_read;
+            size_t pos = 0;
+            em_rec rec;
+            while (collect_next(&col, &pos, &rec)) {
+                CHECK_EQ_I64(rec.vlen, 16);
+                int64_t k = key_of(&rec), sum = em_i64_dec(rec.val), n = em_i64_dec((const uint8_t *)rec.val + 8);
+                if (k >= 0 && k < 10) {
+                    sums[k] += sum;
+                    counts[k] += n;
+                } else if (sum == 1 && n == 1) {
+                    uniq++;
+                }
+            }
+            ebuf_free(&col.buf);
+        }
+        CHECK_EQ_I64(nread, 2 * 150000);
+        CHECK_EQ_I64(uniq, 2 * 100000);
+        for (int k = 0; k < 10; k++) {
+            CHECK_EQ_I64(sums[k], 2 * 5000);
+            CHECK_EQ_I64(counts[k], 2 * 5000);
+        }
+        /* The ten small keys came only as values: one create each, the
+         * rest merged as values; no two combiners met. */
+        CHECK_EQ_I64(cs_creates, 10);
+        CHECK_EQ_I64(cs_merges, 2 * 50000 - 10);
+        CHECK_EQ_I64(cs_combs, 0);
+        free(c.res.seg_bytes);
+    }
+    memout_free(plain);
+    memout_free(prefix);
+    CHECK(dir_clean(dir, 1));
+}
+
 /* 200k records, 5000 keys, 64 KiB budget on the reduce side. */
 #define BIGN 200000
 #define BIGK 5000
