@@ -20,6 +20,16 @@
 /* A block's codec: the number its header stores, so a value never changes
  * meaning. */
 enum bf_codec_id { BF_NONE = 0, BF_ZLIB = 1, BF_LZ4 = 2, BF_ZSTD = 3, BF_PREFIX = 4, BF_NCODECS };
+/* A writer's choice, never a header's: each block front coded (prefix)
+ * when that takes it to at most BF_AUTO_PREFIX_PCT percent of its bytes,
+ * else lz4 at the level's acceleration (stored as none when neither
+ * shrinks it); a writer keeping state (bf_cctx) skips the prefix attempt
+ * for the next BF_AUTO_SKIP blocks after lz4 was chosen.  Front coding
+ * shrinks numeric records as well as lz4 at a fraction of the cost of
+ * either side, and text hardly at all. */
+#define BF_AUTO 64
+#define BF_AUTO_PREFIX_PCT 60
+#define BF_AUTO_SKIP 8
 
 /* zstd's levels a writer accepts (0 is zstd's default, 3; negative levels
  * are its fast modes). */
@@ -31,11 +41,11 @@ enum bf_codec_id { BF_NONE = 0, BF_ZLIB = 1, BF_LZ4 = 2, BF_ZSTD = 3, BF_PREFIX 
 #define BF_LZ4_MAX_ACCEL 64
 
 /* How a writer compresses: a codec and its level (zlib 0 to 9; zstd
- * BF_ZSTD_MIN_LEVEL to BF_ZSTD_MAX_LEVEL; lz4's acceleration, 0 to
- * BF_LZ4_MAX_ACCEL; 0 for none).  All zeros is codec none.  Readers need
+ * BF_ZSTD_MIN_LEVEL to BF_ZSTD_MAX_LEVEL; lz4's and auto's acceleration, 0
+ * to BF_LZ4_MAX_ACCEL; 0 for none and prefix).  All zeros is codec none.  Readers need
  * none of it: the level changes only what a writer makes. */
 typedef struct bf_codec {
-    uint8_t id;    /* enum bf_codec_id */
+    uint8_t id;    /* enum bf_codec_id, or BF_AUTO */
     int8_t level;
 } bf_codec;
 

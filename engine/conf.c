@@ -56,7 +56,7 @@
 static const char *const log_choices[] = {"error", "warn", "info", "debug", NULL};
 static const char *const progress_choices[] = {"auto", "true", "false", NULL};
 /* Names as bf_codec_id_of (codec.h) knows them; lz4 first, the default. */
-static const char *const codec_choices[] = {"lz4", "zstd", "zlib", "prefix", "none", NULL};
+static const char *const codec_choices[] = {"auto", "lz4", "zstd", "zlib", "prefix", "none", NULL};
 static const char *const evlog_codec_choices[] = {"zstd", "lz4", NULL};
 static const char *const recovery_choices[] = {"NONE", "FILESYSTEM", NULL};
 
@@ -104,10 +104,11 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.shuffle.blockBytes", .def = "65536", .type = CONF_SIZE, .min = 4 * KiB, .max = 64 * MiB,
      .why_max = "a merge holds one block per spilled run in memory"},
     /* The codec of shuffle and spill blocks, as Spark's
-     * spark.io.compression.codec (its default, lz4), and the levels of the
-     * two codecs that take one: zstd's (Spark's default, 1) and zlib's (the
-     * old key, which applies only to zlib). */
-    {.key = "ember.io.compression.codec", .def = "lz4", .type = CONF_ENUM, .choices = codec_choices},
+     * spark.io.compression.codec (whose default is lz4; ours, auto, front
+     * codes blocks it shrinks well and lz4s the others: bench/RESULTS.md),
+     * and the levels of the codecs that take one: zstd's (Spark's default,
+     * 1) and zlib's (the old key, which applies only to zlib). */
+    {.key = "ember.io.compression.codec", .def = "auto", .type = CONF_ENUM, .choices = codec_choices},
     {.key = "ember.io.compression.zstd.level", .def = "1", .type = CONF_INT, .min = BF_ZSTD_MIN_LEVEL,
      .max = BF_ZSTD_MAX_LEVEL},
     {.key = "ember.shuffle.compress.level", .def = "1", .type = CONF_INT, .min = 0, .max = 9},
@@ -765,7 +766,7 @@ bf_codec conf_codec_of(const em_conf *c, const char *key) {
     bf_codec k = {(uint8_t)id, 0};
     if (id == BF_ZLIB) k.level = (int8_t)conf_i64(c, "ember.shuffle.compress.level");
     if (id == BF_ZSTD) k.level = (int8_t)conf_i64(c, "ember.io.compression.zstd.level");
-    if (id == BF_LZ4) k.level = (int8_t)conf_i64(c, "ember.io.compression.lz4.acceleration");
+    if (id == BF_LZ4 || id == BF_AUTO) k.level = (int8_t)conf_i64(c, "ember.io.compression.lz4.acceleration");
     return k;
 }
 

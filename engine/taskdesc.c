@@ -558,7 +558,7 @@ int taskdesc_decode(uint8_t *bytes, size_t len, task_desc **out) {
                 t->max_record = get_u(&d, &st[2]);
                 uint64_t id = get_u(&d, &st[3]);
                 int64_t level = get_i(&d, &st[4]);
-                t->codec.id = id < BF_NCODECS ? (uint8_t)id : BF_NCODECS;
+                t->codec.id = id < BF_NCODECS || id == BF_AUTO ? (uint8_t)id : BF_NCODECS;
                 t->codec.level = level >= INT8_MIN && level <= INT8_MAX ? (int8_t)level : INT8_MAX;
                 const char *why;
                 if (!d.what && bf_codec_check(t->codec, &why)) FAIL(&d, why);

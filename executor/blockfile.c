@@ -102,6 +102,7 @@ static ssize_t pread_full(int fd, void *p, size_t n, uint64_t off) {
  * does not shrink is stored as it is). */
 static size_t bound_of(int id, size_t rlen) {
     size_t b = rlen;
+    if (id == BF_AUTO) id = BF_LZ4; /* prefix's try takes at most rlen */
     if (id == BF_ZLIB) b = (size_t)compressBound((uLong)rlen);
     else if (id == BF_LZ4) b = (size_t)LZ4_compressBound((int)rlen);
     else if (id == BF_ZSTD) b = ZSTD_compressBound(rlen);
@@ -161,6 +162,26 @@ static int encode(bf_codec c, bf_cctx *cx, const uint8_t *raw, size_t rlen, uint
     }
 }
 
+/* BF_AUTO (codec.h): front coding into at most BF_AUTO_PREFIX_PCT percent
+ * of rlen (the encoder stops once past it), else lz4; *id is the codec
+ * chosen. */
+static int encode_auto(bf_codec c, bf_cctx *cx, const uint8_t *raw, size_t rlen, uint8_t *out, size_t cap,
+                       size_t *zlen, uint8_t *id) {
+    if (!cx || cx->auto_skip == 0) {
+        size_t want = rlen * BF_AUTO_PREFIX_PCT / 100, n = want ? prefix_encode(raw, rlen, out, want) : 0;
+        if (n) {
+            *zlen = n;
+            *id = BF_PREFIX;
+            return 0;
+        }
+        if (cx) cx->auto_skip = BF_AUTO_SKIP;
+    } else {
+        cx->auto_skip--;
+    }
+    *id = BF_LZ4;
+    return encode((bf_codec){BF_LZ4, c.level}, cx, raw, rlen, out, cap, zlen);
+}
+
 size_t bf_block_bound(bf_codec c, size_t rlen) { return BF_HEADER + bound_of(c.id, rlen); }
 
 int bf_compress_block(ebuf *z, const void *raw, size_t rlen, bf_codec c, bf_cctx *cx) {
@@ -178,9 +199,10 @@ int bf_compress_block_flags(ebuf *z, const void *raw, size_t rlen, bf_codec c, b
         return em__seterr(EM_ENOMEM, "shuffle block: out of memory");
     uint8_t *h = z->p + z->len;
     size_t zlen = 0, cap = z->cap - z->len - BF_HEADER;
-    int rc = encode(c, cx, raw, rlen, h + BF_HEADER, cap, &zlen);
-    if (rc) return rc;
     uint8_t id = c.id;
+    int rc = id == BF_AUTO ? encode_auto(c, cx, raw, rlen, h + BF_HEADER, cap, &zlen, &id)
+                           : encode(c, cx, raw, rlen, h + BF_HEADER, cap, &zlen);
+    if (rc) return rc;
     /* Did not shrink, or shrank past what readers accept: stored as it
      * is, and readers skip decoding. */
     if (id != BF_NONE && (zlen >= rlen || rlen > (uint64_t)zlen * max_ratio[id] + 64)) {

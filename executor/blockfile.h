@@ -60,8 +60,9 @@
  * zeroed (BF_CCTX_INIT); bf_cctx_free releases it. */
 typedef struct bf_cctx {
     void *zstd;
+    int auto_skip; /* auto: blocks left that go to lz4 without a prefix try */
 } bf_cctx;
-#define BF_CCTX_INIT {NULL}
+#define BF_CCTX_INIT {NULL, 0}
 void bf_cctx_free(bf_cctx *cx);
 
 typedef struct bf_writer {

@@ -297,7 +297,7 @@ typedef struct em_rdd em_rdd;
  *                                 record would spill)
  *   ember.shuffle.blockBytes      4k..64m   65536     uncompressed size of
  *                                 shuffle and spill blocks
- *   ember.io.compression.codec    lz4, zstd, zlib, prefix, none  lz4
+ *   ember.io.compression.codec    auto, lz4, zstd, zlib, prefix, none  auto
  *                                 codec of shuffle and spill blocks
  *                                 (Spark's spark.io.compression.codec and
  *                                 default; prefix: ember's front coding)

@@ -446,8 +446,8 @@ static em_ctx *open_with_codec(const char *codec) {
  * written under one codec are read after the setting changed; a name that
  * is not a codec is refused, naming the key and the codecs. */
 TEST(api_shuffle_codecs) {
-    static const char *const names[] = {"lz4", "zstd", "zlib", "prefix", "none"};
-    int64_t bytes[5];
+    static const char *const names[] = {"lz4", "zstd", "zlib", "prefix", "auto", "none"};
+    int64_t bytes[6];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         em_ctx *c = open_with_codec(names[i]);
         CHECK(c);
@@ -456,7 +456,7 @@ TEST(api_shuffle_codecs) {
     }
     /* The codec reached the executors: each compressing codec wrote less
      * than none. */
-    for (int i = 0; i < 4; i++) CHECK(bytes[i] > 0 && bytes[i] < bytes[4] * 3 / 4);
+    for (int i = 0; i < 5; i++) CHECK(bytes[i] > 0 && bytes[i] < bytes[5] * 3 / 4);
 
     em_ctx *c = open_with_codec("lz4");
     CHECK(c);
@@ -490,7 +490,7 @@ TEST(api_shuffle_codecs) {
 
     /* Refused when set, on a context or a conf, and the value kept. */
     CHECK_EQ_I64(em_set(c, "ember.io.compression.codec", "snappy"), EM_EINVAL);
-    CHECK_STR_CONTAINS(em_errmsg(), "ember.io.compression.codec: \"snappy\" is not one of lz4, zstd, zlib, prefix, none");
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.io.compression.codec: \"snappy\" is not one of auto, lz4, zstd, zlib, prefix, none");
     CHECK_STR_CONTAINS(em_get(c, "ember.io.compression.codec"), "zstd");
     CHECK_EQ_I64(em_set(c, "ember.io.compression.zstd.level", "23"), EM_EINVAL);
     CHECK_STR_CONTAINS(em_errmsg(), "ember.io.compression.zstd.level: \"23\" is above the maximum of 22");
@@ -499,7 +499,7 @@ TEST(api_shuffle_codecs) {
     CHECK(conf);
     CHECK_EQ_I64(em_conf_set(conf, "ember.io.compression.codec", ""), EM_EINVAL);
     CHECK_STR_CONTAINS(em_errmsg(), "ember.io.compression.codec");
-    CHECK_STR_CONTAINS(em_conf_get(conf, "ember.io.compression.codec"), "lz4");
+    CHECK_STR_CONTAINS(em_conf_get(conf, "ember.io.compression.codec"), "auto");
     em_conf_free(conf);
 
     /* ember-submit's $EMBER_CONF goes through the same check: em_open
@@ -508,7 +508,7 @@ TEST(api_shuffle_codecs) {
     c = em_open(test_master(), NULL);
     unsetenv("EMBER_CONF");
     CHECK(c == NULL);
-    CHECK_STR_CONTAINS(em_errmsg(), "ember.io.compression.codec: \"gzip\" is not one of lz4, zstd, zlib, prefix, none");
+    CHECK_STR_CONTAINS(em_errmsg(), "ember.io.compression.codec: \"gzip\" is not one of auto, lz4, zstd, zlib, prefix, none");
 }
 
 /* ------------------------------------------------ map outputs in memory */

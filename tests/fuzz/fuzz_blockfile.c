@@ -13,7 +13,8 @@
  *      record decoder;
  *   2  blocks: the payload is a list of raw blocks (u16le length, bytes),
  *      each compressed by bf_compress_block_flags with the codec byte1 picks
- *      (codec_of below: every codec, with levels) and, when the length's
+ *      (codec_of below: every codec, with levels, and auto, whose blocks
+ *      are front coded or lz4's) and, when the length's
  *      top bit is set, the flag BF_VALUES: the file is well formed, the
  *      records inside are the fuzzer's;
  *   3  round trip: the payload is a list of records (flags: bit 0 has a
@@ -111,11 +112,13 @@ static void read_run(const char *path, uint64_t off, uint64_t len, uint64_t fsiz
 
 /* ------------------------------------------------------------ modes */
 
-/* The codec a parameter byte picks: byte % BF_NCODECS the codec, the rest
- * a level it takes (zlib 0 to 9, zstd -7 to 22). */
+/* The codec a parameter byte picks: byte % (BF_NCODECS + 1) the codec (the
+ * last: the writer's BF_AUTO), the rest a level it takes (zlib 0 to 9,
+ * zstd -7 to 22, auto's acceleration 0 to 3). */
 static bf_codec codec_of(uint8_t b) {
-    bf_codec c = {(uint8_t)(b % BF_NCODECS), 0};
-    int v = b / BF_NCODECS;
+    int k = b % (BF_NCODECS + 1), v = b / (BF_NCODECS + 1);
+    bf_codec c = {(uint8_t)(k == BF_NCODECS ? BF_AUTO : k), 0};
+    if (c.id == BF_AUTO) c.level = (int8_t)(v % 4);
     if (c.id == BF_ZLIB) c.level = (int8_t)(v % 10);
     if (c.id == BF_ZSTD) c.level = (int8_t)(BF_ZSTD_MIN_LEVEL + v % (BF_ZSTD_MAX_LEVEL - BF_ZSTD_MIN_LEVEL + 1));
     return c;
@@ -160,7 +163,9 @@ static void mode_blocks(const uint8_t *p, size_t n, uint8_t b1) {
         FZ_CHECK(get_u32le(h + 4) == len && file.len - at0 == BF_HEADER + get_u32le(h), "block lengths");
         uint8_t id = h[8] & (uint8_t)~BF_VALUES;
         FZ_CHECK((h[8] & BF_VALUES) == flags, "block flags %u, given %u", h[8] & BF_VALUES, flags);
-        FZ_CHECK(id == codec.id || (id == BF_NONE && get_u32le(h) == len), "block of codec %u, given %u", id, codec.id);
+        FZ_CHECK(id == codec.id || (codec.id == BF_AUTO && (id == BF_PREFIX || id == BF_LZ4)) ||
+                     (id == BF_NONE && get_u32le(h) == len),
+                 "block of codec %u, given %u", id, codec.id);
         for (size_t at = 0; at < len && !stop;) {
             em_rec r;
             size_t k = fz_record(p + at, len - at, &r);

@@ -420,6 +420,64 @@ static int one_block(ebuf *z, bf_codec c) {
     return rc ? rc : z->p[8] == c.id ? 0 : -1;
 }
 
+/* 4,000 (int64, int64) records of small counts: front coding shrinks them
+ * well below BF_AUTO_PREFIX_PCT. */
+static void make_numeric(ebuf *raw) {
+    for (int64_t i = 0; i < 4000; i++) {
+        uint8_t k[8], v[8];
+        em_i64_enc(1000000 + i, k);
+        em_i64_enc(i & 15, v);
+        em_rec r = {k, 8, v, 8};
+        if (rec_append(raw, &r)) abort();
+    }
+}
+
+/* Append block raw to z with codec c and state cx; its codec byte. */
+static int auto_block(ebuf *z, const ebuf *raw, bf_codec c, bf_cctx *cx) {
+    size_t at = z->len;
+    if (bf_compress_block(z, raw->p, raw->len, c, cx)) return -1;
+    return z->p[at + 8];
+}
+
+/* The writer's codec auto: numeric records front coded, text that front
+ * coding hardly shrinks lz4'd; with the writer's state kept, the next
+ * BF_AUTO_SKIP blocks after an lz4 one go to lz4 untried, then front
+ * coding is tried again.  Every block reads back as its records. */
+TEST(blockfile_auto_codec) {
+    ebuf num = EBUF_INIT, text = EBUF_INIT, z = EBUF_INIT;
+    make_numeric(&num);
+    make_raw(&text, 400);
+    bf_codec a = {BF_AUTO, 2};
+    bf_cctx cx = BF_CCTX_INIT;
+    CHECK_EQ_I64(auto_block(&z, &num, a, &cx), BF_PREFIX);
+    CHECK(z.len < BF_HEADER + num.len * BF_AUTO_PREFIX_PCT / 100);
+    CHECK_EQ_I64(auto_block(&z, &text, a, &cx), BF_LZ4);
+    for (int i = 0; i < BF_AUTO_SKIP; i++) CHECK_EQ_I64(auto_block(&z, &num, a, &cx), BF_LZ4);
+    CHECK_EQ_I64(auto_block(&z, &num, a, &cx), BF_PREFIX);
+    CHECK_EQ_I64(auto_block(&z, &text, a, NULL), BF_LZ4);
+    CHECK_EQ_I64(auto_block(&z, &num, a, NULL), BF_PREFIX); /* no state: tried each time */
+    /* Read back: 1 + 1 + BF_AUTO_SKIP + 1 + 1 + 1 blocks, each its input. */
+    bf_reader rd;
+    bf_reader_init_mem(&rd, z.p, "auto", 0, z.len);
+    const uint8_t *p;
+    size_t len;
+    int n = 0, rc;
+    while ((rc = bf_next_block(&rd, &p, &len)) == 1) {
+        const ebuf *want = n == 1 || n == BF_AUTO_SKIP + 3 ? &text : &num;
+        CHECK(len == want->len && !memcmp(p, want->p, len));
+        n++;
+    }
+    CHECK_EQ_I64(rc, 0);
+    CHECK_EQ_I64(n, BF_AUTO_SKIP + 5);
+    CHECK(!strcmp(bf_codec_name(BF_AUTO), "auto") && bf_codec_id_of("AUTO") == BF_AUTO);
+    CHECK_EQ_I64(bf_codec_check((bf_codec){BF_AUTO, BF_LZ4_MAX_ACCEL + 1}, NULL), -1);
+    bf_reader_free(&rd);
+    bf_cctx_free(&cx);
+    ebuf_free(&num);
+    ebuf_free(&text);
+    ebuf_free(&z);
+}
+
 /* Write block z (CRC recomputed) and read it: the status, with the
  * message in em_errmsg(). */
 static int read_block(const char *path, ebuf *z) {

@@ -27,7 +27,7 @@ TEST(conf_defaults) {
         {"ember.shuffle.memoryBytes", "268435456"},
         {"ember.shuffle.blockBytes", "65536"},
         {"ember.shuffle.compress.level", "1"},
-        {"ember.io.compression.codec", "lz4"},
+        {"ember.io.compression.codec", "auto"},
         {"ember.io.compression.zstd.level", "1"},
         {"ember.io.compression.lz4.acceleration", "2"},
         {"ember.shuffle.inMemoryOutput.codec", "prefix"},
@@ -383,17 +383,20 @@ TEST(conf_set_refuses_ints_and_words) {
 
     /* The block codec, and the level of the codec that takes one. */
     bf_codec k = conf_codec(c);
-    CHECK(k.id == BF_LZ4 && k.level == 2); /* lz4's level is its acceleration */
+    CHECK(k.id == BF_AUTO && k.level == 2); /* auto by default: lz4's acceleration is its level */
     CHECK_REFUSED(c, "ember.io.compression.lz4.acceleration", "0",
                   "ember.io.compression.lz4.acceleration: \"0\" is below the minimum of 1");
     CHECK_REFUSED(c, "ember.io.compression.lz4.acceleration", "65",
                   "ember.io.compression.lz4.acceleration: \"65\" is above the maximum of 64");
     CHECK_OK(em_conf_set(c, "ember.io.compression.lz4.acceleration", "8"));
     k = conf_codec(c);
+    CHECK(k.id == BF_AUTO && k.level == 8);
+    CHECK_OK(em_conf_set(c, "ember.io.compression.codec", "lz4"));
+    k = conf_codec(c);
     CHECK(k.id == BF_LZ4 && k.level == 8);
     CHECK_REFUSED(c, "ember.io.compression.codec", "snappy",
-                  "ember.io.compression.codec: \"snappy\" is not one of lz4, zstd, zlib, prefix, none");
-    CHECK_REFUSED(c, "ember.io.compression.codec", "", "is not one of lz4, zstd, zlib, prefix, none");
+                  "ember.io.compression.codec: \"snappy\" is not one of auto, lz4, zstd, zlib, prefix, none");
+    CHECK_REFUSED(c, "ember.io.compression.codec", "", "is not one of auto, lz4, zstd, zlib, prefix, none");
     CHECK_REFUSED(c, "ember.io.compression.zstd.level", "23",
                   "ember.io.compression.zstd.level: \"23\" is above the maximum of 22");
     CHECK_REFUSED(c, "ember.io.compression.zstd.level", "-8",
@@ -419,8 +422,8 @@ TEST(conf_set_refuses_ints_and_words) {
     k = conf_codec_of(c, "ember.shuffle.inMemoryOutput.codec");
     CHECK(k.id == BF_ZSTD && k.level == -3);
     CHECK_REFUSED(c, "ember.shuffle.inMemoryOutput.codec", "true",
-                  "ember.shuffle.inMemoryOutput.codec: \"true\" is not one of lz4, zstd, zlib, prefix, none");
-    CHECK(conf_codec(NULL).id == BF_LZ4);
+                  "ember.shuffle.inMemoryOutput.codec: \"true\" is not one of auto, lz4, zstd, zlib, prefix, none");
+    CHECK(conf_codec(NULL).id == BF_AUTO);
 
     CHECK_REFUSED(c, "ember.app.name", "", "ember.app.name: \"\" is not allowed (the value must not be empty)");
     CHECK_REFUSED(c, "ember.local.dir", "", "ember.local.dir: \"\" is not allowed");
