@@ -759,18 +759,26 @@ static void exec_lost(cluster *k, cexec *x, const char *reason) {
     char why[700];
     snprintf(why, sizeof why, "executor %d lost: %s", x->id, reason);
     x->alive = 0;
-    uint64_t *ids = NULL;
     size_t n = 0;
     pthread_mutex_lock(&k->mu);
     k->total_cores -= x->cores;
     if (!k->stopping && !k->why[0]) snprintf(k->why, sizeof k->why, "%s", why);
-    ids = malloc(sizeof *ids * (k->tasks.n + 1));
+    uint64_t *ids = malloc(sizeof *ids * (k->tasks.n + 1));
     for (uint32_t i = 0; ids && i < k->tasks.cap; i++) {
         ctask *t = k->tasks.vals[i];
         if (t && t->exec == x->id) ids[n++] = t->id;
     }
     for (size_t i = 0; i < n; i++) ctask_free(idmap_del(&k->tasks, ids[i]));
     pthread_mutex_unlock(&k->mu);
+    /* The loss first: no slot its attempts' ends free is offered again. */
+    sched_event *ev = calloc(1, sizeof *ev);
+    if (ev) {
+        ev->kind = EV_EXEC_LOST;
+        ev->exec = x->id;
+        ev->keep_outputs = x->served && !x->worker_lost;
+        snprintf(ev->text, sizeof ev->text, "%.127s", reason);
+        evq_post(k->events, ev);
+    }
     lost_exec *e = NULL;
     if (x->exit_known) {
         char how[900], full[1700];
@@ -792,14 +800,6 @@ static void exec_lost(cluster *k, cexec *x, const char *reason) {
     }
     free(ids);
     if (!k->stopping) log_msg(LOG_WARN, "driver", "%s", why);
-    sched_event *ev = calloc(1, sizeof *ev);
-    if (ev) {
-        ev->kind = EV_EXEC_LOST;
-        ev->exec = x->id;
-        ev->keep_outputs = x->served && !x->worker_lost;
-        snprintf(ev->text, sizeof ev->text, "%.127s", reason);
-        evq_post(k->events, ev);
-    }
 }
 
 /* The master says a worker was lost: the map outputs of every executor it
