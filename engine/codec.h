@@ -42,8 +42,8 @@ enum bf_codec_id { BF_NONE = 0, BF_ZLIB = 1, BF_LZ4 = 2, BF_ZSTD = 3, BF_PREFIX 
 
 /* How a writer compresses: a codec and its level (zlib 0 to 9; zstd
  * BF_ZSTD_MIN_LEVEL to BF_ZSTD_MAX_LEVEL; lz4's and auto's acceleration, 0
- * to BF_LZ4_MAX_ACCEL; 0 for none and prefix).  All zeros is codec none.  Readers need
- * none of it: the level changes only what a writer makes. */
+ * to BF_LZ4_MAX_ACCEL; 0 for none and prefix).  All zeros is codec none.
+ * Readers need none of it: the level changes only what a writer makes. */
 typedef struct bf_codec {
     uint8_t id;    /* enum bf_codec_id, or BF_AUTO */
     int8_t level;

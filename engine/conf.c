@@ -55,7 +55,7 @@
 
 static const char *const log_choices[] = {"error", "warn", "info", "debug", NULL};
 static const char *const progress_choices[] = {"auto", "true", "false", NULL};
-/* Names as bf_codec_id_of (codec.h) knows them; lz4 first, the default. */
+/* Names as bf_codec_id_of (codec.h) knows them; auto first, the default. */
 static const char *const codec_choices[] = {"auto", "lz4", "zstd", "zlib", "prefix", "none", NULL};
 static const char *const evlog_codec_choices[] = {"zstd", "lz4", NULL};
 static const char *const recovery_choices[] = {"NONE", "FILESYSTEM", NULL};

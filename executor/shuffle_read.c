@@ -42,10 +42,10 @@
 
 
 typedef int (*consume_fn)(void *ctx, const em_rec *r);
-/* A consumer of whole blocks: the encoded records [p, p + len).  Sets *n
- * to the records it found; a malformed one sets *bad and ends the block
- * (the map output's fault, unlike the errors it returns). */
-/* A block's records at once; flags are its header's (BF_VALUES). */
+/* A consumer of whole blocks: the encoded records [p, p + len), flags
+ * the block header's (BF_VALUES).  Sets *n to the records it found; a
+ * malformed one sets *bad and ends the block (the map output's fault,
+ * unlike the errors it returns). */
 typedef int (*consume_block_fn)(void *ctx, const uint8_t *p, size_t len, unsigned flags, uint64_t *n, int *bad);
 
 static int fetch_fail(sr_stats *st, int map) {
@@ -459,8 +459,7 @@ static int agg8_user(agg_ctx *a, agg8_slot *s, int found, const em_rec *v) {
         ebuf_reset(&a->out);
         if (found) {
             em_rec cur = {NULL, 0, &s->comb, (size_t)a->cw};
-            rc = a->combined ? g->merge_comb(g->ctx, &cur, v, &a->out)
-                                         : g->merge_value(g->ctx, &cur, v, &a->out);
+            rc = a->combined ? g->merge_comb(g->ctx, &cur, v, &a->out) : g->merge_value(g->ctx, &cur, v, &a->out);
         } else {
             rc = g->create(g->ctx, v, &a->out);
         }
@@ -598,8 +597,7 @@ static int agg_rec(agg_ctx *a, const em_rec *r, uint64_t h) {
             aggmap_get(&a->map, i, &c);
             c.key = NULL;
             c.klen = 0;
-            rc = a->combined ? g->merge_comb(g->ctx, &c, &v, &a->out)
-                                         : g->merge_value(g->ctx, &c, &v, &a->out);
+            rc = a->combined ? g->merge_comb(g->ctx, &c, &v, &a->out) : g->merge_value(g->ctx, &c, &v, &a->out);
         } else {
             rc = g->create(g->ctx, &v, &a->out);
         }

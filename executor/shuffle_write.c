@@ -54,10 +54,10 @@
  * as they are where their value is a combiner already (reduce_by_key's),
  * as create makes a builtin's, and, for user create functions, as values
  * in blocks marked BF_VALUES, which the reduce side creates or merges as
- * values (so no user function runs on the map side for them).  Records of 8-byte values reach
- * the table through a short queue that prefetches each record's slot and
- * entry (aggahead.h); a builtin combiner (combiners.h) is updated there in
- * place, with no call per record.
+ * values (so no user function runs on the map side for them).  Records of
+ * 8-byte values reach the table through a short queue that prefetches each
+ * record's slot and entry (aggahead.h); a builtin combiner (combiners.h) is
+ * updated there in place, with no call per record.
  */
 #include <errno.h>
 #include <fcntl.h>

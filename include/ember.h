@@ -299,8 +299,10 @@ typedef struct em_rdd em_rdd;
  *                                 shuffle and spill blocks
  *   ember.io.compression.codec    auto, lz4, zstd, zlib, prefix, none  auto
  *                                 codec of shuffle and spill blocks
- *                                 (Spark's spark.io.compression.codec and
- *                                 default; prefix: ember's front coding)
+ *                                 (Spark's spark.io.compression.codec;
+ *                                 prefix: ember's front coding; auto: per
+ *                                 block, prefix where it shrinks to 60%,
+ *                                 else lz4, Spark's default)
  *   ember.shuffle.inMemoryOutput.codec  the same names  prefix  codec of
  *                                 the map outputs local[N] keeps in memory
  *   ember.io.compression.zstd.level -7..22  1         zstd's level (Spark's
