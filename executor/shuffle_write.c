@@ -45,7 +45,8 @@
  * store is full), its plain blocks are compressed with the codec first,
  * and files and spills hold what they would have held.
  *
- * With map-side combining, records first go through an aggmap; when it
+ * With map-side combining, records first go through a table (combtab.h:
+ * keys and combiners of up to 8 bytes side by side, else an aggmap); when it
  * outgrows its half of the budget its entries are written out as above and
  * the table starts over.  The reduce side combines again, so combining
  * partially is correct -- and so is not combining: when the first
@@ -55,9 +56,9 @@
  * as create makes a builtin's, and, for user create functions, as values
  * in blocks marked BF_VALUES, which the reduce side creates or merges as
  * values (so no user function runs on the map side for them).  Records of
- * 8-byte values reach the table through a short queue that prefetches each
- * record's slot and entry (aggahead.h); a builtin combiner (combiners.h) is
- * updated there in place, with no call per record.
+ * 8-byte values reach the table through a short queue that prefetches
+ * what each record's lookup will touch; a builtin combiner (combiners.h)
+ * is updated there in place, with no call per record.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -67,9 +68,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "aggahead.h"
-#include "aggmap.h"
 #include "bigbuf.h"
+#include "combtab.h"
 #include "curmetrics.h"
 #include "shuffle_index.h"
 #include "blockfile.h"
@@ -111,8 +111,7 @@ struct shuffle_writer {
                            compressed, or (plain mode) built in place */
     size_t buffered;    /* raw + compressed bytes held in parts and arena */
     size_t buf_budget;  /* past it, parts spill */
-    aggmap comb;
-    aggahead ahead;     /* builtin combiners: records queued for comb */
+    combtab comb;       /* the map-side combine (combtab.h) */
     size_t comb_budget; /* past it, the combine table is written out */
     uint64_t comb_in;   /* records that went through the table */
     uint64_t comb_out;  /* entries it has written out */
@@ -172,8 +171,7 @@ shuffle_writer *sw_open(const sw_opts *opts) {
     if (memout_codec(w->o.mem, &mc)) w->o.codec = mc;
     w->plain = w->o.codec.id == BF_NONE;
     w->expect = memout_last_bytes(w->o.mem);
-    aggmap_init(&w->comb);
-    if (opts->combine) ah_init(&w->ahead, &w->comb, opts->combine, &w->scratch);
+    if (opts->combine) ct_init(&w->comb, opts->combine, &w->scratch);
     return w;
 }
 
@@ -438,18 +436,19 @@ static int part_add(shuffle_writer *w, int pi, const em_rec *r) {
     return part_added(w, p, n);
 }
 
+static int add_comb_entry(void *ctx, const em_rec *r) {
+    shuffle_writer *w = ctx;
+    return part_add(w, w->o.partition(w->o.pctx, r), r);
+}
+
 /* Write the combine table's entries to the partitions and empty it. */
 static int dump_comb(shuffle_writer *w) {
-    em_rec r;
     int rc;
-    if ((rc = ah_drain(&w->ahead))) return rc;
-    if (aggmap_mem(&w->comb) > w->peak_comb) w->peak_comb = aggmap_mem(&w->comb);
-    for (size_t i = 0; i < aggmap_count(&w->comb); i++) {
-        aggmap_get(&w->comb, i, &r);
-        if ((rc = part_add(w, w->o.partition(w->o.pctx, &r), &r))) return rc;
-    }
-    w->comb_out += aggmap_count(&w->comb);
-    aggmap_clear(&w->comb);
+    if ((rc = ct_drain(&w->comb))) return rc;
+    if (ct_mem(&w->comb) > w->peak_comb) w->peak_comb = ct_mem(&w->comb);
+    if ((rc = ct_each(&w->comb, add_comb_entry, w))) return rc;
+    w->comb_out += ct_count(&w->comb);
+    ct_clear(&w->comb);
     return 0;
 }
 
@@ -483,8 +482,8 @@ static int pass_uncombined(shuffle_writer *w, const em_rec *r) {
 static int adapt(shuffle_writer *w) {
     const agg_spec *a = w->o.combine;
     int rc;
-    if ((rc = ah_drain(&w->ahead))) return rc;
-    if ((double)(w->comb_out + aggmap_count(&w->comb)) <= (double)w->comb_in * SW_ADAPT_RATIO) return 0;
+    if ((rc = ct_drain(&w->comb))) return rc;
+    if ((double)(w->comb_out + ct_count(&w->comb)) <= (double)w->comb_in * SW_ADAPT_RATIO) return 0;
     w->passing = 1;
     if ((rc = dump_comb(w))) return rc;
     /* A user create would be called once per record from now on: the
@@ -503,28 +502,11 @@ int sw_add(shuffle_writer *w, const em_rec *r) {
     if (!r->key) return em__seterr(EM_EINVAL, "shuffle %u: map-side combine needs pair records", w->o.shuffle_id);
     if (w->passing) return pass_uncombined(w, r);
     const agg_spec *a = w->o.combine;
-    size_t i;
     int rc;
     if (a->builtin && r->vlen != 8) return comb_bad_len(a->builtin, r->vlen);
-    if (r->vlen == 8) {
-        if ((rc = ah_add(&w->ahead, r))) return rc;
-    } else { /* in the table's order: after the records queued */
-        if ((rc = ah_drain(&w->ahead)) || (rc = aggmap_upsert(&w->comb, r->key, r->klen, &i)) < 0) return rc;
-        em_rec v = {NULL, 0, r->val, r->vlen}, c;
-        ebuf_reset(&w->scratch);
-        if (rc) {
-            aggmap_get(&w->comb, i, &c);
-            c.key = NULL;
-            c.klen = 0;
-            rc = a->merge_value(a->ctx, &c, &v, &w->scratch);
-        } else {
-            rc = a->create(a->ctx, &v, &w->scratch);
-        }
-        if (rc < 0) return rc;
-        if ((rc = aggmap_set_comb(&w->comb, i, w->scratch.p, w->scratch.len))) return rc;
-    }
+    if ((rc = ct_add(&w->comb, r))) return rc;
     if (++w->comb_in == SW_ADAPT_ROWS && (rc = adapt(w))) return rc;
-    return aggmap_mem(&w->comb) > w->comb_budget ? dump_comb(w) : 0;
+    return ct_mem(&w->comb) > w->comb_budget ? dump_comb(w) : 0;
 }
 
 /* Whether records go to the partitions as they are: no combining, or
@@ -668,7 +650,7 @@ static void sw_free(shuffle_writer *w) {
     free(w->parts);
     bb_free(&w->arena);
     if (w->spill_fd >= 0) close(w->spill_fd);
-    aggmap_free(&w->comb);
+    if (w->o.combine) ct_free(&w->comb);
     ebuf_free(&w->scratch);
     bf_cctx_free(&w->cx);
     free(w);

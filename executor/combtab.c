@@ -1,0 +1,194 @@
+/*
+ * combtab.c -- the map-side combine's table: the 8-byte table while the
+ * records fit it, the general one from the first that does not
+ * (combtab.h).
+ */
+#include <string.h>
+
+#include "combtab.h"
+#include "err.h"
+
+void ct_init(combtab *t, const agg_spec *a, ebuf *out) {
+    memset(t, 0, sizeof *t);
+    t->a = a;
+    t->out = out;
+    t->use8 = 1;
+    t->kw = -1;
+    t->cw = a->builtin ? 8 : -1;
+    agg8_init(&t->t8);
+    aggmap_init(&t->map);
+    ah_init(&t->ahead, &t->map, a, out);
+}
+
+void ct_free(combtab *t) {
+    agg8_free(&t->t8);
+    aggmap_free(&t->map);
+}
+
+/* A record the general way: 8-byte values through the look-ahead queue,
+ * others at once, after the queue (arrival order). */
+static int add_general(combtab *t, const em_rec *r) {
+    const agg_spec *a = t->a;
+    size_t i;
+    int rc;
+    if (r->vlen == 8) return ah_add(&t->ahead, r);
+    if ((rc = ah_drain(&t->ahead)) || (rc = aggmap_upsert(&t->map, r->key, r->klen, &i)) < 0) return rc;
+    em_rec v = {NULL, 0, r->val, r->vlen}, c;
+    ebuf_reset(t->out);
+    if (rc) {
+        aggmap_get(&t->map, i, &c);
+        c.key = NULL;
+        c.klen = 0;
+        rc = a->merge_value(a->ctx, &c, &v, t->out);
+    } else {
+        rc = a->create(a->ctx, &v, t->out);
+    }
+    return rc < 0 ? rc : aggmap_set_comb(&t->map, i, t->out->p, t->out->len);
+}
+
+static int move_key(combtab *t, const agg8_slot *s) {
+    size_t j;
+    int rc = aggmap_upsert_n(&t->map, &s->key, (size_t)t->kw, (size_t)t->cw, &j);
+    if (rc < 0) return rc;
+    if (t->cw > 0) memcpy(aggmap_comb(&t->map, j), &s->comb, (size_t)t->cw);
+    return 0;
+}
+
+/* Every key of the 8-byte table to the general one, which takes every
+ * record from now on.  The FIFO is the caller's to empty. */
+static int leave8(combtab *t) {
+    agg8 *g = &t->t8;
+    int rc = 0;
+    if (t->cw < 0) t->cw = 0; /* no combiner held yet */
+    for (size_t i = 0; !rc && g->mask && i <= g->mask; i++)
+        if (g->slot[i].key != AGG8_EMPTY) rc = move_key(t, &g->slot[i]);
+    if (!rc && g->has_empty) rc = move_key(t, &g->empty);
+    agg8_free(g);
+    t->use8 = 0;
+    return rc;
+}
+
+/* The records still queued, in order, to the general table. */
+static int requeue(combtab *t) {
+    int rc = 0;
+    while (t->n) {
+        uint64_t key = t->q[t->head].key;
+        em_rec r = {&key, (size_t)t->kw, t->q[t->head].v, 8};
+        t->head = (t->head + 1) & (CT_DEPTH - 1);
+        t->n--;
+        if (!rc) rc = add_general(t, &r);
+    }
+    return rc;
+}
+
+/* A user combiner for the key in slot s (found: held before, else just
+ * inserted) and value v.  A result of another width than the table's
+ * moves every key to the general table, this one with its result, and
+ * the records queued after it follow. */
+static int merge_user(combtab *t, agg8_slot *s, int found, const uint8_t *v) {
+    const agg_spec *a = t->a;
+    const void *c = v;
+    size_t clen = 8, j;
+    int rc;
+    if (found || !a->create_identity) {
+        em_rec val = {NULL, 0, v, 8}, cur = {NULL, 0, &s->comb, (size_t)t->cw};
+        ebuf_reset(t->out);
+        rc = found ? a->merge_value(a->ctx, &cur, &val, t->out) : a->create(a->ctx, &val, t->out);
+        if (rc < 0) return rc;
+        c = t->out->p;
+        clen = t->out->len;
+    }
+    if (t->cw < 0 && clen <= 8) t->cw = (int)clen;
+    if (clen == (size_t)t->cw) {
+        s->comb = 0;
+        if (clen) memcpy(&s->comb, c, clen);
+        return 0;
+    }
+    uint64_t key = s->key;
+    if ((rc = leave8(t)) || (rc = aggmap_upsert_n(&t->map, &key, (size_t)t->kw, 0, &j)) < 0 ||
+        (rc = aggmap_set_comb(&t->map, j, c, clen)))
+        return rc;
+    return requeue(t);
+}
+
+/* Merge the oldest queued record into the 8-byte table. */
+static int pop8(combtab *t) {
+    uint64_t key = t->q[t->head].key;
+    uint8_t v[8];
+    memcpy(v, t->q[t->head].v, 8);
+    t->head = (t->head + 1) & (CT_DEPTH - 1);
+    t->n--;
+    agg8_slot *s;
+    int found = agg8_upsert(&t->t8, key, &s);
+    if (found < 0) return em__seterr(EM_ENOMEM, "combine table: out of memory");
+    const agg_spec *a = t->a;
+    if (!a->builtin) return merge_user(t, s, found, v);
+    if (found) comb_apply8(a->builtin, (uint8_t *)&s->comb, v);
+    else agg_builtin_create(a, (uint8_t *)&s->comb, v);
+    return 0;
+}
+
+static int drain8(combtab *t) {
+    int rc = 0;
+    while (t->use8 && t->n)
+        if ((rc = pop8(t))) break;
+    return rc;
+}
+
+int ct_add(combtab *t, const em_rec *r) {
+    int rc = 0;
+    if (t->use8 && (r->vlen != 8 || r->klen > 8 || (t->kw >= 0 && r->klen != (size_t)t->kw))) {
+        if (!(rc = drain8(t)) && t->use8) rc = leave8(t);
+        if (rc) return rc;
+    }
+    if (t->use8 && t->n == CT_DEPTH && (rc = pop8(t))) return rc;
+    if (!t->use8) return add_general(t, r);
+    if (t->kw < 0) t->kw = (int)r->klen;
+    uint64_t key = 0;
+    memcpy(&key, r->key, r->klen);
+    unsigned at = (t->head + t->n) & (CT_DEPTH - 1);
+    t->q[at].key = key;
+    memcpy(t->q[at].v, r->val, 8);
+    t->n++;
+    agg8_prefetch(&t->t8, key);
+    return 0;
+}
+
+int ct_drain(combtab *t) {
+    int rc = drain8(t);
+    return rc ? rc : ah_drain(&t->ahead);
+}
+
+size_t ct_count(const combtab *t) { return t->use8 ? t->t8.n : aggmap_count(&t->map); }
+
+size_t ct_mem(const combtab *t) { return agg8_mem(&t->t8) + aggmap_mem(&t->map); }
+
+int ct_each(combtab *t, int (*fn)(void *ctx, const em_rec *r), void *ctx) {
+    int rc = ct_drain(t);
+    if (rc) return rc;
+    if (!t->use8) {
+        for (size_t i = 0; !rc && i < aggmap_count(&t->map); i++) {
+            em_rec r;
+            aggmap_get(&t->map, i, &r);
+            rc = fn(ctx, &r);
+        }
+        return rc;
+    }
+    agg8 *g = &t->t8;
+    size_t kw = (size_t)t->kw, cw = t->cw < 0 ? 0 : (size_t)t->cw;
+    for (size_t i = 0; !rc && g->mask && i <= g->mask; i++) {
+        if (g->slot[i].key == AGG8_EMPTY) continue;
+        em_rec r = {&g->slot[i].key, kw, &g->slot[i].comb, cw};
+        rc = fn(ctx, &r);
+    }
+    if (!rc && g->has_empty) {
+        em_rec r = {&g->empty.key, kw, &g->empty.comb, cw};
+        rc = fn(ctx, &r);
+    }
+    return rc;
+}
+
+void ct_clear(combtab *t) {
+    if (t->use8) agg8_clear(&t->t8);
+    else aggmap_clear(&t->map);
+}
