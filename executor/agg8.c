@@ -23,8 +23,10 @@ static void fill_empty(agg8_slot *s, size_t n) {
     for (size_t i = 0; i < n; i++) s[i].key = AGG8_EMPTY;
 }
 
-int agg8_grow(agg8 *t) {
-    size_t old = t->mask ? t->mask + 1 : 0, nslots = old ? 2 * old : AGG8_FIRST;
+/* The table's slots become nslots (a power of two, more than twice the
+ * keys held), the keys rehashed. */
+static int resize(agg8 *t, size_t nslots) {
+    size_t old = t->mask ? t->mask + 1 : 0;
     ebuf nb = EBUF_INIT;
     if (bb_reserve(&nb, nslots * sizeof(agg8_slot))) return EM_ENOMEM;
     agg8_slot *ns = (agg8_slot *)nb.p, *os = t->slot;
@@ -41,6 +43,15 @@ int agg8_grow(agg8 *t) {
     bb_free(&t->mem);
     t->mem = nb;
     return 0;
+}
+
+int agg8_grow(agg8 *t) { return resize(t, t->mask ? 2 * (t->mask + 1) : AGG8_FIRST); }
+
+int agg8_reserve(agg8 *t, size_t keys) {
+    size_t nslots = AGG8_FIRST;
+    if (t->mask) return 0;
+    while (nslots < 2 * (keys + 1)) nslots *= 2;
+    return resize(t, nslots);
 }
 
 /* Keys in the order of their bytes: the little-endian words byte-swapped. */

@@ -45,6 +45,9 @@ void agg8_init(agg8 *t);
 void agg8_free(agg8 *t);
 /* Room for at least one more key: 0 or EM_ENOMEM. */
 int agg8_grow(agg8 *t);
+/* Before first use: slots for keys keys at most half full, in one
+ * buffer (a start: the table grows past it).  0 or EM_ENOMEM. */
+int agg8_reserve(agg8 *t, size_t keys);
 
 static inline size_t agg8_home(const agg8 *t, uint64_t key) {
     return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> t->shift);

@@ -143,7 +143,10 @@ int ct_add(combtab *t, const em_rec *r) {
     }
     if (t->use8 && t->n == CT_DEPTH && (rc = pop8(t))) return rc;
     if (!t->use8) return add_general(t, r);
-    if (t->kw < 0) t->kw = (int)r->klen;
+    if (t->kw < 0) {
+        if (t->expect && agg8_reserve(&t->t8, t->expect)) return em__seterr(EM_ENOMEM, "combine table: out of memory");
+        t->kw = (int)r->klen;
+    }
     uint64_t key = 0;
     memcpy(&key, r->key, r->klen);
     unsigned at = (t->head + t->n) & (CT_DEPTH - 1);

@@ -26,7 +26,11 @@
  * each is hashed on arrival and its home entry prefetched; HJ_VALUE_AHEAD
  * records before its turn its first value node is prefetched (when the
  * home entry is its key's); it is joined HJ_DEPTH records after it
- * arrived.  Records are joined in arrival order, so the output is the same
+ * arrived.  A queued record is copied (the caller's bytes do not outlive
+ * its push): into the queue's slot, or, past HJ_INLINE bytes (a key's
+ * list of neighbours, as PageRank streams its links), into a buffer the
+ * slot keeps for the next long record; only records past HJ_QUEUE_MAX
+ * are joined at once, the queue drained first.  Records are joined in arrival order, so the output is the same
  * as joining each at once.  (On bench/shuffle's join, 10M x 1M, an earlier
  * form -- a slot array of indexes into an entry array, values always in
  * the arena -- spent half the reduce side waiting for entries and values
@@ -62,6 +66,7 @@ typedef struct hj_entry {
 #define HJ_DEPTH 32       /* streamed records in flight (a power of two) */
 #define HJ_VALUE_AHEAD 8  /* records between a first value's prefetch and its join */
 #define HJ_INLINE 48      /* key + value bytes a queued record holds */
+#define HJ_QUEUE_MAX 65536 /* longer records are joined at once, after a drain */
 
 typedef struct hj_pend {
     uint64_t hash;
@@ -80,6 +85,7 @@ typedef struct hashjoin {
     size_t mask;    /* slots - 1; 0 before the first insert */
     unsigned head, n;
     hj_pend q[HJ_DEPTH];
+    ebuf qlong[HJ_DEPTH]; /* the bytes of a queued record over HJ_INLINE */
     ebuf tuple; /* the join value being emitted */
     epipe *join_op;
     epipe *cg; /* the fallback cogroup, once the table passed the budget */
@@ -303,7 +309,8 @@ static int probe(epipe *p, uint64_t hv, const em_rec *r) {
 static int probe_queued(epipe *p) {
     hashjoin *h = p->state;
     hj_pend *q = &h->q[h->head];
-    em_rec r = {q->b, q->klen, q->b + q->klen, q->vlen};
+    const uint8_t *b = q->klen + q->vlen > HJ_INLINE ? h->qlong[h->head].p : q->b;
+    em_rec r = {b, q->klen, b + q->klen, q->vlen};
     h->head = (h->head + 1) & (HJ_DEPTH - 1);
     h->n--;
     return probe(p, q->hash, &r);
@@ -322,17 +329,29 @@ static int stream(epipe *p, const em_rec *r) {
     hashjoin *h = p->state;
     uint64_t hv = em_hash(r->key, r->klen);
     if (!h->mask) return probe(p, hv, r); /* an empty table */
-    if (r->klen + r->vlen > HJ_INLINE) {
-        int rc = drain(p);
-        return rc ? rc : probe(p, hv, r);
+    unsigned at = (h->head + h->n) & (HJ_DEPTH - 1);
+    uint8_t *b = h->q[at].b;
+    if (r->klen + r->vlen > HJ_INLINE) { /* a slot's own buffer, kept for the next */
+        ebuf *l = &h->qlong[at];
+        l->len = 0;
+        if (r->klen + r->vlen > HJ_QUEUE_MAX || ebuf_reserve(l, r->klen + r->vlen)) {
+            int rc = drain(p);
+            return rc ? rc : probe(p, hv, r);
+        }
+        b = l->p;
     }
     __builtin_prefetch(&h->ent[(size_t)(hv >> 32) & h->mask]);
-    hj_pend *q = &h->q[(h->head + h->n) & (HJ_DEPTH - 1)];
+    hj_pend *q = &h->q[at];
     q->hash = hv;
     q->klen = (uint32_t)r->klen;
     q->vlen = (uint32_t)r->vlen;
-    copy_small(q->b, r->key, r->klen);
-    copy_small(q->b + r->klen, r->val, r->vlen);
+    if (b == q->b) {
+        copy_small(b, r->key, r->klen);
+        copy_small(b + r->klen, r->val, r->vlen);
+    } else {
+        memcpy(b, r->key, r->klen);
+        if (r->vlen) memcpy(b + r->klen, r->val, r->vlen);
+    }
     h->n++;
     if (h->n > HJ_VALUE_AHEAD) { /* its entry has arrived: fetch its first value */
         uint64_t ah = h->q[(h->head + h->n - 1 - HJ_VALUE_AHEAD) & (HJ_DEPTH - 1)].hash;
@@ -403,6 +422,7 @@ static void free_join(epipe *p) {
     bb_free(&h->entb);
     bb_free(&h->lastb);
     ebuf_free(&h->tuple);
+    for (int i = 0; i < HJ_DEPTH; i++) ebuf_free(&h->qlong[i]);
     free(h);
 }
 

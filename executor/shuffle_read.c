@@ -39,6 +39,7 @@
 #include "shuffle.h"
 #include "shuffle_files.h"
 #include "shuffle_index.h"
+#include "sizehint.h"
 
 
 typedef int (*consume_fn)(void *ctx, const em_rec *r);
@@ -689,6 +690,10 @@ static int agg_open(agg_ctx *a, const sr_opts *o) {
     agg8_init(&a->t8);
     aggmap_init(&a->map);
     es_runfile_init(&a->runs, o->spill_dir, o->codec, o->block_bytes);
+    /* Sized as the shuffle's last reduce task's table was (sizehint.h);
+     * without the memory, it grows from small as it would have. */
+    size_t hint = sh_get(o->shuffle_id, SH_REDUCE);
+    if (hint) (void)agg8_reserve(&a->t8, hint);
     return 0;
 }
 
@@ -734,6 +739,7 @@ static int agg_finish(agg_ctx *a, rec_sink_fn sink, void *sctx) {
 static void agg_close(agg_ctx *a) {
     size_t mem = aggmap_mem(&a->map) + agg8_mem(&a->t8);
     tm_peak(mem > a->peak ? mem : a->peak);
+    if (a->use8 && a->t8.n) sh_put(a->o->shuffle_id, SH_REDUCE, a->t8.n);
     free(a->recs);
     free(a->hash);
     agg8_free(&a->t8);

@@ -70,6 +70,7 @@
 
 #include "bigbuf.h"
 #include "combtab.h"
+#include "sizehint.h"
 #include "curmetrics.h"
 #include "shuffle_index.h"
 #include "blockfile.h"
@@ -115,6 +116,7 @@ struct shuffle_writer {
     size_t comb_budget; /* past it, the combine table is written out */
     uint64_t comb_in;   /* records that went through the table */
     uint64_t comb_out;  /* entries it has written out */
+    size_t peak_keys;   /* the most keys it held (sizehint.h) */
     int passing;        /* the combining ratio was poor: records pass
                            uncombined (checked once, when comb_in reaches
                            SW_ADAPT_ROWS) */
@@ -171,7 +173,10 @@ shuffle_writer *sw_open(const sw_opts *opts) {
     if (memout_codec(w->o.mem, &mc)) w->o.codec = mc;
     w->plain = w->o.codec.id == BF_NONE;
     w->expect = memout_last_bytes(w->o.mem);
-    if (opts->combine) ct_init(&w->comb, opts->combine, &w->scratch);
+    if (opts->combine) {
+        ct_init(&w->comb, opts->combine, &w->scratch);
+        ct_expect(&w->comb, sh_get(opts->shuffle_id, SH_MAP));
+    }
     return w;
 }
 
@@ -446,6 +451,7 @@ static int dump_comb(shuffle_writer *w) {
     int rc;
     if ((rc = ct_drain(&w->comb))) return rc;
     if (ct_mem(&w->comb) > w->peak_comb) w->peak_comb = ct_mem(&w->comb);
+    if (ct_count(&w->comb) > w->peak_keys) w->peak_keys = ct_count(&w->comb);
     if ((rc = ct_each(&w->comb, add_comb_entry, w))) return rc;
     w->comb_out += ct_count(&w->comb);
     ct_clear(&w->comb);
@@ -650,7 +656,10 @@ static void sw_free(shuffle_writer *w) {
     free(w->parts);
     bb_free(&w->arena);
     if (w->spill_fd >= 0) close(w->spill_fd);
-    if (w->o.combine) ct_free(&w->comb);
+    if (w->o.combine) {
+        if (w->peak_keys) sh_put(w->o.shuffle_id, SH_MAP, w->peak_keys);
+        ct_free(&w->comb);
+    }
     ebuf_free(&w->scratch);
     bf_cctx_free(&w->cx);
     free(w);

@@ -172,6 +172,43 @@ TEST(join_hash_streams_the_larger_input_in_order) {
     em_close(c);
 }
 
+/* Streamed records of every length keep their order: short ones held in
+ * the queue's slots, long ones (a list of neighbours) in the slots' own
+ * buffers, and ones past the queue's limit joined at once after a drain,
+ * interleaved. */
+TEST(join_hash_streams_long_records_in_order) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    enum { N = 40, HUGE = 70000 };
+    static uint8_t lv[N][HUGE];
+    uint8_t lk[N][8], rk[N][9];
+    em_rec l[N], r[N];
+    for (int i = 0; i < N; i++) {
+        size_t vl = i % 3 == 0 ? 8 : i % 3 == 1 ? 200 : HUGE;
+        em_i64_enc(N - 1 - i, lk[i]);
+        memset(lv[i], 'a' + i % 26, vl);
+        em_i64_enc(100 + i, lv[i]);
+        l[i] = (em_rec){lk[i], 8, lv[i], vl};
+        em_i64_enc(i, rk[i]);
+        rk[i][8] = (uint8_t)('A' + i % 26);
+        r[i] = (em_rec){rk[i], 8, rk[i] + 8, 1};
+    }
+    em_batch *b;
+    CHECK_OK(em_collect(em_join(em_parallelize(c, l, N, 1), em_parallelize(c, r, N, 1), 1), &b));
+    CHECK_EQ_I64(em_batch_count(b), N);
+    size_t pos = 0;
+    em_rec o;
+    for (int i = 0; em_batch_next(b, &pos, &o) == 1; i++) {
+        em_tuple t;
+        CHECK_OK(em_tuple_unpack(o.val, o.vlen, &t));
+        CHECK_EQ_I64(em_i64_dec(o.key), N - 1 - i);
+        CHECK(t.a_present && t.alen == l[i].vlen && !memcmp(t.a, lv[i], t.alen));
+        CHECK(t.b_present && t.blen == 1 && *(const uint8_t *)t.b == 'A' + (N - 1 - i) % 26);
+    }
+    em_batch_free(b);
+    em_close(c);
+}
+
 /* Under a 256 KiB budget the table of the built input (20,000 records of
  * 8-byte keys and 56-byte values per side, 2 partitions) passes the budget:
  * the join falls back to the sort-based cogroup, whose sorted runs spill,

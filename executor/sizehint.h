@@ -1,0 +1,36 @@
+/*
+ * sizehint.h -- how many keys the last aggregation table of a shuffle's
+ * map tasks (or reduce tasks) held, so that the next task of the same
+ * shuffle sizes its table once instead of doubling it from small.
+ *
+ * The tasks of one shuffle see like data: a PageRank iteration's eight
+ * map tasks each combine about the same number of destinations.  A table
+ * grown by doubling rehashes every key about once more and takes a new
+ * buffer at each step; one sized at once takes a single buffer, which
+ * bigbuf.h's cache gives whole from the task before (no page faulted in
+ * and cleared).  Keyed by shuffle, a hint never sizes another shuffle's
+ * tables: a later shuffle of ten keys does not clear a table sized for a
+ * million.  A hint is only a start: the table still grows past it, and
+ * the memory budget still governs spills (and a context opened later in
+ * the process, whose shuffle ids start over, may take an earlier one's
+ * hint: a start, no more).
+ *
+ * A small process-wide table, direct-mapped by shuffle id (SH_SLOTS
+ * entries a side), each entry one atomic word: a shuffle whose entry
+ * another took gets no hint, never a wrong shuffle's.
+ */
+#ifndef EM_SIZEHINT_H
+#define EM_SIZEHINT_H
+
+#include <stddef.h>
+
+#define SH_SLOTS 64
+
+enum { SH_MAP, SH_REDUCE };
+
+/* The keys the last table of this shuffle's side held, or 0. */
+size_t sh_get(unsigned shuffle_id, int side);
+/* A table of this shuffle's side ended holding at most keys keys. */
+void sh_put(unsigned shuffle_id, int side, size_t keys);
+
+#endif
