@@ -135,7 +135,7 @@ static int drain8(combtab *t) {
     return rc;
 }
 
-int ct_add(combtab *t, const em_rec *r) {
+int ct__add(combtab *t, const em_rec *r) {
     int rc = 0;
     if (t->use8 && (r->vlen != 8 || r->klen > 8 || (t->kw >= 0 && r->klen != (size_t)t->kw))) {
         if (!(rc = drain8(t)) && t->use8) rc = leave8(t);

@@ -62,7 +62,12 @@ static inline void ct_expect(combtab *t, size_t keys) { t->expect = keys; }
 /* Merge pair record r (r->key set; with a builtin, r->vlen == 8: the
  * caller checks both), perhaps later.  0, or EM_ENOMEM or a user
  * function's error, the message set. */
-int ct_add(combtab *t, const em_rec *r);
+int ct__add(combtab *t, const em_rec *r);
+static inline int ct_add(combtab *t, const em_rec *r) {
+    /* Once in the general table, records of 8-byte values (a word count's)
+     * go straight to its queue. */
+    return !t->use8 && r->vlen == 8 ? ah_add(&t->ahead, r) : ct__add(t, r);
+}
 
 /* Merge every record added; 0 or an error as ct_add's. */
 int ct_drain(combtab *t);
