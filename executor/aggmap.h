@@ -93,6 +93,15 @@ static inline __attribute__((always_inline)) void aggmap_prefetch_entry(const ag
     }
 }
 
+/* For a walk over the entries by index: fetch entry i's slot, which lies
+ * where its hash put it (a walk that read it only when it came to it
+ * would wait for a miss per entry once the table outgrows the cache).
+ * AGGMAP_WALK_AHEAD entries ahead suits it. */
+#define AGGMAP_WALK_AHEAD 16
+static inline __attribute__((always_inline)) void aggmap_prefetch_index(const aggmap *m, size_t i) {
+    if (i < m->n) __builtin_prefetch(&m->slots[m->ents[i]]);
+}
+
 static inline const am_slot *aggmap__slot(const aggmap *m, size_t i) {
     return &m->slots[i == m->hot_i ? m->hot_slot : m->ents[i]];
 }

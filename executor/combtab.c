@@ -172,6 +172,7 @@ int ct_each(combtab *t, int (*fn)(void *ctx, const em_rec *r), void *ctx) {
     if (!t->use8) {
         for (size_t i = 0; !rc && i < aggmap_count(&t->map); i++) {
             em_rec r;
+            aggmap_prefetch_index(&t->map, i + AGGMAP_WALK_AHEAD);
             aggmap_get(&t->map, i, &r);
             rc = fn(ctx, &r);
         }

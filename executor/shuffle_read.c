@@ -392,6 +392,7 @@ static int agg_spill(agg_ctx *a) {
     aggmap_sort(&a->map);
     if ((rc = es_runfile_begin(&a->runs))) return rc;
     for (size_t i = 0; i < aggmap_count(&a->map); i++) {
+        aggmap_prefetch_index(&a->map, i + AGGMAP_WALK_AHEAD);
         aggmap_get(&a->map, i, &r);
         if ((rc = es_runfile_add(&a->runs, &r))) return rc;
     }
@@ -722,6 +723,7 @@ static int agg_finish(agg_ctx *a, rec_sink_fn sink, void *sctx) {
         }
     } else if (!a->runs.nruns) {
         for (size_t i = 0; i < aggmap_count(&a->map) && !rc; i++) {
+            aggmap_prefetch_index(&a->map, i + AGGMAP_WALK_AHEAD);
             aggmap_get(&a->map, i, &r);
             rc = sink(sctx, &r);
         }
