@@ -60,6 +60,17 @@ static int rehash(aggmap *m, size_t nslots) {
     return 0;
 }
 
+int aggmap_reserve(aggmap *m, size_t keys) {
+    size_t nslots = AM_MIN_SLOTS;
+    if (m->mask || keys >= UINT32_MAX / 2) return 0;
+    while ((keys + 1) * 10 > nslots * 7) nslots *= 2;
+    if (rehash(m, nslots) || bb_reserve(&m->entb, keys * sizeof *m->ents))
+        return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
+    m->ents = (uint32_t *)m->entb.p;
+    m->cap = m->entb.cap / sizeof *m->ents;
+    return 0;
+}
+
 /* Short keys (words) compare as two overlapping 8-byte loads. */
 static inline int key_eq(const uint8_t *a, const uint8_t *b, size_t n) {
     if (n >= 8 && n <= 16) {

@@ -52,6 +52,10 @@ typedef struct aggmap {
 void aggmap_init(aggmap *m);
 void aggmap_free(aggmap *m);
 
+/* Before first use: slots and entry indices for keys keys in one buffer
+ * each (a start: the table grows past it).  0 or EM_ENOMEM. */
+int aggmap_reserve(aggmap *m, size_t keys);
+
 /* Find key, inserting it with an empty combiner when absent.  Returns 1
  * (found) or 0 (inserted) with *idx set, or EM_ENOMEM / EM_ETOOBIG (key
  * over 4 GiB) with the table unchanged. */

@@ -39,7 +39,8 @@ typedef struct combtab {
     ebuf *out;        /* a user combiner's result */
     int use8;         /* keys are in t8 (until the first misfit) */
     int kw, cw;       /* t8's key and combiner widths, -1 until known */
-    size_t expect;    /* keys t8 is sized for at its first key */
+    size_t expect8;   /* keys t8 is sized for at its first key, */
+    size_t expect;    /* and map when the keys move there */
     agg8 t8;
     unsigned head, n; /* the FIFO in front of t8 */
     struct {
@@ -55,9 +56,13 @@ typedef struct combtab {
  * after this (its queue points into it). */
 void ct_init(combtab *t, const agg_spec *a, ebuf *out);
 void ct_free(combtab *t);
-/* The keys the table will likely hold (sizehint.h): the 8-byte table is
- * sized for them at its first key. */
-static inline void ct_expect(combtab *t, size_t keys) { t->expect = keys; }
+/* The keys the table will likely hold (sizehint.h), in the 8-byte table
+ * and in the general one: each is sized for them when it takes its first
+ * key. */
+static inline void ct_expect(combtab *t, size_t keys8, size_t keys) {
+    t->expect8 = keys8;
+    t->expect = keys;
+}
 
 /* Merge pair record r (r->key set; with a builtin, r->vlen == 8: the
  * caller checks both), perhaps later.  0, or EM_ENOMEM or a user

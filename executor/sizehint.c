@@ -7,14 +7,14 @@
 
 #include "sizehint.h"
 
-static uint64_t hints[2][SH_SLOTS];
+static uint64_t hints[SH_TABLES][SH_SLOTS];
 
-size_t sh_get(unsigned shuffle_id, int side) {
-    uint64_t e = __atomic_load_n(&hints[side != SH_MAP][shuffle_id % SH_SLOTS], __ATOMIC_RELAXED);
+size_t sh_get(unsigned shuffle_id, int table) {
+    uint64_t e = __atomic_load_n(&hints[table][shuffle_id % SH_SLOTS], __ATOMIC_RELAXED);
     return e >> 32 == shuffle_id ? (size_t)(uint32_t)e : 0;
 }
 
-void sh_put(unsigned shuffle_id, int side, size_t keys) {
+void sh_put(unsigned shuffle_id, int table, size_t keys) {
     uint64_t n = keys > UINT32_MAX ? UINT32_MAX : keys;
-    __atomic_store_n(&hints[side != SH_MAP][shuffle_id % SH_SLOTS], (uint64_t)shuffle_id << 32 | n, __ATOMIC_RELAXED);
+    __atomic_store_n(&hints[table][shuffle_id % SH_SLOTS], (uint64_t)shuffle_id << 32 | n, __ATOMIC_RELAXED);
 }

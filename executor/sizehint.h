@@ -16,7 +16,7 @@
  * hint: a start, no more).
  *
  * A small process-wide table, direct-mapped by shuffle id (SH_SLOTS
- * entries a side), each entry one atomic word: a shuffle whose entry
+ * entries a kind of table), each entry one atomic word: a shuffle whose entry
  * another took gets no hint, never a wrong shuffle's.
  */
 #ifndef EM_SIZEHINT_H
@@ -26,11 +26,13 @@
 
 #define SH_SLOTS 64
 
-enum { SH_MAP, SH_REDUCE };
+/* Which table: the map side's or the reduce side's, the 8-byte one
+ * (agg8.h) or the general one (aggmap.h). */
+enum { SH_MAP8, SH_MAP, SH_REDUCE8, SH_REDUCE, SH_TABLES };
 
-/* The keys the last table of this shuffle's side held, or 0. */
-size_t sh_get(unsigned shuffle_id, int side);
-/* A table of this shuffle's side ended holding at most keys keys. */
-void sh_put(unsigned shuffle_id, int side, size_t keys);
+/* The keys the last table of this kind of this shuffle held, or 0. */
+size_t sh_get(unsigned shuffle_id, int table);
+/* A table of this kind of this shuffle ended holding at most keys keys. */
+void sh_put(unsigned shuffle_id, int table, size_t keys);
 
 #endif

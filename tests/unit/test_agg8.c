@@ -76,3 +76,35 @@ TEST(agg8_only_the_marker) {
     CHECK(t.slot[0].key == AGG8_EMPTY && t.slot[0].comb == 5);
     agg8_free(&t);
 }
+
+/* A table reserved for K keys takes them all without growing, and then
+ * grows past them as one that was not; a reserve after first use is
+ * ignored. */
+TEST(agg8_reserve_sizes_once) {
+    enum { K = 30000 };
+    agg8 t;
+    agg8_init(&t);
+    CHECK_OK(agg8_reserve(&t, K));
+    size_t mask = t.mask;
+    CHECK(mask + 1 >= 2 * (K + 1));
+    for (uint64_t i = 0; i < K; i++) {
+        agg8_slot *s;
+        CHECK_EQ_I64(agg8_upsert(&t, key_of(i), &s), 0);
+        s->comb = i;
+    }
+    CHECK_EQ_I64((int64_t)t.mask, (int64_t)mask);
+    CHECK_OK(agg8_reserve(&t, 4 * K));
+    CHECK_EQ_I64((int64_t)t.mask, (int64_t)mask);
+    for (uint64_t i = K; i < 2 * K; i++) {
+        agg8_slot *s;
+        CHECK_EQ_I64(agg8_upsert(&t, key_of(i), &s), 0);
+        s->comb = i;
+    }
+    CHECK(t.mask > mask);
+    for (uint64_t i = 0; i < 2 * K; i++) {
+        agg8_slot *s;
+        CHECK_EQ_I64(agg8_upsert(&t, key_of(i), &s), 1);
+        CHECK_EQ_I64((int64_t)s->comb, (int64_t)i);
+    }
+    agg8_free(&t);
+}

@@ -44,3 +44,34 @@ TEST(aggmap_keys_differing_in_one_byte) {
     CHECK_EQ_I64((int64_t)want, (int64_t)n);
     aggmap_free(&m);
 }
+
+/* A table reserved for K keys takes them without a rehash (its slots and
+ * indices stay where they are), keeps their insertion order, then grows
+ * past them; a reserve after first use changes nothing. */
+TEST(aggmap_reserve_sizes_once) {
+    enum { K = 20000 };
+    aggmap m;
+    aggmap_init(&m);
+    CHECK_OK(aggmap_reserve(&m, K));
+    const am_slot *slots = m.slots;
+    size_t mask = m.mask, idx;
+    CHECK(m.cap >= K);
+    for (uint32_t i = 0; i < 2 * K; i++) {
+        if (i == K) {
+            CHECK(m.slots == slots && m.mask == mask);
+            CHECK_OK(aggmap_reserve(&m, 8 * K));
+            CHECK(m.mask == mask);
+        }
+        CHECK_EQ_I64(aggmap_upsert(&m, &i, sizeof i, &idx), 0);
+        CHECK_EQ_I64((int64_t)idx, (int64_t)i);
+    }
+    CHECK(m.mask > mask);
+    for (uint32_t i = 0; i < 2 * K; i++) {
+        em_rec r;
+        aggmap_get(&m, i, &r);
+        uint32_t k;
+        memcpy(&k, r.key, 4);
+        CHECK(r.klen == 4 && k == i);
+    }
+    aggmap_free(&m);
+}
