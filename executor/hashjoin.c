@@ -30,11 +30,12 @@
  * its push): into the queue's slot, or, past HJ_INLINE bytes (a key's
  * list of neighbours, as PageRank streams its links), into a buffer the
  * slot keeps for the next long record; only records past HJ_QUEUE_MAX
- * are joined at once, the queue drained first.  Records are joined in arrival order, so the output is the same
- * as joining each at once.  (On bench/shuffle's join, 10M x 1M, an earlier
- * form -- a slot array of indexes into an entry array, values always in
- * the arena -- spent half the reduce side waiting for entries and values
- * despite its prefetches, and used more CPU than the sort-based cogroup.)
+ * are joined at once, the queue drained first.  Records are joined in
+ * arrival order, so the output is the same as joining each at once.  (On
+ * bench/shuffle's join, 10M x 1M, an earlier form -- a slot array of
+ * indexes into an entry array, values always in the arena -- spent half
+ * the reduce side waiting for entries and values despite its prefetches,
+ * and used more CPU than the sort-based cogroup.)
  */
 #include <stdlib.h>
 #include <string.h>
