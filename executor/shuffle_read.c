@@ -436,7 +436,7 @@ static int agg8_move(agg_ctx *a, const agg8_slot *s) {
  * one, which takes every record from now on. */
 static int agg8_leave(agg_ctx *a) {
     agg8 *t = &a->t8;
-    size_t hint = sh_get(a->o->shuffle_id, SH_REDUCE);
+    size_t hint = sh_get(a->o->spill_dir, a->o->shuffle_id, SH_REDUCE);
     int rc = hint ? aggmap_reserve(&a->map, hint) : 0;
     if (agg8_mem(t) > a->peak) a->peak = agg8_mem(t);
     for (size_t i = 0; !rc && t->mask && i <= t->mask; i++)
@@ -694,7 +694,7 @@ static int agg_open(agg_ctx *a, const sr_opts *o) {
     es_runfile_init(&a->runs, o->spill_dir, o->codec, o->block_bytes);
     /* Sized as the shuffle's last reduce task's table was (sizehint.h);
      * without the memory, it grows from small as it would have. */
-    size_t hint = sh_get(o->shuffle_id, SH_REDUCE8);
+    size_t hint = sh_get(o->spill_dir, o->shuffle_id, SH_REDUCE8);
     if (hint) (void)agg8_reserve(&a->t8, hint);
     return 0;
 }
@@ -743,7 +743,7 @@ static void agg_close(agg_ctx *a) {
     size_t mem = aggmap_mem(&a->map) + agg8_mem(&a->t8);
     tm_peak(mem > a->peak ? mem : a->peak);
     size_t keys = a->use8 ? a->t8.n : aggmap_count(&a->map);
-    if (keys && !a->runs.nruns) sh_put(a->o->shuffle_id, a->use8 ? SH_REDUCE8 : SH_REDUCE, keys);
+    if (keys && !a->runs.nruns) sh_put(a->o->spill_dir, a->o->shuffle_id, a->use8 ? SH_REDUCE8 : SH_REDUCE, keys);
     free(a->recs);
     free(a->hash);
     agg8_free(&a->t8);

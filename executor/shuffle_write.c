@@ -175,7 +175,7 @@ shuffle_writer *sw_open(const sw_opts *opts) {
     w->expect = memout_last_bytes(w->o.mem);
     if (opts->combine) {
         ct_init(&w->comb, opts->combine, &w->scratch);
-        ct_expect(&w->comb, sh_get(opts->shuffle_id, SH_MAP8), sh_get(opts->shuffle_id, SH_MAP));
+        ct_expect(&w->comb, sh_get(w->dir, opts->shuffle_id, SH_MAP8), sh_get(w->dir, opts->shuffle_id, SH_MAP));
     }
     return w;
 }
@@ -657,7 +657,7 @@ static void sw_free(shuffle_writer *w) {
     bb_free(&w->arena);
     if (w->spill_fd >= 0) close(w->spill_fd);
     if (w->o.combine) {
-        if (w->peak_keys) sh_put(w->o.shuffle_id, w->comb.use8 ? SH_MAP8 : SH_MAP, w->peak_keys);
+        if (w->peak_keys) sh_put(w->dir, w->o.shuffle_id, w->comb.use8 ? SH_MAP8 : SH_MAP, w->peak_keys);
         ct_free(&w->comb);
     }
     ebuf_free(&w->scratch);

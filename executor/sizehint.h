@@ -11,13 +11,16 @@
  * and cleared).  Keyed by shuffle, a hint never sizes another shuffle's
  * tables: a later shuffle of ten keys does not clear a table sized for a
  * million.  A hint is only a start: the table still grows past it, and
- * the memory budget still governs spills (and a context opened later in
- * the process, whose shuffle ids start over, may take an earlier one's
- * hint: a start, no more).
+ * the memory budget still governs spills.
  *
- * A small process-wide table, direct-mapped by shuffle id (SH_SLOTS
- * entries a kind of table), each entry one atomic word: a shuffle whose entry
- * another took gets no hint, never a wrong shuffle's.
+ * A shuffle is named by its id and a scope: the directory of the
+ * context's (or the executor's) files, so that two contexts of one
+ * process, whose shuffle ids both start at 0, never share a hint -- a
+ * later context's ten-key shuffle 0 does not size its tables for an
+ * earlier one's million keys.  A small process-wide table, direct-mapped
+ * by a 32-bit tag of the two (SH_SLOTS entries a kind of table), each
+ * entry one atomic word holding the tag and the count: a shuffle whose
+ * entry another took gets no hint.
  */
 #ifndef EM_SIZEHINT_H
 #define EM_SIZEHINT_H
@@ -30,9 +33,10 @@
  * (agg8.h) or the general one (aggmap.h). */
 enum { SH_MAP8, SH_MAP, SH_REDUCE8, SH_REDUCE, SH_TABLES };
 
-/* The keys the last table of this kind of this shuffle held, or 0. */
-size_t sh_get(unsigned shuffle_id, int table);
+/* The keys the last table of this kind of shuffle shuffle_id of scope
+ * held, or 0. */
+size_t sh_get(const char *scope, unsigned shuffle_id, int table);
 /* A table of this kind of this shuffle ended holding at most keys keys. */
-void sh_put(unsigned shuffle_id, int table, size_t keys);
+void sh_put(const char *scope, unsigned shuffle_id, int table, size_t keys);
 
 #endif
