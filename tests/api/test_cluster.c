@@ -782,21 +782,28 @@ TEST(cluster_fetch_retried_after_dropped_connection) {
     CHECK(c);
     CHECK(pairs_exact(c, &d));
     CHECK(d.faults_fired == 1 || d.faults_fired == 2);
-    CHECK_EQ_I64(d.shuffle_fetch_conns_dropped, d.faults_fired);
     CHECK_EQ_I64(d.shuffle_fetch_retries, 0);
-    /* Each drop fails its reducer's attempt and loses the one map output
+    /* Each drop a reducer reports (its attempt's result counts the
+     * dropped connection) fails that attempt and loses the one map output
      * it was fetching (the reader's check fetches the others of that
-     * executor, which its server no longer drops): that map runs again
-     * (4 + drops map attempts).  The reducer running on the other
-     * executor then (one core each: one at most) fails too if it reads
-     * that output after the driver removed it and before it is made again
-     * (not a new loss: no map runs for it): drops to twice the drops
-     * failed reduce attempts, each run again once.  Two drops fail one
-     * stage attempt when both strike reducers of the first, two when the
-     * second strikes the stage's next attempt. */
-    CHECK(d.tasks_failed >= d.faults_fired && d.tasks_failed <= 2 * d.faults_fired);
-    CHECK_EQ_I64(d.map_tasks_run, 4 + d.faults_fired);
-    CHECK_EQ_I64(d.tasks_run - d.map_tasks_run, 3 + d.tasks_failed);
+     * executor, which its server no longer drops): that map runs again.
+     * The reducer running on the other executor then (one core each: one
+     * at most) fails too if it reads that output after the driver removed
+     * it and before it is made again (not a new loss: no map runs for it).
+     * A server's drop is counted when it happens (faults_fired), a
+     * reader's only with its attempt's result, which a second drop's
+     * reader may never report as a failure of its own: its attempt may be
+     * killed, or end after its stage attempt already failed.  So the
+     * drops reported are 1 to faults_fired, and the counts below lie
+     * between what the reported drops and what every drop would cause.
+     * Two drops fail one stage attempt when both strike reducers of the
+     * first, two when the second strikes the stage's next attempt. */
+    int64_t drops = d.shuffle_fetch_conns_dropped;
+    CHECK(drops >= 1 && drops <= d.faults_fired);
+    CHECK(d.tasks_failed >= drops && d.tasks_failed <= 2 * d.faults_fired);
+    CHECK(d.map_tasks_run >= 4 + drops && d.map_tasks_run <= 4 + d.faults_fired);
+    CHECK(d.tasks_run - d.map_tasks_run >= 3 + d.tasks_failed &&
+          d.tasks_run - d.map_tasks_run <= 3 + d.tasks_failed + d.tasks_killed + (d.faults_fired - drops));
     CHECK(d.stage_attempts_failed >= 1 && d.stage_attempts_failed <= d.faults_fired);
     em_close(c);
 }
