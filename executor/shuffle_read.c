@@ -437,7 +437,8 @@ static int agg8_move(agg_ctx *a, const agg8_slot *s) {
 static int agg8_leave(agg_ctx *a) {
     agg8 *t = &a->t8;
     size_t hint = sh_get(a->o->spill_dir, a->o->shuffle_id, SH_REDUCE);
-    int rc = hint ? aggmap_reserve(&a->map, hint) : 0;
+    int rc = 0;
+    if (hint) (void)aggmap_reserve(&a->map, hint); /* a start: without it, the table grows */
     if (agg8_mem(t) > a->peak) a->peak = agg8_mem(t);
     for (size_t i = 0; !rc && t->mask && i <= t->mask; i++)
         if (t->slot[i].key != AGG8_EMPTY) rc = agg8_move(a, &t->slot[i]);

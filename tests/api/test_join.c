@@ -174,17 +174,19 @@ TEST(join_hash_streams_the_larger_input_in_order) {
 
 /* Streamed records of every length keep their order: short ones held in
  * the queue's slots, long ones (a list of neighbours) in the slots' own
- * buffers, and ones past the queue's limit joined at once after a drain,
+ * buffers, reused as the queue wraps many times and joined as it fills,
+ * and ones past the queue's limit joined at once after a drain,
  * interleaved. */
 TEST(join_hash_streams_long_records_in_order) {
     em_ctx *c = open_test_ctx();
     CHECK(c);
-    enum { N = 40, HUGE = 70000 };
-    static uint8_t lv[N][HUGE];
+    enum { N = 400, HUGE = 70000 };
+    static uint8_t *lv[N];
     uint8_t lk[N][8], rk[N][9];
     em_rec l[N], r[N];
     for (int i = 0; i < N; i++) {
-        size_t vl = i % 3 == 0 ? 8 : i % 3 == 1 ? 200 : HUGE;
+        size_t vl = i % 97 == 50 ? HUGE : i % 5 == 0 ? 8 : 60 + (size_t)(i * 37) % 300;
+        lv[i] = malloc(vl);
         em_i64_enc(N - 1 - i, lk[i]);
         memset(lv[i], 'a' + i % 26, vl);
         em_i64_enc(100 + i, lv[i]);
@@ -206,6 +208,7 @@ TEST(join_hash_streams_long_records_in_order) {
         CHECK(t.b_present && t.blen == 1 && *(const uint8_t *)t.b == 'A' + (N - 1 - i) % 26);
     }
     em_batch_free(b);
+    for (int i = 0; i < N; i++) free(lv[i]);
     em_close(c);
 }
 
