@@ -72,6 +72,35 @@ int agg8_sort(agg8 *t) {
     return 0;
 }
 
+int agg8_each(const agg8 *t, size_t kw, size_t cw, rec_sink_fn fn, void *ctx) {
+    int rc = 0;
+    for (size_t i = 0; !rc && t->mask && i <= t->mask; i++) {
+        if (t->slot[i].key == AGG8_EMPTY) continue;
+        em_rec r = {&t->slot[i].key, kw, &t->slot[i].comb, cw};
+        rc = fn(ctx, &r);
+    }
+    if (!rc && t->has_empty) {
+        em_rec r = {&t->empty.key, kw, &t->empty.comb, cw};
+        rc = fn(ctx, &r);
+    }
+    return rc;
+}
+
+static int move_one(void *ctx, const em_rec *r) {
+    aggmap *m = ctx;
+    size_t j;
+    int rc = aggmap_upsert_n(m, r->key, r->klen, r->vlen, &j);
+    if (rc < 0) return rc;
+    if (r->vlen) memcpy(aggmap_comb(m, j), r->val, r->vlen);
+    return 0;
+}
+
+int agg8_move_all(agg8 *t, aggmap *m, size_t kw, size_t cw) {
+    int rc = agg8_each(t, kw, cw, move_one, m);
+    agg8_free(t);
+    return rc;
+}
+
 void agg8_clear(agg8 *t) {
     if (t->mask) fill_empty(t->slot, t->mask + 1);
     t->n = 0;

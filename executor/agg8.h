@@ -1,7 +1,8 @@
 /*
  * agg8.h -- aggregation of keys of up to 8 bytes into combiners of up to
- * 8 bytes: the reduce side's table while every key has one width and
- * every combiner one width (shuffle_read.c), as in reduce_by_key over
+ * 8 bytes: the table of the reduce side (shuffle_read.c) and of the map
+ * side's combine (combtab.h) while every key has one width and every
+ * combiner one width, as in reduce_by_key over
  * int64 keys with em_sum_i64 or a user's function.  Keys and combiners
  * are held as words, zero padded; the caller knows their widths.
  *
@@ -22,8 +23,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "aggmap.h"
 #include "buf.h"
 #include "ember.h"
+#include "recfmt.h" /* rec_sink_fn */
 
 #define AGG8_EMPTY 0x8badf00d5eedf1e5ULL
 
@@ -95,5 +98,15 @@ static inline size_t agg8_mem(const agg8 *t) { return t->n * 2 * sizeof(agg8_slo
 int agg8_sort(agg8 *t);
 /* Drop every key, keeping the memory. */
 void agg8_clear(agg8 *t);
+
+/* Call fn with every key's record (kw key bytes, cw combiner bytes), in
+ * slot order, the aside key last; stops at fn's first nonzero return,
+ * which it returns. */
+int agg8_each(const agg8 *t, size_t kw, size_t cw, rec_sink_fn fn, void *ctx);
+
+/* Every key (kw bytes) and its combiner (cw bytes) into the general table
+ * m, then t freed: for a record that does not fit the 8-byte table.  0,
+ * or aggmap's EM_ENOMEM / EM_ETOOBIG. */
+int agg8_move_all(agg8 *t, aggmap *m, size_t kw, size_t cw);
 
 #endif

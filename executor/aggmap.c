@@ -211,6 +211,17 @@ static int ent_cmp(const void *a, const void *b, void *arg) {
     return bytes_cmp(x + 8, xl, y + 8, yl);
 }
 
+int aggmap_each(const aggmap *m, rec_sink_fn fn, void *ctx) {
+    int rc = 0;
+    for (size_t i = 0; !rc && i < m->n; i++) {
+        em_rec r;
+        aggmap_prefetch_index(m, i + AGGMAP_WALK_AHEAD);
+        aggmap_get(m, i, &r);
+        rc = fn(ctx, &r);
+    }
+    return rc;
+}
+
 void aggmap_sort(aggmap *m) {
     if (m->n > 1) qsort_r(m->ents, m->n, sizeof *m->ents, ent_cmp, m);
     m->hot_i = (size_t)-1;

@@ -142,6 +142,11 @@ static inline size_t aggmap_mem(const aggmap *m) {
     return m->arena.len + m->n * (sizeof(uint32_t) + 2 * sizeof(am_slot));
 }
 
+/* Call fn with every entry's record in entry order, each entry's slot
+ * fetched AGGMAP_WALK_AHEAD entries ahead; stops at fn's first nonzero
+ * return, which it returns. */
+int aggmap_each(const aggmap *m, rec_sink_fn fn, void *ctx);
+
 /* Put entries in ascending key order (bytes_cmp).  Afterwards only
  * aggmap_get by index and aggmap_clear are allowed. */
 void aggmap_sort(aggmap *m);

@@ -46,27 +46,13 @@ static int add_general(combtab *t, const em_rec *r) {
     return rc < 0 ? rc : aggmap_set_comb(&t->map, i, t->out->p, t->out->len);
 }
 
-static int move_key(combtab *t, const agg8_slot *s) {
-    size_t j;
-    int rc = aggmap_upsert_n(&t->map, &s->key, (size_t)t->kw, (size_t)t->cw, &j);
-    if (rc < 0) return rc;
-    if (t->cw > 0) memcpy(aggmap_comb(&t->map, j), &s->comb, (size_t)t->cw);
-    return 0;
-}
-
 /* Every key of the 8-byte table to the general one, which takes every
  * record from now on.  The FIFO is the caller's to empty. */
 static int leave8(combtab *t) {
-    agg8 *g = &t->t8;
-    int rc = 0;
     if (t->expect) (void)aggmap_reserve(&t->map, t->expect); /* a start: without it, the table grows */
     if (t->cw < 0) t->cw = 0; /* no combiner held yet */
-    for (size_t i = 0; !rc && g->mask && i <= g->mask; i++)
-        if (g->slot[i].key != AGG8_EMPTY) rc = move_key(t, &g->slot[i]);
-    if (!rc && g->has_empty) rc = move_key(t, &g->empty);
-    agg8_free(g);
     t->use8 = 0;
-    return rc;
+    return agg8_move_all(&t->t8, &t->map, t->kw < 0 ? 0 : (size_t)t->kw, (size_t)t->cw);
 }
 
 /* The records still queued, in order, to the general table. */
@@ -167,30 +153,11 @@ size_t ct_count(const combtab *t) { return t->use8 ? t->t8.n : aggmap_count(&t->
 
 size_t ct_mem(const combtab *t) { return agg8_mem(&t->t8) + aggmap_mem(&t->map); }
 
-int ct_each(combtab *t, int (*fn)(void *ctx, const em_rec *r), void *ctx) {
+int ct_each(combtab *t, rec_sink_fn fn, void *ctx) {
     int rc = ct_drain(t);
     if (rc) return rc;
-    if (!t->use8) {
-        for (size_t i = 0; !rc && i < aggmap_count(&t->map); i++) {
-            em_rec r;
-            aggmap_prefetch_index(&t->map, i + AGGMAP_WALK_AHEAD);
-            aggmap_get(&t->map, i, &r);
-            rc = fn(ctx, &r);
-        }
-        return rc;
-    }
-    agg8 *g = &t->t8;
-    size_t kw = (size_t)t->kw, cw = t->cw < 0 ? 0 : (size_t)t->cw;
-    for (size_t i = 0; !rc && g->mask && i <= g->mask; i++) {
-        if (g->slot[i].key == AGG8_EMPTY) continue;
-        em_rec r = {&g->slot[i].key, kw, &g->slot[i].comb, cw};
-        rc = fn(ctx, &r);
-    }
-    if (!rc && g->has_empty) {
-        em_rec r = {&g->empty.key, kw, &g->empty.comb, cw};
-        rc = fn(ctx, &r);
-    }
-    return rc;
+    if (!t->use8) return aggmap_each(&t->map, fn, ctx);
+    return agg8_each(&t->t8, t->kw < 0 ? 0 : (size_t)t->kw, t->cw < 0 ? 0 : (size_t)t->cw, fn, ctx);
 }
 
 void ct_clear(combtab *t) {

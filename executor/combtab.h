@@ -84,7 +84,7 @@ size_t ct_mem(const combtab *t);
 
 /* Drain, then call fn with every key's record (key, combiner), stopping
  * at the first nonzero return, which it returns. */
-int ct_each(combtab *t, int (*fn)(void *ctx, const em_rec *r), void *ctx);
+int ct_each(combtab *t, rec_sink_fn fn, void *ctx);
 
 /* Drop every key (after ct_drain or ct_each), keeping the memory. */
 void ct_clear(combtab *t);

@@ -424,28 +424,14 @@ static int agg8_spill(agg_ctx *a) {
     return 0;
 }
 
-static int agg8_move(agg_ctx *a, const agg8_slot *s) {
-    size_t j;
-    int rc = aggmap_upsert_n(&a->map, &s->key, (size_t)a->kw, (size_t)a->cw, &j);
-    if (rc < 0) return rc;
-    if (a->cw > 0) memcpy(aggmap_comb(&a->map, j), &s->comb, (size_t)a->cw);
-    return 0;
-}
-
 /* A key of another width: the 8-byte table's keys move to the general
  * one, which takes every record from now on. */
 static int agg8_leave(agg_ctx *a) {
-    agg8 *t = &a->t8;
     size_t hint = sh_get(a->o->spill_dir, a->o->shuffle_id, SH_REDUCE);
-    int rc = 0;
     if (hint) (void)aggmap_reserve(&a->map, hint); /* a start: without it, the table grows */
-    if (agg8_mem(t) > a->peak) a->peak = agg8_mem(t);
-    for (size_t i = 0; !rc && t->mask && i <= t->mask; i++)
-        if (t->slot[i].key != AGG8_EMPTY) rc = agg8_move(a, &t->slot[i]);
-    if (!rc && t->has_empty) rc = agg8_move(a, &t->empty);
-    agg8_free(t);
+    if (agg8_mem(&a->t8) > a->peak) a->peak = agg8_mem(&a->t8);
     a->use8 = 0;
-    return rc;
+    return agg8_move_all(&a->t8, &a->map, a->kw < 0 ? 0 : (size_t)a->kw, a->cw < 0 ? 0 : (size_t)a->cw);
 }
 
 /* A user combiner's step for the key in slot s (found: the key was held,
@@ -703,19 +689,9 @@ static int agg_open(agg_ctx *a, const sr_opts *o) {
 /* Pass every key's combiner to sink, merging the spilled runs. */
 static int agg_finish(agg_ctx *a, rec_sink_fn sink, void *sctx) {
     const agg_spec *g = a->o->agg;
-    em_rec r;
     int rc = 0;
     if (a->use8 && !a->runs.nruns) {
-        agg8 *t = &a->t8;
-        for (size_t i = 0; !rc && t->mask && i <= t->mask; i++) {
-            if (t->slot[i].key == AGG8_EMPTY) continue;
-            em_rec x = {&t->slot[i].key, (size_t)a->kw, &t->slot[i].comb, (size_t)a->cw};
-            rc = sink(sctx, &x);
-        }
-        if (!rc && t->has_empty) {
-            em_rec x = {&t->empty.key, (size_t)a->kw, &t->empty.comb, (size_t)a->cw};
-            rc = sink(sctx, &x);
-        }
+        rc = agg8_each(&a->t8, (size_t)a->kw, (size_t)a->cw, sink, sctx);
     } else if (a->use8) {
         es_merger mg;
         if (!(rc = agg8_sort(&a->t8))) {
@@ -724,11 +700,7 @@ static int agg_finish(agg_ctx *a, rec_sink_fn sink, void *sctx) {
             es_merger_free(&mg);
         }
     } else if (!a->runs.nruns) {
-        for (size_t i = 0; i < aggmap_count(&a->map) && !rc; i++) {
-            aggmap_prefetch_index(&a->map, i + AGGMAP_WALK_AHEAD);
-            aggmap_get(&a->map, i, &r);
-            rc = sink(sctx, &r);
-        }
+        rc = aggmap_each(&a->map, sink, sctx);
     } else {
         es_merger mg;
         aggmap_sort(&a->map);
