@@ -56,12 +56,36 @@ int em_emit_rec(em_emitter *out, const em_rec *r) {
     case EMIT_RECORD:
         if (out->count > 1) return em__seterr(EM_EUSER, "a combine function emitted more than one record");
         return rec_append(out->buf, r);
+    case EMIT_WORD:
+        if (r->key) return em__seterr(EM_EUSER, "combine functions of *_by_key emit plain values, not pairs");
+        if (out->count > 1) return em__seterr(EM_EUSER, "a combine function emitted more than one value");
+        out->wlen = r->vlen;
+        out->word = 0;
+        if (r->vlen <= 8) {
+            if (r->vlen) memcpy(&out->word, r->val, r->vlen);
+            return 0;
+        }
+        ebuf_reset(out->buf);
+        return ebuf_append(out->buf, r->val, r->vlen) ? EM_ENOMEM : 0;
     }
     return EM_EINVAL;
 }
 
+/* A combiner's one value of at most 8 bytes into the emitter's word:
+ * the per-record path of a user's combine function over a table of
+ * words.  1 when taken, 0 when the general path must decide. */
+static inline int emit_word(em_emitter *out, const void *data, size_t len) {
+    if (!out || out->mode != EMIT_WORD || out->count || len > 8 || len > out->max_record) return 0;
+    out->count = 1;
+    out->wlen = len;
+    out->word = 0;
+    memcpy(&out->word, data, len);
+    return 1;
+}
+
 int em_emit(em_emitter *out, const void *data, size_t len) {
     if (!data && len) return em__seterr(EM_EINVAL, "em_emit: NULL data with a length");
+    if (emit_word(out, data ? data : "", len)) return 0;
     if (out && out->mode == EMIT_VALUE && len <= out->max_record && out->count == 0 && (data || !len)) {
         out->count = 1; /* a combiner's one value: straight into the buffer */
         return ebuf_append(out->buf, data, len) ? EM_ENOMEM : 0;
@@ -83,13 +107,13 @@ int em_emit_pair(em_emitter *out, const void *key, size_t klen, const void *val,
 int em_emit_i64(em_emitter *out, int64_t v) {
     uint8_t b[8];
     em_i64_enc(v, b);
-    return em_emit(out, b, 8);
+    return emit_word(out, b, 8) ? 0 : em_emit(out, b, 8);
 }
 
 int em_emit_f64(em_emitter *out, double v) {
     uint8_t b[8];
     em_f64_enc(v, b);
-    return em_emit(out, b, 8);
+    return emit_word(out, b, 8) ? 0 : em_emit(out, b, 8);
 }
 
 int em_emit_pair_i64(em_emitter *out, const void *key, size_t klen, int64_t v) {

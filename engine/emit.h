@@ -7,7 +7,9 @@
  * chain (EMIT_PUSH and the rekeying modes: the executor's runner builds
  * those chains, executor/pipe.h), or encodes the one record or value a
  * combine function returns into a buffer (EMIT_VALUE, EMIT_RECORD: the
- * shuffle's combiners, and the driver folding partial results).  em_emit
+ * shuffle's combiners, and the driver folding partial results) or, when
+ * it is at most 8 bytes, into the emitter's own word (EMIT_WORD: the
+ * combiners of a table of words, executor/agg8.h).  em_emit
  * is the per-record hot path: it builds a view and calls the next pipe's
  * push directly; nothing is allocated.
  */
@@ -37,6 +39,9 @@ enum emit_mode {
     EMIT_KEYBY,  /* a plain record becomes the key of (record, in->val) */
     EMIT_VALUE,  /* one plain value into buf (by-key combiners) */
     EMIT_RECORD, /* one record, encoded, into buf (fold, reduce) */
+    EMIT_WORD,   /* one plain value: into word when at most 8 bytes, else
+                  * into buf, which it replaces (a by-key combiner held in
+                  * a table of words: its bytes are stored once, no buffer) */
 };
 
 struct em_emitter {
@@ -46,6 +51,8 @@ struct em_emitter {
     ebuf *buf;
     int64_t count;
     size_t max_record;
+    uint64_t word; /* EMIT_WORD: the value, zero padded */
+    size_t wlen;   /* EMIT_WORD: its length (over 8: it is in buf) */
 };
 
 struct em_iter {

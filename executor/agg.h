@@ -18,10 +18,19 @@
 #include "ember.h"
 #include "recfmt.h" /* rec_sink_fn */
 
+enum { AGG_CREATE, AGG_MERGE_VALUE, AGG_MERGE_COMB };
+
 typedef struct agg_spec {
     int (*create)(void *ctx, const em_rec *v, ebuf *out);                        /* value -> combiner */
     int (*merge_value)(void *ctx, const em_rec *c, const em_rec *v, ebuf *out);   /* combiner + value */
     int (*merge_comb)(void *ctx, const em_rec *c1, const em_rec *c2, ebuf *out);  /* combiner + combiner */
+    /* The same three steps for a table whose combiners are words (agg8.h),
+     * or NULL: step AGG_CREATE (c unused), AGG_MERGE_VALUE or
+     * AGG_MERGE_COMB.  A result of at most 8 bytes goes into *w, zero
+     * padded; a longer one replaces out's content.  Its length, or a
+     * negative code.  One call, no buffer: the per-record path of a user's
+     * combine function whose combiners fit a word. */
+    int (*step_word)(void *ctx, int step, const em_rec *c, const em_rec *v, uint64_t *w, ebuf *out);
     void *ctx;
     /* Set when both merges are one builtin of combiners.h (values and
      * combiners are then 8 bytes, merged in place with comb_apply8): the

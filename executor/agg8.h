@@ -55,7 +55,10 @@ int agg8_reserve(agg8 *t, size_t keys);
 static inline size_t agg8_home(const agg8 *t, uint64_t key) {
     return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> t->shift);
 }
-static inline void agg8_prefetch(const agg8 *t, uint64_t key) {
+/* Fetch key's home slot.  Always inlined, as aggmap.h's prefetches: GCC
+ * takes a function whose only effect is a prefetch for one without
+ * effects and drops the calls. */
+static inline __attribute__((always_inline)) void agg8_prefetch(const agg8 *t, uint64_t key) {
     if (t->mask) __builtin_prefetch(&t->slot[agg8_home(t, key)]);
 }
 

@@ -12,7 +12,7 @@
 #include "recfmt.h"
 
 static int call_comb(agg_run *a, em_comb_fn fn, const em_rec *x, const em_rec *y, ebuf *out) {
-    em_emitter e = {a->rec_values ? EMIT_RECORD : EMIT_VALUE, NULL, NULL, out, 0, a->max_record};
+    em_emitter e = {a->rec_values ? EMIT_RECORD : EMIT_VALUE, NULL, NULL, out, 0, a->max_record, 0, 0};
     em_rec dx, dy;
     if (a->rec_values) { /* values are whole encoded records: decode them */
         if (rec_get(x->val, (const uint8_t *)x->val + x->vlen, &dx) != x->vlen ||
@@ -52,6 +52,35 @@ static int ag_merge_comb(void *ctx, const em_rec *c1, const em_rec *c2, ebuf *ou
     return call_comb(a, a->merge_comb, c1, c2, out);
 }
 
+/* agg_spec's step_word: the user's function called with an emitter whose
+ * target is a word (emit.h's EMIT_WORD).  Values are plain values here
+ * (no rec_values: then the spec has no step_word). */
+static int ag_step_word(void *ctx, int step, const em_rec *c, const em_rec *v, uint64_t *w, ebuf *out) {
+    agg_run *a = ctx;
+    em_emitter e = {EMIT_WORD, NULL, NULL, out, 0, a->max_record, 0, 0};
+    int rc;
+    if (step == AGG_CREATE && !a->create && !a->has_zero) { /* the value itself */
+        if (v->vlen > (size_t)INT32_MAX) return em__seterr(EM_ETOOBIG, "a value of %zu bytes", v->vlen);
+        if (v->vlen <= 8) {
+            *w = 0;
+            if (v->vlen) memcpy(w, v->val, v->vlen);
+        } else {
+            ebuf_reset(out);
+            if (ebuf_append(out, v->val, v->vlen)) return EM_ENOMEM;
+        }
+        return (int)v->vlen;
+    }
+    if (step == AGG_CREATE) rc = a->create ? a->create(v, &e, a->arg) : a->merge_value(&a->zero, v, &e, a->arg);
+    else rc = (step == AGG_MERGE_VALUE ? a->merge_value : a->merge_comb)(c, v, &e, a->arg);
+    if (rc < 0) return rc;
+    if (e.count != 1)
+        return em__seterr(EM_EUSER, "%s emitted %lld values (must be 1)",
+                          step == AGG_CREATE && a->create ? "create_combiner" : "a combine function", (long long)e.count);
+    if (e.wlen > (size_t)INT32_MAX) return em__seterr(EM_ETOOBIG, "a combiner of %zu bytes", e.wlen);
+    if (e.wlen <= 8) *w = e.word;
+    return (int)e.wlen;
+}
+
 int agg_run_init(agg_run *a, const aggdesc *d, size_t max_record, agg_spec *spec) {
     memset(a, 0, sizeof *a);
     a->max_record = max_record;
@@ -67,6 +96,7 @@ int agg_run_init(agg_run *a, const aggdesc *d, size_t max_record, agg_spec *spec
     spec->create = ag_create;
     spec->merge_value = ag_merge_value;
     spec->merge_comb = ag_merge_comb;
+    spec->step_word = a->rec_values ? NULL : ag_step_word;
     spec->ctx = a;
     spec->create_identity = !a->create && !a->has_zero;
     int op = comb_builtin_of(a->merge_value);

@@ -435,7 +435,8 @@ static int agg8_leave(agg_ctx *a) {
 }
 
 /* A user combiner's step for the key in slot s (found: the key was held,
- * else it was just inserted), its value v: the functions of the general
+ * else it was just inserted), its value v: the spec's step_word, which
+ * returns the result as a word, or else the functions of the general
  * path, called on the slot's cw bytes.  The first combiner sets cw; one
  * of another width moves every key to the general table (agg8_leave),
  * this one with its new combiner.  0, 1 when the table was left (the
@@ -444,8 +445,20 @@ static int agg8_user(agg_ctx *a, agg8_slot *s, int found, const em_rec *v) {
     const agg_spec *g = a->o->agg;
     const void *c = v->val;
     size_t clen = v->vlen, j;
+    uint64_t w;
     int rc;
-    if (found || !a->combined) { /* else the value is the combiner */
+    if ((found || !a->combined) && g->step_word) { /* one call, the result in w */
+        em_rec cur = {NULL, 0, &s->comb, a->cw < 0 ? 0 : (size_t)a->cw};
+        rc = g->step_word(g->ctx, !found ? AGG_CREATE : a->combined ? AGG_MERGE_COMB : AGG_MERGE_VALUE, &cur, v, &w,
+                          &a->out);
+        if (rc < 0) return rc;
+        if (rc == a->cw) {
+            s->comb = w;
+            return 0;
+        }
+        clen = (size_t)rc;
+        c = clen <= 8 ? (const void *)&w : a->out.p;
+    } else if (found || !a->combined) { /* else the value is the combiner */
         ebuf_reset(&a->out);
         if (found) {
             em_rec cur = {NULL, 0, &s->comb, (size_t)a->cw};

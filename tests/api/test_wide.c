@@ -251,6 +251,108 @@ TEST(wide_combine_by_key_average) {
     em_close(c);
 }
 
+/* User combine functions whose combiners are held as words on both sides
+ * of the shuffle: each result goes into the emitter's word when it has at
+ * most 8 bytes, into a buffer when longer; a combiner that grows past 8
+ * bytes part way moves its table's keys to the general table.  Exact per
+ * key; the misuses of the one value a combine function emits are errors
+ * naming it. */
+#define WORD_LIMIT 1800000 /* a sum over this is emitted 16 bytes wide */
+static int word_sum_put(em_emitter *out, int64_t s) {
+    if (s <= WORD_LIMIT) return em_emit_i64(out, s);
+    uint8_t b[16];
+    em_i64_enc(s, b);
+    em_i64_enc(-s, b + 8);
+    return em_emit(out, b, 16);
+}
+static int word_sum(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
+    return word_sum_put(out, em_i64_dec(a->val) + em_i64_dec(b->val));
+}
+static int count_seq(const em_rec *c, const em_rec *v, em_emitter *out, const void *arg) {
+    uint32_t n;
+    memcpy(&n, c->val, 4);
+    n++;
+    return em_emit(out, &n, 4);
+}
+static int count_comb(const em_rec *c, const em_rec *d, em_emitter *out, const void *arg) {
+    uint32_t x, y;
+    memcpy(&x, c->val, 4);
+    memcpy(&y, d->val, 4);
+    x += y;
+    em_rec r = {NULL, 0, &x, 4};
+    return em_emit_rec(out, &r);
+}
+static int fmax_create(const em_rec *v, em_emitter *out, const void *arg) {
+    return em_emit_f64(out, (double)em_i64_dec(v->val));
+}
+static int fmax_value(const em_rec *c, const em_rec *v, em_emitter *out, const void *arg) {
+    double x = em_f64_dec(c->val), y = (double)em_i64_dec(v->val);
+    return em_emit_f64(out, x > y ? x : y);
+}
+static int fmax_comb(const em_rec *c, const em_rec *d, em_emitter *out, const void *arg) {
+    double x = em_f64_dec(c->val), y = em_f64_dec(d->val);
+    return em_emit_f64(out, x > y ? x : y);
+}
+static int emit_twice(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
+    int rc = em_emit_i64(out, 1);
+    return rc ? rc : em_emit_i64(out, 2);
+}
+static int emit_none(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) { return 0; }
+static int emit_pair(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg) {
+    return em_emit_pair_i64(out, "k", 1, 1);
+}
+
+TEST(wide_user_combiners_through_words) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    int64_t m = 1000, n = 60000;
+    em_rdd *pairs = em_map(em_range(c, 0, n, 1, 6), fn_mod_key, &m, sizeof m);
+    em_batch *b;
+    size_t pos = 0;
+    em_rec r;
+    /* Values k, k + 1000, ...: key k's sum is 60k + 1000 * (59 * 60 / 2). */
+    int wide = 0, seen = 0;
+    CHECK_OK(em_collect(em_reduce_by_key(pairs, word_sum, NULL, 0, 4), &b));
+    while (em_batch_next(b, &pos, &r) == 1) {
+        int64_t k = em_i64_dec(r.key), want = 60 * k + 1000 * (59 * 60 / 2);
+        CHECK_EQ_I64(r.vlen, want > WORD_LIMIT ? 16 : 8);
+        CHECK_EQ_I64(em_i64_dec(r.val), want);
+        if (r.vlen == 16) CHECK_EQ_I64(em_i64_dec((const uint8_t *)r.val + 8), -want);
+        wide += r.vlen == 16;
+        seen++;
+    }
+    em_batch_free(b);
+    CHECK_EQ_I64(seen, 1000);
+    CHECK(wide > 0 && wide < 1000);
+    /* Counts in 4 bytes, from a 4-byte zero. */
+    uint32_t zero = 0;
+    CHECK_OK(em_collect(em_aggregate_by_key(pairs, &zero, 4, count_seq, count_comb, NULL, 0, 3), &b));
+    CHECK_EQ_I64(em_batch_count(b), 1000);
+    for (pos = 0; em_batch_next(b, &pos, &r) == 1;) {
+        uint32_t cnt;
+        CHECK_EQ_I64(r.vlen, 4);
+        memcpy(&cnt, r.val, 4);
+        CHECK_EQ_I64(cnt, 60);
+    }
+    em_batch_free(b);
+    /* The greatest value as a double, created from each key's first. */
+    CHECK_OK(em_collect(em_combine_by_key(pairs, fmax_create, fmax_value, fmax_comb, NULL, 0, 5), &b));
+    CHECK_EQ_I64(em_batch_count(b), 1000);
+    for (pos = 0; em_batch_next(b, &pos, &r) == 1;) {
+        CHECK_EQ_I64(r.vlen, 8);
+        CHECK(em_f64_dec(r.val) == (double)(em_i64_dec(r.key) + 59000));
+    }
+    em_batch_free(b);
+    int64_t cnt;
+    CHECK_EQ_I64(em_count(em_reduce_by_key(pairs, emit_twice, NULL, 0, 2), &cnt), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "emitted more than one value");
+    CHECK_EQ_I64(em_count(em_reduce_by_key(pairs, emit_none, NULL, 0, 2), &cnt), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "emitted 0 values");
+    CHECK_EQ_I64(em_count(em_reduce_by_key(pairs, emit_pair, NULL, 0, 2), &cnt), EM_EJOB);
+    CHECK_STR_CONTAINS(em_errmsg(), "plain values, not pairs");
+    em_close(c);
+}
+
 /* ------------------------------------------------------- fold_by_key */
 
 TEST(wide_fold_by_key_sum_and_max) {

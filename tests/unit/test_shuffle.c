@@ -537,10 +537,35 @@ static int grow_merge(void *ctx, const em_rec *c, const em_rec *v, ebuf *out) {
 }
 static const agg_spec GROW = {.create = grow_create, .merge_value = grow_merge, .merge_comb = grow_merge};
 
+/* agg_spec's step_word over the three buffer functions of word_base, as
+ * a user's functions reach a table of words (agg_run.c): the result in
+ * *w when at most 8 bytes, else in out. */
+static const agg_spec *word_base;
+static int word_step(void *ctx, int step, const em_rec *c, const em_rec *v, uint64_t *w, ebuf *out) {
+    ebuf_reset(out);
+    int rc = step == AGG_CREATE        ? word_base->create(ctx, v, out)
+             : step == AGG_MERGE_VALUE ? word_base->merge_value(ctx, c, v, out)
+                                       : word_base->merge_comb(ctx, c, v, out);
+    if (rc < 0) return rc;
+    if (out->len <= 8) {
+        *w = 0;
+        memcpy(w, out->p, out->len);
+    }
+    return (int)out->len;
+}
+/* base, or (word) base with word_step. */
+static agg_spec spec_of(const agg_spec *base, int word) {
+    agg_spec g = *base;
+    word_base = base;
+    if (word) g.step_word = word_step;
+    return g;
+}
+
 /* The reduce side's 8-byte key table with a user combiner that outgrows
  * 8 bytes part way: the keys move to the general table and every sum and
  * width is still exact, combined or not, spilled or not (spills before
- * and after the move merge together). */
+ * and after the move merge together), through the buffer functions or
+ * step_word. */
 TEST(shuffle_agg_user_combiner_changes_width) {
     const char *dir = subdir("out"), *spill_dirs[2] = {subdir("spill-big"), subdir("spill-small")}, *dirs[2];
     dirs_of(dir, 2, dirs);
@@ -561,15 +586,16 @@ TEST(shuffle_agg_user_combiner_changes_width) {
     int wide_want = 0;
     for (int k = 0; k < BIGK; k++) wide_want += sum[k] > grow_limit;
     CHECK(wide_want > 0 && wide_want < BIGK);
-    for (int mode = 0; mode < 4; mode++) {
-        int combined = mode & 1, spill = mode >> 1;
+    for (int mode = 0; mode < 8; mode++) { /* combined, spilled, through step_word */
+        int combined = mode & 1, spill = mode >> 1 & 1;
+        agg_spec g = spec_of(&GROW, mode >> 2);
         const char *sp = spill_dirs[spill];
         collect col = {EBUF_INIT, 0, 0};
         sr_stats st;
         static int seen[BIGK];
         memset(seen, 0, sizeof seen);
         sr_opts o = ropts(dirs, 7, 0, 2, SR_AGG, sp, spill ? 16 << 10 : 1 << 20);
-        o.agg = &GROW;
+        o.agg = &g;
         o.map_side_combined = combined;
         CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
         if (spill) CHECK(st.spills > 1);
@@ -700,7 +726,8 @@ TEST(shuffle_agg_narrow_widths) {
 
 /* A user combiner of 4 bytes that widens to 8 once its sum passes a
  * limit: the table's combiners are 4 bytes wide until the first wide one,
- * which moves every key to the general table; every sum and width exact. */
+ * which moves every key to the general table; every sum and width exact,
+ * through the buffer functions or step_word. */
 static int cmp_u64(const void *x, const void *y) {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
     return (a > b) - (a < b);
@@ -747,11 +774,13 @@ TEST(shuffle_agg_narrow_combiner_widens) {
     memcpy(sorted, want, sizeof want);
     qsort(sorted, BIGK, sizeof *sorted, cmp_u64);
     widen_limit = sorted[BIGK / 2]; /* about half the keys end 8 bytes wide */
-    for (int spill = 0; spill < 2; spill++) {
+    for (int mode = 0; mode < 4; mode++) { /* spilled, through step_word */
+        int spill = mode & 1;
+        agg_spec g = spec_of(&WIDEN, mode >> 1);
         collect col = {EBUF_INIT, 0, 0};
         sr_stats st;
         sr_opts o = ropts(dirs, 40, 0, 2, SR_AGG, spill_dirs[spill], spill ? 16 << 10 : 1 << 20);
-        o.agg = &WIDEN;
+        o.agg = &g;
         CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
         CHECK_EQ_I64(col.n, BIGK);
         size_t pos = 0;
