@@ -104,16 +104,27 @@ int em_emit_pair(em_emitter *out, const void *key, size_t klen, const void *val,
     return em_emit_rec(out, &r);
 }
 
+/* An 8-byte value: a combiner's, into the emitter's word or its buffer
+ * with the length known here; any other, the general way. */
+static inline int emit_value8(em_emitter *out, const uint8_t b[8]) {
+    if (emit_word(out, b, 8)) return 0;
+    if (out && out->mode == EMIT_VALUE && out->count == 0 && 8 <= out->max_record) {
+        out->count = 1;
+        return ebuf_append(out->buf, b, 8) ? EM_ENOMEM : 0;
+    }
+    return em_emit(out, b, 8);
+}
+
 int em_emit_i64(em_emitter *out, int64_t v) {
     uint8_t b[8];
     em_i64_enc(v, b);
-    return emit_word(out, b, 8) ? 0 : em_emit(out, b, 8);
+    return emit_value8(out, b);
 }
 
 int em_emit_f64(em_emitter *out, double v) {
     uint8_t b[8];
     em_f64_enc(v, b);
-    return emit_word(out, b, 8) ? 0 : em_emit(out, b, 8);
+    return emit_value8(out, b);
 }
 
 int em_emit_pair_i64(em_emitter *out, const void *key, size_t klen, int64_t v) {

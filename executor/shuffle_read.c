@@ -591,9 +591,19 @@ static int agg_rec(agg_ctx *a, const em_rec *r, uint64_t h) {
         return aggmap_mem(&a->map) > a->o->mem_budget ? agg_spill(a) : 0;
     }
     if ((rc = aggmap_upsert_h(&a->map, r->key, r->klen, h, 0, &i)) < 0) return rc;
-    em_rec v = {NULL, 0, r->val, r->vlen}, c;
+    em_rec v = {NULL, 0, r->val, r->vlen}, c = {NULL, 0, NULL, 0};
     if (!rc && a->combined) {
         rc = aggmap_set_comb(&a->map, i, r->val, r->vlen); /* a combiner already */
+    } else if (g->step_word) { /* one call, a result of up to 8 bytes in w */
+        uint64_t w;
+        if (rc) {
+            aggmap_get(&a->map, i, &c);
+            c.key = NULL;
+            c.klen = 0;
+        }
+        rc = g->step_word(g->ctx, !rc ? AGG_CREATE : a->combined ? AGG_MERGE_COMB : AGG_MERGE_VALUE, &c, &v, &w, &a->out);
+        if (rc < 0) return rc;
+        rc = aggmap_set_comb(&a->map, i, rc <= 8 ? (const void *)&w : a->out.p, (size_t)rc);
     } else {
         ebuf_reset(&a->out);
         if (rc) {
