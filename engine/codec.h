@@ -21,14 +21,20 @@
  * meaning. */
 enum bf_codec_id { BF_NONE = 0, BF_ZLIB = 1, BF_LZ4 = 2, BF_ZSTD = 3, BF_PREFIX = 4, BF_NCODECS };
 /* A writer's choice, never a header's: each block front coded (prefix)
- * when that takes it to at most BF_AUTO_PREFIX_PCT percent of its bytes,
- * else lz4 at the level's acceleration (stored as none when neither
- * shrinks it); a writer keeping state (bf_cctx) skips the prefix attempt
- * for the next BF_AUTO_SKIP blocks after lz4 was chosen.  Front coding
+ * when that takes it to at most BF_AUTO_PREFIX_PCT percent of its bytes;
+ * else lz4 at the level's acceleration when that beats front coding by
+ * BF_AUTO_LZ4_GAIN_PCT percent of front coding's bytes (or front coding
+ * fails); else front coded when that reaches BF_AUTO_KEEP_PCT, else
+ * stored as it is.  A writer keeping state (bf_cctx) keeps a choice of
+ * lz4, of front coding past BF_AUTO_PREFIX_PCT or of no coding for the
+ * next BF_AUTO_SKIP blocks without trying the others.  Front coding
  * shrinks numeric records as well as lz4 at a fraction of the cost of
- * either side, and text hardly at all. */
+ * either side; text hardly at all; random keys it shrinks as far as lz4
+ * does. */
 #define BF_AUTO 64
 #define BF_AUTO_PREFIX_PCT 60
+#define BF_AUTO_KEEP_PCT 90
+#define BF_AUTO_LZ4_GAIN_PCT 20
 #define BF_AUTO_SKIP 8
 
 /* zstd's levels a writer accepts (0 is zstd's default, 3; negative levels

@@ -162,24 +162,53 @@ static int encode(bf_codec c, bf_cctx *cx, const uint8_t *raw, size_t rlen, uint
     }
 }
 
-/* BF_AUTO (codec.h): front coding into at most BF_AUTO_PREFIX_PCT percent
- * of rlen (the encoder stops once past it), else lz4; *id is the codec
- * chosen. */
+/* BF_AUTO (codec.h): front coding when it takes the block to at most
+ * BF_AUTO_PREFIX_PCT percent of rlen; else lz4 when it beats front
+ * coding's result (which stops past BF_AUTO_KEEP_PCT) by
+ * BF_AUTO_LZ4_GAIN_PCT percent; else front coding's result, or the
+ * block as it is when neither reaches BF_AUTO_KEEP_PCT.  A writer with
+ * state (cx) keeps a choice other than front coding for the next
+ * BF_AUTO_SKIP blocks untried.  *id is the codec chosen. */
 static int encode_auto(bf_codec c, bf_cctx *cx, const uint8_t *raw, size_t rlen, uint8_t *out, size_t cap,
                        size_t *zlen, uint8_t *id) {
-    if (!cx || cx->auto_skip == 0) {
-        size_t want = rlen * BF_AUTO_PREFIX_PCT / 100, n = want ? prefix_encode(raw, rlen, out, want) : 0;
-        if (n) {
-            *zlen = n;
-            *id = BF_PREFIX;
+    bf_codec lz4 = {BF_LZ4, c.level};
+    int held = cx && cx->auto_skip > 0 ? cx->auto_kept : -1; /* a choice kept, untried */
+    if (held >= 0) {
+        cx->auto_skip--;
+        if (held == BF_LZ4) {
+            *id = BF_LZ4;
+            return encode(lz4, cx, raw, rlen, out, cap, zlen);
+        }
+        if (held == BF_NONE) {
+            *id = BF_NONE;
+            *zlen = rlen;
+            if (rlen) memcpy(out, raw, rlen);
             return 0;
         }
-        if (cx) cx->auto_skip = BF_AUTO_SKIP;
-    } else {
-        cx->auto_skip--;
     }
-    *id = BF_LZ4;
-    return encode((bf_codec){BF_LZ4, c.level}, cx, raw, rlen, out, cap, zlen);
+    size_t keep = rlen * BF_AUTO_KEEP_PCT / 100, n = keep ? prefix_encode(raw, rlen, out, keep) : 0, z = 0;
+    if (n && (n <= rlen * BF_AUTO_PREFIX_PCT / 100 || held == BF_PREFIX)) {
+        *id = BF_PREFIX;
+        *zlen = n;
+        return 0;
+    }
+    int rc = encode(lz4, cx, raw, rlen, out, cap, &z);
+    if (rc) return rc;
+    uint8_t kept = !n ? (z <= keep ? BF_LZ4 : BF_NONE) : z * 100 <= n * (100 - BF_AUTO_LZ4_GAIN_PCT) ? BF_LZ4 : BF_PREFIX;
+    if (cx) {
+        cx->auto_kept = kept;
+        cx->auto_skip = BF_AUTO_SKIP;
+    }
+    *id = kept;
+    if (kept == BF_LZ4) {
+        *zlen = z;
+    } else if (kept == BF_PREFIX) { /* lz4 wrote over it: coded again */
+        *zlen = prefix_encode(raw, rlen, out, keep);
+    } else {
+        *zlen = rlen;
+        if (rlen) memcpy(out, raw, rlen);
+    }
+    return 0;
 }
 
 size_t bf_block_bound(bf_codec c, size_t rlen) { return BF_HEADER + bound_of(c.id, rlen); }

@@ -60,9 +60,10 @@
  * zeroed (BF_CCTX_INIT); bf_cctx_free releases it. */
 typedef struct bf_cctx {
     void *zstd;
-    int auto_skip; /* auto: blocks left that go to lz4 without a prefix try */
+    int auto_skip;     /* auto: blocks left that take auto_kept untried */
+    uint8_t auto_kept; /* auto: the codec the last try chose */
 } bf_cctx;
-#define BF_CCTX_INIT {NULL, 0}
+#define BF_CCTX_INIT {NULL, 0, 0}
 void bf_cctx_free(bf_cctx *cx);
 
 typedef struct bf_writer {

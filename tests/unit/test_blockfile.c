@@ -432,6 +432,23 @@ static void make_numeric(ebuf *raw) {
     }
 }
 
+/* 4,000 (int64, int64) records of random keys: with small values
+ * (vals) front coding takes them past BF_AUTO_PREFIX_PCT and lz4 no
+ * further; with random values (!vals) neither reaches BF_AUTO_KEEP_PCT. */
+static void make_random(ebuf *raw, int vals) {
+    uint64_t x = 88172645463325252ull;
+    for (int64_t i = 0; i < 4000; i++) {
+        uint8_t k[8], v[8];
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        memcpy(k, &x, 8);
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        if (vals) em_i64_enc(i, v);
+        else memcpy(v, &x, 8);
+        em_rec r = {k, 8, v, 8};
+        if (rec_append(raw, &r)) abort();
+    }
+}
+
 /* Append block raw to z with codec c and state cx; its codec byte. */
 static int auto_block(ebuf *z, const ebuf *raw, bf_codec c, bf_cctx *cx) {
     size_t at = z->len;
@@ -440,9 +457,11 @@ static int auto_block(ebuf *z, const ebuf *raw, bf_codec c, bf_cctx *cx) {
 }
 
 /* The writer's codec auto: numeric records front coded, text that front
- * coding hardly shrinks lz4'd; with the writer's state kept, the next
- * BF_AUTO_SKIP blocks after an lz4 one go to lz4 untried, then front
- * coding is tried again.  Every block reads back as its records. */
+ * coding hardly shrinks lz4'd, random keys front coded past the first
+ * bar, random bytes stored as they are; with the writer's state kept, the
+ * next BF_AUTO_SKIP blocks after a choice other than front coding's first
+ * bar take it untried, then the codecs are tried again.  Every block reads
+ * back as its records. */
 TEST(blockfile_auto_codec) {
     ebuf num = EBUF_INIT, text = EBUF_INIT, z = EBUF_INIT;
     make_numeric(&num);
@@ -470,6 +489,39 @@ TEST(blockfile_auto_codec) {
     CHECK_EQ_I64(rc, 0);
     CHECK_EQ_I64(n, BF_AUTO_SKIP + 5);
     CHECK(!strcmp(bf_codec_name(BF_AUTO), "auto") && bf_codec_id_of("AUTO") == BF_AUTO);
+    bf_reader_free(&rd);
+    /* Random keys: front coded past BF_AUTO_PREFIX_PCT, which the writer
+     * keeps untried of lz4; random keys and values: stored as they are,
+     * kept too; each choice ends after BF_AUTO_SKIP blocks. */
+    ebuf rkeys = EBUF_INIT, noise = EBUF_INIT;
+    make_random(&rkeys, 1);
+    make_random(&noise, 0);
+    bf_cctx_free(&cx);
+    cx = (bf_cctx)BF_CCTX_INIT;
+    ebuf_reset(&z);
+    CHECK_EQ_I64(auto_block(&z, &rkeys, a, &cx), BF_PREFIX);
+    CHECK(z.len > BF_HEADER + rkeys.len * BF_AUTO_PREFIX_PCT / 100 &&
+          z.len <= BF_HEADER + rkeys.len * BF_AUTO_KEEP_PCT / 100);
+    for (int i = 0; i < BF_AUTO_SKIP; i++) CHECK_EQ_I64(auto_block(&z, &rkeys, a, &cx), BF_PREFIX);
+    CHECK_EQ_I64(auto_block(&z, &text, a, &cx), BF_LZ4); /* front coding fails: lz4 tried */
+    bf_cctx_free(&cx);
+    cx = (bf_cctx)BF_CCTX_INIT;
+    CHECK_EQ_I64(auto_block(&z, &noise, a, &cx), BF_NONE);
+    for (int i = 0; i < BF_AUTO_SKIP; i++) CHECK_EQ_I64(auto_block(&z, &num, a, &cx), BF_NONE);
+    CHECK_EQ_I64(auto_block(&z, &num, a, &cx), BF_PREFIX);
+    CHECK_EQ_I64(auto_block(&z, &rkeys, a, NULL), BF_PREFIX); /* no state: lz4 tried, and lost */
+    CHECK_EQ_I64(auto_block(&z, &noise, a, NULL), BF_NONE);
+    bf_reader_init_mem(&rd, z.p, "auto", 0, z.len);
+    for (n = 0; (rc = bf_next_block(&rd, &p, &len)) == 1; n++) {
+        int k = n - (BF_AUTO_SKIP + 2); /* the index in the second run */
+        const ebuf *want = n <= BF_AUTO_SKIP ? &rkeys : n == BF_AUTO_SKIP + 1 ? &text : k == 0 ? &noise
+                           : k <= BF_AUTO_SKIP + 1 ? &num : k == BF_AUTO_SKIP + 2 ? &rkeys : &noise;
+        CHECK(len == want->len && !memcmp(p, want->p, len));
+    }
+    CHECK_EQ_I64(rc, 0);
+    CHECK_EQ_I64(n, 2 * BF_AUTO_SKIP + 6);
+    ebuf_free(&rkeys);
+    ebuf_free(&noise);
     CHECK_EQ_I64(bf_codec_check((bf_codec){BF_AUTO, BF_LZ4_MAX_ACCEL + 1}, NULL), -1);
     bf_reader_free(&rd);
     bf_cctx_free(&cx);
