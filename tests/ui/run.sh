@@ -34,7 +34,7 @@ until grep -q '^ui ' "$tmp/app.out" 2>/dev/null; do
     sleep 0.1; i=$((i + 1))
 done
 url=$(awk '/^ui /{print $2}' "$tmp/app.out")
-python3 tests/ui/check_ui.py driver "$url" "$B/ui"
+TMPDIR="$tmp" python3 tests/ui/check_ui.py driver "$url" "$B/ui" # Chromium's profile dirs go in $tmp
 exec 7>&-
 wait "$app"
 app=""
@@ -49,5 +49,5 @@ until [ -s "$tmp/hport" ]; do
     fi
     sleep 0.1; i=$((i + 1))
 done
-python3 tests/ui/check_ui.py history "http://127.0.0.1:$(cat "$tmp/hport")" "$B/ui"
+TMPDIR="$tmp" python3 tests/ui/check_ui.py history "http://127.0.0.1:$(cat "$tmp/hport")" "$B/ui"
 echo "browser test: every page passed; screenshots in $B/ui/"
