@@ -16,6 +16,7 @@
 #include "buf.h"
 #include "combiners.h"
 #include "ember.h"
+#include "err.h"
 #include "recfmt.h" /* rec_sink_fn */
 
 enum { AGG_CREATE, AGG_MERGE_VALUE, AGG_MERGE_COMB };
@@ -55,5 +56,23 @@ static inline void agg_builtin_create(const agg_spec *a, uint8_t *c, const uint8
     }
 }
 
+/* One step of a user's combiner for a table of words: g's step_word, or,
+ * for a spec without one, its buffer functions with a result of up to 8
+ * bytes then copied into *w.  As step_word: the result's length, or a
+ * negative code. */
+static inline int agg_step(const agg_spec *g, int step, const em_rec *c, const em_rec *v, uint64_t *w, ebuf *out) {
+    if (g->step_word) return g->step_word(g->ctx, step, c, v, w, out);
+    ebuf_reset(out);
+    int rc = step == AGG_CREATE        ? g->create(g->ctx, v, out)
+             : step == AGG_MERGE_VALUE ? g->merge_value(g->ctx, c, v, out)
+                                       : g->merge_comb(g->ctx, c, v, out);
+    if (rc < 0) return rc;
+    if (out->len > (size_t)INT32_MAX) return em__seterr(EM_ETOOBIG, "a combiner of %zu bytes", out->len);
+    if (out->len <= 8) {
+        *w = 0;
+        if (out->len) memcpy(w, out->p, out->len);
+    }
+    return (int)out->len;
+}
 
 #endif

@@ -14,9 +14,8 @@ void ah_init(aggahead *q, aggmap *m, const agg_spec *a, ebuf *out) {
     q->head = q->n = 0;
 }
 
-/* A user combiner: create or merge_value, the result stored in entry i;
- * through the spec's step_word when it has one (a result of up to 8
- * bytes comes back as a word, no buffer). */
+/* A user combiner: create or merge_value through agg_step (a result of
+ * up to 8 bytes comes back as a word, no buffer), stored in entry i. */
 static int merge_user(aggahead *q, size_t i, int found, const uint8_t *v) {
     const agg_spec *a = q->a;
     em_rec val = {NULL, 0, v, 8}, c = {NULL, 0, NULL, 0};
@@ -26,14 +25,9 @@ static int merge_user(aggahead *q, size_t i, int found, const uint8_t *v) {
         c.key = NULL;
         c.klen = 0;
     }
-    if (a->step_word) {
-        uint64_t w;
-        if ((rc = a->step_word(a->ctx, found ? AGG_MERGE_VALUE : AGG_CREATE, &c, &val, &w, q->out)) < 0) return rc;
-        return aggmap_set_comb(q->m, i, rc <= 8 ? (const void *)&w : q->out->p, (size_t)rc);
-    }
-    ebuf_reset(q->out);
-    rc = found ? a->merge_value(a->ctx, &c, &val, q->out) : a->create(a->ctx, &val, q->out);
-    return rc < 0 ? rc : aggmap_set_comb(q->m, i, q->out->p, q->out->len);
+    uint64_t w;
+    if ((rc = agg_step(a, found ? AGG_MERGE_VALUE : AGG_CREATE, &c, &val, &w, q->out)) < 0) return rc;
+    return aggmap_set_comb(q->m, i, rc <= 8 ? (const void *)&w : q->out->p, (size_t)rc);
 }
 
 /* Merge one record into the table: the builtin in place (a sum with no

@@ -69,8 +69,8 @@ static int requeue(combtab *t) {
 }
 
 /* A user combiner for the key in slot s (found: held before, else just
- * inserted) and value v, through the spec's step_word when it has one
- * (the result a word, no buffer).  A result of another width than the table's
+ * inserted) and value v, through agg_step (the result a word, no
+ * buffer).  A result of another width than the table's
  * moves every key to the general table, this one with its result, and
  * the records queued after it follow. */
 static int merge_user(combtab *t, agg8_slot *s, int found, const uint8_t *v) {
@@ -79,22 +79,15 @@ static int merge_user(combtab *t, agg8_slot *s, int found, const uint8_t *v) {
     size_t clen = 8, j;
     uint64_t w;
     int rc;
-    if ((found || !a->create_identity) && a->step_word) { /* one call, the result in w */
+    if (found || !a->create_identity) { /* one call, the result in w */
         em_rec val = {NULL, 0, v, 8}, cur = {NULL, 0, &s->comb, t->cw < 0 ? 0 : (size_t)t->cw};
-        if ((rc = a->step_word(a->ctx, found ? AGG_MERGE_VALUE : AGG_CREATE, &cur, &val, &w, t->out)) < 0) return rc;
+        if ((rc = agg_step(a, found ? AGG_MERGE_VALUE : AGG_CREATE, &cur, &val, &w, t->out)) < 0) return rc;
         if (rc == t->cw) {
             s->comb = w;
             return 0;
         }
         clen = (size_t)rc;
         c = clen <= 8 ? (const void *)&w : t->out->p;
-    } else if (found || !a->create_identity) {
-        em_rec val = {NULL, 0, v, 8}, cur = {NULL, 0, &s->comb, (size_t)t->cw};
-        ebuf_reset(t->out);
-        rc = found ? a->merge_value(a->ctx, &cur, &val, t->out) : a->create(a->ctx, &val, t->out);
-        if (rc < 0) return rc;
-        c = t->out->p;
-        clen = t->out->len;
     }
     if (t->cw < 0 && clen <= 8) t->cw = (int)clen;
     if (clen == (size_t)t->cw) {

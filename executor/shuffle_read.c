@@ -435,9 +435,8 @@ static int agg8_leave(agg_ctx *a) {
 }
 
 /* A user combiner's step for the key in slot s (found: the key was held,
- * else it was just inserted), its value v: the spec's step_word, which
- * returns the result as a word, or else the functions of the general
- * path, called on the slot's cw bytes.  The first combiner sets cw; one
+ * else it was just inserted), its value v: agg_step, which returns the
+ * result as a word, called on the slot's cw bytes.  The first combiner sets cw; one
  * of another width moves every key to the general table (agg8_leave),
  * this one with its new combiner.  0, 1 when the table was left (the
  * record is done; the rest go the general way), or a negative code. */
@@ -447,10 +446,9 @@ static int agg8_user(agg_ctx *a, agg8_slot *s, int found, const em_rec *v) {
     size_t clen = v->vlen, j;
     uint64_t w;
     int rc;
-    if ((found || !a->combined) && g->step_word) { /* one call, the result in w */
+    if (found || !a->combined) { /* else the value is the combiner */
         em_rec cur = {NULL, 0, &s->comb, a->cw < 0 ? 0 : (size_t)a->cw};
-        rc = g->step_word(g->ctx, !found ? AGG_CREATE : a->combined ? AGG_MERGE_COMB : AGG_MERGE_VALUE, &cur, v, &w,
-                          &a->out);
+        rc = agg_step(g, !found ? AGG_CREATE : a->combined ? AGG_MERGE_COMB : AGG_MERGE_VALUE, &cur, v, &w, &a->out);
         if (rc < 0) return rc;
         if (rc == a->cw) {
             s->comb = w;
@@ -458,17 +456,6 @@ static int agg8_user(agg_ctx *a, agg8_slot *s, int found, const em_rec *v) {
         }
         clen = (size_t)rc;
         c = clen <= 8 ? (const void *)&w : a->out.p;
-    } else if (found || !a->combined) { /* else the value is the combiner */
-        ebuf_reset(&a->out);
-        if (found) {
-            em_rec cur = {NULL, 0, &s->comb, (size_t)a->cw};
-            rc = a->combined ? g->merge_comb(g->ctx, &cur, v, &a->out) : g->merge_value(g->ctx, &cur, v, &a->out);
-        } else {
-            rc = g->create(g->ctx, v, &a->out);
-        }
-        if (rc < 0) return rc;
-        c = a->out.p;
-        clen = a->out.len;
     }
     if (a->cw < 0 && clen <= 8) a->cw = (int)clen;
     if (clen == (size_t)a->cw) {
@@ -594,28 +581,16 @@ static int agg_rec(agg_ctx *a, const em_rec *r, uint64_t h) {
     em_rec v = {NULL, 0, r->val, r->vlen}, c = {NULL, 0, NULL, 0};
     if (!rc && a->combined) {
         rc = aggmap_set_comb(&a->map, i, r->val, r->vlen); /* a combiner already */
-    } else if (g->step_word) { /* one call, a result of up to 8 bytes in w */
+    } else { /* one call, a result of up to 8 bytes in w */
         uint64_t w;
         if (rc) {
             aggmap_get(&a->map, i, &c);
             c.key = NULL;
             c.klen = 0;
         }
-        rc = g->step_word(g->ctx, !rc ? AGG_CREATE : a->combined ? AGG_MERGE_COMB : AGG_MERGE_VALUE, &c, &v, &w, &a->out);
+        rc = agg_step(g, !rc ? AGG_CREATE : a->combined ? AGG_MERGE_COMB : AGG_MERGE_VALUE, &c, &v, &w, &a->out);
         if (rc < 0) return rc;
         rc = aggmap_set_comb(&a->map, i, rc <= 8 ? (const void *)&w : a->out.p, (size_t)rc);
-    } else {
-        ebuf_reset(&a->out);
-        if (rc) {
-            aggmap_get(&a->map, i, &c);
-            c.key = NULL;
-            c.klen = 0;
-            rc = a->combined ? g->merge_comb(g->ctx, &c, &v, &a->out) : g->merge_value(g->ctx, &c, &v, &a->out);
-        } else {
-            rc = g->create(g->ctx, &v, &a->out);
-        }
-        if (rc < 0) return rc;
-        rc = aggmap_set_comb(&a->map, i, a->out.p, a->out.len);
     }
     if (rc) return rc;
     return aggmap_mem(&a->map) > a->o->mem_budget ? agg_spill(a) : 0;
