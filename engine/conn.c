@@ -49,6 +49,10 @@ struct conn {
     char reason[512];
     void (*drain)(conn *c, void *arg); /* once the queue is short again */
     void *drain_arg;
+    /* Between conn_batch_begin and conn_batch_end: messages gathered in
+     * batch (room for a frame's header first, then their bodies). */
+    int batching, nbatch;
+    ebuf batch;
 };
 
 struct listener {
@@ -155,6 +159,7 @@ static void release(conn *c) {
     if (--c->handles) return;
     if (c->cb.on_close) c->cb.on_close(c, c->reason, c->ud);
     fr_free(&c->rd);
+    ebuf_free(&c->batch);
     auth_wipe(&c->auth);
     sodium_memzero(&c->tx, sizeof c->tx);
     sodium_memzero(&c->rx, sizeof c->rx);
@@ -212,10 +217,78 @@ static void on_written(uv_write_t *req, int status) {
 static int write_bytes(conn *c, ebuf *out);
 static int can_send(conn *c);
 
+/* The messages gathered, as one frame: FT_MSG for one, FT_MSGS for more. */
+static int flush_batch(conn *c) {
+    if (!c->nbatch) return 0;
+    uint8_t type = c->nbatch == 1 ? FT_MSG : FT_MSGS;
+    size_t len = c->batch.len - FRAME_HEADER;
+    c->nbatch = 0;
+    int rc = can_send(c);
+    if (!rc && c->o.encrypt) {
+        ebuf out = EBUF_INIT;
+        if (!(rc = seal_frame(&c->tx, type, c->batch.p + FRAME_HEADER, len, &out, c->o.max_frame)))
+            rc = write_bytes(c, &out);
+        else ebuf_free(&out);
+        ebuf_free(&c->batch);
+        return rc;
+    }
+    if (!rc) rc = frame_fill_header(c->batch.p, type, len, c->o.max_frame);
+    if (rc) {
+        ebuf_free(&c->batch);
+        return rc;
+    }
+    return write_bytes(c, &c->batch); /* takes it: the next batch starts empty */
+}
+
+void conn_batch_begin(conn *c) { c->batching++; }
+
+int conn_batch_end(conn *c) {
+    if (c->batching && --c->batching) return 0;
+    return flush_batch(c);
+}
+
+/* Add a message to the batch, which goes out first when it would pass the
+ * frame limit. */
+static int batch_msg(conn *c, int tag, const msg_val *f, int n) {
+    int rc;
+    if ((rc = can_send(c))) return rc;
+    size_t mark = c->batch.len;
+    if (!mark) {
+        if (ebuf_reserve(&c->batch, FRAME_HEADER)) return em__seterr(EM_ENOMEM, "connection: out of memory");
+        c->batch.len = mark = FRAME_HEADER;
+    }
+    uint8_t h[FRAME_HEADER];
+    if ((rc = msg_encode(&c->batch, tag, f, n)) ||
+        (rc = frame_fill_header(h, FT_MSG, c->batch.len - mark, c->o.max_frame))) {
+        c->batch.len = mark;
+        return rc;
+    }
+    if (c->nbatch && c->batch.len - FRAME_HEADER > c->o.max_frame) { /* it alone in the next batch */
+        size_t mlen = c->batch.len - mark;
+        uint8_t *m = malloc(mlen);
+        if (!m) {
+            c->batch.len = mark;
+            return em__seterr(EM_ENOMEM, "connection: out of memory");
+        }
+        memcpy(m, c->batch.p + mark, mlen);
+        c->batch.len = mark;
+        if ((rc = flush_batch(c)) || ebuf_reserve(&c->batch, FRAME_HEADER + mlen)) {
+            free(m);
+            return rc ? rc : em__seterr(EM_ENOMEM, "connection: out of memory");
+        }
+        c->batch.len = FRAME_HEADER;
+        memcpy(c->batch.p + FRAME_HEADER, m, mlen);
+        c->batch.len += mlen;
+        free(m);
+    }
+    c->nbatch++;
+    return 0;
+}
+
 int conn_send_msg_ref(conn *c, int tag, const msg_val *f, int n, void (*done)(void *arg), void *arg) {
     ebuf out = EBUF_INIT;
     int rc;
-    if (c->o.encrypt) {
+    if (c->o.encrypt || c->batching) { /* copied anyway */
         rc = conn_send_msg(c, tag, f, n);
         done(arg);
         return rc;
@@ -253,6 +326,7 @@ int conn_send_msg_ref(conn *c, int tag, const msg_val *f, int n, void (*done)(vo
 int conn_send_msg(conn *c, int tag, const msg_val *f, int n) {
     ebuf out = EBUF_INIT;
     int rc;
+    if (c->batching) return batch_msg(c, tag, f, n);
     if (c->o.encrypt) { /* sealing copies the message anyway */
         if (!(rc = msg_encode(&out, tag, f, n))) rc = conn_send(c, FT_MSG, out.p, out.len);
         ebuf_free(&out);
@@ -288,7 +362,9 @@ int conn_take_msg(conn *c, uint8_t type, uint8_t *body, size_t len, msg *m) {
     return -1;
 }
 
-size_t conn_queued(const conn *c) { return uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp); }
+size_t conn_queued(const conn *c) {
+    return uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp) + c->batch.len;
+}
 
 void conn_on_drain(conn *c, void (*fn)(conn *c, void *arg), void *arg) {
     c->drain = fn;
@@ -332,7 +408,8 @@ static int can_send(conn *c) {
 }
 
 int conn_send(conn *c, uint8_t type, const void *body, size_t len) {
-    int rc0 = can_send(c);
+    int rc0 = flush_batch(c);
+    if (!rc0) rc0 = can_send(c);
     if (rc0) return rc0;
     ebuf out = EBUF_INIT;
     int rc = c->o.encrypt ? seal_frame(&c->tx, type, body, len, &out, c->o.max_frame)
@@ -363,7 +440,8 @@ static int read_file(ebuf *out, int fd, uint64_t off, size_t len) {
 int conn_send_file(conn *c, uint8_t type, int fd, uint64_t off, size_t len) {
     if (c->state != C_OPEN) return em__seterr(EM_ESTATE, "connection %s: not open", c->peer);
     ebuf out = EBUF_INIT;
-    int rc;
+    int rc = flush_batch(c);
+    if (rc) return rc;
     if (c->o.encrypt) { /* sealed: the bytes pass through here anyway */
         if (!(rc = read_file(&out, fd, off, len))) rc = conn_send(c, type, out.p, len);
         ebuf_free(&out);
@@ -426,6 +504,29 @@ static void opened(conn *c) {
 }
 
 /* One whole frame from the peer.  Returns -1 when the connection closed. */
+/* An FT_MSGS frame: each of its messages to on_frame as an FT_MSG frame
+ * of its own, in order, until the connection closes. */
+static int take_batch(conn *c, uint8_t *body, size_t len) {
+    size_t off = 0, mlen;
+    int rc;
+    while ((rc = msgs_next(body, len, &off, &mlen)) == 1 && c->state == C_OPEN) {
+        uint8_t *m = malloc(mlen);
+        if (!m) {
+            free(body);
+            conn_close(c, "out of memory taking a batch of messages");
+            return -1;
+        }
+        memcpy(m, body + off - mlen, mlen);
+        if (c->cb.on_frame) c->cb.on_frame(c, FT_MSG, m, mlen, c->ud);
+        else free(m);
+    }
+    free(body);
+    if (rc < 0 && c->state == C_OPEN) conn_close(c, em_errmsg());
+    if (c->state != C_OPEN) return -1;
+    if (!c->trusted) trust(c);
+    return 0;
+}
+
 static int handle_frame(conn *c, uint8_t type, uint8_t *body, size_t len) {
     char why[600];
     if (c->state == C_AUTH) {
@@ -486,6 +587,7 @@ static int handle_frame(conn *c, uint8_t type, uint8_t *body, size_t len) {
         conn_close(c, "a sealed frame on a connection that is not encrypted");
         return -1;
     }
+    if (type == FT_MSGS) return take_batch(c, body, len);
     if (c->cb.on_frame) c->cb.on_frame(c, type, body, len, c->ud);
     else free(body);
     if (c->state == C_CLOSING) return -1;

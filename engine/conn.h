@@ -100,6 +100,15 @@ int conn_send_msg(conn *c, int tag, const struct msg_val *f, int n);
  * done is called before this returns.  done is called in every case, on
  * failure too (before the return). */
 int conn_send_msg_ref(conn *c, int tag, const struct msg_val *f, int n, void (*done)(void *arg), void *arg);
+/* Messages sent from conn_batch_begin to conn_batch_end go out together
+ * as one frame (FT_MSGS; FT_MSG when there is one) in one write, or in
+ * several when they pass the frame limit; other frames sent in between go
+ * after the messages before them.  The peer's on_frame gets each message
+ * as an FT_MSG frame of its own.  Nested pairs count; the outermost end
+ * sends.  End: 0, or why the batch could not be queued (the connection is
+ * for the caller to close). */
+void conn_batch_begin(conn *c);
+int conn_batch_end(conn *c);
 /* For on_frame callbacks that take only messages: decode frame (type,
  * body) into m.  0: the caller owns m and body (msg_free, free).  -1: it
  * was not a message, or not a valid one; body is freed and c closed with
@@ -114,7 +123,7 @@ int conn_take_msg(conn *c, uint8_t type, uint8_t *body, size_t len, struct msg *
 int conn_send_file(conn *c, uint8_t type, int fd, uint64_t off, size_t len);
 /* Bytes sent with sendfile(2) so far, by every connection (atomic). */
 extern uint64_t conn_sendfile_bytes;
-/* Bytes queued for the peer and not yet written. */
+/* Bytes queued for the peer and not yet written, a batch's too. */
 size_t conn_queued(const conn *c);
 /* Call fn(c, arg) once, when a write completes with at most
  * CONN_DRAIN_LOW bytes left queued: how a sender of bulk data (a shuffle

@@ -29,8 +29,9 @@ enum frame_type {
     FT_CHUNK = 2,  /* a piece of bulk data; an empty one ends the data */
     FT_AUTH = 3,   /* a step of the authentication handshake (auth.h) */
     FT_SEALED = 4, /* an encrypted frame (auth.h): the type and body inside */
+    FT_MSGS = 5,   /* one or more msgpack messages back to back (msg.h's msgs_next) */
 };
-#define FT_LAST FT_SEALED
+#define FT_LAST FT_MSGS
 
 typedef struct frame_reader {
     size_t max;          /* the largest body accepted */

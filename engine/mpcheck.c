@@ -10,11 +10,11 @@ static uint64_t be_len(const uint8_t *p, int n) {
     return v;
 }
 
-/* Check that p[0, len) is exactly one msgpack object whose containers
- * announce no more elements than there are bytes left: msgpack-c allocates
- * an array's or map's elements when it reads the header, so an unchecked
- * 5-byte header could ask for 100 GB.  NULL when fine, else the problem. */
-const char *mp_precheck(const uint8_t *p, size_t len) {
+/* The first object of p[0, len), whose containers must announce no more
+ * elements than there are bytes left: msgpack-c allocates an array's or
+ * map's elements when it reads the header, so an unchecked 5-byte header
+ * could ask for 100 GB. */
+const char *mp_next(const uint8_t *p, size_t len, size_t *used) {
     size_t pos = 0;
     uint64_t need = 1; /* objects still to read; each takes >= 1 byte */
     while (need) {
@@ -47,6 +47,13 @@ const char *mp_precheck(const uint8_t *p, size_t len) {
         pos += (size_t)skip;
         need += elems;
     }
-    return pos == len ? NULL : "not one msgpack message";
+    *used = pos;
+    return NULL;
+}
+
+const char *mp_precheck(const uint8_t *p, size_t len) {
+    size_t used;
+    const char *why = mp_next(p, len, &used);
+    return why ? why : used == len ? NULL : "not one msgpack message";
 }
 

@@ -15,5 +15,9 @@
 /* NULL when p[0, len) is one well-bounded msgpack object, else what is
  * wrong ("not one msgpack message"). */
 const char *mp_precheck(const uint8_t *p, size_t len);
+/* NULL when p[0, len) starts with one well-bounded msgpack object, whose
+ * length goes to *used (the bytes after it are not looked at), else what
+ * is wrong. */
+const char *mp_next(const uint8_t *p, size_t len, size_t *used);
 
 #endif

@@ -114,6 +114,7 @@ static const msg_def defs[M_TAG_END] = {
     [M_LIBRARY] = {"library", 3,
                    {STR("file name", 1, LIBNAME_MAX), U64("length", 1, ANY), BIN("file hash", HASH_LEN, HASH_LEN)}},
     [M_APP_WAITING] = {"app_waiting", 3, {STR("app id", 1, ID_MAX), U64("state", 0, 2), STR("reason", 0, TEXT_MAX)}},
+    [M_TASK_STARTED] = {"task_started", 1, {U64("task id", 1, ANY)}},
 };
 
 static const msg_def *def_of(int tag) { return tag > 0 && tag < M_TAG_END && defs[tag].name ? &defs[tag] : NULL; }
@@ -177,6 +178,15 @@ static const char *type_name(int t) {
     case MT_STR: return "a string";
     default: return "bytes";
     }
+}
+
+int msgs_next(const uint8_t *body, size_t len, size_t *off, size_t *mlen) {
+    if (*off >= len) return 0;
+    const char *why = mp_next(body + *off, len - *off, mlen);
+    if (why)
+        return em__seterr(EM_EPROTO, "a batch of messages: at byte %zu of %zu: %s", *off, len, why);
+    *off += *mlen;
+    return 1;
 }
 
 int msg_decode(msg *m, const uint8_t *body, size_t len) {

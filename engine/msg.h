@@ -119,6 +119,9 @@ enum msg_tag {
      * or no alive worker could hold one of its executors; sent when it
      * changes (master.h's master_app_wait) */
     M_APP_WAITING,         /* app id, state (0 served, 1 queued, 2 unservable), reason */
+    /* executor -> driver: a task thread took a launched attempt (until
+     * then it waited in the executor's queue) */
+    M_TASK_STARTED,        /* task id */
     M_TAG_END
 };
 
@@ -171,5 +174,11 @@ int msg_encode_head(ebuf *out, int tag, const msg_val *f, int n);
  * or EM_EPROTO with a message naming the problem. */
 int msg_decode(msg *m, const uint8_t *body, size_t len);
 void msg_free(msg *m);
+/* The body of an FT_MSGS frame is one or more messages back to back.  The
+ * next from *off: 1 with it at body[*off - *mlen, *off) (*off moved past
+ * it; msg_decode checks the rest), 0 at the end of the body, or EM_EPROTO
+ * with a message when the bytes at *off are not one well-bounded msgpack
+ * object. */
+int msgs_next(const uint8_t *body, size_t len, size_t *off, size_t *mlen);
 
 #endif

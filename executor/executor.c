@@ -98,6 +98,8 @@ typedef struct executor {
     shuffle_fetch fetch; /* the segments this executor's tasks fetch */
     struct ended *outq, *outq_tail; /* results too large for one frame,
                                        oldest first (the loop's) */
+    struct ended *outbox, *outbox_tail; /* starts and ends for the loop to
+                                       send, oldest first (mu) */
     pthread_mutex_t mu;
     pthread_cond_t work, ended;
     xtask *qhead, *qtail, *running;
@@ -284,9 +286,11 @@ static int serve_dir_of(void *ctx, const char *app, char *dir, size_t cap) {
 
 /* ------------------------------------------------------------ task threads */
 
+/* An attempt's end, or its start (started set: the rest is empty). */
 typedef struct ended {
     struct ended *next;
     uint64_t id;
+    int started;
     int killed;
     uint64_t start_us, end_us;
     ebuf res;
@@ -331,9 +335,15 @@ static void result_pump(conn *c, void *arg) {
     if (ex.outq) conn_on_drain(c, result_pump, NULL);
 }
 
-static void send_ended(void *arg) {
-    ended *e = arg;
+static void send_ended(ended *e) {
     if (!ex.driver) {
+        ended_free(e);
+        return;
+    }
+    if (e->started) {
+        msg_val f[] = {msg_u(e->id)};
+        if (conn_send_msg(ex.driver, M_TASK_STARTED, f, 1))
+            log_msg(LOG_WARN, "executor", "cannot report task %llu: %s", (unsigned long long)e->id, em_errmsg());
         ended_free(e);
         return;
     }
@@ -347,6 +357,38 @@ static void send_ended(void *arg) {
     else ex.outq = e;
     ex.outq_tail = e;
     if (idle) result_pump(ex.driver, NULL);
+}
+
+/* The loop's side of the outbox: what the task threads reported since
+ * the last time, in one batch (one frame, one write). */
+static void send_outbox(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&ex.mu);
+    ended *e = ex.outbox;
+    ex.outbox = ex.outbox_tail = NULL;
+    pthread_mutex_unlock(&ex.mu);
+    if (ex.driver) conn_batch_begin(ex.driver);
+    conn *c = ex.driver;
+    for (ended *n; e; e = n) {
+        n = e->next;
+        e->next = NULL;
+        send_ended(e);
+    }
+    if (c && c == ex.driver && conn_batch_end(c)) conn_close(c, em_errmsg());
+}
+
+/* To the driver, after what was reported before: the outbox is posted to
+ * the loop when it was empty, so a burst of ends goes out together and a
+ * lone one at once. */
+static void post_report(ended *e) {
+    pthread_mutex_lock(&ex.mu);
+    int was_empty = !ex.outbox;
+    if (ex.outbox_tail) ex.outbox_tail->next = e;
+    else ex.outbox = e;
+    ex.outbox_tail = e;
+    pthread_mutex_unlock(&ex.mu);
+    if (was_empty && iol_post(ex.l, send_outbox, NULL))
+        finish(1, "cannot hand a task's end to the network thread"); /* lost, so its attempts run again */
 }
 
 /* Encode the result and hand it to the loop. */
@@ -367,10 +409,7 @@ static void report(xtask *t, task_result *res, uint64_t end_us) {
         snprintf(res->errmsg, sizeof res->errmsg, "out of memory encoding the task's result");
         taskresult_encode(res, &e->res);
     }
-    if (iol_post(ex.l, send_ended, e)) {
-        ended_free(e);
-        finish(1, "cannot hand a task's end to the network thread"); /* lost, so its attempts run again */
-    }
+    post_report(e);
 }
 
 static void *task_thread(void *arg) {
@@ -390,6 +429,14 @@ static void *task_thread(void *arg) {
         t->ctl.start_ns = tm_now_ns();
         t->start_us = (uint64_t)t->ctl.start_ns / 1000;
         pthread_mutex_unlock(&ex.mu);
+        ended *st = calloc(1, sizeof *st);
+        if (!st) { /* the driver would take it as queued: speculation misses it, nothing else */
+            log_msg(LOG_WARN, "executor", "out of memory reporting the start of task %llu", (unsigned long long)t->id);
+        } else {
+            st->id = t->id;
+            st->started = 1;
+            post_report(st);
+        }
 
         task_result res;
         memset(&res, 0, sizeof res);

@@ -24,12 +24,17 @@
 
 typedef struct backend backend;
 struct backend {
+    int reports_starts;
     /* Start attempt task_id on executor exec (BE_ANY_EXEC: the backend
      * chooses); takes ownership of desc (malloc'd) in every case.  0, or
      * < 0 when it cannot be started (no EV_TASK_ENDED follows then).  An
      * executor runs at most its slots' worth of attempts at once; more are
-     * queued on it in launch order. */
-    int (*launch)(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec);
+     * queued on it in launch order.  queued: the scheduler sends it beyond
+     * the executor's free slots, so it waits there until one frees; else
+     * it starts on arrival.  A backend with reports_starts set posts
+     * EV_TASK_STARTED when a queued one starts (and running_since says no
+     * until then); the scheduler takes the others as started at launch. */
+    int (*launch)(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec, int queued);
     /* Attempts launched may wait in the caller's thread until flush (the
      * scheduler flushes after every burst of events): one hand-over for a
      * stage's thousand tasks.  Launch, kill and flush come from one thread. */

@@ -23,6 +23,7 @@
 #include "appbin.h"
 #include "appserve.h"
 #include "cluster.h"
+#include "cluster_int.h"
 #include "conn.h"
 #include "ember.h"
 #include "err.h"
@@ -37,262 +38,8 @@
 #define START_WAIT_MS 20000   /* the application's registration */
 #define RECONNECT_MS 1000     /* a lost master: the pause before each new try */
 
-typedef struct cexec {
-    int id, cores, alive;
-    int served;          /* its map outputs are its worker's shuffle service's: they outlive it */
-    int worker_lost;     /* the master said its worker was lost (its outputs went with it) */
-    conn *c;
-    char addr[80];
-    uint64_t heard_ms;   /* its last frame (uv_now) */
-    /* How it ended, when the master said so before its connection closed. */
-    int exit_known, exit_sig;
-    int64_t exit_code;
-    char exit_tail[400];
-} cexec;
+/* The backend's state: cluster_int.h. */
 
-/* The attempts of a lost executor, held until the master relays how its
- * process ended: a crash (a fault, an abort, an exit of its own) was the
- * task's doing and counts against ember.task.maxFailures; a kill from
- * outside, a cut connection or a lost worker does not.  Without word
- * within LOST_WAIT_MS the attempts end as not the task's doing. */
-#define LOST_WAIT_MS 3000
-typedef struct lost_exec {
-    int exec;
-    uint64_t *ids;
-    size_t n;
-    char why[700];
-    uint64_t deadline_ms; /* uv_now */
-    struct lost_exec *next;
-} lost_exec;
-
-typedef struct ctask {
-    uint64_t id;
-    int exec;
-    uint64_t since_us;
-    ebuf part;           /* its result so far, from result_part messages */
-    uint64_t part_bytes; /* all of them, kept or not */
-} ctask;
-
-static void ctask_free(ctask *t) {
-    if (!t) return;
-    ebuf_free(&t->part);
-    free(t);
-}
-
-typedef struct pend {
-    struct pend *next;
-    uint64_t id;
-    uint8_t *desc;
-    size_t len;
-    int exec;
-} pend;
-
-/* What a listener's connection turned out to be. */
-enum { K_UNKNOWN = 0, K_EXEC, K_REFUSED };
-
-typedef struct lconn {
-    conn *c;
-    int kind, exec;
-    appserve_conn *serve; /* what the driver is sending it from the application (appserve.h), or NULL */
-} lconn;
-
-typedef struct cluster {
-    backend b;
-    evq *events;
-    ioloop *l;
-    conn_opts co;
-    char master_url[128], mhost[64], name[128], dhost[64], url[128], scratch[800];
-    char *exec_conf;         /* the settings executors get, KEY=VALUE lines */
-    char ui_url[256], user[64]; /* for the master's page: the driver's UI, who runs it */
-    int mport, dport, lc_workers, lc_cores, exec_cores, cores_max;
-    int lc_service;          /* ember.shuffle.service.enabled, for local-cluster's workers */
-    int lc_max_exec_retries; /* ember.deploy.maxExecutorRetries, for its master */
-    int64_t max_result;      /* ember.driver.maxResultSize (0: none) */
-    uint64_t timeout_ms;     /* ember.network.timeout: an executor silent this long is lost */
-    iol_timer watch;         /* checks executors' silence (the loop's) */
-    uint64_t watch_ms;       /* its previous run */
-    int64_t lc_mem_mib, exec_mem_mib;
-    int (*ask_commit)(void *c, uint32_t stage, int32_t partition, uint64_t attempt);
-    void *commit_ctx;
-    listener *ls;
-    int port;
-    conn *master;
-    char app_id[64];
-    iol_timer reconnect;  /* a lost master: the next try to re-attach */
-    int reattach_refused; /* the master does not know the application: no more tries */
-    int master_down;      /* since the master was lost, until re-attached (logs once) */
-    /* Start-up: the application's registration (under mu). */
-    int reg_state;        /* 0 waiting, 1 registered, < 0 failed */
-    char reg_err[600];
-    pthread_cond_t reg_cv;
-    pthread_mutex_t mu;
-    idmap tasks;          /* ctask by attempt id (mu) */
-    pend *ph, *pt;        /* launched, not flushed (mu) */
-    int total_cores;      /* of executors alive (mu) */
-    int granted;          /* executors the master granted (mu) ... */
-    uint64_t grant_us;    /* ... the last of them when (ev_now_us; mu) */
-    uint64_t register_wait_ms; /* ember.scheduler.maxRegisteredWait */
-    int refused_once;
-    char why[1200];       /* the last reason an executor went or was refused (mu) */
-    int wait_state;       /* the master's last app_waiting state, plus 1 (0: no word since connected; mu) */
-    char wait_why[600];   /* and its reason (mu) */
-    int master_opened;    /* the master's connection opened (the loop's) */
-    cexec *execs;         /* the loop's */
-    int nexec, capexec;
-    /* The worker of each executor granted (executor_added; the loop's):
-     * a lost worker's shuffle service loses the outputs of every executor
-     * it ran, those that ended before it too. */
-    struct grant { int exec; char worker[64]; char *out_url, *err_url; } *grants;
-    int ngrant, capgrant;
-    lconn *lconns;
-    int nlconn, caplconn;
-    appserve *serve;      /* the binary, broadcasts and records, served (the loop's) */
-    lcluster *lc;         /* local-cluster's daemons, or NULL */
-    int stopping;
-    lost_exec *lost;      /* executors whose end the master has yet to tell (the loop's) */
-} cluster;
-
-/* ------------------------------------------------------------- attempts */
-
-/* Post the end of an attempt that did not run to its end on an executor
- * (its executor is gone, or it could not be sent). */
-static void post_ended(cluster *k, uint64_t id, int exec, const char *why, int lost) {
-    sched_event *ev = calloc(1, sizeof *ev);
-    if (!ev) return;
-    ev->kind = EV_TASK_ENDED;
-    ev->exec = exec;
-    ev->lost = lost;
-    ev->start_us = ev->end_us = ev_now_us();
-    ev->res.task_id = id;
-    ev->res.status = EM_EEXEC;
-    ev->res.fetch_map = -1;
-    snprintf(ev->res.errmsg, sizeof ev->res.errmsg, "%s", why);
-    evq_post(k->events, ev);
-}
-
-static cexec *exec_of(cluster *k, int id) {
-    for (int i = 0; i < k->nexec; i++)
-        if (k->execs[i].id == id) return &k->execs[i];
-    return NULL;
-}
-
-/* The loop's side of flush. */
-static void send_launches(void *arg) {
-    cluster *k = arg;
-    pthread_mutex_lock(&k->mu);
-    pend *p = k->ph;
-    k->ph = k->pt = NULL;
-    pthread_mutex_unlock(&k->mu);
-    for (pend *n; p; p = n) {
-        n = p->next;
-        cexec *x = exec_of(k, p->exec);
-        int rc = -1;
-        if (x && x->alive) {
-            msg_val f[] = {msg_u(p->id), msg_bin(p->desc, p->len)};
-            rc = conn_send_msg(x->c, M_LAUNCH_TASK, f, 2);
-        }
-        if (rc) {
-            /* An executor that went before its task was sent: the task
-             * never ran, so its attempt is lost, not failed (the task is
-             * not to blame); a send that failed on a live connection is. */
-            int gone = !x || !x->alive;
-            char why[700];
-            snprintf(why, sizeof why, "executor %d: cannot send the task: %s", p->exec,
-                     gone ? "the executor is gone (not counted as a task failure)" : em_errmsg());
-            pthread_mutex_lock(&k->mu);
-            ctask *t = idmap_del(&k->tasks, p->id);
-            pthread_mutex_unlock(&k->mu);
-            if (t) post_ended(k, p->id, p->exec, why, gone);
-            ctask_free(t);
-        }
-        free(p->desc);
-        free(p);
-    }
-}
-
-static int c_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec) {
-    cluster *k = (cluster *)b;
-    pend *p = malloc(sizeof *p);
-    ctask *t = calloc(1, sizeof *t);
-    if (!p || !t || exec < 0) {
-        free(p);
-        free(t);
-        free(desc);
-        return exec < 0 ? em__seterr(EM_EINVAL, "cluster backend: no executor named for task %llu",
-                                     (unsigned long long)task_id)
-                        : em__seterr(EM_ENOMEM, "cluster backend: out of memory");
-    }
-    p->next = NULL;
-    p->id = task_id;
-    p->desc = desc;
-    p->len = len;
-    p->exec = exec;
-    t->id = task_id;
-    t->exec = exec;
-    t->since_us = ev_now_us();
-    pthread_mutex_lock(&k->mu);
-    if (idmap_put(&k->tasks, task_id, t)) {
-        pthread_mutex_unlock(&k->mu);
-        free(p);
-        free(t);
-        free(desc);
-        return em__seterr(EM_ENOMEM, "cluster backend: out of memory");
-    }
-    if (k->pt) k->pt->next = p;
-    else k->ph = p;
-    k->pt = p;
-    pthread_mutex_unlock(&k->mu);
-    return 0;
-}
-
-static void c_flush(backend *b) {
-    cluster *k = (cluster *)b;
-    pthread_mutex_lock(&k->mu);
-    int any = k->ph != NULL;
-    pthread_mutex_unlock(&k->mu);
-    if (any && iol_post(k->l, send_launches, k)) log_msg(LOG_ERROR, "driver", "cannot hand tasks to the io loop");
-}
-
-typedef struct kill_arg {
-    cluster *k;
-    uint64_t id;
-    int exec;
-} kill_arg;
-
-static void send_kill(void *arg) {
-    kill_arg *a = arg;
-    cexec *x = exec_of(a->k, a->exec);
-    if (x && x->alive) {
-        msg_val f[] = {msg_u(a->id)};
-        if (conn_send_msg(x->c, M_KILL_TASK, f, 1)) conn_close(x->c, em_errmsg());
-    }
-    free(a);
-}
-
-static int c_kill(backend *b, uint64_t task_id) {
-    cluster *k = (cluster *)b;
-    pthread_mutex_lock(&k->mu);
-    ctask *t = idmap_get(&k->tasks, task_id);
-    int exec = t ? t->exec : -1;
-    pthread_mutex_unlock(&k->mu);
-    if (!t) return EM_ESTATE;
-    kill_arg *a = malloc(sizeof *a);
-    if (!a) return em__seterr(EM_ENOMEM, "cluster backend: out of memory");
-    a->k = k;
-    a->id = task_id;
-    a->exec = exec;
-    if (iol_post(k->l, send_kill, a)) free(a);
-    return 0;
-}
-
-static int c_running_since(backend *b, uint64_t task_id, uint64_t *start_us) {
-    cluster *k = (cluster *)b;
-    pthread_mutex_lock(&k->mu);
-    ctask *t = idmap_get(&k->tasks, task_id);
-    if (t) *start_us = t->since_us;
-    pthread_mutex_unlock(&k->mu);
-    return t != NULL;
-}
 
 /* A message to every executor alive, or to one (exec >= 0). */
 typedef struct bcast_msg {
@@ -661,7 +408,7 @@ static void register_exec(cluster *k, conn *c, lconn *l, const msg *m) {
         ev->kind = EV_EXEC_ADDED;
         ev->exec = id;
         ev->cores = x->cores;
-        ev->backlog = 0;
+        ev->backlog = k->task_queue * x->cores;
         snprintf(ev->text, sizeof ev->text, "%s", x->addr);
         /* The host it advertised for its shuffle server: where it runs. */
         snprintf(ev->host, sizeof ev->host, "%.*s", (int)(m->f[1].len > 63 ? 63 : m->f[1].len),
@@ -707,7 +454,7 @@ static void describe_exit(char *out, size_t n, int64_t code, int sig, const char
 /* End a lost executor's attempts: failures when crash, else attempts
  * that run again without counting. */
 static void post_lost(cluster *k, int exec, const uint64_t *ids, size_t n, const char *why, int crash) {
-    for (size_t i = 0; i < n; i++) post_ended(k, ids[i], exec, why, !crash);
+    for (size_t i = 0; i < n; i++) ck_post_ended(k, ids[i], exec, why, !crash);
 }
 
 /* The master's word on how executor id ended (or that its worker was
@@ -759,16 +506,25 @@ static void exec_lost(cluster *k, cexec *x, const char *reason) {
     char why[700];
     snprintf(why, sizeof why, "executor %d lost: %s", x->id, reason);
     x->alive = 0;
-    size_t n = 0;
+    size_t n = 0, nq = 0;
     pthread_mutex_lock(&k->mu);
     k->total_cores -= x->cores;
     if (!k->stopping && !k->why[0]) snprintf(k->why, sizeof k->why, "%s", why);
-    uint64_t *ids = malloc(sizeof *ids * (k->tasks.n + 1));
+    /* Those that ran (ids[0, n)) and those that waited in its queue (at
+     * the end, ids[qat, cap)): the latter were not the cause, whatever it
+     * was. */
+    size_t cap = k->tasks.n + 1, qat = cap;
+    uint64_t *ids = malloc(sizeof *ids * cap);
     for (uint32_t i = 0; ids && i < k->tasks.cap; i++) {
         ctask *t = k->tasks.vals[i];
-        if (t && t->exec == x->id) ids[n++] = t->id;
+        if (t && t->exec == x->id) {
+            if (t->started) ids[n++] = t->id;
+            else ids[--qat] = t->id;
+        }
     }
-    for (size_t i = 0; i < n; i++) ctask_free(idmap_del(&k->tasks, ids[i]));
+    nq = cap - qat;
+    for (size_t i = 0; i < n; i++) ck_task_free(idmap_del(&k->tasks, ids[i]));
+    for (size_t i = qat; i < cap; i++) ck_task_free(idmap_del(&k->tasks, ids[i]));
     pthread_mutex_unlock(&k->mu);
     /* The loss first: no slot its attempts' ends free is offered again. */
     sched_event *ev = calloc(1, sizeof *ev);
@@ -778,6 +534,12 @@ static void exec_lost(cluster *k, cexec *x, const char *reason) {
         ev->keep_outputs = x->served && !x->worker_lost;
         snprintf(ev->text, sizeof ev->text, "%.127s", reason);
         evq_post(k->events, ev);
+    }
+    if (nq) {
+        char qwhy[800];
+        snprintf(qwhy, sizeof qwhy, "%s (it waited in the executor's queue, not started: not counted as a task failure)",
+                 why);
+        for (size_t i = 0; i < nq; i++) ck_post_ended(k, ids[qat + i], x->id, qwhy, 1);
     }
     lost_exec *e = NULL;
     if (x->exit_known) {
@@ -844,65 +606,6 @@ static void note_grant(cluster *k, int exec, const msg *m) {
     g->err_url = url_of(m, 5);
 }
 
-/* A part of a result too large for one frame: kept with its task while
- * the parts stay within ember.driver.maxResultSize. */
-static void result_part(cluster *k, conn *c, const msg *m, int exec) {
-    pthread_mutex_lock(&k->mu);
-    ctask *t = idmap_get(&k->tasks, m->f[0].u);
-    int rc = 0;
-    if (t && t->exec == exec) {
-        t->part_bytes += m->f[1].len;
-        if (k->max_result && t->part_bytes > (uint64_t)k->max_result) ebuf_free(&t->part);
-        else rc = ebuf_append(&t->part, m->f[1].p, m->f[1].len);
-    }
-    pthread_mutex_unlock(&k->mu);
-    if (rc) conn_close(c, "the driver is out of memory");
-}
-
-static void task_ended(cluster *k, conn *c, const msg *m, int exec) {
-    sched_event *ev = calloc(1, sizeof *ev);
-    if (!ev) {
-        conn_close(c, "the driver is out of memory");
-        return;
-    }
-    /* Only an attempt this executor runs: another's id is not its to end. */
-    pthread_mutex_lock(&k->mu);
-    ctask *t = idmap_get(&k->tasks, m->f[0].u);
-    if (t && t->exec == exec) idmap_del(&k->tasks, m->f[0].u);
-    else t = NULL;
-    pthread_mutex_unlock(&k->mu);
-    if (!t) { /* a late or bogus end */
-        free(ev);
-        return;
-    }
-    ev->res.task_id = m->f[0].u;
-    if (m->f[4].len || !k->max_result || t->part_bytes <= (uint64_t)k->max_result) {
-        const uint8_t *p = m->f[4].len ? m->f[4].p : t->part.p;
-        size_t len = m->f[4].len ? m->f[4].len : t->part.len;
-        if (taskresult_decode(p, len, &ev->res)) {
-            ctask_free(t);
-            free(ev);
-            conn_close(c, em_errmsg());
-            return;
-        }
-    } else { /* streamed past the limit, and dropped */
-        ev->res.status = EM_ETOOBIG;
-        ev->res.fetch_map = -1;
-        snprintf(ev->res.errmsg, sizeof ev->res.errmsg,
-                 "the task's result is %llu bytes, more than ember.driver.maxResultSize (%lld bytes)",
-                 (unsigned long long)t->part_bytes, (long long)k->max_result);
-    }
-    /* Times on the driver's clock: the executor's duration, ending now. */
-    uint64_t now = ev_now_us(), dur = m->f[3].u > m->f[2].u ? m->f[3].u - m->f[2].u : 0;
-    ctask_free(t);
-    ev->kind = EV_TASK_ENDED;
-    ev->exec = exec;
-    ev->killed = (int)m->f[1].u;
-    ev->end_us = now;
-    ev->start_us = dur < now ? now - dur : 0;
-    evq_post(k->events, ev);
-}
-
 static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) {
     cluster *k = ud;
     lconn *l = lconn_of(k, c);
@@ -926,8 +629,9 @@ static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     switch (tag) {
     case M_REGISTER_EXECUTOR: register_exec(k, c, l, &m); break;
     case M_FETCH_BINARY: appserve_binary(k->serve, &l->serve, c, &m); break;
-    case M_TASK_ENDED: task_ended(k, c, &m, l->exec); break;
-    case M_RESULT_PART: result_part(k, c, &m, l->exec); break;
+    case M_TASK_ENDED: ck_task_ended(k, c, &m, l->exec); break;
+    case M_TASK_STARTED: ck_task_started(k, &m, l->exec); break;
+    case M_RESULT_PART: ck_result_part(k, c, &m, l->exec); break;
     case M_ASK_COMMIT: {
         int granted = k->ask_commit ? k->ask_commit(k->commit_ctx, (uint32_t)m.f[1].u, (int32_t)m.f[2].u, m.f[3].u) : 1;
         msg_val f[] = {m.f[0], msg_u((uint64_t)granted)};
@@ -1050,7 +754,7 @@ static void stop_fn(void *arg) {
     k->lc = NULL;
 }
 
-static void task_free(void *p) { ctask_free(p); }
+static void task_free(void *p) { ck_task_free(p); }
 
 static void c_close(backend *b) {
     cluster *k = (cluster *)b;
@@ -1066,6 +770,7 @@ static void c_close(backend *b) {
     }
     idmap_free(&k->tasks, task_free);
     free(k->execs);
+    free(k->batched);
     for (int i = 0; i < k->ngrant; i++) {
         free(k->grants[i].out_url);
         free(k->grants[i].err_url);
@@ -1112,6 +817,7 @@ backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     k->exec_cores = o->master ? o->exec_cores : o->lc_cores;
     k->exec_mem_mib = o->master ? o->exec_mem_mib : (o->exec_mem_mib < o->lc_mem_mib ? o->exec_mem_mib : o->lc_mem_mib);
     k->cores_max = o->cores_max;
+    k->task_queue = o->task_queue;
     k->max_result = o->max_result;
     k->timeout_ms = o->timeout_ms;
     k->register_wait_ms = o->register_wait_ms;
@@ -1137,10 +843,11 @@ backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     }
     k->ask_commit = o->ask_commit;
     k->commit_ctx = o->commit_ctx;
-    k->b.launch = c_launch;
-    k->b.flush = c_flush;
-    k->b.kill = c_kill;
-    k->b.running_since = c_running_since;
+    k->b.reports_starts = 1;
+    k->b.launch = ck_launch;
+    k->b.flush = ck_flush;
+    k->b.kill = ck_kill;
+    k->b.running_since = ck_running_since;
     k->b.drop_shuffle = c_drop_shuffle;
     k->b.drop_map_output = c_drop_map_output;
     k->b.cores = c_cores;

@@ -939,6 +939,7 @@ static void *sched_main(void *arg) {
             int kept = 0;
             switch (ev->kind) {
             case EV_TASK_ENDED: kept = ts_task_ended(d, ev); break;
+            case EV_TASK_STARTED: ts_task_started(d, ev); break;
             case EV_CALL: ev->call(d, ev->arg); break;
             case EV_EXEC_ADDED:
                 if (et_add(&d->execs, ev->exec, ev->cores, ev->backlog, ev->host)) {
@@ -981,7 +982,7 @@ static void *sched_main(void *arg) {
         ts_check_stuck(d);
         prune_active(d);
         release_dead(d);
-        if (!d->running && !d->nrunq && d->hold_waiters) {
+        if (!d->running && d->nrunq == d->runq_head && d->hold_waiters) {
             sync_call *w = d->hold_waiters;
             d->hold_waiters = NULL;
             for (sync_call *n; w; w = n) {

@@ -36,19 +36,28 @@ enum { A_RUNNING = 0, A_OK, A_FAILED, A_KILLED };
 #define JOB_MSG_MAX 1024
 
 /* One attempt of one task: launched on an executor, ended some way. */
+#define MOVED_COPY 2
+
 typedef struct attempt_rec {
     uint64_t task_id;
     int idx;            /* the task (index in its stage) */
     uint32_t number;    /* 0 for the task's first attempt */
     int exec;           /* executor it ran on (-1 until it ended) */
     uint8_t state;      /* A_* */
-    uint8_t speculative;
+    uint8_t speculative; /* 1: a speculative copy; MOVED_COPY: a copy of one
+                            that waited in a queue (tasksched.c's steal) */
     uint8_t loc;        /* its locality (listen.h's LOC_*) */
     uint8_t kill_sent;  /* the backend took a kill for it before its end:
                            the end counts as killed, whatever it says */
+    uint8_t revoked;    /* killed in its executor's queue, to run on an idle
+                           executor instead (tasksched.c's steal) */
+    uint8_t waiting;    /* launched into its executor's queue, and not heard
+                           to start (backend.h's reports_starts): listeners
+                           and counts have not seen it */
     uint32_t ui_attempt;/* the stage attempt it ran in, as listeners saw it */
     uint64_t start_us, end_us;
     int64_t launch_ms;  /* when it was launched (epoch) */
+    uint64_t launch_us; /* the same, on ev_now_us's clock */
 } attempt_rec;
 
 typedef struct job job;
@@ -170,8 +179,8 @@ struct dag {
     /* Executors, as the backend announced them, and the attempts waiting
      * for a place on one (in the order asked; dispatched by job order). */
     exec_table execs;
-    struct runq_entry *runq;
-    int nrunq, caprunq;
+    struct runq_entry *runq; /* entries [runq_head, nrunq) (those taken out have j NULL) */
+    int runq_head, nrunq, caprunq;
     uint64_t locality_due_us; /* the earliest locality wait to end, 0: none */
     stage **waitq;
     int nwait, capwait;
@@ -185,6 +194,7 @@ struct dag {
     struct sync_call *hold_waiters;
     int stopping;
     uint64_t next_spec_us;
+    uint64_t steal_due_us;    /* the next queued attempt to move may move then (0: none) */
     /* Cluster mode: tasks wait with no executor alive since starved_us
      * (0: not waiting).  At ask_us (register_wait_ms after, then every
      * register_wait_ms again) the backend says whether anything will

@@ -30,6 +30,8 @@ typedef enum ev_kind {
     EV_FAULTS_FIRED,   /* ember.test.faults rules took effect on executor
                           exec outside any attempt (its shuffle server
                           dropped requests): res.faults_fired of them */
+    EV_TASK_STARTED,   /* an attempt launched as queued (backend.h) left its
+                          executor's queue and runs: res.task_id, exec */
 } ev_kind;
 
 typedef struct sched_event {

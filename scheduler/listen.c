@@ -288,7 +288,7 @@ static void fill_task(dag *d, const attempt_rec *a, int part, int exec, ae_task 
     exec_name(d, exec, t->exec_id, sizeof t->exec_id);
     exec_host(d, exec, t->host, sizeof t->host);
     copy_str(t->locality, sizeof t->locality, loc_name(a->loc));
-    t->speculative = a->speculative;
+    t->speculative = a->speculative == 1; /* a moved copy (MOVED_COPY) is not */
 }
 
 void lis_task_start(dag *d, stage *s, const attempt_rec *a, int part) {

@@ -196,6 +196,7 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
     a->loc = (uint8_t)loc;
     a->ui_attempt = s->ui_attempt;
     if (d->bus) a->launch_ms = lbus_now_ms();
+    a->launch_us = ev_now_us();
     f->s = s;
     f->idx = idx;
     f->att = s->natt++;
@@ -211,7 +212,9 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
     ts_activate(d, s);
     size_t len;
     uint8_t *bytes = ebuf_steal(&out, &len);
-    rc = d->be->launch(d->be, t.task_id, bytes, len, x->id);
+    int queued = x->assigned > x->cores;
+    a->waiting = (uint8_t)(queued && d->be->reports_starts);
+    rc = d->be->launch(d->be, t.task_id, bytes, len, x->id, queued);
     if (rc) {
         x->assigned--;
         idmap_del(&d->inflight, t.task_id);
@@ -225,16 +228,30 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
         s->natt--;
         s->launched[idx]--;
         s->nrun[idx]--;
-    } else {
+    } else if (!a->waiting) {
         lis_task_start(d, s, a, part);
     }
     return rc;
+}
+
+void ts_task_started(dag *d, const sched_event *ev) {
+    inflight *f = idmap_get(&d->inflight, ev->res.task_id);
+    if (!f) return;
+    attempt_rec *a = &f->s->att[f->att];
+    if (!a->waiting) return;
+    a->waiting = 0;
+    lis_task_start(d, f->s, a, f->s->shuffled ? f->idx : job_part(f->j, f->idx));
 }
 
 /* Ask for an attempt of task idx: it joins the run queue, and dispatch
  * (after every burst of events) launches it where there is room.  0 or
  * EM_ENOMEM. */
 static int enqueue(dag *d, job *j, stage *s, int idx, int speculative) {
+    if (d->nrunq == d->caprunq && d->runq_head >= d->nrunq / 2) { /* the front is half empty: reuse it */
+        memmove(d->runq, d->runq + d->runq_head, sizeof *d->runq * (size_t)(d->nrunq - d->runq_head));
+        d->nrunq -= d->runq_head;
+        d->runq_head = 0;
+    }
     if (d->nrunq == d->caprunq) {
         int cap = d->caprunq ? d->caprunq * 2 : 256;
         runq_entry *q = realloc(d->runq, sizeof *q * (size_t)cap);
@@ -267,25 +284,32 @@ static void runq_take(runq_entry *e) {
 /* Drop the queue's entries of a job, or of a stage, or move a stage's
  * entries from one job to another. */
 void ts_runq_drop_job(dag *d, job *j) {
-    for (int i = 0; i < d->nrunq; i++)
+    for (int i = d->runq_head; i < d->nrunq; i++)
         if (d->runq[i].j == j) runq_take(&d->runq[i]);
 }
 
 void ts_runq_drop_stage(dag *d, stage *s) {
-    for (int i = 0; i < d->nrunq; i++)
+    for (int i = d->runq_head; i < d->nrunq; i++)
         if (d->runq[i].j && d->runq[i].s == s) runq_take(&d->runq[i]);
 }
 
 void ts_runq_move(dag *d, stage *s, job *from, job *to) {
-    for (int i = 0; i < d->nrunq; i++)
+    for (int i = d->runq_head; i < d->nrunq; i++)
         if (d->runq[i].s == s && d->runq[i].j == from) d->runq[i].j = to;
 }
 
-static void runq_compact(dag *d) {
-    int n = 0;
-    for (int i = 0; i < d->nrunq; i++)
-        if (d->runq[i].j) d->runq[n++] = d->runq[i];
-    d->nrunq = n;
+/* Drop the entries taken out of the queue's first ones, up to index upto:
+ * those still queued among them move up against the rest, in order, and
+ * the queue starts at the first of them.  The cost is what dispatch
+ * looked at, not the queue's length. */
+static void runq_compact(dag *d, int upto) {
+    int w = upto;
+    for (int i = upto; i-- > d->runq_head;)
+        if (d->runq[i].j) {
+            if (--w != i) d->runq[w] = d->runq[i];
+        }
+    d->runq_head = w;
+    if (d->runq_head == d->nrunq) d->runq_head = d->nrunq = 0;
 }
 
 /* The executor of task idx's running attempt, -1 if none. */
@@ -318,11 +342,12 @@ static int parents_ready(dag *d, stage *s) {
 static int dispatch_pass(dag *d) {
     uint64_t now = ev_now_us();
     d->locality_due_us = 0;
-    int full = !et_any_room(&d->execs), launched = 0, again = 0;
+    int full = !et_any_room(&d->execs), launched = 0, again = 0, seen = d->runq_head;
     for (job *j = d->jobs; j && !full; j = j->next) {
         if (j->launch_rc) continue;
-        for (int i = 0; i < d->nrunq && !full; i++) {
+        for (int i = d->runq_head; i < d->nrunq && !full; i++) {
             runq_entry *e = &d->runq[i];
+            if (i >= seen) seen = i + 1;
             if (e->j != j) continue;
             if (!entry_valid(e)) {
                 runq_take(e);
@@ -374,13 +399,13 @@ static int dispatch_pass(dag *d) {
                 break;
             }
             if (pref >= 0 && x->id == pref) STAT_ADD(d, tasks_local, 1);
-            if (spec) STAT_ADD(d, tasks_speculative, 1);
+            if (spec == 1) STAT_ADD(d, tasks_speculative, 1);
             /* A stage's thousand tasks: executors start on the first ones
              * while the rest are encoded. */
             if (++launched % DISPATCH_FLUSH_EVERY == 0) d->be->flush(d->be);
         }
     }
-    runq_compact(d);
+    runq_compact(d, seen);
     /* Launches that failed fail their jobs, now that the queue is whole. */
     for (job *j = d->jobs, *next; j; j = next) {
         next = j->next;
@@ -397,9 +422,11 @@ static int dispatch_pass(dag *d) {
  * the order asked within a job.  A stage whose parent lost an output since
  * its tasks were queued waits for that parent again (its map task is
  * queued by then), as dag__submit_stage makes it. */
+static int steal_queued(dag *d);
+
 void ts_dispatch(dag *d) {
-    for (int round = 0; d->nrunq && round < 4; round++) {
-        if (!dispatch_pass(d)) return;
+    for (int round = 0; d->nrunq > d->runq_head && round < 4; round++) {
+        if (!dispatch_pass(d)) break;
         for (int i = 0; i < d->nactive; i++) {
             stage *s = d->active[i];
             if (!s->resubmit) continue;
@@ -409,6 +436,7 @@ void ts_dispatch(dag *d) {
             if (rc) dag__job_fail_here(d, s->job, rc);
         }
     }
+    if (steal_queued(d)) dispatch_pass(d);
 }
 
 /* ------------------------------------------ a stage's tasks for a job */
@@ -513,7 +541,7 @@ static void merge_once(dag *d, stage *s, int idx, const task_result *res) {
 /* An attempt finished task idx first: the others are killed (their ends
  * come as late duplicates, their results and outputs discarded). */
 static void won(dag *d, stage *s, int idx, int speculative) {
-    if (speculative) STAT_ADD(d, speculative_wins, 1);
+    if (speculative == 1) STAT_ADD(d, speculative_wins, 1);
     if (!s->nrun[idx]) return;
     for (int i = 0; i < s->natt; i++)
         if (s->att[i].idx == idx && s->att[i].state == A_RUNNING) kill_attempt(d, &s->att[i]);
@@ -679,9 +707,13 @@ int ts_task_ended(dag *d, sched_event *ev) {
     a->state = ev->killed ? A_KILLED : ev->res.status ? A_FAILED : A_OK;
     if (s->state[idx] == T_RUNNING && !s->nrun[idx] && (!s->job || s->dropped))
         s->state[idx] = T_PENDING; /* no job to rerun it: pending when one comes */
-    account(d, s, ev);
-    lis_blocks_cached(d, ev);
-    lis_task_end(d, s, a, s->shuffled ? idx : job_part(j, idx), ev);
+    /* One that never left its executor's queue (killed there, moved, its
+     * executor lost) never ran: neither a task run nor seen by listeners. */
+    if (!a->waiting) {
+        account(d, s, ev);
+        lis_blocks_cached(d, ev);
+        lis_task_end(d, s, a, s->shuffled ? idx : job_part(j, idx), ev);
+    }
     /* An output that cannot be registered (a failed or killed attempt, a
      * late duplicate, a dropped shuffle) goes first; then the attempt stops
      * counting as running, before react, which may end the job and wake
@@ -707,6 +739,71 @@ int ts_task_ended(dag *d, sched_event *ev) {
     }
     if (s->dropped && !s->running) dag__retire_stage(d, s);
     return kept;
+}
+
+/* ------------------------------------------------------- work stealing */
+
+/* An attempt waits in its executor's queue (ember.executor.taskQueue)
+ * behind the ones running there, which may run for long, or for good.
+ * Once nothing is left to launch and an executor has an idle core, an
+ * attempt that has waited STEAL_AFTER_MS without starting moves: a copy
+ * (MOVED_COPY: counted neither as speculative nor as a win) is queued to
+ * run elsewhere, and the waiting attempt is killed where it waits, which
+ * ends it at once unless its executor cannot answer (stopped, cut off).
+ * Its end is then not a task run.  Had it started meanwhile, it and the
+ * copy race as a speculative pair: the first to finish wins.  One per idle
+ * core at a time. */
+#define STEAL_AFTER_MS 100
+
+typedef struct steal_ctx {
+    dag *d;
+    int idle, moved;
+    uint64_t now, due;
+} steal_ctx;
+
+static void steal_one(void *val, void *arg) {
+    inflight *f = val;
+    steal_ctx *c = arg;
+    stage *s = f->s;
+    attempt_rec *a = &s->att[f->att];
+    uint64_t start;
+    if (c->idle <= 0 || a->state != A_RUNNING || a->kill_sent || a->revoked || s->nrun[f->idx] != 1 ||
+        s->queued[f->idx] || !s->job || s->job != f->j || f->j->finishing || s->dropped)
+        return;
+    exec_rec *x = et_find(&c->d->execs, a->exec);
+    if (!x || x->assigned <= x->cores || c->d->be->running_since(c->d->be, a->task_id, &start)) return;
+    uint64_t due = a->launch_us + (uint64_t)STEAL_AFTER_MS * 1000u;
+    if (c->now < due) {
+        if (!c->due || due < c->due) c->due = due;
+        return;
+    }
+    int rc = enqueue(c->d, f->j, s, f->idx, MOVED_COPY);
+    if (rc) {
+        dag__job_fail_here(c->d, f->j, rc);
+        return;
+    }
+    a->revoked = 1;
+    (void)c->d->be->kill(c->d->be, a->task_id); /* EM_ESTATE: it ended already */
+    c->idle--;
+    c->moved++;
+}
+
+/* Copies queued (dispatch launches them). */
+static int steal_queued(dag *d) {
+    d->steal_due_us = 0;
+    if (d->nrunq > d->runq_head || !d->be->running_since || !d->running) return 0;
+    int idle = 0, queued = 0;
+    for (int i = 0; i < d->execs.n; i++) {
+        const exec_rec *x = &d->execs.v[i];
+        if (!x->alive) continue;
+        if (x->assigned < x->cores) idle += x->cores - x->assigned;
+        else if (x->assigned > x->cores) queued = 1;
+    }
+    if (!idle || !queued) return 0;
+    steal_ctx c = {d, idle, 0, ev_now_us(), 0};
+    idmap_foreach(&d->inflight, steal_one, &c);
+    d->steal_due_us = c.due;
+    return c.moved;
 }
 
 /* --------------------------------------------------------- timed work */
@@ -779,6 +876,11 @@ int ts_next_timeout(dag *d) {
         int until = d->locality_due_us > now ? (int)((d->locality_due_us - now + 999) / 1000) : 0;
         if (t < 0 || until < t) t = until;
     }
+    if (d->steal_due_us) {
+        uint64_t now = ev_now_us();
+        int until = d->steal_due_us > now ? (int)((d->steal_due_us - now + 999) / 1000) : 0;
+        if (t < 0 || until < t) t = until;
+    }
     if (d->starved_us) {
         uint64_t due = d->ask_us < d->warn_us ? d->ask_us : d->warn_us, now = ev_now_us();
         int until = due > now ? (int)((due - now + 999) / 1000) : 0;
@@ -825,7 +927,7 @@ static int any_alive(const exec_table *t) {
 void ts_check_stuck(dag *d) {
     /* Tasks wait and no executor is alive: past the wait, the backend
      * says why (cluster mode; local[N]'s executors never go). */
-    if (d->nrunq && !d->running && !any_alive(&d->execs) && d->be->why_idle) {
+    if (d->nrunq > d->runq_head && !d->running && !any_alive(&d->execs) && d->be->why_idle) {
         uint64_t now = ev_now_us(), wait_us = (uint64_t)d->register_wait_ms * 1000u;
         uint64_t warn_every_us = (uint64_t)(d->starvation_ms > 0 ? d->starvation_ms : 15000) * 1000u;
         if (!d->starved_us) {
@@ -855,7 +957,7 @@ void ts_check_stuck(dag *d) {
     d->starved_us = 0;
     /* (No executor yet, or a task waits for a time -- the executor holding
      * its input, or one it is not excluded from: waiting is right.) */
-    if (d->running || d->locality_due_us || (d->nrunq && !et_any_room(&d->execs))) return;
+    if (d->running || d->locality_due_us || (d->nrunq > d->runq_head && !et_any_room(&d->execs))) return;
     for (job *j = d->jobs, *next; j; j = next) {
         next = j->next;
         if (!j->finishing)

@@ -682,6 +682,47 @@ TEST(spec_cluster_held_original_killed_in_its_executor) {
     em_close(c);
 }
 
+/* local-cluster[2,1] with ember.executor.taskQueue 1: each executor holds
+ * one attempt queued behind the one it runs.  Partition 0's first attempt
+ * is held at a gate never opened, so the attempt queued behind it on its
+ * executor waits as long, yet it has not started: it gets no copy.  Only
+ * partition 0 is copied; its copy wins on the other executor, the kill
+ * frees the held executor's thread, and the queued attempt runs there.
+ * Had the queued attempt counted as running since its launch, it would
+ * have been copied too (two copies). */
+TEST(spec_cluster_queued_attempt_not_copied) {
+    const char *kv[][2] = {
+        {"ember.speculation", "true"},
+        {"ember.speculation.interval", "10ms"},
+        {"ember.speculation.quantile", "0.5"},
+        {"ember.speculation.minTaskRuntime", "100ms"},
+        {"ember.executor.taskQueue", "1"},
+        {"ember.test.faults", "hold:part=0,attempt=0,gate=never"},
+        {"ember.test.faults.dir", gates_dir()},
+        {"ember.progress", "false"},
+    };
+    em_conf *conf = em_conf_new();
+    CHECK(conf);
+    for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) test_conf_set(conf, kv[i][0], kv[i][1]);
+    em_ctx *c = em_open("local-cluster[2,1,512]", conf);
+    em_conf_free(conf);
+    CHECK(c);
+    em_batch *b = NULL;
+    CHECK_OK(em_collect(em_map(em_range(c, 0, 800, 1, 8), fn_identity, NULL, 0), &b));
+    CHECK_EQ_I64(em_batch_count(b), 800);
+    CHECK_EQ_I64(batch_sum_i64(b), 799 * 800 / 2);
+    em_batch_free(b);
+    em_stats st;
+    wait_no_tasks(c, &st);
+    CHECK(gate_was_held("never", 0, 0, 0));
+    CHECK_EQ_I64(st.tasks_speculative, 1);
+    CHECK_EQ_I64(st.speculative_wins, 1);
+    CHECK_EQ_I64(st.tasks_killed, 1);
+    CHECK_EQ_I64(st.tasks_failed, 0);
+    CHECK_EQ_I64(st.tasks_run, 9);
+    em_close(c);
+}
+
 typedef struct late_job {
     em_ctx *c;
     em_batch *b;

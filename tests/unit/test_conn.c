@@ -25,6 +25,7 @@
 #include "ember.h"
 #include "frame.h"
 #include "log.h"
+#include "msg.h"
 
 typedef struct side {
     pthread_mutex_t mu;
@@ -773,5 +774,189 @@ TEST(conn_first_message_deadline) {
     CHECK(side_wait(&ss, &ss.closed, 2));
     iol_call(u.l, do_close_listener, u.ls);
     iol_stop(u.l);
+    side_free(&ss);
+}
+
+/* ------------------------------------------------------------ batches */
+
+typedef struct batch_send {
+    ioloop *l;
+    conn *c;
+    int port, rc, nmsg;
+    int chunk_after; /* a raw chunk after this many messages (0: none) */
+} batch_send;
+
+static void bs_open(conn *c, void *ud) {}
+static void bs_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) { free(body); }
+static void bs_close(conn *c, const char *reason, void *ud) {}
+static const conn_cb bs_cb = {bs_open, bs_frame, bs_close};
+
+static void bs_connect(void *a) {
+    batch_send *b = a;
+    conn_opts o = {0, NULL, 0, 0, "test", 0, 0};
+    b->rc = conn_connect(b->l, "127.0.0.1", b->port, &o, &bs_cb, b, &b->c);
+}
+
+/* On the loop: the messages (kill_task 1, 2, ...) in one batch, with the
+ * chunk among them. */
+static void bs_send(void *a) {
+    batch_send *b = a;
+    conn_batch_begin(b->c);
+    conn_batch_begin(b->c); /* nested: the outer end sends */
+    for (int i = 1; i <= b->nmsg && !b->rc; i++) {
+        msg_val f[] = {msg_u((uint64_t)i)};
+        b->rc = conn_send_msg(b->c, M_KILL_TASK, f, 1);
+        if (!b->rc && i == b->chunk_after) b->rc = conn_send(b->c, FT_CHUNK, "x", 1);
+    }
+    if (!b->rc) b->rc = conn_batch_end(b->c);
+    if (!b->rc) b->rc = conn_batch_end(b->c);
+}
+
+static void bs_close_conn(void *a) { conn_close(((batch_send *)a)->c, "done"); }
+
+/* Read one frame from fd: its type and body (malloc'd).  1, or 0. */
+static int raw_frame(int fd, uint8_t *type, uint8_t **body, size_t *len) {
+    uint8_t h[FRAME_HEADER];
+    size_t got = 0;
+    while (got < FRAME_HEADER) {
+        ssize_t k = read(fd, h + got, FRAME_HEADER - got);
+        if (k <= 0) return 0;
+        got += (size_t)k;
+    }
+    *len = (size_t)h[0] << 24 | (size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3];
+    *type = h[4];
+    *body = malloc(*len ? *len : 1);
+    for (got = 0; got < *len;) {
+        ssize_t k = read(fd, *body + got, *len - got);
+        if (k <= 0) return 0;
+        got += (size_t)k;
+    }
+    return 1;
+}
+
+/* The kill_task ids of an FT_MSGS (or FT_MSG) body, into ids: how many, or
+ * -1 when one is not a kill_task. */
+static int batch_ids(const uint8_t *body, size_t len, uint64_t *ids, int cap) {
+    size_t off = 0, mlen;
+    int n = 0, rc;
+    while ((rc = msgs_next(body, len, &off, &mlen)) == 1 && n < cap) {
+        msg m;
+        int bad = msg_decode(&m, body + off - mlen, mlen) || m.tag != M_KILL_TASK;
+        if (!bad) ids[n++] = m.f[0].u;
+        msg_free(&m);
+        if (bad) return -1;
+    }
+    return rc < 0 ? -1 : n;
+}
+
+/* Messages sent between conn_batch_begin and _end reach the socket as one
+ * FT_MSGS frame, in order; a chunk sent among them follows the messages
+ * before it and goes before those after it. */
+TEST(conn_batch_one_frame_in_order) {
+    quiet_logs();
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(ls >= 0 && !bind(ls, (struct sockaddr *)&sa, sizeof sa) && !listen(ls, 4));
+    CHECK(!getsockname(ls, (struct sockaddr *)&sa, &sl));
+    ioloop *l = iol_start("test");
+    CHECK(l);
+    batch_send b = {l, NULL, ntohs(sa.sin_port), 0, 5, 0};
+    iol_call(l, bs_connect, &b);
+    CHECK_OK(b.rc);
+    int fd = accept(ls, NULL, NULL);
+    CHECK(fd >= 0);
+    struct timeval tv = {20, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    iol_call(l, bs_send, &b);
+    CHECK_OK(b.rc);
+    uint8_t type, *body = NULL;
+    size_t len;
+    uint64_t ids[8];
+    CHECK(raw_frame(fd, &type, &body, &len));
+    CHECK_EQ_I64(type, FT_MSGS);
+    CHECK_EQ_I64(batch_ids(body, len, ids, 8), 5);
+    for (int i = 0; i < 5; i++) CHECK_EQ_I64(ids[i], i + 1);
+    free(body);
+    /* Now with a chunk after the second: 2 messages, the chunk, 3 more. */
+    b.chunk_after = 2;
+    iol_call(l, bs_send, &b);
+    CHECK_OK(b.rc);
+    CHECK(raw_frame(fd, &type, &body, &len));
+    CHECK_EQ_I64(type, FT_MSGS);
+    CHECK_EQ_I64(batch_ids(body, len, ids, 8), 2);
+    CHECK(ids[0] == 1 && ids[1] == 2);
+    free(body);
+    CHECK(raw_frame(fd, &type, &body, &len));
+    CHECK(type == FT_CHUNK && len == 1 && body[0] == 'x');
+    free(body);
+    CHECK(raw_frame(fd, &type, &body, &len));
+    CHECK_EQ_I64(type, FT_MSGS);
+    CHECK_EQ_I64(batch_ids(body, len, ids, 8), 3);
+    CHECK(ids[0] == 3 && ids[2] == 5);
+    free(body);
+    /* A batch of one is a plain message. */
+    b.chunk_after = 0;
+    b.nmsg = 1;
+    iol_call(l, bs_send, &b);
+    CHECK_OK(b.rc);
+    CHECK(raw_frame(fd, &type, &body, &len));
+    CHECK_EQ_I64(type, FT_MSG);
+    CHECK_EQ_I64(batch_ids(body, len, ids, 8), 1);
+    free(body);
+    iol_call(l, bs_close_conn, &b);
+    iol_stop(l);
+    close(fd);
+    close(ls);
+}
+
+/* A peer's FT_MSGS frame reaches on_frame as one FT_MSG frame per message,
+ * in order; one whose bytes are not whole messages closes the connection,
+ * naming the batch, after the whole messages before them. */
+TEST(conn_batch_received_split_and_checked) {
+    quiet_logs();
+    side ss;
+    side_init(&ss);
+    conn_opts o = {1 << 20, NULL, 0, 0, "test", 0, 0};
+    setup u = {iol_start("test"), o, &ss, NULL, 0, NULL, 0, NULL};
+    CHECK(u.l);
+    iol_call(u.l, do_listen, &u);
+    CHECK_OK(u.rc);
+    ebuf body = EBUF_INIT;
+    for (int i = 1; i <= 3; i++) {
+        msg_val f[] = {msg_u((uint64_t)i)};
+        CHECK_OK(msg_encode(&body, M_KILL_TASK, f, 1));
+    }
+    ebuf fr = EBUF_INIT;
+    CHECK_OK(frame_put(&fr, FT_MSGS, body.p, body.len, 1 << 20));
+    int fd = raw_connect(u.port);
+    CHECK(fd >= 0);
+    CHECK(raw_write(fd, fr.p, fr.len));
+    CHECK(side_wait(&ss, &ss.frames, 3));
+    uint64_t ids[3];
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ_I64(ss.type[i], FT_MSG);
+        CHECK_EQ_I64(batch_ids(ss.body[i], ss.len[i], ids, 1), 1);
+        CHECK_EQ_I64(ids[0], i + 1);
+    }
+    /* Two whole messages, then a truncated one. */
+    ebuf bad = EBUF_INIT;
+    CHECK_OK(ebuf_append(&bad, body.p, body.len - 1));
+    fr.len = 0;
+    CHECK_OK(frame_put(&fr, FT_MSGS, bad.p, bad.len, 1 << 20));
+    CHECK(raw_write(fd, fr.p, fr.len));
+    CHECK(raw_closed(fd));
+    CHECK(side_wait(&ss, &ss.closed, 1));
+    CHECK_STR_CONTAINS(reason_of(&ss), "batch of messages");
+    CHECK_EQ_I64(count_of(&ss, &ss.frames), 5);
+    close(fd);
+    iol_call(u.l, do_close_listener, u.ls);
+    iol_stop(u.l);
+    ebuf_free(&body);
+    ebuf_free(&bad);
+    ebuf_free(&fr);
     side_free(&ss);
 }
