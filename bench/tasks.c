@@ -1,15 +1,24 @@
 /*
  * tasks.c -- scheduling overhead: tasks per second for a job of many
- * trivial tasks, and the latency of count over a 2-partition RDD, beside a
- * reference measured in the same run (the time to create and join a thread
- * per task, the cost the pool avoids).
+ * trivial tasks, and the latency of count over a 2-partition RDD, beside
+ * references measured in the same run: the time to create and join a
+ * thread per task (the cost the pool avoids), and the machine's round trip
+ * of a wake between two threads (an eventfd each way, the threads free to
+ * run on any core).  A task on a cluster crosses threads at least four
+ * times each way (the driver's loop and scheduler, the executor's loop and
+ * task thread), so that round trip bounds a trivial job's latency from
+ * below; batches and the executors' queues (ember.executor.taskQueue) are
+ * how the task rate gets past it.
  *
  *   tasks [MASTER] [TASKS]     (defaults: local[2], 1000)
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ember.h"
 
@@ -25,6 +34,45 @@ static int cmp(const void *a, const void *b) {
 }
 
 static void *nothing(void *a) { return a; }
+
+static int efd_ping, efd_pong;
+
+static void *ponger(void *a) {
+    uint64_t v;
+    while (read(efd_ping, &v, sizeof v) == (ssize_t)sizeof v) {
+        if (v == 2) break; /* the end */
+        v = 1;
+        if (write(efd_pong, &v, sizeof v) != (ssize_t)sizeof v) break;
+    }
+    return a;
+}
+
+/* Microseconds of one wake round trip between two threads (median of
+ * 2,000), or -1. */
+static double wake_round_trip_us(void) {
+    efd_ping = eventfd(0, 0);
+    efd_pong = eventfd(0, 0);
+    pthread_t th;
+    if (efd_ping < 0 || efd_pong < 0 || pthread_create(&th, NULL, ponger, NULL)) return -1;
+    enum { N = 2000 };
+    static double t[N];
+    uint64_t v = 1;
+    int ok = 1;
+    for (int i = 0; i < N && ok; i++) {
+        double t0 = now();
+        v = 1;
+        ok = write(efd_ping, &v, sizeof v) == (ssize_t)sizeof v && read(efd_pong, &v, sizeof v) == (ssize_t)sizeof v;
+        t[i] = now() - t0;
+    }
+    v = 2;
+    if (write(efd_ping, &v, sizeof v) != (ssize_t)sizeof v) ok = 0;
+    pthread_join(th, NULL);
+    close(efd_ping);
+    close(efd_pong);
+    if (!ok) return -1;
+    qsort(t, N, sizeof t[0], cmp);
+    return t[N / 2] * 1e6;
+}
 
 int main(int argc, char **argv) {
     const char *master = argc > 1 ? argv[1] : "local[2]";
@@ -67,11 +115,13 @@ int main(int argc, char **argv) {
         pthread_join(th, NULL);
     }
     double tref = now() - t0;
+    double wake = wake_round_trip_us();
 
     printf("%d-task job on %s      : %8.0f tasks/s (%.2f ms per job, best of 20)\n", ntasks, master,
            ntasks / best, best * 1e3);
     printf("thread create+join per task : %8.0f tasks/s (reference)\n", ntasks / tref);
     printf("count over 2 partitions     : median %.3f ms, p99 %.3f ms\n", lat[250] * 1e3, lat[495] * 1e3);
+    printf("thread wake round trip      : median %.1f us (reference: eventfd ping-pong, any core)\n", wake);
     printf("tasks run in total          : %lld\n", (long long)st.tasks_run);
     return 0;
 }

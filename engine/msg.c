@@ -78,9 +78,10 @@ static const msg_def defs[M_TAG_END] = {
     [M_EXECUTOR_REFUSED] = {"executor_refused", 1, {STR("reason", 0, TEXT_MAX)}},
     [M_LAUNCH_TASK] = {"launch_task", 2, {U64("task id", 1, ANY), BIN("description", 1, ANY)}},
     [M_KILL_TASK] = {"kill_task", 1, {U64("task id", 1, ANY)}},
-    [M_TASK_ENDED] = {"task_ended", 5,
+    [M_TASK_ENDED] = {"task_ended", 6,
                       {U64("task id", 1, ANY), BOOL("killed"), U64("start us", 0, ANY), U64("end us", 0, ANY),
-                       BIN("result", 0, ANY)}},
+                       BIN("result", 0, ANY), BOOL("queued")},
+                      1},
     [M_FETCH_SEGMENT] = {"fetch_segment", 5,
                          {U64("request id", 0, ANY), U64("shuffle id", 0, UINT32_MAX), U64("map", 0, INT32_MAX),
                           U64("attempt", 1, ANY), U64("reduce partition", 0, INT32_MAX)}},
@@ -114,7 +115,6 @@ static const msg_def defs[M_TAG_END] = {
     [M_LIBRARY] = {"library", 3,
                    {STR("file name", 1, LIBNAME_MAX), U64("length", 1, ANY), BIN("file hash", HASH_LEN, HASH_LEN)}},
     [M_APP_WAITING] = {"app_waiting", 3, {STR("app id", 1, ID_MAX), U64("state", 0, 2), STR("reason", 0, TEXT_MAX)}},
-    [M_TASK_STARTED] = {"task_started", 1, {U64("task id", 1, ANY)}},
 };
 
 static const msg_def *def_of(int tag) { return tag > 0 && tag < M_TAG_END && defs[tag].name ? &defs[tag] : NULL; }

@@ -63,7 +63,8 @@ enum msg_tag {
     M_LAUNCH_TASK,         /* task id, description bytes */
     M_KILL_TASK,           /* task id */
     M_TASK_ENDED,          /* task id, killed, start us, end us, result bytes (none when they came
-                              before as result_part messages) */
+                              before as result_part messages), optional: queued (killed in the
+                              executor's queue before it started) */
     /* executor <-> executor, worker */
     M_FETCH_SEGMENT,       /* request id, shuffle id, map, attempt, reduce partition */
     M_SEGMENT,             /* request id, length (its bytes follow as chunks) */
@@ -119,9 +120,6 @@ enum msg_tag {
      * or no alive worker could hold one of its executors; sent when it
      * changes (master.h's master_app_wait) */
     M_APP_WAITING,         /* app id, state (0 served, 1 queued, 2 unservable), reason */
-    /* executor -> driver: a task thread took a launched attempt (until
-     * then it waited in the executor's queue) */
-    M_TASK_STARTED,        /* task id */
     M_TAG_END
 };
 

@@ -98,8 +98,8 @@ typedef struct executor {
     shuffle_fetch fetch; /* the segments this executor's tasks fetch */
     struct ended *outq, *outq_tail; /* results too large for one frame,
                                        oldest first (the loop's) */
-    struct ended *outbox, *outbox_tail; /* starts and ends for the loop to
-                                       send, oldest first (mu) */
+    struct ended *outbox, *outbox_tail; /* ends for the loop to send,
+                                       oldest first (mu) */
     pthread_mutex_t mu;
     pthread_cond_t work, ended;
     xtask *qhead, *qtail, *running;
@@ -286,11 +286,11 @@ static int serve_dir_of(void *ctx, const char *app, char *dir, size_t cap) {
 
 /* ------------------------------------------------------------ task threads */
 
-/* An attempt's end, or its start (started set: the rest is empty). */
+/* An attempt's end. */
 typedef struct ended {
     struct ended *next;
     uint64_t id;
-    int started;
+    int queued;          /* killed in the queue, never started */
     int killed;
     uint64_t start_us, end_us;
     ebuf res;
@@ -305,8 +305,8 @@ static void ended_free(ended *e) {
 
 static void send_task_ended(ended *e, int streamed) {
     msg_val f[] = {msg_u(e->id), msg_u((uint64_t)e->killed), msg_u(e->start_us), msg_u(e->end_us),
-                   msg_bin(e->res.p, streamed ? 0 : e->res.len)};
-    if (ex.driver && conn_send_msg(ex.driver, M_TASK_ENDED, f, 5))
+                   msg_bin(e->res.p, streamed ? 0 : e->res.len), msg_u((uint64_t)e->queued)};
+    if (ex.driver && conn_send_msg(ex.driver, M_TASK_ENDED, f, 6))
         log_msg(LOG_WARN, "executor", "cannot report task %llu: %s", (unsigned long long)e->id, em_errmsg());
 }
 
@@ -340,13 +340,6 @@ static void send_ended(ended *e) {
         ended_free(e);
         return;
     }
-    if (e->started) {
-        msg_val f[] = {msg_u(e->id)};
-        if (conn_send_msg(ex.driver, M_TASK_STARTED, f, 1))
-            log_msg(LOG_WARN, "executor", "cannot report task %llu: %s", (unsigned long long)e->id, em_errmsg());
-        ended_free(e);
-        return;
-    }
     if (e->res.len + 1024 <= ex.co.max_frame) {
         send_task_ended(e, 0);
         ended_free(e);
@@ -359,8 +352,8 @@ static void send_ended(ended *e) {
     if (idle) result_pump(ex.driver, NULL);
 }
 
-/* The loop's side of the outbox: what the task threads reported since
- * the last time, in one batch (one frame, one write). */
+/* The loop's side of the outbox: the ends the task threads reported
+ * since the last time, in one batch (one frame, one write). */
 static void send_outbox(void *arg) {
     (void)arg;
     pthread_mutex_lock(&ex.mu);
@@ -392,13 +385,14 @@ static void post_report(ended *e) {
 }
 
 /* Encode the result and hand it to the loop. */
-static void report(xtask *t, task_result *res, uint64_t end_us) {
+static void report(xtask *t, task_result *res, uint64_t end_us, int queued) {
     ended *e = calloc(1, sizeof *e);
     if (!e) { /* the end cannot reach the driver: the attempt would wait forever */
         finish(1, "out of memory reporting the end of a task");
         return;
     }
     e->id = t->id;
+    e->queued = queued;
     e->killed = __atomic_load_n(&t->ctl.cancel, __ATOMIC_RELAXED);
     e->start_us = t->start_us;
     e->end_us = end_us;
@@ -429,14 +423,6 @@ static void *task_thread(void *arg) {
         t->ctl.start_ns = tm_now_ns();
         t->start_us = (uint64_t)t->ctl.start_ns / 1000;
         pthread_mutex_unlock(&ex.mu);
-        ended *st = calloc(1, sizeof *st);
-        if (!st) { /* the driver would take it as queued: speculation misses it, nothing else */
-            log_msg(LOG_WARN, "executor", "out of memory reporting the start of task %llu", (unsigned long long)t->id);
-        } else {
-            st->id = t->id;
-            st->started = 1;
-            post_report(st);
-        }
 
         task_result res;
         memset(&res, 0, sizeof res);
@@ -444,7 +430,7 @@ static void *task_thread(void *arg) {
         res.task_id = t->id;
         runner_run(&ex.env, t->desc, t->len, &res, &t->ctl);
         t->desc = NULL;
-        report(t, &res, (uint64_t)t->ctl.end_ns / 1000);
+        report(t, &res, (uint64_t)t->ctl.end_ns / 1000, 0);
         task_result_clear(&res);
 
         pthread_mutex_lock(&ex.mu);
@@ -473,7 +459,7 @@ static void launch(const msg *m) {
         xtask tmp;
         memset(&tmp, 0, sizeof tmp);
         tmp.id = m->f[0].u;
-        report(&tmp, &res, ev_now_us());
+        report(&tmp, &res, ev_now_us(), 0);
         return;
     }
     memcpy(d, m->f[1].p, m->f[1].len);
@@ -511,7 +497,7 @@ static void kill_task(uint64_t id) {
         snprintf(res.errmsg, sizeof res.errmsg, "killed before it started");
         q->ctl.cancel = 1;
         q->start_us = ev_now_us();
-        report(q, &res, q->start_us);
+        report(q, &res, q->start_us, 1);
         free(q->desc);
         free(q);
     }

@@ -24,16 +24,19 @@
 
 typedef struct backend backend;
 struct backend {
-    int reports_starts;
+    /* Its executors take queued attempts in launch order, each as an
+     * attempt that ran there ends (its EV_TASK_ENDED is sent before the
+     * thread takes the next): the scheduler knows from the ends which
+     * queued attempt runs, and since when (running_since may be NULL).  An
+     * attempt killed in the queue ends with queued_only set. */
+    int fifo_starts;
     /* Start attempt task_id on executor exec (BE_ANY_EXEC: the backend
      * chooses); takes ownership of desc (malloc'd) in every case.  0, or
      * < 0 when it cannot be started (no EV_TASK_ENDED follows then).  An
      * executor runs at most its slots' worth of attempts at once; more are
      * queued on it in launch order.  queued: the scheduler sends it beyond
      * the executor's free slots, so it waits there until one frees; else
-     * it starts on arrival.  A backend with reports_starts set posts
-     * EV_TASK_STARTED when a queued one starts (and running_since says no
-     * until then); the scheduler takes the others as started at launch. */
+     * it starts on arrival. */
     int (*launch)(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec, int queued);
     /* Attempts launched may wait in the caller's thread until flush (the
      * scheduler flushes after every burst of events): one hand-over for a
@@ -46,7 +49,8 @@ struct backend {
      * or EM_ESTATE when the attempt already ended. */
     int (*kill)(backend *b, uint64_t task_id);
     /* Whether attempt task_id is running now (not queued, not ended); if so
-     * *start_us is when it started (ev_now_us's clock).  For speculation. */
+     * *start_us is when it started (ev_now_us's clock).  For speculation.
+     * NULL with fifo_starts. */
     int (*running_since)(backend *b, uint64_t task_id, uint64_t *start_us);
     /* Remove every map output of a shuffle the scheduler has forgotten, on
      * every executor. */

@@ -506,25 +506,16 @@ static void exec_lost(cluster *k, cexec *x, const char *reason) {
     char why[700];
     snprintf(why, sizeof why, "executor %d lost: %s", x->id, reason);
     x->alive = 0;
-    size_t n = 0, nq = 0;
+    size_t n = 0;
     pthread_mutex_lock(&k->mu);
     k->total_cores -= x->cores;
     if (!k->stopping && !k->why[0]) snprintf(k->why, sizeof k->why, "%s", why);
-    /* Those that ran (ids[0, n)) and those that waited in its queue (at
-     * the end, ids[qat, cap)): the latter were not the cause, whatever it
-     * was. */
-    size_t cap = k->tasks.n + 1, qat = cap;
-    uint64_t *ids = malloc(sizeof *ids * cap);
+    uint64_t *ids = malloc(sizeof *ids * (k->tasks.n + 1));
     for (uint32_t i = 0; ids && i < k->tasks.cap; i++) {
         ctask *t = k->tasks.vals[i];
-        if (t && t->exec == x->id) {
-            if (t->started) ids[n++] = t->id;
-            else ids[--qat] = t->id;
-        }
+        if (t && t->exec == x->id) ids[n++] = t->id;
     }
-    nq = cap - qat;
     for (size_t i = 0; i < n; i++) ck_task_free(idmap_del(&k->tasks, ids[i]));
-    for (size_t i = qat; i < cap; i++) ck_task_free(idmap_del(&k->tasks, ids[i]));
     pthread_mutex_unlock(&k->mu);
     /* The loss first: no slot its attempts' ends free is offered again. */
     sched_event *ev = calloc(1, sizeof *ev);
@@ -534,12 +525,6 @@ static void exec_lost(cluster *k, cexec *x, const char *reason) {
         ev->keep_outputs = x->served && !x->worker_lost;
         snprintf(ev->text, sizeof ev->text, "%.127s", reason);
         evq_post(k->events, ev);
-    }
-    if (nq) {
-        char qwhy[800];
-        snprintf(qwhy, sizeof qwhy, "%s (it waited in the executor's queue, not started: not counted as a task failure)",
-                 why);
-        for (size_t i = 0; i < nq; i++) ck_post_ended(k, ids[qat + i], x->id, qwhy, 1);
     }
     lost_exec *e = NULL;
     if (x->exit_known) {
@@ -630,7 +615,6 @@ static void listen_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void 
     case M_REGISTER_EXECUTOR: register_exec(k, c, l, &m); break;
     case M_FETCH_BINARY: appserve_binary(k->serve, &l->serve, c, &m); break;
     case M_TASK_ENDED: ck_task_ended(k, c, &m, l->exec); break;
-    case M_TASK_STARTED: ck_task_started(k, &m, l->exec); break;
     case M_RESULT_PART: ck_result_part(k, c, &m, l->exec); break;
     case M_ASK_COMMIT: {
         int granted = k->ask_commit ? k->ask_commit(k->commit_ctx, (uint32_t)m.f[1].u, (int32_t)m.f[2].u, m.f[3].u) : 1;
@@ -843,11 +827,10 @@ backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     }
     k->ask_commit = o->ask_commit;
     k->commit_ctx = o->commit_ctx;
-    k->b.reports_starts = 1;
+    k->b.fifo_starts = 1;
     k->b.launch = ck_launch;
     k->b.flush = ck_flush;
     k->b.kill = ck_kill;
-    k->b.running_since = ck_running_since;
     k->b.drop_shuffle = c_drop_shuffle;
     k->b.drop_map_output = c_drop_map_output;
     k->b.cores = c_cores;

@@ -53,9 +53,6 @@ typedef struct lost_exec {
 typedef struct ctask {
     uint64_t id;
     int exec;
-    int started;         /* running: launched to a free core, or its executor
-                            said a task thread took it from its queue */
-    uint64_t since_us;   /* since when (ev_now_us) */
     ebuf part;           /* its result so far, from result_part messages */
     uint64_t part_bytes; /* all of them, kept or not */
 } ctask;
@@ -147,15 +144,13 @@ static inline cexec *exec_of(cluster *k, int id) {
 int ck_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec, int queued);
 void ck_flush(backend *b);
 int ck_kill(backend *b, uint64_t task_id);
-int ck_running_since(backend *b, uint64_t task_id, uint64_t *start_us);
 void ck_task_free(ctask *t);
 /* Post the end of an attempt that did not run to its end on an executor
  * (its executor is gone, or it could not be sent); lost: not the task's
  * doing. */
 void ck_post_ended(cluster *k, uint64_t id, int exec, const char *why, int lost);
-/* Executor exec's task_started, result_part and task_ended messages (the
- * loop's); an id it does not run is ignored. */
-void ck_task_started(cluster *k, const msg *m, int exec);
+/* Executor exec's result_part and task_ended messages (the loop's); an id
+ * it does not run is ignored. */
 void ck_result_part(cluster *k, conn *c, const msg *m, int exec);
 void ck_task_ended(cluster *k, conn *c, const msg *m, int exec);
 

@@ -3,10 +3,10 @@
  * flight (cluster_int.h).  The scheduler's thread launches: attempts
  * gather under mu and go to the loop at flush, where each executor's go
  * out in one batch (one frame, one write).  The loop hears from each
- * executor when a task thread takes an attempt (until then it waits in the
- * executor's queue, ember.executor.taskQueue, and is not running for
- * speculation), its result's parts, and its end, which becomes the
- * scheduler's EV_TASK_ENDED.
+ * executor its attempts' result parts and ends, which become the
+ * scheduler's EV_TASK_ENDED.  An executor takes queued attempts in launch
+ * order as running ones end (backend.h's fifo_starts): the scheduler
+ * knows from the ends which one runs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +30,7 @@ void ck_post_ended(cluster *k, uint64_t id, int exec, const char *why, int lost)
     ev->kind = EV_TASK_ENDED;
     ev->exec = exec;
     ev->lost = lost;
+    ev->exec_gone = 1;
     ev->start_us = ev->end_us = ev_now_us();
     ev->res.task_id = id;
     ev->res.status = EM_EEXEC;
@@ -111,10 +112,6 @@ int ck_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec,
     p->exec = exec;
     t->id = task_id;
     t->exec = exec;
-    if (!queued) {
-        t->started = 1;
-        t->since_us = ev_now_us();
-    }
     pthread_mutex_lock(&k->mu);
     if (idmap_put(&k->tasks, task_id, t)) {
         pthread_mutex_unlock(&k->mu);
@@ -170,34 +167,6 @@ int ck_kill(backend *b, uint64_t task_id) {
     return 0;
 }
 
-int ck_running_since(backend *b, uint64_t task_id, uint64_t *start_us) {
-    cluster *k = (cluster *)b;
-    pthread_mutex_lock(&k->mu);
-    ctask *t = idmap_get(&k->tasks, task_id);
-    int running = t && t->started;
-    if (running) *start_us = t->since_us;
-    pthread_mutex_unlock(&k->mu);
-    return running;
-}
-
-void ck_task_started(cluster *k, const msg *m, int exec) {
-    pthread_mutex_lock(&k->mu);
-    ctask *t = idmap_get(&k->tasks, m->f[0].u);
-    int now_started = t && t->exec == exec && !t->started;
-    if (now_started) {
-        t->started = 1;
-        t->since_us = ev_now_us();
-    }
-    pthread_mutex_unlock(&k->mu);
-    sched_event *ev = now_started ? calloc(1, sizeof *ev) : NULL;
-    if (ev) {
-        ev->kind = EV_TASK_STARTED;
-        ev->exec = exec;
-        ev->res.task_id = m->f[0].u;
-        evq_post(k->events, ev);
-    }
-}
-
 /* A part of a result too large for one frame: kept with its task while
  * the parts stay within ember.driver.maxResultSize. */
 void ck_result_part(cluster *k, conn *c, const msg *m, int exec) {
@@ -249,6 +218,7 @@ void ck_task_ended(cluster *k, conn *c, const msg *m, int exec) {
     /* Times on the driver's clock: the executor's duration, ending now. */
     uint64_t now = ev_now_us(), dur = m->f[3].u > m->f[2].u ? m->f[3].u - m->f[2].u : 0;
     ck_task_free(t);
+    ev->queued_only = m->n > 5 && m->f[5].u;
     ev->kind = EV_TASK_ENDED;
     ev->exec = exec;
     ev->killed = (int)m->f[1].u;

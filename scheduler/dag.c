@@ -939,7 +939,6 @@ static void *sched_main(void *arg) {
             int kept = 0;
             switch (ev->kind) {
             case EV_TASK_ENDED: kept = ts_task_ended(d, ev); break;
-            case EV_TASK_STARTED: ts_task_started(d, ev); break;
             case EV_CALL: ev->call(d, ev->arg); break;
             case EV_EXEC_ADDED:
                 if (et_add(&d->execs, ev->exec, ev->cores, ev->backlog, ev->host)) {
@@ -959,7 +958,10 @@ static void *sched_main(void *arg) {
                  * service serves them (until the backend says the worker
                  * was lost too). */
                 exec_rec *x = et_find(&d->execs, ev->exec);
-                if (x) x->alive = 0;
+                if (x) {
+                    x->alive = 0;
+                    x->wq_n = x->wq_head = 0; /* its queue went with it */
+                }
                 lis_exec_lost(d, ev);
                 if (!ev->keep_outputs) lose_exec_outputs(d, ev->exec);
                 break;

@@ -51,13 +51,14 @@ typedef struct attempt_rec {
                            the end counts as killed, whatever it says */
     uint8_t revoked;    /* killed in its executor's queue, to run on an idle
                            executor instead (tasksched.c's steal) */
-    uint8_t waiting;    /* launched into its executor's queue, and not heard
-                           to start (backend.h's reports_starts): listeners
+    uint8_t waiting;    /* launched into its executor's queue and not yet
+                           started there (backend.h's fifo_starts): listeners
                            and counts have not seen it */
     uint32_t ui_attempt;/* the stage attempt it ran in, as listeners saw it */
     uint64_t start_us, end_us;
     int64_t launch_ms;  /* when it was launched (epoch) */
     uint64_t launch_us; /* the same, on ev_now_us's clock */
+    uint64_t run_us;    /* with fifo_starts: when it started (ev_now_us) */
 } attempt_rec;
 
 typedef struct job job;

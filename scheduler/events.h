@@ -30,8 +30,6 @@ typedef enum ev_kind {
     EV_FAULTS_FIRED,   /* ember.test.faults rules took effect on executor
                           exec outside any attempt (its shuffle server
                           dropped requests): res.faults_fired of them */
-    EV_TASK_STARTED,   /* an attempt launched as queued (backend.h) left its
-                          executor's queue and runs: res.task_id, exec */
 } ev_kind;
 
 typedef struct sched_event {
@@ -43,6 +41,10 @@ typedef struct sched_event {
                                cores, queued (-1: any number; 0: one per core,
                                as a cluster's executors) */
     int killed;             /* EV_TASK_ENDED: ended because it was killed */
+    int queued_only;        /* EV_TASK_ENDED: killed in its executor's queue,
+                               never started */
+    int exec_gone;          /* EV_TASK_ENDED: no word from its executor (gone,
+                               or the launch could not be sent) */
     int lost;               /* EV_TASK_ENDED: its executor was lost, not by
                                this attempt's doing (killed from outside, cut
                                off, its worker lost): not a task failure */

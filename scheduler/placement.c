@@ -42,9 +42,36 @@ int et_add(exec_table *t, int id, int cores, int backlog, const char *host) {
 }
 
 void et_free(exec_table *t) {
+    for (int i = 0; i < t->n; i++) free(t->v[i].waitq);
     free(t->v);
     t->v = NULL;
     t->n = t->cap = 0;
+}
+
+int et_wait_push(exec_rec *x, uint64_t task_id) {
+    if (x->wq_head + x->wq_n == x->wq_cap) {
+        if (x->wq_head) { /* slide down into the room popped */
+            memmove(x->waitq, x->waitq + x->wq_head, sizeof *x->waitq * (size_t)x->wq_n);
+            x->wq_head = 0;
+        }
+        if (x->wq_n == x->wq_cap) {
+            int cap = x->wq_cap ? 2 * x->wq_cap : 8;
+            uint64_t *q = realloc(x->waitq, sizeof *q * (size_t)cap);
+            if (!q) return EM_ENOMEM;
+            x->waitq = q;
+            x->wq_cap = cap;
+        }
+    }
+    x->waitq[x->wq_head + x->wq_n++] = task_id;
+    return 0;
+}
+
+uint64_t et_wait_pop(exec_rec *x) {
+    if (!x->wq_n) return 0;
+    x->wq_n--;
+    uint64_t id = x->waitq[x->wq_head++];
+    if (!x->wq_n) x->wq_head = 0;
+    return id;
 }
 
 int et_has_room(const exec_rec *x) {

@@ -25,6 +25,10 @@ typedef struct exec_rec {
     uint64_t excluded_until_us;
     int skip;
     char host[64];  /* the host it runs on ("" unknown) */
+    /* With a backend's fifo_starts: the attempts sent into its queue, in
+     * launch order (task ids; some may have ended since). */
+    uint64_t *waitq;
+    int wq_head, wq_n, wq_cap;
 } exec_rec;
 
 typedef struct exec_table {
@@ -40,6 +44,10 @@ int et_add(exec_table *t, int id, int cores, int backlog, const char *host);
  * nothing: 0, or EM_ENOMEM (the table unchanged). */
 int et_reserve(exec_table *t, int n);
 void et_free(exec_table *t);
+/* Append task_id to x's queue of waiting attempts: 0 or EM_ENOMEM. */
+int et_wait_push(exec_rec *x, uint64_t task_id);
+/* The oldest of x's waiting attempts (removed), 0 when none. */
+uint64_t et_wait_pop(exec_rec *x);
 /* Whether x may take one more attempt now. */
 int et_has_room(const exec_rec *x);
 int et_any_room(const exec_table *t);

@@ -136,7 +136,18 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
     memset(&t, 0, sizeof t);
     t.task_id = d->next_task++;
     t.stage_id = s->id;
+    /* A moved copy is the same attempt, elsewhere: its number is the one
+     * of the attempt it moves (that one may yet have started: then two
+     * attempts share it, as a speculative pair shares the task). */
+    int renumber = 1;
     t.attempt = s->launched[idx];
+    if (speculative == MOVED_COPY)
+        for (int i = s->natt; i-- > 0;)
+            if (s->att[i].idx == idx && s->att[i].state == A_RUNNING && s->att[i].revoked) {
+                t.attempt = s->att[i].number;
+                renumber = 0;
+                break;
+            }
     t.faults = js->faults;
     t.faults_dir = js->faults_dir;
     t.partition = part;
@@ -201,7 +212,7 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
     f->idx = idx;
     f->att = s->natt++;
     f->j = j;
-    s->launched[idx]++;
+    if (renumber) s->launched[idx]++;
     s->nrun[idx]++;
     s->state[idx] = T_RUNNING;
     s->running++;
@@ -213,9 +224,12 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
     size_t len;
     uint8_t *bytes = ebuf_steal(&out, &len);
     int queued = x->assigned > x->cores;
-    a->waiting = (uint8_t)(queued && d->be->reports_starts);
+    a->waiting = (uint8_t)(queued && d->be->fifo_starts);
+    a->run_us = a->launch_us;
+    if (a->waiting && et_wait_push(x, t.task_id)) a->waiting = 0; /* out of memory: taken as running */
     rc = d->be->launch(d->be, t.task_id, bytes, len, x->id, queued);
     if (rc) {
+        if (a->waiting) x->wq_n--; /* the last pushed */
         x->assigned--;
         idmap_del(&d->inflight, t.task_id);
         f->next_free = d->free_fl;
@@ -226,7 +240,7 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
         STAT_ADD(d, tasks_running, -1);
         j->nrun--;
         s->natt--;
-        s->launched[idx]--;
+        if (renumber) s->launched[idx]--;
         s->nrun[idx]--;
     } else if (!a->waiting) {
         lis_task_start(d, s, a, part);
@@ -234,13 +248,34 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
     return rc;
 }
 
-void ts_task_started(dag *d, const sched_event *ev) {
-    inflight *f = idmap_get(&d->inflight, ev->res.task_id);
-    if (!f) return;
-    attempt_rec *a = &f->s->att[f->att];
-    if (!a->waiting) return;
+/* Attempt a of task idx (waiting in its executor's queue) starts now. */
+static void wait_over(dag *d, job *j, stage *s, attempt_rec *a, int idx) {
     a->waiting = 0;
-    lis_task_start(d, f->s, a, f->s->shuffled ? f->idx : job_part(f->j, f->idx));
+    a->run_us = ev_now_us();
+    lis_task_start(d, s, a, s->shuffled ? idx : job_part(j, idx));
+}
+
+/* An attempt that ran on x ended: the thread it freed takes the oldest
+ * attempt still waiting in x's queue (backend.h's fifo_starts). */
+static void next_starts(dag *d, exec_rec *x) {
+    uint64_t id;
+    while ((id = et_wait_pop(x))) {
+        inflight *f = idmap_get(&d->inflight, id);
+        if (f && f->s->att[f->att].waiting) {
+            wait_over(d, f->j, f->s, &f->s->att[f->att], f->idx);
+            return;
+        }
+    }
+}
+
+/* Whether attempt a runs now, and since when (*start, ev_now_us's clock). */
+static int attempt_running(dag *d, const attempt_rec *a, uint64_t *start) {
+    if (a->waiting) return 0;
+    if (d->be->fifo_starts) {
+        *start = a->run_us;
+        return 1;
+    }
+    return d->be->running_since && d->be->running_since(d->be, a->task_id, start);
 }
 
 /* Ask for an attempt of task idx: it joins the run queue, and dispatch
@@ -700,6 +735,13 @@ int ts_task_ended(dag *d, sched_event *ev) {
     d->running--;
     exec_rec *x = et_find(&d->execs, ev->exec);
     if (x) x->assigned--;
+    /* Waiting in its executor's queue: an end from there (a kill, the
+     * executor gone) means it never ran, and is no failure of the task;
+     * any other means it did (its end overtook the one before it: a
+     * result streamed in parts). */
+    if (a->waiting && (ev->queued_only || ev->exec_gone)) ev->lost = 1;
+    else if (a->waiting) wait_over(d, j, s, a, idx);
+    else if (x && x->alive && !ev->exec_gone) next_starts(d, x);
     a->exec = ev->exec;
     a->start_us = ev->start_us;
     a->end_us = ev->end_us;
@@ -771,7 +813,7 @@ static void steal_one(void *val, void *arg) {
         s->queued[f->idx] || !s->job || s->job != f->j || f->j->finishing || s->dropped)
         return;
     exec_rec *x = et_find(&c->d->execs, a->exec);
-    if (!x || x->assigned <= x->cores || c->d->be->running_since(c->d->be, a->task_id, &start)) return;
+    if (!x || x->assigned <= x->cores || attempt_running(c->d, a, &start)) return;
     uint64_t due = a->launch_us + (uint64_t)STEAL_AFTER_MS * 1000u;
     if (c->now < due) {
         if (!c->due || due < c->due) c->due = due;
@@ -791,7 +833,7 @@ static void steal_one(void *val, void *arg) {
 /* Copies queued (dispatch launches them). */
 static int steal_queued(dag *d) {
     d->steal_due_us = 0;
-    if (d->nrunq > d->runq_head || !d->be->running_since || !d->running) return 0;
+    if (d->nrunq > d->runq_head || !d->running || (!d->be->running_since && !d->be->fifo_starts)) return 0;
     int idle = 0, queued = 0;
     for (int i = 0; i < d->execs.n; i++) {
         const exec_rec *x = &d->execs.v[i];
@@ -839,7 +881,9 @@ static void speculate(dag *d) {
     for (int k = 0; k < d->nactive; k++) {
         stage *s = d->active[k];
         job *j = s->job;
-        if (!j || j->finishing || !j->spec.speculation || !s->running || s->waiting || !d->be->running_since) continue;
+        if (!j || j->finishing || !j->spec.speculation || !s->running || s->waiting ||
+            (!d->be->running_since && !d->be->fifo_starts))
+            continue;
         const job_spec *js = &j->spec;
         int need = (int)floor(js->spec_quantile * s->ntasks), nok = 0;
         if (need < 1) need = 1;
@@ -861,7 +905,7 @@ static void speculate(dag *d) {
             uint64_t start;
             if (a.state != A_RUNNING || s->state[a.idx] != T_RUNNING || s->nrun[a.idx] != 1 || s->queued[a.idx])
                 continue;
-            if (!d->be->running_since(d->be, a.task_id, &start) || (double)(now - start) <= threshold) continue;
+            if (!attempt_running(d, &a, &start) || (double)(now - start) <= threshold) continue;
             int rc = enqueue(d, j, s, a.idx, 1); /* counted as speculative when launched */
             if (rc) dag__job_fail_here(d, j, rc);
         }

@@ -46,8 +46,6 @@ void ts_move_attempts(dag *d, stage *s, job *from, job *to);
 /* An attempt ended (EV_TASK_ENDED).  Returns 1 when the event was handed
  * on to its job's mailbox (a result; the caller must not free it). */
 int ts_task_ended(dag *d, sched_event *ev);
-/* An attempt launched into its executor's queue started (EV_TASK_STARTED). */
-void ts_task_started(dag *d, const sched_event *ev);
 /* Launch what the queue holds where there is room (after every burst). */
 void ts_dispatch(dag *d);
 /* Milliseconds until timed work is due (-1: none). */

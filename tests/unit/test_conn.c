@@ -784,9 +784,16 @@ typedef struct batch_send {
     conn *c;
     int port, rc, nmsg;
     int chunk_after; /* a raw chunk after this many messages (0: none) */
+    side open;       /* its opened count */
 } batch_send;
 
-static void bs_open(conn *c, void *ud) {}
+static void bs_open(conn *c, void *ud) {
+    side *s = &((batch_send *)ud)->open;
+    pthread_mutex_lock(&s->mu);
+    s->opened++;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
 static void bs_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *ud) { free(body); }
 static void bs_close(conn *c, const char *reason, void *ud) {}
 static const conn_cb bs_cb = {bs_open, bs_frame, bs_close};
@@ -864,11 +871,17 @@ TEST(conn_batch_one_frame_in_order) {
     CHECK(!getsockname(ls, (struct sockaddr *)&sa, &sl));
     ioloop *l = iol_start("test");
     CHECK(l);
-    batch_send b = {l, NULL, ntohs(sa.sin_port), 0, 5, 0};
+    batch_send b;
+    memset(&b, 0, sizeof b);
+    b.l = l;
+    b.port = ntohs(sa.sin_port);
+    b.nmsg = 5;
+    side_init(&b.open);
     iol_call(l, bs_connect, &b);
     CHECK_OK(b.rc);
     int fd = accept(ls, NULL, NULL);
     CHECK(fd >= 0);
+    CHECK(side_wait(&b.open, &b.open.opened, 1));
     struct timeval tv = {20, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     iol_call(l, bs_send, &b);
@@ -909,6 +922,7 @@ TEST(conn_batch_one_frame_in_order) {
     free(body);
     iol_call(l, bs_close_conn, &b);
     iol_stop(l);
+    side_free(&b.open);
     close(fd);
     close(ls);
 }
