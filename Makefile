@@ -258,6 +258,12 @@ LC_T ?= $(T)
 test-netns: $(DAEMONS) $(BUILD)/examples/wordcount $(BUILD)/shared/wordcount $(FAULT_DRIVER)
 	cd $(CURDIR) && sh tests/cluster/netns.sh $(BUILD)
 
+# ember on a one-node Slurm made on this machine (tests/cluster/slurm.sh):
+# installs Debian's slurm-wlm and munge when missing.
+.PHONY: test-slurm
+test-slurm: $(DAEMONS) $(BUILD)/examples/wordcount $(BUILD)/examples/pi
+	cd $(CURDIR) && sh tests/cluster/slurm.sh $(BUILD)
+
 # The layers' one-way rule (docs/architecture.md): over the #include lines,
 # and over the calls between the library's objects.
 .PHONY: test-layers
@@ -365,7 +371,7 @@ install: lib daemons
 	install -m 755 $(DAEMONS) scripts/ember-submit $(DESTDIR)$(PREFIX)/bin/
 	install -m 755 scripts/ember-daemon.sh scripts/start-master.sh scripts/stop-master.sh \
 	  scripts/start-worker.sh scripts/stop-worker.sh scripts/start-history-server.sh \
-	  scripts/stop-history-server.sh $(DESTDIR)$(PREFIX)/sbin/
+	  scripts/stop-history-server.sh scripts/ember-slurm.sh $(DESTDIR)$(PREFIX)/sbin/
 	install -m 644 conf/ember-defaults.conf.template $(DESTDIR)$(PREFIX)/conf/
 	install -m 644 include/ember.h include/ember_ml.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(BUILD)/libember.a $(DESTDIR)$(PREFIX)/lib/

@@ -503,7 +503,6 @@ static void opened(conn *c) {
     if (c->cb.on_open) c->cb.on_open(c, c->ud);
 }
 
-/* One whole frame from the peer.  Returns -1 when the connection closed. */
 /* An FT_MSGS frame: each of its messages to on_frame as an FT_MSG frame
  * of its own, in order, until the connection closes. */
 static int take_batch(conn *c, uint8_t *body, size_t len) {
@@ -527,6 +526,7 @@ static int take_batch(conn *c, uint8_t *body, size_t len) {
     return 0;
 }
 
+/* One whole frame from the peer.  Returns -1 when the connection closed. */
 static int handle_frame(conn *c, uint8_t type, uint8_t *body, size_t len) {
     char why[600];
     if (c->state == C_AUTH) {

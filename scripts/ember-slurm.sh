@@ -115,7 +115,7 @@ while [ $i -lt $n ]; do
     i=$((i + 1))
     if [ -n "$program" ]; then set -- "$@" "$a"; continue; fi
     case "$a" in
-    -h|--help) sed -n '2,33p' "$me" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$me" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --master)
         [ $i -lt $n ] || die "--master needs a value"
         shift; i=$((i + 1)) ;;
@@ -132,6 +132,10 @@ done
 [ -n "$program" ] || die "usage: ember-slurm.sh [ember-submit flags...] PROGRAM [ARGS...]"
 [ -n "$bin" ] || { echo "ember-slurm.sh: ember-master and ember-worker not found (set EMBER_BIN_DIR, or build with make)" >&2; exit 1; }
 command -v srun > /dev/null 2>&1 || die "srun not found: Slurm's commands must be on PATH"
+# ember-submit: next to this script in the source tree, in ../bin once
+# installed.
+submit="$here/ember-submit"
+[ -x "$submit" ] || submit="$here/../bin/ember-submit"
 
 nodes=$(scontrol show hostnames "${SLURM_JOB_NODELIST:-$SLURM_NODELIST}")
 first=$(printf '%s\n' "$nodes" | head -n 1)
@@ -172,6 +176,7 @@ step() {
 # KillWait before SIGKILL.
 cleanup() {
     trap - EXIT INT TERM HUP
+    set +e
     [ -n "$dpid" ] && kill -TERM "$dpid" 2> /dev/null
     for f in "$wlog" "$mlog"; do
         s=$(step "$f")
@@ -234,7 +239,7 @@ export EMBER_SECRET_FILE
 # The program keeps the script's standard input (a background command's
 # would be /dev/null).
 exec 3<&0
-"$here/ember-submit" --master "$url" --conf ember.driver.host="$driver_host" \
+"$submit" --master "$url" --conf ember.driver.host="$driver_host" \
     --conf ember.local.dir="$jobdir" "$@" <&3 3<&- &
 dpid=$!
 # wait returns early when a trapped signal arrives; the trap exits.

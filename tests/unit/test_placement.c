@@ -54,3 +54,21 @@ TEST(placement_cached_partition_preferred) {
     CHECK(et_choose(&t, 0, -1, 1, 1) == NULL);
     et_free(&t);
 }
+
+/* An executor's queue of waiting attempts: launch order out, through
+ * growth and the room popped at its front, 0 when empty. */
+TEST(placement_wait_queue_in_order) {
+    exec_table t = {0};
+    CHECK_OK(et_add(&t, 0, 1, 1, NULL));
+    exec_rec *x = et_find(&t, 0);
+    CHECK(x);
+    CHECK_EQ_I64(et_wait_pop(x), 0);
+    uint64_t next_in = 1, next_out = 1;
+    for (int round = 0; round < 50; round++) { /* in 3, out 2: it grows and slides */
+        for (int i = 0; i < 3; i++) CHECK_OK(et_wait_push(x, next_in++));
+        for (int i = 0; i < 2; i++) CHECK_EQ_I64(et_wait_pop(x), next_out++);
+    }
+    while (next_out < next_in) CHECK_EQ_I64(et_wait_pop(x), next_out++);
+    CHECK_EQ_I64(et_wait_pop(x), 0);
+    et_free(&t);
+}
