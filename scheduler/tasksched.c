@@ -741,7 +741,7 @@ int ts_task_ended(dag *d, sched_event *ev) {
      * result streamed in parts). */
     if (a->waiting && (ev->queued_only || ev->exec_gone)) ev->lost = 1;
     else if (a->waiting) wait_over(d, j, s, a, idx);
-    else if (x && x->alive && !ev->exec_gone) next_starts(d, x);
+    else if (x && x->alive && !ev->exec_gone && !ev->queued_only) next_starts(d, x);
     a->exec = ev->exec;
     a->start_us = ev->start_us;
     a->end_us = ev->end_us;
