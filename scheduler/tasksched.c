@@ -93,14 +93,25 @@ static int excluded_for(const job *j, const stage *s, int idx, const exec_rec *x
     return tasks >= j->spec.excl_stage_per_exec;
 }
 
+/* Whether a task of s failed on x. */
+static int failed_on(const stage *s, const exec_rec *x) {
+    for (int i = 0; i < s->nfails; i++)
+        if (s->fails[i].exec == x->id) return 1;
+    return 0;
+}
+
 /* Set every executor's skip for task idx of s; the number of executors
- * alive that may run it. */
+ * alive that may run it.  An executor where a task of s failed gets the
+ * task only on a free core, never in its queue (ember.executor.taskQueue):
+ * a queued attempt would run there before a second failure could exclude
+ * it for the stage. */
 static int mark_excluded(dag *d, const job *j, const stage *s, int idx, uint64_t now) {
     int allowed = 0;
     for (int i = 0; i < d->execs.n; i++) {
         exec_rec *x = &d->execs.v[i];
-        x->skip = excluded_for(j, s, idx, x, now);
-        allowed += x->alive && !x->skip;
+        int ex = excluded_for(j, s, idx, x, now);
+        x->skip = ex || (x->assigned >= x->cores && failed_on(s, x));
+        allowed += x->alive && !ex;
     }
     return allowed;
 }
