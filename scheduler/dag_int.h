@@ -115,6 +115,8 @@ typedef struct stage {
         int idx, exec, n;
     } *fails;
     int nfails, capfails;
+    uint64_t task_us;  /* its successful attempts' duration, a running
+                          average (tasksched.c's steal) */
 } stage;
 
 /* An attempt running now: its stage, task and record, and the job it

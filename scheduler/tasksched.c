@@ -758,6 +758,10 @@ int ts_task_ended(dag *d, sched_event *ev) {
     a->end_us = ev->end_us;
     if (a->kill_sent) ev->killed = 1;
     a->state = ev->killed ? A_KILLED : ev->res.status ? A_FAILED : A_OK;
+    if (a->state == A_OK && !a->waiting) {
+        uint64_t dur = ev->end_us > ev->start_us ? ev->end_us - ev->start_us : 0;
+        s->task_us = s->task_us ? (7 * s->task_us + dur) / 8 : dur;
+    }
     if (s->state[idx] == T_RUNNING && !s->nrun[idx] && (!s->job || s->dropped))
         s->state[idx] = T_PENDING; /* no job to rerun it: pending when one comes */
     /* One that never left its executor's queue (killed there, moved, its
@@ -799,7 +803,10 @@ int ts_task_ended(dag *d, sched_event *ev) {
 /* An attempt waits in its executor's queue (ember.executor.taskQueue)
  * behind the ones running there, which may run for long, or for good.
  * Once nothing is left to launch and an executor has an idle core, an
- * attempt that has waited STEAL_AFTER_MS without starting moves: a copy
+ * attempt that has waited STEAL_AFTER_MS, and 4 times its stage's usual
+ * task (a running average of its successes: so it waits behind a
+ * straggler, not behind a task of the usual length), without starting
+ * moves: a copy
  * (MOVED_COPY: counted neither as speculative nor as a win) is queued to
  * run elsewhere, and the waiting attempt is killed where it waits, which
  * ends it at once unless its executor cannot answer (stopped, cut off).
@@ -825,7 +832,9 @@ static void steal_one(void *val, void *arg) {
         return;
     exec_rec *x = et_find(&c->d->execs, a->exec);
     if (!x || x->assigned <= x->cores || attempt_running(c->d, a, &start)) return;
-    uint64_t due = a->launch_us + (uint64_t)STEAL_AFTER_MS * 1000u;
+    uint64_t wait = (uint64_t)STEAL_AFTER_MS * 1000u;
+    if (4 * s->task_us > wait) wait = 4 * s->task_us;
+    uint64_t due = a->launch_us + wait;
     if (c->now < due) {
         if (!c->due || due < c->due) c->due = due;
         return;
