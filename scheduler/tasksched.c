@@ -293,7 +293,7 @@ static int attempt_running(dag *d, const attempt_rec *a, uint64_t *start) {
  * (after every burst of events) launches it where there is room.  0 or
  * EM_ENOMEM. */
 static int enqueue(dag *d, job *j, stage *s, int idx, int speculative) {
-    if (d->nrunq == d->caprunq && d->runq_head >= d->nrunq / 2) { /* the front is half empty: reuse it */
+    if (d->nrunq == d->caprunq && d->runq_head && d->runq_head >= d->nrunq / 2) { /* the front is half empty: reuse it */
         memmove(d->runq, d->runq + d->runq_head, sizeof *d->runq * (size_t)(d->nrunq - d->runq_head));
         d->nrunq -= d->runq_head;
         d->runq_head = 0;
