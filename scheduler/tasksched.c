@@ -765,9 +765,11 @@ int ts_task_ended(dag *d, sched_event *ev) {
     if (s->state[idx] == T_RUNNING && !s->nrun[idx] && (!s->job || s->dropped))
         s->state[idx] = T_PENDING; /* no job to rerun it: pending when one comes */
     /* One that never left its executor's queue (killed there, moved, its
-     * executor lost) never ran: neither a task run nor seen by listeners. */
+     * executor lost) never ran: neither a task run nor seen by listeners.
+     * One that moved (revoked) is counted once, as its copy, even if it
+     * had started before the kill reached it. */
     if (!a->waiting) {
-        account(d, s, ev);
+        if (!a->revoked) account(d, s, ev);
         lis_blocks_cached(d, ev);
         lis_task_end(d, s, a, s->shuffled ? idx : job_part(j, idx), ev);
     }
