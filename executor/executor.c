@@ -360,8 +360,8 @@ static void send_outbox(void *arg) {
     ended *e = ex.outbox;
     ex.outbox = ex.outbox_tail = NULL;
     pthread_mutex_unlock(&ex.mu);
-    if (ex.driver) conn_batch_begin(ex.driver);
     conn *c = ex.driver;
+    if (c) conn_batch_begin(c);
     for (ended *n; e; e = n) {
         n = e->next;
         e->next = NULL;

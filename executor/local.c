@@ -121,7 +121,7 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-static int l_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec, int queued) {
+static int l_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec) {
     local_backend *lb = (local_backend *)b;
     if (exec != BE_ANY_EXEC && (exec < 0 || exec >= lb->nexec)) {
         free(desc);

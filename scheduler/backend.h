@@ -34,10 +34,8 @@ struct backend {
      * chooses); takes ownership of desc (malloc'd) in every case.  0, or
      * < 0 when it cannot be started (no EV_TASK_ENDED follows then).  An
      * executor runs at most its slots' worth of attempts at once; more are
-     * queued on it in launch order.  queued: the scheduler sends it beyond
-     * the executor's free slots, so it waits there until one frees; else
-     * it starts on arrival. */
-    int (*launch)(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec, int queued);
+     * queued on it in launch order. */
+    int (*launch)(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec);
     /* Attempts launched may wait in the caller's thread until flush (the
      * scheduler flushes after every burst of events): one hand-over for a
      * stage's thousand tasks.  Launch, kill and flush come from one thread. */

@@ -754,7 +754,6 @@ static void c_close(backend *b) {
     }
     idmap_free(&k->tasks, task_free);
     free(k->execs);
-    free(k->batched);
     for (int i = 0; i < k->ngrant; i++) {
         free(k->grants[i].out_url);
         free(k->grants[i].err_url);

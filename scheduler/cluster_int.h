@@ -23,7 +23,8 @@
 
 typedef struct cexec {
     int id, cores, alive;
-    int batching;        /* send_launches began a batch on c */
+    int batching;        /* send_launches began a batch on c ... */
+    int batch_next;      /* ... and the next executor it did (id; -1: none) */
     int served;          /* its map outputs are its worker's shuffle service's: they outlive it */
     int worker_lost;     /* the master said its worker was lost (its outputs went with it) */
     conn *c;
@@ -117,7 +118,6 @@ typedef struct cluster {
     int master_opened;    /* the master's connection opened (the loop's) */
     cexec *execs;         /* the loop's */
     int nexec, capexec;
-    int *batched, capbatch; /* executors send_launches batches to (the loop's) */
     int task_queue;       /* ember.executor.taskQueue: attempts queued per core */
     /* The worker of each executor granted (executor_added; the loop's):
      * a lost worker's shuffle service loses the outputs of every executor
@@ -141,7 +141,7 @@ static inline cexec *exec_of(cluster *k, int id) {
 }
 
 /* cluster_tasks.c.  The backend's launch, flush, kill and running_since. */
-int ck_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec, int queued);
+int ck_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec);
 void ck_flush(backend *b);
 int ck_kill(backend *b, uint64_t task_id);
 void ck_task_free(ctask *t);

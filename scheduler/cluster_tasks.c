@@ -47,23 +47,17 @@ static void send_launches(void *arg) {
     pend *p = k->ph;
     k->ph = k->pt = NULL;
     pthread_mutex_unlock(&k->mu);
-    int nb = 0;
+    int batched = -1; /* the executors batched to, chained by batch_next */
     for (pend *n; p; p = n) {
         n = p->next;
         cexec *x = exec_of(k, p->exec);
         int rc = -1;
         if (x && x->alive) {
             if (!x->batching) {
-                if (nb == k->capbatch) {
-                    int cap = k->capbatch ? 2 * k->capbatch : 8;
-                    int *v = realloc(k->batched, sizeof *v * (size_t)cap);
-                    if (v) k->batched = v, k->capbatch = cap;
-                }
-                if (nb < k->capbatch) { /* else unbatched, as it comes */
-                    k->batched[nb++] = x->id;
-                    x->batching = 1;
-                    conn_batch_begin(x->c);
-                }
+                x->batching = 1;
+                x->batch_next = batched;
+                batched = x->id;
+                conn_batch_begin(x->c);
             }
             msg_val f[] = {msg_u(p->id), msg_bin(p->desc, p->len)};
             rc = conn_send_msg(x->c, M_LAUNCH_TASK, f, 2);
@@ -85,15 +79,13 @@ static void send_launches(void *arg) {
         free(p->desc);
         free(p);
     }
-    for (int i = 0; i < nb; i++) {
-        cexec *x = exec_of(k, k->batched[i]);
-        if (!x || !x->batching) continue;
+    for (cexec *x; batched >= 0 && (x = exec_of(k, batched)); batched = x->batch_next) {
         x->batching = 0;
         if (x->alive && conn_batch_end(x->c)) conn_close(x->c, em_errmsg());
     }
 }
 
-int ck_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec, int queued) {
+int ck_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int exec) {
     cluster *k = (cluster *)b;
     pend *p = malloc(sizeof *p);
     ctask *t = calloc(1, sizeof *t);

@@ -234,11 +234,11 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
     ts_activate(d, s);
     size_t len;
     uint8_t *bytes = ebuf_steal(&out, &len);
-    int queued = x->assigned > x->cores;
-    a->waiting = (uint8_t)(queued && d->be->fifo_starts);
+    /* Beyond its free cores: it waits in the executor's queue. */
+    a->waiting = (uint8_t)(x->assigned > x->cores && d->be->fifo_starts);
     a->run_us = a->launch_us;
     if (a->waiting && et_wait_push(x, t.task_id)) a->waiting = 0; /* out of memory: taken as running */
-    rc = d->be->launch(d->be, t.task_id, bytes, len, x->id, queued);
+    rc = d->be->launch(d->be, t.task_id, bytes, len, x->id);
     if (rc) {
         if (a->waiting) x->wq_n--; /* the last pushed */
         x->assigned--;

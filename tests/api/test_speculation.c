@@ -640,26 +640,35 @@ TEST(spec_cluster_stopped_executor_save_one_file_per_partition) {
     em_close(c);
 }
 
-/* local-cluster[2,1]: partition 0's first attempt is held, in its
- * executor's process, at a gate never opened.  Once the other seven tasks
- * have succeeded its copy runs on the other executor and wins; the kill
- * reaches the held attempt in its process, which ends as killed.  Exact
- * result, accumulator, copies, wins and kills. */
-TEST(spec_cluster_held_original_killed_in_its_executor) {
+/* local-cluster[2,1] with speculation at quantile and partition 0's first
+ * attempt held at the gate "never"; task_queue, when not NULL, is
+ * ember.executor.taskQueue. */
+static em_ctx *open_held_cluster(const char *quantile, const char *task_queue) {
     const char *kv[][2] = {
         {"ember.speculation", "true"},
         {"ember.speculation.interval", "10ms"},
-        {"ember.speculation.quantile", "0.99"},
+        {"ember.speculation.quantile", quantile},
         {"ember.speculation.minTaskRuntime", "100ms"},
         {"ember.test.faults", "hold:part=0,attempt=0,gate=never"},
         {"ember.test.faults.dir", gates_dir()},
         {"ember.progress", "false"},
     };
     em_conf *conf = em_conf_new();
-    CHECK(conf);
+    if (!conf) return NULL;
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) test_conf_set(conf, kv[i][0], kv[i][1]);
+    if (task_queue) test_conf_set(conf, "ember.executor.taskQueue", task_queue);
     em_ctx *c = em_open("local-cluster[2,1,512]", conf);
     em_conf_free(conf);
+    return c;
+}
+
+/* local-cluster[2,1]: partition 0's first attempt is held, in its
+ * executor's process, at a gate never opened.  Once the other seven tasks
+ * have succeeded its copy runs on the other executor and wins; the kill
+ * reaches the held attempt in its process, which ends as killed.  Exact
+ * result, accumulator, copies, wins and kills. */
+TEST(spec_cluster_held_original_killed_in_its_executor) {
+    em_ctx *c = open_held_cluster("0.99", NULL);
     CHECK(c);
     em_acc seen = em_acc_i64(c, "seen");
     em_batch *b = NULL;
@@ -691,21 +700,7 @@ TEST(spec_cluster_held_original_killed_in_its_executor) {
  * Had the queued attempt counted as running since its launch, it would
  * have been copied too (two copies). */
 TEST(spec_cluster_queued_attempt_not_copied) {
-    const char *kv[][2] = {
-        {"ember.speculation", "true"},
-        {"ember.speculation.interval", "10ms"},
-        {"ember.speculation.quantile", "0.5"},
-        {"ember.speculation.minTaskRuntime", "100ms"},
-        {"ember.executor.taskQueue", "1"},
-        {"ember.test.faults", "hold:part=0,attempt=0,gate=never"},
-        {"ember.test.faults.dir", gates_dir()},
-        {"ember.progress", "false"},
-    };
-    em_conf *conf = em_conf_new();
-    CHECK(conf);
-    for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) test_conf_set(conf, kv[i][0], kv[i][1]);
-    em_ctx *c = em_open("local-cluster[2,1,512]", conf);
-    em_conf_free(conf);
+    em_ctx *c = open_held_cluster("0.5", "1");
     CHECK(c);
     em_batch *b = NULL;
     CHECK_OK(em_collect(em_map(em_range(c, 0, 800, 1, 8), fn_identity, NULL, 0), &b));
