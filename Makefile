@@ -41,7 +41,7 @@ LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 LIB_SRC = $(filter-out %_main.c,$(wildcard engine/*.c scheduler/*.c executor/*.c mllib/*.c))
 DAEMONS = $(BUILD)/bin/ember-master $(BUILD)/bin/ember-worker $(BUILD)/bin/ember-history-server
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o)
-TEST_SRC = $(wildcard tests/*.c tests/unit/*.c tests/api/*.c tests/ml/*.c)
+TEST_SRC = $(wildcard tests/*.c tests/unit/*.c tests/api/*.c tests/ml/*.c tests/sim/*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 FAULT_DRIVER = $(BUILD)/tests/cluster/fault_driver

@@ -52,6 +52,7 @@ typedef struct wiring {
     exec_env *env;        /* what the executors of this process share */
     struct netconf *net;  /* cluster mode: its connections' settings */
     int cluster;          /* the backend is cluster mode's */
+    int hooked;           /* the backend is em_backend_hook's */
     int cores;            /* local[N]: N */
     /* Observability: the listener bus and its consumers (NULL when off),
      * the application's id and start. */
@@ -105,7 +106,7 @@ static void w_live_counts(void *s, int64_t *shuffles, int64_t *stages) {
 /* Cluster mode: the cores of the executors registered now. */
 static int w_cores(void *s) {
     wiring *w = s;
-    return w->cluster && w->be ? w->be->cores(w->be) : w->cores;
+    return (w->cluster || w->hooked) && w->be ? w->be->cores(w->be) : w->cores;
 }
 
 static void w_memory_outputs(void *s, int64_t *count, int64_t *bytes) {
@@ -129,6 +130,8 @@ static const sched_ops wired = {
 };
 
 static uint64_t next_uid = 1;
+
+const backend_hook *em_backend_hook;
 
 /*
  * The takeover (architecture section 3).  Cluster mode runs the driver's
@@ -371,7 +374,8 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
     snprintf(ctx->master, sizeof ctx->master, "%s", master);
     int lc_w = 0, lc_c = 0;
     int64_t lc_m = 0;
-    int lc = lcluster_parse_url(master, &lc_w, &lc_c, &lc_m);
+    w->hooked = em_backend_hook && em_backend_hook->claims(master, &ctx->cores);
+    int lc = w->hooked ? 0 : lcluster_parse_url(master, &lc_w, &lc_c, &lc_m);
     if (lc < 0) {
         char why[512];
         em__geterr(why, sizeof why);
@@ -380,7 +384,7 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
     }
     ctx->cluster = w->cluster = lc > 0 || !strncmp(master, "ember://", 8);
     if (ctx->cluster) ctx->cores = lc > 0 ? lc_w * lc_c : 2;
-    else if ((ctx->cores = parse_master(master)) < 0) {
+    else if (!w->hooked && (ctx->cores = parse_master(master)) < 0) {
         em__seterr(EM_EINVAL,
                    "em_open: unsupported master URL \"%s\" from %s (expected local, local[N] with N from 1 "
                    "to %d, local[*], local-cluster[W,C], local-cluster[W,C,M] or ember://HOST:PORT)",
@@ -415,7 +419,9 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
     dag_set_register_wait(w->dag, conf_duration_ms(ctx->conf, "ember.scheduler.maxRegisteredWait"));
     dag_set_starvation_timeout(w->dag, conf_duration_ms(ctx->conf, "ember.starvation.timeout"));
     if (ui_open(ctx, w)) goto fail;
-    if (ctx->cluster) {
+    if (w->hooked) {
+        if (!(w->be = em_backend_hook->open(master, ctx->conf, dag_events(w->dag)))) goto fail;
+    } else if (ctx->cluster) {
         /* A peer that goes away must not kill the driver: writes to its
          * socket fail instead (only where the program left the default). */
         struct sigaction sa;

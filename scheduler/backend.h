@@ -84,4 +84,16 @@ struct backend {
     void (*close)(backend *b);
 };
 
+/* Tests and benchmarks only (tests/sim/sim.h): a backend for a master URL
+ * of the program's own.  em_open offers it every URL first: claims says
+ * whether the URL is its own (and sets the cores it gives), then open
+ * builds the backend (NULL, with the message set, fails em_open).  Defined
+ * by the wiring file (engine/open.c), NULL unless a test sets it. */
+struct em_conf;
+typedef struct backend_hook {
+    int (*claims)(const char *master, int *cores);
+    backend *(*open)(const char *master, const struct em_conf *conf, evq *events);
+} backend_hook;
+extern const backend_hook *em_backend_hook;
+
 #endif
