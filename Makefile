@@ -46,7 +46,7 @@ TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 FAULT_DRIVER = $(BUILD)/tests/cluster/fault_driver
 UI_APP = $(BUILD)/tests/ui_app
-BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out bench/scale.c,$(wildcard bench/*.c)))
 DEPS_STAMP = $(BUILD)/.deps-ok
 
 .PHONY: all deps lib examples benches daemons test test-sanitize test-tsan install clean run-example fuzz fuzz-run fuzz-replay coverage
@@ -146,13 +146,19 @@ test-ui: $(UI_APP) $(DAEMONS)
 # the library itself stays portable.  bench/wordcount runs the word-count
 # reference (bench/ref/wc_limit.c), a program of its own that it finds
 # beside itself, built with -O2 as ../shared/refs/README.md builds it.
+# bench/scale links the simulated cluster of the tests (tests/sim/sim.h)
+# and, as the tests do, the library's objects (its internals unsealed).
 BENCH_REF = $(BUILD)/bench/ref/fused.o
+BENCH_SIM = $(BUILD)/tests/sim/sim.o
 WC_LIMIT = $(BUILD)/bench/wc_limit
-benches: $(BENCHES) $(WC_LIMIT)
+benches: $(BENCHES) $(WC_LIMIT) $(BUILD)/bench/scale
 $(BENCHES): $(BUILD)/bench/%: bench/%.c $(BUILD)/libember.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $< $(if $(filter $(BUILD)/bench/logreg,$@),$(BENCH_REF)) -o $@ $(BUILD)/libember.a $(LDFLAGS_ALL) $(LIBS)
 $(BUILD)/bench/logreg: $(BENCH_REF)
+$(BUILD)/bench/scale: bench/scale.c $(BENCH_SIM) $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests/sim $< $(BENCH_SIM) $(LIB_OBJ) -o $@ $(LDFLAGS_ALL) $(LIBS)
 $(BENCH_REF): bench/ref/fused.c bench/ref/fused.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O3 -march=native -g $(WARN) -pthread -c $< -o $@

@@ -20,6 +20,7 @@
 #include <msgpack.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "ember.h"
 #include "err.h"
@@ -71,6 +72,35 @@ static void pack_agg(msgpack_packer *pk, const aggdesc *a) {
 }
 
 /* One node's fields; its children follow it in the flat list. */
+
+/* The distinct locations of a shuffle read's maps, in the order maps name
+ * them first: idx[i] the index of map i's location (-1: none), firsts[k]
+ * the first map at location k.  A hash table over the locations' bytes
+ * keeps it linear in the maps, however many executors hold them.  0 or -1
+ * when out of memory. */
+static int loc_table(const plan_node *n, int *idx, int *firsts, int *nloc) {
+    uint32_t cap = 16;
+    while (cap < (uint32_t)n->nmaps * 2u) cap *= 2;
+    int *slot = malloc(sizeof *slot * cap); /* a location's index, or -1 */
+    if (!slot) return -1;
+    memset(slot, 0xff, sizeof *slot * cap);
+    *nloc = 0;
+    for (int i = 0; i < n->nmaps; i++) {
+        idx[i] = -1;
+        const char *d = n->dirs[i];
+        if (!d) continue;
+        size_t len = strlen(d);
+        uint32_t h = (uint32_t)XXH3_64bits(d, len) & (cap - 1);
+        while (slot[h] >= 0 && strcmp(n->dirs[firsts[slot[h]]], d)) h = (h + 1) & (cap - 1);
+        if (slot[h] < 0) {
+            firsts[*nloc] = i;
+            slot[h] = (*nloc)++;
+        }
+        idx[i] = slot[h];
+    }
+    free(slot);
+    return 0;
+}
 static int pack_node(msgpack_packer *pk, const plan_node *n) {
     msgpack_pack_array(pk, NODE_FIELDS);
     msgpack_pack_uint8(pk, n->type);
@@ -100,15 +130,9 @@ static int pack_node(msgpack_packer *pk, const plan_node *n) {
         int *idx = n->nmaps > 0 ? malloc(sizeof(int) * (size_t)n->nmaps * 2) : NULL;
         int *firsts = idx ? idx + n->nmaps : NULL; /* map holding each location first */
         if (n->nmaps > 0 && !idx) return -1;
-        for (int i = 0; i < n->nmaps; i++) {
-            idx[i] = -1;
-            if (!n->dirs[i]) continue;
-            for (int k = 0; k < nloc && idx[i] < 0; k++)
-                if (!strcmp(n->dirs[firsts[k]], n->dirs[i])) idx[i] = k;
-            if (idx[i] < 0) {
-                firsts[nloc] = i;
-                idx[i] = nloc++;
-            }
+        if (loc_table(n, idx, firsts, &nloc)) {
+            free(idx);
+            return -1;
         }
         msgpack_pack_array(pk, 2);
         msgpack_pack_array(pk, (size_t)nloc);

@@ -79,6 +79,7 @@ typedef struct sim {
     sched_event *oh, *ot; /* this round's events */
     uint64_t *dead;       /* this round's ended attempts, to leave live */
     size_t ndead, deadcap;
+    struct probe *probe;  /* loss_probe: this round's, posted last */
     sim_stats st;         /* the simulation's thread's counts */
     int64_t launched;     /* the scheduler's thread's */
 } sim;
@@ -87,6 +88,42 @@ static sim_opts installed;
 static sim_stats last;    /* published each round, and at close */
 static pthread_mutex_t stats_mu = PTHREAD_MUTEX_INITIALIZER;
 static int64_t held;      /* bytes the simulation holds (atomic) */
+
+/* A loss's timing (loss_probe): posted behind the loss's events; the
+ * scheduler's thread runs it after them, and it queues itself once more,
+ * to run after that round's launches: then the clock is read. */
+typedef struct probe {
+    evq *events;
+    uint64_t t0_ns;
+    int hops;
+} probe;
+
+static uint64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void probe_run(void *sched, void *arg) {
+    (void)sched;
+    probe *p = arg;
+    sched_event *ev = p->hops++ ? NULL : calloc(1, sizeof *ev);
+    if (ev) {
+        ev->kind = EV_CALL;
+        ev->call = probe_run;
+        ev->arg = p;
+        ev->res.fetch_map = -1;
+        evq_post(p->events, ev);
+        return;
+    }
+    uint64_t dt = now_ns() - p->t0_ns;
+    pthread_mutex_lock(&stats_mu);
+    last.loss_probes++;
+    last.loss_ns_total += (int64_t)dt;
+    if ((int64_t)dt > last.loss_ns_max) last.loss_ns_max = (int64_t)dt;
+    pthread_mutex_unlock(&stats_mu);
+    free(p);
+}
 
 /* ------------------------------------------------------------ events */
 
@@ -105,9 +142,27 @@ static void emit_flush(sim *s) {
     s->ndead = 0;
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_lock(&stats_mu);
+    sim_stats keep = last; /* the probes' figures are the scheduler's thread's */
     last = s->st;
     last.launched = __atomic_load_n(&s->launched, __ATOMIC_RELAXED);
+    last.loss_probes = keep.loss_probes;
+    last.loss_ns_total = keep.loss_ns_total;
+    last.loss_ns_max = keep.loss_ns_max;
     pthread_mutex_unlock(&stats_mu);
+    if (s->probe) {
+        sched_event *ev = calloc(1, sizeof *ev);
+        if (ev) {
+            ev->kind = EV_CALL;
+            ev->call = probe_run;
+            ev->arg = s->probe;
+            ev->res.fetch_map = -1;
+            emit(s, ev);
+            s->probe->t0_ns = now_ns();
+        } else {
+            free(s->probe);
+        }
+        s->probe = NULL;
+    }
     if (!s->oh) return;
     pthread_mutex_lock(&s->events->mu);
     for (sched_event *e = s->oh, *n; e; e = n) {
@@ -460,6 +515,7 @@ static void exec_lose(sim *s, uint64_t now) {
     }
     x->qh = x->qt = NULL;
     x->queued = 0;
+    if (s->o.loss_probe && !s->probe && (s->probe = calloc(1, sizeof *s->probe))) s->probe->events = s->events;
     if (s->njoins == s->joincap) {
         int cap = s->joincap ? s->joincap * 2 : 16;
         struct join *j = realloc(s->joins, sizeof *j * (size_t)cap);

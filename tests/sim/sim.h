@@ -41,6 +41,10 @@ typedef struct sim_opts {
     int slow_every;       /* every slow_every-th executor (id % slow_every ==
                              slow_every - 1) is slow; 0: none */
     double slow_factor;   /* its attempts run this many times longer */
+    int loss_probe;       /* time the scheduler's handling of each loss
+                             (sim_stats' loss_ns): a call queued behind the
+                             loss's events queues another behind the
+                             scheduler's next round, which reads the clock */
 } sim_opts;
 
 /* What the simulated executors saw, for tests (counts, not times). */
@@ -54,6 +58,7 @@ typedef struct sim_stats {
     int64_t decode_failed;
     int64_t max_in_flight;/* most attempts held at once (queued and running) */
     int64_t max_queued;   /* most attempts one executor held beyond its cores */
+    int64_t loss_probes, loss_ns_total, loss_ns_max; /* loss_probe */
 } sim_stats;
 
 /* Make em_open know "sim[E,C]" (E 1..100,000 executors, C 1..1,024 cores)
