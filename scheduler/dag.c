@@ -959,7 +959,7 @@ static void *sched_main(void *arg) {
                  * was lost too). */
                 exec_rec *x = et_find(&d->execs, ev->exec);
                 if (x) {
-                    x->alive = 0;
+                    et_set_alive(&d->execs, x, 0);
                     x->wq_n = x->wq_head = 0; /* its queue went with it */
                 }
                 lis_exec_lost(d, ev);

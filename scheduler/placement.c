@@ -26,26 +26,105 @@ int et_reserve(exec_table *t, int n) {
     return 0;
 }
 
+/* ------------------------------------------------ the index by room */
+
+static int room_of(const exec_rec *x) {
+    if (!x->alive || x->backlog < 0) return 0;
+    int r = x->cores + x->backlog - x->assigned;
+    return r > 0 ? r : 0;
+}
+
+/* Take x out of the index (its room's list and the counts). */
+static void unindex(exec_table *t, exec_rec *x) {
+    if (x->room > 0) {
+        if (x->bprev >= 0) t->v[x->bprev].bnext = x->bnext;
+        else t->head[x->room] = x->bnext;
+        if (x->bnext >= 0) t->v[x->bnext].bprev = x->bprev;
+        else t->tail[x->room] = x->bprev;
+        while (t->top > 0 && t->head[t->top] < 0) t->top--;
+    }
+    x->bnext = x->bprev = -1;
+    x->room = 0;
+    if (!x->alive) return;
+    if (x->backlog < 0) t->unbounded--;
+    if (x->assigned < x->cores) t->idle_cores -= x->cores - x->assigned;
+    else if (x->assigned > x->cores) t->queued_execs--;
+}
+
+/* Put x into the index as its fields now say (the tail of its room's
+ * list).  Its room fits: et_add grew the lists for its cores and backlog. */
+static void reindex(exec_table *t, exec_rec *x) {
+    int i = (int)(x - t->v);
+    x->room = room_of(x);
+    x->bnext = x->bprev = -1;
+    if (x->room > 0) {
+        x->bprev = t->tail[x->room];
+        if (x->bprev >= 0) t->v[x->bprev].bnext = i;
+        else t->head[x->room] = i;
+        t->tail[x->room] = i;
+        if (x->room > t->top) t->top = x->room;
+    }
+    if (!x->alive) return;
+    if (x->backlog < 0) t->unbounded++;
+    if (x->assigned < x->cores) t->idle_cores += x->cores - x->assigned;
+    else if (x->assigned > x->cores) t->queued_execs++;
+}
+
+void et_assign(exec_table *t, exec_rec *x, int delta) {
+    unindex(t, x);
+    x->assigned += delta;
+    reindex(t, x);
+}
+
+void et_set_alive(exec_table *t, exec_rec *x, int alive) {
+    unindex(t, x);
+    x->alive = alive;
+    reindex(t, x);
+}
+
+/* Lists for rooms up to n - 1: 0 or EM_ENOMEM. */
+static int rooms_reserve(exec_table *t, int n) {
+    if (n <= t->nroom) return 0;
+    int cap = t->nroom ? t->nroom : 8;
+    while (cap < n) cap *= 2;
+    int *h = realloc(t->head, sizeof *h * (size_t)cap);
+    if (!h) return EM_ENOMEM;
+    t->head = h;
+    int *tl = realloc(t->tail, sizeof *tl * (size_t)cap);
+    if (!tl) return EM_ENOMEM;
+    t->tail = tl;
+    for (int r = t->nroom; r < cap; r++) t->head[r] = t->tail[r] = -1;
+    t->nroom = cap;
+    return 0;
+}
+
 int et_add(exec_table *t, int id, int cores, int backlog, const char *host) {
     exec_rec *x = et_find(t, id);
+    if (cores < 1) cores = 1;
+    if (rooms_reserve(t, cores + (backlog > 0 ? backlog : 0) + 1)) return EM_ENOMEM;
     if (!x) {
         if (t->n == t->cap && et_reserve(t, t->cap ? t->cap * 2 : 4)) return EM_ENOMEM;
         x = &t->v[t->n++];
         memset(x, 0, sizeof *x);
         x->id = id;
+        x->bnext = x->bprev = -1;
+    } else {
+        unindex(t, x);
     }
-    x->cores = cores > 0 ? cores : 1;
+    x->cores = cores;
     x->backlog = backlog;
     x->alive = 1;
     snprintf(x->host, sizeof x->host, "%s", host ? host : "");
+    reindex(t, x);
     return 0;
 }
 
 void et_free(exec_table *t) {
     for (int i = 0; i < t->n; i++) free(t->v[i].waitq);
     free(t->v);
-    t->v = NULL;
-    t->n = t->cap = 0;
+    free(t->head);
+    free(t->tail);
+    memset(t, 0, sizeof *t);
 }
 
 int et_wait_push(exec_rec *x, uint64_t task_id) {
@@ -78,11 +157,7 @@ int et_has_room(const exec_rec *x) {
     return x->alive && (x->backlog < 0 || x->assigned < x->cores + x->backlog);
 }
 
-int et_any_room(const exec_table *t) {
-    for (int i = 0; i < t->n; i++)
-        if (et_has_room(&t->v[i])) return 1;
-    return 0;
-}
+int et_any_room(const exec_table *t) { return t->top > 0 || t->unbounded > 0; }
 
 exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_skip) {
     exec_rec *p = pref >= 0 ? et_find(t, pref) : NULL;
@@ -90,6 +165,7 @@ exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_
     if (p && et_has_room(p)) return p;
     if (p && p->alive && !waited_out) return NULL;
     const exec_rec *a = avoid >= 0 ? et_find(t, avoid) : NULL;
+    if (!a && !use_skip && !t->unbounded) return t->top > 0 ? &t->v[t->head[t->top]] : NULL;
     exec_rec *best = NULL;
     long best_room = -1;
     int best_tier = -1;

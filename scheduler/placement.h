@@ -25,15 +25,31 @@ typedef struct exec_rec {
     uint64_t excluded_until_us;
     int skip;
     char host[64];  /* the host it runs on ("" unknown) */
+    /* Its place in the table's index by room (placement.c). */
+    int room;       /* attempts it accepts now (0 when dead, or unbounded) */
+    int bnext, bprev; /* in its room's list: indexes into the table, -1 */
     /* With a backend's fifo_starts: the attempts sent into its queue, in
      * launch order (task ids; some may have ended since). */
     uint64_t *waitq;
     int wq_head, wq_n, wq_cap;
 } exec_rec;
 
+/* The executors, and an index of them by room so that a choice and the
+ * counts the scheduler asks for after every event cost the same with
+ * 1,000 executors as with 2: a list per room (1 .. nroom-1), each in the
+ * order its executors reached that room, so that equal executors take
+ * tasks in turn.  An executor that accepts any number (backlog -1, as
+ * local[N]'s one) is counted apart.  assigned and alive change only
+ * through et_assign and et_set_alive, which keep the index. */
 typedef struct exec_table {
     exec_rec *v;
     int n, cap;
+    int *head, *tail;  /* per room: first and last executor, -1 */
+    int nroom;         /* rooms indexed: 0 .. nroom-1 */
+    int top;           /* the most room any executor has (0: none has any) */
+    int unbounded;     /* alive executors that accept any number */
+    int idle_cores;    /* free cores of the executors alive */
+    int queued_execs;  /* executors alive holding attempts beyond their cores */
 } exec_table;
 
 exec_rec *et_find(exec_table *t, int id);
@@ -44,6 +60,10 @@ int et_add(exec_table *t, int id, int cores, int backlog, const char *host);
  * nothing: 0, or EM_ENOMEM (the table unchanged). */
 int et_reserve(exec_table *t, int n);
 void et_free(exec_table *t);
+/* x takes (delta 1) or gives back (delta -1) an attempt. */
+void et_assign(exec_table *t, exec_rec *x, int delta);
+/* x is alive (it joined again) or lost. */
+void et_set_alive(exec_table *t, exec_rec *x, int alive);
 /* Append task_id to x's queue of waiting attempts: 0 or EM_ENOMEM. */
 int et_wait_push(exec_rec *x, uint64_t task_id);
 /* The oldest of x's waiting attempts (removed), 0 when none. */
@@ -57,7 +77,10 @@ int et_any_room(const exec_table *t);
  * room, avoiding `avoid` (a speculative copy's original): an executor on
  * another host first, then another executor of its host, and `avoid`
  * itself only when no other has room.  With use_skip, executors whose skip is set are never chosen.
- * NULL: none has room, or the attempt should wait for pref. */
+ * Of executors with as much room, the one that has had it longest.
+ * NULL: none has room, or the attempt should wait for pref.  Constant time
+ * unless avoid or use_skip is given (a speculative copy, an exclusion),
+ * which look at every executor. */
 exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_skip);
 
 /* The executor holding partition part of r's input in its cache: r or an

@@ -228,7 +228,7 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
     s->state[idx] = T_RUNNING;
     s->running++;
     d->running++;
-    x->assigned++;
+    et_assign(&d->execs, x, 1);
     STAT_ADD(d, tasks_running, 1);
     j->nrun++;
     ts_activate(d, s);
@@ -241,7 +241,7 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
     rc = d->be->launch(d->be, t.task_id, bytes, len, x->id);
     if (rc) {
         if (a->waiting) x->wq_n--; /* the last pushed */
-        x->assigned--;
+        et_assign(&d->execs, x, -1);
         idmap_del(&d->inflight, t.task_id);
         f->next_free = d->free_fl;
         d->free_fl = f;
@@ -745,7 +745,7 @@ int ts_task_ended(dag *d, sched_event *ev) {
     s->nrun[idx]--;
     d->running--;
     exec_rec *x = et_find(&d->execs, ev->exec);
-    if (x) x->assigned--;
+    if (x) et_assign(&d->execs, x, -1);
     /* Waiting in its executor's queue: an end from there (a kill, the
      * executor gone) means it never ran, and is no failure of the task;
      * any other means it did (its end overtook the one before it: a
@@ -854,19 +854,20 @@ static void steal_one(void *val, void *arg) {
 
 /* Copies queued (dispatch launches them). */
 static int steal_queued(dag *d) {
-    d->steal_due_us = 0;
-    if (d->nrunq > d->runq_head || !d->running || (!d->be->running_since && !d->be->fifo_starts)) return 0;
-    int idle = 0, queued = 0;
-    for (int i = 0; i < d->execs.n; i++) {
-        const exec_rec *x = &d->execs.v[i];
-        if (!x->alive) continue;
-        if (x->assigned < x->cores) idle += x->cores - x->assigned;
-        else if (x->assigned > x->cores) queued = 1;
+    if (d->nrunq > d->runq_head || !d->running || (!d->be->running_since && !d->be->fifo_starts)) {
+        d->steal_due_us = 0;
+        return 0;
     }
-    if (!idle || !queued) return 0;
-    steal_ctx c = {d, idle, 0, ev_now_us(), 0};
+    /* Nothing waiting was due before then: the attempts looked at last
+     * time wait on, and one launched since waits STEAL_AFTER_MS at least. */
+    uint64_t now = ev_now_us();
+    if (d->steal_due_us && now < d->steal_due_us) return 0;
+    d->steal_due_us = 0;
+    int idle = d->execs.idle_cores;
+    if (!idle || !d->execs.queued_execs) return 0;
+    steal_ctx c = {d, idle, 0, now, 0};
     idmap_foreach(&d->inflight, steal_one, &c);
-    d->steal_due_us = c.due;
+    d->steal_due_us = c.due ? c.due : now + (uint64_t)STEAL_AFTER_MS * 1000u;
     return c.moved;
 }
 

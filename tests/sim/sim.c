@@ -39,7 +39,8 @@ typedef struct sattempt {
     int state;
     uint8_t *desc;
     size_t len;
-    task_desc *td;       /* decoded when it started */
+    task_desc *td;       /* decoded as it ends */
+    int64_t held;        /* bytes it and its description take */
     uint64_t end_us;     /* running: when it ends */
     int heap_pos;        /* running: its place in the heap */
 } sattempt;
@@ -302,7 +303,7 @@ static void make_result(sim *s, sattempt *a) {
 /* ------------------------------------------------------------ attempts */
 
 static void a_release(sattempt *a) {
-    if (a->td || a->desc) hold(-(int64_t)a->len);
+    if (a->td || a->desc) hold(-(a->held - (int64_t)malloc_usable_size(a)));
     if (a->td) taskdesc_free(a->td);
     else free(a->desc);
     a->td = NULL;
@@ -312,7 +313,7 @@ static void a_release(sattempt *a) {
 /* Post a's end (already unlinked from its executor and the heap). */
 static void a_end(sim *s, sattempt *a, int killed) {
     a_release(a);
-    hold(-(int64_t)sizeof *a);
+    hold(-(int64_t)malloc_usable_size(a));
     if (s->ndead == s->deadcap) {
         size_t cap = s->deadcap ? s->deadcap * 2 : 1024;
         uint64_t *d = realloc(s->dead, sizeof *d * cap);
@@ -331,21 +332,13 @@ static void a_end(sim *s, sattempt *a, int killed) {
     emit(s, &a->ev);
 }
 
-/* Decode a's description (the bytes a real executor gets) and run it
- * until its end time. */
+/* Run a until its end time. */
 static void a_start(sim *s, sattempt *a, uint64_t now) {
     sexec *x = &s->ex[a->exec];
     a->state = A_RUNNING;
     x->running++;
     s->st.started++;
     a->ev.start_us = now;
-    uint8_t *d = a->desc;
-    a->desc = NULL;
-    if (taskdesc_decode(d, a->len, &a->td)) {
-        a->td = NULL;
-        fail_res(&a->ev.res, EM_EPROTO, em_errmsg());
-        s->st.decode_failed++;
-    }
     uint64_t run = s->o.task_us;
     if (s->o.slow_every > 0 && a->exec % s->o.slow_every == s->o.slow_every - 1)
         run = (uint64_t)((double)run * s->o.slow_factor);
@@ -370,10 +363,18 @@ static void x_fill(sim *s, int e, uint64_t now) {
     }
 }
 
-/* a ran its time: its result, its end, and the next on its cores. */
+/* a ran its time: its description through the decoder (the bytes a real
+ * executor gets), its result, its end, and the next on its cores. */
 static void a_finish(sim *s, sattempt *a, uint64_t now) {
     sexec *x = &s->ex[a->exec];
     x->running--;
+    uint8_t *d = a->desc;
+    a->desc = NULL;
+    if (taskdesc_decode(d, a->len, &a->td)) {
+        a->td = NULL;
+        fail_res(&a->ev.res, EM_EPROTO, em_errmsg());
+        s->st.decode_failed++;
+    }
     make_result(s, a);
     a->ev.end_us = now;
     a_end(s, a, 0);
@@ -609,7 +610,8 @@ static int s_launch(backend *b, uint64_t task_id, uint8_t *desc, size_t len, int
     a->exec = exec == BE_ANY_EXEC ? 0 : exec;
     a->desc = desc;
     a->len = len;
-    hold((int64_t)(sizeof *a + len));
+    a->held = (int64_t)(malloc_usable_size(a) + malloc_usable_size(desc));
+    hold(a->held);
     if (s->bt) s->bt->next = a;
     else s->bh = a;
     s->bt = a;
@@ -682,7 +684,7 @@ static int s_why_idle(backend *b, char *buf, size_t cap) {
 static void free_attempt(void *p) {
     sattempt *a = p;
     a_release(a);
-    hold(-(int64_t)sizeof *a);
+    hold(-(int64_t)malloc_usable_size(a));
     task_result_clear(&a->ev.res);
     free(a);
 }

@@ -8,24 +8,31 @@
 #include "../test.h"
 #include "placement.h"
 
+/* Executor id holds n attempts (through et_assign, which keeps the index). */
+static void set_assigned(exec_table *t, int id, int n) {
+    exec_rec *x = et_find(t, id);
+    while (x->assigned < n) et_assign(t, x, 1);
+    while (x->assigned > n) et_assign(t, x, -1);
+}
+
 TEST(placement_speculative_copy_prefers_another_host) {
     exec_table t = {0};
     CHECK_OK(et_add(&t, 0, 2, 0, "10.0.0.1"));
     CHECK_OK(et_add(&t, 1, 4, 0, "10.0.0.1")); /* most room, but the original's host */
     CHECK_OK(et_add(&t, 2, 1, 0, "10.0.0.2"));
-    et_find(&t, 0)->assigned = 1; /* the original runs on executor 0 */
+    set_assigned(&t, 0, 1); /* the original runs on executor 0 */
     /* Nothing to avoid: the most room. */
     CHECK_EQ_I64(et_choose(&t, -1, -1, 1, 0)->id, 1);
     /* A copy of an attempt on 0: the other host, though it has less room. */
     CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 0)->id, 2);
     /* The other host full: another executor of the same host. */
-    et_find(&t, 2)->assigned = 1;
+    set_assigned(&t, 2, 1);
     CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 0)->id, 1);
     /* Everything else full: the original's executor, as a last resort. */
-    et_find(&t, 1)->assigned = 4;
+    set_assigned(&t, 1, 4);
     CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 0)->id, 0);
     /* And nothing when it is full too. */
-    et_find(&t, 0)->assigned = 2;
+    set_assigned(&t, 0, 2);
     CHECK(et_choose(&t, -1, 0, 1, 0) == NULL);
     et_free(&t);
 }
@@ -46,7 +53,7 @@ TEST(placement_cached_partition_preferred) {
     CHECK_OK(et_add(&t, 0, 1, 0, "h"));
     CHECK_OK(et_add(&t, 1, 4, 0, "h"));
     CHECK_EQ_I64(et_choose(&t, 0, -1, 0, 0)->id, 0);
-    et_find(&t, 0)->assigned = 1;
+    set_assigned(&t, 0, 1);
     CHECK(et_choose(&t, 0, -1, 0, 0) == NULL);     /* waits for it */
     CHECK_EQ_I64(et_choose(&t, 0, -1, 1, 0)->id, 1); /* the wait is over */
     /* Excluded for this attempt (use_skip): never chosen. */
@@ -70,5 +77,44 @@ TEST(placement_wait_queue_in_order) {
     }
     while (next_out < next_in) CHECK_EQ_I64(et_wait_pop(x), next_out++);
     CHECK_EQ_I64(et_wait_pop(x), 0);
+    et_free(&t);
+}
+
+/* The index by room: the choice without a preference is the executor with
+ * the most room, equal ones in turn; the counts follow every change; a
+ * dead executor has no room and counts for nothing. */
+TEST(placement_index_by_room) {
+    exec_table t = {0};
+    for (int i = 0; i < 3; i++) CHECK_OK(et_add(&t, i, 2, 1, "h")); /* room 3 each */
+    CHECK_EQ_I64(t.idle_cores, 6);
+    CHECK_EQ_I64(t.top, 3);
+    int order[6];
+    for (int k = 0; k < 6; k++) {
+        exec_rec *x = et_choose(&t, -1, -1, 1, 0);
+        CHECK(x);
+        order[k] = x->id;
+        et_assign(&t, x, 1);
+    }
+    /* In turn: 0 1 2, then again 0 1 2 (each at room 2, then 1). */
+    for (int k = 0; k < 6; k++) CHECK_EQ_I64(order[k], k % 3);
+    CHECK_EQ_I64(t.idle_cores, 0);
+    CHECK_EQ_I64(t.queued_execs, 0);
+    set_assigned(&t, 1, 3);
+    CHECK_EQ_I64(t.queued_execs, 1);
+    CHECK_EQ_I64(et_choose(&t, -1, -1, 1, 0)->id, 0); /* 0 and 2 have room 1: 0 had it first */
+    set_assigned(&t, 0, 3);
+    set_assigned(&t, 2, 3);
+    CHECK(!et_any_room(&t));
+    CHECK(et_choose(&t, -1, -1, 1, 0) == NULL);
+    CHECK_EQ_I64(t.queued_execs, 3);
+    et_set_alive(&t, et_find(&t, 1), 0);
+    CHECK_EQ_I64(t.queued_execs, 2);
+    set_assigned(&t, 1, 0); /* its attempts end after its loss */
+    CHECK(!et_any_room(&t));
+    CHECK_EQ_I64(t.idle_cores, 0);
+    CHECK_OK(et_add(&t, 1, 2, 1, "h")); /* it joins again */
+    CHECK_EQ_I64(et_choose(&t, -1, -1, 1, 0)->id, 1);
+    CHECK_EQ_I64(t.idle_cores, 2);
+    CHECK_EQ_I64(t.top, 3);
     et_free(&t);
 }
