@@ -15,8 +15,9 @@
  *   shuffle     a map stage and a reduce stage of M x R partitions: the
  *               tracker holds M x R sizes; tasks/s of each stage
  *   faults      speculation on, an executor lost every second (a new one
- *               joins 100 ms later), tasks of 40 ms on 1,000 x 4 cores:
- *               tasks/s against the cores' bound (cores / task time)
+ *               joins 100 ms later), tasks of 40 ms on 1,000 x 4 cores,
+ *               one executor in 100 five times slower: tasks/s against
+ *               the cores' bound (cores / task time)
  *   loss        the scheduler's time to take one executor's loss of 1,000
  *               (its loss and its attempts' ends, up to the relaunches),
  *               timed by the simulation from posting to a call it queues
@@ -204,8 +205,9 @@ static void shuffle(int maps, int parts) {
 }
 
 static void faults(void) {
-    printf("== faults: speculation on, an executor lost every second, 40 ms tasks on sim[1000,4] ==\n");
-    sim_opts o = {.task_us = 40000, .loss_every_ms = 1000, .replace_ms = 100};
+    printf("== faults: speculation on, an executor lost every second, 40 ms tasks on sim[1000,4], 1 in 100 "
+           "executors 5x slower ==\n");
+    sim_opts o = {.task_us = 40000, .loss_every_ms = 1000, .replace_ms = 100, .slow_every = 100, .slow_factor = 5};
     em_ctx *c = open_ctx("sim[1000,4]", &o, 1);
     int ntasks = 300000;
     double t = count_secs(c, ntasks, 1);

@@ -20,6 +20,7 @@
 #include "commit.h"
 #include "dag.h"
 #include "idmap.h"
+#include "median.h"
 #include "placement.h"
 #include "progress.h"
 
@@ -83,6 +84,7 @@ typedef struct stage {
     uint8_t *queued;    /* entries in the run queue (an attempt to launch) */
     attempt_rec *att;   /* attempts launched since the stage was last idle */
     int natt, capatt;
+    run_median ok_us;   /* the durations of those that succeeded (speculation) */
     int done, running;
     /* Stage attempts, as Spark's: the first fetch failure reported by an
      * attempt of the current stage attempt fails it, and the tasks

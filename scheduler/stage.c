@@ -28,6 +28,7 @@ void stage_free(stage *s) {
     free(s->nrun);
     free(s->queued);
     free(s->att);
+    rm_free(&s->ok_us);
     free(s->reg_task);
     free(s->fails);
     free(s);

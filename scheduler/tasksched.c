@@ -501,7 +501,10 @@ void ts_take_stage(dag *d, stage *s, job *j) {
         s->fail_why[0] = 0;
         s->nfails = 0;
         for (int i = 0; i < s->ntasks; i++) s->attempts[i] = 0;
-        if (!s->running) s->natt = 0;
+        if (!s->running) {
+            s->natt = 0;
+            rm_clear(&s->ok_us);
+        }
     }
     s->job = j;
 }
@@ -758,9 +761,10 @@ int ts_task_ended(dag *d, sched_event *ev) {
     a->end_us = ev->end_us;
     if (a->kill_sent) ev->killed = 1;
     a->state = ev->killed ? A_KILLED : ev->res.status ? A_FAILED : A_OK;
-    if (a->state == A_OK && !a->waiting) {
+    if (a->state == A_OK) {
         uint64_t dur = ev->end_us > ev->start_us ? ev->end_us - ev->start_us : 0;
-        s->task_us = s->task_us ? (7 * s->task_us + dur) / 8 : dur;
+        if (!a->waiting) s->task_us = s->task_us ? (7 * s->task_us + dur) / 8 : dur;
+        (void)rm_add(&s->ok_us, dur); /* out of memory: the median of the others */
     }
     if (s->state[idx] == T_RUNNING && !s->nrun[idx] && (!s->job || s->dropped))
         s->state[idx] = T_PENDING; /* no job to rerun it: pending when one comes */
@@ -888,11 +892,6 @@ static void show_progress(dag *d) {
     }
 }
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Speculation, as Spark's: once `quantile` of a stage's tasks have
  * succeeded since it was submitted, a task whose one running attempt has
  * run longer than multiplier x the median duration of those successes (and
@@ -908,19 +907,10 @@ static void speculate(dag *d) {
             (!d->be->running_since && !d->be->fifo_starts))
             continue;
         const job_spec *js = &j->spec;
-        int need = (int)floor(js->spec_quantile * s->ntasks), nok = 0;
+        int need = (int)floor(js->spec_quantile * s->ntasks);
         if (need < 1) need = 1;
-        for (int i = 0; i < s->natt; i++) nok += s->att[i].state == A_OK;
-        if (nok < need) continue;
-        uint64_t *dur = malloc(sizeof *dur * (size_t)nok);
-        if (!dur) continue; /* tried again at the next interval */
-        int n = 0;
-        for (int i = 0; i < s->natt; i++)
-            if (s->att[i].state == A_OK)
-                dur[n++] = s->att[i].end_us > s->att[i].start_us ? s->att[i].end_us - s->att[i].start_us : 0;
-        qsort(dur, (size_t)n, sizeof *dur, cmp_u64);
-        double threshold = js->spec_multiplier * (double)dur[n / 2];
-        free(dur);
+        if (rm_count(&s->ok_us) < need) continue;
+        double threshold = js->spec_multiplier * (double)rm_median(&s->ok_us);
         if (threshold < (double)js->spec_min_ms * 1000.0) threshold = (double)js->spec_min_ms * 1000.0;
         int natt = s->natt; /* copies are appended: not looked at this round */
         for (int i = 0; i < natt && !j->finishing; i++) {
