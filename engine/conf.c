@@ -266,6 +266,7 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.executor.memory", .def = "1g", .type = CONF_SIZE, .min = MiB, .max = INT64_MAX},
     {.key = "ember.cores.max", .def = "0", .type = CONF_INT, .min = 0, .max = INT32_MAX},
     {.key = "ember.executor.taskQueue", .def = "1", .type = CONF_INT, .min = 0, .max = 64},
+    {.key = "ember.executor.taskQueue.max", .def = "64", .type = CONF_INT, .min = 0, .max = 1024},
     /* Log lines of cluster mode (log.h): the driver's own default is warn,
      * so that a program's output is its own; the daemons' is info. */
     {.key = "ember.log.level", .def = "warn", .type = CONF_ENUM, .choices = log_choices},

@@ -445,6 +445,7 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
         co.exec_mem_mib = conf_size(ctx->conf, "ember.executor.memory") >> 20;
         co.cores_max = (int)conf_i64(ctx->conf, "ember.cores.max");
         co.task_queue = (int)conf_i64(ctx->conf, "ember.executor.taskQueue");
+        co.task_queue_max = (int)conf_i64(ctx->conf, "ember.executor.taskQueue.max");
         co.max_result = conf_size(ctx->conf, "ember.driver.maxResultSize");
         co.heartbeat_ms = (uint64_t)conf_duration_ms(ctx->conf, "ember.executor.heartbeatInterval");
         co.timeout_ms = (uint64_t)conf_duration_ms(ctx->conf, "ember.network.timeout");

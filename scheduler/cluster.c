@@ -409,6 +409,7 @@ static void register_exec(cluster *k, conn *c, lconn *l, const msg *m) {
         ev->exec = id;
         ev->cores = x->cores;
         ev->backlog = k->task_queue * x->cores;
+        ev->backlog_max = k->task_queue_max * x->cores;
         snprintf(ev->text, sizeof ev->text, "%s", x->addr);
         /* The host it advertised for its shuffle server: where it runs. */
         snprintf(ev->host, sizeof ev->host, "%.*s", (int)(m->f[1].len > 63 ? 63 : m->f[1].len),
@@ -801,6 +802,7 @@ backend *cluster_backend_new(const cluster_opts *o, evq *events) {
     k->exec_mem_mib = o->master ? o->exec_mem_mib : (o->exec_mem_mib < o->lc_mem_mib ? o->exec_mem_mib : o->lc_mem_mib);
     k->cores_max = o->cores_max;
     k->task_queue = o->task_queue;
+    k->task_queue_max = o->task_queue_max;
     k->max_result = o->max_result;
     k->timeout_ms = o->timeout_ms;
     k->register_wait_ms = o->register_wait_ms;

@@ -37,6 +37,8 @@ typedef struct cluster_opts {
     int exec_cores;           /* ember.executor.cores (0: all of a worker's) */
     int64_t exec_mem_mib;     /* ember.executor.memory */
     int cores_max;            /* ember.cores.max (0: no limit) */
+    int task_queue_max;       /* ember.executor.taskQueue.max: the most per core
+                                 when tasks are short */
     int task_queue;           /* ember.executor.taskQueue: attempts an executor
                                  holds queued beyond its running ones, per core */
     const netconf *nc;

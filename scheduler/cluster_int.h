@@ -119,6 +119,7 @@ typedef struct cluster {
     cexec *execs;         /* the loop's */
     int nexec, capexec;
     int task_queue;       /* ember.executor.taskQueue: attempts queued per core */
+    int task_queue_max;   /* ember.executor.taskQueue.max */
     /* The worker of each executor granted (executor_added; the loop's):
      * a lost worker's shuffle service loses the outputs of every executor
      * it ran, those that ended before it too. */

@@ -941,7 +941,7 @@ static void *sched_main(void *arg) {
             case EV_TASK_ENDED: kept = ts_task_ended(d, ev); break;
             case EV_CALL: ev->call(d, ev->arg); break;
             case EV_EXEC_ADDED:
-                if (et_add(&d->execs, ev->exec, ev->cores, ev->backlog, ev->host)) {
+                if (et_add(&d->execs, ev->exec, ev->cores, ev->backlog, ev->backlog_max, ev->host)) {
                     /* An executor the scheduler cannot track would leave
                      * local[N]'s jobs waiting for it forever: the
                      * application fails instead, naming the cause. */
@@ -949,6 +949,8 @@ static void *sched_main(void *arg) {
                     snprintf(d->app_failed_msg, sizeof d->app_failed_msg,
                              "scheduler: out of memory registering executor %d", ev->exec);
                     dag__fail_all(d, d->app_failed, d->app_failed_msg);
+                } else {
+                    ts_exec_added(d, et_find(&d->execs, ev->exec));
                 }
                 lis_exec_added(d, ev);
                 break;

@@ -55,6 +55,7 @@ typedef struct attempt_rec {
     uint8_t waiting;    /* launched into its executor's queue and not yet
                            started there (backend.h's fifo_starts): listeners
                            and counts have not seen it */
+    uint8_t queued_launch; /* launched into the queue, not onto a free core */
     uint32_t ui_attempt;/* the stage attempt it ran in, as listeners saw it */
     uint64_t start_us, end_us;
     int64_t launch_ms;  /* when it was launched (epoch) */
@@ -200,6 +201,11 @@ struct dag {
     int stopping;
     uint64_t next_spec_us;
     uint64_t steal_due_us;    /* the next queued attempt to move may move then (0: none) */
+    /* Adaptive queues (tasksched.c): running averages of the round trip
+     * to an executor and of a task's run, the queue depth per core they
+     * call for, and the successes since it was last worked out. */
+    uint64_t q_rtt_us, q_run_us;
+    int q_depth, q_samples, q_have_run;
     /* Cluster mode: tasks wait with no executor alive since starved_us
      * (0: not waiting).  At ask_us (register_wait_ms after, then every
      * register_wait_ms again) the backend says whether anything will

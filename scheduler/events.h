@@ -40,6 +40,9 @@ typedef struct sched_event {
     int backlog;            /* EV_EXEC_ADDED: attempts it accepts beyond its
                                cores, queued (-1: any number; 0: one per core,
                                as a cluster's executors) */
+    int backlog_max;        /* EV_EXEC_ADDED: the most it accepts beyond its
+                               cores while its tasks are short beside the
+                               round trip to it (below backlog: backlog) */
     int killed;             /* EV_TASK_ENDED: ended because it was killed */
     int queued_only;        /* EV_TASK_ENDED: killed in its executor's queue,
                                never started */

@@ -76,6 +76,12 @@ void et_assign(exec_table *t, exec_rec *x, int delta) {
     reindex(t, x);
 }
 
+void et_set_backlog(exec_table *t, exec_rec *x, int backlog) {
+    unindex(t, x);
+    x->backlog = backlog;
+    reindex(t, x);
+}
+
 void et_set_alive(exec_table *t, exec_rec *x, int alive) {
     unindex(t, x);
     x->alive = alive;
@@ -98,10 +104,11 @@ static int rooms_reserve(exec_table *t, int n) {
     return 0;
 }
 
-int et_add(exec_table *t, int id, int cores, int backlog, const char *host) {
+int et_add(exec_table *t, int id, int cores, int backlog, int backlog_max, const char *host) {
     exec_rec *x = et_find(t, id);
     if (cores < 1) cores = 1;
-    if (rooms_reserve(t, cores + (backlog > 0 ? backlog : 0) + 1)) return EM_ENOMEM;
+    if (backlog_max < backlog) backlog_max = backlog;
+    if (rooms_reserve(t, cores + (backlog_max > 0 ? backlog_max : 0) + 1)) return EM_ENOMEM;
     if (!x) {
         if (t->n == t->cap && et_reserve(t, t->cap ? t->cap * 2 : 4)) return EM_ENOMEM;
         x = &t->v[t->n++];
@@ -112,7 +119,8 @@ int et_add(exec_table *t, int id, int cores, int backlog, const char *host) {
         unindex(t, x);
     }
     x->cores = cores;
-    x->backlog = backlog;
+    x->backlog = x->backlog_min = backlog;
+    x->backlog_max = backlog_max;
     x->alive = 1;
     snprintf(x->host, sizeof x->host, "%s", host ? host : "");
     reindex(t, x);

@@ -14,7 +14,9 @@
 typedef struct exec_rec {
     int id;
     int cores;
-    int backlog;   /* attempts it accepts beyond its cores (-1: any number) */
+    int backlog;   /* attempts it accepts beyond its cores now (-1: any number) */
+    int backlog_min, backlog_max; /* what backlog may be (tasksched.c's
+                                     adaptive queues) */
     int assigned;  /* attempts launched on it, not yet ended */
     int alive;
     /* ember.excludeOnFailure: failed tasks of successful stages counted
@@ -53,15 +55,18 @@ typedef struct exec_table {
 } exec_table;
 
 exec_rec *et_find(exec_table *t, int id);
-/* An executor joined (or announced itself again) on host (NULL: unknown):
- * 0, or EM_ENOMEM. */
-int et_add(exec_table *t, int id, int cores, int backlog, const char *host);
+/* An executor joined (or announced itself again) on host (NULL: unknown),
+ * accepting backlog attempts beyond its cores, and up to backlog_max when
+ * the scheduler deepens its queue: 0, or EM_ENOMEM. */
+int et_add(exec_table *t, int id, int cores, int backlog, int backlog_max, const char *host);
 /* Room for n executors, so that the first n et_add calls allocate
  * nothing: 0, or EM_ENOMEM (the table unchanged). */
 int et_reserve(exec_table *t, int n);
 void et_free(exec_table *t);
 /* x takes (delta 1) or gives back (delta -1) an attempt. */
 void et_assign(exec_table *t, exec_rec *x, int delta);
+/* x accepts backlog attempts beyond its cores from now on. */
+void et_set_backlog(exec_table *t, exec_rec *x, int backlog);
 /* x is alive (it joined again) or lost. */
 void et_set_alive(exec_table *t, exec_rec *x, int alive);
 /* Append task_id to x's queue of waiting attempts: 0 or EM_ENOMEM. */

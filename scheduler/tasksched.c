@@ -104,13 +104,17 @@ static int failed_on(const stage *s, const exec_rec *x) {
  * alive that may run it.  An executor where a task of s failed gets the
  * task only on a free core, never in its queue (ember.executor.taskQueue):
  * a queued attempt would run there before a second failure could exclude
- * it for the stage. */
+ * it for the stage.  And no queue is deeper than ember.executor.taskQueue
+ * (adaptive queues deepen it for short tasks): an executor that fails
+ * every task at once would fail a deep queue's worth before the first
+ * failure's exclusion took effect. */
 static int mark_excluded(dag *d, const job *j, const stage *s, int idx, uint64_t now) {
     int allowed = 0;
     for (int i = 0; i < d->execs.n; i++) {
         exec_rec *x = &d->execs.v[i];
         int ex = excluded_for(j, s, idx, x, now);
-        x->skip = ex || (x->assigned >= x->cores && failed_on(s, x));
+        x->skip = ex || (x->assigned >= x->cores && failed_on(s, x)) ||
+                  (x->backlog >= 0 && x->assigned >= x->cores + x->backlog_min);
         allowed += x->alive && !ex;
     }
     return allowed;
@@ -236,6 +240,7 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
     uint8_t *bytes = ebuf_steal(&out, &len);
     /* Beyond its free cores: it waits in the executor's queue. */
     a->waiting = (uint8_t)(x->assigned > x->cores && d->be->fifo_starts);
+    a->queued_launch = a->waiting;
     a->run_us = a->launch_us;
     if (a->waiting && et_wait_push(x, t.task_id)) a->waiting = 0; /* out of memory: taken as running */
     rc = d->be->launch(d->be, t.task_id, bytes, len, x->id);
@@ -734,6 +739,51 @@ static void keep_late_output(dag *d, stage *s, int idx, sched_event *ev) {
     }
 }
 
+/* ------------------------------------------------- adaptive queues */
+
+/*
+ * An executor's queue (ember.executor.taskQueue per core) hides the round
+ * trip between a task's end and the next launch only while the queue's
+ * tasks last as long as that trip: with tasks much shorter than it, an
+ * executor idles most of the time.  So the queue deepens, per core, to
+ * the round trip over a task's run (a power of two, so that it changes
+ * seldom), between taskQueue and ember.executor.taskQueue.max.  The round
+ * trip is sampled on attempts launched onto a free core: from their launch
+ * to their end here, less their run on the executor.  Worked out every
+ * QUEUE_ADAPT_EVERY successes, and for each executor as it joins.
+ */
+#define QUEUE_ADAPT_EVERY 64
+
+static void queue_apply(dag *d, exec_rec *x) {
+    if (!x->alive || x->backlog < 0 || x->backlog_max <= x->backlog_min) return;
+    long b = (long)d->q_depth * x->cores;
+    if (b < x->backlog_min) b = x->backlog_min;
+    if (b > x->backlog_max) b = x->backlog_max;
+    if (b != x->backlog) et_set_backlog(&d->execs, x, (int)b);
+}
+
+void ts_exec_added(dag *d, exec_rec *x) {
+    if (d->q_depth) queue_apply(d, x);
+}
+
+static void queue_sample(dag *d, const attempt_rec *a, uint64_t run) {
+    if (!a->queued_launch) {
+        uint64_t now = ev_now_us(), trip = now > a->launch_us ? now - a->launch_us : 0;
+        trip = trip > run ? trip - run : 0;
+        d->q_rtt_us = d->q_rtt_us ? (7 * d->q_rtt_us + trip) / 8 : trip;
+    }
+    d->q_run_us = d->q_have_run ? (7 * d->q_run_us + run) / 8 : run;
+    d->q_have_run = 1;
+    if (++d->q_samples < QUEUE_ADAPT_EVERY || !d->q_rtt_us) return;
+    d->q_samples = 0;
+    uint64_t want = d->q_rtt_us / (d->q_run_us ? d->q_run_us : 1) + 1;
+    int depth = 1;
+    while ((uint64_t)depth < want && depth < 1024) depth *= 2;
+    if (depth == d->q_depth) return;
+    d->q_depth = depth;
+    for (int i = 0; i < d->execs.n; i++) queue_apply(d, &d->execs.v[i]);
+}
+
 /* An attempt ended.  Returns 1 when the event was handed on (a result). */
 int ts_task_ended(dag *d, sched_event *ev) {
     inflight *f = idmap_del(&d->inflight, ev->res.task_id);
@@ -765,6 +815,7 @@ int ts_task_ended(dag *d, sched_event *ev) {
         uint64_t dur = ev->end_us > ev->start_us ? ev->end_us - ev->start_us : 0;
         if (!a->waiting) s->task_us = s->task_us ? (7 * s->task_us + dur) / 8 : dur;
         (void)rm_add(&s->ok_us, dur); /* out of memory: the median of the others */
+        if (d->be->fifo_starts) queue_sample(d, a, dur);
     }
     if (s->state[idx] == T_RUNNING && !s->nrun[idx] && (!s->job || s->dropped))
         s->state[idx] = T_PENDING; /* no job to rerun it: pending when one comes */

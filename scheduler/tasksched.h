@@ -48,6 +48,8 @@ void ts_move_attempts(dag *d, stage *s, job *from, job *to);
 int ts_task_ended(dag *d, sched_event *ev);
 /* Launch what the queue holds where there is room (after every burst). */
 void ts_dispatch(dag *d);
+/* An executor joined: its queue as deep as the others' (adaptive queues). */
+void ts_exec_added(dag *d, exec_rec *x);
 /* Milliseconds until timed work is due (-1: none). */
 int ts_next_timeout(dag *d);
 /* Speculation and the progress line, when due. */

@@ -54,7 +54,7 @@ typedef struct sim {
     backend b;
     sim_opts o;
     evq *events;
-    int cores_each, backlog;
+    int cores_each, backlog, backlog_max;
     int total_cores;     /* of executors alive (atomic) */
     pthread_t thread;
     /* Shared, under mu: */
@@ -463,6 +463,7 @@ static int exec_add(sim *s, int host) {
     ev->exec = id;
     ev->cores = x->cores;
     ev->backlog = s->backlog * x->cores;
+    ev->backlog_max = s->backlog_max * x->cores;
     ev->res.fetch_map = -1;
     snprintf(ev->host, sizeof ev->host, "simhost-%d", host);
     snprintf(ev->text, sizeof ev->text, "sim executor %d on simhost-%d", id, host);
@@ -764,6 +765,7 @@ static backend *sim_open(const char *master, const struct em_conf *conf, evq *ev
     s->events = events;
     s->cores_each = c;
     s->backlog = (int)conf_i64(conf, "ember.executor.taskQueue");
+    s->backlog_max = (int)conf_i64(conf, "ember.executor.taskQueue.max");
     pthread_mutex_init(&s->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);

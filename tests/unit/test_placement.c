@@ -17,9 +17,9 @@ static void set_assigned(exec_table *t, int id, int n) {
 
 TEST(placement_speculative_copy_prefers_another_host) {
     exec_table t = {0};
-    CHECK_OK(et_add(&t, 0, 2, 0, "10.0.0.1"));
-    CHECK_OK(et_add(&t, 1, 4, 0, "10.0.0.1")); /* most room, but the original's host */
-    CHECK_OK(et_add(&t, 2, 1, 0, "10.0.0.2"));
+    CHECK_OK(et_add(&t, 0, 2, 0, 0, "10.0.0.1"));
+    CHECK_OK(et_add(&t, 1, 4, 0, 0, "10.0.0.1")); /* most room, but the original's host */
+    CHECK_OK(et_add(&t, 2, 1, 0, 0, "10.0.0.2"));
     set_assigned(&t, 0, 1); /* the original runs on executor 0 */
     /* Nothing to avoid: the most room. */
     CHECK_EQ_I64(et_choose(&t, -1, -1, 1, 0)->id, 1);
@@ -39,9 +39,9 @@ TEST(placement_speculative_copy_prefers_another_host) {
 
 TEST(placement_unknown_hosts_avoid_the_executor) {
     exec_table t = {0};
-    CHECK_OK(et_add(&t, 0, 1, 0, NULL));
-    CHECK_OK(et_add(&t, 1, 1, 0, NULL));
-    CHECK_OK(et_add(&t, 2, 8, 0, NULL));
+    CHECK_OK(et_add(&t, 0, 1, 0, 0, NULL));
+    CHECK_OK(et_add(&t, 1, 1, 0, 0, NULL));
+    CHECK_OK(et_add(&t, 2, 8, 0, 0, NULL));
     /* Hosts unknown: every other executor counts as elsewhere; the most room wins. */
     CHECK_EQ_I64(et_choose(&t, -1, 2, 1, 0)->id, 0);
     CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 0)->id, 2);
@@ -50,8 +50,8 @@ TEST(placement_unknown_hosts_avoid_the_executor) {
 
 TEST(placement_cached_partition_preferred) {
     exec_table t = {0};
-    CHECK_OK(et_add(&t, 0, 1, 0, "h"));
-    CHECK_OK(et_add(&t, 1, 4, 0, "h"));
+    CHECK_OK(et_add(&t, 0, 1, 0, 0, "h"));
+    CHECK_OK(et_add(&t, 1, 4, 0, 0, "h"));
     CHECK_EQ_I64(et_choose(&t, 0, -1, 0, 0)->id, 0);
     set_assigned(&t, 0, 1);
     CHECK(et_choose(&t, 0, -1, 0, 0) == NULL);     /* waits for it */
@@ -66,7 +66,7 @@ TEST(placement_cached_partition_preferred) {
  * growth and the room popped at its front, 0 when empty. */
 TEST(placement_wait_queue_in_order) {
     exec_table t = {0};
-    CHECK_OK(et_add(&t, 0, 1, 1, NULL));
+    CHECK_OK(et_add(&t, 0, 1, 1, 1, NULL));
     exec_rec *x = et_find(&t, 0);
     CHECK(x);
     CHECK_EQ_I64(et_wait_pop(x), 0);
@@ -85,7 +85,7 @@ TEST(placement_wait_queue_in_order) {
  * dead executor has no room and counts for nothing. */
 TEST(placement_index_by_room) {
     exec_table t = {0};
-    for (int i = 0; i < 3; i++) CHECK_OK(et_add(&t, i, 2, 1, "h")); /* room 3 each */
+    for (int i = 0; i < 3; i++) CHECK_OK(et_add(&t, i, 2, 1, 1, "h")); /* room 3 each */
     CHECK_EQ_I64(t.idle_cores, 6);
     CHECK_EQ_I64(t.top, 3);
     int order[6];
@@ -112,9 +112,30 @@ TEST(placement_index_by_room) {
     set_assigned(&t, 1, 0); /* its attempts end after its loss */
     CHECK(!et_any_room(&t));
     CHECK_EQ_I64(t.idle_cores, 0);
-    CHECK_OK(et_add(&t, 1, 2, 1, "h")); /* it joins again */
+    CHECK_OK(et_add(&t, 1, 2, 1, 1, "h")); /* it joins again */
     CHECK_EQ_I64(et_choose(&t, -1, -1, 1, 0)->id, 1);
     CHECK_EQ_I64(t.idle_cores, 2);
     CHECK_EQ_I64(t.top, 3);
+    et_free(&t);
+}
+
+/* A backlog set later (the scheduler's adaptive queues) moves the
+ * executor's room, within what it announced. */
+TEST(placement_backlog_changes_room) {
+    exec_table t = {0};
+    CHECK_OK(et_add(&t, 0, 2, 2, 8, "h"));
+    exec_rec *x = et_find(&t, 0);
+    CHECK_EQ_I64(x->backlog_min, 2);
+    CHECK_EQ_I64(x->backlog_max, 8);
+    CHECK_EQ_I64(t.top, 4);
+    et_set_backlog(&t, x, 8);
+    CHECK_EQ_I64(t.top, 10);
+    set_assigned(&t, 0, 10);
+    CHECK(!et_any_room(&t));
+    et_set_backlog(&t, x, 2); /* shallower than it holds: no room until it drains */
+    CHECK(!et_any_room(&t));
+    CHECK_EQ_I64(t.queued_execs, 1);
+    set_assigned(&t, 0, 3);
+    CHECK_EQ_I64(et_choose(&t, -1, -1, 1, 0)->id, 0);
     et_free(&t);
 }
