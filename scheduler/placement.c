@@ -17,7 +17,24 @@ exec_rec *et_find(exec_table *t, int id) {
     return NULL;
 }
 
+/* Lists for rooms up to n - 1: 0 or EM_ENOMEM. */
+static int rooms_reserve(exec_table *t, int n) {
+    if (n <= t->nroom) return 0;
+    int cap = t->nroom ? t->nroom : 8;
+    while (cap < n) cap *= 2;
+    int *h = realloc(t->head, sizeof *h * (size_t)cap);
+    if (!h) return EM_ENOMEM;
+    t->head = h;
+    int *tl = realloc(t->tail, sizeof *tl * (size_t)cap);
+    if (!tl) return EM_ENOMEM;
+    t->tail = tl;
+    for (int r = t->nroom; r < cap; r++) t->head[r] = t->tail[r] = -1;
+    t->nroom = cap;
+    return 0;
+}
+
 int et_reserve(exec_table *t, int n) {
+    if (rooms_reserve(t, 8)) return EM_ENOMEM;
     if (n <= t->cap) return 0;
     exec_rec *v = realloc(t->v, sizeof *v * (size_t)n);
     if (!v) return EM_ENOMEM;
@@ -88,27 +105,11 @@ void et_set_alive(exec_table *t, exec_rec *x, int alive) {
     reindex(t, x);
 }
 
-/* Lists for rooms up to n - 1: 0 or EM_ENOMEM. */
-static int rooms_reserve(exec_table *t, int n) {
-    if (n <= t->nroom) return 0;
-    int cap = t->nroom ? t->nroom : 8;
-    while (cap < n) cap *= 2;
-    int *h = realloc(t->head, sizeof *h * (size_t)cap);
-    if (!h) return EM_ENOMEM;
-    t->head = h;
-    int *tl = realloc(t->tail, sizeof *tl * (size_t)cap);
-    if (!tl) return EM_ENOMEM;
-    t->tail = tl;
-    for (int r = t->nroom; r < cap; r++) t->head[r] = t->tail[r] = -1;
-    t->nroom = cap;
-    return 0;
-}
-
 int et_add(exec_table *t, int id, int cores, int backlog, int backlog_max, const char *host) {
     exec_rec *x = et_find(t, id);
     if (cores < 1) cores = 1;
     if (backlog_max < backlog) backlog_max = backlog;
-    if (rooms_reserve(t, cores + (backlog_max > 0 ? backlog_max : 0) + 1)) return EM_ENOMEM;
+    if (backlog >= 0 && rooms_reserve(t, cores + backlog_max + 1)) return EM_ENOMEM;
     if (!x) {
         if (t->n == t->cap && et_reserve(t, t->cap ? t->cap * 2 : 4)) return EM_ENOMEM;
         x = &t->v[t->n++];

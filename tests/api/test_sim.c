@@ -18,6 +18,7 @@ static em_ctx *open_sim(const char *master, const sim_opts *o, const char *const
     em_conf *conf = em_conf_new();
     if (!conf) return NULL;
     test_conf_set(conf, "ember.progress", "false");
+    test_conf_set(conf, "ember.ui.enabled", "false");
     for (size_t i = 0; i < n; i++) test_conf_set(conf, kv[i][0], kv[i][1]);
     em_ctx *c = em_open(master, conf);
     em_conf_free(conf);
@@ -32,9 +33,11 @@ static int sim_consistent(const sim_stats *s) {
 
 /* 20,000 tasks on 1,000 executors of 4 cores: each description decodes,
  * the count is exact, each task runs once, and no executor ever holds
- * more than its queue (ember.executor.taskQueue 1 per core: 4). */
+ * more than its queue (ember.executor.taskQueue 1 per core, and no
+ * deeper: ember.executor.taskQueue.max 1). */
 TEST(sim_thousand_executors_count) {
-    em_ctx *c = open_sim("sim[1000,4]", NULL, NULL, 0);
+    const char *const kv[][2] = {{"ember.executor.taskQueue.max", "1"}};
+    em_ctx *c = open_sim("sim[1000,4]", NULL, kv, 1);
     CHECK(c);
     CHECK_EQ_I64(em_cores(c), 4000);
     int64_t n = 0;
@@ -53,6 +56,35 @@ TEST(sim_thousand_executors_count) {
     CHECK_EQ_I64(ss.started, 20000);
     CHECK(sim_consistent(&ss));
     CHECK(ss.max_queued <= 4);
+}
+
+/* Adaptive queues: tasks that end as they start are short beside the
+ * round trip, so after a first job the queues deepen past the floor of 1
+ * per core, never past ember.executor.taskQueue.max (16 here); the answer
+ * stays exact. */
+static int adaptive_run(int qmax, int64_t *max_queued) {
+    char v[16];
+    snprintf(v, sizeof v, "%d", qmax);
+    const char *const kv[][2] = {{"ember.executor.taskQueue.max", v}};
+    em_ctx *c = open_sim("sim[10,1]", NULL, kv, 1);
+    if (!c) return 0;
+    int64_t n1 = 0, n2 = 0;
+    int ok = !em_count(em_range(c, 0, 1000, 1, 1000), &n1) && n1 == 1000 &&
+             !em_count(em_range(c, 0, 20000, 1, 20000), &n2) && n2 == 20000;
+    em_close(c);
+    sim_stats ss;
+    sim_get_stats(&ss);
+    *max_queued = ss.max_queued;
+    return ok && sim_consistent(&ss);
+}
+
+TEST(sim_adaptive_queues_deepen_within_max) {
+    int64_t deep = 0, flat = 0;
+    CHECK(adaptive_run(16, &deep));
+    CHECK(deep > 1);
+    CHECK(deep <= 16);
+    CHECK(adaptive_run(1, &flat));
+    CHECK(flat <= 1);
 }
 
 /* A two-stage job: 400 map tasks, 300 reduce partitions.  Each reduce

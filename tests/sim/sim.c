@@ -302,12 +302,22 @@ static void make_result(sim *s, sattempt *a) {
 
 /* ------------------------------------------------------------ attempts */
 
+/* The description's bytes leave the simulation's account (freed, or
+ * handed to the decoder, whose task_desc is freed at the attempt's end). */
+static void desc_unheld(sattempt *a) {
+    int64_t own = (int64_t)malloc_usable_size(a);
+    hold(-(a->held - own));
+    a->held = own;
+}
+
 static void a_release(sattempt *a) {
-    if (a->td || a->desc) hold(-(a->held - (int64_t)malloc_usable_size(a)));
+    if (a->desc) {
+        desc_unheld(a);
+        free(a->desc);
+        a->desc = NULL;
+    }
     if (a->td) taskdesc_free(a->td);
-    else free(a->desc);
     a->td = NULL;
-    a->desc = NULL;
 }
 
 /* Post a's end (already unlinked from its executor and the heap). */
@@ -370,6 +380,7 @@ static void a_finish(sim *s, sattempt *a, uint64_t now) {
     x->running--;
     uint8_t *d = a->desc;
     a->desc = NULL;
+    desc_unheld(a);
     if (taskdesc_decode(d, a->len, &a->td)) {
         a->td = NULL;
         fail_res(&a->ev.res, EM_EPROTO, em_errmsg());
