@@ -187,13 +187,13 @@ typedef struct sr_stats {
      * a fetch failure the reader checks every other output of the failed
      * one's executor (the same location; with fetch->lost_host, the same
      * host), so that the scheduler forgets all that are lost at once and
-     * one map stage attempt recomputes them.  A check is what a reader can
-     * do cheaply: an output in memory is good; one on a disk it reads has
-     * its index and data files, they pass their header checks, and its
-     * segment of this partition has the tracker's length (shuffle_locate);
-     * a remote one's segment of this partition is
-     * fetched (a remote output with nothing for this partition is taken
-     * as good).  malloc'd, the caller's to free; NULL when none. */
+     * one map stage attempt recomputes them.  A check is a read of this
+     * partition's segment alone: an output in memory is good; one on a
+     * disk it reads has its index and data files, they pass their header
+     * checks, and its segment decodes, every block's CRC good; a remote
+     * one's segment is fetched and decoded the same way (a remote output
+     * with nothing for this partition is taken as good).  malloc'd, the
+     * caller's to free; NULL when none. */
     int *lost;
     int nlost;
 } sr_stats;

@@ -969,29 +969,36 @@ static int same_scope(const sr_opts *o, int f, int m) {
     return n == k && !memcmp(ha, hb, n);
 }
 
-/* Whether map m's output can still be read (see sr_stats' lost).  Sets
- * the thread's message; the caller keeps its own. */
+/* A block consumer that drops what it is given: output_good's, which
+ * reads a segment for its checks alone. */
+static int drop_block(void *ctx, const uint8_t *p, size_t len, unsigned flags, uint64_t *n, int *bad) {
+    *n = 0;
+    return 0;
+}
+
+/* Whether map m's output can still be read (see sr_stats' lost): one kept
+ * in memory is; one in files or fetched has this partition's segment read
+ * through, its index and blocks checked as a read checks them (the
+ * tracker's size being an estimate, an index whose offsets moved is seen
+ * only by reading the blocks they point at).  Failures that are not the
+ * output's (out of memory, the task killed) count as good.  Sets the
+ * thread's message; the caller keeps its own. */
 static int output_good(const sr_opts *o, int m) {
-    uint64_t att = o->attempts ? o->attempts[m] : 0, start = 0, end = 0;
+    uint64_t att = o->attempts ? o->attempts[m] : 0;
     memout *mo = memout_get(o->mem, o->shuffle_id, (uint32_t)m, att);
+    void *h = NULL;
     if (mo) {
         memout_release(o->mem, mo);
         return 1;
     }
     if (loc_remote(o, o->dirs[m])) {
         if (!o->seglens || !o->seglens[m]) return 1; /* nothing to fetch */
-        const uint8_t *seg;
-        uint64_t len;
-        void *h = o->fetch->begin(o->fetch->ctx, o->dirs[m], o->shuffle_id, (uint32_t)m, att, o->reduce_id);
-        if (!h) return 0;
-        int e = o->fetch->end(o->fetch->ctx, h, &seg, &len);
-        if (e < 0) return e == EM_ENOMEM || e == EM_ECANCELED; /* not the output's fault */
-        o->fetch->drop(o->fetch->ctx, h);
-        return 1;
+        if (!(h = o->fetch->begin(o->fetch->ctx, o->dirs[m], o->shuffle_id, (uint32_t)m, att, o->reduce_id)))
+            return 0;
     }
-    int fd = locate_segment(o, m, &start, &end);
-    if (fd >= 0) close(fd);
-    return fd != EM_EFETCH;
+    sr_stats scratch;
+    memset(&scratch, 0, sizeof scratch);
+    return read_segment(o, m, h, NULL, drop_block, NULL, &scratch) != EM_EFETCH;
 }
 
 /* After the fetch failure of st->failed_map: list the other outputs of its

@@ -1940,16 +1940,30 @@ TEST(shuffle_fetch_failure_lists_lost_outputs) {
         free(st.lost);
         ebuf_free(&got.buf);
     }
-    /* Local files: map 1's are gone, and so are map 4's. */
+    /* Local files: map 1's are gone, and so are map 4's; map 2's index has
+     * a fresh CRC over a boundary moved into a block, which only reading
+     * its segment finds. */
     shuffle_remove_output(dir, 23, 1, 0);
+    uint64_t offs[3], s0, e0, s1, e1;
+    int fd0 = shuffle_locate(dir, 23, 2, 0, 0, &s0, &e0), fd1 = shuffle_locate(dir, 23, 2, 0, 1, &s1, &e1);
+    CHECK(fd0 >= 0 && fd1 >= 0);
+    close(fd0);
+    close(fd1);
+    offs[0] = s0;
+    offs[1] = s0 + (e1 - s0) / 2;
+    offs[2] = e1;
+    CHECK(offs[1] != e0);
+    char ipath[1024];
+    shuffle_index_path(ipath, sizeof ipath, dir, 23, 2, 0);
+    rewrite_index(ipath, 2, offs);
     sr_opts lo = ropts(ldirs, 23, 1, NM, SR_PASS, dir, 1 << 20);
     lo.seglens = lens;
     collect got = {EBUF_INIT, 0, 0};
     sr_stats st;
     CHECK_EQ_I64(shuffle_read(&lo, collect_sink, &got, &st), EM_EFETCH);
     CHECK_EQ_I64(st.failed_map, 1);
-    CHECK_EQ_I64(st.nlost, 2);
-    CHECK(st.lost && st.lost[0] == 3 && st.lost[1] == 4);
+    CHECK_EQ_I64(st.nlost, 3);
+    CHECK(st.lost && st.lost[0] == 2 && st.lost[1] == 3 && st.lost[2] == 4);
     free(st.lost);
     ebuf_free(&got.buf);
 }
