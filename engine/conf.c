@@ -103,6 +103,14 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.shuffle.inMemoryOutput.codec", .def = "prefix", .type = CONF_ENUM, .choices = codec_choices},
     {.key = "ember.shuffle.blockBytes", .def = "65536", .type = CONF_SIZE, .min = 4 * KiB, .max = 64 * MiB,
      .why_max = "a merge holds one block per spilled run in memory"},
+    /* How the driver's map-output tracker keeps segment sizes (Spark's
+     * spark.shuffle.minNumPartitionsToHighlyCompress and
+     * spark.shuffle.accurateBlockThreshold, their defaults): a byte per
+     * segment up to this many partitions, past it a map output's empty
+     * segments, their average and its huge ones (scheduler/mapout.h). */
+    {.key = "ember.shuffle.minNumPartitionsToHighlyCompress", .def = "2000", .type = CONF_INT, .min = 1,
+     .max = SHUFFLE_MAX_PARTS, .why_max = "the most partitions a shuffle may have"},
+    {.key = "ember.shuffle.accurateBlockThreshold", .def = "100m", .type = CONF_SIZE, .min = 1, .max = INT64_MAX},
     /* The codec of shuffle and spill blocks, as Spark's
      * spark.io.compression.codec (whose default is lz4; ours, auto, front
      * codes blocks it shrinks well and lz4s the others: bench/RESULTS.md),

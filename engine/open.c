@@ -418,6 +418,8 @@ em_ctx *em_open(const char *master, const em_conf *conf) {
     log_set_level(log_level_parse(em_conf_get(ctx->conf, "ember.log.level")));
     dag_set_register_wait(w->dag, conf_duration_ms(ctx->conf, "ember.scheduler.maxRegisteredWait"));
     dag_set_starvation_timeout(w->dag, conf_duration_ms(ctx->conf, "ember.starvation.timeout"));
+    dag_set_map_statuses(w->dag, conf_i64(ctx->conf, "ember.shuffle.minNumPartitionsToHighlyCompress"),
+                         conf_size(ctx->conf, "ember.shuffle.accurateBlockThreshold"));
     if (ui_open(ctx, w)) goto fail;
     if (w->hooked) {
         if (!(w->be = em_backend_hook->open(master, ctx->conf, dag_events(w->dag)))) goto fail;

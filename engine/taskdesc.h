@@ -118,8 +118,10 @@ typedef struct plan_node {
                                 (one per executor) and an index per map */
     const uint64_t *attempts; /* PN_SHUFFLE: nmaps ids of the attempts whose
                                  outputs are registered (NULL: all 0) */
-    const uint64_t *seglens; /* PN_SHUFFLE: nmaps lengths of this partition's
-                                segments, from the map-output tracker */
+    const uint64_t *seglens; /* PN_SHUFFLE: nmaps sizes of this partition's
+                                segments, from the map-output tracker: 0
+                                exactly when the map wrote nothing there,
+                                else an estimate (scheduler/mapout.h) */
     uint8_t mode, combined;  /* PN_SHUFFLE: enum sr_mode, map-side combined */
     union {                  /* PN_SHUFFLE, one byte on the wire: */
         uint8_t descending;  /*   SR_SORT: order */

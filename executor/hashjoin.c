@@ -105,7 +105,11 @@ int hashjoin_kind(const epipe *join_op, const plan_node *cogroup) {
 }
 
 /* The bytes a cogroup input reads, or -1 when it is not a shuffle read
- * with known segment sizes. */
+ * with known segment sizes.  The sizes are the map-output tracker's
+ * estimates (within about 10% each, or a map output's average over its
+ * segments of a wide shuffle): enough to tell the smaller side, which is
+ * all they choose; the table still holds to its budget whatever it meets
+ * (hashjoin.h). */
 static int64_t input_bytes(const plan_node *c) {
     if (c->type != PN_SHUFFLE || !c->seglens) return -1;
     uint64_t sum = 0;

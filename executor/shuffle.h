@@ -85,16 +85,18 @@ void sw_abort(shuffle_writer *w);
 /* How a reduce task gets segments held by other executors (cluster mode,
  * shuffle_fetch.c).  begin starts fetching one and returns a handle, or NULL
  * with a message (a fetch failure).  end waits for the handle and sets *p
- * to exactly the segment's len bytes in memory, which the reader decodes
- * where they lie (no file between the socket and the decoder): 0, and the
- * bytes stay until the handle is dropped; or < 0 with a message, and the
- * handle is gone: EM_EFETCH naming the executor, EM_ECANCELED when the
- * task was killed, EM_ENOMEM.  drop lets go of a handle, ended (its bytes
- * read) or not (the read ended early).
+ * and *len to the segment's bytes in memory, as many as the server said
+ * the segment holds, which the reader decodes where they lie (no file
+ * between the socket and the decoder): 0, and the bytes stay until the
+ * handle is dropped; or < 0 with a message, and the handle is gone:
+ * EM_EFETCH naming the executor, EM_ECANCELED when the task was killed,
+ * EM_ENOMEM.  An empty segment may set *p to NULL.  drop lets go of a
+ * handle, ended (its bytes read) or not (the read ended early).
  *
  * A reader begins the fetches of the maps after the one it reads while the
  * segments begun and not yet read total at most in_flight bytes
- * (ember.reducer.maxSizeInFlight, as Spark's); one is always begun, however
+ * (ember.reducer.maxSizeInFlight, as Spark's), counted by the tracker's
+ * estimates of their sizes (sr_opts' seglens); one is always begun, however
  * large.  Segments are read in map order.
  *
  * With host_local (ember.shuffle.readHostLocalDisk, as Spark's
@@ -106,9 +108,8 @@ void sw_abort(shuffle_writer *w);
  * compared as the locations spell them (the address each executor
  * advertised), so executors of other machines are always fetched from. */
 typedef struct sr_fetcher {
-    void *(*begin)(void *ctx, const char *loc, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int reduce,
-                   uint64_t len);
-    int (*end)(void *ctx, void *h, const uint8_t **p);
+    void *(*begin)(void *ctx, const char *loc, uint32_t shuffle_id, uint32_t map, uint64_t attempt, int reduce);
+    int (*end)(void *ctx, void *h, const uint8_t **p, uint64_t *len);
     void (*drop)(void *ctx, void *h);
     void *ctx;
     uint64_t in_flight;
@@ -135,11 +136,16 @@ typedef struct sr_opts {
     const char *spill_dir;
     bf_codec codec;          /* of spilled runs' blocks */
     size_t block_bytes;
-    const uint64_t *seglens;  /* nmaps segment lengths of this reduce partition
-                                 as the map-output tracker recorded them; each
-                                 segment read must have its length.  NULL
-                                 skips that check (unit tests of the file
-                                 format only: tasks always pass them) */
+    const uint64_t *seglens;  /* nmaps sizes of this reduce partition's
+                                 segments as the map-output tracker keeps
+                                 them: 0 exactly when the map wrote nothing
+                                 there (the map is skipped), else an estimate
+                                 (scheduler/mapout.h) that only sizes the
+                                 fetches in flight; a segment's length comes
+                                 from its index, its output in memory or the
+                                 server's answer.  NULL: read every map (unit
+                                 tests of the file format; tasks always pass
+                                 them) */
     size_t max_record;        /* SR_GROUP, SR_COGROUP: a group is one record,
                                  so a key's group may not grow past this
                                  (ember.record.maxBytes; 0: no limit) */
@@ -181,13 +187,13 @@ typedef struct sr_stats {
      * a fetch failure the reader checks every other output of the failed
      * one's executor (the same location; with fetch->lost_host, the same
      * host), so that the scheduler forgets all that are lost at once and
-     * one map stage attempt recomputes them.  A check is what a reader can
-     * do cheaply: an output in memory is good; one on a disk it reads has
-     * its index and data files, they pass their header checks, and its
-     * segment of this partition has the tracker's length (shuffle_locate);
-     * a remote one's segment of this partition is
-     * fetched (a remote output with nothing for this partition is taken
-     * as good).  malloc'd, the caller's to free; NULL when none. */
+     * one map stage attempt recomputes them.  A check is a read of this
+     * partition's segment alone: an output in memory is good; one on a
+     * disk it reads has its index and data files, they pass their header
+     * checks, and its segment decodes, every block's CRC good; a remote
+     * one's segment is fetched and decoded the same way (a remote output
+     * with nothing for this partition is taken as good).  malloc'd, the
+     * caller's to free; NULL when none. */
     int *lost;
     int nlost;
 } sr_stats;

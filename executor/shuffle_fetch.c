@@ -4,6 +4,7 @@
  * the frames of the answers, retries and the silence timeout.
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,11 +36,15 @@ typedef struct freq {
     int port;
     uint64_t rid;
     uint32_t shuffle, map;
-    uint64_t attempt, len, got;
+    uint64_t attempt;
+    uint64_t len, got;   /* the segment's length, as its M_SEGMENT says, and
+                            the bytes that came */
     int reduce;
     ebuf seg;            /* the segment's len bytes as they come (bigbuf.h:
                             a big one reuses the pages of the last) */
     int started;         /* its M_SEGMENT came */
+    int no_room;         /* no memory for its len bytes: its chunks are
+                            let go, and it fails when they end */
     int done, rc;        /* sf->mu */
     int transient;       /* sf->mu: it failed because its connection did (worth a retry) */
     int dropped;         /* sf->mu: nobody waits; whoever ends it frees it */
@@ -150,7 +155,11 @@ static void fetch_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *
         if (!len) { /* the end */
             f->head = r->next;
             if (!f->head) f->tail = NULL;
-            if (r->got != r->len) {
+            if (r->no_room) {
+                snprintf(why, sizeof why, "no memory for the %llu bytes of shuffle %u map %u from executor at %s",
+                         (unsigned long long)r->len, r->shuffle, r->map, f->key);
+                freq_end(r, EM_EFETCH, why);
+            } else if (r->got != r->len) {
                 snprintf(why, sizeof why, "executor at %s sent %llu of the %llu bytes of shuffle %u map %u", f->key,
                          (unsigned long long)r->got, (unsigned long long)r->len, r->shuffle, r->map);
                 freq_end(r, EM_EFETCH, why);
@@ -161,7 +170,7 @@ static void fetch_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *
             conn_close(c, "a segment longer than announced");
             goto out;
         }
-        memcpy(r->seg.p + r->got, body, len); /* room for len bytes since begin */
+        if (!r->no_room) memcpy(r->seg.p + r->got, body, len); /* room for r->len bytes since M_SEGMENT */
         r->got += len;
         goto out;
     }
@@ -170,16 +179,12 @@ static void fetch_frame(conn *c, uint8_t type, uint8_t *body, size_t len, void *
         goto out;
     }
     if (m.tag == M_SEGMENT && !r->started && m.f[0].u == r->rid) {
-        if (m.f[1].u != r->len) {
-            f->head = r->next;
-            if (!f->head) f->tail = NULL;
-            snprintf(why, sizeof why,
-                     "executor at %s: shuffle %u map %u reduce partition %d is %llu bytes, the map task wrote %llu",
-                     f->key, r->shuffle, r->map, r->reduce, (unsigned long long)m.f[1].u, (unsigned long long)r->len);
-            freq_end(r, EM_EFETCH, why);
-            conn_close(c, "a segment of the wrong length"); /* its chunks would follow */
-            goto out;
-        }
+        /* The server's length is the segment's: the tracker's is an
+         * estimate (scheduler/mapout.h).  The bytes are checked as they
+         * are decoded, block by block (blockfile.h's CRCs).  A length this
+         * process cannot hold fails the request, not the connection. */
+        r->len = m.f[1].u;
+        r->no_room = r->len > SIZE_MAX / 2 || bb_reserve(&r->seg, (size_t)r->len) != 0;
         r->started = 1;
     } else if (m.tag == M_ERROR && !r->started) {
         f->head = r->next;
@@ -264,11 +269,10 @@ static int post_abort(shuffle_fetch *sf, uint64_t rid) {
     return 0;
 }
 
-/* sr_fetcher's begin: the segment goes into a buffer of its length, which
- * the reader decodes in place (no file between the socket and the
- * decoder). */
-static void *fetch_begin(void *fctx, const char *loc, uint32_t shuffle, uint32_t map, uint64_t attempt, int reduce,
-                         uint64_t len) {
+/* sr_fetcher's begin: the segment goes into a buffer of the length its
+ * server announces, which the reader decodes in place (no file between the
+ * socket and the decoder). */
+static void *fetch_begin(void *fctx, const char *loc, uint32_t shuffle, uint32_t map, uint64_t attempt, int reduce) {
     shuffle_fetch *sf = fctx;
     const char *hp = loc + 8, *colon = strchr(hp, ':');
     char *end;
@@ -284,15 +288,8 @@ static void *fetch_begin(void *fctx, const char *loc, uint32_t shuffle, uint32_t
     r->map = map;
     r->attempt = attempt;
     r->reduce = reduce;
-    r->len = len;
     r->progress_us = ev_now_us();
     r->seg = (ebuf)EBUF_INIT;
-    if (bb_reserve(&r->seg, (size_t)len)) {
-        em__seterr(EM_EFETCH, "shuffle %u map %u: no memory for its %llu byte segment", shuffle, map,
-                   (unsigned long long)len);
-        free(r);
-        return NULL;
-    }
     pthread_cond_init(&r->cv, NULL);
     pthread_mutex_lock(&sf->mu);
     r->rid = sf->next_rid++;
@@ -366,7 +363,7 @@ static int retry_pause(uint64_t ms) {
  * again on a new one, up to sf->retries times, sf->retry_ms apart; then it
  * is a fetch failure.  Each retry, and each connection that failed under
  * it, is counted in the attempt's result (runner_count_fetch). */
-static int fetch_end(void *fctx, void *h, const uint8_t **p) {
+static int fetch_end(void *fctx, void *h, const uint8_t **p, uint64_t *len) {
     shuffle_fetch *sf = fctx;
     freq *r = h;
     int aborted = 0;
@@ -388,8 +385,8 @@ static int fetch_end(void *fctx, void *h, const uint8_t **p) {
         /* Chunks are written at their offsets: the new answer overwrites
          * whatever part of the old one came. */
         pthread_mutex_lock(&sf->mu);
-        r->done = r->rc = r->transient = r->started = 0;
-        r->got = 0;
+        r->done = r->rc = r->transient = r->started = r->no_room = 0;
+        r->got = r->len = 0;
         r->err[0] = 0;
         r->rid = sf->next_rid++;
         pthread_mutex_unlock(&sf->mu);
@@ -412,6 +409,7 @@ static int fetch_end(void *fctx, void *h, const uint8_t **p) {
         return rc == EM_ENOMEM ? EM_ENOMEM : EM_EFETCH;
     }
     *p = r->seg.p; /* r stays, done, until the reader drops it */
+    *len = r->len;
     return 0;
 }
 

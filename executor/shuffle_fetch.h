@@ -7,9 +7,11 @@
  * of it.  The client keeps one connection per server ("HOST:PORT"), opened
  * on first use with the application's name (M_SHUFFLE_OPEN), and sends its
  * requests on it one after another (M_FETCH_SEGMENT); the server answers
- * them in that order, each with its M_SEGMENT header and then its chunks,
- * which land in a buffer of the segment's length that the reader decodes in
- * place.
+ * them in that order, each with its M_SEGMENT header, which gives the
+ * segment's length, and then its chunks, which land in a buffer of that
+ * length that the reader decodes in place.  (The length the driver's
+ * map-output tracker has for a segment is an estimate: only the server
+ * knows it.)
  *
  * Failures.  A connection that fails (refused, reset, closed) fails every
  * request on it; a request that failed that way is sent again on a new

@@ -13,9 +13,9 @@
  * exactly that size, the right magic, version and checksum, off[0] at the
  * end of the data header, offsets never decreasing, and off[nparts] equal to
  * the data file's size; the data header must name the same nparts.  The
- * reader also checks a segment's length against the size the map-output
- * tracker recorded when the map task committed, so an index rewritten with
- * other plausible offsets (and a fresh checksum) is still caught.
+ * map-output tracker's sizes are estimates (scheduler/mapout.h), so the
+ * index's offsets are what a reader uses; the blocks' own CRCs
+ * (blockfile.h) catch damaged bytes in what it reads.
  *
  * These functions only look at bytes: they are what the fuzz target
  * tests/fuzz/fuzz_shuffle_index.c drives.

@@ -3,10 +3,15 @@
  * partition's segment from every map output and pass the records to a sink
  * as the mode asks (see shuffle.h).
  *
- * Fetching is the same for every mode: for each map, read and check its
- * index file and data header (shuffle_index.h), check the segment's length
- * against the map-output tracker's, and decode the run of blocks, each
- * checked by its CRC.  Any problem with a map's files is a
+ * Fetching is the same for every mode: for each map the map-output tracker
+ * has as non-empty, read and check its index file and data header
+ * (shuffle_index.h), take the segment's length from the index (or from
+ * the output kept in memory, or from the shuffle server's answer), and
+ * decode the run of blocks, each checked by its CRC.  The tracker's sizes
+ * are estimates (scheduler/mapout.h), exact only in being zero or not:
+ * they choose the maps to read and size the fetches in flight, and a
+ * segment found empty that the tracker has as non-empty is not the output
+ * the map task registered.  Any problem with a map's files is a
  * fetch failure (EM_EFETCH naming the file, stats->failed_map naming the
  * map), which tells the scheduler to recompute that map's output rather than
  * to retry this task as is.
@@ -166,22 +171,32 @@ static int loc_remote(const sr_opts *o, const char *loc) {
     return !loc_self(o, loc) && !loc_host_local(o, loc);
 }
 
-/* Map m's segment of the reduce partition on disk.  Checks its length
- * against the tracker's.  Returns the descriptor (>= 0) with [*start,
- * *end) set, or a code: EM_EFETCH (message naming the file), EM_ENOMEM. */
+/* Map m's segment of the reduce partition on disk, as its index says.
+ * Returns the descriptor (>= 0) with [*start, *end) set, or a code:
+ * EM_EFETCH (message naming the file), EM_ENOMEM. */
 static int locate_segment(const sr_opts *o, int m, uint64_t *start, uint64_t *end) {
     uint64_t att = o->attempts ? o->attempts[m] : 0;
-    int fd = shuffle_locate(shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att, o->reduce_id, start, end);
-    if (fd < 0) return fd;
-    if (o->seglens && *end - *start != o->seglens[m]) {
-        char ipath[SHUFFLE_PATH];
-        shuffle_index_path(ipath, sizeof ipath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att);
-        em__seterr(EM_EFETCH, "shuffle index %s: segment of reduce partition %d is %llu bytes, the map task wrote %llu",
-                   ipath, o->reduce_id, (unsigned long long)(*end - *start), (unsigned long long)o->seglens[m]);
-        close(fd);
-        return EM_EFETCH;
-    }
-    return fd;
+    return shuffle_locate(shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att, o->reduce_id, start, end);
+}
+
+/* Whether map m's segment, len bytes as its output says, contradicts the
+ * tracker: empty where the tracker has it non-empty (a fetch failure,
+ * empty_fail).  The tracker's non-zero sizes are estimates, so the length
+ * itself is not compared, and need not be for safety: each block's
+ * CRC-32C, checked as it is decoded (blockfile.h), catches damaged segment
+ * bytes, and the index's own CRC a damaged index (shuffle_index.h).  Only
+ * an index rewritten with a fresh CRC and other offsets on block
+ * boundaries would go unseen (its blocks decode, from the wrong places):
+ * that takes a writer of ember's format, not a bad disk or wire, and
+ * Spark's reader does not catch it either. */
+static int empty_mismatch(const sr_opts *o, int m, uint64_t len) { return !len && o->seglens && o->seglens[m]; }
+
+/* The fetch failure of an empty_mismatch of map m; where names the output. */
+static int empty_fail(const sr_opts *o, sr_stats *st, int m, const char *where) {
+    em__seterr(EM_EFETCH,
+               "%s: segment of reduce partition %d is empty, the map task registered it non-empty (about %llu bytes)",
+               where, o->reduce_id, (unsigned long long)o->seglens[m]);
+    return fetch_fail(st, m);
 }
 
 /* Read map m's segment of the reduce partition into fn (h: its fetch,
@@ -204,28 +219,33 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
             return fetch_fail(st, m);
         }
         end = memout_seg_len(mo, o->reduce_id);
-        if (o->seglens && end - start != o->seglens[m]) {
-            em__seterr(EM_EFETCH, "%s: segment of reduce partition %d is %llu bytes, the map task wrote %llu", dpath,
-                       o->reduce_id, (unsigned long long)(end - start), (unsigned long long)o->seglens[m]);
+        if (empty_mismatch(o, m, end)) {
             memout_release(o->mem, mo);
-            return fetch_fail(st, m);
+            return empty_fail(o, st, m, dpath);
         }
-    } else if (h) { /* fetched into memory (sr_fetcher) */
+    } else if (h) { /* fetched into memory (sr_fetcher): its length is the server's */
         int64_t t0 = tm_now_ns();
-        int e = o->fetch->end(o->fetch->ctx, h, &seg);
+        int e = o->fetch->end(o->fetch->ctx, h, &seg, &end);
         st->fetch_wait_ns += tm_now_ns() - t0;
         if (e < 0) return e == EM_ENOMEM || e == EM_ECANCELED ? e : fetch_fail(st, m);
-        if (!seg) {
+        snprintf(dpath, sizeof dpath, "%s (shuffle %u map %d)", o->dirs[m], o->shuffle_id, m);
+        if (!seg || !end) { /* nothing came */
             o->fetch->drop(o->fetch->ctx, h);
-            em__seterr(EM_EFETCH, "%s (shuffle %u map %d): the fetch gave no bytes", o->dirs[m], o->shuffle_id, m);
+            if (empty_mismatch(o, m, end)) return empty_fail(o, st, m, dpath);
+            if (!end) return 0;
+            em__seterr(EM_EFETCH, "%s: the fetch gave no bytes", dpath);
             return fetch_fail(st, m);
         }
-        end = o->seglens[m];
         st->fetched++;
-        snprintf(dpath, sizeof dpath, "%s (shuffle %u map %d)", o->dirs[m], o->shuffle_id, m);
     } else {
         fd = locate_segment(o, m, &start, &end);
         if (fd < 0) return fd == EM_EFETCH ? fetch_fail(st, m) : fd;
+        if (empty_mismatch(o, m, end - start)) {
+            char ipath[SHUFFLE_PATH];
+            shuffle_index_path(ipath, sizeof ipath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att);
+            close(fd);
+            return empty_fail(o, st, m, ipath);
+        }
         if (!loc_self(o, o->dirs[m]) && loc_host_local(o, o->dirs[m])) st->host_local++;
         shuffle_data_path(dpath, sizeof dpath, shuffle_loc_dir(o->dirs[m]), o->shuffle_id, (uint32_t)m, att);
     }
@@ -276,11 +296,11 @@ static int read_segment(const sr_opts *o, int m, void *h, consume_fn fn, consume
         done += rd.off - start;
     }
     st->bytes_read += done;
-    if (seg) st->remote_bytes += done;
+    if (h) st->remote_bytes += done;
     else st->local_blocks++;
     bf_reader_free(&rd);
     if (mo) memout_release(o->mem, mo);
-    else if (seg) o->fetch->drop(o->fetch->ctx, h);
+    else if (h) o->fetch->drop(o->fetch->ctx, h);
     else close(fd);
     return rc;
 }
@@ -294,7 +314,8 @@ typedef struct ahead {
 } ahead;
 
 /* Begin the fetches of the maps from a->next on while they fit in the
- * window (sr_fetcher).  0 or a fetch failure. */
+ * window (sr_fetcher), as the tracker's estimates of their sizes count
+ * them (the real lengths come with the answers).  0 or a fetch failure. */
 static int fetch_ahead(const sr_opts *o, ahead *a, sr_stats *st) {
     const sr_fetcher *F = o->fetch;
     uint64_t cap = F->in_flight ? F->in_flight : (uint64_t)48 << 20;
@@ -303,7 +324,7 @@ static int fetch_ahead(const sr_opts *o, ahead *a, sr_stats *st) {
         if (!o->dirs[m] || !o->seglens[m] || !loc_remote(o, o->dirs[m])) continue;
         if (a->flying && a->flying + o->seglens[m] > cap) break;
         uint64_t att = o->attempts ? o->attempts[m] : 0;
-        if (!(a->h[m] = F->begin(F->ctx, o->dirs[m], o->shuffle_id, (uint32_t)m, att, o->reduce_id, o->seglens[m])))
+        if (!(a->h[m] = F->begin(F->ctx, o->dirs[m], o->shuffle_id, (uint32_t)m, att, o->reduce_id)))
             return fetch_fail(st, m);
         a->flying += o->seglens[m];
     }
@@ -318,7 +339,8 @@ static int read_all(const sr_opts *o, consume_fn fn, consume_block_fn bfn, void 
     for (int m = 0; m < o->nmaps && o->fetch; m++)
         if (o->dirs[m] && loc_remote(o, o->dirs[m])) {
             if (!o->seglens)
-                return em__seterr(EM_EFETCH, "shuffle %u map %d: a remote segment needs its length", o->shuffle_id, m);
+                return em__seterr(EM_EFETCH, "shuffle %u map %d: a remote segment needs the tracker's sizes",
+                                  o->shuffle_id, m);
             if (!(a.h = calloc((size_t)o->nmaps, sizeof *a.h)))
                 return em__seterr(EM_ENOMEM, "shuffle %u: out of memory", o->shuffle_id);
             break;
@@ -947,29 +969,36 @@ static int same_scope(const sr_opts *o, int f, int m) {
     return n == k && !memcmp(ha, hb, n);
 }
 
-/* Whether map m's output can still be read (see sr_stats' lost).  Sets
- * the thread's message; the caller keeps its own. */
+/* A block consumer that drops what it is given: output_good's, which
+ * reads a segment for its checks alone. */
+static int drop_block(void *ctx, const uint8_t *p, size_t len, unsigned flags, uint64_t *n, int *bad) {
+    *n = 0;
+    return 0;
+}
+
+/* Whether map m's output can still be read (see sr_stats' lost): one kept
+ * in memory is; one in files or fetched has this partition's segment read
+ * through, its index and blocks checked as a read checks them (the
+ * tracker's size being an estimate, an index whose offsets moved is seen
+ * only by reading the blocks they point at).  Failures that are not the
+ * output's (out of memory, the task killed) count as good.  Sets the
+ * thread's message; the caller keeps its own. */
 static int output_good(const sr_opts *o, int m) {
-    uint64_t att = o->attempts ? o->attempts[m] : 0, start = 0, end = 0;
+    uint64_t att = o->attempts ? o->attempts[m] : 0;
     memout *mo = memout_get(o->mem, o->shuffle_id, (uint32_t)m, att);
+    void *h = NULL;
     if (mo) {
         memout_release(o->mem, mo);
         return 1;
     }
     if (loc_remote(o, o->dirs[m])) {
-        if (!o->seglens || !o->seglens[m]) return 1; /* nothing to fetch it by */
-        const uint8_t *seg;
-        void *h = o->fetch->begin(o->fetch->ctx, o->dirs[m], o->shuffle_id, (uint32_t)m, att, o->reduce_id,
-                                  o->seglens[m]);
-        if (!h) return 0;
-        int e = o->fetch->end(o->fetch->ctx, h, &seg);
-        if (e < 0) return e == EM_ENOMEM || e == EM_ECANCELED; /* not the output's fault */
-        o->fetch->drop(o->fetch->ctx, h);
-        return 1;
+        if (!o->seglens || !o->seglens[m]) return 1; /* nothing to fetch */
+        if (!(h = o->fetch->begin(o->fetch->ctx, o->dirs[m], o->shuffle_id, (uint32_t)m, att, o->reduce_id)))
+            return 0;
     }
-    int fd = locate_segment(o, m, &start, &end);
-    if (fd >= 0) close(fd);
-    return fd != EM_EFETCH;
+    sr_stats scratch;
+    memset(&scratch, 0, sizeof scratch);
+    return read_segment(o, m, h, NULL, drop_block, NULL, &scratch) != EM_EFETCH;
 }
 
 /* After the fetch failure of st->failed_map: list the other outputs of its

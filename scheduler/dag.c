@@ -360,6 +360,8 @@ void dag_set_bus(dag *d, struct lbus *bus, int local, int64_t store_mem) {
 
 void dag_set_starvation_timeout(dag *d, int64_t ms) { d->starvation_ms = ms; }
 
+void dag_set_map_statuses(dag *d, int64_t highly_min, int64_t accurate) { mo_configure(&d->mo, highly_min, accurate); }
+
 int dag_start(dag *d, backend *be) {
     d->be = be;
     if (pthread_create(&d->thread, NULL, sched_main, d))

@@ -42,6 +42,10 @@ void dag_set_register_wait(dag *d, int64_t ms);
 /* ember.starvation.timeout: while tasks wait for an executor, a warning
  * is logged this often (the application waits its turn at the master). */
 void dag_set_starvation_timeout(dag *d, int64_t ms);
+/* ember.shuffle.minNumPartitionsToHighlyCompress and
+ * ember.shuffle.accurateBlockThreshold: how the map-output tracker
+ * compresses segment sizes (mapout.h's mo_configure). */
+void dag_set_map_statuses(dag *d, int64_t highly_min, int64_t accurate);
 /* Listener events (listen.h) go to bus from now on (before dag_start; NULL:
  * none).  local: executors are the driver's threads (local[N]), shown as
  * Spark shows them, as the one executor "driver".  store_mem: the bytes

@@ -73,13 +73,14 @@ static plan_node *build_shuffle_read(builder *b, em_rdd *r, int part) {
     uint64_t *atts = lens ? balloc(b, sizeof(uint64_t) * (size_t)(so->nmaps + 1)) : NULL;
     if (!atts) return NULL;
     for (int m = 0; m < so->nmaps; m++) {
-        if (!so->m[m].have || !so->m[m].seg) {
+        if (!so->m[m].have || !so->m[m].sizes) {
             em__seterr(EM_ESTATE, "shuffle %u: map output %d is missing%s", r->shuffle_id, m,
                        so->m[m].have ? " its segment sizes" : "");
             return NULL;
         }
-        /* A map that wrote nothing for this partition need not be read. */
-        lens[m] = so->m[m].seg[part];
+        /* The tracker's estimate (mapout.h), zero exactly when the map
+         * wrote nothing for this partition, which then need not be read. */
+        lens[m] = mo_seg(so, m, part);
         dirs[m] = lens[m] ? so->m[m].loc : NULL;
         atts[m] = so->m[m].attempt;
     }

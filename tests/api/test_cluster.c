@@ -738,6 +738,27 @@ static int pairs_exact(em_ctx *c, em_stats *d) {
     return 0;
 }
 
+/* Fetches with the driver's segment sizes highly compressed (a map
+ * output's segments at their average, or, all huge, a byte each): the
+ * reader takes each length from its server's answer, and the window of
+ * fetches in flight counts the estimates, so every record arrives once. */
+TEST(cluster_fetches_with_estimated_sizes) {
+    static const char *const threshold[] = {"1", "1g"};
+    for (int t = 0; t < 2; t++) {
+        const char *kv[] = {"ember.shuffle.minNumPartitionsToHighlyCompress", "2",
+                            "ember.shuffle.accurateBlockThreshold", threshold[t],
+                            "ember.shuffle.readHostLocalDisk", "false",
+                            "ember.reducer.maxSizeInFlight", "1k", NULL};
+        em_ctx *c = open_cluster_kv("local-cluster[2,1,512]", kv);
+        CHECK(c);
+        em_stats d;
+        CHECK(pairs_exact(c, &d));
+        CHECK(d.shuffle_segments_fetched > 0);
+        CHECK_EQ_I64(d.tasks_failed, 0);
+        em_close(c);
+    }
+}
+
 /* A segment request whose connection drops (the fault hook makes each
  * executor's server drop its first one) is sent again on a new connection:
  * no task fails and no map output is recomputed.  With retries off, the

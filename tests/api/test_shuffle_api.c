@@ -829,3 +829,35 @@ TEST(wide_cached_pairs_in_batches) {
             em_close(c);
         }
 }
+
+/* A shuffle of more partitions than
+ * ember.shuffle.minNumPartitionsToHighlyCompress has its segment sizes
+ * highly compressed on the driver: a map output's empty segments exact,
+ * the others at their average or, over
+ * ember.shuffle.accurateBlockThreshold, a byte each.  Readers take the
+ * lengths from the outputs (in memory, in files, or a fetch's answer), so
+ * the results are exact whatever the estimates: with every segment huge,
+ * and with none. */
+TEST(wide_highly_compressed_sizes) {
+    static const char *const threshold[] = {"1", "1g"};
+    for (int t = 0; t < 2; t++) {
+        em_conf *conf = em_conf_new();
+        CHECK(conf);
+        CHECK_OK(em_conf_set(conf, "ember.shuffle.minNumPartitionsToHighlyCompress", "2"));
+        CHECK_OK(em_conf_set(conf, "ember.shuffle.accurateBlockThreshold", threshold[t]));
+        CHECK_OK(em_conf_set(conf, "ember.local.dir", test_tmpdir()));
+        em_ctx *c = em_open(test_master(), conf);
+        em_conf_free(conf);
+        CHECK(c);
+        int64_t m = 10; /* 10 keys over 16 partitions: 6 or more empty segments per output */
+        em_batch *b = NULL;
+        em_rdd *pairs = em_map(em_range(c, 0, 20000, 1, 4), fn_mod_key, &m, sizeof m);
+        CHECK_OK(em_collect(em_reduce_by_key(pairs, fn_sum_i64, NULL, 0, 16), &b));
+        CHECK(check_mod_sums(b, 20000, 10));
+        em_batch_free(b);
+        int64_t n = 0;
+        CHECK_OK(em_count(em_group_by_key(pairs, 16), &n));
+        CHECK_EQ_I64(n, 10);
+        em_close(c);
+    }
+}

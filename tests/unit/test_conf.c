@@ -26,6 +26,8 @@ TEST(conf_defaults) {
         {"ember.record.maxBytes", "67108864"},
         {"ember.shuffle.memoryBytes", "268435456"},
         {"ember.shuffle.blockBytes", "65536"},
+        {"ember.shuffle.minNumPartitionsToHighlyCompress", "2000"},
+        {"ember.shuffle.accurateBlockThreshold", "100m"},
         {"ember.shuffle.compress.level", "1"},
         {"ember.io.compression.codec", "auto"},
         {"ember.io.compression.zstd.level", "1"},
@@ -345,6 +347,14 @@ TEST(conf_set_refuses_sizes) {
     CHECK_OK(em_conf_set(c, blk, "4k"));
     CHECK_OK(em_conf_set(c, blk, "64m"));
     CHECK_REFUSED(c, blk, "65m", "is above the maximum of 67108864 bytes (64m)");
+
+    const char *hc = "ember.shuffle.minNumPartitionsToHighlyCompress", *acc = "ember.shuffle.accurateBlockThreshold";
+    CHECK_REFUSED(c, hc, "0", "ember.shuffle.minNumPartitionsToHighlyCompress: \"0\" is below the minimum");
+    CHECK_REFUSED(c, hc, "1048577", "the most partitions a shuffle may have");
+    CHECK_OK(em_conf_set(c, hc, "1048576"));
+    CHECK_REFUSED(c, acc, "0", "ember.shuffle.accurateBlockThreshold: \"0\" is below the minimum");
+    CHECK_OK(em_conf_set(c, acc, "1g"));
+    CHECK_EQ_I64(conf_size(c, acc), (int64_t)1 << 30);
 
     const char *split = "ember.files.maxPartitionBytes";
     CHECK_OK(em_conf_set(c, split, "8mb"));

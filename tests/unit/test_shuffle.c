@@ -1357,6 +1357,91 @@ TEST(shuffle_empty_segments) {
     CHECK(dir_clean(dir, 1));
 }
 
+/* Map m's segment of reduce partition r of shuffle sid, as its output
+ * says (kept in mem, else its files). */
+static uint64_t seg_len(memout_store *mem, const char *dir, uint32_t sid, uint32_t m, int r) {
+    memout *o = mem ? memout_get(mem, sid, m, 0) : NULL;
+    uint64_t s = 0, e = 0;
+    if (o) {
+        e = memout_seg_len(o, r);
+        memout_release(mem, o);
+        return e;
+    }
+    int fd = shuffle_locate(dir, sid, m, 0, r, &s, &e);
+    if (fd >= 0) close(fd);
+    return e - s;
+}
+
+/* The tracker's sizes are estimates (scheduler/mapout.h), exact only in
+ * being zero or not.  A reader takes each segment's length from its
+ * output, in memory or in files, and reads it whole whatever the
+ * estimate; a map the tracker has as empty is skipped; one it has as
+ * non-empty whose segment is empty is a fetch failure. */
+TEST(shuffle_lengths_from_outputs) {
+    const char *dir = subdir("est"), *dirs[4];
+    dirs_of(dir, 4, dirs);
+    memout_store *mem = memout_new(1 << 20, 64 << 20, MEM_NONE);
+    CHECK(mem);
+    for (int inmem = 0; inmem < 2; inmem++) {
+        memout_store *store = inmem ? mem : NULL;
+        uint32_t sid = 30 + (uint32_t)inmem;
+        wcfg c = {dir, sid, 4, 3, 3000, gen_small, NULL, 0, 1024, {0}, 0, 0, store};
+        CHECK_OK(write_maps(&c));
+        free(c.res.seg_bytes);
+        for (int r = 0; r < 3; r++) {
+            uint64_t len[4], est[4], total = 0;
+            for (uint32_t m = 0; m < 4; m++) {
+                len[m] = seg_len(store, dir, sid, m, r);
+                CHECK(len[m] > 100);
+                est[m] = m % 2 ? 3 * len[m] : len[m] / 2 + 1; /* over and under */
+                total += len[m];
+            }
+            collect want = {EBUF_INIT, 0, 0}, got = {EBUF_INIT, 0, 0};
+            sr_stats st;
+            sr_opts o = ropts(dirs, sid, r, 4, SR_PASS, dir, 1 << 20);
+            o.mem = store;
+            CHECK_OK(shuffle_read(&o, collect_sink, &want, &st));
+            o.seglens = est;
+            CHECK_OK(shuffle_read(&o, collect_sink, &got, &st));
+            CHECK_EQ_I64(st.bytes_read, total);
+            CHECK(got.buf.len == want.buf.len && !memcmp(got.buf.p, want.buf.p, want.buf.len));
+            est[2] = 0; /* the tracker's zero: not read */
+            CHECK_OK(shuffle_read(&o, collect_sink, &got, &st));
+            CHECK_EQ_I64(st.bytes_read, total - len[2]);
+            ebuf_free(&want.buf);
+            ebuf_free(&got.buf);
+        }
+        /* Every record to partition 0: partition 1's segment is empty. */
+        sw_opts wo = {dir, sid + 10, 0, 0, 2, part_zero, NULL, NULL, 1 << 20, {BF_NONE, 0}, 4096, store, NULL};
+        shuffle_writer *w = sw_open(&wo);
+        CHECK(w);
+        for (int i = 0; i < 50; i++) {
+            uint8_t kb[8];
+            em_i64_enc(i, kb);
+            em_rec rec = {kb, 8, "", 0};
+            CHECK_OK(sw_add(w, &rec));
+        }
+        sw_result res;
+        CHECK_OK(sw_commit(w, &res));
+        free(res.seg_bytes);
+        uint64_t est = 7;
+        collect got = {EBUF_INIT, 0, 0};
+        sr_stats st;
+        sr_opts o = ropts(dirs, sid + 10, 1, 1, SR_PASS, dir, 1 << 20);
+        o.mem = store;
+        o.seglens = &est;
+        CHECK_EQ_I64(shuffle_read(&o, collect_sink, &got, &st), EM_EFETCH);
+        CHECK_EQ_I64(st.failed_map, 0);
+        CHECK_STR_CONTAINS(em_errmsg(), "is empty, the map task registered it non-empty (about 7 bytes)");
+        CHECK_STR_CONTAINS(em_errmsg(), inmem ? "in memory" : "shuffle_");
+        ebuf_free(&got.buf);
+    }
+    memout_free(mem);
+    shuffle_remove(dir, 30);
+    shuffle_remove(dir, 40);
+    CHECK(dir_clean(dir, 0));
+}
+
 TEST(shuffle_missing_output_is_fetch_failure) {
     const char *dir = subdir("out"), *dirs[3];
     dirs_of(dir, 3, dirs);
@@ -1554,23 +1639,35 @@ TEST(shuffle_index_checked) {
     collect col = {EBUF_INIT, 0, 0};
     sr_stats st;
     for (int r = 0; r < 4; r++) {
-        /* Intact, with the tracker's lengths: reads. */
-        sr_opts o = ropts(dirs, 14, r, 1, SR_PASS, dir, 1 << 20);
-        o.seglens = &segs[r];
-        CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+        /* Intact, with the tracker's exact lengths or its estimates: reads
+         * every segment whole, the index's length being the one used. */
+        uint64_t est[2] = {segs[r], 1};
+        for (int e = 0; e < 2; e++) {
+            sr_opts o = ropts(dirs, 14, r, 1, SR_PASS, dir, 1 << 20);
+            o.seglens = &est[e];
+            CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+            CHECK_EQ_I64(st.bytes_read, segs[r]);
+        }
     }
     sr_opts o = ropts(dirs, 14, 1, 1, SR_PASS, dir, 1 << 20);
     o.seglens = &segs[1];
 
     /* Plausible other offsets with a fresh checksum: monotonic, from the
-     * header to the end of the file, so only the tracker's length finds
-     * them.  (This used to give wrong sums and lose sort order.) */
+     * header to the end of the file.  One inside a block starts the
+     * segment on bytes that are no block header: its CRC fails. */
     uint64_t moved[5];
     memcpy(moved, offs, sizeof moved);
     moved[1] += 40;
     rewrite_index(ipath, 4, moved);
     CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
-    CHECK_STR_CONTAINS(em_errmsg(), "the map task wrote");
+    CHECK_EQ_I64(st.failed_map, 0);
+    CHECK_STR_CONTAINS(em_errmsg(), dpath);
+    /* A segment made empty that the tracker has as non-empty. */
+    memcpy(moved, offs, sizeof moved);
+    moved[2] = moved[1];
+    rewrite_index(ipath, 4, moved);
+    CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
+    CHECK_STR_CONTAINS(em_errmsg(), "is empty, the map task registered it non-empty");
     CHECK_STR_CONTAINS(em_errmsg(), ipath);
 
     /* A flipped byte without a new checksum. */
@@ -1625,6 +1722,7 @@ typedef struct fake_fetch {
     const char *dir;
     int begun, ended, dropped, released, live, max_live, fail_map;
     int corrupt_map; /* its fetched bytes get one flipped (0: none) */
+    int empty_map;   /* its server answers with an empty segment (0: none) */
     uint64_t live_bytes, max_live_bytes;
 } fake_fetch;
 
@@ -1634,13 +1732,13 @@ typedef struct fake_h {
     uint64_t len;
 } fake_h;
 
-static void *ff_begin(void *ctx, const char *loc, uint32_t shuffle, uint32_t map, uint64_t attempt, int reduce,
-                      uint64_t len) {
+static void *ff_begin(void *ctx, const char *loc, uint32_t shuffle, uint32_t map, uint64_t attempt, int reduce) {
     fake_fetch *f = ctx;
     if ((int)map == f->fail_map) return em__seterr(EM_EFETCH, "executor at 10.0.0.9:7: refused"), NULL;
     uint64_t s, e;
     int fd = shuffle_locate(f->dir, shuffle, map, attempt, reduce, &s, &e);
-    if (fd < 0 || e - s != len) return NULL;
+    if (fd < 0) return NULL;
+    uint64_t len = f->empty_map && (int)map == f->empty_map ? 0 : e - s; /* the server's length */
     fake_h *h = calloc(1, sizeof *h);
     h->p = malloc(len);
     h->map = (int)map;
@@ -1656,11 +1754,12 @@ static void *ff_begin(void *ctx, const char *loc, uint32_t shuffle, uint32_t map
     return h;
 }
 
-static int ff_end(void *ctx, void *hv, const uint8_t **p) {
+static int ff_end(void *ctx, void *hv, const uint8_t **p, uint64_t *len) {
     fake_h *h = hv;
     ((fake_fetch *)ctx)->ended++;
     h->ended = 1;
     *p = h->p;
+    *len = h->len;
     return 0;
 }
 
@@ -1722,6 +1821,38 @@ TEST(shuffle_remote_fetches_in_flight) {
         if (i == 0) CHECK(f.max_live >= 2 && f.max_live_bytes <= caps[0]); /* several, within the window */
         if (i == 1) CHECK_EQ_I64(f.max_live, 1);                           /* one at a time, however large */
         if (i == 2) CHECK_EQ_I64(f.max_live_bytes, total - lens[2]);       /* everything at once */
+        ebuf_free(&got.buf);
+    }
+    /* The tracker's sizes are estimates: the window counts them, and the
+     * reader reads what each fetch brings.  At a byte each, a 1 KiB window
+     * begins every fetch at once, and the records are the same.  A segment
+     * that comes empty where the tracker has it non-empty is a fetch
+     * failure. */
+    uint64_t est[NM];
+    for (int m = 0; m < NM; m++) est[m] = 1;
+    for (int empty = 0; empty <= 3; empty += 3) {
+        fake_fetch f = {.dir = dir, .fail_map = -1, .empty_map = empty};
+        sr_fetcher F = {ff_begin, ff_end, ff_drop, &f, 1024, 0, 0};
+        sr_opts o = lo;
+        o.dirs = rdirs;
+        o.self = "ember://10.0.0.1:1";
+        o.fetch = &F;
+        o.seglens = est;
+        collect got = {EBUF_INIT, 0, 0};
+        sr_stats st;
+        if (!empty) {
+            CHECK_OK(shuffle_read(&o, collect_sink, &got, &st));
+            CHECK(got.buf.len == want.buf.len && !memcmp(got.buf.p, want.buf.p, want.buf.len));
+            CHECK_EQ_I64(st.bytes_read, total);
+            CHECK_EQ_I64(f.max_live, NM - 1);
+        } else {
+            CHECK_EQ_I64(shuffle_read(&o, collect_sink, &got, &st), EM_EFETCH);
+            CHECK_EQ_I64(st.failed_map, 3);
+            CHECK_STR_CONTAINS(em_errmsg(), "is empty, the map task registered it non-empty (about 1 bytes)");
+            CHECK_STR_CONTAINS(em_errmsg(), "10.0.0.9:7");
+        }
+        CHECK_EQ_I64(f.live, 0);
+        free(st.lost);
         ebuf_free(&got.buf);
     }
     /* Map 5's fetch cannot begin: a fetch failure naming it; nothing is
@@ -1809,16 +1940,30 @@ TEST(shuffle_fetch_failure_lists_lost_outputs) {
         free(st.lost);
         ebuf_free(&got.buf);
     }
-    /* Local files: map 1's are gone, and so are map 4's. */
+    /* Local files: map 1's are gone, and so are map 4's; map 2's index has
+     * a fresh CRC over a boundary moved into a block, which only reading
+     * its segment finds. */
     shuffle_remove_output(dir, 23, 1, 0);
+    uint64_t offs[3], s0, e0, s1, e1;
+    int fd0 = shuffle_locate(dir, 23, 2, 0, 0, &s0, &e0), fd1 = shuffle_locate(dir, 23, 2, 0, 1, &s1, &e1);
+    CHECK(fd0 >= 0 && fd1 >= 0);
+    close(fd0);
+    close(fd1);
+    offs[0] = s0;
+    offs[1] = s0 + (e1 - s0) / 2;
+    offs[2] = e1;
+    CHECK(offs[1] != e0);
+    char ipath[1024];
+    shuffle_index_path(ipath, sizeof ipath, dir, 23, 2, 0);
+    rewrite_index(ipath, 2, offs);
     sr_opts lo = ropts(ldirs, 23, 1, NM, SR_PASS, dir, 1 << 20);
     lo.seglens = lens;
     collect got = {EBUF_INIT, 0, 0};
     sr_stats st;
     CHECK_EQ_I64(shuffle_read(&lo, collect_sink, &got, &st), EM_EFETCH);
     CHECK_EQ_I64(st.failed_map, 1);
-    CHECK_EQ_I64(st.nlost, 2);
-    CHECK(st.lost && st.lost[0] == 3 && st.lost[1] == 4);
+    CHECK_EQ_I64(st.nlost, 3);
+    CHECK(st.lost && st.lost[0] == 2 && st.lost[1] == 3 && st.lost[2] == 4);
     free(st.lost);
     ebuf_free(&got.buf);
 }
