@@ -1493,6 +1493,7 @@ TEST(shuffle_corrupt_output_is_fetch_failure) {
     close(fd);
     CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
     CHECK_EQ_I64(st.failed_map, 1);
+    free(st.lost); /* the other outputs found lost with it */
     CHECK_STR_CONTAINS(em_errmsg(), path);
     CHECK_STR_CONTAINS(em_errmsg(), "crc mismatch");
     /* A short index file. */
@@ -1500,6 +1501,7 @@ TEST(shuffle_corrupt_output_is_fetch_failure) {
     CHECK(truncate(path, 12) == 0);
     CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
     CHECK_EQ_I64(st.failed_map, 0);
+    free(st.lost); /* the other outputs found lost with it */
     CHECK_STR_CONTAINS(em_errmsg(), path);
     /* A well-formed index (fresh checksum) whose offsets run past the end of
      * the data file. */
@@ -1512,6 +1514,7 @@ TEST(shuffle_corrupt_output_is_fetch_failure) {
     close(fd);
     CHECK_EQ_I64(shuffle_read(&o, collect_sink, &col, &st), EM_EFETCH);
     CHECK_EQ_I64(st.failed_map, 0);
+    free(st.lost); /* the other outputs found lost with it */
     CHECK_STR_CONTAINS(em_errmsg(), "but the data file has");
     ebuf_free(&col.buf);
     CHECK(dir_clean(dir, 1));
