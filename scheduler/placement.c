@@ -17,24 +17,24 @@ exec_rec *et_find(exec_table *t, int id) {
     return NULL;
 }
 
-/* Lists for rooms up to n - 1: 0 or EM_ENOMEM. */
-static int rooms_reserve(exec_table *t, int n) {
-    if (n <= t->nroom) return 0;
-    int cap = t->nroom ? t->nroom : 8;
+/* Lists for levels up to n - 1: 0 or EM_ENOMEM. */
+static int levels_reserve(level_lists *l, int n) {
+    if (n <= l->n) return 0;
+    int cap = l->n ? l->n : 8;
     while (cap < n) cap *= 2;
-    int *h = realloc(t->head, sizeof *h * (size_t)cap);
+    int *h = realloc(l->head, sizeof *h * (size_t)cap);
     if (!h) return EM_ENOMEM;
-    t->head = h;
-    int *tl = realloc(t->tail, sizeof *tl * (size_t)cap);
+    l->head = h;
+    int *tl = realloc(l->tail, sizeof *tl * (size_t)cap);
     if (!tl) return EM_ENOMEM;
-    t->tail = tl;
-    for (int r = t->nroom; r < cap; r++) t->head[r] = t->tail[r] = -1;
-    t->nroom = cap;
+    l->tail = tl;
+    for (int r = l->n; r < cap; r++) l->head[r] = l->tail[r] = -1;
+    l->n = cap;
     return 0;
 }
 
 int et_reserve(exec_table *t, int n) {
-    if (rooms_reserve(t, 8)) return EM_ENOMEM;
+    if (levels_reserve(&t->idle, 8) || levels_reserve(&t->queue, 8)) return EM_ENOMEM;
     if (n <= t->cap) return 0;
     exec_rec *v = realloc(t->v, sizeof *v * (size_t)n);
     if (!v) return EM_ENOMEM;
@@ -45,41 +45,52 @@ int et_reserve(exec_table *t, int n) {
 
 /* ------------------------------------------------ the index by room */
 
-static int room_of(const exec_rec *x) {
-    if (!x->alive || x->backlog < 0) return 0;
-    int r = x->cores + x->backlog - x->assigned;
-    return r > 0 ? r : 0;
+/* x's tier and level as its fields now say. */
+static void level_of(const exec_rec *x, int *tier, int *level) {
+    *tier = *level = 0;
+    if (!x->alive || x->backlog < 0) return;
+    if (x->assigned < x->cores) {
+        *tier = 1;
+        *level = x->cores - x->assigned;
+    } else if (x->assigned < x->cores + x->backlog) {
+        *tier = 2;
+        *level = x->cores + x->backlog - x->assigned;
+    }
 }
 
-/* Take x out of the index (its room's list and the counts). */
+static level_lists *lists_of(exec_table *t, int tier) { return tier == 1 ? &t->idle : &t->queue; }
+
+/* Take x out of the index (its list and the counts). */
 static void unindex(exec_table *t, exec_rec *x) {
-    if (x->room > 0) {
+    if (x->tier) {
+        level_lists *l = lists_of(t, x->tier);
         if (x->bprev >= 0) t->v[x->bprev].bnext = x->bnext;
-        else t->head[x->room] = x->bnext;
+        else l->head[x->room] = x->bnext;
         if (x->bnext >= 0) t->v[x->bnext].bprev = x->bprev;
-        else t->tail[x->room] = x->bprev;
-        while (t->top > 0 && t->head[t->top] < 0) t->top--;
+        else l->tail[x->room] = x->bprev;
+        while (l->top > 0 && l->head[l->top] < 0) l->top--;
     }
     x->bnext = x->bprev = -1;
-    x->room = 0;
+    x->tier = x->room = 0;
     if (!x->alive) return;
     if (x->backlog < 0) t->unbounded--;
     if (x->assigned < x->cores) t->idle_cores -= x->cores - x->assigned;
     else if (x->assigned > x->cores) t->queued_execs--;
 }
 
-/* Put x into the index as its fields now say (the tail of its room's
- * list).  Its room fits: et_add grew the lists for its cores and backlog. */
+/* Put x into the index as its fields now say (the tail of its list).
+ * Its level fits: et_add grew the lists for its cores and backlog_max. */
 static void reindex(exec_table *t, exec_rec *x) {
     int i = (int)(x - t->v);
-    x->room = room_of(x);
+    level_of(x, &x->tier, &x->room);
     x->bnext = x->bprev = -1;
-    if (x->room > 0) {
-        x->bprev = t->tail[x->room];
+    if (x->tier) {
+        level_lists *l = lists_of(t, x->tier);
+        x->bprev = l->tail[x->room];
         if (x->bprev >= 0) t->v[x->bprev].bnext = i;
-        else t->head[x->room] = i;
-        t->tail[x->room] = i;
-        if (x->room > t->top) t->top = x->room;
+        else l->head[x->room] = i;
+        l->tail[x->room] = i;
+        if (x->room > l->top) l->top = x->room;
     }
     if (!x->alive) return;
     if (x->backlog < 0) t->unbounded++;
@@ -109,7 +120,8 @@ int et_add(exec_table *t, int id, int cores, int backlog, int backlog_max, const
     exec_rec *x = et_find(t, id);
     if (cores < 1) cores = 1;
     if (backlog_max < backlog) backlog_max = backlog;
-    if (backlog >= 0 && rooms_reserve(t, cores + backlog_max + 1)) return EM_ENOMEM;
+    if (backlog >= 0 && (levels_reserve(&t->idle, cores + 1) || levels_reserve(&t->queue, backlog_max + 1)))
+        return EM_ENOMEM;
     if (!x) {
         if (t->n == t->cap && et_reserve(t, t->cap ? t->cap * 2 : 4)) return EM_ENOMEM;
         x = &t->v[t->n++];
@@ -131,8 +143,10 @@ int et_add(exec_table *t, int id, int cores, int backlog, int backlog_max, const
 void et_free(exec_table *t) {
     for (int i = 0; i < t->n; i++) free(t->v[i].waitq);
     free(t->v);
-    free(t->head);
-    free(t->tail);
+    free(t->idle.head);
+    free(t->idle.tail);
+    free(t->queue.head);
+    free(t->queue.tail);
     memset(t, 0, sizeof *t);
 }
 
@@ -166,7 +180,7 @@ int et_has_room(const exec_rec *x) {
     return x->alive && (x->backlog < 0 || x->assigned < x->cores + x->backlog);
 }
 
-int et_any_room(const exec_table *t) { return t->top > 0 || t->unbounded > 0; }
+int et_any_room(const exec_table *t) { return t->idle.top > 0 || t->queue.top > 0 || t->unbounded > 0; }
 
 exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_skip) {
     exec_rec *p = pref >= 0 ? et_find(t, pref) : NULL;
@@ -174,14 +188,20 @@ exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_
     if (p && et_has_room(p)) return p;
     if (p && p->alive && !waited_out) return NULL;
     const exec_rec *a = avoid >= 0 ? et_find(t, avoid) : NULL;
-    if (!a && !use_skip && !t->unbounded) return t->top > 0 ? &t->v[t->head[t->top]] : NULL;
+    if (!a && !use_skip && !t->unbounded) {
+        if (t->idle.top > 0) return &t->v[t->idle.head[t->idle.top]];
+        return t->queue.top > 0 ? &t->v[t->queue.head[t->queue.top]] : NULL;
+    }
     exec_rec *best = NULL;
     long best_room = -1;
     int best_tier = -1;
     for (int i = 0; i < t->n; i++) {
         exec_rec *x = &t->v[i];
         if (!et_has_room(x) || (use_skip && x->skip)) continue;
-        long room = x->backlog < 0 ? (long)1 << 40 : (long)(x->cores + x->backlog - x->assigned);
+        /* Free cores first, then queue slots (as the index ranks them). */
+        long room = x->backlog < 0                 ? (long)1 << 40
+                    : x->assigned < x->cores ? ((long)1 << 30) + x->cores - x->assigned
+                                             : (long)(x->cores + x->backlog - x->assigned);
         /* 2: another host (or nothing to avoid), 1: the original's host,
          * 0: the original's executor (a last resort). */
         int tier = !a ? 2 : x == a ? 0 : x->host[0] && !strcmp(x->host, a->host) ? 1 : 2;

@@ -27,28 +27,38 @@ typedef struct exec_rec {
     uint64_t excluded_until_us;
     int skip;
     char host[64];  /* the host it runs on ("" unknown) */
-    /* Its place in the table's index by room (placement.c). */
-    int room;       /* attempts it accepts now (0 when dead, or unbounded) */
-    int bnext, bprev; /* in its room's list: indexes into the table, -1 */
+    /* Its place in the table's index (placement.c): in the idle list of
+     * its free cores, or, with none free, in the queue list of the
+     * attempts its queue still takes, or in neither. */
+    int tier;       /* 0: in no list; 1: idle; 2: queue */
+    int room;       /* its level in that tier's lists */
+    int bnext, bprev; /* in its list: indexes into the table, -1 */
     /* With a backend's fifo_starts: the attempts sent into its queue, in
      * launch order (task ids; some may have ended since). */
     uint64_t *waitq;
     int wq_head, wq_n, wq_cap;
 } exec_rec;
 
-/* The executors, and an index of them by room so that a choice and the
- * counts the scheduler asks for after every event cost the same with
- * 1,000 executors as with 2: a list per room (1 .. nroom-1), each in the
- * order its executors reached that room, so that equal executors take
+/* Lists of executors by level (1 .. n-1), each in the order its executors
+ * reached that level, and the highest level any holds (0: none). */
+typedef struct level_lists {
+    int *head, *tail;  /* per level: first and last executor, -1 */
+    int n, top;
+} level_lists;
+
+/* The executors, and an index of them so that a choice and the counts the
+ * scheduler asks for after every event cost the same with 1,000
+ * executors as with 2: executors with free cores by how many (a task
+ * goes to an idle core before any queue), then executors whose cores are
+ * all busy by the attempts their queue still takes; equal executors take
  * tasks in turn.  An executor that accepts any number (backlog -1, as
- * local[N]'s one) is counted apart.  assigned and alive change only
- * through et_assign and et_set_alive, which keep the index. */
+ * local[N]'s one) is counted apart.  assigned, alive and backlog change
+ * only through et_assign, et_set_alive and et_set_backlog, which keep the
+ * index. */
 typedef struct exec_table {
     exec_rec *v;
     int n, cap;
-    int *head, *tail;  /* per room: first and last executor, -1 */
-    int nroom;         /* rooms indexed: 0 .. nroom-1 */
-    int top;           /* the most room any executor has (0: none has any) */
+    level_lists idle, queue;
     int unbounded;     /* alive executors that accept any number */
     int idle_cores;    /* free cores of the executors alive */
     int queued_execs;  /* executors alive holding attempts beyond their cores */
@@ -83,7 +93,9 @@ int et_any_room(const exec_table *t);
  * room, avoiding `avoid` (a speculative copy's original): an executor on
  * another host first, then another executor of its host, and `avoid`
  * itself only when no other has room.  With use_skip, executors whose skip is set are never chosen.
- * Of executors with as much room, the one that has had it longest.
+ * Room counts free cores before queue slots: an executor with a free core
+ * before any whose cores are busy, however deep its queue.  Of executors
+ * with as much room, the one that has had it longest.
  * NULL: none has room, or the attempt should wait for pref.  Constant time
  * unless avoid or use_skip is given (a speculative copy, an exclusion),
  * which look at every executor. */

@@ -81,13 +81,15 @@ TEST(placement_wait_queue_in_order) {
 }
 
 /* The index by room: the choice without a preference is the executor with
- * the most room, equal ones in turn; the counts follow every change; a
- * dead executor has no room and counts for nothing. */
+ * the most free cores, then (all cores busy) the most queue slots left,
+ * equal ones in turn; the counts follow every change; a dead executor has
+ * no room and counts for nothing. */
 TEST(placement_index_by_room) {
     exec_table t = {0};
-    for (int i = 0; i < 3; i++) CHECK_OK(et_add(&t, i, 2, 1, 1, "h")); /* room 3 each */
+    for (int i = 0; i < 3; i++) CHECK_OK(et_add(&t, i, 2, 1, 1, "h")); /* 2 cores, 1 queue slot each */
     CHECK_EQ_I64(t.idle_cores, 6);
-    CHECK_EQ_I64(t.top, 3);
+    CHECK_EQ_I64(t.idle.top, 2);
+    CHECK_EQ_I64(t.queue.top, 0);
     int order[6];
     for (int k = 0; k < 6; k++) {
         exec_rec *x = et_choose(&t, -1, -1, 1, 0);
@@ -95,13 +97,15 @@ TEST(placement_index_by_room) {
         order[k] = x->id;
         et_assign(&t, x, 1);
     }
-    /* In turn: 0 1 2, then again 0 1 2 (each at room 2, then 1). */
+    /* In turn: 0 1 2, then again 0 1 2 (each with 2 free cores, then 1). */
     for (int k = 0; k < 6; k++) CHECK_EQ_I64(order[k], k % 3);
     CHECK_EQ_I64(t.idle_cores, 0);
     CHECK_EQ_I64(t.queued_execs, 0);
+    CHECK_EQ_I64(t.idle.top, 0);
+    CHECK_EQ_I64(t.queue.top, 1);
     set_assigned(&t, 1, 3);
     CHECK_EQ_I64(t.queued_execs, 1);
-    CHECK_EQ_I64(et_choose(&t, -1, -1, 1, 0)->id, 0); /* 0 and 2 have room 1: 0 had it first */
+    CHECK_EQ_I64(et_choose(&t, -1, -1, 1, 0)->id, 0); /* 0 and 2 have a slot: 0 had it first */
     set_assigned(&t, 0, 3);
     set_assigned(&t, 2, 3);
     CHECK(!et_any_room(&t));
@@ -115,7 +119,7 @@ TEST(placement_index_by_room) {
     CHECK_OK(et_add(&t, 1, 2, 1, 1, "h")); /* it joins again */
     CHECK_EQ_I64(et_choose(&t, -1, -1, 1, 0)->id, 1);
     CHECK_EQ_I64(t.idle_cores, 2);
-    CHECK_EQ_I64(t.top, 3);
+    CHECK_EQ_I64(t.idle.top, 2);
     et_free(&t);
 }
 
@@ -127,9 +131,10 @@ TEST(placement_backlog_changes_room) {
     exec_rec *x = et_find(&t, 0);
     CHECK_EQ_I64(x->backlog_min, 2);
     CHECK_EQ_I64(x->backlog_max, 8);
-    CHECK_EQ_I64(t.top, 4);
+    set_assigned(&t, 0, 2); /* its cores busy: its queue takes 2 */
+    CHECK_EQ_I64(t.queue.top, 2);
     et_set_backlog(&t, x, 8);
-    CHECK_EQ_I64(t.top, 10);
+    CHECK_EQ_I64(t.queue.top, 8);
     set_assigned(&t, 0, 10);
     CHECK(!et_any_room(&t));
     et_set_backlog(&t, x, 2); /* shallower than it holds: no room until it drains */
@@ -137,5 +142,30 @@ TEST(placement_backlog_changes_room) {
     CHECK_EQ_I64(t.queued_execs, 1);
     set_assigned(&t, 0, 3);
     CHECK_EQ_I64(et_choose(&t, -1, -1, 1, 0)->id, 0);
+    et_free(&t);
+}
+
+/* A free core wins over a deep queue: an executor of 2 cores with a queue
+ * of 128 and one of 1 core with 64 take a small job's tasks side by side
+ * (2, then 1, then the queues), not all on the deeper one. */
+TEST(placement_free_cores_before_queues) {
+    exec_table t = {0};
+    CHECK_OK(et_add(&t, 0, 2, 128, 128, "a"));
+    CHECK_OK(et_add(&t, 1, 1, 64, 64, "b"));
+    int on[2] = {0, 0};
+    for (int k = 0; k < 3; k++) {
+        exec_rec *x = et_choose(&t, -1, -1, 1, 0);
+        CHECK(x);
+        on[x->id]++;
+        et_assign(&t, x, 1);
+    }
+    CHECK_EQ_I64(on[0], 2);
+    CHECK_EQ_I64(on[1], 1);
+    CHECK_EQ_I64(t.idle_cores, 0);
+    /* Then the deepest queue: executor 0's 128 slots before 1's 64. */
+    CHECK_EQ_I64(et_choose(&t, -1, -1, 1, 0)->id, 0);
+    /* A speculative copy (the linear choice) ranks free cores first too. */
+    set_assigned(&t, 1, 0);
+    CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 0)->id, 1);
     et_free(&t);
 }
