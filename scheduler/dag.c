@@ -50,6 +50,7 @@ dag *dag_new(em_stats *stats, uint64_t cache_ns) {
     /* local[N]'s executors (N <= 4) join with no allocation on the
      * scheduler's thread, where its failure could only be reported late. */
     if (et_reserve(&d->execs, 4)) {
+        et_free(&d->execs); /* what it had reserved before it failed */
         free(d);
         return NULL;
     }
