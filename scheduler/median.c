@@ -36,17 +36,22 @@ static void sift_down(uint64_t *h, int n, int max) {
     h[i] = v;
 }
 
-static int push(uint64_t **h, int *n, int *cap, uint64_t v, int max) {
-    if (*n == *cap) {
-        int c = *cap ? *cap * 2 : 64;
-        uint64_t *p = realloc(*h, sizeof *p * (size_t)c);
-        if (!p) return EM_ENOMEM;
-        *h = p;
-        *cap = c;
-    }
-    (*h)[(*n)++] = v;
-    sift_up(*h, *n - 1, max);
+/* Room for want values in *h: 0 or EM_ENOMEM. */
+static int grow(uint64_t **h, int *cap, int want) {
+    if (*cap >= want) return 0;
+    int c = *cap ? *cap : 32;
+    while (c < want) c *= 2;
+    uint64_t *p = realloc(*h, sizeof *p * (size_t)c);
+    if (!p) return EM_ENOMEM;
+    *h = p;
+    *cap = c;
     return 0;
+}
+
+/* Add v to a heap with room for it. */
+static void push(uint64_t *h, int *n, uint64_t v, int max) {
+    h[(*n)++] = v;
+    sift_up(h, *n - 1, max);
 }
 
 static uint64_t pop(uint64_t *h, int *n, int max) {
@@ -57,30 +62,14 @@ static uint64_t pop(uint64_t *h, int *n, int max) {
 }
 
 int rm_add(run_median *m, uint64_t v) {
-    /* Room first, so that the rebalancing below cannot fail halfway. */
-    if (m->nlo + 1 >= m->caplo || m->nhi + 1 >= m->caphi) {
-        int want = (m->nlo > m->nhi ? m->nlo : m->nhi) + 2;
-        if (m->caplo < want) {
-            int c = m->caplo ? m->caplo : 32;
-            while (c < want) c *= 2;
-            uint64_t *p = realloc(m->lo, sizeof *p * (size_t)c);
-            if (!p) return EM_ENOMEM;
-            m->lo = p;
-            m->caplo = c;
-        }
-        if (m->caphi < want) {
-            int c = m->caphi ? m->caphi : 32;
-            while (c < want) c *= 2;
-            uint64_t *p = realloc(m->hi, sizeof *p * (size_t)c);
-            if (!p) return EM_ENOMEM;
-            m->hi = p;
-            m->caphi = c;
-        }
-    }
-    if (m->nhi && v < m->hi[0]) push(&m->lo, &m->nlo, &m->caplo, v, 1);
-    else push(&m->hi, &m->nhi, &m->caphi, v, 0);
-    if (m->nhi > m->nlo + 1) push(&m->lo, &m->nlo, &m->caplo, pop(m->hi, &m->nhi, 0), 1);
-    else if (m->nlo > m->nhi) push(&m->hi, &m->nhi, &m->caphi, pop(m->lo, &m->nlo, 1), 0);
+    /* Room first, so that the rebalancing below cannot fail halfway:
+     * either heap may take one more before it gives one back. */
+    int want = (m->nlo > m->nhi ? m->nlo : m->nhi) + 2;
+    if (grow(&m->lo, &m->caplo, want) || grow(&m->hi, &m->caphi, want)) return EM_ENOMEM;
+    if (m->nhi && v < m->hi[0]) push(m->lo, &m->nlo, v, 1);
+    else push(m->hi, &m->nhi, v, 0);
+    if (m->nhi > m->nlo + 1) push(m->lo, &m->nlo, pop(m->hi, &m->nhi, 0), 1);
+    else if (m->nlo > m->nhi) push(m->hi, &m->nhi, pop(m->lo, &m->nlo, 1), 0);
     return 0;
 }
 
