@@ -73,6 +73,7 @@ static void unindex(exec_table *t, exec_rec *x) {
     x->bnext = x->bprev = -1;
     x->tier = x->room = 0;
     if (!x->alive) return;
+    t->alive_cores -= x->cores;
     if (x->backlog < 0) t->unbounded--;
     if (x->assigned < x->cores) t->idle_cores -= x->cores - x->assigned;
     else if (x->assigned > x->cores) t->queued_execs--;
@@ -93,6 +94,7 @@ static void reindex(exec_table *t, exec_rec *x) {
         if (x->room > l->top) l->top = x->room;
     }
     if (!x->alive) return;
+    t->alive_cores += x->cores;
     if (x->backlog < 0) t->unbounded++;
     if (x->assigned < x->cores) t->idle_cores += x->cores - x->assigned;
     else if (x->assigned > x->cores) t->queued_execs++;

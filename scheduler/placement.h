@@ -61,6 +61,7 @@ typedef struct exec_table {
     level_lists idle, queue;
     int unbounded;     /* alive executors that accept any number */
     int idle_cores;    /* free cores of the executors alive */
+    int alive_cores;   /* cores of the executors alive */
     int queued_execs;  /* executors alive holding attempts beyond their cores */
 } exec_table;
 
