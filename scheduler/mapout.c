@@ -12,6 +12,7 @@
  * the bulk of the status, 1/64 of the exact sizes.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,19 @@ uint8_t mo_compress_size(uint64_t size) {
     return c >= 255 ? 255 : (uint8_t)c;
 }
 
-uint64_t mo_decompress_size(uint8_t c) { return c ? (uint64_t)pow(1.1, c) : 0; }
+/* 1.1^c for every byte, worked out once: every reduce task's description
+ * reads a size per map. */
+static uint64_t decompressed[256];
+static pthread_once_t decompressed_once = PTHREAD_ONCE_INIT;
+
+static void fill_decompressed(void) {
+    for (int c = 1; c < 256; c++) decompressed[c] = (uint64_t)pow(1.1, c);
+}
+
+uint64_t mo_decompress_size(uint8_t c) {
+    pthread_once(&decompressed_once, fill_decompressed);
+    return decompressed[c];
+}
 
 /* A highly compressed status; b holds nhuge u32 reduce ids, nhuge bytes,
  * then the bitmap of empty segments when 0 < nempty < nparts. */
