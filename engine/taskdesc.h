@@ -142,7 +142,10 @@ enum sink_kind {
     SK_FOREACH_PART,/* fn(partition, iter) */
     SK_TAKE,        /* first n records */
     SK_SAVE,        /* lines to path/part-NNNNN (path: the attempt directory) */
-    SK_SHUFFLE,     /* shuffle write; result: sw_result segment sizes */
+    SK_SHUFFLE,     /* shuffle write; result: its segment sizes as a map
+                       status (mapstatus.h), of the form n says: 0 a byte
+                       per segment, else highly compressed, segments over
+                       n bytes huge */
     SK_TOPN,        /* n smallest (descending: largest) records by rec_cmp */
     SK_KEYSAMPLE,   /* result: int64 count, then up to n sampled keys (reservoir, seed) */
     SK_CHECKPOINT,  /* the partition to path/part-NNNNN (path: the RDD's checkpoint

@@ -24,6 +24,7 @@
 #include "pipe.h"
 #include "recfmt.h"
 #include "runner.h"
+#include "mapstatus.h"
 #include "shuffle.h"
 
 static void give_result(epipe *p, ebuf *b) {
@@ -363,7 +364,8 @@ static int end_shuffle(epipe *p) {
     const char *dir = p->run->env->shuffle_dir ? p->run->env->shuffle_dir : p->run->env->local_dir;
     if (p->run->env->self) snprintf(res->loc, sizeof res->loc, "%s%s", p->run->env->self, dir);
     else snprintf(res->loc, sizeof res->loc, "%s", dir);
-    rc = ebuf_append(&p->buf, sr.seg_bytes, sizeof(uint64_t) * (size_t)s->nparts) ? EM_ENOMEM : 0;
+    /* the sizes as the driver keeps them: compressed here, not there */
+    rc = ms_encode(sr.seg_bytes, s->nparts, p->sink->n, &p->buf);
     free(sr.seg_bytes);
     if (!rc) give_result(p, &p->buf);
     return rc;

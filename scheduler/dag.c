@@ -734,17 +734,22 @@ static void lose_exec_outputs(dag *d, int exec) {
 }
 
 /* Register map output idx of s from a successful attempt; takes the
- * per-reduce segment sizes from the result.  0 or EM_ENOMEM. */
+ * compressed segment sizes from the result (checked as it ended).  0 or
+ * EM_ENOMEM. */
 int dag__register_output(dag *d, stage *s, int idx, sched_event *ev) {
     task_result *res = &ev->res;
     shuffle_out *so = mo_find(&d->mo, s->shuffle_id);
-    uint64_t *segs = NULL;
-    if (res->len == sizeof(uint64_t) * (size_t)s->out_parts) {
-        segs = (uint64_t *)res->data;
-        res->data = NULL;
-    }
-    if (!so || mo_set(so, idx, ev->exec, res->task_id, res->loc, segs))
+    uint8_t *sizes = res->data;
+    size_t len = res->len;
+    res->data = NULL;
+    res->len = 0;
+    if (!so) {
+        free(sizes);
         return em__seterr(EM_ENOMEM, "scheduler: out of memory");
+    }
+    int rc = mo_set(so, idx, ev->exec, res->task_id, res->loc, sizes, len);
+    if (rc == -1) return em__seterr(EM_EPROTO, "scheduler: a malformed map status");
+    if (rc) return em__seterr(EM_ENOMEM, "scheduler: out of memory");
     s->reg_task[idx] = d->next_task;
     return 0;
 }

@@ -5,22 +5,20 @@
  * a shuffle whose every map output is registered lets a later job skip its
  * map stage.
  *
- * Segment sizes are kept compressed, as Spark's MapStatus keeps them: a
- * shuffle of 10,000 maps by 10,000 reduce partitions would otherwise hold
- * 10^8 exact sizes (800 MB) on the driver.  A shuffle of at most
- * ember.shuffle.minNumPartitionsToHighlyCompress partitions keeps one byte
- * per segment (Spark's CompressedMapStatus): the size's logarithm base 1.1,
- * rounded up (mo_compress_size).  A wider one keeps, per map output
- * (Spark's HighlyCompressedMapStatus), a bitmap of its empty segments, the
- * average size of its non-empty segments that are not huge, and the byte of
- * each huge one (larger than ember.shuffle.accurateBlockThreshold), sorted
- * by reduce partition.  Either way a size read back (mo_seg) is zero
- * exactly when the map task wrote nothing for that partition, and otherwise
- * an estimate: within about 10% of the size for a byte, saturating at
- * 1.1^255 bytes (about 33 GiB); the average for a segment neither empty nor
- * huge.  Readers therefore take a segment's length from its index file, its
- * in-memory output or the shuffle server's answer, never from the tracker;
- * the tracker's zero still means "nothing to read".
+ * Segment sizes are kept compressed, as each map task's result carries
+ * them (engine/mapstatus.h, Spark's MapStatus): a shuffle of 10,000 maps
+ * by 10,000 reduce partitions would otherwise hold 10^8 exact sizes (800
+ * MB) on the driver.  A shuffle of at most
+ * ember.shuffle.minNumPartitionsToHighlyCompress partitions has a byte per
+ * segment (Spark's CompressedMapStatus); a wider one is highly compressed
+ * (Spark's HighlyCompressedMapStatus), segments larger than
+ * ember.shuffle.accurateBlockThreshold kept as huge.  The tracker decides
+ * which when it first tracks a shuffle, and the map tasks' descriptions
+ * say it (mo_accurate).  A size read back (mo_seg) is zero exactly when
+ * the map task wrote nothing for that partition, and otherwise an
+ * estimate; readers therefore take a segment's length from its index
+ * file, its in-memory output or the shuffle server's answer, never from
+ * the tracker.
  */
 #ifndef EM_MAPOUT_H
 #define EM_MAPOUT_H
@@ -40,8 +38,9 @@ typedef struct map_status {
     int exec;           /* the executor that wrote it */
     uint64_t attempt;   /* the attempt (task id) whose output is registered */
     char *loc;          /* where the output lives (a directory locally) */
-    void *sizes;        /* its segment sizes, compressed (mapout.c; read them
-                           with mo_seg); NULL when the result carried none */
+    uint8_t *sizes;     /* its segment sizes, compressed (mapstatus.h; read
+                           them with mo_seg); NULL when the result carried none */
+    uint32_t sizes_len;
 } map_status;
 
 typedef struct shuffle_out {
@@ -71,10 +70,16 @@ void mo_configure(mapout *mo, int64_t highly_min, int64_t accurate);
 shuffle_out *mo_get(mapout *mo, uint32_t id, int nmaps, int nparts);
 shuffle_out *mo_find(mapout *mo, uint32_t id);
 /* Register attempt `attempt` of map `map`, written by executor exec at loc
- * (copied), with its so->nparts exact segment sizes segs (malloc'd; taken,
- * compressed and freed in every case; NULL: the result carried none).  0,
- * or -2 when out of memory (the map's registration is left unchanged). */
-int mo_set(shuffle_out *so, int map, int exec, uint64_t attempt, const char *loc, uint64_t *segs);
+ * (copied), with its compressed segment sizes: len bytes at sizes, a
+ * status of so->nparts segments (mapstatus.h; malloc'd, taken in every
+ * case; NULL: the result carried none).  0; -1 when the status is
+ * malformed, -2 when out of memory (the map's registration is left
+ * unchanged either way). */
+int mo_set(shuffle_out *so, int map, int exec, uint64_t attempt, const char *loc, uint8_t *sizes, size_t len);
+/* The accurate threshold a map task of so encodes its status with
+ * (ms_encode): 0 for a byte per segment, else the size past which a
+ * segment of a highly compressed status is huge. */
+uint64_t mo_accurate(const shuffle_out *so);
 void mo_unset(shuffle_out *so, int map);
 /* The tracker's size of map's segment of reduce partition part: 0 exactly
  * when the map task wrote nothing there (or registered no sizes), else an
@@ -86,11 +91,5 @@ size_t mo_bytes(const shuffle_out *so);
 /* Forget a shuffle entirely (its slot stays, NULL). */
 void mo_remove(mapout *mo, uint32_t id);
 void mo_free(mapout *mo);
-
-/* Spark's MapStatus.compressSize: 0 for 0, 1 for 1, else
- * min(255, ceil(log(size) / log(1.1))). */
-uint8_t mo_compress_size(uint64_t size);
-/* Spark's MapStatus.decompressSize: 0 for 0, else 1.1^c (truncated). */
-uint64_t mo_decompress_size(uint8_t c);
 
 #endif

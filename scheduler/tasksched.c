@@ -26,6 +26,7 @@
 #include "idmap.h"
 #include "listen.h"
 #include "log.h"
+#include "mapstatus.h"
 #include "placement.h"
 #include "progress.h"
 #include "taskbuild.h"
@@ -176,6 +177,8 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
         memset(&ms, 0, sizeof ms);
         ms.kind = SK_SHUFFLE;
         ms.shuffle_id = r->shuffle_id;
+        shuffle_out *so = mo_find(&d->mo, r->shuffle_id);
+        ms.n = so ? mo_accurate(so) : 0; /* the map status's form */
         ms.nparts = r->nparts;
         ms.partitioner = r->partitioner;
         ms.descending = r->descending;
@@ -725,9 +728,8 @@ static int react(dag *d, job *j, stage *s, int idx, int speculative, sched_event
  * count now. */
 static void keep_late_output(dag *d, stage *s, int idx, sched_event *ev) {
     task_result *res = &ev->res;
-    if (res->status != 0 || ev->killed || !s->shuffled || s->dropped || s->state[idx] == T_DONE ||
-        res->len != sizeof(uint64_t) * (size_t)s->out_parts)
-        return;
+    if (res->status != 0 || ev->killed || !s->shuffled || s->dropped || s->state[idx] == T_DONE)
+        return; /* a success's map status was checked as it ended */
     merge_once(d, s, idx, res);
     if (!dag__register_output(d, s, idx, ev)) {
         s->state[idx] = T_DONE;
@@ -824,6 +826,20 @@ static void queue_sample(dag *d, const attempt_rec *a, const sched_event *ev, ui
     for (int i = 0; i < d->execs.n; i++) queue_apply(d, &d->execs.v[i]);
 }
 
+/* A shuffle-map attempt's success carries its segment sizes as a map
+ * status (mapstatus.h), which comes from an executor: a malformed one
+ * makes the attempt a failure that names it, retried as any other. */
+static void check_map_status(const stage *s, sched_event *ev) {
+    task_result *res = &ev->res;
+    const char *why = NULL;
+    if (!ms_check(res->data, res->len, s->out_parts, &why)) return;
+    res->status = EM_EPROTO;
+    snprintf(res->errmsg, sizeof res->errmsg, "executor %d sent a malformed shuffle-map result: %s", ev->exec, why);
+    free(res->data);
+    res->data = NULL;
+    res->len = 0;
+}
+
 /* An attempt ended.  Returns 1 when the event was handed on (a result). */
 int ts_task_ended(dag *d, sched_event *ev) {
     inflight *f = idmap_del(&d->inflight, ev->res.task_id);
@@ -850,6 +866,7 @@ int ts_task_ended(dag *d, sched_event *ev) {
     a->start_us = ev->start_us;
     a->end_us = ev->end_us;
     if (a->kill_sent) ev->killed = 1;
+    if (s->shuffled && !ev->killed && !ev->res.status) check_map_status(s, ev);
     a->state = ev->killed ? A_KILLED : ev->res.status ? A_FAILED : A_OK;
     if (a->state == A_OK) {
         uint64_t dur = ev->end_us > ev->start_us ? ev->end_us - ev->start_us : 0;

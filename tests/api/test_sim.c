@@ -108,6 +108,28 @@ TEST(sim_shuffle_two_stages) {
     CHECK(sim_consistent(&ss));
 }
 
+/* A map status that an executor sends malformed (cut short) fails that
+ * attempt, naming the cause, and its retry's status is taken: the answer
+ * is exact and exactly those attempts failed. */
+TEST(sim_malformed_map_status_retried) {
+    sim_opts o = {.bad_status_maps = 3};
+    em_ctx *c = open_sim("sim[10,2]", &o, NULL, 0);
+    CHECK(c);
+    int64_t k = 100, n = 0;
+    em_rdd *pairs = em_map(em_range(c, 0, 4000, 1, 40), fn_mod_key, &k, sizeof k);
+    em_stats s0, st;
+    em_get_stats(c, &s0);
+    CHECK_OK(em_count(em_reduce_by_key(pairs, fn_sum_i64, NULL, 0, 20), &n));
+    CHECK_EQ_I64(n, 40 * 20);
+    em_get_stats(c, &st);
+    CHECK_EQ_I64(st.tasks_failed - s0.tasks_failed, 3);
+    CHECK_EQ_I64(st.tasks_run - s0.tasks_run, 40 + 3 + 20);
+    em_close(c);
+    sim_stats ss;
+    sim_get_stats(&ss);
+    CHECK(sim_consistent(&ss));
+}
+
 /* Executors lost every 20 ms while a job of 2 ms tasks runs at least 40
  * ms (4,000 map tasks on 200 cores): the map outputs they held are run
  * again, the job's answer is exact, and the only attempts that failed

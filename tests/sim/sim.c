@@ -26,6 +26,7 @@
 #include "err.h"
 #include "events.h"
 #include "idmap.h"
+#include "mapstatus.h"
 #include "sim.h"
 #include "taskdesc.h"
 
@@ -267,13 +268,18 @@ static void make_result(sim *s, sattempt *a) {
     case SK_SHUFFLE: {
         int np = td->sink.nparts;
         uint64_t *segs = malloc(sizeof *segs * (size_t)(np > 0 ? np : 1));
-        if (!segs) {
+        ebuf b = {0};
+        if (segs)
+            for (int i = 0; i < np; i++) segs[i] = s->o.seg_bytes;
+        if (!segs || ms_encode(segs, np, td->sink.n, &b)) {
+            free(segs);
+            ebuf_free(&b);
             fail_res(r, EM_ENOMEM, "sim: out of memory");
             return;
         }
-        for (int i = 0; i < np; i++) segs[i] = s->o.seg_bytes;
-        r->data = (uint8_t *)segs;
-        r->len = sizeof *segs * (size_t)np;
+        free(segs);
+        if (td->partition < s->o.bad_status_maps && td->attempt == 0 && b.len) b.len--;
+        r->data = ebuf_steal(&b, &r->len);
         snprintf(r->loc, sizeof r->loc, "sim://exec-%d", a->exec);
         return;
     }

@@ -41,6 +41,9 @@ typedef struct sim_opts {
     int slow_every;       /* every slow_every-th executor (id % slow_every ==
                              slow_every - 1) is slow; 0: none */
     double slow_factor;   /* its attempts run this many times longer */
+    int bad_status_maps;  /* the first attempt of each of the shuffle-map
+                             tasks 0 .. bad_status_maps-1 answers with its
+                             map status cut short (a malformed result) */
     int loss_probe;       /* time the scheduler's handling of each loss
                              (sim_stats' loss_ns): a call queued behind the
                              loss's events queues another behind the

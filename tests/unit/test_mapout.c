@@ -15,6 +15,7 @@
 #include "../test.h"
 #include "ember.h"
 #include "mapout.h"
+#include "mapstatus.h"
 
 static uint64_t next_rand(uint64_t *x) {
     *x ^= *x << 13;
@@ -23,11 +24,14 @@ static uint64_t next_rand(uint64_t *x) {
     return *x;
 }
 
-/* A copy of n sizes, malloc'd as mo_set takes them. */
-static uint64_t *dup_sizes(const uint64_t *s, int n) {
-    uint64_t *p = malloc(sizeof *p * (size_t)(n ? n : 1));
-    if (p) memcpy(p, s, sizeof *p * (size_t)n);
-    return p;
+/* mo_set of the exact sizes s, encoded as a map task encodes them for
+ * so (mo_accurate). */
+static int set_sizes(shuffle_out *so, int map, int exec, uint64_t attempt, const char *loc, const uint64_t *s) {
+    ebuf b = {0};
+    if (ms_encode(s, so->nparts, mo_accurate(so), &b)) return -2;
+    size_t len = b.len;
+    uint8_t *p = ebuf_steal(&b, &len);
+    return mo_set(so, map, exec, attempt, loc, p, len);
 }
 
 /* Whether est is the tracker's estimate of size s within the encoding's
@@ -39,22 +43,22 @@ static int within(uint64_t s, uint64_t est) {
 }
 
 TEST(mapout_encoding_bounds) {
-    CHECK_EQ_I64(mo_compress_size(0), 0);
-    CHECK_EQ_I64(mo_decompress_size(0), 0);
-    CHECK_EQ_I64(mo_compress_size(1), 1);
-    CHECK_EQ_I64(mo_decompress_size(1), 1);
+    CHECK_EQ_I64(ms_compress_size(0), 0);
+    CHECK_EQ_I64(ms_decompress_size(0), 0);
+    CHECK_EQ_I64(ms_compress_size(1), 1);
+    CHECK_EQ_I64(ms_decompress_size(1), 1);
     const uint64_t top = (uint64_t)pow(1.1, 255); /* 35,903,328,718: where it saturates */
-    CHECK_EQ_I64(mo_decompress_size(255), top);
+    CHECK_EQ_I64(ms_decompress_size(255), top);
     /* Every size up to 100,000, then sizes spread over the whole range:
      * zero exact, the rest within 10%, the byte never decreasing. */
     uint8_t last = 0;
     for (uint64_t s = 0; s <= 100000; s++) {
-        uint8_t c = mo_compress_size(s);
+        uint8_t c = ms_compress_size(s);
         CHECK(c >= last);
         last = c;
-        if (!within(s, mo_decompress_size(c))) {
+        if (!within(s, ms_decompress_size(c))) {
             fprintf(stderr, "  size %llu: byte %u, estimate %llu\n", (unsigned long long)s, c,
-                    (unsigned long long)mo_decompress_size(c));
+                    (unsigned long long)ms_decompress_size(c));
             CHECK(0);
         }
     }
@@ -62,18 +66,18 @@ TEST(mapout_encoding_bounds) {
     for (int i = 0; i < 200000; i++) {
         uint64_t s = next_rand(&x) >> (next_rand(&x) % 64);
         if (s > top) s %= top + 1;
-        CHECK(within(s, mo_decompress_size(mo_compress_size(s))));
+        CHECK(within(s, ms_decompress_size(ms_compress_size(s))));
     }
     /* Each byte's estimate maps back to it, or next to it (past the
      * small sizes, where several bytes truncate to one size). */
-    for (int c = 30; c <= 255; c++) CHECK(abs((int)mo_compress_size(mo_decompress_size((uint8_t)c)) - c) <= 1);
+    for (int c = 30; c <= 255; c++) CHECK(abs((int)ms_compress_size(ms_decompress_size((uint8_t)c)) - c) <= 1);
     /* Past 1.1^255 every size is the same byte, and so the same
      * (underestimated) size. */
-    CHECK_EQ_I64(mo_compress_size(top), 255);
-    CHECK_EQ_I64(mo_compress_size(top + top / 5), 255);
-    CHECK_EQ_I64(mo_compress_size((uint64_t)1 << 40), 255);
-    CHECK_EQ_I64(mo_compress_size(UINT64_MAX), 255);
-    CHECK_EQ_I64(mo_decompress_size(mo_compress_size(UINT64_MAX)), top);
+    CHECK_EQ_I64(ms_compress_size(top), 255);
+    CHECK_EQ_I64(ms_compress_size(top + top / 5), 255);
+    CHECK_EQ_I64(ms_compress_size((uint64_t)1 << 40), 255);
+    CHECK_EQ_I64(ms_compress_size(UINT64_MAX), 255);
+    CHECK_EQ_I64(ms_decompress_size(ms_compress_size(UINT64_MAX)), top);
 }
 
 /* Up to the setting each segment has its own byte; past it, a map output
@@ -89,7 +93,7 @@ TEST(mapout_switch_at_threshold) {
         shuffle_out *so = mo_get(&mo, (uint32_t)k, 1, n);
         CHECK(so);
         CHECK_EQ_I64(so->highly, k);
-        CHECK_OK(mo_set(so, 0, 1, 5, "here", dup_sizes(s, n)));
+        CHECK_OK(set_sizes(so, 0, 1, 5, "here", s));
         uint64_t sum = 0, cnt = 0;
         for (int i = 0; i < n; i++)
             if (s[i]) sum += s[i], cnt++;
@@ -131,7 +135,7 @@ TEST(mapout_highly_compressed) {
         if (i == 18) s[i] = (1 << 20) + 1;
         if (s[i] && s[i] <= 1 << 20) sum += s[i], cnt++;
     }
-    CHECK_OK(mo_set(so, 0, 1, 7, "ember://h:1/d", dup_sizes(s, N)));
+    CHECK_OK(set_sizes(so, 0, 1, 7, "ember://h:1/d", s));
     int huge = 0;
     for (int i = 0; i < N; i++) {
         uint64_t e = mo_seg(so, 0, i);
@@ -145,24 +149,24 @@ TEST(mapout_highly_compressed) {
         }
     }
     CHECK(huge > 10);
-    CHECK_EQ_I64(mo_seg(so, 0, 18), mo_decompress_size(mo_compress_size((1 << 20) + 1)));
+    CHECK_EQ_I64(mo_seg(so, 0, 18), ms_decompress_size(ms_compress_size((1 << 20) + 1)));
     /* No empty segment (no bitmap), every one empty, every one huge. */
     static uint64_t t[N];
     uint64_t tsum = 0;
     for (int i = 0; i < N; i++) tsum += t[i] = 10 + (uint64_t)i % 7;
-    CHECK_OK(mo_set(so, 1, 1, 8, "d", dup_sizes(t, N)));
+    CHECK_OK(set_sizes(so, 1, 1, 8, "d", t));
     size_t with_none = mo_bytes(so);
     for (int i = 0; i < N; i++) CHECK_EQ_I64(mo_seg(so, 1, i), tsum / N);
     memset(t, 0, sizeof t);
-    CHECK_OK(mo_set(so, 1, 1, 9, "d", dup_sizes(t, N)));
+    CHECK_OK(set_sizes(so, 1, 1, 9, "d", t));
     CHECK_EQ_I64(mo_bytes(so), with_none);
     for (int i = 0; i < N; i++) CHECK_EQ_I64(mo_seg(so, 1, i), 0);
     for (int i = 0; i < N; i++) t[i] = ((uint64_t)2 << 20) + (uint64_t)i * 4096;
-    CHECK_OK(mo_set(so, 2, 1, 9, "d", dup_sizes(t, N)));
+    CHECK_OK(set_sizes(so, 2, 1, 9, "d", t));
     for (int i = 0; i < N; i++) CHECK(within(t[i], mo_seg(so, 2, i)));
     /* A result without sizes registers the map, with nothing to read;
      * lost, it reads as nothing too. */
-    CHECK_OK(mo_set(so, 2, 1, 10, "d", NULL));
+    CHECK_OK(mo_set(so, 2, 1, 10, "d", NULL, 0));
     CHECK(so->m[2].have && !so->m[2].sizes && mo_seg(so, 2, 5) == 0);
     mo_unset(so, 0);
     CHECK(!so->m[0].have && mo_seg(so, 0, 1) == 0);
@@ -185,7 +189,8 @@ TEST(mapout_tracker_bytes) {
     CHECK(s);
     for (int i = 0; i < P; i++) s[i] = next_rand(&x) % 10 ? 1000 + next_rand(&x) % 100000 : 0;
     s[3] = (uint64_t)1 << 30;
-    CHECK_OK(mo_set(one, 0, 1, 1, "ember://10.0.0.1:7337/work/app-1/exec-1", s));
+    CHECK_OK(set_sizes(one, 0, 1, 1, "ember://10.0.0.1:7337/work/app-1/exec-1", s));
+    free(s);
     size_t per_output = mo_bytes(one) - base;
     CHECK(per_output < P / 8 + 128); /* a bit per partition; a header, its huge one, its loc */
     for (int m = 0; m < M; m++) {
@@ -193,7 +198,8 @@ TEST(mapout_tracker_bytes) {
         CHECK(t);
         for (int i = 0; i < P; i++) t[i] = (next_rand(&x) & 15) ? 1000 + (x >> 40) % 100000 : 0;
         if (m % 100 == 0) t[m % P] = (uint64_t)1 << 31; /* a few huge */
-        CHECK_OK(mo_set(so, m, m % 16, (uint64_t)m, "ember://10.0.0.1:7337/work/app-1/exec-1", t));
+        CHECK_OK(set_sizes(so, m, m % 16, (uint64_t)m, "ember://10.0.0.1:7337/work/app-1/exec-1", t));
+        free(t);
     }
     size_t total = mo_bytes(so);
     fprintf(stderr, "  tracker: %zu bytes for a %d-partition map output; %zu bytes (%.3f per segment) for %d x %d\n",
@@ -203,5 +209,58 @@ TEST(mapout_tracker_bytes) {
     mo_remove(&mo, 2);
     CHECK(mo_find(&mo, 2) == NULL);
     CHECK_EQ_I64(mo.n, 1);
+    mo_free(&mo);
+}
+
+/* A status from an executor is checked before the tracker keeps it: the
+ * wrong length, form or counts, huge ids out of order, a bitmap that
+ * disagrees with its count, or non-empty segments that would read as
+ * zero (nothing to read) are refused, and the map stays as it was. */
+TEST(mapout_malformed_status_refused) {
+    enum { N = 2100 };
+    mapout mo = {0};
+    mo_configure(&mo, 2000, 1000);
+    shuffle_out *so = mo_get(&mo, 1, 1, N);
+    shuffle_out *few = mo_get(&mo, 2, 1, 10);
+    CHECK(so && so->highly && few && !few->highly);
+    static uint64_t s[N];
+    for (int i = 0; i < N; i++) s[i] = i % 3 ? 0 : i % 7 ? 500 : 5000 + (uint64_t)i;
+    ebuf b = {0};
+    CHECK_OK(ms_encode(s, N, 1000, &b));
+    const char *why = NULL;
+    CHECK_OK(ms_check(b.p, b.len, N, &why));
+    for (int i = 0; i < N; i++) CHECK_EQ_I64(ms_seg(b.p, N, i) == 0, s[i] == 0);
+    CHECK(ms_check(b.p, b.len, N + 8, &why) < 0 && why);   /* a wider shuffle: its bitmap is longer */
+    CHECK(ms_check(b.p, b.len - 1, N, &why) < 0);          /* cut short */
+    uint8_t *c = malloc(b.len);
+    CHECK(c);
+    memcpy(c, b.p, b.len);
+    c[0] = 7; /* an unknown form */
+    CHECK(ms_check(c, b.len, N, &why) < 0);
+    memcpy(c, b.p, b.len);
+    memset(c + 1, 0, 8); /* average 0: non-empty segments would read as empty */
+    CHECK(ms_check(c, b.len, N, &why) < 0);
+    memcpy(c, b.p, b.len);
+    c[b.len - 1] ^= 0x01; /* a bit more or less in the bitmap than its count */
+    CHECK(ms_check(c, b.len, N, &why) < 0);
+    memcpy(c, b.p, b.len);
+    uint32_t first, second; /* huge ids out of order */
+    memcpy(&first, c + 17, 4);
+    memcpy(&second, c + 21, 4);
+    memcpy(c + 17, &second, 4);
+    memcpy(c + 21, &first, 4);
+    CHECK(ms_check(c, b.len, N, &why) < 0);
+    /* The tracker refuses it too, and keeps what it had. */
+    CHECK_OK(set_sizes(so, 0, 1, 5, "d", s));
+    CHECK_EQ_I64(mo_set(so, 0, 1, 6, "d", c, b.len), -1);
+    CHECK(so->m[0].have && so->m[0].attempt == 5 && mo_seg(so, 0, 0) > 0);
+    /* A byte per segment: the length is the width's. */
+    ebuf f = {0};
+    CHECK_OK(ms_encode(s, 10, 0, &f));
+    CHECK_EQ_I64(f.len, 11);
+    CHECK_OK(ms_check(f.p, f.len, 10, NULL));
+    CHECK(ms_check(f.p, f.len, 11, NULL) < 0);
+    ebuf_free(&f);
+    ebuf_free(&b);
     mo_free(&mo);
 }

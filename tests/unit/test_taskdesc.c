@@ -17,6 +17,7 @@
 #include "runner.h"
 #include "shuffle.h"
 #include "srcdata.h"
+#include "mapstatus.h"
 #include "taskdesc.h"
 #include "taskresult.h"
 
@@ -523,11 +524,12 @@ TEST(sched_taskdesc_run_shuffle_map_then_reduce) {
     task_result res;
     runner_run(&f.env, bytes, len, &res, NULL);
     CHECK_EQ_I64(res.status, 0);
-    CHECK_EQ_I64(res.len, 2 * sizeof(uint64_t)); /* segment sizes */
+    CHECK_EQ_I64(res.len, 3); /* segment sizes: a map status of a byte each */
+    CHECK_OK(ms_check(res.data, res.len, 2, NULL));
     CHECK_EQ_I64(res.shuffle_records, 1000);
     CHECK_STR_CONTAINS(res.loc, test_tmpdir());
-    uint64_t segs[2];
-    memcpy(segs, res.data, sizeof segs);
+    uint64_t segs[2] = {ms_seg(res.data, 2, 0), ms_seg(res.data, 2, 1)}; /* as the tracker reads them */
+    CHECK(segs[0] && segs[1]);
     task_result_clear(&res);
 
     int64_t total_keys = 0, total = 0;
