@@ -309,6 +309,12 @@ typedef struct em_rdd em_rdd;
  *                                 default)
  *   ember.shuffle.compress.level  0..9      1         zlib's level (only
  *                                 when the codec is zlib)
+ *   ember.shuffle.minNumPartitionsToHighlyCompress 1..1048576 2000  a map
+ *                                 output's sizes: a byte per segment up to
+ *                                 this many partitions, highly compressed
+ *                                 past it
+ *   ember.shuffle.accurateBlockThreshold size 100m   highly compressed:
+ *                                 a segment larger keeps its own size
  *   ember.files.maxPartitionBytes >= 1k     33554432  largest text_file split
  *   ember.local.dir               string    /tmp      where shuffle files and
  *                                 spills go
