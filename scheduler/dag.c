@@ -941,9 +941,7 @@ static void *sched_main(void *arg) {
     dag *d = arg;
     for (;;) {
         if (d->stopping && !d->jobs && !d->running) break;
-        uint64_t t0 = ev_now_us();
         sched_event *ev = evq_wait_all(&d->events, ts_next_timeout(d));
-        d->q_idle_us += ev_now_us() - t0; /* the adaptive queues' measure of the thread's load */
         for (sched_event *next; ev; ev = next) {
             next = ev->next;
             int kept = 0;

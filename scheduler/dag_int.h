@@ -201,15 +201,10 @@ struct dag {
     int stopping;
     uint64_t next_spec_us;
     uint64_t steal_due_us;    /* the next queued attempt to move may move then (0: none) */
-    /* Adaptive queues (tasksched.c): the round trip to an executor (the
-     * least of a span's samples; q_rtt_win: this span's so far, 0 none),
-     * running averages of a task's run and of the successes this thread
-     * can take per second of its own time; the queue depth per core they
-     * call for; the successes since it was last worked out, at q_mark_us,
-     * when the thread had waited for events q_idle_mark of the q_idle_us
-     * it has in all. */
-    uint64_t q_rtt_us, q_rtt_win, q_run_us, q_mark_us, q_idle_us, q_idle_mark;
-    double q_rate;
+    /* Adaptive queues (tasksched.c): running averages of the round trip
+     * to an executor and of a task's run, the queue depth per core they
+     * call for, and the successes since it was last worked out. */
+    uint64_t q_rtt_us, q_run_us;
     int q_depth, q_samples, q_have_run;
     /* Cluster mode: tasks wait with no executor alive since starved_us
      * (0: not waiting).  At ask_us (register_wait_ms after, then every

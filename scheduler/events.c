@@ -38,7 +38,6 @@ void evq_destroy(evq *q) {
 
 void evq_post_locked(evq *q, sched_event *ev) {
     ev->next = NULL;
-    ev->posted_us = ev_now_us();
     if (q->tail) q->tail->next = ev;
     else q->head = ev;
     q->tail = ev;

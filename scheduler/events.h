@@ -52,7 +52,6 @@ typedef struct sched_event {
                                this attempt's doing (killed from outside, cut
                                off, its worker lost): not a task failure */
     uint64_t start_us, end_us; /* EV_TASK_ENDED: on the executor's clock */
-    uint64_t posted_us;     /* when it was queued (ev_now_us; evq_post sets it) */
     char text[128];         /* EV_EXEC_ADDED: address; EV_EXEC_LOST: reason */
     int final;              /* EV_APP_FAILED: for good */
     int keep_outputs;       /* EV_EXEC_LOST: its map outputs outlive it (its

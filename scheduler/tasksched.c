@@ -751,26 +751,20 @@ static void keep_late_output(dag *d, stage *s, int idx, sched_event *ev) {
  * the round trip over a task's run (a power of two, so that it changes
  * seldom), between taskQueue and ember.executor.taskQueue.max.  The round
  * trip is sampled on attempts launched onto a free core: from their launch
- * to their result's arrival, less their run on the executor.  Its least
- * sample in each span the depth is worked out over stands for it: a trip
- * also holds the waits in queues on the way, which deeper queues lengthen
- * (the least one is what TCP's BBR takes for its round trip, for the same
- * reason).
+ * to their end here, less their run on the executor.  Worked out every
+ * QUEUE_ADAPT_EVERY successes, and for each executor as it joins.
  *
- * A queue deeper than the driver can feed only holds descriptions built
- * early (memory, and attempts that a loss, a kill or a better placement
- * must undo): the cluster completes at most what the driver decides, so a
- * core needs no more queued than its share of what the scheduler's thread
- * can take in one round trip.  That rate is the successes over the
- * thread's own time, less its waits for events.  The depth is therefore
- * also at most twice that rate times the round trip over the cores alive;
- * twice, so that a queue the rate is measured under can still double.
- * Worked out every QUEUE_ADAPT_EVERY successes (and QUEUE_RATE_US at
- * least), and for each executor as it joins.
+ * Past QUEUED_MAX attempts queued beyond the cores of the whole cluster
+ * the depth halves: one driver decides some 10^5 to 10^6 tasks a second,
+ * a few thousand in a round trip of milliseconds, and a deeper
+ * queue over a thousand executors only builds descriptions early (a
+ * 100,000-task stage all at once), which costs memory and cache and which
+ * a loss, a kill or a better placement must undo.  A few executors keep
+ * the depth their round trip calls for.
  */
 #define QUEUE_ADAPT_EVERY 64
-#define QUEUE_RATE_US 2000 /* the shortest span a rate is measured over */
 #define QUEUE_DEPTH_MAX 1024
+#define QUEUED_MAX 4096
 
 static void queue_apply(dag *d, exec_rec *x) {
     if (!x->alive || x->backlog < 0 || x->backlog_max <= x->backlog_min) return;
@@ -780,12 +774,11 @@ static void queue_apply(dag *d, exec_rec *x) {
     if (b != x->backlog) et_set_backlog(&d->execs, x, (int)b);
 }
 
-int ts_queue_depth(uint64_t rtt_us, uint64_t run_us, double rate, int cores) {
+int ts_queue_depth(uint64_t rtt_us, uint64_t run_us, int cores) {
     uint64_t want = rtt_us / (run_us ? run_us : 1) + 1;
-    double fed = 2.0 * rate * (double)rtt_us / 1e6 / (cores > 0 ? cores : 1) + 1;
-    if (rate > 0 && fed < (double)want) want = (uint64_t)(fed + 0.5);
     int depth = 1;
     while ((uint64_t)depth < want && depth < QUEUE_DEPTH_MAX) depth *= 2;
+    while (depth > 1 && (int64_t)depth * (cores > 0 ? cores : 1) > QUEUED_MAX) depth /= 2;
     return depth;
 }
 
@@ -793,34 +786,17 @@ void ts_exec_added(dag *d, exec_rec *x) {
     if (d->q_depth) queue_apply(d, x);
 }
 
-static void queue_sample(dag *d, const attempt_rec *a, const sched_event *ev, uint64_t run) {
-    uint64_t now = ev_now_us();
+static void queue_sample(dag *d, const attempt_rec *a, uint64_t run) {
     if (!a->queued_launch) {
-        /* to the result's arrival: its wait in the scheduler's own queue
-         * is the driver being behind, which no queue hides */
-        uint64_t got = ev->posted_us && ev->posted_us < now ? ev->posted_us : now;
-        uint64_t trip = got > a->launch_us ? got - a->launch_us : 0;
+        uint64_t now = ev_now_us(), trip = now > a->launch_us ? now - a->launch_us : 0;
         trip = trip > run ? trip - run : 0;
-        if (!d->q_rtt_win || trip < d->q_rtt_win) d->q_rtt_win = trip ? trip : 1;
+        d->q_rtt_us = d->q_rtt_us ? (7 * d->q_rtt_us + trip) / 8 : trip;
     }
     d->q_run_us = d->q_have_run ? (7 * d->q_run_us + run) / 8 : run;
     d->q_have_run = 1;
-    if (!d->q_mark_us) {
-        d->q_mark_us = now;
-        d->q_idle_mark = d->q_idle_us;
-    }
-    if (++d->q_samples < QUEUE_ADAPT_EVERY || now - d->q_mark_us < QUEUE_RATE_US) return;
-    uint64_t idle = d->q_idle_us - d->q_idle_mark, span = now - d->q_mark_us;
-    uint64_t busy = span > idle ? span - idle : 1;
-    double rate = d->q_samples * 1e6 / (double)busy;
-    d->q_rate = d->q_rate > 0 ? (d->q_rate + rate) / 2 : rate;
+    if (++d->q_samples < QUEUE_ADAPT_EVERY || !d->q_rtt_us) return;
     d->q_samples = 0;
-    d->q_mark_us = now;
-    d->q_idle_mark = d->q_idle_us;
-    if (d->q_rtt_win) d->q_rtt_us = d->q_rtt_win;
-    d->q_rtt_win = 0;
-    if (!d->q_rtt_us) return;
-    int depth = ts_queue_depth(d->q_rtt_us, d->q_run_us, d->q_rate, d->execs.alive_cores);
+    int depth = ts_queue_depth(d->q_rtt_us, d->q_run_us, d->execs.alive_cores);
     if (depth == d->q_depth) return;
     d->q_depth = depth;
     for (int i = 0; i < d->execs.n; i++) queue_apply(d, &d->execs.v[i]);
@@ -872,7 +848,7 @@ int ts_task_ended(dag *d, sched_event *ev) {
         uint64_t dur = ev->end_us > ev->start_us ? ev->end_us - ev->start_us : 0;
         if (!a->waiting) s->task_us = s->task_us ? (7 * s->task_us + dur) / 8 : dur;
         (void)rm_add(&s->ok_us, dur); /* out of memory: the median of the others */
-        if (d->be->fifo_starts) queue_sample(d, a, ev, dur);
+        if (d->be->fifo_starts) queue_sample(d, a, dur);
     }
     if (s->state[idx] == T_RUNNING && !s->nrun[idx] && (!s->job || s->dropped))
         s->state[idx] = T_PENDING; /* no job to rerun it: pending when one comes */

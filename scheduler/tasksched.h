@@ -49,10 +49,10 @@ int ts_task_ended(dag *d, sched_event *ev);
 /* Launch what the queue holds where there is room (after every burst). */
 void ts_dispatch(dag *d);
 /* The adaptive queues' depth per core (a power of two, 1 .. 1024): the
- * round trip rtt_us over a task's run run_us, at most twice what the
- * scheduler takes in one round trip (rate successes a second) shared by
- * cores cores (rate 0: not known, no such bound).  See tasksched.c. */
-int ts_queue_depth(uint64_t rtt_us, uint64_t run_us, double rate, int cores);
+ * round trip rtt_us over a task's run run_us, halved while the cores of
+ * the cluster would queue more than 4,096 attempts at it.  See
+ * tasksched.c. */
+int ts_queue_depth(uint64_t rtt_us, uint64_t run_us, int cores);
 /* An executor joined: its queue as deep as the others' (adaptive queues). */
 void ts_exec_added(dag *d, exec_rec *x);
 /* Milliseconds until timed work is due (-1: none). */
