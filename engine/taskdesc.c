@@ -75,20 +75,34 @@ static void pack_agg(msgpack_packer *pk, const aggdesc *a) {
 
 /* The distinct locations of a shuffle read's maps, in the order maps name
  * them first: idx[i] the index of map i's location (-1: none), firsts[k]
- * the first map at location k.  A hash table over the locations' bytes
- * keeps it linear in the maps, however many executors hold them.  0 or -1
- * when out of memory. */
+ * the first map at location k.  Hash tables keep it linear in the maps,
+ * however many executors hold them: one by the strings' addresses first
+ * (the driver's tracker keeps one copy of each executor's location, so
+ * after an executor's first map its others cost a pointer's hash), then
+ * one by their bytes.  0 or -1 when out of memory. */
 static int loc_table(const plan_node *n, int *idx, int *firsts, int *nloc) {
-    uint32_t cap = 16;
-    while (cap < (uint32_t)n->nmaps * 2u) cap *= 2;
-    int *slot = malloc(sizeof *slot * cap); /* a location's index, or -1 */
-    if (!slot) return -1;
-    memset(slot, 0xff, sizeof *slot * cap);
+    uint32_t cap = 16, bits = 4;
+    while (cap < (uint32_t)n->nmaps * 2u) cap *= 2, bits++;
+    int *slot = malloc(sizeof *slot * cap * 2); /* a location's index, or -1; by bytes, then by address */
+    const char **addr = malloc(sizeof *addr * cap);
+    if (!slot || !addr) {
+        free(slot);
+        free(addr);
+        return -1;
+    }
+    int *aslot = slot + cap;
+    memset(slot, 0xff, sizeof *slot * cap * 2);
     *nloc = 0;
     for (int i = 0; i < n->nmaps; i++) {
         idx[i] = -1;
         const char *d = n->dirs[i];
         if (!d) continue;
+        uint32_t a = (uint32_t)(((uintptr_t)d * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+        while (aslot[a] >= 0 && addr[a] != d) a = (a + 1) & (cap - 1);
+        if (aslot[a] >= 0) {
+            idx[i] = aslot[a];
+            continue;
+        }
         size_t len = strlen(d);
         uint32_t h = (uint32_t)XXH3_64bits(d, len) & (cap - 1);
         while (slot[h] >= 0 && strcmp(n->dirs[firsts[slot[h]]], d)) h = (h + 1) & (cap - 1);
@@ -96,9 +110,11 @@ static int loc_table(const plan_node *n, int *idx, int *firsts, int *nloc) {
             firsts[*nloc] = i;
             slot[h] = (*nloc)++;
         }
-        idx[i] = slot[h];
+        idx[i] = aslot[a] = slot[h];
+        addr[a] = d;
     }
     free(slot);
+    free(addr);
     return 0;
 }
 static int pack_node(msgpack_packer *pk, const plan_node *n) {

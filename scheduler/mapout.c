@@ -1,6 +1,12 @@
 /*
  * mapout.c -- the map-output tracker (see mapout.h).  The segment sizes
  * are kept as the map tasks' results carry them (engine/mapstatus.h).
+ *
+ * A location is kept once per executor and shared by the maps it wrote
+ * (10,000 maps on 1,000 executors hold 1,000 strings): a reduce task's
+ * description names each distinct location once, and its encoder's table
+ * (engine/taskdesc.c) then tells them apart by address before it hashes
+ * any bytes.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,13 +20,67 @@ uint64_t mo_seg(const shuffle_out *so, int map, int part) {
     return s ? ms_seg(s, so->nparts, part) : 0;
 }
 
+/* An executor's interned location and the maps that refer to it. */
+typedef struct loc_ent {
+    char *s;
+    uint32_t refs;
+} loc_ent;
+
+static void add_loc_bytes(void *v, void *c) {
+    *(size_t *)c += sizeof(loc_ent) + strlen(((loc_ent *)v)->s) + 1;
+}
+
 size_t mo_bytes(const shuffle_out *so) {
     size_t n = sizeof *so + ((size_t)so->nmaps + 1) * (sizeof *so->m + 1);
     for (int j = 0; j < so->nmaps; j++) {
-        if (so->m[j].loc) n += strlen(so->m[j].loc) + 1;
+        if (so->m[j].loc && so->m[j].loc_own) n += strlen(so->m[j].loc) + 1;
         n += so->m[j].sizes_len;
     }
+    idmap_foreach(&so->locs, add_loc_bytes, &n);
     return n;
+}
+
+/* exec's location loc, for one more map: its interned copy, or (when exec
+ * is known at another location) a copy of the map's own (*own set).  NULL
+ * when out of memory. */
+static char *loc_take(shuffle_out *so, int exec, const char *loc, int *own) {
+    uint64_t key = (uint32_t)exec;
+    loc_ent *e = idmap_get(&so->locs, key);
+    *own = 0;
+    if (e && !strcmp(e->s, loc)) {
+        e->refs++;
+        return e->s;
+    }
+    if (e) {
+        *own = 1;
+        return strdup(loc);
+    }
+    if (!(e = malloc(sizeof *e))) return NULL;
+    if (!(e->s = strdup(loc)) || idmap_put(&so->locs, key, e)) {
+        free(e->s);
+        free(e);
+        return NULL;
+    }
+    e->refs = 1;
+    return e->s;
+}
+
+/* m no longer refers to its location. */
+static void loc_drop(shuffle_out *so, map_status *m) {
+    if (!m->loc) return;
+    if (m->loc_own) {
+        free(m->loc);
+    } else {
+        uint64_t key = (uint32_t)m->exec;
+        loc_ent *e = idmap_get(&so->locs, key);
+        if (e && e->s == m->loc && !--e->refs) {
+            idmap_del(&so->locs, key);
+            free(e->s);
+            free(e);
+        }
+    }
+    m->loc = NULL;
+    m->loc_own = 0;
 }
 
 uint64_t mo_accurate(const shuffle_out *so) { return so->highly ? so->accurate : 0; }
@@ -64,15 +124,17 @@ int mo_set(shuffle_out *so, int map, int exec, uint64_t attempt, const char *loc
         free(sizes);
         return -1;
     }
-    char *l = strdup(loc ? loc : "");
+    int own;
+    char *l = loc_take(so, exec, loc ? loc : "", &own);
     if (!l) {
         free(sizes);
         return -2;
     }
     if (!m->have) so->navail++;
-    free(m->loc);
+    loc_drop(so, m); /* after the take: the same location is not freed between */
     free(m->sizes);
     m->loc = l;
+    m->loc_own = own;
     m->sizes = sizes;
     m->sizes_len = sizes ? (uint32_t)len : 0;
     m->exec = exec;
@@ -84,7 +146,7 @@ int mo_set(shuffle_out *so, int map, int exec, uint64_t attempt, const char *loc
 void mo_unset(shuffle_out *so, int map) {
     map_status *m = &so->m[map];
     if (m->have) so->navail--;
-    free(m->loc);
+    loc_drop(so, m);
     free(m->sizes);
     memset(m, 0, sizeof *m);
 }
@@ -92,9 +154,10 @@ void mo_unset(shuffle_out *so, int map) {
 static void so_free(void *p) {
     shuffle_out *so = p;
     for (int j = 0; j < so->nmaps; j++) {
-        free(so->m[j].loc);
+        loc_drop(so, &so->m[j]);
         free(so->m[j].sizes);
     }
+    idmap_free(&so->locs, NULL); /* the drops emptied it */
     free(so->m);
     free(so->merged);
     free(so);

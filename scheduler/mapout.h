@@ -37,7 +37,10 @@ typedef struct map_status {
     int have;
     int exec;           /* the executor that wrote it */
     uint64_t attempt;   /* the attempt (task id) whose output is registered */
-    char *loc;          /* where the output lives (a directory locally) */
+    char *loc;          /* where the output lives (a directory locally):
+                           its executor's one copy, shared by the maps it
+                           wrote there, unless loc_own */
+    int loc_own;
     uint8_t *sizes;     /* its segment sizes, compressed (mapstatus.h; read
                            them with mo_seg); NULL when the result carried none */
     uint32_t sizes_len;
@@ -50,6 +53,7 @@ typedef struct shuffle_out {
                            setting when the shuffle was first tracked) */
     uint64_t accurate;  /* highly: a segment larger is huge (kept as a byte) */
     map_status *m;
+    idmap locs;         /* executor -> its location, interned (mapout.c) */
     uint8_t *merged;    /* per map: its accumulator additions were counted
                            (kept when the output is lost and recomputed) */
 } shuffle_out;

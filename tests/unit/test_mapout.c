@@ -264,3 +264,33 @@ TEST(mapout_malformed_status_refused) {
     ebuf_free(&b);
     mo_free(&mo);
 }
+
+/* An executor's location is kept once, shared by the maps it wrote; a map
+ * that moves, or an executor seen at another location, keeps the others
+ * right; the last map to go frees it. */
+TEST(mapout_locations_interned) {
+    mapout mo = {0};
+    shuffle_out *so = mo_get(&mo, 1, 4, 8);
+    CHECK(so);
+    uint64_t s[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    CHECK_OK(set_sizes(so, 0, 7, 1, "ember://h:1/exec-7", s));
+    CHECK_OK(set_sizes(so, 1, 7, 2, "ember://h:1/exec-7", s));
+    CHECK_OK(set_sizes(so, 2, 8, 3, "ember://h:1/exec-8", s));
+    CHECK(so->m[0].loc == so->m[1].loc && so->m[0].loc != so->m[2].loc);
+    CHECK(!so->m[0].loc_own && !so->m[2].loc_own);
+    /* executor 7 at another location (not seen in practice): a copy of its own */
+    CHECK_OK(set_sizes(so, 3, 7, 4, "ember://h:2/exec-7", s));
+    CHECK(so->m[3].loc_own && !strcmp(so->m[3].loc, "ember://h:2/exec-7"));
+    /* map 1 rerun on executor 8: it shares 8's, 7's stays with map 0 */
+    CHECK_OK(set_sizes(so, 1, 8, 5, "ember://h:1/exec-8", s));
+    CHECK(so->m[1].loc == so->m[2].loc);
+    CHECK(!strcmp(so->m[0].loc, "ember://h:1/exec-7"));
+    /* map 0 rerun on the same executor: the same copy */
+    const char *seven = so->m[0].loc;
+    CHECK_OK(set_sizes(so, 0, 7, 6, "ember://h:1/exec-7", s));
+    CHECK(so->m[0].loc == seven);
+    mo_unset(so, 0); /* 7's last map: its location freed (ASan: no leak, no use after) */
+    mo_unset(so, 3);
+    CHECK(!strcmp(so->m[1].loc, "ember://h:1/exec-8"));
+    mo_free(&mo);
+}

@@ -279,6 +279,39 @@ TEST(sched_taskdesc_roundtrip_fields) {
     taskdesc_free(d);
 }
 
+/* A shuffle read's locations: each distinct one once, whether its maps
+ * name it by one address (as the tracker's interned copies are) or by
+ * equal strings at different addresses; the decoded maps of one location
+ * share its one string. */
+TEST(sched_taskdesc_shuffle_locations_once) {
+    static char a[] = "ember://h:1/exec-1", a2[] = "ember://h:1/exec-1", b[] = "ember://h:2/exec-2";
+    const char *dirs[] = {a, a, a2, b, NULL, b, a};
+    static const uint64_t lens[] = {1, 2, 3, 4, 0, 6, 7}, atts[] = {10, 11, 12, 13, 14, 15, 16};
+    plan_node shuf;
+    memset(&shuf, 0, sizeof shuf);
+    shuf.type = PN_SHUFFLE;
+    shuf.shuffle_id = 5;
+    shuf.nmaps = 7;
+    shuf.dirs = dirs;
+    shuf.seglens = lens;
+    shuf.attempts = atts;
+    shuf.mode = SR_PASS;
+    task_desc t;
+    base_desc(&t, &shuf, SK_COLLECT);
+    size_t len;
+    uint8_t *bytes = encode(&t, &len);
+    CHECK(bytes);
+    task_desc *d;
+    CHECK_OK(taskdesc_decode(bytes, len, &d));
+    const plan_node *r = d->root;
+    CHECK(r->type == PN_SHUFFLE && r->nmaps == 7);
+    CHECK(!strcmp(r->dirs[0], a) && !strcmp(r->dirs[3], b) && r->dirs[4] == NULL);
+    CHECK(r->dirs[0] == r->dirs[1] && r->dirs[1] == r->dirs[2] && r->dirs[2] == r->dirs[6]);
+    CHECK(r->dirs[3] == r->dirs[5] && r->dirs[3] != r->dirs[0]);
+    for (int i = 0; i < 7; i++) CHECK(r->seglens[i] == lens[i] && r->attempts[i] == atts[i]);
+    taskdesc_free(d);
+}
+
 /* ----------------------------------------------------------- running */
 
 TEST(sched_taskdesc_run_range_map_collect) {
