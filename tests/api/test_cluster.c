@@ -1065,6 +1065,30 @@ TEST(cluster_shuffle_service_keeps_killed_executor_outputs) {
     em_close(c);
 }
 
+typedef struct excl_wait {
+    em_ctx *c;
+    int pid;
+} excl_wait;
+
+/* For wait_for: a job of 12 tasks ran on three distinct executors. */
+static int three_executors_ran(void *arg) {
+    const excl_wait *w = arg;
+    em_batch *pb = NULL;
+    if (em_collect(em_map(em_range(w->c, 0, 12, 1, 12), fn_pid, NULL, 0), &pb)) return 0;
+    int64_t pids[3] = {0, 0, 0};
+    int n = 0;
+    size_t pos = 0;
+    em_rec r;
+    while (em_batch_next(pb, &pos, &r) == 1) {
+        int64_t p = rec_i64(&r);
+        int seen = 0;
+        for (int k = 0; k < n; k++) seen |= pids[k] == p;
+        if (!seen && n < 3) pids[n++] = p;
+    }
+    em_batch_free(pb);
+    return n == 3;
+}
+
 /* A reduce task that kills its executor's worker (SIGKILL by its PID; the
  * executor dies with it) and then its executor: the worker's map outputs
  * are lost and recomputed on the two workers left, and the sums are
@@ -1086,7 +1110,11 @@ TEST(cluster_shuffle_service_lost_worker_outputs_recomputed) {
     em_ctx *c = open_cluster("local-cluster[3,1,512]", "ember.task.maxFailures", "2",
                              "ember.shuffle.readHostLocalDisk", "false");
     CHECK(c);
-    CHECK(both_executors_up(c));
+    /* All three up first: the first three map tasks go to their idle
+     * cores, so whichever executor the killing reducer runs on made an
+     * output (with two up, a third could join only for the reduce). */
+    excl_wait w = {c, 0};
+    CHECK(wait_for(three_executors_ran, &w, WAIT_MS, "a job of 12 tasks to run on all three executors"));
     em_rdd *sums;
     int64_t maps;
     int lost;
@@ -1158,30 +1186,6 @@ static int ran_on(em_ctx *c, int n, int pid, int *ok) {
     while (*ok && em_batch_next(b, &pos, &r) == 1) found |= rec_i64(&r) == pid;
     em_batch_free(b);
     return found;
-}
-
-typedef struct excl_wait {
-    em_ctx *c;
-    int pid;
-} excl_wait;
-
-/* For wait_for: a job of 12 tasks ran on three distinct executors. */
-static int three_executors_ran(void *arg) {
-    const excl_wait *w = arg;
-    em_batch *pb = NULL;
-    if (em_collect(em_map(em_range(w->c, 0, 12, 1, 12), fn_pid, NULL, 0), &pb)) return 0;
-    int64_t pids[3] = {0, 0, 0};
-    int n = 0;
-    size_t pos = 0;
-    em_rec r;
-    while (em_batch_next(pb, &pos, &r) == 1) {
-        int64_t p = rec_i64(&r);
-        int seen = 0;
-        for (int k = 0; k < n; k++) seen |= pids[k] == p;
-        if (!seen && n < 3) pids[n++] = p;
-    }
-    em_batch_free(pb);
-    return n == 3;
 }
 
 /* For wait_for: a job of 30 tasks ran a task on process w->pid. */
