@@ -290,14 +290,54 @@ typedef struct shuffle_state {
     const uint8_t **bk;
     size_t *bl;
     int nb;
-    uint64_t *b8;  /* when every bound has one length bw of at most 8
-                      bytes: them as big-endian integers, zero padded (a
-                      key of that length compares as one load: int64
-                      keys, 4-byte keys) */
-    size_t bw;
+    uint64_t *b8;  /* each bound's first 8 bytes as a big-endian
+                      integer, zero padded: a key's own such prefix
+                      places it among every bound whose prefix differs
+                      (the padded prefixes are in the bounds' order), and
+                      only bounds of an equal prefix compare bytes */
+    size_t bw;     /* with exact: every bound's one length */
+    int exact;     /* every bound has one length bw of at most 8 bytes:
+                      a key of that length is placed by its prefix alone
+                      (int64 keys, 4-byte keys) */
     int descending;
     uint64_t rr;  /* PT_ROUNDROBIN position */
 } shuffle_state;
+
+/* How many of the n ascending prefixes b[] are below x.  Branch-free:
+ * random keys would mispredict every step.  The step is a mask, not a
+ * conditional, which GCC compiled to a branch (a quarter of part_of's
+ * samples sat on it). */
+static inline size_t prefixes_below(const uint64_t *b, size_t n, uint64_t x) {
+    const uint64_t *p = b;
+    while (n > 1) {
+        size_t half = n / 2;
+        p += half & -(size_t)(p[half - 1] < x);
+        n -= half;
+    }
+    return (size_t)(p - b) + (n == 1 && p[0] < x);
+}
+
+/* The range partition of key k: the number of bounds below it. */
+static int range_part(const shuffle_state *s, const uint8_t *k, size_t kl) {
+    int lo = 0, hi = s->nb; /* first bound >= key */
+    if (s->b8) {
+        uint64_t x = 0;
+        if (kl >= 8) memcpy(&x, k, 8);
+        else if (kl) memcpy(&x, k, kl);
+        x = __builtin_bswap64(x);
+        size_t n = (size_t)s->nb, below = prefixes_below(s->b8, n, x);
+        lo = (int)below;
+        if ((s->exact && kl == s->bw) || below == n || s->b8[below] != x) return lo;
+        /* bounds with the key's prefix: their bytes decide */
+        hi = x == UINT64_MAX ? s->nb : (int)prefixes_below(s->b8, n, x + 1);
+    }
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (bytes_cmp(s->bk[mid], s->bl[mid], k, kl) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
 
 static int part_of(void *pctx, const em_rec *r) {
     shuffle_state *s = pctx;
@@ -306,30 +346,7 @@ static int part_of(void *pctx, const em_rec *r) {
     switch (s->partitioner) {
     case PT_ROUNDROBIN: return (int)(s->rr++ % (uint64_t)s->nparts);
     case PT_RANGE: {
-        int lo = 0, hi = s->nb; /* first bound >= key */
-        if (s->b8 && kl == s->bw) { /* one length: the padding decides nothing */
-            uint64_t x = 0;
-            if (kl == 8) memcpy(&x, k, 8);
-            else if (kl) memcpy(&x, k, kl);
-            x = __builtin_bswap64(x);
-            /* Branch-free: random keys would mispredict every step.  The
-             * step is a mask, not a conditional, which GCC compiled to a
-             * branch (a quarter of part_of's samples sat on it). */
-            const uint64_t *b = s->b8;
-            size_t n = (size_t)s->nb;
-            while (n > 1) {
-                size_t half = n / 2;
-                b += half & -(size_t)(b[half - 1] < x);
-                n -= half;
-            }
-            lo = (int)(b - s->b8) + (n == 1 && b[0] < x);
-            return s->descending ? s->nparts - 1 - lo : lo;
-        }
-        while (lo < hi) {
-            int mid = (lo + hi) / 2;
-            if (bytes_cmp(s->bk[mid], s->bl[mid], k, kl) < 0) lo = mid + 1;
-            else hi = mid;
-        }
+        int lo = range_part(s, k, kl);
         return s->descending ? s->nparts - 1 - lo : lo;
     }
     default: return (int)(em_hash(k, kl) % (uint64_t)s->nparts);
@@ -416,11 +433,13 @@ static int open_shuffle(epipe *p) {
             onelen &= !s->nb || ilen == s->bl[0];
             s->bl[s->nb++] = ilen;
         }
-        if (s->nb && onelen && s->bl[0] <= 8 && (s->b8 = malloc(sizeof *s->b8 * (n + 1)))) {
+        if (s->nb && (s->b8 = malloc(sizeof *s->b8 * (n + 1)))) {
+            s->exact = onelen && s->bl[0] <= 8;
             s->bw = s->bl[0];
             for (int i = 0; i < s->nb; i++) {
+                size_t w = s->bl[i] < 8 ? s->bl[i] : 8;
                 s->b8[i] = 0;
-                if (s->bw) memcpy(&s->b8[i], s->bk[i], s->bw);
+                if (w) memcpy(&s->b8[i], s->bk[i], w);
                 s->b8[i] = __builtin_bswap64(s->b8[i]);
             }
         }

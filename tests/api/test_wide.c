@@ -886,7 +886,7 @@ TEST(wide_sort_by_key_negative_keys) {
  * may share the 4-byte keys' first bytes), both directions: every record
  * once, in byte order across the partitions; the values (of 4 bytes, and
  * of none) stay with their keys. */
-typedef struct short_kv { uint8_t k[5]; size_t kl; uint8_t v[4]; size_t vl; } short_kv;
+typedef struct short_kv { uint8_t k[24]; size_t kl; uint8_t v[16]; size_t vl; } short_kv;
 
 static int short_kv_cmp(const void *x, const void *y) {
     const short_kv *a = x, *b = y;
@@ -904,7 +904,7 @@ static int short_sorted(em_rdd *res, const short_kv *want, size_t n, int ascendi
     size_t pos = 0, i = 0;
     int ok = 1;
     while (em_batch_next(b, &pos, &r) == 1 && ok) {
-        ok = i < n && r.klen <= 5 && r.vlen <= 4;
+        ok = i < n && r.klen <= sizeof got->k && r.vlen <= sizeof got->v;
         if (!ok) break;
         memcpy(got[i].k, r.key, r.klen);
         got[i].kl = r.klen;
@@ -956,6 +956,64 @@ TEST(wide_sort_by_key_short_keys) {
             CHECK(short_sorted(em_sort_by_key(pairs, 0, 3), kv, n, 0));
             em_rdd_release(pairs);
         }
+    free(kv);
+    free(recs);
+    em_close(c);
+}
+
+/* Keys over 8 bytes: of one length (12, 16, 24) with values of 0, 8 and
+ * 16 bytes, then of lengths 1 to 24 mixed.  Their first 8 bytes come from
+ * four patterns, so most keys tie with range bounds and with each other
+ * on the 8 bytes a prefix holds, and the bytes past them (from a small
+ * alphabet, zero among them, as the padding) decide; both directions,
+ * every record once, in byte order across the partitions. */
+TEST(wide_sort_by_key_long_keys) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    size_t n = 12000;
+    short_kv *kv = calloc(n, sizeof *kv);
+    em_rec *recs = calloc(n, sizeof *recs);
+    static const struct { int kl, vl; } shape[] = {{12, 8}, {16, 0}, {16, 16}, {24, 8}, {-1, 8}};
+    for (size_t sh = 0; sh < sizeof shape / sizeof shape[0]; sh++) {
+        uint64_t s = 4242 + sh;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = lcg_next(&s), y = lcg_next(&s);
+            kv[i].kl = shape[sh].kl > 0 ? (size_t)shape[sh].kl : 1 + (size_t)(x % 24);
+            for (size_t j = 0; j < kv[i].kl; j++)
+                kv[i].k[j] = j < 8 ? (uint8_t)("abcd"[x % 4] + (j == 7 ? x >> 2 & 1 : 0)) : (uint8_t)(y >> (2 * j) & 3);
+            kv[i].vl = (size_t)shape[sh].vl;
+            for (size_t j = 0; j < kv[i].vl; j++) kv[i].v[j] = (uint8_t)(i >> (8 * (j % 4)));
+            recs[i] = (em_rec){kv[i].k, kv[i].kl, kv[i].v, kv[i].vl};
+        }
+        em_rdd *pairs = em_parallelize(c, recs, n, 5);
+        qsort(kv, n, sizeof *kv, short_kv_cmp);
+        CHECK(pairs);
+        CHECK(short_sorted(em_sort_by_key(pairs, 1, 4), kv, n, 1));
+        CHECK(short_sorted(em_sort_by_key(pairs, 0, 7), kv, n, 0));
+        em_rdd_release(pairs);
+    }
+    /* Every key's first 8 bytes alike: the bytes past them place keys
+     * among the range bounds, which balance the partitions. */
+    uint64_t s = 99;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t y = lcg_next(&s);
+        kv[i].kl = 16;
+        memcpy(kv[i].k, "samekey:", 8);
+        for (size_t j = 8; j < 16; j++) kv[i].k[j] = (uint8_t)(y >> (8 * (j - 8)));
+        recs[i] = (em_rec){kv[i].k, 16, NULL, 0};
+    }
+    em_rdd *same = em_parallelize(c, recs, n, 5);
+    CHECK(same);
+    for (int asc = 0; asc < 2; asc++) {
+        int64_t counts[4] = {0}, total = 0;
+        CHECK_OK(glom_counts(em_sort_by_key(same, asc, 4), counts, 4));
+        for (int p = 0; p < 4; p++) {
+            total += counts[p];
+            CHECK(counts[p] >= (int64_t)n * 15 / 100 && counts[p] <= (int64_t)n * 35 / 100);
+        }
+        CHECK_EQ_I64(total, (int64_t)n);
+    }
+    em_rdd_release(same);
     free(kv);
     free(recs);
     em_close(c);
