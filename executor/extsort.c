@@ -2,18 +2,23 @@
  * extsort.c -- external sorting and k-way merging of sorted runs (see
  * extsort.h).
  *
- * Sorting works on 16-byte index entries that carry the first 8 key bytes
- * as a big-endian integer, and the key's length up to 9: the order of most
- * entries is decided by the prefix alone and never touches the arena.  As
- * Spark's Tungsten sort does, entries are radix sorted on the prefix (the
- * top byte first into 256 buckets, then each bucket, small enough for the
- * cache, least significant byte first, skipping bytes all its entries
- * share); only runs of equal prefixes that the length does not decide are
- * then sorted by comparing whole keys, with an introsort (quicksort with
- * median of three, heapsort past a depth limit, insertion sort for short
- * ranges) whose comparison is inlined.  Entries are always sorted
- * ascending; descending order is produced by reading them backwards, both
- * when spilling a run and when yielding the in-memory part.
+ * Sorting works on index entries that carry the first 8 key bytes as a
+ * big-endian integer: the order of most entries is decided by this prefix
+ * alone.  A general entry (16 bytes) adds the key's length up to 9 and its
+ * record's place in the arena; a flat entry (16 to 32 bytes) holds a
+ * record of fixed-width key and value itself, so sorting never touches an
+ * arena and the sorted records are read in order, not gathered from all
+ * over memory.  As Spark's Tungsten sort does, entries are radix sorted on
+ * the prefix (the top byte first into 256 buckets, then each bucket, small
+ * enough for the cache, least significant byte first, skipping bytes all
+ * its entries share); only runs of equal prefixes that the prefix does not
+ * decide are then sorted by comparing whole keys (a flat entry's further
+ * key words, a general entry's length and then its record's key), with an
+ * introsort (quicksort with median of three, heapsort past a depth limit,
+ * insertion sort for short ranges) whose comparison is inlined.  Entries
+ * are always sorted ascending; descending order is produced by reading
+ * them backwards, both when spilling a run and when yielding the
+ * in-memory part.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -207,11 +212,30 @@ out:
 
 /* -------------------------------------------------------------- sorting */
 
-static inline uint64_t ent_off(const es_ent *e) { return e->ref & (((uint64_t)1 << ES_OFF_BITS) - 1); }
-static inline unsigned ent_k9(const es_ent *e) { return (unsigned)(e->ref >> ES_OFF_BITS); }
+/*
+ * The index is an array of entries of w words (2, 3 or 4, ES_WORDS_MAX);
+ * word 0 of each is its prefix.  A general entry (w = 2) is the prefix and
+ * its ref: the record's arena offset in the low ES_OFF_BITS bits, above
+ * them the key's length, or 9 for any key longer than 8 bytes.  A flat
+ * entry holds its record (extsort.h).  Every sorting function takes w as a
+ * constant and is inlined into one function per width (sort_w2, sort_w3,
+ * sort_w4), so an entry is copied as w words and never through memcpy.
+ */
+#define ES_INLINE static inline __attribute__((always_inline))
+#define AT(a, i) ((a) + (size_t)(i) * (size_t)w)
 
-/* The key of an entry's record (a plain record's value). */
-static inline const uint8_t *ent_key(const uint8_t *base, const es_ent *e, size_t *klen) {
+/* What orders entries beyond their prefixes. */
+typedef struct es_order {
+    const uint8_t *base; /* general entries: the arena */
+    int flat;
+    int kwords;          /* flat entries: the key's words */
+} es_order;
+
+static inline uint64_t ent_off(const uint64_t *e) { return e[1] & (((uint64_t)1 << ES_OFF_BITS) - 1); }
+static inline unsigned ent_k9(const uint64_t *e) { return (unsigned)(e[1] >> ES_OFF_BITS); }
+
+/* The key of a general entry's record (a plain record's value). */
+static inline const uint8_t *ent_key(const uint8_t *base, const uint64_t *e, size_t *klen) {
     const uint8_t *p = base + ent_off(e);
     uint64_t k = 0, v = 0;
     size_t n = varint_get(p, p + VARINT_MAX + 1, &k);
@@ -224,89 +248,112 @@ static inline const uint8_t *ent_key(const uint8_t *base, const es_ent *e, size_
     return p + n;
 }
 
-static inline int ent_less(const uint8_t *base, const es_ent *a, const es_ent *b) {
-    if (a->prefix != b->prefix) return a->prefix < b->prefix;
+ES_INLINE int ent_less(const es_order *o, const uint64_t *a, const uint64_t *b, const int w) {
+    if (a[0] != b[0]) return a[0] < b[0];
+    if (o->flat) { /* the key's other words, as big-endian integers */
+        for (int i = 1; i < w && i < o->kwords; i++)
+            if (a[i] != b[i]) return a[i] < b[i];
+        return 0;
+    }
     /* Equal prefixes and one key within 8 bytes: it is the other's start
      * (the prefix pads with zero bytes), so the shorter is smaller. */
     unsigned ka = ent_k9(a), kb = ent_k9(b);
     if (ka != kb || ka <= 8) return ka < kb;
     size_t la, lb;
-    const uint8_t *x = ent_key(base, a, &la), *y = ent_key(base, b, &lb);
+    const uint8_t *x = ent_key(o->base, a, &la), *y = ent_key(o->base, b, &lb);
     return bytes_cmp(x, la, y, lb) < 0;
 }
 
-#define ENT_SWAP(x, y) do { es_ent t_ = (x); (x) = (y); (y) = t_; } while (0)
+ES_INLINE void ent_copy(uint64_t *d, const uint64_t *s, const int w) {
+    for (int i = 0; i < w; i++) d[i] = s[i];
+}
 
-static void insertion_sort(const uint8_t *base, es_ent *a, size_t n) {
-    for (size_t i = 1; i < n; i++) {
-        es_ent v = a[i];
-        size_t j = i;
-        while (j > 0 && ent_less(base, &v, &a[j - 1])) {
-            a[j] = a[j - 1];
-            j--;
-        }
-        a[j] = v;
+ES_INLINE void ent_swap(uint64_t *a, uint64_t *b, const int w) {
+    for (int i = 0; i < w; i++) {
+        uint64_t t = a[i];
+        a[i] = b[i];
+        b[i] = t;
     }
 }
 
-static void heap_down(const uint8_t *base, es_ent *a, size_t n, size_t i) {
+ES_INLINE void insertion_sort(const es_order *o, uint64_t *a, size_t n, const int w) {
+    uint64_t v[ES_WORDS_MAX];
+    for (size_t i = 1; i < n; i++) {
+        ent_copy(v, AT(a, i), w);
+        size_t j = i;
+        for (; j > 0 && ent_less(o, v, AT(a, j - 1), w); j--) ent_copy(AT(a, j), AT(a, j - 1), w);
+        ent_copy(AT(a, j), v, w);
+    }
+}
+
+ES_INLINE void heap_down(const es_order *o, uint64_t *a, size_t n, size_t i, const int w) {
     for (;;) {
         size_t l = 2 * i + 1, big = i;
-        if (l < n && ent_less(base, &a[big], &a[l])) big = l;
-        if (l + 1 < n && ent_less(base, &a[big], &a[l + 1])) big = l + 1;
+        if (l < n && ent_less(o, AT(a, big), AT(a, l), w)) big = l;
+        if (l + 1 < n && ent_less(o, AT(a, big), AT(a, l + 1), w)) big = l + 1;
         if (big == i) return;
-        ENT_SWAP(a[i], a[big]);
+        ent_swap(AT(a, i), AT(a, big), w);
         i = big;
     }
 }
 
-static void heap_sort(const uint8_t *base, es_ent *a, size_t n) {
-    for (size_t i = n / 2; i-- > 0;) heap_down(base, a, n, i);
+ES_INLINE void heap_sort(const es_order *o, uint64_t *a, size_t n, const int w) {
+    for (size_t i = n / 2; i-- > 0;) heap_down(o, a, n, i, w);
     for (size_t end = n; end-- > 1;) {
-        ENT_SWAP(a[0], a[end]);
-        heap_down(base, a, end, 0);
+        ent_swap(AT(a, 0), AT(a, end), w);
+        heap_down(o, a, end, 0, w);
     }
 }
 
-static void intro_sort(const uint8_t *base, es_ent *a, size_t n, int depth) {
-    while (n > 16) {
-        if (depth-- <= 0) {
-            heap_sort(base, a, n);
-            return;
-        }
-        size_t mid = n / 2;
-        if (ent_less(base, &a[mid], &a[0])) ENT_SWAP(a[mid], a[0]);
-        if (ent_less(base, &a[n - 1], &a[mid])) {
-            ENT_SWAP(a[n - 1], a[mid]);
-            if (ent_less(base, &a[mid], &a[0])) ENT_SWAP(a[mid], a[0]);
-        }
-        /* Hoare partition around the median's value: runs of equal keys
-         * are split evenly instead of degrading to quadratic time. */
-        es_ent p = a[mid];
-        size_t i = (size_t)-1, j = n;
-        for (;;) {
-            do i++; while (ent_less(base, &a[i], &p));
-            do j--; while (ent_less(base, &p, &a[j]));
-            if (i >= j) break;
-            ENT_SWAP(a[i], a[j]);
-        }
-        size_t left = j + 1;
-        if (left < n - left) {
-            intro_sort(base, a, left, depth);
-            a += left;
-            n -= left;
-        } else {
-            intro_sort(base, a + left, n - left, depth);
-            n = left;
-        }
-    }
-    insertion_sort(base, a, n);
-}
-
-static void compare_sort(const uint8_t *base, es_ent *a, size_t n) {
-    int depth = 0;
+/* Quicksort with the median of three, heapsort past the depth limit,
+ * insertion sort below 17 entries.  The larger side of each partition
+ * waits on a stack while the smaller is sorted, so the stack holds at
+ * most log2(n) ranges (and the function has no recursion to inline). */
+ES_INLINE void compare_sort(const es_order *o, uint64_t *a, size_t n, const int w) {
+    struct { uint64_t *a; size_t n; int depth; } st[64];
+    int sp = 0, depth = 0;
     for (size_t k = n; k > 1; k >>= 1) depth += 2;
-    intro_sort(base, a, n, depth);
+    for (;;) {
+        while (n > 16) {
+            if (depth-- <= 0) {
+                heap_sort(o, a, n, w);
+                n = 0;
+                break;
+            }
+            size_t mid = n / 2;
+            if (ent_less(o, AT(a, mid), AT(a, 0), w)) ent_swap(AT(a, mid), AT(a, 0), w);
+            if (ent_less(o, AT(a, n - 1), AT(a, mid), w)) {
+                ent_swap(AT(a, n - 1), AT(a, mid), w);
+                if (ent_less(o, AT(a, mid), AT(a, 0), w)) ent_swap(AT(a, mid), AT(a, 0), w);
+            }
+            /* Hoare partition around the median's value: runs of equal keys
+             * are split evenly instead of degrading to quadratic time. */
+            uint64_t p[ES_WORDS_MAX];
+            ent_copy(p, AT(a, mid), w);
+            size_t i = (size_t)-1, j = n;
+            for (;;) {
+                do i++; while (ent_less(o, AT(a, i), p, w));
+                do j--; while (ent_less(o, p, AT(a, j), w));
+                if (i >= j) break;
+                ent_swap(AT(a, i), AT(a, j), w);
+            }
+            size_t left = j + 1;
+            if (left < n - left) {
+                st[sp++] = (typeof(st[0])){AT(a, left), n - left, depth};
+                n = left;
+            } else {
+                st[sp++] = (typeof(st[0])){a, left, depth};
+                a = AT(a, left);
+                n -= left;
+            }
+        }
+        insertion_sort(o, a, n, w);
+        if (!sp) return;
+        sp--;
+        a = st[sp].a;
+        n = st[sp].n;
+        depth = st[sp].depth;
+    }
 }
 
 /* Below this many entries a bucket is sorted by comparisons. */
@@ -316,11 +363,11 @@ static void compare_sort(const uint8_t *base, es_ent *a, size_t n) {
  * numbers into d[], highest first; returns how many.  One pass of OR and
  * AND, which vectorizes: counting the values of all 7 bytes (7 increments
  * an entry) cost more than the passes they served. */
-static int varying_bytes(const es_ent *a, size_t n, int d[7]) {
+ES_INLINE int varying_bytes(const uint64_t *a, size_t n, int d[7], const int w) {
     uint64_t any = 0, all = ~(uint64_t)0;
     for (size_t i = 0; i < n; i++) {
-        any |= a[i].prefix;
-        all &= a[i].prefix;
+        any |= AT(a, i)[0];
+        all &= AT(a, i)[0];
     }
     int nd = 0;
     for (int k = 6; k >= 0; k--)
@@ -330,15 +377,15 @@ static int varying_bytes(const es_ent *a, size_t n, int d[7]) {
 
 /* LSD radix sort of a[0, n) by the nd prefix bytes d[] (highest first),
  * using t[0, n) as the other buffer.  The result ends in a. */
-static void radix_lsd_by(es_ent *a, es_ent *t, size_t n, const int *d, int nd) {
+ES_INLINE void radix_lsd_by(uint64_t *a, uint64_t *t, size_t n, const int *d, int nd, const int w) {
     size_t cnt[7][256];
     if (!nd) return;
     memset(cnt, 0, sizeof cnt[0] * (size_t)nd);
     for (size_t i = 0; i < n; i++) {
-        uint64_t p = a[i].prefix;
+        uint64_t p = AT(a, i)[0];
         for (int k = 0; k < nd; k++) cnt[k][(p >> (8 * d[k])) & 255]++;
     }
-    es_ent *src = a, *dst = t;
+    uint64_t *src = a, *dst = t;
     for (int k = nd - 1; k >= 0; k--) { /* the lowest byte first */
         size_t *c = cnt[k], sum = 0;
         int sh = 8 * d[k];
@@ -347,52 +394,42 @@ static void radix_lsd_by(es_ent *a, es_ent *t, size_t n, const int *d, int nd) {
             c[b] = sum;
             sum += m;
         }
-        for (size_t i = 0; i < n; i++) dst[c[(src[i].prefix >> sh) & 255]++] = src[i];
-        es_ent *x = src;
+        for (size_t i = 0; i < n; i++) ent_copy(AT(dst, c[(AT(src, i)[0] >> sh) & 255]++), AT(src, i), w);
+        uint64_t *x = src;
         src = dst;
         dst = x;
     }
-    if (src != a) memcpy(a, src, n * sizeof *a);
+    if (src != a) memcpy(a, src, n * (size_t)w * sizeof *a);
 }
 
 /* LSD radix sort of a[0, n) by the prefix bytes below the top one that
  * vary (bytes equal in every entry are skipped).  The result ends in a. */
-static void radix_lsd(es_ent *a, es_ent *t, size_t n) {
-    int d[7], nd = varying_bytes(a, n, d);
-    radix_lsd_by(a, t, n, d, nd);
+ES_INLINE void radix_lsd(uint64_t *a, uint64_t *t, size_t n, const int w) {
+    int d[7], nd = varying_bytes(a, n, d, w);
+    radix_lsd_by(a, t, n, d, nd, w);
 }
 
-/* Flat entries (see extsort.h) by prefix alone: equal prefixes are equal
- * keys, whose order does not matter. */
-static int prefix_cmp(const void *x, const void *y) {
-    uint64_t a = ((const es_ent *)x)->prefix, b = ((const es_ent *)y)->prefix;
-    return a < b ? -1 : a > b;
-}
+/* Whether equal prefixes can hold entries out of order: general entries,
+ * and flat ones whose keys are longer than their prefix. */
+ES_INLINE int ties_matter(const es_order *o) { return !o->flat || o->kwords > 1; }
 
-static void prefix_insertion_sort(es_ent *a, size_t n) {
-    for (size_t i = 1; i < n; i++) {
-        es_ent v = a[i];
-        size_t j = i;
-        for (; j > 0 && v.prefix < a[j - 1].prefix; j--) a[j] = a[j - 1];
-        a[j] = v;
-    }
-}
-
-static void small_sort(const uint8_t *base, es_ent *a, size_t n, int flat) {
-    if (!flat) compare_sort(base, a, n);
-    else if (n <= 4 * RADIX_SMALL) prefix_insertion_sort(a, n);
-    else qsort(a, n, sizeof *a, prefix_cmp);
+ES_INLINE void small_sort(const es_order *o, uint64_t *a, size_t n, const int w) {
+    if (o->flat && n <= 4 * RADIX_SMALL) insertion_sort(o, a, n, w);
+    else compare_sort(o, a, n, w);
 }
 
 /* Runs of equal prefixes in sorted a[0, n) whose order the prefix does
  * not decide (keys over 8 bytes, or of different lengths) sorted by
  * comparisons. */
-static void sort_ties(const uint8_t *base, es_ent *a, size_t n) {
+ES_INLINE void sort_ties(const es_order *o, uint64_t *a, size_t n, const int w) {
+    if (!ties_matter(o)) return;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        unsigned k9 = ent_k9(&a[i]), mixed = 0;
-        while (j < n && a[j].prefix == a[i].prefix) mixed |= ent_k9(&a[j++]) != k9;
-        if (j - i > 1 && (mixed || k9 > 8)) compare_sort(base, a + i, j - i);
+        uint64_t pre = AT(a, i)[0];
+        unsigned k9 = o->flat ? 9 : ent_k9(AT(a, i)), mixed = 0;
+        for (; j < n && AT(a, j)[0] == pre; j++)
+            if (!o->flat) mixed |= ent_k9(AT(a, j)) != k9;
+        if (j - i > 1 && (mixed || k9 > 8)) compare_sort(o, AT(a, i), j - i, w);
         i = j;
     }
 }
@@ -406,24 +443,24 @@ static void sort_ties(const uint8_t *base, es_ent *a, size_t n) {
  * by insertion, a long one by the LSD passes.  With 3 or fewer the LSD
  * passes are as cheap, and keys of a narrow range (group_by_key's 1M
  * keys: 3 bytes vary) would leave long runs, each a sort of its own. */
-static void radix_bucket(const uint8_t *base, es_ent *a, es_ent *t, size_t n, int flat) {
-    int d[7], nd = varying_bytes(a, n, d);
+ES_INLINE void radix_bucket(const es_order *o, uint64_t *a, uint64_t *t, size_t n, const int w) {
+    int d[7], nd = varying_bytes(a, n, d, w);
     if (nd <= 3) { /* as many passes either way, or one fewer */
-        radix_lsd_by(a, t, n, d, nd);
-        if (!flat) sort_ties(base, a, n);
+        radix_lsd_by(a, t, n, d, nd, w);
+        sort_ties(o, a, n, w);
         return;
     }
-    radix_lsd_by(a, t, n, d, 2); /* two passes: back in a */
+    radix_lsd_by(a, t, n, d, 2, w); /* two passes: back in a */
     int sh = 8 * d[1];
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        uint64_t top = a[i].prefix >> sh;
-        while (j < n && a[j].prefix >> sh == top) j++;
+        uint64_t top = AT(a, i)[0] >> sh;
+        while (j < n && AT(a, j)[0] >> sh == top) j++;
         if (j - i <= RADIX_SMALL) {
-            if (j - i > 1) small_sort(base, a + i, j - i, flat); /* decides ties too */
+            if (j - i > 1) small_sort(o, AT(a, i), j - i, w); /* decides ties too */
         } else {
-            radix_lsd(a + i, t + i, j - i);
-            if (!flat) sort_ties(base, a + i, j - i);
+            radix_lsd(AT(a, i), AT(t, i), j - i, w);
+            sort_ties(o, AT(a, i), j - i, w);
         }
         i = j;
     }
@@ -434,15 +471,14 @@ static void radix_bucket(const uint8_t *base, es_ent *a, es_ent *t, size_t n, in
  * memory), each bucket -- cache-sized for big inputs -- is sorted by the
  * other seven bytes (radix_bucket), and runs of equal prefixes whose order
  * the prefix does not decide (keys over 8 bytes, or of different lengths)
- * are sorted by comparisons.  Without tmp, or for few entries, a comparison sort.
- * Flat entries are sorted by their prefix alone. */
-static void sort_ents(const uint8_t *base, es_ent *a, es_ent *tmp, size_t n, int flat) {
+ * are sorted by comparisons.  Without tmp, or for few entries, a comparison sort. */
+ES_INLINE void sort_ents(const es_order *o, uint64_t *a, uint64_t *tmp, size_t n, const int w) {
     if (!tmp || n < 4 * RADIX_SMALL) {
-        small_sort(base, a, n, flat);
+        small_sort(o, a, n, w);
         return;
     }
     size_t cnt[256] = {0}, start[256];
-    for (size_t i = 0; i < n; i++) cnt[a[i].prefix >> 56]++;
+    for (size_t i = 0; i < n; i++) cnt[AT(a, i)[0] >> 56]++;
     size_t sum = 0;
     for (int b = 0; b < 256; b++) {
         start[b] = sum;
@@ -450,19 +486,23 @@ static void sort_ents(const uint8_t *base, es_ent *a, es_ent *tmp, size_t n, int
     }
     size_t pos[256];
     memcpy(pos, start, sizeof pos);
-    for (size_t i = 0; i < n; i++) tmp[pos[a[i].prefix >> 56]++] = a[i];
-    memcpy(a, tmp, n * sizeof *a);
+    for (size_t i = 0; i < n; i++) ent_copy(AT(tmp, pos[AT(a, i)[0] >> 56]++), AT(a, i), w);
+    memcpy(a, tmp, n * (size_t)w * sizeof *a);
     for (int b = 0; b < 256; b++) {
         size_t k = cnt[b];
         if (k < 2) continue;
-        es_ent *x = a + start[b];
+        uint64_t *x = AT(a, start[b]);
         if (k < RADIX_SMALL) {
-            small_sort(base, x, k, flat); /* decides ties too */
+            small_sort(o, x, k, w); /* decides ties too */
             continue;
         }
-        radix_bucket(base, x, tmp + start[b], k, flat);
+        radix_bucket(o, x, AT(tmp, start[b]), k, w);
     }
 }
+
+static void sort_w2(const es_order *o, uint64_t *a, uint64_t *t, size_t n) { sort_ents(o, a, t, n, 2); }
+static void sort_w3(const es_order *o, uint64_t *a, uint64_t *t, size_t n) { sort_ents(o, a, t, n, 3); }
+static void sort_w4(const es_order *o, uint64_t *a, uint64_t *t, size_t n) { sort_ents(o, a, t, n, 4); }
 
 /* ----------------------------------------------------------------- extsort */
 
@@ -472,19 +512,21 @@ void es_init(extsort *s, const char *spill_dir, size_t budget, int descending, b
     s->descending = descending;
     s->flat = 1;
     s->fk = s->fw = -1;
+    s->ew = 2;
+    s->kwords = 1;
     es_runfile_init(&s->runs, spill_dir, codec, block_bytes);
 }
 
 static inline void ent_rec(const extsort *s, size_t i, em_rec *r) {
-    if (s->flat) { /* sorted: the prefix holds the key's bytes again */
-        const es_ent *e = &s->idx[i];
-        r->key = &e->prefix;
+    const uint64_t *e = s->idx + i * (size_t)s->ew;
+    if (s->flat) { /* sorted: the key words hold the key's bytes again */
+        r->key = e;
         r->klen = (size_t)s->fk;
-        r->val = &e->ref;
+        r->val = e + s->kwords;
         r->vlen = (size_t)s->fw;
         return;
     }
-    const uint8_t *p = s->arena.p + ent_off(&s->idx[i]);
+    const uint8_t *p = s->arena.p + ent_off(e);
     rec_get(p, s->arena.p + s->arena.len, r);
 }
 
@@ -497,54 +539,78 @@ static void mem_get(void *ctx, size_t i, em_rec *r) {
     extsort *s = ctx;
     size_t j = s->descending ? s->n - 1 - i : i;
     if (!s->flat && (s->descending ? j >= ES_AHEAD : j + ES_AHEAD < s->n))
-        __builtin_prefetch(s->arena.p + ent_off(&s->idx[s->descending ? j - ES_AHEAD : j + ES_AHEAD]));
+        __builtin_prefetch(s->arena.p + ent_off(s->idx + 2 * (s->descending ? j - ES_AHEAD : j + ES_AHEAD)));
     ent_rec(s, j, r);
 }
 
 /* Sort the entries in memory: by radix when the other half can be had (it
  * is counted in the budget), else by comparisons. */
 static void es_sort(extsort *s) {
-    es_ent *tmp = NULL;
+    uint64_t *tmp = NULL;
+    size_t ebytes = (size_t)s->ew * sizeof *s->idx;
     s->tmpb.len = 0;
-    if (s->n >= 4 * RADIX_SMALL && !bb_reserve(&s->tmpb, s->n * sizeof *tmp)) tmp = (es_ent *)s->tmpb.p;
-    sort_ents(s->arena.p, s->idx, tmp, s->n, s->flat);
+    if (s->n >= 4 * RADIX_SMALL && !bb_reserve(&s->tmpb, s->n * ebytes)) tmp = (uint64_t *)s->tmpb.p;
+    es_order o = {s->arena.p, s->flat, s->kwords};
+    if (s->ew == 2) sort_w2(&o, s->idx, tmp, s->n);
+    else if (s->ew == 3) sort_w3(&o, s->idx, tmp, s->n);
+    else sort_w4(&o, s->idx, tmp, s->n);
     if (s->flat) /* back to the key's bytes, for the records handed out */
-        for (size_t i = 0; i < s->n; i++) s->idx[i].prefix = __builtin_bswap64(s->idx[i].prefix);
+        for (size_t i = 0; i < s->n; i++)
+            for (int k = 0; k < s->kwords; k++) s->idx[i * (size_t)s->ew + (size_t)k] = __builtin_bswap64(s->idx[i * (size_t)s->ew + (size_t)k]);
 }
 
 /* Room in the index for one more entry: 0 or EM_ENOMEM. */
 static int idx_room(extsort *s) {
     if (s->n < s->cap) return 0;
-    s->idxb.len = s->n * sizeof(es_ent);
-    if (bb_reserve(&s->idxb, (s->cap ? s->cap : 1024) * sizeof(es_ent)))
-        return em__seterr(EM_ENOMEM, "sort: out of memory");
-    s->idx = (es_ent *)s->idxb.p;
-    s->cap = s->idxb.cap / sizeof(es_ent);
+    size_t ebytes = (size_t)s->ew * sizeof *s->idx;
+    s->idxb.len = s->n * ebytes;
+    if (bb_reserve(&s->idxb, (s->cap ? s->cap : 1024) * ebytes)) return em__seterr(EM_ENOMEM, "sort: out of memory");
+    s->idx = (uint64_t *)s->idxb.p;
+    s->cap = s->idxb.cap / ebytes;
     return 0;
+}
+
+/* The flat shape a first record sets, if it has one: 1 with the key's and
+ * value's widths and the entry's words set, else 0. */
+static int flat_shape(extsort *s, const em_rec *r) {
+    if (!r->key || r->klen > 8 * ES_WORDS_MAX || r->vlen > 8 * ES_WORDS_MAX) return 0;
+    int kw = r->klen <= 8 ? 1 : (int)(r->klen + 7) / 8, vw = (int)(r->vlen + 7) / 8;
+    if (kw + vw > ES_WORDS_MAX) return 0;
+    s->fk = (int)r->klen;
+    s->fw = (int)r->vlen;
+    s->kwords = kw;
+    s->ew = kw + vw < 2 ? 2 : kw + vw;
+    return 1;
 }
 
 /* A record that is not a pair of the flat entries' key and value widths
  * arrived: copy the flat entries' records into the arena and index them
- * as any other (their prefixes are already the general entries'). */
+ * as general entries.  A flat entry's first word is already the general
+ * entry's prefix; general entries (2 words) are written over the flat ones
+ * (ew words) from the front, each after its own is read. */
 static int unflatten(extsort *s) {
     s->flat = 0;
-    uint64_t k = 0, v = 0;
-    size_t kw = s->fk < 0 ? 0 : (size_t)s->fk;
-    em_rec r = {&k, kw, &v, s->fw < 0 ? 0 : (size_t)s->fw};
+    size_t kl = s->fk < 0 ? 0 : (size_t)s->fk, vl = s->fw < 0 ? 0 : (size_t)s->fw;
+    int ew = s->ew, kwords = s->kwords;
+    uint64_t e[ES_WORDS_MAX];
+    em_rec r = {e, kl, e + kwords, vl};
     if (bb_reserve(&s->arena, s->n * rec_encoded_size(&r))) return em__seterr(EM_ENOMEM, "sort: out of memory");
     for (size_t i = 0; i < s->n; i++) {
-        es_ent *e = &s->idx[i];
-        k = __builtin_bswap64(e->prefix);
-        v = e->ref;
-        e->ref = (uint64_t)s->arena.len | (uint64_t)kw << ES_OFF_BITS;
+        memcpy(e, s->idx + i * (size_t)ew, (size_t)ew * sizeof *e);
+        uint64_t prefix = e[0];
+        for (int k = 0; k < kwords; k++) e[k] = __builtin_bswap64(e[k]);
+        s->idx[2 * i] = prefix;
+        s->idx[2 * i + 1] = (uint64_t)s->arena.len | (uint64_t)(kl > 8 ? 9 : kl) << ES_OFF_BITS;
         s->arena.len += rec_put(s->arena.p + s->arena.len, &r);
     }
+    s->ew = 2;
+    s->cap = s->idxb.cap / (2 * sizeof *s->idx);
     return 0;
 }
 
 /* Bytes held, as the budget counts them: the records, and each index
  * entry twice (the radix sort's other half). */
-static size_t held(const extsort *s) { return s->arena.len + 2 * s->n * sizeof(es_ent); }
+static size_t held(const extsort *s) { return s->arena.len + 2 * s->n * (size_t)s->ew * sizeof *s->idx; }
 
 /* Sort what is in memory and write it as one run. */
 static int spill(extsort *s) {
@@ -566,43 +632,52 @@ static int spill(extsort *s) {
     return 0;
 }
 
+/* Add a flat record (of the flat shape). */
+static int add_flat(extsort *s, const em_rec *r) {
+    int rc;
+    size_t ebytes = (size_t)s->ew * sizeof *s->idx;
+    if (s->n && 2 * (s->n + 1) * ebytes > s->budget && (rc = spill(s))) return rc;
+    if ((rc = idx_room(s))) return rc;
+    uint64_t *e = s->idx + s->n++ * (size_t)s->ew;
+    if (s->ew == 2 && s->kwords == 1) { /* int64 and double pairs, narrower */
+        if (r->klen == 8) {
+            memcpy(&e[0], r->key, 8);
+        } else { /* zero padded, as a general entry's */
+            e[0] = 0;
+            if (r->klen) memcpy(&e[0], r->key, r->klen);
+        }
+        e[0] = __builtin_bswap64(e[0]);
+        if (r->vlen == 8) {
+            memcpy(&e[1], r->val, 8);
+        } else {
+            e[1] = 0;
+            if (r->vlen) memcpy(&e[1], r->val, r->vlen);
+        }
+        return 0;
+    }
+    memset(e, 0, ebytes);
+    memcpy(e, r->key, r->klen);
+    if (r->vlen) memcpy(e + s->kwords, r->val, r->vlen);
+    for (int k = 0; k < s->kwords; k++) e[k] = __builtin_bswap64(e[k]);
+    return 0;
+}
+
 int es_add(extsort *s, const em_rec *r) {
     size_t need = rec_encoded_size(r);
     const uint8_t *key = r->key ? r->key : r->val;
     size_t klen = r->key ? r->klen : r->vlen;
     int rc;
     if (s->flat) {
-        if (s->fk < 0 && r->key && r->klen <= 8 && r->vlen <= 8) {
-            s->fk = (int)r->klen;
-            s->fw = (int)r->vlen;
-        }
-        if (r->key && r->klen == (size_t)s->fk && r->vlen == (size_t)s->fw) {
-            if (s->n && 2 * (s->n + 1) * sizeof(es_ent) > s->budget && (rc = spill(s))) return rc;
-            if ((rc = idx_room(s))) return rc;
-            es_ent *e = &s->idx[s->n++];
-            if (r->klen == 8) {
-                memcpy(&e->prefix, r->key, 8);
-            } else { /* zero padded, as a general entry's */
-                e->prefix = 0;
-                if (r->klen) memcpy(&e->prefix, r->key, r->klen);
-            }
-            e->prefix = __builtin_bswap64(e->prefix);
-            if (r->vlen == 8) {
-                memcpy(&e->ref, r->val, 8);
-            } else {
-                e->ref = 0;
-                if (r->vlen) memcpy(&e->ref, r->val, r->vlen);
-            }
-            return 0;
-        }
+        if (r->key && r->klen == (size_t)s->fk && r->vlen == (size_t)s->fw) return add_flat(s, r);
+        if (s->fk < 0 && flat_shape(s, r)) return add_flat(s, r);
         if ((rc = unflatten(s))) return rc;
     }
     /* Each entry counts twice: the radix sort needs as much again. */
-    if (s->n && s->arena.len + need + 2 * (s->n + 1) * sizeof(es_ent) > s->budget && (rc = spill(s))) return rc;
+    if (s->n && s->arena.len + need + 2 * (s->n + 1) * 2 * sizeof *s->idx > s->budget && (rc = spill(s))) return rc;
     if ((rc = idx_room(s))) return rc;
     if (bb_reserve(&s->arena, need)) return em__seterr(EM_ENOMEM, "sort: out of memory");
     if (s->arena.len >= (uint64_t)1 << ES_OFF_BITS) return em__seterr(EM_ETOOBIG, "sort: arena too large");
-    es_ent *e = &s->idx[s->n++];
+    uint64_t *e = s->idx + 2 * s->n++;
     uint64_t pre;
     if (klen >= 8) {
         memcpy(&pre, key, 8);
@@ -611,8 +686,8 @@ int es_add(extsort *s, const em_rec *r) {
         pre = 0;
         for (size_t i = 0; i < 8; i++) pre = pre << 8 | (i < klen ? key[i] : 0);
     }
-    e->prefix = pre;
-    e->ref = (uint64_t)s->arena.len | (uint64_t)(klen > 8 ? 9 : klen) << ES_OFF_BITS;
+    e[0] = pre;
+    e[1] = (uint64_t)s->arena.len | (uint64_t)(klen > 8 ? 9 : klen) << ES_OFF_BITS;
     s->arena.len += rec_put(s->arena.p + s->arena.len, r);
     return 0;
 }

@@ -10,8 +10,8 @@
  *   es_merger   a k-way merge (binary heap) of the runs of a runfile and an
  *               in-memory sorted sequence, yielding records in key order.
  *   extsort     records are copied into an arena with an index entry each
- *               (pairs of a key and a value each of one width up to 8
- *               bytes live in the entries alone);
+ *               (pairs of a key of one width and a value of one width
+ *               that fit 32 bytes together live in the entries alone);
  *               past the memory budget the index is sorted and the records
  *               are spilled as a run; es_next then yields everything in
  *               order, merging when anything was spilled.
@@ -99,32 +99,38 @@ int es_merge_combine(es_merger *m, const agg_spec *agg, rec_sink_fn sink, void *
 
 /* ----------------------------------------------------------------- extsort */
 
-typedef struct es_ent {
-    uint64_t prefix;   /* first 8 key bytes, big-endian, zero padded */
-    uint64_t ref;      /* the encoded record's arena offset in the low
-                          ES_OFF_BITS bits; above them the key length, or 9
-                          for any key longer than 8 bytes */
-} es_ent;
+/* An index entry is ew 64-bit words (2 to ES_WORDS_MAX); word 0 is its
+ * prefix, the first 8 key bytes as a big-endian integer, zero padded.  A
+ * general entry's second word is the encoded record's arena offset in the
+ * low ES_OFF_BITS bits and above them the key length, or 9 for any key
+ * longer than 8 bytes. */
 #define ES_OFF_BITS 60
+#define ES_WORDS_MAX 4
 
 typedef struct extsort {
     ebuf arena;
-    es_ent *idx;       /* in idxb */
+    uint64_t *idx;     /* n entries of ew words, in idxb */
     ebuf idxb, tmpb;   /* tmpb: the radix sort's other half; the arena and
                           these are bigbuf.h buffers */
-    size_t n, cap;
+    size_t n, cap;     /* entries */
+    int ew;            /* words an entry */
     size_t budget;
     int descending;
     int flat;          /* every record so far is a pair of a key of one
-                          width and a value of one width, both up to 8
-                          bytes (int64 and double pairs, keys with empty
-                          values, 4-byte keys): an entry holds the prefix
-                          (the key, zero padded) and the value's bytes, and
-                          the arena is unused.  The first other record
-                          copies them into the arena and clears this for
-                          good.  Once sorted, prefixes are byte-swapped back
+                          width and a value of one width that fit an
+                          entry of at most ES_WORDS_MAX words: the key in
+                          kwords words as big-endian integers, zero padded
+                          (keys up to 8 bytes take one, the prefix), the
+                          value's bytes in the words after (int64 and
+                          double pairs, keys with empty values, 4-byte
+                          keys, 16-byte keys, 16-byte values).  The entry
+                          holds the record and the arena is unused.  The
+                          first other record copies them into the arena
+                          as general entries and clears this for good.
+                          Once sorted, the key words are byte-swapped back
                           to the keys' bytes, so records point into the
                           index. */
+    int kwords;        /* flat: the key's words */
     int fk, fw;        /* flat: the keys' and values' widths, -1 before
                           any record */
     es_runfile runs;

@@ -134,7 +134,7 @@ TEST(extsort_int64_keys) {
  * into the arena.  Keys repeat (2,000 distinct, random bytes, some zero),
  * so the check is: keys in order, and the multiset of (key, value) pairs
  * unchanged. */
-typedef struct pr { uint8_t k[8], v[8]; size_t klen, vlen; } pr;
+typedef struct pr { uint8_t k[24], v[24]; size_t klen, vlen; } pr;
 
 static int pr_cmp(const void *x, const void *y) {
     const pr *a = x, *b = y;
@@ -157,10 +157,12 @@ static int sort_pairs_w(size_t n, size_t budget, int descending, size_t odd, siz
         uint64_t kv = (s >> 20) % 2000 * 0x9E3779B97F4A7C15ull;
         if ((s >> 50) % 7 == 0) kv &= 0xff00ffff00ffffffull;
         memcpy(in[i].k, &kv, 8);
-        memcpy(in[i].v, &s, 8);
+        /* bytes past the eighth from a small alphabet: ties on the prefix */
+        for (size_t j = 8; j < sizeof in[i].k; j++) in[i].k[j] = (uint8_t)(s >> (2 * j % 60) & 3);
+        for (size_t j = 0; j < sizeof in[i].v; j++) in[i].v[j] = (uint8_t)(s >> (8 * (j % 8))) ^ (uint8_t)j;
         in[i].klen = key_w;
         in[i].vlen = vw;
-        memset(in[i].v + vw, 0, 8 - vw);
+        memset(in[i].v + vw, 0, sizeof in[i].v - vw);
         if (i == odd && odd_w < 0) in[i].klen = 5, in[i].vlen = 3;
         else if (i == odd) in[i].vlen = (size_t)odd_w;
     }
@@ -175,9 +177,9 @@ static int sort_pairs_w(size_t n, size_t budget, int descending, size_t odd, siz
     em_rec r;
     size_t got = 0;
     while (ok && got < n && es_next(&es, &r) == 1) {
-        if (!r.key || r.klen > 8 || r.vlen > 8) { ok = 0; break; }
+        if (!r.key || r.klen > sizeof out->k || r.vlen > sizeof out->v) { ok = 0; break; }
         memcpy(out[got].k, r.key, r.klen);
-        memset(out[got].v, 0, 8);
+        memset(out[got].v, 0, sizeof out->v);
         memcpy(out[got].v, r.val, r.vlen);
         out[got].klen = r.klen;
         out[got].vlen = r.vlen;
@@ -284,5 +286,35 @@ TEST(extsort_flat_narrow_keys) {
                 CHECK(sort_pairs_w(60000, 128 << 10, d, 50000, vw, -1, &spills));
                 CHECK(spills > 1);
             }
+    key_w = 8;
+}
+
+/* Keys over 8 bytes and values over 8 bytes of one width each are flat
+ * while key and value fit four words (16+8, 12+4, 24+8, 9+16, 8+24,
+ * 16+0); the keys tie on their first 8 bytes, so the words past the
+ * prefix decide.  A record of another shape moves them into the arena,
+ * in memory and after spills.  24+16 (five words) is never flat. */
+TEST(extsort_flat_wide_entries) {
+    int64_t spills;
+    static const struct { size_t kw, vw; int flat; } shape[] = {
+        {16, 8, 1}, {12, 4, 1}, {24, 8, 1}, {9, 16, 1}, {8, 24, 1}, {16, 0, 1}, {24, 16, 0},
+    };
+    for (int d = 0; d < 2; d++)
+        for (size_t k = 0; k < sizeof shape / sizeof shape[0]; k++) {
+            size_t vw = shape[k].vw;
+            key_w = shape[k].kw;
+            CHECK(sort_pairs_w(60000, 64 << 20, d, SIZE_MAX, vw, -1, &spills)); /* radix sort */
+            CHECK_EQ_I64(spills, 0);
+            CHECK_EQ_I64(last_flat, shape[k].flat);
+            CHECK(sort_pairs_w(2000, 64 << 20, d, SIZE_MAX, vw, -1, &spills)); /* comparisons */
+            CHECK(sort_pairs_w(40000, 64 << 20, d, 30000, vw, vw == 8 ? 2 : 8, &spills));
+            CHECK(!last_flat);
+            CHECK(sort_pairs_w(40000, 64 << 20, d, 5000, vw, -1, &spills)); /* a 5-byte key */
+            CHECK(sort_pairs_w(60000, 256 << 10, d, SIZE_MAX, vw, -1, &spills));
+            CHECK(spills > 1);
+            CHECK_EQ_I64(last_flat, shape[k].flat);
+            CHECK(sort_pairs_w(60000, 256 << 10, d, 50000, vw, -1, &spills)); /* after spills */
+            CHECK(spills > 1);
+        }
     key_w = 8;
 }
