@@ -264,9 +264,8 @@ ES_INLINE int ent_less(const es_order *o, const uint64_t *a, const uint64_t *b, 
     return bytes_cmp(x, la, y, lb) < 0;
 }
 
-ES_INLINE void ent_copy(uint64_t *d, const uint64_t *s, const int w) {
-    for (int i = 0; i < w; i++) d[i] = s[i];
-}
+/* memcpy of a constant size: a move or two of vector registers. */
+ES_INLINE void ent_copy(uint64_t *d, const uint64_t *s, const int w) { memcpy(d, s, (size_t)w * sizeof *d); }
 
 ES_INLINE void ent_swap(uint64_t *a, uint64_t *b, const int w) {
     for (int i = 0; i < w; i++) {
@@ -521,7 +520,7 @@ static inline void ent_rec(const extsort *s, size_t i, em_rec *r) {
     const uint64_t *e = s->idx + i * (size_t)s->ew;
     if (s->flat) { /* sorted: the key words hold the key's bytes again */
         r->key = e;
-        r->klen = (size_t)s->fk;
+        r->klen = s->varkey ? ((const uint8_t *)e)[8 * s->kwords - 1] : (size_t)s->fk;
         r->val = e + s->kwords;
         r->vlen = (size_t)s->fw;
         return;
@@ -583,26 +582,70 @@ static int flat_shape(extsort *s, const em_rec *r) {
     return 1;
 }
 
+/* A flat entry's key length. */
+static inline size_t flat_klen(const extsort *s, const uint64_t *e) {
+    return s->varkey ? (size_t)(e[s->kwords - 1] & 255) : (size_t)s->fk;
+}
+
+/* A key of another length than the flat entries' arrived with a value of
+ * their width: make the keys' lengths vary (extsort.h), widening the
+ * entries where the key needs more words.  1 when the record fits the
+ * entries now, 0 when it cannot (the caller unflattens), EM_ENOMEM.  The
+ * entries are rewritten from the back, each after its own is read: an
+ * entry never moves below its place. */
+static int vary_keys(extsort *s, size_t klen) {
+    int vw = (int)(s->fw + 7) / 8, kw = s->kwords;
+    size_t longest = klen > (size_t)s->fk || s->varkey ? klen : (size_t)s->fk;
+    if (longest >= 8 * (size_t)(ES_WORDS_MAX - vw)) return 0;
+    if (!s->varkey && (size_t)s->fk >= 8 * (size_t)kw) kw++; /* the length byte needs a byte of padding */
+    while (longest >= 8 * (size_t)kw) kw++;
+    int ew = kw + vw < 2 ? 2 : kw + vw;
+    if (ew > s->ew) {
+        s->idxb.len = s->n * (size_t)s->ew * sizeof *s->idx;
+        if (bb_reserve(&s->idxb, s->n * (size_t)(ew - s->ew) * sizeof *s->idx))
+            return em__seterr(EM_ENOMEM, "sort: out of memory");
+        s->idx = (uint64_t *)s->idxb.p;
+    }
+    for (size_t i = s->n; i-- > 0;) {
+        uint64_t e[ES_WORDS_MAX], *d = s->idx + i * (size_t)ew;
+        memcpy(e, s->idx + i * (size_t)s->ew, (size_t)s->ew * sizeof *e);
+        uint64_t len = flat_klen(s, e);
+        if (s->varkey) e[s->kwords - 1] &= ~(uint64_t)255;
+        for (int k = 0; k < ew; k++) d[k] = 0;
+        for (int k = 0; k < s->kwords; k++) d[k] = e[k];
+        for (int k = 0; k < vw; k++) d[kw + k] = e[s->kwords + k];
+        d[kw - 1] |= len;
+    }
+    s->varkey = 1;
+    s->kwords = kw;
+    s->ew = ew;
+    s->cap = s->idxb.cap / ((size_t)ew * sizeof *s->idx);
+    return 1;
+}
+
 /* A record that is not a pair of the flat entries' key and value widths
  * arrived: copy the flat entries' records into the arena and index them
- * as general entries.  A flat entry's first word is already the general
- * entry's prefix; general entries (2 words) are written over the flat ones
- * (ew words) from the front, each after its own is read. */
+ * as general entries (2 words), written over the flat ones (ew words)
+ * from the front, each after its own is read. */
 static int unflatten(extsort *s) {
     s->flat = 0;
-    size_t kl = s->fk < 0 ? 0 : (size_t)s->fk, vl = s->fw < 0 ? 0 : (size_t)s->fw;
+    size_t vl = s->fw < 0 ? 0 : (size_t)s->fw, most = 8 * ES_WORDS_MAX;
     int ew = s->ew, kwords = s->kwords;
     uint64_t e[ES_WORDS_MAX];
-    em_rec r = {e, kl, e + kwords, vl};
+    em_rec r = {e, most, e + kwords, vl};
     if (bb_reserve(&s->arena, s->n * rec_encoded_size(&r))) return em__seterr(EM_ENOMEM, "sort: out of memory");
     for (size_t i = 0; i < s->n; i++) {
         memcpy(e, s->idx + i * (size_t)ew, (size_t)ew * sizeof *e);
-        uint64_t prefix = e[0];
+        size_t kl = flat_klen(s, e);
+        if (s->varkey) e[kwords - 1] &= ~(uint64_t)255;
+        uint64_t prefix = e[0]; /* the key zero padded: a general entry's prefix */
         for (int k = 0; k < kwords; k++) e[k] = __builtin_bswap64(e[k]);
+        r.klen = kl;
         s->idx[2 * i] = prefix;
         s->idx[2 * i + 1] = (uint64_t)s->arena.len | (uint64_t)(kl > 8 ? 9 : kl) << ES_OFF_BITS;
         s->arena.len += rec_put(s->arena.p + s->arena.len, &r);
     }
+    s->varkey = 0;
     s->ew = 2;
     s->cap = s->idxb.cap / (2 * sizeof *s->idx);
     return 0;
@@ -639,7 +682,7 @@ static int add_flat(extsort *s, const em_rec *r) {
     if (s->n && 2 * (s->n + 1) * ebytes > s->budget && (rc = spill(s))) return rc;
     if ((rc = idx_room(s))) return rc;
     uint64_t *e = s->idx + s->n++ * (size_t)s->ew;
-    if (s->ew == 2 && s->kwords == 1) { /* int64 and double pairs, narrower */
+    if (s->ew == 2 && s->kwords == 1 && !s->varkey) { /* int64 and double pairs, narrower */
         if (r->klen == 8) {
             memcpy(&e[0], r->key, 8);
         } else { /* zero padded, as a general entry's */
@@ -659,19 +702,26 @@ static int add_flat(extsort *s, const em_rec *r) {
     memcpy(e, r->key, r->klen);
     if (r->vlen) memcpy(e + s->kwords, r->val, r->vlen);
     for (int k = 0; k < s->kwords; k++) e[k] = __builtin_bswap64(e[k]);
+    if (s->varkey) e[s->kwords - 1] |= r->klen;
     return 0;
 }
 
 int es_add(extsort *s, const em_rec *r) {
+    int rc;
+    if (s->flat) {
+        if (r->key && r->vlen == (size_t)s->fw &&
+            (s->varkey ? r->klen < 8 * (size_t)s->kwords : r->klen == (size_t)s->fk))
+            return add_flat(s, r);
+        if (s->fk < 0 && flat_shape(s, r)) return add_flat(s, r);
+        if (r->key && s->fk >= 0 && r->vlen == (size_t)s->fw && (rc = vary_keys(s, r->klen))) {
+            if (rc < 0) return rc;
+            return add_flat(s, r);
+        }
+        if ((rc = unflatten(s))) return rc;
+    }
     size_t need = rec_encoded_size(r);
     const uint8_t *key = r->key ? r->key : r->val;
     size_t klen = r->key ? r->klen : r->vlen;
-    int rc;
-    if (s->flat) {
-        if (r->key && r->klen == (size_t)s->fk && r->vlen == (size_t)s->fw) return add_flat(s, r);
-        if (s->fk < 0 && flat_shape(s, r)) return add_flat(s, r);
-        if ((rc = unflatten(s))) return rc;
-    }
     /* Each entry counts twice: the radix sort needs as much again. */
     if (s->n && s->arena.len + need + 2 * (s->n + 1) * 2 * sizeof *s->idx > s->budget && (rc = spill(s))) return rc;
     if ((rc = idx_room(s))) return rc;

@@ -131,8 +131,18 @@ typedef struct extsort {
                           to the keys' bytes, so records point into the
                           index. */
     int kwords;        /* flat: the key's words */
+    int varkey;        /* flat: keys of lengths that vary, each shorter
+                          than its kwords words: the last of its bytes
+                          holds the length, and compares after the key's
+                          bytes zero padded as bytes_cmp orders them (a
+                          shorter key that is the start of a longer one
+                          first).  A key of another length than the first
+                          record's sets it (widening the entries by a
+                          word where needed) while the entry still fits
+                          ES_WORDS_MAX words: strings of up to 23 bytes
+                          with int64 values. */
     int fk, fw;        /* flat: the keys' and values' widths, -1 before
-                          any record */
+                          any record (fk: the first key's, with varkey) */
     es_runfile runs;
     es_merger merger;
     int merging;       /* es_finish opened the merger */

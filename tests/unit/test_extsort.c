@@ -318,3 +318,84 @@ TEST(extsort_flat_wide_entries) {
         }
     key_w = 8;
 }
+
+/* Keys whose lengths vary, each with an 8-byte value: the first record's
+ * key has first_len bytes, the others 0 to maxlen, over 'a', 'b' and the
+ * zero byte (so short keys are the start of longer ones, and of their
+ * zero padding).  Checks the keys' order, and each value with its key. */
+static int sort_varkeys(size_t n, size_t budget, int descending, size_t first_len, size_t maxlen, int64_t *spills,
+                        int *flat) {
+    key *k = malloc(n * sizeof *k);
+    uint64_t s = n + budget + first_len * 3 + maxlen * 7 + (uint64_t)descending;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        k[i].len = i ? (size_t)(s >> 33) % (maxlen + 1) : first_len;
+        for (size_t j = 0; j < k[i].len; j++) k[i].b[j] = "ab\0"[(s >> (3 + 2 * j % 28)) % 3];
+    }
+    extsort es;
+    es_init(&es, test_tmpdir(), budget, descending, (bf_codec){BF_LZ4, 0}, 4096);
+    int ok = 1;
+    for (size_t i = 0; i < n && ok; i++) {
+        uint8_t v[8];
+        em_i64_enc((int64_t)i, v);
+        em_rec r = {k[i].b, k[i].len, v, 8};
+        ok = es_add(&es, &r) == 0;
+    }
+    ok = ok && es_finish(&es) == 0;
+    em_rec r;
+    size_t got = 0;
+    const key *prev = NULL;
+    uint8_t *seen = calloc(n, 1);
+    while (ok && es_next(&es, &r) == 1) {
+        int64_t i = r.vlen == 8 ? em_i64_dec(r.val) : -1;
+        if (i < 0 || (size_t)i >= n || seen[i] || bytes_cmp(r.key, r.klen, k[i].b, k[i].len)) {
+            fprintf(stderr, "  record %zu: a value not of its key\n", got);
+            ok = 0;
+            break;
+        }
+        seen[i] = 1;
+        if (prev) {
+            int c = bytes_cmp(prev->b, prev->len, k[i].b, k[i].len);
+            if (descending ? c < 0 : c > 0) {
+                fprintf(stderr, "  record %zu out of order\n", got);
+                ok = 0;
+            }
+        }
+        prev = &k[i];
+        got++;
+    }
+    if (got != n) ok = 0;
+    *spills = es.spills;
+    *flat = es.flat;
+    es_free(&es);
+    free(seen);
+    free(k);
+    return ok;
+}
+
+/* Keys of lengths up to 23 bytes stay flat with 8-byte values: from a
+ * first key of 3 bytes (the entries widen twice), of 8 (the length byte
+ * takes a word), of 20; in memory and spilled, by radix and by
+ * comparisons.  A key of 24 bytes moves them into the arena. */
+TEST(extsort_flat_varying_keys) {
+    int64_t spills;
+    int flat;
+    size_t firsts[] = {3, 8, 20, 0};
+    for (int d = 0; d < 2; d++)
+        for (size_t f = 0; f < sizeof firsts / sizeof firsts[0]; f++) {
+            CHECK(sort_varkeys(60000, 64 << 20, d, firsts[f], 23, &spills, &flat));
+            CHECK_EQ_I64(spills, 0);
+            CHECK(flat);
+            CHECK(sort_varkeys(60000, 64 << 20, d, firsts[f], 6, &spills, &flat)); /* one word */
+            CHECK(flat);
+            CHECK(sort_varkeys(1500, 64 << 20, d, firsts[f], 23, &spills, &flat));
+            CHECK(flat);
+            CHECK(sort_varkeys(60000, 256 << 10, d, firsts[f], 23, &spills, &flat));
+            CHECK(spills > 1);
+            CHECK(flat);
+            CHECK(sort_varkeys(60000, 64 << 20, d, firsts[f], 24, &spills, &flat));
+            CHECK(!flat);
+            CHECK(sort_varkeys(60000, 256 << 10, d, firsts[f], 24, &spills, &flat));
+            CHECK(!flat);
+        }
+}
