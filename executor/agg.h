@@ -15,6 +15,7 @@
 
 #include "buf.h"
 #include "combiners.h"
+#include "emit.h"
 #include "ember.h"
 #include "err.h"
 #include "recfmt.h" /* rec_sink_fn */
@@ -44,7 +45,45 @@ typedef struct agg_spec {
     /* create(v) is v itself (no create function and no zero): a record can
      * pass to the reduce side as a combiner unchanged. */
     int create_identity;
+    /* With create_identity, when both merges are one user function over
+     * plain values (reduce_by_key's, fold_by_key's without a zero), else
+     * NULL: the function, its argument and the record limit, which
+     * agg_step calls itself with a word emitter.  The general path
+     * (step_word) reaches the user's function through a second indirect
+     * call, and the calls are most of what a user's combiner costs a
+     * record over a builtin's add in place. */
+    em_comb_fn merge_fn;
+    const void *merge_arg;
+    size_t max_record;
 } agg_spec;
+
+/* Call a user's combine function fn(c, v) with an emitter whose target is
+ * a word (emit.h's EMIT_WORD): a result of at most 8 bytes into *w, zero
+ * padded, a longer one into out.  Its length, or a negative code. */
+static inline int agg_call_word(em_comb_fn fn, const em_rec *c, const em_rec *v, const void *arg, size_t max_record,
+                                uint64_t *w, ebuf *out) {
+    em_emitter e = {EMIT_WORD, NULL, NULL, out, 0, max_record, 0, 0};
+    int rc = fn(c, v, &e, arg);
+    if (rc < 0) return rc;
+    if (e.count != 1) return em__seterr(EM_EUSER, "a combine function emitted %lld values (must be 1)", (long long)e.count);
+    if (e.wlen > (size_t)INT32_MAX) return em__seterr(EM_ETOOBIG, "a combiner of %zu bytes", e.wlen);
+    if (e.wlen <= 8) *w = e.word;
+    return (int)e.wlen;
+}
+
+/* A value as its own combiner (create_identity), into *w or out: its
+ * length, or a negative code. */
+static inline int agg_value_word(const em_rec *v, uint64_t *w, ebuf *out) {
+    if (v->vlen > (size_t)INT32_MAX) return em__seterr(EM_ETOOBIG, "a value of %zu bytes", v->vlen);
+    if (v->vlen <= 8) {
+        *w = 0;
+        if (v->vlen) memcpy(w, v->val, v->vlen);
+    } else {
+        ebuf_reset(out);
+        if (ebuf_append(out, v->val, v->vlen)) return EM_ENOMEM;
+    }
+    return (int)v->vlen;
+}
 
 /* A builtin spec's combiner for a key's first value v (8 bytes). */
 static inline void agg_builtin_create(const agg_spec *a, uint8_t *c, const uint8_t *v) {
@@ -61,6 +100,9 @@ static inline void agg_builtin_create(const agg_spec *a, uint8_t *c, const uint8
  * bytes then copied into *w.  As step_word: the result's length, or a
  * negative code. */
 static inline int agg_step(const agg_spec *g, int step, const em_rec *c, const em_rec *v, uint64_t *w, ebuf *out) {
+    if (g->merge_fn)
+        return step == AGG_CREATE ? agg_value_word(v, w, out)
+                                  : agg_call_word(g->merge_fn, c, v, g->merge_arg, g->max_record, w, out);
     if (g->step_word) return g->step_word(g->ctx, step, c, v, w, out);
     ebuf_reset(out);
     int rc = step == AGG_CREATE        ? g->create(g->ctx, v, out)

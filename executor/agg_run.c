@@ -57,25 +57,14 @@ static int ag_merge_comb(void *ctx, const em_rec *c1, const em_rec *c2, ebuf *ou
  * (no rec_values: then the spec has no step_word). */
 static int ag_step_word(void *ctx, int step, const em_rec *c, const em_rec *v, uint64_t *w, ebuf *out) {
     agg_run *a = ctx;
+    if (step == AGG_CREATE && !a->create && !a->has_zero) return agg_value_word(v, w, out); /* the value itself */
+    if (step != AGG_CREATE) return agg_call_word(step == AGG_MERGE_VALUE ? a->merge_value : a->merge_comb, c, v, a->arg, a->max_record, w, out);
     em_emitter e = {EMIT_WORD, NULL, NULL, out, 0, a->max_record, 0, 0};
-    int rc;
-    if (step == AGG_CREATE && !a->create && !a->has_zero) { /* the value itself */
-        if (v->vlen > (size_t)INT32_MAX) return em__seterr(EM_ETOOBIG, "a value of %zu bytes", v->vlen);
-        if (v->vlen <= 8) {
-            *w = 0;
-            if (v->vlen) memcpy(w, v->val, v->vlen);
-        } else {
-            ebuf_reset(out);
-            if (ebuf_append(out, v->val, v->vlen)) return EM_ENOMEM;
-        }
-        return (int)v->vlen;
-    }
-    if (step == AGG_CREATE) rc = a->create ? a->create(v, &e, a->arg) : a->merge_value(&a->zero, v, &e, a->arg);
-    else rc = (step == AGG_MERGE_VALUE ? a->merge_value : a->merge_comb)(c, v, &e, a->arg);
+    int rc = a->create ? a->create(v, &e, a->arg) : a->merge_value(&a->zero, v, &e, a->arg);
     if (rc < 0) return rc;
     if (e.count != 1)
-        return em__seterr(EM_EUSER, "%s emitted %lld values (must be 1)",
-                          step == AGG_CREATE && a->create ? "create_combiner" : "a combine function", (long long)e.count);
+        return em__seterr(EM_EUSER, "%s emitted %lld values (must be 1)", a->create ? "create_combiner" : "a combine function",
+                          (long long)e.count);
     if (e.wlen > (size_t)INT32_MAX) return em__seterr(EM_ETOOBIG, "a combiner of %zu bytes", e.wlen);
     if (e.wlen <= 8) *w = e.word;
     return (int)e.wlen;
@@ -99,6 +88,11 @@ int agg_run_init(agg_run *a, const aggdesc *d, size_t max_record, agg_spec *spec
     spec->step_word = a->rec_values ? NULL : ag_step_word;
     spec->ctx = a;
     spec->create_identity = !a->create && !a->has_zero;
+    if (spec->create_identity && a->merge_value == a->merge_comb && !a->rec_values) {
+        spec->merge_fn = a->merge_value;
+        spec->merge_arg = a->arg;
+        spec->max_record = max_record;
+    }
     int op = comb_builtin_of(a->merge_value);
     if (op && comb_builtin_of(a->merge_comb) == op && !a->create && !a->rec_values &&
         (!a->has_zero || a->zero.vlen == 8)) {
