@@ -46,8 +46,7 @@ typedef struct agg_spec {
      * pass to the reduce side as a combiner unchanged. */
     int create_identity;
     /* With create_identity, when both merges are one user function over
-     * plain values (reduce_by_key's, fold_by_key's without a zero), else
-     * NULL: the function, its argument and the record limit, which
+     * plain values (reduce_by_key's), else NULL: the function, its argument and the record limit, which
      * agg_step calls itself with a word emitter.  The general path
      * (step_word) reaches the user's function through a second indirect
      * call, and the calls are most of what a user's combiner costs a
@@ -65,7 +64,8 @@ static inline int agg_call_word(em_comb_fn fn, const em_rec *c, const em_rec *v,
     em_emitter e = {EMIT_WORD, NULL, NULL, out, 0, max_record, 0, 0};
     int rc = fn(c, v, &e, arg);
     if (rc < 0) return rc;
-    if (e.count != 1) return em__seterr(EM_EUSER, "a combine function emitted %lld values (must be 1)", (long long)e.count);
+    if (e.count != 1)
+        return em__seterr(EM_EUSER, "a combine function emitted %lld values (must be 1)", (long long)e.count);
     if (e.wlen > (size_t)INT32_MAX) return em__seterr(EM_ETOOBIG, "a combiner of %zu bytes", e.wlen);
     if (e.wlen <= 8) *w = e.word;
     return (int)e.wlen;
