@@ -57,16 +57,16 @@ static int ag_merge_comb(void *ctx, const em_rec *c1, const em_rec *c2, ebuf *ou
  * (no rec_values: then the spec has no step_word). */
 static int ag_step_word(void *ctx, int step, const em_rec *c, const em_rec *v, uint64_t *w, ebuf *out) {
     agg_run *a = ctx;
-    if (step == AGG_CREATE && !a->create && !a->has_zero) return agg_value_word(v, w, out); /* the value itself */
     if (step != AGG_CREATE)
         return agg_call_word(step == AGG_MERGE_VALUE ? a->merge_value : a->merge_comb, c, v, a->arg, a->max_record, w,
                              out);
+    if (!a->create) /* merge_value(zero, v), or the value itself */
+        return a->has_zero ? agg_call_word(a->merge_value, &a->zero, v, a->arg, a->max_record, w, out)
+                           : agg_value_word(v, w, out);
     em_emitter e = {EMIT_WORD, NULL, NULL, out, 0, a->max_record, 0, 0};
-    int rc = a->create ? a->create(v, &e, a->arg) : a->merge_value(&a->zero, v, &e, a->arg);
+    int rc = a->create(v, &e, a->arg);
     if (rc < 0) return rc;
-    if (e.count != 1)
-        return em__seterr(EM_EUSER, "%s emitted %lld values (must be 1)",
-                          a->create ? "create_combiner" : "a combine function", (long long)e.count);
+    if (e.count != 1) return em__seterr(EM_EUSER, "create_combiner emitted %lld values (must be 1)", (long long)e.count);
     if (e.wlen > (size_t)INT32_MAX) return em__seterr(EM_ETOOBIG, "a combiner of %zu bytes", e.wlen);
     if (e.wlen <= 8) *w = e.word;
     return (int)e.wlen;

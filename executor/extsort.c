@@ -585,9 +585,14 @@ static int flat_shape(extsort *s, const em_rec *r) {
     return 1;
 }
 
-/* A flat entry's key length. */
-static inline size_t flat_klen(const extsort *s, const uint64_t *e) {
-    return s->varkey ? (size_t)(e[s->kwords - 1] & 255) : (size_t)s->fk;
+/* Flat entry i copied into e (its key words as big-endian integers, with
+ * the length byte cleared when keys vary): returns its key's length. */
+static size_t flat_read(const extsort *s, size_t i, uint64_t e[ES_WORDS_MAX]) {
+    memcpy(e, s->idx + i * (size_t)s->ew, (size_t)s->ew * sizeof *e);
+    if (!s->varkey) return (size_t)s->fk;
+    size_t len = (size_t)(e[s->kwords - 1] & 255);
+    e[s->kwords - 1] &= ~(uint64_t)255;
+    return len;
 }
 
 /* A key of another length than the flat entries' arrived with a value of
@@ -611,9 +616,7 @@ static int vary_keys(extsort *s, size_t klen) {
     }
     for (size_t i = s->n; i-- > 0;) {
         uint64_t e[ES_WORDS_MAX], *d = s->idx + i * (size_t)ew;
-        memcpy(e, s->idx + i * (size_t)s->ew, (size_t)s->ew * sizeof *e);
-        uint64_t len = flat_klen(s, e);
-        if (s->varkey) e[s->kwords - 1] &= ~(uint64_t)255;
+        uint64_t len = flat_read(s, i, e);
         for (int k = 0; k < ew; k++) d[k] = 0;
         for (int k = 0; k < s->kwords; k++) d[k] = e[k];
         for (int k = 0; k < vw; k++) d[kw + k] = e[s->kwords + k];
@@ -633,19 +636,16 @@ static int vary_keys(extsort *s, size_t klen) {
 static int unflatten(extsort *s) {
     s->flat = 0;
     size_t vl = s->fw < 0 ? 0 : (size_t)s->fw, most = 8 * ES_WORDS_MAX;
-    int ew = s->ew, kwords = s->kwords;
+    int kwords = s->kwords;
     uint64_t e[ES_WORDS_MAX];
     em_rec r = {e, most, e + kwords, vl};
     if (bb_reserve(&s->arena, s->n * rec_encoded_size(&r))) return em__seterr(EM_ENOMEM, "sort: out of memory");
     for (size_t i = 0; i < s->n; i++) {
-        memcpy(e, s->idx + i * (size_t)ew, (size_t)ew * sizeof *e);
-        size_t kl = flat_klen(s, e);
-        if (s->varkey) e[kwords - 1] &= ~(uint64_t)255;
+        r.klen = flat_read(s, i, e);
         uint64_t prefix = e[0]; /* the key zero padded: a general entry's prefix */
         for (int k = 0; k < kwords; k++) e[k] = __builtin_bswap64(e[k]);
-        r.klen = kl;
         s->idx[2 * i] = prefix;
-        s->idx[2 * i + 1] = (uint64_t)s->arena.len | (uint64_t)(kl > 8 ? 9 : kl) << ES_OFF_BITS;
+        s->idx[2 * i + 1] = (uint64_t)s->arena.len | (uint64_t)(r.klen > 8 ? 9 : r.klen) << ES_OFF_BITS;
         s->arena.len += rec_put(s->arena.p + s->arena.len, &r);
     }
     s->varkey = 0;

@@ -96,6 +96,21 @@ static int glom_counts(em_rdd *r, int64_t *counts, int n) {
     return 0;
 }
 
+/* sort_by_key(in, asc, 4): each of the 4 partitions holds 15% to 35% of
+ * the all records, and they hold all of them. */
+static int sorted_balanced(em_rdd *in, int asc, int64_t all) {
+    int64_t counts[4] = {0}, total = 0;
+    int ok = glom_counts(em_sort_by_key(in, asc, 4), counts, 4) == 0;
+    for (int p = 0; p < 4 && ok; p++) {
+        total += counts[p];
+        ok = counts[p] >= all * 15 / 100 && counts[p] <= all * 35 / 100;
+    }
+    if (!ok || total != all)
+        fprintf(stderr, "  partitions of %lld records: %lld %lld %lld %lld\n", (long long)all, (long long)counts[0],
+                (long long)counts[1], (long long)counts[2], (long long)counts[3]);
+    return ok && total == all;
+}
+
 /* ------------------------------------------------------ reduce_by_key */
 
 #define MILLION 1000000
@@ -931,6 +946,18 @@ static int short_sorted(em_rdd *res, const short_kv *want, size_t n, int ascendi
     return ok;
 }
 
+/* The n records of recs (views into kv) parallelized, sorted both ways
+ * (into 4 partitions ascending, desc_parts descending) and checked
+ * against kv, which is sorted here. */
+static int sorts_both_ways(em_ctx *c, short_kv *kv, const em_rec *recs, size_t n, int desc_parts) {
+    em_rdd *pairs = em_parallelize(c, recs, n, 5);
+    qsort(kv, n, sizeof *kv, short_kv_cmp);
+    int ok = pairs && short_sorted(em_sort_by_key(pairs, 1, 4), kv, n, 1) &&
+             short_sorted(em_sort_by_key(pairs, 0, desc_parts), kv, n, 0);
+    em_rdd_release(pairs);
+    return ok;
+}
+
 TEST(wide_sort_by_key_short_keys) {
     em_ctx *c = open_test_ctx();
     CHECK(c);
@@ -949,12 +976,7 @@ TEST(wide_sort_by_key_short_keys) {
                 for (int j = 0; j < vl; j++) kv[i].v[j] = (uint8_t)(i >> (8 * j));
                 recs[i] = (em_rec){kv[i].k, kv[i].kl, kv[i].v, kv[i].vl};
             }
-            em_rdd *pairs = em_parallelize(c, recs, n, 5);
-            qsort(kv, n, sizeof *kv, short_kv_cmp);
-            CHECK(pairs);
-            CHECK(short_sorted(em_sort_by_key(pairs, 1, 4), kv, n, 1));
-            CHECK(short_sorted(em_sort_by_key(pairs, 0, 3), kv, n, 0));
-            em_rdd_release(pairs);
+            CHECK(sorts_both_ways(c, kv, recs, n, 3));
         }
     free(kv);
     free(recs);
@@ -985,12 +1007,7 @@ TEST(wide_sort_by_key_long_keys) {
             for (size_t j = 0; j < kv[i].vl; j++) kv[i].v[j] = (uint8_t)(i >> (8 * (j % 4)));
             recs[i] = (em_rec){kv[i].k, kv[i].kl, kv[i].v, kv[i].vl};
         }
-        em_rdd *pairs = em_parallelize(c, recs, n, 5);
-        qsort(kv, n, sizeof *kv, short_kv_cmp);
-        CHECK(pairs);
-        CHECK(short_sorted(em_sort_by_key(pairs, 1, 4), kv, n, 1));
-        CHECK(short_sorted(em_sort_by_key(pairs, 0, 7), kv, n, 0));
-        em_rdd_release(pairs);
+        CHECK(sorts_both_ways(c, kv, recs, n, 7));
     }
     /* Every key's first 8 bytes alike: the bytes past them place keys
      * among the range bounds, which balance the partitions. */
@@ -1004,15 +1021,7 @@ TEST(wide_sort_by_key_long_keys) {
     }
     em_rdd *same = em_parallelize(c, recs, n, 5);
     CHECK(same);
-    for (int asc = 0; asc < 2; asc++) {
-        int64_t counts[4] = {0}, total = 0;
-        CHECK_OK(glom_counts(em_sort_by_key(same, asc, 4), counts, 4));
-        for (int p = 0; p < 4; p++) {
-            total += counts[p];
-            CHECK(counts[p] >= (int64_t)n * 15 / 100 && counts[p] <= (int64_t)n * 35 / 100);
-        }
-        CHECK_EQ_I64(total, (int64_t)n);
-    }
+    for (int asc = 0; asc < 2; asc++) CHECK(sorted_balanced(same, asc, (int64_t)n));
     em_rdd_release(same);
     free(kv);
     free(recs);
@@ -1050,15 +1059,7 @@ TEST(wide_sort_by_key_balanced_ranges) {
     for (size_t i = 0; i < n; i++) keys[i] = (int64_t)((i * 7919) % n) - 20000; /* a permutation */
     em_rdd *pairs = keyed_i64(c, keys, n, 5);
     free(keys);
-    for (int asc = 0; asc < 2; asc++) {
-        int64_t counts[4] = {0}, total = 0;
-        CHECK_OK(glom_counts(em_sort_by_key(pairs, asc, 4), counts, 4));
-        for (int p = 0; p < 4; p++) {
-            total += counts[p];
-            CHECK(counts[p] >= (int64_t)n * 15 / 100 && counts[p] <= (int64_t)n * 35 / 100);
-        }
-        CHECK_EQ_I64(total, n);
-    }
+    for (int asc = 0; asc < 2; asc++) CHECK(sorted_balanced(pairs, asc, (int64_t)n));
     em_close(c);
 }
 
@@ -1079,13 +1080,7 @@ TEST(wide_sort_by_key_ordered_input_balanced) {
     free(keys);
     for (int via = 0; via < 2; via++) {
         em_rdd *in = via ? em_filter(pairs, keep_all, NULL, 0) : pairs;
-        int64_t counts[4] = {0}, total = 0;
-        CHECK_OK(glom_counts(em_sort_by_key(in, 1, 4), counts, 4));
-        for (int p = 0; p < 4; p++) {
-            total += counts[p];
-            CHECK(counts[p] >= (int64_t)n * 15 / 100 && counts[p] <= (int64_t)n * 35 / 100);
-        }
-        CHECK_EQ_I64(total, n);
+        CHECK(sorted_balanced(in, 1, (int64_t)n));
     }
     /* Input partitions of 100,000 and 10,000 records, sampled alike: the
      * bounds weigh each sample by its partition's count (what the sampler
@@ -1100,13 +1095,7 @@ TEST(wide_sort_by_key_ordered_input_balanced) {
     free(small);
     for (int via = 0; via < 2; via++) {
         em_rdd *in = via ? em_filter(both, keep_all, NULL, 0) : both;
-        int64_t counts[4] = {0}, total = 0, all = (int64_t)(nbig + nsmall);
-        CHECK_OK(glom_counts(em_sort_by_key(in, 1, 4), counts, 4));
-        for (int p = 0; p < 4; p++) {
-            total += counts[p];
-            CHECK(counts[p] >= all * 15 / 100 && counts[p] <= all * 35 / 100);
-        }
-        CHECK_EQ_I64(total, all);
+        CHECK(sorted_balanced(in, 1, (int64_t)(nbig + nsmall)));
     }
     em_close(c);
 }
