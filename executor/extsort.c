@@ -5,7 +5,7 @@
  * Sorting works on index entries that carry the first 8 key bytes as a
  * big-endian integer: the order of most entries is decided by this prefix
  * alone.  A general entry (16 bytes) adds the key's length up to 9 and its
- * record's place in the arena; a flat entry (16 to 32 bytes) holds a
+ * record's place in the arena; a flat entry (8 to 32 bytes) holds a
  * record of fixed-width key and value itself, so sorting never touches an
  * arena and the sorted records are read in order, not gathered from all
  * over memory.  As Spark's Tungsten sort does, entries are radix sorted on
@@ -213,12 +213,12 @@ out:
 /* -------------------------------------------------------------- sorting */
 
 /*
- * The index is an array of entries of w words (2, 3 or 4, ES_WORDS_MAX);
- * word 0 of each is its prefix.  A general entry (w = 2) is the prefix and
- * its ref: the record's arena offset in the low ES_OFF_BITS bits, above
- * them the key's length, or 9 for any key longer than 8 bytes.  A flat
- * entry holds its record (extsort.h).  Every sorting function takes w as a
- * constant and is inlined into one function per width (sort_w2, sort_w3,
+ * The index is an array of entries of w words (1 to ES_WORDS_MAX); word 0
+ * of each is its prefix, or a packed entry's whole record.  A general
+ * entry (w = 2) is the prefix and its ref: the record's arena offset in
+ * the low ES_OFF_BITS bits, above them the key's length, or 9 for any key
+ * longer than 8 bytes.  A flat entry holds its record (extsort.h).  Every sorting function takes w as a
+ * constant and is inlined into one function per width (sort_w1 to
  * sort_w4), so copying an entry is a memcpy of a constant size, which the
  * compiler makes one or two vector moves, never a call.
  */
@@ -251,7 +251,7 @@ static inline const uint8_t *ent_key(const uint8_t *base, const uint64_t *e, siz
 
 ES_INLINE int ent_less(const es_order *o, const uint64_t *a, const uint64_t *b, const int w) {
     if (a[0] != b[0]) return a[0] < b[0];
-    if (o->flat) { /* the key's other words, as big-endian integers */
+    if (o->flat || w == 1) { /* the key's other words, as big-endian integers (one word: packed, flat) */
         for (int i = 1; i < w && i < o->kwords; i++)
             if (a[i] != b[i]) return a[i] < b[i];
         return 0;
@@ -411,7 +411,7 @@ ES_INLINE void radix_lsd(uint64_t *a, uint64_t *t, size_t n, const int w) {
 
 /* Whether equal prefixes can hold entries out of order: general entries,
  * and flat ones whose keys are longer than their prefix. */
-ES_INLINE int ties_matter(const es_order *o) { return !o->flat || o->kwords > 1; }
+ES_INLINE int ties_matter(const es_order *o, const int w) { return w > 1 && (!o->flat || o->kwords > 1); }
 
 ES_INLINE void small_sort(const es_order *o, uint64_t *a, size_t n, const int w) {
     if (o->flat && n <= 4 * RADIX_SMALL) insertion_sort(o, a, n, w);
@@ -422,7 +422,7 @@ ES_INLINE void small_sort(const es_order *o, uint64_t *a, size_t n, const int w)
  * not decide (keys over 8 bytes, or of different lengths) sorted by
  * comparisons. */
 ES_INLINE void sort_ties(const es_order *o, uint64_t *a, size_t n, const int w) {
-    if (!ties_matter(o)) return;
+    if (!ties_matter(o, w)) return;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         uint64_t pre = AT(a, i)[0];
@@ -500,6 +500,7 @@ ES_INLINE void sort_ents(const es_order *o, uint64_t *a, uint64_t *tmp, size_t n
     }
 }
 
+static void sort_w1(const es_order *o, uint64_t *a, uint64_t *t, size_t n) { sort_ents(o, a, t, n, 1); }
 static void sort_w2(const es_order *o, uint64_t *a, uint64_t *t, size_t n) { sort_ents(o, a, t, n, 2); }
 static void sort_w3(const es_order *o, uint64_t *a, uint64_t *t, size_t n) { sort_ents(o, a, t, n, 3); }
 static void sort_w4(const es_order *o, uint64_t *a, uint64_t *t, size_t n) { sort_ents(o, a, t, n, 4); }
@@ -522,7 +523,8 @@ static inline void ent_rec(const extsort *s, size_t i, em_rec *r) {
     if (s->flat) { /* sorted: the key words hold the key's bytes again */
         r->key = e;
         r->klen = s->varkey ? ((const uint8_t *)e)[8 * s->kwords - 1] : (size_t)s->fk;
-        r->val = e + s->kwords;
+        /* a packed entry's value follows the key in its one word */
+        r->val = s->ew == 1 ? (const void *)((const uint8_t *)e + s->fk) : (const void *)(e + s->kwords);
         r->vlen = (size_t)s->fw;
         return;
     }
@@ -551,7 +553,8 @@ static void es_sort(extsort *s) {
     s->tmpb.len = 0;
     if (s->n >= 4 * RADIX_SMALL && !bb_reserve(&s->tmpb, s->n * ebytes)) tmp = (uint64_t *)s->tmpb.p;
     es_order o = {s->arena.p, s->flat, s->kwords};
-    if (s->ew == 2) sort_w2(&o, s->idx, tmp, s->n);
+    if (s->ew == 1) sort_w1(&o, s->idx, tmp, s->n);
+    else if (s->ew == 2) sort_w2(&o, s->idx, tmp, s->n);
     else if (s->ew == 3) sort_w3(&o, s->idx, tmp, s->n);
     else sort_w4(&o, s->idx, tmp, s->n);
     if (s->flat) /* back to the key's bytes, for the records handed out */
@@ -573,7 +576,8 @@ static int idx_room(extsort *s) {
 }
 
 /* The flat shape a first record sets, if it has one: 1 with the key's and
- * value's widths and the entry's words set, else 0. */
+ * value's widths and the entry's words set, else 0.  A key and value of 8
+ * bytes together are packed into one word (extsort.h). */
 static int flat_shape(extsort *s, const em_rec *r) {
     if (!r->key || r->klen > 8 * ES_WORDS_MAX || r->vlen > 8 * ES_WORDS_MAX) return 0;
     int kw = r->klen <= 8 ? 1 : (int)(r->klen + 7) / 8, vw = (int)(r->vlen + 7) / 8;
@@ -581,8 +585,29 @@ static int flat_shape(extsort *s, const em_rec *r) {
     s->fk = (int)r->klen;
     s->fw = (int)r->vlen;
     s->kwords = kw;
-    s->ew = kw + vw < 2 ? 2 : kw + vw;
+    s->ew = r->klen + r->vlen <= 8 ? 1 : kw + vw < 2 ? 2 : kw + vw;
     return 1;
+}
+
+/* Packed entries (one word: key and value bytes, big-endian) rewritten as
+ * entries of two words, the key's and the value's, from the back, each
+ * after its own is read: before their keys vary or they leave the flat
+ * form, which both start from that layout.  0 or EM_ENOMEM. */
+static int unpack(extsort *s) {
+    s->idxb.len = s->n * sizeof *s->idx;
+    if (bb_reserve(&s->idxb, s->n * sizeof *s->idx)) return em__seterr(EM_ENOMEM, "sort: out of memory");
+    s->idx = (uint64_t *)s->idxb.p;
+    /* the key's bytes are the word's high fk bytes */
+    uint64_t kmask = s->fk ? ~(uint64_t)0 << (8 * (8 - s->fk)) : 0;
+    for (size_t i = s->n; i-- > 0;) {
+        uint64_t w = s->idx[i], b = __builtin_bswap64(w), v = 0;
+        if (s->fw) memcpy(&v, (const uint8_t *)&b + s->fk, (size_t)s->fw);
+        s->idx[2 * i] = w & kmask;
+        s->idx[2 * i + 1] = v;
+    }
+    s->ew = 2;
+    s->cap = s->idxb.cap / (2 * sizeof *s->idx);
+    return 0;
 }
 
 /* Flat entry i copied into e (its key words as big-endian integers, with
@@ -685,6 +710,13 @@ static int add_flat(extsort *s, const em_rec *r) {
     if (s->n && 2 * (s->n + 1) * ebytes > s->budget && (rc = spill(s))) return rc;
     if ((rc = idx_room(s))) return rc;
     uint64_t *e = s->idx + s->n++ * (size_t)s->ew;
+    if (s->ew == 1) { /* packed: keys with empty or short values */
+        uint64_t b = 0;
+        if (r->klen) memcpy(&b, r->key, r->klen);
+        if (r->vlen) memcpy((uint8_t *)&b + r->klen, r->val, r->vlen);
+        e[0] = __builtin_bswap64(b);
+        return 0;
+    }
     if (s->ew == 2 && s->kwords == 1 && !s->varkey) { /* int64 and double pairs, narrower */
         if (r->klen == 8) {
             memcpy(&e[0], r->key, 8);
@@ -716,6 +748,7 @@ int es_add(extsort *s, const em_rec *r) {
             (s->varkey ? r->klen < 8 * (size_t)s->kwords : r->klen == (size_t)s->fk))
             return add_flat(s, r);
         if (s->fk < 0 && flat_shape(s, r)) return add_flat(s, r);
+        if (s->ew == 1 && (rc = unpack(s))) return rc;
         if (r->key && s->fk >= 0 && r->vlen == (size_t)s->fw && (rc = vary_keys(s, r->klen))) {
             if (rc < 0) return rc;
             return add_flat(s, r);

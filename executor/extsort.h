@@ -99,11 +99,14 @@ int es_merge_combine(es_merger *m, const agg_spec *agg, rec_sink_fn sink, void *
 
 /* ----------------------------------------------------------------- extsort */
 
-/* An index entry is ew 64-bit words (2 to ES_WORDS_MAX); word 0 is its
+/* An index entry is ew 64-bit words (1 to ES_WORDS_MAX); word 0 is its
  * prefix, the first 8 key bytes as a big-endian integer, zero padded.  A
  * general entry's second word is the encoded record's arena offset in the
  * low ES_OFF_BITS bits and above them the key length, or 9 for any key
- * longer than 8 bytes. */
+ * longer than 8 bytes.  A packed entry (one word) holds a flat record of
+ * at most 8 bytes in all: the key's bytes, then the value's, zero padded,
+ * as one big-endian integer, which orders by key and then by value (8-byte
+ * keys with empty values, 4-byte keys with 4-byte values). */
 #define ES_OFF_BITS 60
 #define ES_WORDS_MAX 4
 
@@ -118,7 +121,8 @@ typedef struct extsort {
     int descending;
     int flat;          /* every record so far is a pair of a key of one
                           width and a value of one width that fit an
-                          entry of at most ES_WORDS_MAX words: the key in
+                          entry of at most ES_WORDS_MAX words: packed in
+                          one when they fit 8 bytes, else the key in
                           kwords words as big-endian integers, zero padded
                           (keys up to 8 bytes take one, the prefix), the
                           value's bytes in the words after (int64 and
@@ -137,7 +141,8 @@ typedef struct extsort {
                           bytes zero padded as bytes_cmp orders them (a
                           shorter key that is the start of a longer one
                           first).  A key of another length than the first
-                          record's sets it (widening the entries by a
+                          record's sets it (packed entries first become
+                          two words; widening the entries by a
                           word where needed) while the entry still fits
                           ES_WORDS_MAX words: strings of up to 23 bytes
                           with int64 values. */

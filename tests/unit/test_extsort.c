@@ -144,8 +144,10 @@ static int pr_cmp(const void *x, const void *y) {
 
 /* n records, all flat pairs of key_w-byte keys and vw-byte values except
  * the one at index odd (if < n), whose key has 5 bytes and value 3 (odd_w
- * < 0), or whose value has odd_w bytes. */
-static int last_flat;       /* sort_pairs_w's sort ended flat */
+ * -1), whose key has 6 bytes (7 when key_w is 6) and value vw (odd_w -2:
+ * the keys' lengths vary), or whose value has odd_w bytes. */
+static int last_flat;       /* sort_pairs_w's sort ended flat, */
+static int last_ew;         /* with entries of this many words */
 static size_t key_w = 8;    /* sort_pairs_w's key width */
 
 static int sort_pairs_w(size_t n, size_t budget, int descending, size_t odd, size_t vw, int odd_w,
@@ -163,7 +165,8 @@ static int sort_pairs_w(size_t n, size_t budget, int descending, size_t odd, siz
         in[i].klen = key_w;
         in[i].vlen = vw;
         memset(in[i].v + vw, 0, sizeof in[i].v - vw);
-        if (i == odd && odd_w < 0) in[i].klen = 5, in[i].vlen = 3;
+        if (i == odd && odd_w == -2) in[i].klen = key_w == 6 ? 7 : 6; /* keys vary */
+        else if (i == odd && odd_w < 0) in[i].klen = 5, in[i].vlen = 3;
         else if (i == odd) in[i].vlen = (size_t)odd_w;
     }
     extsort es;
@@ -195,6 +198,7 @@ static int sort_pairs_w(size_t n, size_t budget, int descending, size_t odd, siz
     if (ok && (got != n || es_next(&es, &r) != 0)) ok = 0;
     *spills = es.spills;
     last_flat = es.flat;
+    last_ew = es.ew;
     es_free(&es);
     if (ok) {
         qsort(in, n, sizeof *in, pr_cmp);
@@ -249,7 +253,13 @@ TEST(extsort_flat_narrow_values) {
             CHECK(sort_pairs_w(60000, 64 << 20, d, SIZE_MAX, vw, -1, &spills));
             CHECK_EQ_I64(spills, 0);
             CHECK(last_flat);
+            CHECK_EQ_I64(last_ew, vw ? 2 : 1); /* an 8-byte key alone: packed */
             CHECK(sort_pairs_w(3000, 64 << 20, d, SIZE_MAX, vw, -1, &spills));
+            CHECK(sort_pairs_w(40000, 64 << 20, d, 30000, vw, -2, &spills)); /* a 6-byte key */
+            CHECK(last_flat);
+            CHECK(sort_pairs_w(60000, 128 << 10, d, 50000, vw, -2, &spills)); /* after spills */
+            CHECK(spills > 1);
+            CHECK(last_flat);
             CHECK(sort_pairs_w(40000, 64 << 20, d, 30000, vw, 8, &spills)); /* an 8-byte value */
             CHECK(!last_flat);
             CHECK(sort_pairs_w(40000, 64 << 20, d, 0, vw, vw ? 0 : 2, &spills));
@@ -276,7 +286,13 @@ TEST(extsort_flat_narrow_keys) {
                 CHECK(sort_pairs_w(60000, 64 << 20, d, SIZE_MAX, vw, -1, &spills));
                 CHECK_EQ_I64(spills, 0);
                 CHECK(last_flat);
+                CHECK_EQ_I64(last_ew, kws[a] + vw <= 8 ? 1 : 2); /* packed when they fit a word */
                 CHECK(sort_pairs_w(2000, 64 << 20, d, SIZE_MAX, vw, -1, &spills));
+                CHECK(sort_pairs_w(40000, 64 << 20, d, 30000, vw, -2, &spills)); /* a 6-byte key */
+                CHECK(last_flat);
+                CHECK(sort_pairs_w(60000, 128 << 10, d, 50000, vw, -2, &spills)); /* after spills */
+                CHECK(spills > 1);
+                CHECK(last_flat);
                 CHECK(sort_pairs_w(40000, 64 << 20, d, 30000, vw, vw == 8 ? 2 : 8, &spills));
                 CHECK(!last_flat);
                 CHECK(sort_pairs_w(40000, 64 << 20, d, 5000, vw, -1, &spills)); /* a 5-byte key */
