@@ -327,13 +327,11 @@ static int contribs(const em_rec *in, em_emitter *out, const void *arg) {
     if (rc) return rc;
     if (t.blen != 8) return em_fail("pagerank: a rank of %zu bytes", t.blen);
     double rank = em_f64_dec(t.b);
-    size_t pos = 0, size = 0, ilen;
+    size_t pos = 0, size, ilen;
     const void *item;
-    while ((rc = em_list_next(t.a, t.alen, &pos, &item, &ilen)) == 1) size++;
-    if (rc < 0) return rc;
+    if ((rc = em_list_count(t.a, t.alen, &size))) return rc; /* Spark's urls.size */
     uint8_t c[8];
     em_f64_enc(rank / (double)size, c);
-    pos = 0;
     while ((rc = em_list_next(t.a, t.alen, &pos, &item, &ilen)) == 1)
         if ((rc = em_emit_pair(out, item, ilen, c, 8)) < 0) return rc;
     return rc < 0 ? rc : 0;

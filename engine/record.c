@@ -54,6 +54,22 @@ int em_list_next(const void *list, size_t len, size_t *pos, const void **item, s
     return 1;
 }
 
+int em_list_count(const void *list, size_t len, size_t *n) {
+    const uint8_t *p = list, *end = p + len;
+    if (!n || (!list && len)) return EM_EINVAL;
+    *n = 0;
+    size_t k = 0;
+    while (p < end) {
+        uint64_t ilen = *p; /* an item under 128 bytes: its length in one byte */
+        size_t m = ilen < 0x80 ? 1 : varint_get(p, end, &ilen);
+        if (!m || ilen > (uint64_t)(end - p - m)) return EM_ECORRUPT;
+        p += m + (size_t)ilen;
+        k++;
+    }
+    *n = k;
+    return 0;
+}
+
 int em_list_next_rec(const void *list, size_t len, size_t *pos, em_rec *rec) {
     if (rec) memset(rec, 0, sizeof *rec); /* defined whatever happens */
     const void *item;

@@ -189,6 +189,11 @@ EM_API int em_tuple_unpack(const void *v, size_t vlen, em_tuple *out);
  * *pos starting at 0: returns 1 and sets item/len, 0 at the end, EM_ECORRUPT
  * on a malformed list. */
 EM_API int em_list_next(const void *list, size_t len, size_t *pos, const void **item, size_t *ilen);
+/* The number of items in such a list into *n (Spark's Iterable.size: a
+ * PageRank node's out-degree, a group's size) without a call per item.
+ * Returns 0, EM_ECORRUPT on a malformed list (*n then 0), EM_EINVAL for a
+ * NULL n or a NULL list with len > 0. */
+EM_API int em_list_count(const void *list, size_t len, size_t *n);
 /* For em_glom's value: the items are whole records, decoded into *rec. */
 EM_API int em_list_next_rec(const void *list, size_t len, size_t *pos, em_rec *rec);
 /* cogroup's value: the list of values from the first RDD and from the

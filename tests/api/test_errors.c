@@ -15,6 +15,41 @@ static int fn_part_noop(int p, em_iter *in, em_emitter *out, const void *arg) { 
 static int fn_fe_noop(const em_rec *r, const void *arg) { return 0; }
 static int fn_fep_noop(int p, em_iter *in, const void *arg) { return 0; }
 
+/* em_list_count agrees with a walk of em_list_next on any bytes: the same
+ * count, or EM_ECORRUPT where the walk meets a malformed item.  Random
+ * strings over lengths that mostly fit (short items, a few multi-byte
+ * varints) and bytes that often do not. */
+TEST(api_err_list_count_matches_walk) {
+    uint64_t s = 12345;
+    int corrupt = 0, whole = 0;
+    for (int t = 0; t < 20000; t++) {
+        uint8_t b[48];
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        size_t len = (size_t)(s >> 33) % sizeof b;
+        for (size_t i = 0; i < len; i++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            uint8_t x = (uint8_t)(s >> 40);
+            b[i] = (s >> 60) < 12 ? x % 6 : (s >> 60) < 14 ? (uint8_t)(x | 0x80) : x;
+        }
+        size_t pos = 0, walked = 0, ilen, counted = 99;
+        const void *item;
+        int rc;
+        while ((rc = em_list_next(b, len, &pos, &item, &ilen)) == 1) walked++;
+        int c = em_list_count(b, len, &counted);
+        if (rc == 0) {
+            CHECK_EQ_I64(c, 0);
+            CHECK_EQ_I64(counted, walked);
+            whole++;
+        } else {
+            CHECK_EQ_I64(rc, EM_ECORRUPT);
+            CHECK_EQ_I64(c, EM_ECORRUPT);
+            CHECK_EQ_I64(counted, 0);
+            corrupt++;
+        }
+    }
+    CHECK(whole > 1000 && corrupt > 1000); /* both kinds were met */
+}
+
 TEST(api_err_null_arguments) {
     em_ctx *c = open_test_ctx();
     CHECK(c);
@@ -151,6 +186,17 @@ TEST(api_err_null_arguments) {
     size_t ilen;
     CHECK(em_list_next(NULL, 5, &pos, &item, &ilen) <= 0);
     CHECK(em_list_next_rec(NULL, 5, &pos, &rec) <= 0);
+    size_t cnt = 7;
+    CHECK_EQ_I64(em_list_count(NULL, 5, &cnt), EM_EINVAL);
+    CHECK_EQ_I64(em_list_count("\1x", 2, NULL), EM_EINVAL);
+    CHECK_OK(em_list_count(NULL, 0, &cnt)); /* the empty list */
+    CHECK_EQ_I64(cnt, 0);
+    CHECK_OK(em_list_count("\1x\0\2yz", 6, &cnt)); /* "x", "", "yz" */
+    CHECK_EQ_I64(cnt, 3);
+    cnt = 7;
+    CHECK_EQ_I64(em_list_count("\1x\5ab", 4, &cnt), EM_ECORRUPT); /* an item past the end */
+    CHECK_EQ_I64(cnt, 0);
+    CHECK_EQ_I64(em_list_count("\1x\200", 3, &cnt), EM_ECORRUPT); /* a length cut short */
     em_tuple t;
     CHECK(em_tuple_unpack(NULL, 3, &t) < 0);
     const void *la, *lb;
@@ -659,6 +705,9 @@ TEST(api_err_group_past_record_max_bytes) {
     const void *item;
     while (em_list_next(r.val, r.vlen, &pos, &item, &ilen) == 1) items++;
     CHECK_EQ_I64(items, 5000);
+    size_t counted = 0;
+    CHECK_OK(em_list_count(r.val, r.vlen, &counted));
+    CHECK_EQ_I64(counted, 5000);
     em_batch_free(b);
     em_close(c);
 }

@@ -66,12 +66,11 @@ static int contribs(const em_rec *in, em_emitter *out, const void *arg) {
     int rc = em_tuple_unpack(in->val, in->vlen, &t);
     if (rc) return rc;
     double rank = em_f64_dec(t.b);
-    size_t pos = 0, size = 0, ilen;
+    size_t pos = 0, size, ilen;
     const void *item;
-    while ((rc = em_list_next(t.a, t.alen, &pos, &item, &ilen)) == 1) size++;
+    if ((rc = em_list_count(t.a, t.alen, &size))) return rc;
     uint8_t c[8];
     em_f64_enc(rank / (double)size, c);
-    pos = 0;
     while ((rc = em_list_next(t.a, t.alen, &pos, &item, &ilen)) == 1)
         if ((rc = em_emit_pair(out, item, ilen, c, 8)) < 0) return rc;
     return rc < 0 ? rc : 0;
