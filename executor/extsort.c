@@ -217,10 +217,11 @@ out:
  * of each is its prefix, or a packed entry's whole record.  A general
  * entry (w = 2) is the prefix and its ref: the record's arena offset in
  * the low ES_OFF_BITS bits, above them the key's length, or 9 for any key
- * longer than 8 bytes.  A flat entry holds its record (extsort.h).  Every sorting function takes w as a
- * constant and is inlined into one function per width (sort_w1 to
- * sort_w4), so copying an entry is a memcpy of a constant size, which the
- * compiler makes one or two vector moves, never a call.
+ * longer than 8 bytes.  A flat entry holds its record (extsort.h).  Every
+ * sorting function takes w as a constant and is inlined into one function
+ * per width (sort_w1 to sort_w4), so copying an entry is a memcpy of a
+ * constant size, which the compiler makes one or two vector moves, never a
+ * call.
  */
 #define ES_INLINE static inline __attribute__((always_inline))
 #define AT(a, i) ((a) + (size_t)(i) * (size_t)w)
@@ -251,7 +252,7 @@ static inline const uint8_t *ent_key(const uint8_t *base, const uint64_t *e, siz
 
 ES_INLINE int ent_less(const es_order *o, const uint64_t *a, const uint64_t *b, const int w) {
     if (a[0] != b[0]) return a[0] < b[0];
-    if (o->flat || w == 1) { /* the key's other words, as big-endian integers (one word: packed, flat) */
+    if (o->flat || w == 1) { /* the key's other words, as big-endian integers (one word: packed) */
         for (int i = 1; i < w && i < o->kwords; i++)
             if (a[i] != b[i]) return a[i] < b[i];
         return 0;
