@@ -97,7 +97,7 @@ static int glom_counts(em_rdd *r, int64_t *counts, int n) {
 }
 
 /* sort_by_key(in, asc, 4): each of the 4 partitions holds 15% to 35% of
- * the all records, and they hold all of them. */
+ * all records, and they hold all of them. */
 static int sorted_balanced(em_rdd *in, int asc, int64_t all) {
     int64_t counts[4] = {0}, total = 0;
     int ok = glom_counts(em_sort_by_key(in, asc, 4), counts, 4) == 0;
