@@ -98,10 +98,16 @@ static int64_t tree_bytes(const char *path) {
 void em_get_stats(em_ctx *ctx, em_stats *out) {
     if (!ctx || !out) return;
     /* Counters move while jobs run (atomically, in the scheduler): each is
-     * read atomically, all of them int64_t. */
+     * read atomically, all of them int64_t.  The gauges first: one that has
+     * fallen was lowered after the counts of what ended (dag_int.h's
+     * STAT_GAUGE_ADD), so nothing running means every count is in. */
+    out->tasks_running = __atomic_load_n(&ctx->stats.tasks_running, __ATOMIC_ACQUIRE);
+    out->jobs_active = __atomic_load_n(&ctx->stats.jobs_active, __ATOMIC_ACQUIRE);
     const int64_t *src = (const int64_t *)&ctx->stats;
     int64_t *dst = (int64_t *)out;
-    for (size_t i = 0; i < sizeof *out / sizeof(int64_t); i++) dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+    for (size_t i = 0; i < sizeof *out / sizeof(int64_t); i++)
+        if (&dst[i] != &out->tasks_running && &dst[i] != &out->jobs_active)
+            dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
     pthread_mutex_lock(&ctx->mu);
     out->live_rdds = ctx->nlive;
     pthread_mutex_unlock(&ctx->mu);

@@ -425,7 +425,10 @@ EM_API void em_cancel_all(em_ctx *ctx);
 EM_API int em_set_job_group(em_ctx *ctx, const char *group);
 EM_API int em_cancel_job_group(em_ctx *ctx, const char *group);
 
-/* Counters since em_open, for tests and monitoring. */
+/* Counters since em_open, for tests and monitoring.  Each field is read
+ * atomically, not all of them at one instant; but the gauges ("now") are
+ * read first, so a snapshot whose tasks_running is 0 holds every count of
+ * the attempts that ended before it (tasks_run, tasks_killed, ...). */
 typedef struct em_stats {
     int64_t jobs;             /* actions run (including internal jobs) */
     int64_t stages_run;       /* stages that ran at least one task */

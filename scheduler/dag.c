@@ -215,7 +215,7 @@ int dag_run_job(dag *d, const job_spec *spec, const char *group) {
     /* Counted once posted: a caller that sees it and then cancels posts
      * its request after the job's start, which the scheduler reads in
      * order. */
-    __atomic_fetch_add(&d->stats->jobs_active, 1, __ATOMIC_RELEASE);
+    STAT_GAUGE_ADD(d, jobs_active, 1);
 
     int failed = 0;
     pthread_mutex_lock(&d->jmu);
@@ -262,7 +262,7 @@ int dag_run_job(dag *d, const job_spec *spec, const char *group) {
     else if (failed) rc = failed; /* its message is this thread's */
     job_unref_locked(j);
     pthread_mutex_unlock(&d->jmu);
-    STAT_ADD(d, jobs_active, -1);
+    STAT_GAUGE_ADD(d, jobs_active, -1);
     return rc;
 }
 

@@ -28,8 +28,12 @@
 enum { T_PENDING = 0, T_RUNNING = 1, T_DONE = 2 };
 
 /* The counters are read by em_get_stats from any thread while jobs run:
- * updated atomically. */
+ * updated atomically.  A gauge that falls (tasks_running, jobs_active)
+ * falls after the counts of what ended, with release order: em_get_stats
+ * reads the gauges first (acquire), so a reader that sees nothing running
+ * sees every count of what ran. */
 #define STAT_ADD(d, field, v) __atomic_fetch_add(&(d)->stats->field, (v), __ATOMIC_RELAXED)
+#define STAT_GAUGE_ADD(d, field, v) __atomic_fetch_add(&(d)->stats->field, (v), __ATOMIC_RELEASE)
 
 /* An attempt's state (attempt_rec.state). */
 enum { A_RUNNING = 0, A_OK, A_FAILED, A_KILLED };

@@ -236,7 +236,7 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
     s->running++;
     d->running++;
     et_assign(&d->execs, x, 1);
-    STAT_ADD(d, tasks_running, 1);
+    STAT_GAUGE_ADD(d, tasks_running, 1);
     j->nrun++;
     ts_activate(d, s);
     size_t len;
@@ -256,7 +256,7 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
         s->state[idx] = s->nrun[idx] > 1 ? T_RUNNING : T_PENDING;
         s->running--;
         d->running--;
-        STAT_ADD(d, tasks_running, -1);
+        STAT_GAUGE_ADD(d, tasks_running, -1);
         j->nrun--;
         s->natt--;
         if (renumber) s->launched[idx]--;
@@ -868,7 +868,7 @@ int ts_task_ended(dag *d, sched_event *ev) {
      * running, and a reader that sees none running sees no loser's files. */
     int doomed = ev->killed || ev->res.status || s->dropped || s->state[idx] == T_DONE;
     if (doomed) drop_unregistered(d, s, idx, ev);
-    STAT_ADD(d, tasks_running, -1);
+    STAT_GAUGE_ADD(d, tasks_running, -1);
 
     int kept = 0;
     if (!s->shuffled && !j->over && j->save && ev->res.status && !ev->res.commit_denied && j->result == s)
