@@ -139,9 +139,12 @@ static int pack_node(msgpack_packer *pk, const plan_node *n) {
     msgpack_pack_uint32(pk, n->shuffle_id);
     msgpack_pack_int32(pk, n->nmaps);
     if (n->type == PN_SHUFFLE) {
-        /* [[location...], [loc index or -1, attempt, segment length]...]:
-         * each distinct location (an executor's) once, then small integers
-         * per map. */
+        /* [[location...], bin]: each distinct location (an executor's)
+         * once, then per map three varints in one bin: its location's
+         * index + 1 (0: no output), its attempt, its segment's length.  A
+         * reduce task names every map, so a bin of varints, not 3 msgpack
+         * integers a map: with 10,000 maps the description is built and
+         * read as one byte run. */
         int nloc = 0;
         int *idx = n->nmaps > 0 ? malloc(sizeof(int) * (size_t)n->nmaps * 2) : NULL;
         int *firsts = idx ? idx + n->nmaps : NULL; /* map holding each location first */
@@ -150,15 +153,23 @@ static int pack_node(msgpack_packer *pk, const plan_node *n) {
             free(idx);
             return -1;
         }
+        uint8_t *maps = malloc((size_t)n->nmaps * 3 * VARINT_MAX + 1);
+        if (!maps) {
+            free(idx);
+            return -1;
+        }
+        size_t len = 0;
+        for (int i = 0; i < n->nmaps; i++) {
+            len += varint_put(maps + len, (uint64_t)(idx[i] + 1));
+            len += varint_put(maps + len, n->attempts ? n->attempts[i] : 0);
+            len += varint_put(maps + len, n->seglens ? n->seglens[i] : 0);
+        }
         msgpack_pack_array(pk, 2);
         msgpack_pack_array(pk, (size_t)nloc);
         for (int k = 0; k < nloc; k++) pack_str(pk, n->dirs[firsts[k]]);
-        msgpack_pack_array(pk, (size_t)n->nmaps * 3);
-        for (int i = 0; i < n->nmaps; i++) {
-            msgpack_pack_int32(pk, idx[i]);
-            msgpack_pack_uint64(pk, n->attempts ? n->attempts[i] : 0);
-            msgpack_pack_uint64(pk, n->seglens ? n->seglens[i] : 0);
-        }
+        msgpack_pack_bin(pk, len);
+        if (len) msgpack_pack_bin_body(pk, maps, len);
+        free(maps);
         free(idx);
     } else {
         msgpack_pack_nil(pk);
@@ -392,6 +403,18 @@ typedef struct node_list {
     uint32_t n, next;
 } node_list;
 
+/* One varint of a shuffle read's map list, as varint_put writes it and
+ * nothing else (no overlong form, nothing past 64 bits: a description
+ * decodes to one encoding).  The byte after it, or NULL having failed. */
+static const uint8_t *map_varint(dec *d, const uint8_t *p, const uint8_t *end, uint64_t *v) {
+    size_t n = varint_get(p, end, v);
+    if (!n || (n > 1 && !p[n - 1]) || (n == VARINT_MAX && p[n - 1] > 1)) {
+        FAIL(d, "malformed shuffle locations");
+        return NULL;
+    }
+    return p + n;
+}
+
 /* The next node of the list, its child array allocated but not filled. */
 static plan_node *get_node(dec *d, node_list *l) {
     if (l->next >= l->n) {
@@ -425,8 +448,8 @@ static plan_node *get_node(dec *d, node_list *l) {
     n->nmaps = (int32_t)get_i(d, &a[18]);
     if (n->type == PN_SHUFFLE) {
         const msgpack_object *sl = n->nmaps >= 0 ? arr(d, &a[19], 2, "malformed shuffle locations") : NULL;
-        if (!sl || sl[0].type != MSGPACK_OBJECT_ARRAY || sl[1].type != MSGPACK_OBJECT_ARRAY ||
-            sl[1].via.array.size != (uint64_t)n->nmaps * 3) {
+        if (!sl || sl[0].type != MSGPACK_OBJECT_ARRAY || sl[1].type != MSGPACK_OBJECT_BIN ||
+            sl[1].via.bin.size < (uint64_t)n->nmaps * 3) {
             FAIL(d, "malformed shuffle locations");
             return NULL;
         }
@@ -441,14 +464,16 @@ static plan_node *get_node(dec *d, node_list *l) {
         }
         for (uint32_t k = 0; k < nloc && !d->what; k++)
             if (!(locs[k] = get_str(d, &sl[0].via.array.ptr[k]))) FAIL(d, "malformed shuffle location");
-        const msgpack_object *m = sl[1].via.array.ptr;
+        const uint8_t *m = (const uint8_t *)sl[1].via.bin.ptr, *end = m + sl[1].via.bin.size;
         for (int i = 0; i < n->nmaps && !d->what; i++) {
-            int64_t li = get_i(d, &m[3 * i]);
-            if (li < -1 || li >= (int64_t)nloc) FAIL(d, "shuffle location index out of range");
-            dirs[i] = li >= 0 && !d->what ? locs[li] : NULL;
-            atts[i] = get_u(d, &m[3 * i + 1]);
-            lens[i] = get_u(d, &m[3 * i + 2]);
+            uint64_t li = 0;
+            if (!(m = map_varint(d, m, end, &li)) || !(m = map_varint(d, m, end, &atts[i])) ||
+                !(m = map_varint(d, m, end, &lens[i])))
+                break;
+            if (li > nloc) FAIL(d, "shuffle location index out of range");
+            dirs[i] = li && !d->what ? locs[li - 1] : NULL;
         }
+        if (!d->what && m != end) FAIL(d, "malformed shuffle locations");
         if (d->what) return NULL;
         n->dirs = dirs;
         n->attempts = atts;

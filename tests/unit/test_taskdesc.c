@@ -312,6 +312,57 @@ TEST(sched_taskdesc_shuffle_locations_once) {
     taskdesc_free(d);
 }
 
+/* A reduce task's map list is one bin of varints (location index + 1,
+ * attempt, segment length): the largest values round-trip, and a list
+ * with an index past the locations, a value past 64 bits or a varint in an
+ * overlong form is refused (a description decodes to one encoding). */
+TEST(sched_taskdesc_map_list_varints) {
+    static char a[] = "ember://h:1/exec-1";
+    const char *dirs[] = {a, NULL};
+    static const uint64_t lens[] = {UINT64_MAX, 300}, atts[] = {0, 1};
+    plan_node shuf;
+    memset(&shuf, 0, sizeof shuf);
+    shuf.type = PN_SHUFFLE;
+    shuf.nmaps = 2;
+    shuf.dirs = dirs;
+    shuf.seglens = lens;
+    shuf.attempts = atts;
+    shuf.mode = SR_PASS;
+    task_desc t;
+    base_desc(&t, &shuf, SK_COLLECT);
+    size_t len;
+    uint8_t *bytes = encode(&t, &len);
+    CHECK(bytes);
+    /* bin8 of 16 bytes: [1][0][ff x 9, 01] [0][1][ac 02] */
+    static const uint8_t list[] = {0xc4, 16, 1, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 0, 1, 0xac, 2};
+    size_t at = 0;
+    while (at + sizeof list <= len && memcmp(bytes + at, list, sizeof list)) at++;
+    CHECK(at + sizeof list <= len);
+    task_desc *d;
+    CHECK_OK(taskdesc_decode(dup_bytes(bytes, len), len, &d));
+    CHECK(!strcmp(d->root->dirs[0], a) && !d->root->dirs[1]);
+    CHECK(d->root->seglens[0] == UINT64_MAX && d->root->seglens[1] == 300 && d->root->attempts[1] == 1);
+    taskdesc_free(d);
+    /* offset in list, bytes put there, what the decoder says */
+    static const struct {
+        size_t off;
+        uint8_t b[2];
+        size_t n;
+    } bad[] = {
+        {2, {2}, 1},          /* location 2 of 1 */
+        {13, {2}, 1},         /* a tenth byte past 64 bits */
+        {14, {0x80, 0}, 2},   /* 0 written in two bytes */
+        {16, {0xac, 0x82}, 2} /* the last varint never ends */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint8_t *m = dup_bytes(bytes, len);
+        memcpy(m + at + bad[i].off, bad[i].b, bad[i].n);
+        CHECK(taskdesc_decode(m, len, &d) == EM_EPROTO);
+        CHECK(strstr(em_errmsg(), "shuffle location"));
+    }
+    free(bytes);
+}
+
 /* ----------------------------------------------------------- running */
 
 TEST(sched_taskdesc_run_range_map_collect) {
