@@ -279,6 +279,22 @@ TEST(sched_taskdesc_roundtrip_fields) {
     taskdesc_free(d);
 }
 
+/* A collect over shuffle 5's read of nmaps maps (shuf, described in t),
+ * encoded: the bytes (the caller's), or NULL. */
+static uint8_t *encode_read(plan_node *shuf, task_desc *t, int nmaps, const char *const *dirs, const uint64_t *lens,
+                            const uint64_t *atts, size_t *len) {
+    memset(shuf, 0, sizeof *shuf);
+    shuf->type = PN_SHUFFLE;
+    shuf->shuffle_id = 5;
+    shuf->nmaps = nmaps;
+    shuf->dirs = dirs;
+    shuf->seglens = lens;
+    shuf->attempts = atts;
+    shuf->mode = SR_PASS;
+    base_desc(t, shuf, SK_COLLECT);
+    return encode(t, len);
+}
+
 /* A shuffle read's locations: each distinct one once, whether its maps
  * name it by one address (as the tracker's interned copies are) or by
  * equal strings at different addresses; the decoded maps of one location
@@ -288,18 +304,9 @@ TEST(sched_taskdesc_shuffle_locations_once) {
     const char *dirs[] = {a, a, a2, b, NULL, b, a};
     static const uint64_t lens[] = {1, 2, 3, 4, 0, 6, 7}, atts[] = {10, 11, 12, 13, 14, 15, 16};
     plan_node shuf;
-    memset(&shuf, 0, sizeof shuf);
-    shuf.type = PN_SHUFFLE;
-    shuf.shuffle_id = 5;
-    shuf.nmaps = 7;
-    shuf.dirs = dirs;
-    shuf.seglens = lens;
-    shuf.attempts = atts;
-    shuf.mode = SR_PASS;
     task_desc t;
-    base_desc(&t, &shuf, SK_COLLECT);
     size_t len;
-    uint8_t *bytes = encode(&t, &len);
+    uint8_t *bytes = encode_read(&shuf, &t, 7, dirs, lens, atts, &len);
     CHECK(bytes);
     task_desc *d;
     CHECK_OK(taskdesc_decode(bytes, len, &d));
@@ -321,17 +328,9 @@ TEST(sched_taskdesc_map_list_varints) {
     const char *dirs[] = {a, NULL};
     static const uint64_t lens[] = {UINT64_MAX, 300}, atts[] = {0, 1};
     plan_node shuf;
-    memset(&shuf, 0, sizeof shuf);
-    shuf.type = PN_SHUFFLE;
-    shuf.nmaps = 2;
-    shuf.dirs = dirs;
-    shuf.seglens = lens;
-    shuf.attempts = atts;
-    shuf.mode = SR_PASS;
     task_desc t;
-    base_desc(&t, &shuf, SK_COLLECT);
     size_t len;
-    uint8_t *bytes = encode(&t, &len);
+    uint8_t *bytes = encode_read(&shuf, &t, 2, dirs, lens, atts, &len);
     CHECK(bytes);
     /* bin8 of 16 bytes: [1][0][ff x 9, 01] [0][1][ac 02] */
     static const uint8_t list[] = {0xc4, 16, 1, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 0, 1, 0xac, 2};
