@@ -8,7 +8,10 @@
  * times each way (the driver's loop and scheduler, the executor's loop and
  * task thread), so that round trip bounds a trivial job's latency from
  * below; batches and the executors' queues (ember.executor.taskQueue) are
- * how the task rate gets past it.
+ * how the task rate gets past it.  Beside the count's latency it prints the
+ * whole machine's busy CPU time a count (from /proc/stat, over every
+ * process: driver, daemons, executors): a latency far above it is time
+ * spent waiting for wake-ups, not computing.
  *
  *   tasks [MASTER] [TASKS]     (defaults: local[2], 1000)
  */
@@ -34,6 +37,21 @@ static int cmp(const void *a, const void *b) {
 }
 
 static void *nothing(void *a) { return a; }
+
+/* The machine's busy CPU time so far (user, nice, system, irq, softirq and
+ * steal over every CPU, from /proc/stat's first line), in seconds; -1 when
+ * it cannot be read. */
+static double cpu_busy(void) {
+    FILE *f = fopen("/proc/stat", "r");
+    unsigned long long v[8] = {0};
+    int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                       &v[6], &v[7])
+              : 0;
+    if (f) fclose(f);
+    if (n < 8) return -1;
+    long hz = sysconf(_SC_CLK_TCK);
+    return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)(hz > 0 ? hz : 100);
+}
 
 static int efd_ping, efd_pong;
 
@@ -97,11 +115,13 @@ int main(int argc, char **argv) {
     }
     em_rdd *two = em_range(ctx, 0, 1000, 1, 2);
     double lat[501];
+    double busy0 = cpu_busy();
     for (int r = 0; r < 501; r++) {
         double t0 = now();
         em_count(two, &n);
         lat[r] = now() - t0;
     }
+    double busy1 = cpu_busy();
     qsort(lat, 501, sizeof lat[0], cmp);
     em_stats st;
     em_get_stats(ctx, &st);
@@ -121,6 +141,9 @@ int main(int argc, char **argv) {
            ntasks / best, best * 1e3);
     printf("thread create+join per task : %8.0f tasks/s (reference)\n", ntasks / tref);
     printf("count over 2 partitions     : median %.3f ms, p99 %.3f ms\n", lat[250] * 1e3, lat[495] * 1e3);
+    if (busy0 >= 0 && busy1 >= busy0)
+        printf("  the machine's busy CPU    : %.3f ms a count, all processes (the rest of its time is waiting)\n",
+               (busy1 - busy0) / 501 * 1e3);
     printf("thread wake round trip      : median %.1f us (reference: eventfd ping-pong, any core)\n", wake);
     printf("tasks run in total          : %lld\n", (long long)st.tasks_run);
     return 0;
