@@ -184,6 +184,29 @@ int et_has_room(const exec_rec *x) {
 
 int et_any_room(const exec_table *t) { return t->idle.top > 0 || t->queue.top > 0 || t->unbounded > 0; }
 
+/* How well x suits a copy of an attempt running on a: 2 on another host
+ * (or nothing to avoid), 1 on a's host, 0 a itself (a last resort). */
+static int avoid_tier(const exec_rec *x, const exec_rec *a) {
+    return !a ? 2 : x == a ? 0 : x->host[0] && !strcmp(x->host, a->host) ? 1 : 2;
+}
+
+/* The executor with the most room whose avoid_tier is tier (and whose skip
+ * is clear, with use_skip), walking the index from the most room down and
+ * each level in the order its executors reached it; NULL when none.  It
+ * stops at the first that fits: a step per executor passed over, which
+ * are those of a's host or excluded. */
+static exec_rec *first_fit(exec_table *t, const exec_rec *a, int tier, int use_skip) {
+    for (int w = 1; w <= 2; w++) {
+        const level_lists *l = lists_of(t, w);
+        for (int r = l->top; r > 0; r--)
+            for (int i = l->head[r]; i >= 0; i = t->v[i].bnext) {
+                exec_rec *x = &t->v[i];
+                if (!(use_skip && x->skip) && avoid_tier(x, a) == tier) return x;
+            }
+    }
+    return NULL;
+}
+
 exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_skip) {
     exec_rec *p = pref >= 0 ? et_find(t, pref) : NULL;
     if (p && use_skip && p->skip) p = NULL; /* excluded: as if nothing were cached */
@@ -194,6 +217,14 @@ exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_
         if (t->idle.top > 0) return &t->v[t->idle.head[t->idle.top]];
         return t->queue.top > 0 ? &t->v[t->queue.head[t->queue.top]] : NULL;
     }
+    if (!t->unbounded) {
+        exec_rec *x;
+        for (int tier = 2; tier >= 0; tier--)
+            if ((x = first_fit(t, a, tier, use_skip))) return x;
+        return NULL;
+    }
+    /* An executor that takes any number has no place in the index: every
+     * executor is looked at (local[N] has one). */
     exec_rec *best = NULL;
     long best_room = -1;
     int best_tier = -1;
@@ -204,9 +235,7 @@ exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_
         long room = x->backlog < 0                 ? (long)1 << 40
                     : x->assigned < x->cores ? ((long)1 << 30) + x->cores - x->assigned
                                              : (long)(x->cores + x->backlog - x->assigned);
-        /* 2: another host (or nothing to avoid), 1: the original's host,
-         * 0: the original's executor (a last resort). */
-        int tier = !a ? 2 : x == a ? 0 : x->host[0] && !strcmp(x->host, a->host) ? 1 : 2;
+        int tier = avoid_tier(x, a);
         if (tier > best_tier || (tier == best_tier && room > best_room)) {
             best = x;
             best_room = room;

@@ -98,8 +98,11 @@ int et_any_room(const exec_table *t);
  * before any whose cores are busy, however deep its queue.  Of executors
  * with as much room, the one that has had it longest.
  * NULL: none has room, or the attempt should wait for pref.  Constant time
- * unless avoid or use_skip is given (a speculative copy, an exclusion),
- * which look at every executor. */
+ * without avoid and use_skip; with them (a speculative copy, an
+ * exclusion) a walk of the index by room that stops at the first fit,
+ * passing over the executors of avoid's host and the excluded ones.  An
+ * executor that accepts any number (local[N]'s) makes it look at every
+ * executor. */
 exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_skip);
 
 /* The executor holding partition part of r's input in its cache: r or an

@@ -37,6 +37,38 @@ TEST(placement_speculative_copy_prefers_another_host) {
     et_free(&t);
 }
 
+/* A copy's choice walks the index by room: of executors elsewhere with as
+ * much room, the one that has had it longest (not the first in the
+ * table), past executors of the original's host with more room; and an
+ * exclusion (use_skip) passes over the excluded one to the next by room. */
+TEST(placement_copy_by_room_then_longest) {
+    exec_table t = {0};
+    CHECK_OK(et_add(&t, 0, 2, 0, 0, "a"));
+    CHECK_OK(et_add(&t, 1, 8, 0, 0, "a"));
+    CHECK_OK(et_add(&t, 2, 2, 0, 0, "b"));
+    CHECK_OK(et_add(&t, 3, 2, 0, 0, "c"));
+    CHECK_OK(et_add(&t, 4, 1, 0, 0, "d"));
+    set_assigned(&t, 0, 1);
+    CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 0)->id, 2);
+    set_assigned(&t, 2, 1); /* 2 leaves the level and comes back after 3 */
+    set_assigned(&t, 2, 0);
+    CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 0)->id, 3);
+    et_find(&t, 3)->skip = 1;
+    CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 1)->id, 2);
+    et_find(&t, 2)->skip = 1;
+    CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 1)->id, 4);
+    et_find(&t, 4)->skip = 1;
+    CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 1)->id, 1); /* the original's host */
+    et_find(&t, 1)->skip = 1;
+    CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 1)->id, 0); /* the original's executor */
+    et_find(&t, 0)->skip = 1;
+    CHECK(et_choose(&t, -1, 0, 1, 1) == NULL);
+    /* Without avoid: the most room that is not excluded. */
+    et_find(&t, 2)->skip = 0;
+    CHECK_EQ_I64(et_choose(&t, -1, -1, 1, 1)->id, 2);
+    et_free(&t);
+}
+
 TEST(placement_unknown_hosts_avoid_the_executor) {
     exec_table t = {0};
     CHECK_OK(et_add(&t, 0, 1, 0, 0, NULL));
