@@ -90,6 +90,9 @@ typedef struct stage {
     attempt_rec *att;   /* attempts launched since the stage was last idle */
     int natt, capatt;
     run_median ok_us;   /* the durations of those that succeeded (speculation) */
+    double spec_us;     /* speculate()'s scan number spec_scan: how long
+                           an attempt runs before it gets a copy */
+    uint64_t spec_scan; /* the scan that set spec_us (dag.spec_scans) */
     int done, running;
     /* Stage attempts, as Spark's: the first fetch failure reported by an
      * attempt of the current stage attempt fails it, and the tasks
@@ -204,6 +207,7 @@ struct dag {
     struct sync_call *hold_waiters;
     int stopping;
     uint64_t next_spec_us;
+    uint64_t spec_scans;  /* speculate()'s scans so far (stage.spec_scan) */
     uint64_t steal_due_us;    /* the next queued attempt to move may move then (0: none) */
     /* Adaptive queues (tasksched.c): running averages of the round trip
      * to an executor and of a task's run, the queue depth per core they

@@ -981,32 +981,56 @@ static void show_progress(dag *d) {
  * run longer than multiplier x the median duration of those successes (and
  * longer than minTaskRuntime) gets one more attempt.  The first to finish
  * wins (won() kills the rest).  Settings are those of the job the stage
- * runs for. */
+ * runs for.  Each scan sets each active stage's threshold, then looks at
+ * the attempts in flight, not at every attempt of a stage: a scan of a
+ * 100,000-task stage costs what its running attempts do. */
+typedef struct spec_ctx {
+    dag *d;
+    uint64_t now;
+    job *failed; /* a copy could not be queued: that job fails after the scan */
+    int rc;
+} spec_ctx;
+
+static void spec_one(void *val, void *arg) {
+    inflight *f = val;
+    spec_ctx *c = arg;
+    stage *s = f->s;
+    job *j = s->job;
+    const attempt_rec *a = &s->att[f->att];
+    uint64_t start;
+    if (c->failed || s->spec_scan != c->d->spec_scans || !j || j->finishing || a->state != A_RUNNING ||
+        s->state[f->idx] != T_RUNNING || s->nrun[f->idx] != 1 || s->queued[f->idx])
+        return;
+    if (!attempt_running(c->d, a, &start) || (double)(c->now - start) <= s->spec_us) return;
+    int rc = enqueue(c->d, j, s, f->idx, 1); /* counted as speculative when launched */
+    if (rc) {
+        c->failed = j;
+        c->rc = rc;
+    }
+}
+
 static void speculate(dag *d) {
-    uint64_t now = ev_now_us();
+    if (!d->be->running_since && !d->be->fifo_starts) return;
+    int any = 0;
+    d->spec_scans++; /* a stage this scan sets no threshold for gets no copy */
     for (int k = 0; k < d->nactive; k++) {
         stage *s = d->active[k];
         job *j = s->job;
-        if (!j || j->finishing || !j->spec.speculation || !s->running || s->waiting ||
-            (!d->be->running_since && !d->be->fifo_starts))
-            continue;
+        if (!j || j->finishing || !j->spec.speculation || !s->running || s->waiting) continue;
         const job_spec *js = &j->spec;
         int need = (int)floor(js->spec_quantile * s->ntasks);
         if (need < 1) need = 1;
         if (rm_count(&s->ok_us) < need) continue;
         double threshold = js->spec_multiplier * (double)rm_median(&s->ok_us);
         if (threshold < (double)js->spec_min_ms * 1000.0) threshold = (double)js->spec_min_ms * 1000.0;
-        int natt = s->natt; /* copies are appended: not looked at this round */
-        for (int i = 0; i < natt && !j->finishing; i++) {
-            attempt_rec a = s->att[i];
-            uint64_t start;
-            if (a.state != A_RUNNING || s->state[a.idx] != T_RUNNING || s->nrun[a.idx] != 1 || s->queued[a.idx])
-                continue;
-            if (!attempt_running(d, &a, &start) || (double)(now - start) <= threshold) continue;
-            int rc = enqueue(d, j, s, a.idx, 1); /* counted as speculative when launched */
-            if (rc) dag__job_fail_here(d, j, rc);
-        }
+        s->spec_us = threshold;
+        s->spec_scan = d->spec_scans;
+        any = 1;
     }
+    if (!any) return;
+    spec_ctx c = {d, ev_now_us(), NULL, 0};
+    idmap_foreach(&d->inflight, spec_one, &c);
+    if (c.failed) dag__job_fail_here(d, c.failed, c.rc);
 }
 
 /* Milliseconds until timed work is due (-1: none). */
