@@ -90,8 +90,8 @@ typedef struct stage {
     attempt_rec *att;   /* attempts launched since the stage was last idle */
     int natt, capatt;
     run_median ok_us;   /* the durations of those that succeeded (speculation) */
-    double spec_us;     /* speculate()'s scan number spec_scan: how long
-                           an attempt runs before it gets a copy */
+    double spec_us;     /* how long an attempt runs before it gets a copy,
+                           as speculate()'s scan number spec_scan set it */
     uint64_t spec_scan; /* the scan that set spec_us (dag.spec_scans) */
     int done, running;
     /* Stage attempts, as Spark's: the first fetch failure reported by an

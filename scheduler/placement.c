@@ -219,7 +219,7 @@ exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_
     }
     if (!t->unbounded) {
         exec_rec *x;
-        for (int tier = 2; tier >= 0; tier--)
+        for (int tier = 2; tier >= (a ? 0 : 2); tier--) /* without a, every executor is tier 2 */
             if ((x = first_fit(t, a, tier, use_skip))) return x;
         return NULL;
     }
