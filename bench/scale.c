@@ -72,14 +72,13 @@ static void *sample(void *p) {
     return NULL;
 }
 
-/* queue_max: ember.executor.taskQueue.max (NULL: the default). */
-static em_ctx *open_ctx_q(const char *master, const sim_opts *o, int speculation, const char *queue_max) {
+/* kv: settings, name and value in turn, NULL-terminated (NULL: none). */
+static em_ctx *open_ctx_kv(const char *master, const sim_opts *o, const char *const *kv) {
     sim_install(o);
     em_conf *c = em_conf_new();
     em_conf_set(c, "ember.progress", "false");
     em_conf_set(c, "ember.ui.enabled", "false");
-    if (speculation) em_conf_set(c, "ember.speculation", "true");
-    if (queue_max) em_conf_set(c, "ember.executor.taskQueue.max", queue_max);
+    for (int i = 0; kv && kv[i]; i += 2) em_conf_set(c, kv[i], kv[i + 1]);
     em_ctx *ctx = em_open(master, c);
     em_conf_free(c);
     if (!ctx) {
@@ -90,7 +89,8 @@ static em_ctx *open_ctx_q(const char *master, const sim_opts *o, int speculation
 }
 
 static em_ctx *open_ctx(const char *master, const sim_opts *o, int speculation) {
-    return open_ctx_q(master, o, speculation, NULL);
+    const char *kv[] = {"ember.speculation", "true", NULL};
+    return open_ctx_kv(master, o, speculation ? kv : NULL);
 }
 
 /* Best of reps: seconds of a count of ntasks no-op tasks. */
@@ -110,11 +110,11 @@ static double count_secs(em_ctx *ctx, int ntasks, int reps) {
     return best;
 }
 
-/* Jobs of 1,000 and 100,000 tasks on sim[1000,4] (queue_max: as
- * open_ctx_q), a row each labelled by fmt (of the task count). */
-static void job_sizes(const char *queue_max, const char *fmt) {
+/* Jobs of 1,000 and 100,000 tasks on sim[1000,4] with settings kv (as
+ * open_ctx_kv), a row each labelled by fmt (of the task count). */
+static void job_sizes(const char *const *kv, const char *fmt) {
     int tasks[] = {1000, 100000};
-    em_ctx *c = open_ctx_q("sim[1000,4]", NULL, 0, queue_max);
+    em_ctx *c = open_ctx_kv("sim[1000,4]", NULL, kv);
     for (int i = 0; i < 2; i++) {
         char what[64];
         double t = count_secs(c, tasks[i], tasks[i] > 10000 ? 2 : 5);
@@ -145,7 +145,11 @@ static void decisions(void) {
     /* The simulated round trip is short beside a driver that cannot feed
      * 4,000 cores no-op tasks: queues deepened for them only front-load
      * descriptions.  The same jobs with the queue held at its floor: */
-    job_sizes("1", "  the same, taskQueue.max 1, %d");
+    const char *floor[] = {"ember.executor.taskQueue.max", "1", NULL};
+    job_sizes(floor, "  the same, taskQueue.max 1, %d");
+    /* Exclusion on: a choice asks it of the executors it looks at. */
+    const char *excl[] = {"ember.excludeOnFailure.enabled", "true", NULL};
+    job_sizes(excl, "  the same, excludeOnFailure, %d");
     printf("target: >= 200,000 tasks/s at 1,000 x 4; us/task within 1.5x across the rows\n\n");
 }
 

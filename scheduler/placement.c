@@ -190,37 +190,39 @@ static int avoid_tier(const exec_rec *x, const exec_rec *a) {
     return !a ? 2 : x == a ? 0 : x->host[0] && !strcmp(x->host, a->host) ? 1 : 2;
 }
 
-/* The executor with the most room whose avoid_tier is tier (and whose skip
- * is clear, with use_skip), walking the index from the most room down and
+static int skipped(const et_filter *f, const exec_rec *x) { return f && f->skip(f->ctx, x); }
+
+/* The executor with the most room whose avoid_tier is tier (and that f
+ * does not skip), walking the index from the most room down and
  * each level in the order its executors reached it; NULL when none.  It
  * stops at the first that fits: a step per executor passed over, which
  * are those of a's host or excluded. */
-static exec_rec *first_fit(exec_table *t, const exec_rec *a, int tier, int use_skip) {
+static exec_rec *first_fit(exec_table *t, const exec_rec *a, int tier, const et_filter *f) {
     for (int w = 1; w <= 2; w++) {
         const level_lists *l = lists_of(t, w);
         for (int r = l->top; r > 0; r--)
             for (int i = l->head[r]; i >= 0; i = t->v[i].bnext) {
                 exec_rec *x = &t->v[i];
-                if (!(use_skip && x->skip) && avoid_tier(x, a) == tier) return x;
+                if (avoid_tier(x, a) == tier && !skipped(f, x)) return x;
             }
     }
     return NULL;
 }
 
-exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_skip) {
+exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, const et_filter *f) {
     exec_rec *p = pref >= 0 ? et_find(t, pref) : NULL;
-    if (p && use_skip && p->skip) p = NULL; /* excluded: as if nothing were cached */
+    if (p && skipped(f, p)) p = NULL; /* excluded: as if nothing were cached */
     if (p && et_has_room(p)) return p;
     if (p && p->alive && !waited_out) return NULL;
     const exec_rec *a = avoid >= 0 ? et_find(t, avoid) : NULL;
-    if (!a && !use_skip && !t->unbounded) {
+    if (!a && !f && !t->unbounded) {
         if (t->idle.top > 0) return &t->v[t->idle.head[t->idle.top]];
         return t->queue.top > 0 ? &t->v[t->queue.head[t->queue.top]] : NULL;
     }
     if (!t->unbounded) {
         exec_rec *x;
         for (int tier = 2; tier >= (a ? 0 : 2); tier--) /* without a, every executor is tier 2 */
-            if ((x = first_fit(t, a, tier, use_skip))) return x;
+            if ((x = first_fit(t, a, tier, f))) return x;
         return NULL;
     }
     /* An executor that takes any number has no place in the index: every
@@ -230,7 +232,7 @@ exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_
     int best_tier = -1;
     for (int i = 0; i < t->n; i++) {
         exec_rec *x = &t->v[i];
-        if (!et_has_room(x) || (use_skip && x->skip)) continue;
+        if (!et_has_room(x) || skipped(f, x)) continue;
         /* Free cores first, then queue slots (as the index ranks them). */
         long room = x->backlog < 0                 ? (long)1 << 40
                     : x->assigned < x->cores ? ((long)1 << 30) + x->cores - x->assigned

@@ -21,11 +21,9 @@ typedef struct exec_rec {
     int alive;
     /* ember.excludeOnFailure: failed tasks of successful stages counted
      * against it, and until when it gets no task (ev_now_us; 0: never
-     * excluded).  skip: excluded for the attempt being placed (set by the
-     * scheduler just before et_choose, read when use_skip). */
+     * excluded). */
     int failed_tasks;
     uint64_t excluded_until_us;
-    int skip;
     char host[64];  /* the host it runs on ("" unknown) */
     /* Its place in the table's index (placement.c): in the idle list of
      * its free cores, or, with none free, in the queue list of the
@@ -85,6 +83,13 @@ void et_set_alive(exec_table *t, exec_rec *x, int alive);
 int et_wait_push(exec_rec *x, uint64_t task_id);
 /* The oldest of x's waiting attempts (removed), 0 when none. */
 uint64_t et_wait_pop(exec_rec *x);
+/* Which executors an attempt may not go to (an exclusion): skip(ctx, x)
+ * is asked of each executor et_choose considers, and only of those. */
+typedef struct et_filter {
+    int (*skip)(void *ctx, const exec_rec *x);
+    void *ctx;
+} et_filter;
+
 /* Whether x may take one more attempt now. */
 int et_has_room(const exec_rec *x);
 int et_any_room(const exec_table *t);
@@ -93,17 +98,18 @@ int et_any_room(const exec_table *t);
  * is over (waited_out) or when pref is gone, the executor with the most
  * room, avoiding `avoid` (a speculative copy's original): an executor on
  * another host first, then another executor of its host, and `avoid`
- * itself only when no other has room.  With use_skip, executors whose skip is set are never chosen.
+ * itself only when no other has room.  An executor f skips (f NULL:
+ * none) is never chosen.
  * Room counts free cores before queue slots: an executor with a free core
  * before any whose cores are busy, however deep its queue.  Of executors
  * with as much room, the one that has had it longest.
  * NULL: none has room, or the attempt should wait for pref.  Constant time
- * without avoid and use_skip; with them (a speculative copy, an
- * exclusion) a walk of the index by room that stops at the first fit,
- * passing over the executors of avoid's host and the excluded ones.  An
+ * without avoid and f; with them (a speculative copy, an exclusion) a
+ * walk of the index by room that stops at the first fit, passing over
+ * (and asking f of) the executors of avoid's host and the skipped ones.  An
  * executor that accepts any number (local[N]'s) makes it look at every
  * executor. */
-exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, int use_skip);
+exec_rec *et_choose(exec_table *t, int pref, int avoid, int waited_out, const et_filter *f);
 
 /* The executor holding partition part of r's input in its cache: r or an
  * ancestor through one-to-one narrow dependencies (an operator, a union,

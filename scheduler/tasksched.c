@@ -101,24 +101,37 @@ static int failed_on(const stage *s, const exec_rec *x) {
     return 0;
 }
 
-/* Set every executor's skip for task idx of s; the number of executors
- * alive that may run it.  An executor where a task of s failed gets the
- * task only on a free core, never in its queue (ember.executor.taskQueue):
+/* Task idx of s, placed at now: whether it may not go to an executor. */
+typedef struct excl_query {
+    const job *j;
+    const stage *s;
+    int idx;
+    uint64_t now;
+} excl_query;
+
+/* et_filter's skip under ember.excludeOnFailure: x is excluded for the
+ * task, or a task of s failed on it and it has no free core (it gets the
+ * task only on a free core, never in its queue, ember.executor.taskQueue:
  * a queued attempt would run there before a second failure could exclude
- * it for the stage.  And no queue is deeper than ember.executor.taskQueue
- * (adaptive queues deepen it for short tasks): an executor that fails
+ * it for the stage), or its queue is deeper than ember.executor.taskQueue
+ * (adaptive queues deepen it for short tasks: an executor that fails
  * every task at once would fail a deep queue's worth before the first
- * failure's exclusion took effect. */
-static int mark_excluded(dag *d, const job *j, const stage *s, int idx, uint64_t now) {
-    int allowed = 0;
+ * failure's exclusion took effect).  Asked only of the executors the
+ * choice looks at. */
+static int excl_skip(void *ctx, const exec_rec *x) {
+    const excl_query *q = ctx;
+    return excluded_for(q->j, q->s, q->idx, x, q->now) || (x->assigned >= x->cores && failed_on(q->s, x)) ||
+           (x->backlog >= 0 && x->assigned >= x->cores + x->backlog_min);
+}
+
+/* Whether any executor alive may run the task of q (asked only when none
+ * could take it now: a walk of every executor). */
+static int any_allowed(const dag *d, const excl_query *q) {
     for (int i = 0; i < d->execs.n; i++) {
-        exec_rec *x = &d->execs.v[i];
-        int ex = excluded_for(j, s, idx, x, now);
-        x->skip = ex || (x->assigned >= x->cores && failed_on(s, x)) ||
-                  (x->backlog >= 0 && x->assigned >= x->cores + x->backlog_min);
-        allowed += x->alive && !ex;
+        const exec_rec *x = &d->execs.v[i];
+        if (x->alive && !excluded_for(q->j, q->s, q->idx, x, q->now)) return 1;
     }
-    return allowed;
+    return 0;
 }
 
 /* Stage s succeeded: the executors where its tasks failed have them
@@ -416,8 +429,11 @@ static int dispatch_pass(dag *d) {
             int part = s->shuffled ? e->idx : job_part(j, e->idx);
             int pref = cache_pref(s->rdd, part);
             uint64_t due = e->since_us + (uint64_t)j->spec.locality_wait_ms * 1000u;
-            int excl = j->spec.excl_enabled;
-            if (excl && !mark_excluded(d, j, s, e->idx, now) && d->execs.n) {
+            excl_query q = {j, s, e->idx, now};
+            et_filter excl = {excl_skip, &q};
+            exec_rec *x = et_choose(&d->execs, pref, e->speculative ? running_exec(s, e->idx) : -1, now >= due,
+                                    j->spec.excl_enabled ? &excl : NULL);
+            if (!x && j->spec.excl_enabled && d->execs.n && !any_allowed(d, &q)) {
                 /* Every executor is excluded for it: wait for another
                  * (a replacement, one yet to register) for
                  * unschedulableTaskSetTimeout, then fail the job, as
@@ -436,7 +452,6 @@ static int dispatch_pass(dag *d) {
                 continue;
             }
             e->unsched_us = 0;
-            exec_rec *x = et_choose(&d->execs, pref, e->speculative ? running_exec(s, e->idx) : -1, now >= due, excl);
             if (!x) {
                 if (!et_any_room(&d->execs)) full = 1;
                 else if (!d->locality_due_us || due < d->locality_due_us) d->locality_due_us = due;

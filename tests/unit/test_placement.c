@@ -40,8 +40,13 @@ TEST(placement_speculative_copy_prefers_another_host) {
 /* A copy's choice walks the index by room: of executors elsewhere with as
  * much room, the one that has had it longest (not the first in the
  * table), past executors of the original's host with more room; and an
- * exclusion (use_skip) passes over the excluded one to the next by room. */
+ * exclusion (a filter) passes over the excluded one to the next by room. */
+/* A filter that skips the executors whose bit is set in *ctx. */
+static int skip_bits(void *ctx, const exec_rec *x) { return (*(const unsigned *)ctx >> x->id) & 1u; }
+
 TEST(placement_copy_by_room_then_longest) {
+    unsigned excluded = 0;
+    et_filter f = {skip_bits, &excluded};
     exec_table t = {0};
     CHECK_OK(et_add(&t, 0, 2, 0, 0, "a"));
     CHECK_OK(et_add(&t, 1, 8, 0, 0, "a"));
@@ -53,19 +58,49 @@ TEST(placement_copy_by_room_then_longest) {
     set_assigned(&t, 2, 1); /* 2 leaves the level and comes back after 3 */
     set_assigned(&t, 2, 0);
     CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 0)->id, 3);
-    et_find(&t, 3)->skip = 1;
-    CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 1)->id, 2);
-    et_find(&t, 2)->skip = 1;
-    CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 1)->id, 4);
-    et_find(&t, 4)->skip = 1;
-    CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 1)->id, 1); /* the original's host */
-    et_find(&t, 1)->skip = 1;
-    CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 1)->id, 0); /* the original's executor */
-    et_find(&t, 0)->skip = 1;
-    CHECK(et_choose(&t, -1, 0, 1, 1) == NULL);
+    excluded |= 1u << 3;
+    CHECK_EQ_I64(et_choose(&t, -1, 0, 1, &f)->id, 2);
+    excluded |= 1u << 2;
+    CHECK_EQ_I64(et_choose(&t, -1, 0, 1, &f)->id, 4);
+    excluded |= 1u << 4;
+    CHECK_EQ_I64(et_choose(&t, -1, 0, 1, &f)->id, 1); /* the original's host */
+    excluded |= 1u << 1;
+    CHECK_EQ_I64(et_choose(&t, -1, 0, 1, &f)->id, 0); /* the original's executor */
+    excluded |= 1u << 0;
+    CHECK(et_choose(&t, -1, 0, 1, &f) == NULL);
     /* Without avoid: the most room that is not excluded. */
-    et_find(&t, 2)->skip = 0;
-    CHECK_EQ_I64(et_choose(&t, -1, -1, 1, 1)->id, 2);
+    excluded &= ~(1u << 2);
+    CHECK_EQ_I64(et_choose(&t, -1, -1, 1, &f)->id, 2);
+    et_free(&t);
+}
+
+/* A filter that counts the executors it is asked of in *ctx, and skips none. */
+static int count_asks(void *ctx, const exec_rec *x) {
+    (void)x;
+    ++*(int *)ctx;
+    return 0;
+}
+
+/* An exclusion is asked only of the executors the choice looks at: of
+ * 1,000 idle executors, one for a plain attempt and one for a copy whose
+ * original's host holds 50 of them (the walk passes those over by host
+ * before asking). */
+TEST(placement_filter_asked_lazily) {
+    exec_table t = {0};
+    char host[16];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(host, sizeof host, "h%d", i / 50);
+        CHECK_OK(et_add(&t, i, 4, 1, 1, host));
+    }
+    int asks = 0;
+    et_filter f = {count_asks, &asks};
+    CHECK(et_choose(&t, -1, -1, 1, &f) != NULL);
+    CHECK_EQ_I64(asks, 1);
+    asks = 0;
+    exec_rec *x = et_choose(&t, -1, 0, 1, &f);
+    CHECK(x != NULL);
+    CHECK(strcmp(x->host, "h0") != 0);
+    CHECK_EQ_I64(asks, 1);
     et_free(&t);
 }
 
@@ -88,9 +123,11 @@ TEST(placement_cached_partition_preferred) {
     set_assigned(&t, 0, 1);
     CHECK(et_choose(&t, 0, -1, 0, 0) == NULL);     /* waits for it */
     CHECK_EQ_I64(et_choose(&t, 0, -1, 1, 0)->id, 1); /* the wait is over */
-    /* Excluded for this attempt (use_skip): never chosen. */
-    et_find(&t, 1)->skip = 1;
-    CHECK(et_choose(&t, 0, -1, 1, 1) == NULL);
+    /* Excluded for this attempt (a filter): never chosen. */
+    unsigned excluded = 0;
+    et_filter f = {skip_bits, &excluded};
+    excluded |= 1u << 1;
+    CHECK(et_choose(&t, 0, -1, 1, &f) == NULL);
     et_free(&t);
 }
 
