@@ -387,6 +387,10 @@ static void register_exec(cluster *k, conn *c, lconn *l, const msg *m) {
             k->execs = v;
             k->capexec = cap;
         }
+        if (id != k->nexec && idmap_put_index(&k->exec_moved, (uint64_t)id, k->nexec)) {
+            conn_close(c, "the driver is out of memory");
+            return;
+        }
         x = &k->execs[k->nexec++];
     }
     memset(x, 0, sizeof *x);
@@ -755,6 +759,7 @@ static void c_close(backend *b) {
     }
     idmap_free(&k->tasks, task_free);
     free(k->execs);
+    idmap_free(&k->exec_moved, NULL);
     for (int i = 0; i < k->ngrant; i++) {
         free(k->grants[i].out_url);
         free(k->grants[i].err_url);

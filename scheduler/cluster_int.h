@@ -117,6 +117,8 @@ typedef struct cluster {
     char wait_why[600];   /* and its reason (mu) */
     int master_opened;    /* the master's connection opened (the loop's) */
     cexec *execs;         /* the loop's */
+    idmap exec_moved;     /* id -> slot of the executors registered out of
+                             order (the others' slot is their id) */
     int nexec, capexec;
     int task_queue;       /* ember.executor.taskQueue: attempts queued per core */
     int task_queue_max;   /* ember.executor.taskQueue.max */
@@ -136,9 +138,8 @@ typedef struct cluster {
 static inline cexec *exec_of(cluster *k, int id) {
     /* executors usually register in id order from 0: their slot first */
     if (id >= 0 && id < k->nexec && k->execs[id].id == id) return &k->execs[id];
-    for (int i = 0; i < k->nexec; i++)
-        if (k->execs[i].id == id) return &k->execs[i];
-    return NULL;
+    int i = idmap_index(&k->exec_moved, (uint64_t)(int64_t)id);
+    return i >= 0 ? &k->execs[i] : NULL;
 }
 
 /* cluster_tasks.c.  The backend's launch, flush, kill and running_since. */

@@ -27,4 +27,11 @@ void idmap_foreach(const idmap *m, void (*fn)(void *val, void *c), void *c);
 /* Call fn on every value (in no order), then free the table. */
 void idmap_free(idmap *m, void (*fn)(void *));
 
+/* For records in an array: id -> its index i (held as i + 1, never NULL).
+ * 0, or -1 when out of memory; idmap_index is -1 for an id absent. */
+static inline int idmap_put_index(idmap *m, uint64_t id, int i) {
+    return idmap_put(m, id, (void *)((uintptr_t)(unsigned)i + 1));
+}
+static inline int idmap_index(const idmap *m, uint64_t id) { return (int)((uintptr_t)idmap_get(m, id)) - 1; }
+
 #endif

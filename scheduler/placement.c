@@ -12,9 +12,8 @@
 exec_rec *et_find(exec_table *t, int id) {
     /* executors usually join in id order from 0: their slot first */
     if (id >= 0 && id < t->n && t->v[id].id == id) return &t->v[id];
-    for (int i = 0; i < t->n; i++)
-        if (t->v[i].id == id) return &t->v[i];
-    return NULL;
+    int i = idmap_index(&t->moved, (uint64_t)(int64_t)id);
+    return i >= 0 ? &t->v[i] : NULL;
 }
 
 /* Lists for levels up to n - 1: 0 or EM_ENOMEM. */
@@ -126,6 +125,7 @@ int et_add(exec_table *t, int id, int cores, int backlog, int backlog_max, const
         return EM_ENOMEM;
     if (!x) {
         if (t->n == t->cap && et_reserve(t, t->cap ? t->cap * 2 : 4)) return EM_ENOMEM;
+        if (id != t->n && idmap_put_index(&t->moved, (uint64_t)(int64_t)id, t->n)) return EM_ENOMEM;
         x = &t->v[t->n++];
         memset(x, 0, sizeof *x);
         x->id = id;
@@ -149,6 +149,7 @@ void et_free(exec_table *t) {
     free(t->idle.tail);
     free(t->queue.head);
     free(t->queue.tail);
+    idmap_free(&t->moved, NULL);
     memset(t, 0, sizeof *t);
 }
 

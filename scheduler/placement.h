@@ -9,6 +9,7 @@
 #ifndef EM_PLACEMENT_H
 #define EM_PLACEMENT_H
 
+#include "idmap.h"
 #include "rdd.h"
 
 typedef struct exec_rec {
@@ -61,8 +62,12 @@ typedef struct exec_table {
     int idle_cores;    /* free cores of the executors alive */
     int alive_cores;   /* cores of the executors alive */
     int queued_execs;  /* executors alive holding attempts beyond their cores */
+    /* An executor's slot is its id when executors join in id order; the
+     * ids of those that joined out of order, to their slots. */
+    idmap moved;
 } exec_table;
 
+/* Executor id, NULL when none: constant time in any join order. */
 exec_rec *et_find(exec_table *t, int id);
 /* An executor joined (or announced itself again) on host (NULL: unknown),
  * accepting backlog attempts beyond its cores, and up to backlog_max when

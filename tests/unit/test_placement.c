@@ -104,6 +104,28 @@ TEST(placement_filter_asked_lazily) {
     et_free(&t);
 }
 
+/* Executors that join out of id order (as a cluster's register) are
+ * found by id, and an id never added is not, whatever the order. */
+TEST(placement_find_in_any_join_order) {
+    exec_table t = {0};
+    int n = 1000;
+    for (int i = 0; i < n; i++) CHECK_OK(et_add(&t, (i * 7919) % n, 1, 0, 0, NULL)); /* a permutation */
+    CHECK_OK(et_add(&t, 5000, 2, 0, 0, NULL)); /* a replacement's id */
+    for (int id = 0; id < n; id++) {
+        exec_rec *x = et_find(&t, id);
+        CHECK(x && x->id == id);
+    }
+    CHECK(et_find(&t, 5000) && et_find(&t, 5000)->cores == 2);
+    CHECK(et_find(&t, n) == NULL);
+    CHECK(et_find(&t, -1) == NULL);
+    /* Announcing itself again keeps its slot. */
+    exec_rec *x = et_find(&t, 17);
+    CHECK_OK(et_add(&t, 17, 4, 0, 0, NULL));
+    CHECK(et_find(&t, 17) == x && x->cores == 4);
+    CHECK_EQ_I64(t.n, n + 1);
+    et_free(&t);
+}
+
 TEST(placement_unknown_hosts_avoid_the_executor) {
     exec_table t = {0};
     CHECK_OK(et_add(&t, 0, 1, 0, 0, NULL));
