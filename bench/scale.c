@@ -7,8 +7,10 @@
  *   decisions   tasks/s of no-op jobs from 10 to 1,000 executors of 4
  *               cores and from 1,000 to 100,000 tasks a stage (a task
  *               decision: a launch chosen, its description built, its end
- *               taken); the reference is the same job on local[2], whose
- *               executor threads share the driver's queue
+ *               taken), also with the queues at their floor and with
+ *               ember.excludeOnFailure on; the reference is the same job
+ *               on local[2], whose executor threads share the driver's
+ *               queue
  *   memory      the driver's heap (glibc's in-use bytes, less what the
  *               simulated executors hold) per task in flight and per
  *               finished task of a live stage
