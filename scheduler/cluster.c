@@ -48,14 +48,16 @@ typedef struct bcast_msg {
     msg_val f[3];
 } bcast_msg;
 
+static void send_to_exec(cexec *x, const bcast_msg *m) {
+    if (x && x->alive && conn_send_msg(x->c, m->tag, m->f, m->n)) conn_close(x->c, em_errmsg());
+}
+
 static void send_to_execs(void *arg) {
     bcast_msg *m = arg;
     cluster *k = m->k;
-    for (int i = 0; i < k->nexec; i++) {
-        cexec *x = &k->execs[i];
-        if (x->alive && (m->exec < 0 || x->id == m->exec) && conn_send_msg(x->c, m->tag, m->f, m->n))
-            conn_close(x->c, em_errmsg());
-    }
+    if (m->exec >= 0) send_to_exec(exec_of(k, m->exec), m);
+    else
+        for (int i = 0; i < k->nexec; i++) send_to_exec(&k->execs[i], m);
     free(m);
 }
 
