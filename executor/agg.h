@@ -22,17 +22,23 @@
 
 enum { AGG_CREATE, AGG_MERGE_VALUE, AGG_MERGE_COMB };
 
+/* A by-key operation's user functions over plain values (not whole
+ * records): create, or merge_value(zero, v) when has_zero, or the value
+ * itself, for a key's first value; merge_value and merge_comb for the
+ * rest; each emits exactly one value, of at most max_record bytes. */
+typedef struct agg_user {
+    em_map_fn create;
+    em_comb_fn merge_value, merge_comb;
+    const void *arg;
+    em_rec zero;
+    int has_zero;
+    size_t max_record;
+} agg_user;
+
 typedef struct agg_spec {
     int (*create)(void *ctx, const em_rec *v, ebuf *out);                        /* value -> combiner */
     int (*merge_value)(void *ctx, const em_rec *c, const em_rec *v, ebuf *out);   /* combiner + value */
     int (*merge_comb)(void *ctx, const em_rec *c1, const em_rec *c2, ebuf *out);  /* combiner + combiner */
-    /* The same three steps for a table whose combiners are words (agg8.h),
-     * or NULL: step AGG_CREATE (c unused), AGG_MERGE_VALUE or
-     * AGG_MERGE_COMB.  A result of at most 8 bytes goes into *w, zero
-     * padded; a longer one replaces out's content.  Its length, or a
-     * negative code.  One call, no buffer: the per-record path of a user's
-     * combine function whose combiners fit a word. */
-    int (*step_word)(void *ctx, int step, const em_rec *c, const em_rec *v, uint64_t *w, ebuf *out);
     void *ctx;
     /* Set when both merges are one builtin of combiners.h (values and
      * combiners are then 8 bytes, merged in place with comb_apply8): the
@@ -45,15 +51,13 @@ typedef struct agg_spec {
     /* create(v) is v itself (no create function and no zero): a record can
      * pass to the reduce side as a combiner unchanged. */
     int create_identity;
-    /* With create_identity, when both merges are one user function over
-     * plain values (reduce_by_key's), else NULL: the function, its argument and the record limit, which
-     * agg_step calls itself with a word emitter.  The general path
-     * (step_word) reaches the user's function through a second indirect
-     * call, and the calls are most of what a user's combiner costs a
-     * record over a builtin's add in place. */
-    em_comb_fn merge_fn;
-    const void *merge_arg;
-    size_t max_record;
+    /* The user's functions behind the three above when values are plain
+     * (NULL: none, as for values that are whole records), which agg_step
+     * calls itself with a word emitter: one indirect call a step, no
+     * buffer, for a table whose combiners are words (agg8.h).  The calls
+     * are most of what a user's combiner costs a record over a builtin's
+     * add in place. */
+    const agg_user *user;
 } agg_spec;
 
 /* Call a user's combine function fn(c, v) with an emitter whose target is
@@ -95,15 +99,33 @@ static inline void agg_builtin_create(const agg_spec *a, uint8_t *c, const uint8
     }
 }
 
-/* One step of a user's combiner for a table of words: g's step_word, or,
- * for a spec without one, its buffer functions with a result of up to 8
- * bytes then copied into *w.  As step_word: the result's length, or a
- * negative code. */
+/* A user's create function with an emitter whose target is a word, as
+ * agg_call_word. */
+static inline int agg_create_word(const agg_user *u, const em_rec *v, uint64_t *w, ebuf *out) {
+    em_emitter e = {EMIT_WORD, NULL, NULL, out, 0, u->max_record, 0, 0};
+    int rc = u->create(v, &e, u->arg);
+    if (rc < 0) return rc;
+    if (e.count != 1) return em__seterr(EM_EUSER, "create_combiner emitted %lld values (must be 1)", (long long)e.count);
+    if (e.wlen > (size_t)INT32_MAX) return em__seterr(EM_ETOOBIG, "a combiner of %zu bytes", e.wlen);
+    if (e.wlen <= 8) *w = e.word;
+    return (int)e.wlen;
+}
+
+/* One step of a user's combiner for a table of words -- AGG_CREATE (c
+ * unused), AGG_MERGE_VALUE or AGG_MERGE_COMB: g's user functions called
+ * directly, else its buffer functions.  A result of at most 8 bytes goes
+ * into *w, zero padded; a longer one replaces out's content.  Its length,
+ * or a negative code. */
 static inline int agg_step(const agg_spec *g, int step, const em_rec *c, const em_rec *v, uint64_t *w, ebuf *out) {
-    if (g->merge_fn)
-        return step == AGG_CREATE ? agg_value_word(v, w, out)
-                                  : agg_call_word(g->merge_fn, c, v, g->merge_arg, g->max_record, w, out);
-    if (g->step_word) return g->step_word(g->ctx, step, c, v, w, out);
+    const agg_user *u = g->user;
+    if (u) {
+        if (step != AGG_CREATE)
+            return agg_call_word(step == AGG_MERGE_VALUE ? u->merge_value : u->merge_comb, c, v, u->arg,
+                                 u->max_record, w, out);
+        if (u->create) return agg_create_word(u, v, w, out);
+        return u->has_zero ? agg_call_word(u->merge_value, &u->zero, v, u->arg, u->max_record, w, out)
+                           : agg_value_word(v, w, out);
+    }
     ebuf_reset(out);
     int rc = step == AGG_CREATE        ? g->create(g->ctx, v, out)
              : step == AGG_MERGE_VALUE ? g->merge_value(g->ctx, c, v, out)

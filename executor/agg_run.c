@@ -12,7 +12,7 @@
 #include "recfmt.h"
 
 static int call_comb(agg_run *a, em_comb_fn fn, const em_rec *x, const em_rec *y, ebuf *out) {
-    em_emitter e = {a->rec_values ? EMIT_RECORD : EMIT_VALUE, NULL, NULL, out, 0, a->max_record, 0, 0};
+    em_emitter e = {a->rec_values ? EMIT_RECORD : EMIT_VALUE, NULL, NULL, out, 0, a->u.max_record, 0, 0};
     em_rec dx, dy;
     if (a->rec_values) { /* values are whole encoded records: decode them */
         if (rec_get(x->val, (const uint8_t *)x->val + x->vlen, &dx) != x->vlen ||
@@ -21,7 +21,7 @@ static int call_comb(agg_run *a, em_comb_fn fn, const em_rec *x, const em_rec *y
         x = &dx;
         y = &dy;
     }
-    int rc = fn(x, y, &e, a->arg);
+    int rc = fn(x, y, &e, a->u.arg);
     if (rc < 0) return rc;
     if (e.count != 1) return em__seterr(EM_EUSER, "a combine function emitted %lld values (must be 1)", (long long)e.count);
     return 0;
@@ -29,78 +29,54 @@ static int call_comb(agg_run *a, em_comb_fn fn, const em_rec *x, const em_rec *y
 
 static int ag_create(void *ctx, const em_rec *v, ebuf *out) {
     agg_run *a = ctx;
-    if (a->create) {
+    if (a->u.create) {
         em_emitter e;
-        emitter_init(&e, EMIT_VALUE, NULL, a->max_record);
+        emitter_init(&e, EMIT_VALUE, NULL, a->u.max_record);
         e.buf = out;
-        int rc = a->create(v, &e, a->arg);
+        int rc = a->u.create(v, &e, a->u.arg);
         if (rc < 0) return rc;
         if (e.count != 1) return em__seterr(EM_EUSER, "create_combiner emitted %lld values (must be 1)", (long long)e.count);
         return 0;
     }
-    if (a->has_zero) return call_comb(a, a->merge_value, &a->zero, v, out);
+    if (a->u.has_zero) return call_comb(a, a->u.merge_value, &a->u.zero, v, out);
     return ebuf_append(out, v->val, v->vlen) ? EM_ENOMEM : 0;
 }
 
 static int ag_merge_value(void *ctx, const em_rec *c, const em_rec *v, ebuf *out) {
     agg_run *a = ctx;
-    return call_comb(a, a->merge_value, c, v, out);
+    return call_comb(a, a->u.merge_value, c, v, out);
 }
 
 static int ag_merge_comb(void *ctx, const em_rec *c1, const em_rec *c2, ebuf *out) {
     agg_run *a = ctx;
-    return call_comb(a, a->merge_comb, c1, c2, out);
-}
-
-/* agg_spec's step_word: the user's function called with an emitter whose
- * target is a word (emit.h's EMIT_WORD).  Values are plain values here
- * (no rec_values: then the spec has no step_word). */
-static int ag_step_word(void *ctx, int step, const em_rec *c, const em_rec *v, uint64_t *w, ebuf *out) {
-    agg_run *a = ctx;
-    if (step != AGG_CREATE)
-        return agg_call_word(step == AGG_MERGE_VALUE ? a->merge_value : a->merge_comb, c, v, a->arg, a->max_record, w,
-                             out);
-    if (!a->create) /* merge_value(zero, v), or the value itself */
-        return a->has_zero ? agg_call_word(a->merge_value, &a->zero, v, a->arg, a->max_record, w, out)
-                           : agg_value_word(v, w, out);
-    em_emitter e = {EMIT_WORD, NULL, NULL, out, 0, a->max_record, 0, 0};
-    int rc = a->create(v, &e, a->arg);
-    if (rc < 0) return rc;
-    if (e.count != 1) return em__seterr(EM_EUSER, "create_combiner emitted %lld values (must be 1)", (long long)e.count);
-    if (e.wlen > (size_t)INT32_MAX) return em__seterr(EM_ETOOBIG, "a combiner of %zu bytes", e.wlen);
-    if (e.wlen <= 8) *w = e.word;
-    return (int)e.wlen;
+    return call_comb(a, a->u.merge_comb, c1, c2, out);
 }
 
 int agg_run_init(agg_run *a, const aggdesc *d, size_t max_record, agg_spec *spec) {
     memset(a, 0, sizeof *a);
-    a->max_record = max_record;
-    if (d->create.kind && !(a->create = (em_map_fn)fnref_resolve(&d->create))) return EM_EFNREF;
-    if (!(a->merge_value = (em_comb_fn)fnref_resolve(&d->merge_value))) return EM_EFNREF;
-    if (!(a->merge_comb = (em_comb_fn)fnref_resolve(&d->merge_comb))) return EM_EFNREF;
-    a->arg = d->arg.len ? d->arg.p : NULL;
-    a->has_zero = d->has_zero;
+    agg_user *u = &a->u;
+    u->max_record = max_record;
+    if (d->create.kind && !(u->create = (em_map_fn)fnref_resolve(&d->create))) return EM_EFNREF;
+    if (!(u->merge_value = (em_comb_fn)fnref_resolve(&d->merge_value))) return EM_EFNREF;
+    if (!(u->merge_comb = (em_comb_fn)fnref_resolve(&d->merge_comb))) return EM_EFNREF;
+    u->arg = d->arg.len ? d->arg.p : NULL;
+    u->has_zero = d->has_zero;
+    u->zero.val = d->zero.p ? d->zero.p : (const uint8_t *)"";
+    u->zero.vlen = d->zero.len;
     a->rec_values = d->rec_values;
-    a->zero.val = d->zero.p ? d->zero.p : (const uint8_t *)"";
-    a->zero.vlen = d->zero.len;
     memset(spec, 0, sizeof *spec);
     spec->create = ag_create;
     spec->merge_value = ag_merge_value;
     spec->merge_comb = ag_merge_comb;
-    spec->step_word = a->rec_values ? NULL : ag_step_word;
+    spec->user = a->rec_values ? NULL : u;
     spec->ctx = a;
-    spec->create_identity = !a->create && !a->has_zero;
-    if (spec->create_identity && a->merge_value == a->merge_comb && !a->rec_values) {
-        spec->merge_fn = a->merge_value;
-        spec->merge_arg = a->arg;
-        spec->max_record = max_record;
-    }
-    int op = comb_builtin_of(a->merge_value);
-    if (op && comb_builtin_of(a->merge_comb) == op && !a->create && !a->rec_values &&
-        (!a->has_zero || a->zero.vlen == 8)) {
+    spec->create_identity = !u->create && !u->has_zero;
+    int op = comb_builtin_of(u->merge_value);
+    if (op && comb_builtin_of(u->merge_comb) == op && !u->create && !a->rec_values &&
+        (!u->has_zero || u->zero.vlen == 8)) {
         spec->builtin = op;
-        spec->has_zero = a->has_zero;
-        if (a->has_zero) memcpy(spec->zero, a->zero.val, 8);
+        spec->has_zero = u->has_zero;
+        if (u->has_zero) memcpy(spec->zero, u->zero.val, 8);
     }
     return 0;
 }

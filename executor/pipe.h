@@ -68,15 +68,11 @@ struct task_run {
     int nfaults;
 };
 
-/* Fill an agg_spec whose callbacks run the aggdesc's user functions. */
+/* Fill an agg_spec whose callbacks run the aggdesc's user functions (and,
+ * for plain values, whose user points at them). */
 typedef struct agg_run {
-    em_map_fn create;
-    em_comb_fn merge_value, merge_comb;
-    const void *arg;
-    em_rec zero;
-    int has_zero;
-    int rec_values;
-    size_t max_record;
+    agg_user u;
+    int rec_values; /* values are whole encoded records (aggregate) */
 } agg_run;
 int agg_run_init(agg_run *a, const aggdesc *d, size_t max_record, agg_spec *spec);
 

@@ -537,27 +537,33 @@ static int grow_merge(void *ctx, const em_rec *c, const em_rec *v, ebuf *out) {
 }
 static const agg_spec GROW = {.create = grow_create, .merge_value = grow_merge, .merge_comb = grow_merge};
 
-/* agg_spec's step_word over the three buffer functions of word_base, as
- * a user's functions reach a table of words (agg_run.c): the result in
- * *w when at most 8 bytes, else in out. */
-static const agg_spec *word_base;
-static int word_step(void *ctx, int step, const em_rec *c, const em_rec *v, uint64_t *w, ebuf *out) {
-    ebuf_reset(out);
-    int rc = step == AGG_CREATE        ? word_base->create(ctx, v, out)
-             : step == AGG_MERGE_VALUE ? word_base->merge_value(ctx, c, v, out)
-                                       : word_base->merge_comb(ctx, c, v, out);
-    if (rc < 0) return rc;
-    if (out->len <= 8) {
-        *w = 0;
-        memcpy(w, out->p, out->len);
-    }
-    return (int)out->len;
+/* A user's functions (agg_user) over the three buffer functions of
+ * user_base, as a by-key operation's reach a table of words (agg_run.c):
+ * each emits the one value the buffer function wrote. */
+static const agg_spec *user_base;
+static int emit_buf(int rc, ebuf *b, em_emitter *out) {
+    if (rc >= 0) rc = em_emit(out, b->p, b->len);
+    ebuf_free(b);
+    return rc;
 }
-/* base, or (word) base with word_step. */
+static int user_create(const em_rec *v, em_emitter *out, const void *arg) {
+    ebuf b = EBUF_INIT;
+    return emit_buf(user_base->create(NULL, v, &b), &b, out);
+}
+static int user_merge_value(const em_rec *c, const em_rec *v, em_emitter *out, const void *arg) {
+    ebuf b = EBUF_INIT;
+    return emit_buf(user_base->merge_value(NULL, c, v, &b), &b, out);
+}
+static int user_merge_comb(const em_rec *c1, const em_rec *c2, em_emitter *out, const void *arg) {
+    ebuf b = EBUF_INIT;
+    return emit_buf(user_base->merge_comb(NULL, c1, c2, &b), &b, out);
+}
+static const agg_user USER = {user_create, user_merge_value, user_merge_comb, NULL, {NULL, 0, NULL, 0}, 0, 1 << 20};
+/* base, or (word) base with USER, which agg_step calls instead. */
 static agg_spec spec_of(const agg_spec *base, int word) {
     agg_spec g = *base;
-    word_base = base;
-    if (word) g.step_word = word_step;
+    user_base = base;
+    if (word) g.user = &USER;
     return g;
 }
 
@@ -565,7 +571,7 @@ static agg_spec spec_of(const agg_spec *base, int word) {
  * 8 bytes part way: the keys move to the general table and every sum and
  * width is still exact, combined or not, spilled or not (spills before
  * and after the move merge together), through the buffer functions or
- * step_word. */
+ * the user's functions. */
 TEST(shuffle_agg_user_combiner_changes_width) {
     const char *dir = subdir("out"), *spill_dirs[2] = {subdir("spill-big"), subdir("spill-small")}, *dirs[2];
     dirs_of(dir, 2, dirs);
@@ -586,7 +592,7 @@ TEST(shuffle_agg_user_combiner_changes_width) {
     int wide_want = 0;
     for (int k = 0; k < BIGK; k++) wide_want += sum[k] > grow_limit;
     CHECK(wide_want > 0 && wide_want < BIGK);
-    for (int mode = 0; mode < 8; mode++) { /* combined, spilled, through step_word */
+    for (int mode = 0; mode < 8; mode++) { /* combined, spilled, through the user's functions */
         int combined = mode & 1, spill = mode >> 1 & 1;
         agg_spec g = spec_of(&GROW, mode >> 2);
         const char *sp = spill_dirs[spill];
@@ -727,7 +733,7 @@ TEST(shuffle_agg_narrow_widths) {
 /* A user combiner of 4 bytes that widens to 8 once its sum passes a
  * limit: the table's combiners are 4 bytes wide until the first wide one,
  * which moves every key to the general table; every sum and width exact,
- * through the buffer functions or step_word. */
+ * through the buffer functions or the user's functions. */
 static int cmp_u64(const void *x, const void *y) {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
     return (a > b) - (a < b);
@@ -774,7 +780,7 @@ TEST(shuffle_agg_narrow_combiner_widens) {
     memcpy(sorted, want, sizeof want);
     qsort(sorted, BIGK, sizeof *sorted, cmp_u64);
     widen_limit = sorted[BIGK / 2]; /* about half the keys end 8 bytes wide */
-    for (int mode = 0; mode < 4; mode++) { /* spilled, through step_word */
+    for (int mode = 0; mode < 4; mode++) { /* spilled, through the user's functions */
         int spill = mode & 1;
         agg_spec g = spec_of(&WIDEN, mode >> 1);
         collect col = {EBUF_INIT, 0, 0};
