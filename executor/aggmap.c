@@ -71,27 +71,6 @@ int aggmap_reserve(aggmap *m, size_t keys) {
     return 0;
 }
 
-/* Short keys (words) compare as two overlapping 8-byte loads. */
-static inline int key_eq(const uint8_t *a, const uint8_t *b, size_t n) {
-    if (n >= 8 && n <= 16) {
-        uint64_t x0, x1, y0, y1;
-        memcpy(&x0, a, 8);
-        memcpy(&y0, b, 8);
-        memcpy(&x1, a + n - 8, 8);
-        memcpy(&y1, b + n - 8, 8);
-        return x0 == y0 && x1 == y1;
-    }
-    if (n >= 4 && n < 8) {
-        uint32_t x0, x1, y0, y1;
-        memcpy(&x0, a, 4);
-        memcpy(&y0, b, 4);
-        memcpy(&x1, a + n - 4, 4);
-        memcpy(&y1, b + n - 4, 4);
-        return x0 == y0 && x1 == y1;
-    }
-    return !n || !memcmp(a, b, n);
-}
-
 /* Append [u32 klen][u32 clen][key][comb] to the arena; returns its offset,
  * or 0 on ENOMEM. */
 static uint64_t put_record(aggmap *m, const void *key, uint32_t klen, const void *c, uint32_t clen) {
@@ -119,7 +98,8 @@ int aggmap_upsert_n(aggmap *m, const void *key, size_t klen, size_t clen, size_t
     return aggmap_upsert_h(m, key, klen, aggmap_hash(key, klen), clen, idx);
 }
 
-int aggmap_upsert_h(aggmap *m, const void *key, size_t klen, uint64_t h, size_t clen, size_t *idx) {
+/* Key (hash h), which aggmap_find_h did not find, inserted. */
+int aggmap__insert_h(aggmap *m, const void *key, size_t klen, uint64_t h, size_t clen, size_t *idx) {
     EM_ASSERT(!m->sorted && clen <= 4096);
     if (klen > UINT32_MAX - 8192) return em__seterr(EM_ETOOBIG, "aggregation key of %zu bytes is too long", klen);
     /* Keep the load under 0.7 so linear probes stay short. */
@@ -127,26 +107,9 @@ int aggmap_upsert_h(aggmap *m, const void *key, size_t klen, uint64_t h, size_t 
         if (rehash(m, m->mask ? (m->mask + 1) * 2 : AM_MIN_SLOTS))
             return em__seterr(EM_ENOMEM, "aggregation table: out of memory");
     }
-    /* The high half: the hash partitioner takes the hash modulo the
-     * partition count, so within one reduce partition the low bits repeat
-     * (all equal for 8 partitions), which would crowd the probes. */
     uint32_t tag = (uint32_t)(h >> 32);
-    size_t j = (size_t)tag & m->mask; /* as rehash places it */
-    for (;;) {
-        const am_slot *s = &m->slots[j];
-        if (!s->off) break;
-        if (s->tag == tag) {
-            const uint8_t *p = m->arena.p + s->off;
-            uint32_t kl;
-            memcpy(&kl, p, 4);
-            if (kl == klen && key_eq(p + 8, key, klen)) {
-                m->hot_slot = (uint32_t)j;
-                *idx = m->hot_i = s->idx;
-                return 1;
-            }
-        }
-        j = (j + 1) & m->mask;
-    }
+    size_t j = (size_t)tag & m->mask; /* as aggmap_find_h and rehash probe */
+    while (m->slots[j].off) j = (j + 1) & m->mask;
     if (m->n == m->cap) {
         m->entb.len = m->n * sizeof *m->ents;
         if (bb_reserve(&m->entb, (m->cap ? m->cap : 64) * sizeof *m->ents))

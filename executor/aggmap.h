@@ -29,6 +29,7 @@
 
 #include "buf.h"
 #include "ember.h"
+#include "err.h"
 #include "recfmt.h"
 
 typedef struct am_slot {
@@ -64,8 +65,13 @@ int aggmap_upsert(aggmap *m, const void *key, size_t klen, size_t *idx);
  * caller to fill through aggmap_comb (fixed-width combiners: one arena
  * write per new key). */
 int aggmap_upsert_n(aggmap *m, const void *key, size_t klen, size_t clen, size_t *idx);
-/* The same with the key's hash already computed (aggmap_hash). */
-int aggmap_upsert_h(aggmap *m, const void *key, size_t klen, uint64_t h, size_t clen, size_t *idx);
+/* The same with the key's hash already computed (aggmap_hash): the
+ * lookup inline (a record's hot path), an insertion out of line. */
+static inline int aggmap_find_h(aggmap *m, const void *key, size_t klen, uint64_t h, size_t *idx);
+int aggmap__insert_h(aggmap *m, const void *key, size_t klen, uint64_t h, size_t clen, size_t *idx);
+static inline int aggmap_upsert_h(aggmap *m, const void *key, size_t klen, uint64_t h, size_t clen, size_t *idx) {
+    return aggmap_find_h(m, key, klen, h, idx) ? 1 : aggmap__insert_h(m, key, klen, h, clen, idx);
+}
 
 /* The hash the table files a key under. */
 static inline uint64_t aggmap_hash(const void *key, size_t klen) { return em_hash(key, klen); }
@@ -104,6 +110,51 @@ static inline __attribute__((always_inline)) void aggmap_prefetch_entry(const ag
 #define AGGMAP_WALK_AHEAD 16
 static inline __attribute__((always_inline)) void aggmap_prefetch_index(const aggmap *m, size_t i) {
     if (i < m->n) __builtin_prefetch(&m->slots[m->ents[i]]);
+}
+
+/* Short keys (words) compare as two overlapping loads. */
+static inline int aggmap__key_eq(const uint8_t *a, const uint8_t *b, size_t n) {
+    if (n >= 8 && n <= 16) {
+        uint64_t x0, x1, y0, y1;
+        memcpy(&x0, a, 8);
+        memcpy(&y0, b, 8);
+        memcpy(&x1, a + n - 8, 8);
+        memcpy(&y1, b + n - 8, 8);
+        return x0 == y0 && x1 == y1;
+    }
+    if (n >= 4 && n < 8) {
+        uint32_t x0, x1, y0, y1;
+        memcpy(&x0, a, 4);
+        memcpy(&y0, b, 4);
+        memcpy(&x1, a + n - 4, 4);
+        memcpy(&y1, b + n - 4, 4);
+        return x0 == y0 && x1 == y1;
+    }
+    return !n || !memcmp(a, b, n);
+}
+
+/* Whether the table holds key (hash h): 1 with *idx set (and the entry
+ * hot), else 0.  The high half of the hash: the hash partitioner takes
+ * the hash modulo the partition count, so within one reduce partition the
+ * low bits repeat (all equal for 8 partitions), which would crowd the
+ * probes. */
+static inline int aggmap_find_h(aggmap *m, const void *key, size_t klen, uint64_t h, size_t *idx) {
+    EM_ASSERT(!m->sorted); /* sorting renumbered the entries, not the slots */
+    if (!m->mask) return 0;
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (size_t j = (size_t)tag & m->mask;; j = (j + 1) & m->mask) {
+        const am_slot *s = &m->slots[j];
+        if (!s->off) return 0;
+        if (s->tag != tag) continue;
+        const uint8_t *p = m->arena.p + s->off;
+        uint32_t kl;
+        memcpy(&kl, p, 4);
+        if (kl == klen && aggmap__key_eq(p + 8, (const uint8_t *)key, klen)) {
+            m->hot_slot = (uint32_t)j;
+            *idx = m->hot_i = s->idx;
+            return 1;
+        }
+    }
 }
 
 static inline const am_slot *aggmap__slot(const aggmap *m, size_t i) {
