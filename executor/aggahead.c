@@ -34,7 +34,7 @@ static int merge_user(aggahead *q, size_t i, int found, const uint8_t *v) {
  * call), or the key's first combiner; a user combiner through its
  * functions.  A new key's entry is made with room for 8 bytes, which a
  * combiner of that width then fills in place. */
-static inline int merge(aggahead *q, const uint8_t *key, size_t klen, uint64_t h, const uint8_t *v) {
+static inline __attribute__((always_inline)) int merge(aggahead *q, const uint8_t *key, size_t klen, uint64_t h, const uint8_t *v) {
     size_t i;
     int rc = aggmap_upsert_h(q->m, key, klen, h, 8, &i);
     if (rc < 0) return rc;
@@ -50,7 +50,7 @@ static inline int merge(aggahead *q, const uint8_t *key, size_t klen, uint64_t h
 }
 
 /* Merge the oldest queued record. */
-static inline int pop(aggahead *q) {
+static inline __attribute__((always_inline)) int pop(aggahead *q) {
     ah_ent *e = &q->q[q->head];
     q->head = (q->head + 1) & (AH_DEPTH - 1);
     q->n--;

@@ -127,16 +127,12 @@ int aggmap__insert_h(aggmap *m, const void *key, size_t klen, uint64_t h, size_t
     return 0;
 }
 
-int aggmap_set_comb(aggmap *m, size_t i, const void *c, size_t clen) {
+/* aggmap_set_comb with a combiner of another length than entry i's. */
+int aggmap__set_comb_resized(aggmap *m, size_t i, const void *c, size_t clen) {
     am_slot *s = &m->slots[i == m->hot_i ? m->hot_slot : m->ents[i]];
     uint8_t *p = m->arena.p + s->off;
     uint32_t len[2];
     memcpy(len, p, 8);
-    if (clen == len[1]) {
-        if (clen == 8) memcpy(p + 8 + len[0], c, 8); /* counts and sums: no call */
-        else if (clen) memcpy(p + 8 + len[0], c, clen);
-        return 0;
-    }
     if (clen > UINT32_MAX - 16 - (size_t)len[0]) return em__seterr(EM_ETOOBIG, "combiner of %zu bytes is too long", clen);
     /* The last record in the arena can be rewritten where it is, which keeps
      * a freshly inserted key's first combiner from leaving garbage. */

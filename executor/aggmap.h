@@ -179,8 +179,19 @@ static inline uint8_t *aggmap_comb(aggmap *m, size_t i) {
     return p + 8 + klen;
 }
 /* Replace entry i's combiner with a copy of c[0, clen) (which must not point
- * into the arena).  0, or EM_ENOMEM / EM_ETOOBIG leaving the entry as it was. */
-int aggmap_set_comb(aggmap *m, size_t i, const void *c, size_t clen);
+ * into the arena).  0, or EM_ENOMEM / EM_ETOOBIG leaving the entry as it was.
+ * One of the same length (sums, counts) is copied in place inline; another
+ * goes out of line. */
+int aggmap__set_comb_resized(aggmap *m, size_t i, const void *c, size_t clen);
+static inline int aggmap_set_comb(aggmap *m, size_t i, const void *c, size_t clen) {
+    uint8_t *p = m->arena.p + aggmap__slot(m, i)->off;
+    uint32_t len[2];
+    memcpy(len, p, 8);
+    if (clen != len[1]) return aggmap__set_comb_resized(m, i, c, clen);
+    if (clen == 8) memcpy(p + 8 + len[0], c, 8); /* counts and sums: no call */
+    else if (clen) memcpy(p + 8 + len[0], c, clen);
+    return 0;
+}
 
 static inline size_t aggmap_count(const aggmap *m) { return m->n; }
 
