@@ -33,8 +33,10 @@ static int merge_user(aggahead *q, size_t i, int found, const uint8_t *v) {
 /* Merge one record into the table: the builtin in place (a sum with no
  * call), or the key's first combiner; a user combiner through its
  * functions.  A new key's entry is made with room for 8 bytes, which a
- * combiner of that width then fills in place. */
-static inline __attribute__((always_inline)) int merge(aggahead *q, const uint8_t *key, size_t klen, uint64_t h, const uint8_t *v) {
+ * combiner of that width then fills in place.  Always inlined, as pop is,
+ * into ah_add: a call frame a record costs about what the lookup does. */
+static inline __attribute__((always_inline)) int merge(aggahead *q, const uint8_t *key, size_t klen, uint64_t h,
+                                                      const uint8_t *v) {
     size_t i;
     int rc = aggmap_upsert_h(q->m, key, klen, h, 8, &i);
     if (rc < 0) return rc;
