@@ -95,10 +95,15 @@ int em_emit(em_emitter *out, const void *data, size_t len) {
 }
 
 int em_emit_pair(em_emitter *out, const void *key, size_t klen, const void *val, size_t vlen) {
+    if (out && out->mode == EMIT_PUSH && key && val && klen + vlen <= out->max_record) {
+        em_rec r = {key, klen, val, vlen};
+        out->count++; /* the flat_map -> next pipe hot path, checked first */
+        return epipe_push(out->to, &r);
+    }
     if ((!key && klen) || (!val && vlen)) return em__seterr(EM_EINVAL, "em_emit_pair: NULL key or value with a length");
     em_rec r = {key ? key : "", klen, val ? val : "", vlen};
-    if (out && out->mode == EMIT_PUSH && key && (val || !vlen) && klen + vlen <= out->max_record) {
-        out->count++; /* the flat_map -> next pipe hot path */
+    if (out && out->mode == EMIT_PUSH && key && !vlen && klen <= out->max_record) {
+        out->count++; /* an empty value given as NULL */
         return epipe_push(out->to, &r);
     }
     return em_emit_rec(out, &r);

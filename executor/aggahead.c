@@ -15,18 +15,20 @@ void ah_init(aggahead *q, aggmap *m, const agg_spec *a, ebuf *out) {
 }
 
 /* A user combiner: create or merge_value through agg_step (a result of
- * up to 8 bytes comes back as a word, no buffer), stored in entry i. */
+ * up to 8 bytes comes back as a word, no buffer), stored in entry i: in
+ * place when it keeps the entry's width (a new entry has room for 8
+ * bytes), which the user's function cannot change meanwhile. */
 static int merge_user(aggahead *q, size_t i, int found, const uint8_t *v) {
-    const agg_spec *a = q->a;
-    em_rec val = {NULL, 0, v, 8}, c = {NULL, 0, NULL, 0};
-    int rc;
-    if (found) {
-        aggmap_get(q->m, i, &c);
-        c.key = NULL;
-        c.klen = 0;
-    }
+    size_t clen;
+    uint8_t *comb = aggmap_comb_len(q->m, i, &clen);
+    em_rec val = {NULL, 0, v, 8}, c = {NULL, 0, comb, clen};
     uint64_t w;
-    if ((rc = agg_step(a, found ? AGG_MERGE_VALUE : AGG_CREATE, &c, &val, &w, q->out)) < 0) return rc;
+    int rc = agg_step(q->a, found ? AGG_MERGE_VALUE : AGG_CREATE, &c, &val, &w, q->out);
+    if (rc < 0) return rc;
+    if ((size_t)rc == clen && rc <= 8) {
+        memcpy(comb, &w, (size_t)rc);
+        return 0;
+    }
     return aggmap_set_comb(q->m, i, rc <= 8 ? (const void *)&w : q->out->p, (size_t)rc);
 }
 

@@ -178,6 +178,15 @@ static inline uint8_t *aggmap_comb(aggmap *m, size_t i) {
     memcpy(&klen, p, 4);
     return p + 8 + klen;
 }
+/* The same, and its length in *clen: a caller that reads the combiner and
+ * writes one of the same length back finds the entry once. */
+static inline uint8_t *aggmap_comb_len(aggmap *m, size_t i, size_t *clen) {
+    uint8_t *p = m->arena.p + aggmap__slot(m, i)->off;
+    uint32_t len[2];
+    memcpy(len, p, 8);
+    *clen = len[1];
+    return p + 8 + len[0];
+}
 /* Replace entry i's combiner with a copy of c[0, clen) (which must not point
  * into the arena).  0, or EM_ENOMEM / EM_ETOOBIG leaving the entry as it was.
  * One of the same length (sums, counts) is copied in place inline; another

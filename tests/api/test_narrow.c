@@ -72,6 +72,38 @@ static int fn_part_stats(int partition, em_iter *in, em_emitter *out, const void
     return 0;
 }
 
+/* v -> (v, empty value given as NULL) and (empty key given as NULL, v):
+ * both are pairs with the empty part's length 0. */
+static int fn_pair_null_parts(const em_rec *in, em_emitter *out, const void *arg) {
+    int rc = em_emit_pair(out, in->val, in->vlen, NULL, 0);
+    return rc ? rc : em_emit_pair(out, NULL, 0, in->val, in->vlen);
+}
+
+TEST(api_narrow_emit_pair_null_parts) {
+    em_ctx *c = open_test_ctx();
+    CHECK(c);
+    em_batch *b;
+    CHECK_OK(em_collect(em_flat_map(em_range(c, 0, 10, 1, 3), fn_pair_null_parts, NULL, 0), &b));
+    CHECK_EQ_I64(em_batch_count(b), 20);
+    for (size_t i = 0; i < 20; i++) {
+        em_rec r;
+        CHECK_OK(em_batch_get(b, i, &r));
+        CHECK(r.key != NULL);
+        int64_t v = (int64_t)i / 2;
+        if (i % 2 == 0) {
+            CHECK_EQ_I64(r.klen, 8);
+            CHECK_EQ_I64(r.vlen, 0);
+            CHECK_EQ_I64(em_i64_dec(r.key), v);
+        } else {
+            CHECK_EQ_I64(r.klen, 0);
+            CHECK_EQ_I64(r.vlen, 8);
+            CHECK_EQ_I64(em_i64_dec(r.val), v);
+        }
+    }
+    em_batch_free(b);
+    em_close(c);
+}
+
 TEST(api_narrow_map_partitions_index) {
     em_ctx *c = open_test_ctx();
     CHECK(c);
