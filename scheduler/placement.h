@@ -74,8 +74,9 @@ exec_rec *et_find(exec_table *t, int id);
  * the scheduler deepens its queue: 0, or EM_ENOMEM. */
 int et_add(exec_table *t, int id, int cores, int backlog, int backlog_max, const char *host);
 /* Room for n executors, so that the first n et_add calls allocate
- * nothing (for executors of fewer than 8 cores and queue slots, or that
- * accept any number): 0, or EM_ENOMEM. */
+ * nothing (for executors that join in id order from 0, of fewer than 8
+ * cores and queue slots or accepting any number; one out of order takes
+ * an entry in the moved map): 0, or EM_ENOMEM. */
 int et_reserve(exec_table *t, int n);
 void et_free(exec_table *t);
 /* x takes (delta 1) or gives back (delta -1) an attempt. */
