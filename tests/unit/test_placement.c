@@ -150,6 +150,11 @@ TEST(placement_cached_partition_preferred) {
     et_filter f = {skip_bits, &excluded};
     excluded |= 1u << 1;
     CHECK(et_choose(&t, 0, -1, 1, &f) == NULL);
+    /* The cached executor excluded, with room: as if nothing were cached,
+     * no locality wait. */
+    excluded = 1u << 0;
+    set_assigned(&t, 0, 0);
+    CHECK_EQ_I64(et_choose(&t, 0, -1, 0, &f)->id, 1);
     et_free(&t);
 }
 
