@@ -102,10 +102,6 @@ int em_emit_pair(em_emitter *out, const void *key, size_t klen, const void *val,
     }
     if ((!key && klen) || (!val && vlen)) return em__seterr(EM_EINVAL, "em_emit_pair: NULL key or value with a length");
     em_rec r = {key ? key : "", klen, val ? val : "", vlen};
-    if (out && out->mode == EMIT_PUSH && key && !vlen && klen <= out->max_record) {
-        out->count++; /* an empty value given as NULL */
-        return epipe_push(out->to, &r);
-    }
     return em_emit_rec(out, &r);
 }
 

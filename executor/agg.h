@@ -60,19 +60,24 @@ typedef struct agg_spec {
     const agg_user *user;
 } agg_spec;
 
+/* What a user's function (named fn in the error) left in word emitter e
+ * after returning rc: a result of at most 8 bytes into *w (the emitter
+ * wrote a longer one into its buffer).  Its length, or a negative code. */
+static inline int agg_word_result(int rc, const em_emitter *e, const char *fn, uint64_t *w) {
+    if (rc < 0) return rc;
+    if (e->count != 1) return em__seterr(EM_EUSER, "%s emitted %lld values (must be 1)", fn, (long long)e->count);
+    if (e->wlen > (size_t)INT32_MAX) return em__seterr(EM_ETOOBIG, "a combiner of %zu bytes", e->wlen);
+    if (e->wlen <= 8) *w = e->word;
+    return (int)e->wlen;
+}
+
 /* Call a user's combine function fn(c, v) with an emitter whose target is
  * a word (emit.h's EMIT_WORD): a result of at most 8 bytes into *w, zero
  * padded, a longer one into out.  Its length, or a negative code. */
 static inline int agg_call_word(em_comb_fn fn, const em_rec *c, const em_rec *v, const void *arg, size_t max_record,
                                 uint64_t *w, ebuf *out) {
     em_emitter e = {EMIT_WORD, NULL, NULL, out, 0, max_record, 0, 0};
-    int rc = fn(c, v, &e, arg);
-    if (rc < 0) return rc;
-    if (e.count != 1)
-        return em__seterr(EM_EUSER, "a combine function emitted %lld values (must be 1)", (long long)e.count);
-    if (e.wlen > (size_t)INT32_MAX) return em__seterr(EM_ETOOBIG, "a combiner of %zu bytes", e.wlen);
-    if (e.wlen <= 8) *w = e.word;
-    return (int)e.wlen;
+    return agg_word_result(fn(c, v, &e, arg), &e, "a combine function", w);
 }
 
 /* A value as its own combiner (create_identity), into *w or out: its
@@ -103,12 +108,7 @@ static inline void agg_builtin_create(const agg_spec *a, uint8_t *c, const uint8
  * agg_call_word. */
 static inline int agg_create_word(const agg_user *u, const em_rec *v, uint64_t *w, ebuf *out) {
     em_emitter e = {EMIT_WORD, NULL, NULL, out, 0, u->max_record, 0, 0};
-    int rc = u->create(v, &e, u->arg);
-    if (rc < 0) return rc;
-    if (e.count != 1) return em__seterr(EM_EUSER, "create_combiner emitted %lld values (must be 1)", (long long)e.count);
-    if (e.wlen > (size_t)INT32_MAX) return em__seterr(EM_ETOOBIG, "a combiner of %zu bytes", e.wlen);
-    if (e.wlen <= 8) *w = e.word;
-    return (int)e.wlen;
+    return agg_word_result(u->create(v, &e, u->arg), &e, "create_combiner", w);
 }
 
 /* One step of a user's combiner for a table of words -- AGG_CREATE (c

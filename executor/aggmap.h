@@ -171,15 +171,9 @@ static inline void aggmap_get(const aggmap *m, size_t i, em_rec *r) {
     r->val = p + 8 + len[0];
     r->vlen = len[1];
 }
-/* Entry i's combiner bytes, writable in place (the length stays). */
-static inline uint8_t *aggmap_comb(aggmap *m, size_t i) {
-    uint8_t *p = m->arena.p + aggmap__slot(m, i)->off;
-    uint32_t klen;
-    memcpy(&klen, p, 4);
-    return p + 8 + klen;
-}
-/* The same, and its length in *clen: a caller that reads the combiner and
- * writes one of the same length back finds the entry once. */
+/* Entry i's combiner bytes, writable in place (the length stays), and
+ * their length in *clen: a caller that reads the combiner and writes one
+ * of the same length back finds the entry once. */
 static inline uint8_t *aggmap_comb_len(aggmap *m, size_t i, size_t *clen) {
     uint8_t *p = m->arena.p + aggmap__slot(m, i)->off;
     uint32_t len[2];
@@ -187,18 +181,21 @@ static inline uint8_t *aggmap_comb_len(aggmap *m, size_t i, size_t *clen) {
     *clen = len[1];
     return p + 8 + len[0];
 }
+static inline uint8_t *aggmap_comb(aggmap *m, size_t i) {
+    size_t clen;
+    return aggmap_comb_len(m, i, &clen);
+}
 /* Replace entry i's combiner with a copy of c[0, clen) (which must not point
  * into the arena).  0, or EM_ENOMEM / EM_ETOOBIG leaving the entry as it was.
  * One of the same length (sums, counts) is copied in place inline; another
  * goes out of line. */
 int aggmap__set_comb_resized(aggmap *m, size_t i, const void *c, size_t clen);
 static inline int aggmap_set_comb(aggmap *m, size_t i, const void *c, size_t clen) {
-    uint8_t *p = m->arena.p + aggmap__slot(m, i)->off;
-    uint32_t len[2];
-    memcpy(len, p, 8);
-    if (clen != len[1]) return aggmap__set_comb_resized(m, i, c, clen);
-    if (clen == 8) memcpy(p + 8 + len[0], c, 8); /* counts and sums: no call */
-    else if (clen) memcpy(p + 8 + len[0], c, clen);
+    size_t cur;
+    uint8_t *p = aggmap_comb_len(m, i, &cur);
+    if (clen != cur) return aggmap__set_comb_resized(m, i, c, clen);
+    if (clen == 8) memcpy(p, c, 8); /* counts and sums: no call */
+    else if (clen) memcpy(p, c, clen);
     return 0;
 }
 
