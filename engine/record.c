@@ -7,6 +7,7 @@
 
 #include "ember.h"
 #include "recfmt.h"
+#include "shortkey.h"
 
 /* The library's functions; ember.h's macros of these names call the inline
  * copies, hence the parentheses. */
@@ -110,40 +111,25 @@ int em_cogroup_unpack_n(const void *v, size_t vlen, int n, const void **lists, s
 }
 
 /* A 64-bit multiply-xorshift hash over 8-byte words (wyhash-like mixing);
- * fast for short keys, which dominate shuffles. */
-static inline uint64_t mix(uint64_t a, uint64_t b) {
-    __uint128_t r = (__uint128_t)a * b;
-    return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
+ * fast for short keys, which dominate shuffles: those of up to 16 bytes
+ * take one multiply (shortkey.h, which tables call inline). */
 uint64_t em_hash(const void *data, size_t n) {
     const uint8_t *p = data;
-    const uint64_t k1 = 0xA0761D6478BD642Full, k2 = 0xE7037ED1A0B428DBull;
-    uint64_t a = 0, b = 0;
-    if (n <= 16) { /* words and small keys: one multiply */
-        if (n >= 8) {
-            memcpy(&a, p, 8);
-            memcpy(&b, p + n - 8, 8);
-        } else if (n >= 4) {
-            uint32_t x, y;
-            memcpy(&x, p, 4);
-            memcpy(&y, p + n - 4, 4);
-            a = x;
-            b = y;
-        } else if (n) {
-            a = (uint64_t)p[0] << 16 | (uint64_t)p[n >> 1] << 8 | p[n - 1];
-        }
-        return mix(a ^ k1 ^ n, b ^ k2);
+    const uint64_t k1 = SK_K1, k2 = SK_K2;
+    if (n <= SK_MAX) {
+        uint64_t a, b;
+        sk_load(p, n, &a, &b);
+        return sk_hash(a, b, n);
     }
     uint64_t h = 0x9E3779B97F4A7C15ull ^ n, w;
     while (n >= 8) {
         memcpy(&w, p, 8);
-        h = mix(h ^ w ^ k1, k2);
+        h = sk_mix(h ^ w ^ k1, k2);
         p += 8;
         n -= 8;
     }
     w = 0;
     if (n) memcpy(&w, p, n);
-    h = mix(h ^ w ^ k2, k1 ^ (uint64_t)n);
-    return mix(h, k1);
+    h = sk_mix(h ^ w ^ k2, k1 ^ (uint64_t)n);
+    return sk_mix(h, k1);
 }

@@ -116,7 +116,7 @@ static inline int agg_create_word(const agg_user *u, const em_rec *v, uint64_t *
  * directly, else its buffer functions.  A result of at most 8 bytes goes
  * into *w, zero padded; a longer one replaces out's content.  Its length,
  * or a negative code. */
-static inline int agg_step(const agg_spec *g, int step, const em_rec *c, const em_rec *v, uint64_t *w, ebuf *out) {
+static inline __attribute__((always_inline)) int agg_step(const agg_spec *g, int step, const em_rec *c, const em_rec *v, uint64_t *w, ebuf *out) {
     const agg_user *u = g->user;
     if (u) {
         if (step != AGG_CREATE)

@@ -9,9 +9,13 @@
  * its slot, then its arena record -- and a record passed in alone waits for
  * both.  Here each record is hashed as it arrives and its slot is
  * prefetched; AH_ENTRY_AHEAD records before its merge its arena record is
- * prefetched (the slot has arrived by then); it is merged into the table
- * AH_DEPTH records after it arrived, when both lines are loaded.  So many
- * lookups overlap.  (Measured on the word count: 32 and 8 beat 16 and 8.)
+ * prefetched (the slot has arrived by then); it is merged into the table,
+ * both lines loaded, once the queue is full: the AH_FLUSH oldest records
+ * in one loop (one call for them all; ah_add itself calls nothing for a
+ * key of up to SK_MAX bytes).  So many lookups overlap.
+ * (Measured on the word count: 32 and 8 beat 16 and 8.)  A key of up to
+ * SK_MAX bytes (shortkey.h) is read once, as two words that give its hash
+ * and are what the table compares.
  *
  * Records are merged in arrival order (a FIFO; a key too long for the
  * queue drains it first), so the table ends up exactly as merging each
@@ -31,12 +35,14 @@
 #define AH_DEPTH 32      /* records in flight (a power of two) */
 #define AH_ENTRY_AHEAD 8 /* records between an entry's prefetch and its merge */
 #define AH_KEY_MAX 44    /* longer keys are merged at once, after a drain */
+#define AH_FLUSH 16      /* records a full queue merges in one go */
 
 typedef struct ah_ent {
     uint64_t h;
     uint8_t v[8];
     uint32_t klen;
-    uint8_t key[AH_KEY_MAX];
+    uint8_t key[AH_KEY_MAX]; /* up to SK_MAX bytes: the key's two words
+                                (shortkey.h), compared as such */
 } ah_ent; /* 64 bytes: a cache line */
 
 typedef struct aggahead {
@@ -54,9 +60,10 @@ typedef struct aggahead {
 void ah_init(aggahead *q, aggmap *m, const agg_spec *a, ebuf *out);
 
 /* Queue record r (r->vlen == 8, which the caller checks), merging the
- * oldest queued record when the queue is full.  0, or EM_ENOMEM / EM_ETOOBIG
- * from the table (aggmap_upsert_h, aggmap_set_comb) or a user function's
- * error, which then misses that oldest record. */
+ * AH_FLUSH oldest queued records when the queue is full.  0, or EM_ENOMEM /
+ * EM_ETOOBIG from the table (aggmap_upsert_h, aggmap_set_comb) or a user
+ * function's error, which then misses the record it failed on (those
+ * before it are merged). */
 int ah_add(aggahead *q, const em_rec *r);
 
 /* Merge every queued record; afterwards the table holds all records added.

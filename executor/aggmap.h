@@ -31,6 +31,7 @@
 #include "ember.h"
 #include "err.h"
 #include "recfmt.h"
+#include "shortkey.h"
 
 typedef struct am_slot {
     uint32_t tag;  /* high 32 bits of the key's hash; the slot number is tag & mask */
@@ -130,6 +131,7 @@ static inline int aggmap__key_eq(const uint8_t *a, const uint8_t *b, size_t n) {
         memcpy(&y1, b + n - 4, 4);
         return x0 == y0 && x1 == y1;
     }
+    if (n && n < 4) return a[0] == b[0] && a[n >> 1] == b[n >> 1] && a[n - 1] == b[n - 1];
     return !n || !memcmp(a, b, n);
 }
 
@@ -150,6 +152,31 @@ static inline int aggmap_find_h(aggmap *m, const void *key, size_t klen, uint64_
         uint32_t kl;
         memcpy(&kl, p, 4);
         if (kl == klen && aggmap__key_eq(p + 8, (const uint8_t *)key, klen)) {
+            m->hot_slot = (uint32_t)j;
+            *idx = m->hot_i = s->idx;
+            return 1;
+        }
+    }
+}
+
+/* aggmap_find_h for a key of n <= SK_MAX bytes given as shortkey.h's
+ * words a and b (and its hash h): a stored key of that length compares
+ * as its two words. */
+static inline int aggmap_find_short(aggmap *m, uint64_t a, uint64_t b, size_t n, uint64_t h, size_t *idx) {
+    EM_ASSERT(!m->sorted);
+    if (!m->mask) return 0;
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (size_t j = (size_t)tag & m->mask;; j = (j + 1) & m->mask) {
+        const am_slot *s = &m->slots[j];
+        if (!s->off) return 0;
+        if (s->tag != tag) continue;
+        const uint8_t *p = m->arena.p + s->off;
+        uint32_t kl;
+        uint64_t x, y;
+        memcpy(&kl, p, 4);
+        if (kl != n) continue;
+        sk_load(p + 8, n, &x, &y);
+        if (x == a && y == b) {
             m->hot_slot = (uint32_t)j;
             *idx = m->hot_i = s->idx;
             return 1;

@@ -74,6 +74,14 @@ static inline int ct_add(combtab *t, const em_rec *r) {
     return !t->use8 && r->vlen == 8 ? ah_add(&t->ahead, r) : ct__add(t, r);
 }
 
+/* Once keys are in the general table (ct_direct), ct_add of a record of
+ * an 8-byte value is ct_add_direct: the queue's add, which a caller's
+ * per-record path can call itself; and ct_mem is ct_direct_mem plus what
+ * the 8-byte table keeps, which stays as it is from then on. */
+static inline int ct_direct(const combtab *t) { return !t->use8; }
+static inline int ct_add_direct(combtab *t, const em_rec *r) { return ah_add(&t->ahead, r); }
+static inline size_t ct_direct_mem(const combtab *t) { return aggmap_mem(&t->map); }
+
 /* Merge every record added; 0 or an error as ct_add's. */
 int ct_drain(combtab *t);
 

@@ -120,6 +120,10 @@ struct shuffle_writer {
     int passing;        /* the combining ratio was poor: records pass
                            uncombined (checked once, when comb_in reaches
                            SW_ADAPT_ROWS) */
+    int direct;         /* combining, not passing, keys in the general
+                           table (ct_direct): sw_add's hot path */
+    size_t direct_budget; /* comb_budget less what the 8-byte table keeps:
+                           ct_direct_mem's limit */
     unsigned values;    /* BF_VALUES once passing with a user create: the
                            blocks begun since hold values as they came */
     bf_codec file_codec; /* the codec of files and spills (o.codec is the
@@ -503,16 +507,50 @@ static int adapt(shuffle_writer *w) {
     return 0;
 }
 
-int sw_add(shuffle_writer *w, const em_rec *r) {
+/* Whether the next records can take sw_add's hot path, and the general
+ * table's share of the budget when they can. */
+static void direct_check(shuffle_writer *w) {
+    size_t kept = ct_mem(&w->comb) - ct_direct_mem(&w->comb);
+    w->direct = w->o.combine && !w->passing && ct_direct(&w->comb);
+    w->direct_budget = w->comb_budget > kept ? w->comb_budget - kept : 0;
+}
+
+/* Every record but the hot path's.  The checks a record's add would have
+ * to make after it -- the adaptive one, the table's budget -- are made
+ * before the next record instead, which is where they matter (the table
+ * is written out at sw_commit all the same).  Never inlined: sw_add's hot
+ * path would then carry its frame. */
+static __attribute__((noinline)) int add_general(shuffle_writer *w, const em_rec *r) {
     if (!w->o.combine) return part_add(w, w->o.partition(w->o.pctx, r), r);
     if (!r->key) return em__seterr(EM_EINVAL, "shuffle %u: map-side combine needs pair records", w->o.shuffle_id);
     if (w->passing) return pass_uncombined(w, r);
     const agg_spec *a = w->o.combine;
     int rc;
     if (a->builtin && r->vlen != 8) return comb_bad_len(a->builtin, r->vlen);
+    if (w->comb_in == SW_ADAPT_ROWS) {
+        if ((rc = adapt(w))) return rc;
+        if (w->passing) {
+            direct_check(w);
+            return pass_uncombined(w, r);
+        }
+    }
+    if (ct_mem(&w->comb) > w->comb_budget && (rc = dump_comb(w))) return rc;
     if ((rc = ct_add(&w->comb, r))) return rc;
-    if (++w->comb_in == SW_ADAPT_ROWS && (rc = adapt(w))) return rc;
-    return ct_mem(&w->comb) > w->comb_budget ? dump_comb(w) : 0;
+    w->comb_in++;
+    direct_check(w); /* the record may have moved the keys to the general table */
+    return 0;
+}
+
+int sw_add(shuffle_writer *w, const em_rec *r) {
+    /* A pair of an 8-byte value (a word count's) once keys are in the
+     * general table: straight to its queue, a tail call, while neither
+     * check of add_general is due. */
+    if (w->direct && r->vlen == 8 && r->key && w->comb_in != SW_ADAPT_ROWS &&
+        ct_direct_mem(&w->comb) <= w->direct_budget) {
+        w->comb_in++;
+        return ct_add_direct(&w->comb, r);
+    }
+    return add_general(w, r);
 }
 
 /* Whether records go to the partitions as they are: no combining, or

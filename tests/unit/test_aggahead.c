@@ -129,8 +129,9 @@ TEST(aggahead_same_table_as_merging_at_once) {
     CHECK_EQ_I64(run(0, 0, 0), 7);
 }
 
-/* Queued records reach the table only when the queue is full or drained;
- * a key longer than AH_KEY_MAX drains the queue and goes in at once. */
+/* Queued records reach the table only when the queue is full -- then its
+ * oldest AH_FLUSH go in -- or drained; a key longer than AH_KEY_MAX drains
+ * the queue and goes in at once. */
 TEST(aggahead_queue_holds_records_until_drained) {
     agg_spec a;
     memset(&a, 0, sizeof a);
@@ -141,15 +142,19 @@ TEST(aggahead_queue_holds_records_until_drained) {
     ah_init(&q, &m, &a, NULL);
     uint8_t v[8], key[AH_KEY_MAX + 1];
     enc_i64(1, v);
-    for (int i = 0; i < AH_DEPTH; i++) {
+    for (int i = 0; i < AH_DEPTH - 1; i++) {
         key[0] = (uint8_t)i;
         em_rec r = {key, 1, v, 8};
         CHECK_OK(ah_add(&q, &r));
     }
     CHECK_EQ_I64((int64_t)aggmap_count(&m), 0);
-    em_rec r = {key, 1, v, 8}; /* key[0] == AH_DEPTH - 1 again */
-    CHECK_OK(ah_add(&q, &r));
-    CHECK_EQ_I64((int64_t)aggmap_count(&m), 1); /* the oldest went in */
+    key[0] = AH_DEPTH - 1;
+    em_rec r = {key, 1, v, 8};
+    CHECK_OK(ah_add(&q, &r)); /* full: the oldest AH_FLUSH go in */
+    CHECK_EQ_I64((int64_t)aggmap_count(&m), AH_FLUSH);
+    CHECK_EQ_I64(q.n, AH_DEPTH - AH_FLUSH);
+    CHECK_OK(ah_add(&q, &r)); /* key AH_DEPTH - 1 again */
+    CHECK_EQ_I64((int64_t)aggmap_count(&m), AH_FLUSH);
     memset(key, 'x', sizeof key);
     em_rec big = {key, AH_KEY_MAX + 1, v, 8};
     CHECK_OK(ah_add(&q, &big));

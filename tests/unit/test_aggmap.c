@@ -2,7 +2,8 @@
  * test_aggmap.c -- the aggregation table's key comparison: keys of every
  * length from 0 to 20 bytes (the inline compares of 4-7 and 8-16 bytes,
  * and memcmp for the others) that differ from each other in one byte, at
- * any position, are distinct entries, and each is found again.
+ * any position, are distinct entries, and each is found again, by
+ * its bytes and (up to 16 bytes) by its shortkey.h words.
  */
 #include <stdint.h>
 #include <string.h>
@@ -39,6 +40,32 @@ TEST(aggmap_keys_differing_in_one_byte) {
             CHECK_EQ_I64(aggmap_upsert(&m, key, len, &idx), 1);
             CHECK_EQ_I64((int64_t)idx, (int64_t)want++);
             key[at] = 'a';
+        }
+    }
+    CHECK_EQ_I64((int64_t)want, (int64_t)n);
+    /* The same keys of up to SK_MAX bytes as shortkey.h's words: each is
+     * found, as the same entry; its words hash as em_hash and store back
+     * as its bytes. */
+    want = 0;
+    for (size_t len = 0; len <= 20; len++) {
+        memset(key, 'a', sizeof key);
+        for (size_t at = 0; at <= len; at++) {
+            if (at) key[at - 1] = 'b';
+            if (len > SK_MAX) {
+                want++;
+            } else {
+                uint64_t a, b, h;
+                uint8_t back[SK_MAX + 1];
+                sk_load(key, len, &a, &b);
+                h = sk_hash(a, b, len);
+                CHECK(h == em_hash(key, len));
+                memset(back, 0xee, sizeof back);
+                sk_store(back, len, a, b);
+                CHECK(!memcmp(back, key, len) && back[len] == 0xee);
+                CHECK_EQ_I64(aggmap_find_short(&m, a, b, len, h, &idx), 1);
+                CHECK_EQ_I64((int64_t)idx, (int64_t)want++);
+            }
+            if (at) key[at - 1] = 'a';
         }
     }
     CHECK_EQ_I64((int64_t)want, (int64_t)n);
