@@ -22,17 +22,21 @@ void ct_init(combtab *t, const agg_spec *a, ebuf *out) {
 
 void ct_free(combtab *t) {
     agg8_free(&t->t8);
+    ah_free(&t->ahead);
     aggmap_free(&t->map);
 }
 
 /* A record the general way: 8-byte values through the look-ahead queue,
- * others at once, after the queue (arrival order). */
+ * others at once into the general table, after the queue (arrival order)
+ * and after the words (ah_general: a key is in one table). */
 static int add_general(combtab *t, const em_rec *r) {
     const agg_spec *a = t->a;
     size_t i;
     int rc;
     if (r->vlen == 8) return ah_add(&t->ahead, r);
-    if ((rc = ah_drain(&t->ahead)) || (rc = aggmap_upsert(&t->map, r->key, r->klen, &i)) < 0) return rc;
+    if ((rc = ah_drain(&t->ahead)) || (rc = ah_general(&t->ahead)) ||
+        (rc = aggmap_upsert(&t->map, r->key, r->klen, &i)) < 0)
+        return rc;
     em_rec v = {NULL, 0, r->val, r->vlen}, c;
     ebuf_reset(t->out);
     if (rc) {
@@ -46,13 +50,15 @@ static int add_general(combtab *t, const em_rec *r) {
     return rc < 0 ? rc : aggmap_set_comb(&t->map, i, t->out->p, t->out->len);
 }
 
-/* Every key of the 8-byte table to the general one, which takes every
- * record from now on.  The FIFO is the caller's to empty. */
+/* Every key of the 8-byte table to the queue's tables (ah_put), which
+ * take every record from now on.  The FIFO is the caller's to empty. */
 static int leave8(combtab *t) {
-    if (t->expect) (void)aggmap_reserve(&t->map, t->expect); /* a start: without it, the table grows */
+    ah_expect(&t->ahead, t->expect);
     if (t->cw < 0) t->cw = 0; /* no combiner held yet */
     t->use8 = 0;
-    return agg8_move_all(&t->t8, &t->map, t->kw < 0 ? 0 : (size_t)t->kw, (size_t)t->cw);
+    int rc = agg8_each(&t->t8, t->kw < 0 ? 0 : (size_t)t->kw, (size_t)t->cw, ah_put, &t->ahead);
+    agg8_free(&t->t8);
+    return rc;
 }
 
 /* The records still queued, in order, to the general table. */
@@ -96,7 +102,8 @@ static int merge_user(combtab *t, agg8_slot *s, int found, const uint8_t *v) {
         return 0;
     }
     uint64_t key = s->key;
-    if ((rc = leave8(t)) || (rc = aggmap_upsert_n(&t->map, &key, (size_t)t->kw, 0, &j)) < 0 ||
+    if ((rc = leave8(t)) || (rc = ah_general(&t->ahead)) ||
+        (rc = aggmap_upsert_n(&t->map, &key, (size_t)t->kw, 0, &j)) < 0 ||
         (rc = aggmap_set_comb(&t->map, j, c, clen)))
         return rc;
     return requeue(t);
@@ -153,18 +160,18 @@ int ct_drain(combtab *t) {
     return rc ? rc : ah_drain(&t->ahead);
 }
 
-size_t ct_count(const combtab *t) { return t->use8 ? t->t8.n : aggmap_count(&t->map); }
+size_t ct_count(const combtab *t) { return t->use8 ? t->t8.n : ah_count(&t->ahead); }
 
-size_t ct_mem(const combtab *t) { return agg8_mem(&t->t8) + aggmap_mem(&t->map); }
+size_t ct_mem(const combtab *t) { return agg8_mem(&t->t8) + ah_mem(&t->ahead); }
 
 int ct_each(combtab *t, rec_sink_fn fn, void *ctx) {
     int rc = ct_drain(t);
     if (rc) return rc;
-    if (!t->use8) return aggmap_each(&t->map, fn, ctx);
+    if (!t->use8) return ah_each(&t->ahead, fn, ctx);
     return agg8_each(&t->t8, t->kw < 0 ? 0 : (size_t)t->kw, t->cw < 0 ? 0 : (size_t)t->cw, fn, ctx);
 }
 
 void ct_clear(combtab *t) {
     if (t->use8) agg8_clear(&t->t8);
-    else aggmap_clear(&t->map);
+    else ah_clear(&t->ahead);
 }

@@ -12,8 +12,9 @@
  * slot, then its arena record).  Records wait in a short FIFO whose home
  * slots are prefetched as they arrive, so the lookups of cold keys
  * overlap.  The first record or combiner that does not fit moves every
- * key to the general table, an aggmap behind its own look-ahead queue
- * (aggahead.h), which takes every record from then on.
+ * key behind the look-ahead queue (aggahead.h), which takes every record
+ * from then on: into its word table (keys of up to 16 bytes, 8-byte
+ * combiners) or the general table, an aggmap.
  *
  * Records merge in arrival order in both tables, so each key's combiner
  * is exactly what merging each record at once gives (float sums
@@ -80,7 +81,7 @@ static inline int ct_add(combtab *t, const em_rec *r) {
  * the 8-byte table keeps, which stays as it is from then on. */
 static inline int ct_direct(const combtab *t) { return !t->use8; }
 static inline int ct_add_direct(combtab *t, const em_rec *r) { return ah_add(&t->ahead, r); }
-static inline size_t ct_direct_mem(const combtab *t) { return aggmap_mem(&t->map); }
+static inline size_t ct_direct_mem(const combtab *t) { return ah_mem(&t->ahead); }
 
 /* Merge every record added; 0 or an error as ct_add's. */
 int ct_drain(combtab *t);

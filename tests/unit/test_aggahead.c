@@ -1,11 +1,13 @@
 /*
- * test_aggahead.c -- the map-side combine's look-ahead queue leaves the
- * table exactly as merging each record at once does: same entries in the
- * same order, bit-identical combiners (float sums, whose value depends on
- * the order of additions, included), with keys too long for the queue and
- * with the table read and cleared part way as the shuffle writer does; and
- * so does a user combiner called through the spec's functions, one whose
- * width changes with the data included.
+ * test_aggahead.c -- the map-side combine's look-ahead queue and its two
+ * tables hold exactly what merging each record at once into one table
+ * does: the same keys, each once, with bit-identical combiners (float
+ * sums, whose value depends on the order of additions, included), with
+ * keys of every length (words, longer keys, keys too long for the queue)
+ * and with the tables read and cleared part way as the shuffle writer
+ * does; and so does a user combiner called through the spec's functions,
+ * one whose width changes with the data (which moves the words to the
+ * general table) included.
  */
 #include <stdint.h>
 #include <string.h>
@@ -62,17 +64,42 @@ static int merge_now(aggmap *m, const agg_spec *a, const em_rec *r) {
     return 0;
 }
 
-/* Both tables hold the same entries, in the same order, byte for byte. */
-static int same_tables(const aggmap *x, const aggmap *y) {
-    if (aggmap_count(x) != aggmap_count(y)) return 0;
-    for (size_t i = 0; i < aggmap_count(x); i++) {
+static int collect(void *ctx, const em_rec *r) {
+    aggmap *m = ctx;
+    size_t i;
+    int rc = aggmap_upsert(m, r->key, r->klen, &i);
+    if (rc) return -1; /* a key given twice */
+    return aggmap_set_comb(m, i, r->val, r->vlen);
+}
+
+/* The queue's tables hold the keys of x, each once, with the same
+ * combiners byte for byte. */
+static int same_tables(const aggmap *x, const aggahead *q) {
+    aggmap y;
+    aggmap_init(&y);
+    int same = !ah_each(q, collect, &y) && aggmap_count(x) == aggmap_count(&y) && ah_count(q) == aggmap_count(x);
+    for (size_t i = 0; same && i < aggmap_count(x); i++) {
         em_rec a, b;
+        size_t j;
         aggmap_get(x, i, &a);
-        aggmap_get(y, i, &b);
-        if (a.klen != b.klen || a.vlen != b.vlen || memcmp(a.key, b.key, a.klen) || memcmp(a.val, b.val, a.vlen))
-            return 0;
+        same = aggmap_upsert(&y, a.key, a.klen, &j) == 1;
+        if (!same) break;
+        aggmap_get(&y, j, &b);
+        same = a.vlen == b.vlen && !memcmp(a.val, b.val, a.vlen);
     }
-    return 1;
+    aggmap_free(&y);
+    return same;
+}
+
+/* Key key's combiner in the queue's tables as an int64, or -1 if absent. */
+static int64_t comb_of(const aggahead *q, const uint8_t *key, size_t klen) {
+    aggmap y;
+    size_t j;
+    int64_t v = -1;
+    aggmap_init(&y);
+    if (!ah_each(q, collect, &y) && aggmap_upsert(&y, key, klen, &j) == 1) v = dec_i64(aggmap_comb(&y, j));
+    aggmap_free(&y);
+    return v;
 }
 
 /* 300,000 records of skewed keys through both paths; every ~50,000
@@ -107,12 +134,13 @@ static int run(int op, int has_zero, int doubles) {
         if (merge_now(&direct, &a, &rec) || ah_add(&q, &rec)) return -1;
         if (n % 49999 == 0 || n == 300000) {
             if (ah_drain(&q)) return -1;
-            held += same_tables(&direct, &queued);
+            held += same_tables(&direct, &q);
             aggmap_clear(&direct);
-            aggmap_clear(&queued);
+            ah_clear(&q);
         }
     }
     aggmap_free(&direct);
+    ah_free(&q);
     aggmap_free(&queued);
     ebuf_free(&out);
     return held;
@@ -147,28 +175,35 @@ TEST(aggahead_queue_holds_records_until_drained) {
         em_rec r = {key, 1, v, 8};
         CHECK_OK(ah_add(&q, &r));
     }
-    CHECK_EQ_I64((int64_t)aggmap_count(&m), 0);
+    CHECK_EQ_I64((int64_t)ah_count(&q), 0);
     key[0] = AH_DEPTH - 1;
     em_rec r = {key, 1, v, 8};
     CHECK_OK(ah_add(&q, &r)); /* full: the oldest AH_FLUSH go in */
-    CHECK_EQ_I64((int64_t)aggmap_count(&m), AH_FLUSH);
+    CHECK_EQ_I64((int64_t)ah_count(&q), AH_FLUSH);
     CHECK_EQ_I64(q.n, AH_DEPTH - AH_FLUSH);
     CHECK_OK(ah_add(&q, &r)); /* key AH_DEPTH - 1 again */
-    CHECK_EQ_I64((int64_t)aggmap_count(&m), AH_FLUSH);
+    CHECK_EQ_I64((int64_t)ah_count(&q), AH_FLUSH);
     memset(key, 'x', sizeof key);
     em_rec big = {key, AH_KEY_MAX + 1, v, 8};
     CHECK_OK(ah_add(&q, &big));
-    CHECK_EQ_I64((int64_t)aggmap_count(&m), AH_DEPTH + 1);
+    CHECK_EQ_I64((int64_t)ah_count(&q), AH_DEPTH + 1);
     CHECK_EQ_I64(q.n, 0);
+    /* The words in the word table, the big key in the general one. */
+    CHECK_EQ_I64((int64_t)agg16_count(&q.w), AH_DEPTH);
+    CHECK_EQ_I64((int64_t)aggmap_count(&m), 1);
     /* Key AH_DEPTH - 1 was added twice: its sum is 2; the big key's 1. */
-    em_rec e;
-    aggmap_get(&m, AH_DEPTH - 1, &e);
-    CHECK_EQ_I64(e.klen, 1);
-    CHECK_EQ_I64(dec_i64(e.val), 2);
-    aggmap_get(&m, AH_DEPTH, &e);
-    CHECK_EQ_I64(e.klen, AH_KEY_MAX + 1);
-    CHECK_EQ_I64(dec_i64(e.val), 1);
+    uint8_t k = AH_DEPTH - 1;
+    CHECK_EQ_I64(comb_of(&q, &k, 1), 2);
+    CHECK_EQ_I64(comb_of(&q, key, AH_KEY_MAX + 1), 1);
     CHECK_OK(ah_drain(&q));
+    CHECK_EQ_I64((int64_t)ah_count(&q), AH_DEPTH + 1);
+    /* Every word to the general table: the same keys and sums. */
+    CHECK_OK(ah_general(&q));
     CHECK_EQ_I64((int64_t)aggmap_count(&m), AH_DEPTH + 1);
+    CHECK_EQ_I64((int64_t)agg16_count(&q.w), 0);
+    CHECK_EQ_I64(comb_of(&q, &k, 1), 2);
+    k = 0;
+    CHECK_EQ_I64(comb_of(&q, &k, 1), 1);
+    ah_free(&q);
     aggmap_free(&m);
 }

@@ -1,0 +1,89 @@
+/*
+ * agg16.h -- aggregation of keys of up to 16 bytes into 8-byte combiners:
+ * the map-side combine's table for words (aggahead.h), beside the general
+ * table (aggmap.h), which takes the longer keys and any other combiner.
+ *
+ * A key is held as shortkey.h's two words and its length, beside its
+ * combiner, in a 32-byte slot: a lookup touches one cache line and
+ * compares three words, where the general table touches a slot, then the
+ * arena record it points to, and compares bytes.  Open addressing with
+ * linear probing from the high half of the key's em_hash (sk_hash); the
+ * table doubles at half full.  A slot's len is the key's length plus one,
+ * 0 for an empty slot, so a table of zeroed memory is empty.
+ */
+#ifndef EM_AGG16_H
+#define EM_AGG16_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aggmap.h"
+#include "buf.h"
+#include "recfmt.h" /* rec_sink_fn */
+#include "shortkey.h"
+
+typedef struct agg16_slot {
+    uint64_t a, b; /* the key's words (sk_load) */
+    uint64_t len;  /* its length + 1; 0: empty */
+    uint64_t comb; /* its combiner's 8 bytes */
+} agg16_slot;
+
+typedef struct agg16 {
+    agg16_slot *slot; /* mask + 1 slots (a bigbuf.h buffer in mem) */
+    size_t mask;      /* 0 before first use */
+    size_t n;         /* keys held */
+    ebuf mem;
+} agg16;
+
+void agg16_init(agg16 *t);
+void agg16_free(agg16 *t);
+/* Before first use: slots for keys keys at most half full, in one buffer
+ * (a start: the table grows past it).  0 or EM_ENOMEM. */
+int agg16_reserve(agg16 *t, size_t keys);
+
+/* Fetch the home slot of a key of hash h.  Always inlined, as aggmap.h's
+ * prefetches are. */
+static inline __attribute__((always_inline)) void agg16_prefetch(const agg16 *t, uint64_t h) {
+    if (t->mask) __builtin_prefetch(&t->slot[(size_t)(h >> 32) & t->mask]);
+}
+
+/* Insert the key, absent, growing the table first when it is half full:
+ * 0 with *out its slot (its combiner zero), or EM_ENOMEM. */
+int agg16__insert(agg16 *t, uint64_t a, uint64_t b, size_t n, uint64_t h, agg16_slot **out);
+
+/* Whether the table holds the key of n <= SK_MAX bytes read as words a
+ * and b, of hash h (sk_hash): 1 with *out its slot, else 0. */
+static inline int agg16_find(const agg16 *t, uint64_t a, uint64_t b, size_t n, uint64_t h, agg16_slot **out) {
+    if (!t->mask) return 0;
+    for (size_t i = (size_t)(h >> 32) & t->mask;; i = (i + 1) & t->mask) {
+        agg16_slot *s = &t->slot[i];
+        if (s->len == n + 1 && s->a == a && s->b == b) {
+            *out = s;
+            return 1;
+        }
+        if (!s->len) return 0;
+    }
+}
+
+/* The slot of that key: 1 found, 0 inserted (its combiner zero, for the
+ * caller to set), or EM_ENOMEM.  The lookup inline, an insertion out of
+ * line. */
+static inline int agg16_upsert(agg16 *t, uint64_t a, uint64_t b, size_t n, uint64_t h, agg16_slot **out) {
+    return agg16_find(t, a, b, n, h, out) ? 1 : agg16__insert(t, a, b, n, h, out);
+}
+
+static inline size_t agg16_count(const agg16 *t) { return t->n; }
+
+/* Bytes its keys take at the half load it keeps: what a memory budget
+ * compares (not the slots allocated, which agg16_clear keeps). */
+static inline size_t agg16_mem(const agg16 *t) { return t->n * 2 * sizeof(agg16_slot); }
+
+/* Call fn with every key's record (the key's bytes, its 8-byte
+ * combiner), in slot order; stops at fn's first nonzero return, which it
+ * returns.  The record's views last until fn returns. */
+int agg16_each(const agg16 *t, rec_sink_fn fn, void *ctx);
+
+/* Drop every key, keeping the memory. */
+void agg16_clear(agg16 *t);
+
+#endif
