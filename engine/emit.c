@@ -106,8 +106,12 @@ int em_emit_pair(em_emitter *out, const void *key, size_t klen, const void *val,
 }
 
 /* An 8-byte value: a combiner's, into the emitter's word or its buffer
- * with the length known here; any other, the general way. */
-static inline int emit_value8(em_emitter *out, const uint8_t b[8]) {
+ * with the length known here; any other, the general way.  Out of line
+ * and given the value's bytes as a word, so that em_emit_i64's path into a
+ * word needs no frame. */
+static __attribute__((noinline)) int emit_value8(em_emitter *out, uint64_t w) {
+    uint8_t b[8];
+    memcpy(b, &w, 8);
     if (emit_word(out, b, 8)) return 0;
     if (out && out->mode == EMIT_VALUE && out->count == 0 && 8 <= out->max_record) {
         out->count = 1;
@@ -116,16 +120,28 @@ static inline int emit_value8(em_emitter *out, const uint8_t b[8]) {
     return em_emit(out, b, 8);
 }
 
+/* Encoded value w into the emitter's word (a combiner's result over a
+ * table of words: a user's a + b), else emit_value8. */
+static inline int emit_word8(em_emitter *out, uint64_t w) {
+    if (out && out->mode == EMIT_WORD && !out->count && out->max_record >= 8) {
+        out->count = 1;
+        out->wlen = 8;
+        out->word = w;
+        return 0;
+    }
+    return emit_value8(out, w);
+}
+
 int em_emit_i64(em_emitter *out, int64_t v) {
-    uint8_t b[8];
-    em_i64_enc(v, b);
-    return emit_value8(out, b);
+    uint64_t w;
+    em_i64_enc(v, &w);
+    return emit_word8(out, w);
 }
 
 int em_emit_f64(em_emitter *out, double v) {
-    uint8_t b[8];
-    em_f64_enc(v, b);
-    return emit_value8(out, b);
+    uint64_t w;
+    em_f64_enc(v, &w);
+    return emit_word8(out, w);
 }
 
 int em_emit_pair_i64(em_emitter *out, const void *key, size_t klen, int64_t v) {
