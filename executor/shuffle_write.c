@@ -535,9 +535,10 @@ static __attribute__((noinline)) int add_general(shuffle_writer *w, const em_rec
         }
     }
     if (ct_mem(&w->comb) > w->comb_budget && (rc = dump_comb(w))) return rc;
+    int was = ct_direct(&w->comb);
     if ((rc = ct_add(&w->comb, r))) return rc;
     w->comb_in++;
-    direct_check(w); /* the record may have moved the keys to the general table */
+    if (ct_direct(&w->comb) != was) direct_check(w); /* the keys moved to the general table */
     return 0;
 }
 
