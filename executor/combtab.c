@@ -110,7 +110,7 @@ static int merge_user(combtab *t, agg8_slot *s, int found, const uint8_t *v) {
 }
 
 /* Merge the oldest queued record into the 8-byte table. */
-static int pop8(combtab *t) {
+static inline __attribute__((always_inline)) int pop8(combtab *t) {
     uint64_t key = t->q[t->head].key;
     uint8_t v[8];
     memcpy(v, t->q[t->head].v, 8);
@@ -133,26 +133,50 @@ static int drain8(combtab *t) {
     return rc;
 }
 
-int ct__add(combtab *t, const em_rec *r) {
+/* Merge the oldest CT_FLUSH records of a full FIFO in one loop: one call
+ * frame for them all, where ct__add's path stays a leaf.  Stops at an
+ * error, or where a record moved the keys to the general table (the
+ * records after it went there too). */
+static __attribute__((noinline)) int flush8(combtab *t) {
+    for (int k = 0; k < CT_FLUSH && t->use8 && t->n; k++) {
+        int rc = pop8(t);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* Record r (key of kw bytes, 8-byte value) to the FIFO's end, its home
+ * slot fetched; a full FIFO is flushed. */
+static inline __attribute__((always_inline)) int queue8(combtab *t, const em_rec *r) {
+    uint64_t key = 0;
+    if (r->klen == 8) memcpy(&key, r->key, 8);
+    else for (size_t i = 0; i < r->klen; i++) ((uint8_t *)&key)[i] = ((const uint8_t *)r->key)[i];
+    unsigned at = (t->head + t->n) & (CT_DEPTH - 1);
+    t->q[at].key = key;
+    memcpy(t->q[at].v, r->val, 8);
+    agg8_prefetch(&t->t8, key);
+    return ++t->n == CT_DEPTH ? flush8(t) : 0;
+}
+
+/* Every record but one of the 8-byte table's width: the table's first,
+ * one that moves the keys to the general table, or one after that. */
+static __attribute__((noinline)) int add_other(combtab *t, const em_rec *r) {
     int rc = 0;
     if (t->use8 && (r->vlen != 8 || r->klen > 8 || (t->kw >= 0 && r->klen != (size_t)t->kw))) {
         if (!(rc = drain8(t)) && t->use8) rc = leave8(t);
         if (rc) return rc;
     }
-    if (t->use8 && t->n == CT_DEPTH && (rc = pop8(t))) return rc;
     if (!t->use8) return add_general(t, r);
     if (t->kw < 0) {
         if (t->expect8) (void)agg8_reserve(&t->t8, t->expect8); /* a start: without it, the table grows */
         t->kw = (int)r->klen;
     }
-    uint64_t key = 0;
-    memcpy(&key, r->key, r->klen);
-    unsigned at = (t->head + t->n) & (CT_DEPTH - 1);
-    t->q[at].key = key;
-    memcpy(t->q[at].v, r->val, 8);
-    t->n++;
-    agg8_prefetch(&t->t8, key);
-    return 0;
+    return queue8(t, r);
+}
+
+int ct__add(combtab *t, const em_rec *r) {
+    if (!t->use8 || r->vlen != 8 || r->klen != (size_t)t->kw) return add_other(t, r);
+    return queue8(t, r);
 }
 
 int ct_drain(combtab *t) {
@@ -161,8 +185,6 @@ int ct_drain(combtab *t) {
 }
 
 size_t ct_count(const combtab *t) { return t->use8 ? t->t8.n : ah_count(&t->ahead); }
-
-size_t ct_mem(const combtab *t) { return agg8_mem(&t->t8) + ah_mem(&t->ahead); }
 
 int ct_each(combtab *t, rec_sink_fn fn, void *ctx) {
     int rc = ct_drain(t);

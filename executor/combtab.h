@@ -34,6 +34,7 @@
 #include "aggmap.h"
 
 #define CT_DEPTH 16 /* records in flight in front of the 8-byte table */
+#define CT_FLUSH 8  /* records a full FIFO merges in one go */
 
 typedef struct combtab {
     const agg_spec *a;
@@ -75,21 +76,13 @@ static inline int ct_add(combtab *t, const em_rec *r) {
     return !t->use8 && r->vlen == 8 ? ah_add(&t->ahead, r) : ct__add(t, r);
 }
 
-/* Once keys are in the general table (ct_direct), ct_add of a record of
- * an 8-byte value is ct_add_direct: the queue's add, which a caller's
- * per-record path can call itself; and ct_mem is ct_direct_mem plus what
- * the 8-byte table keeps, which stays as it is from then on. */
-static inline int ct_direct(const combtab *t) { return !t->use8; }
-static inline int ct_add_direct(combtab *t, const em_rec *r) { return ah_add(&t->ahead, r); }
-static inline size_t ct_direct_mem(const combtab *t) { return ah_mem(&t->ahead); }
-
 /* Merge every record added; 0 or an error as ct_add's. */
 int ct_drain(combtab *t);
 
 /* Keys held (after ct_drain), and the bytes the table counts against a
  * memory budget. */
 size_t ct_count(const combtab *t);
-size_t ct_mem(const combtab *t);
+static inline size_t ct_mem(const combtab *t) { return agg8_mem(&t->t8) + ah_mem(&t->ahead); }
 
 /* Drain, then call fn with every key's record (key, combiner), stopping
  * at the first nonzero return, which it returns. */

@@ -120,10 +120,7 @@ struct shuffle_writer {
     int passing;        /* the combining ratio was poor: records pass
                            uncombined (checked once, when comb_in reaches
                            SW_ADAPT_ROWS) */
-    int direct;         /* combining, not passing, keys in the general
-                           table (ct_direct): sw_add's hot path */
-    size_t direct_budget; /* comb_budget less what the 8-byte table keeps:
-                           ct_direct_mem's limit */
+    int direct;         /* combining, not passing: sw_add's hot path */
     unsigned values;    /* BF_VALUES once passing with a user create: the
                            blocks begun since hold values as they came */
     bf_codec file_codec; /* the codec of files and spills (o.codec is the
@@ -178,6 +175,7 @@ shuffle_writer *sw_open(const sw_opts *opts) {
     w->plain = w->o.codec.id == BF_NONE;
     w->expect = memout_last_bytes(w->o.mem);
     if (opts->combine) {
+        w->direct = 1;
         ct_init(&w->comb, opts->combine, &w->scratch);
         ct_expect(&w->comb, sh_get(w->dir, opts->shuffle_id, SH_MAP8), sh_get(w->dir, opts->shuffle_id, SH_MAP));
     }
@@ -507,14 +505,6 @@ static int adapt(shuffle_writer *w) {
     return 0;
 }
 
-/* Whether the next records can take sw_add's hot path, and the general
- * table's share of the budget when they can. */
-static void direct_check(shuffle_writer *w) {
-    size_t kept = ct_mem(&w->comb) - ct_direct_mem(&w->comb);
-    w->direct = w->o.combine && !w->passing && ct_direct(&w->comb);
-    w->direct_budget = w->comb_budget > kept ? w->comb_budget - kept : 0;
-}
-
 /* Every record but the hot path's.  The checks a record's add would have
  * to make after it -- the adaptive one, the table's budget -- are made
  * before the next record instead, which is where they matter (the table
@@ -530,26 +520,23 @@ static __attribute__((noinline)) int add_general(shuffle_writer *w, const em_rec
     if (w->comb_in == SW_ADAPT_ROWS) {
         if ((rc = adapt(w))) return rc;
         if (w->passing) {
-            direct_check(w);
+            w->direct = 0;
             return pass_uncombined(w, r);
         }
     }
     if (ct_mem(&w->comb) > w->comb_budget && (rc = dump_comb(w))) return rc;
-    int was = ct_direct(&w->comb);
     if ((rc = ct_add(&w->comb, r))) return rc;
     w->comb_in++;
-    if (ct_direct(&w->comb) != was) direct_check(w); /* the keys moved to the general table */
     return 0;
 }
 
 int sw_add(shuffle_writer *w, const em_rec *r) {
-    /* A pair of an 8-byte value (a word count's) once keys are in the
-     * general table: straight to its queue, a tail call, while neither
-     * check of add_general is due. */
-    if (w->direct && r->vlen == 8 && r->key && w->comb_in != SW_ADAPT_ROWS &&
-        ct_direct_mem(&w->comb) <= w->direct_budget) {
+    /* A pair of an 8-byte value (a word count's, PageRank's
+     * contributions) while combining: straight to the table's queue, a
+     * tail call, while neither check of add_general is due. */
+    if (w->direct && r->vlen == 8 && r->key && w->comb_in != SW_ADAPT_ROWS && ct_mem(&w->comb) <= w->comb_budget) {
         w->comb_in++;
-        return ct_add_direct(&w->comb, r);
+        return ct_add(&w->comb, r);
     }
     return add_general(w, r);
 }
