@@ -105,14 +105,13 @@ int em_emit_pair(em_emitter *out, const void *key, size_t klen, const void *val,
     return em_emit_rec(out, &r);
 }
 
-/* An 8-byte value: a combiner's, into the emitter's word or its buffer
- * with the length known here; any other, the general way.  Out of line
- * and given the value's bytes as a word, so that em_emit_i64's path into a
- * word needs no frame. */
+/* An 8-byte value that emit_word8 did not take: a combiner's into its
+ * buffer with the length known here; any other, the general way.  Out of
+ * line and given the value's bytes as a word, so that em_emit_i64's path
+ * into a word needs no frame. */
 static __attribute__((noinline)) int emit_value8(em_emitter *out, uint64_t w) {
     uint8_t b[8];
     memcpy(b, &w, 8);
-    if (emit_word(out, b, 8)) return 0;
     if (out && out->mode == EMIT_VALUE && out->count == 0 && 8 <= out->max_record) {
         out->count = 1;
         return ebuf_append(out->buf, b, 8) ? EM_ENOMEM : 0;

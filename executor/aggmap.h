@@ -113,34 +113,15 @@ static inline __attribute__((always_inline)) void aggmap_prefetch_index(const ag
     if (i < m->n) __builtin_prefetch(&m->slots[m->ents[i]]);
 }
 
-/* Short keys (words) compare as two overlapping loads. */
-static inline int aggmap__key_eq(const uint8_t *a, const uint8_t *b, size_t n) {
-    if (n >= 8 && n <= 16) {
-        uint64_t x0, x1, y0, y1;
-        memcpy(&x0, a, 8);
-        memcpy(&y0, b, 8);
-        memcpy(&x1, a + n - 8, 8);
-        memcpy(&y1, b + n - 8, 8);
-        return x0 == y0 && x1 == y1;
-    }
-    if (n >= 4 && n < 8) {
-        uint32_t x0, x1, y0, y1;
-        memcpy(&x0, a, 4);
-        memcpy(&y0, b, 4);
-        memcpy(&x1, a + n - 4, 4);
-        memcpy(&y1, b + n - 4, 4);
-        return x0 == y0 && x1 == y1;
-    }
-    if (n && n < 4) return a[0] == b[0] && a[n >> 1] == b[n >> 1] && a[n - 1] == b[n - 1];
-    return !n || !memcmp(a, b, n);
-}
-
-/* Whether the table holds key (hash h): 1 with *idx set (and the entry
- * hot), else 0.  The high half of the hash: the hash partitioner takes
- * the hash modulo the partition count, so within one reduce partition the
- * low bits repeat (all equal for 8 partitions), which would crowd the
- * probes. */
-static inline int aggmap_find_h(aggmap *m, const void *key, size_t klen, uint64_t h, size_t *idx) {
+/* The probe behind both lookups: a key of up to SK_MAX bytes (words set)
+ * is given as shortkey.h's words a and b, and a stored key of its length
+ * compares as its two words (two loads each, no byte loop or memcmp); a
+ * longer one is given as key and compared with memcmp.  The high half of
+ * the hash picks the slot: the hash partitioner takes the hash modulo the
+ * partition count, so within one reduce partition the low bits repeat
+ * (all equal for 8 partitions), which would crowd the probes. */
+static inline __attribute__((always_inline)) int aggmap__find(aggmap *m, int words, const void *key, size_t klen,
+                                                             uint64_t a, uint64_t b, uint64_t h, size_t *idx) {
     EM_ASSERT(!m->sorted); /* sorting renumbered the entries, not the slots */
     if (!m->mask) return 0;
     uint32_t tag = (uint32_t)(h >> 32);
@@ -151,7 +132,16 @@ static inline int aggmap_find_h(aggmap *m, const void *key, size_t klen, uint64_
         const uint8_t *p = m->arena.p + s->off;
         uint32_t kl;
         memcpy(&kl, p, 4);
-        if (kl == klen && aggmap__key_eq(p + 8, (const uint8_t *)key, klen)) {
+        if (kl != klen) continue;
+        int eq;
+        if (words) {
+            uint64_t x, y;
+            sk_load(p + 8, klen, &x, &y);
+            eq = x == a && y == b;
+        } else {
+            eq = !memcmp(p + 8, key, klen);
+        }
+        if (eq) {
             m->hot_slot = (uint32_t)j;
             *idx = m->hot_i = s->idx;
             return 1;
@@ -159,29 +149,19 @@ static inline int aggmap_find_h(aggmap *m, const void *key, size_t klen, uint64_
     }
 }
 
+/* Whether the table holds key (hash h): 1 with *idx set (and the entry
+ * hot), else 0. */
+static inline int aggmap_find_h(aggmap *m, const void *key, size_t klen, uint64_t h, size_t *idx) {
+    if (klen > SK_MAX) return aggmap__find(m, 0, key, klen, 0, 0, h, idx);
+    uint64_t a, b;
+    sk_load(key, klen, &a, &b);
+    return aggmap__find(m, 1, NULL, klen, a, b, h, idx);
+}
+
 /* aggmap_find_h for a key of n <= SK_MAX bytes given as shortkey.h's
- * words a and b (and its hash h): a stored key of that length compares
- * as its two words. */
+ * words a and b (and its hash h). */
 static inline int aggmap_find_short(aggmap *m, uint64_t a, uint64_t b, size_t n, uint64_t h, size_t *idx) {
-    EM_ASSERT(!m->sorted);
-    if (!m->mask) return 0;
-    uint32_t tag = (uint32_t)(h >> 32);
-    for (size_t j = (size_t)tag & m->mask;; j = (j + 1) & m->mask) {
-        const am_slot *s = &m->slots[j];
-        if (!s->off) return 0;
-        if (s->tag != tag) continue;
-        const uint8_t *p = m->arena.p + s->off;
-        uint32_t kl;
-        uint64_t x, y;
-        memcpy(&kl, p, 4);
-        if (kl != n) continue;
-        sk_load(p + 8, n, &x, &y);
-        if (x == a && y == b) {
-            m->hot_slot = (uint32_t)j;
-            *idx = m->hot_i = s->idx;
-            return 1;
-        }
-    }
+    return aggmap__find(m, 1, NULL, n, a, b, h, idx);
 }
 
 static inline const am_slot *aggmap__slot(const aggmap *m, size_t i) {

@@ -1,7 +1,7 @@
 /*
  * test_aggmap.c -- the aggregation table's key comparison: keys of every
- * length from 0 to 20 bytes (the inline compares of 4-7 and 8-16 bytes,
- * and memcmp for the others) that differ from each other in one byte, at
+ * length from 0 to 20 bytes (up to 16 compared as shortkey.h's two words,
+ * longer ones with memcmp) that differ from each other in one byte, at
  * any position, are distinct entries, and each is found again, by
  * its bytes and (up to 16 bytes) by its shortkey.h words.
  */
