@@ -138,8 +138,7 @@ static const uint8_t *entry_key(const hashjoin *h, const hj_entry *e) {
  * so two entries a cache line) keep their pages from one task to the
  * next: a table built per task would otherwise fault in and clear every
  * page again. */
-static int grow_slots(hashjoin *h) {
-    size_t n = h->mask ? (h->mask + 1) * 2 : 1024;
+static int resize_slots(hashjoin *h, size_t n) {
     ebuf eb = EBUF_INIT, lb = EBUF_INIT;
     if (bb_reserve(&eb, n * sizeof(hj_entry)) || bb_reserve(&lb, n * sizeof(uint64_t))) {
         bb_free(&eb);
@@ -163,6 +162,27 @@ static int grow_slots(hashjoin *h) {
     h->last = l;
     h->mask = n - 1;
     return 0;
+}
+
+static uint64_t regrown; /* hashjoin_regrown */
+
+uint64_t hashjoin_regrown(void) { return __atomic_load_n(&regrown, __ATOMIC_RELAXED); }
+
+static int grow_slots(hashjoin *h) {
+    if (h->mask) __atomic_fetch_add(&regrown, 1, __ATOMIC_RELAXED);
+    return resize_slots(h, h->mask ? (h->mask + 1) * 2 : 1024);
+}
+
+/* About n build records are coming (pipe.h's expect): an empty table
+ * takes the slots for n keys at once.  A hint only: without the memory
+ * the table grows as it would have. */
+static void expect_join(epipe *p, uint64_t n) {
+    hashjoin *h = p->state;
+    size_t slots = 1024;
+    if (h->side != h->build || h->mask || h->cg || n > SIZE_MAX / 4) return;
+    while (slots < 2 * (n + 1)) slots *= 2;
+    if (h->budget && slots * (sizeof(hj_entry) + sizeof(uint64_t)) > h->budget) return;
+    (void)resize_slots(h, slots);
 }
 
 /* The entry of key (hash hv), or NULL; *at: the empty slot where it would
@@ -226,8 +246,7 @@ static int add_value(hashjoin *h, size_t ei, const void *val, size_t vlen) {
  * moves *at on, 0 past the last. */
 static inline uint64_t value_start(const hj_entry *e) { return e->vinl ? 0 : e->val.first; }
 
-static int insert(hashjoin *h, const em_rec *r) {
-    uint64_t hv = em_hash(r->key, r->klen);
+static int insert(hashjoin *h, uint64_t hv, const em_rec *r) {
     size_t at = 0;
     if (!h->mask || (h->nent + 1) * 2 > h->mask + 1) {
         int rc = grow_slots(h);
@@ -310,30 +329,50 @@ static int probe(epipe *p, uint64_t hv, const em_rec *r) {
     return 0;
 }
 
-/* Join the oldest queued record. */
-static int probe_queued(epipe *p) {
+static int fall_back(epipe *p);
+
+/* A build record (hash hv) into the table, or to the fallback cogroup
+ * once the table is given up. */
+static int build(epipe *p, uint64_t hv, const em_rec *r) {
+    hashjoin *h = p->state;
+    if (h->cg) return h->cg->h.push(h->cg, r);
+    int rc = insert(h, hv, r);
+    if (!rc && h->budget && table_bytes(h) > h->budget) rc = fall_back(p);
+    return rc;
+}
+
+/* A record of the side being pushed, at its turn: built or joined. */
+static int take(epipe *p, uint64_t hv, const em_rec *r) {
+    hashjoin *h = p->state;
+    return h->side == h->build ? build(p, hv, r) : probe(p, hv, r);
+}
+
+/* Take the oldest queued record. */
+static int take_queued(epipe *p) {
     hashjoin *h = p->state;
     hj_pend *q = &h->q[h->head];
     const uint8_t *b = q->klen + q->vlen > HJ_INLINE ? h->qlong[h->head].p : q->b;
     em_rec r = {b, q->klen, b + q->klen, q->vlen};
     h->head = (h->head + 1) & (HJ_DEPTH - 1);
     h->n--;
-    return probe(p, q->hash, &r);
+    return take(p, q->hash, &r);
 }
 
 static int drain(epipe *p) {
     hashjoin *h = p->state;
     int rc = 0;
-    while (h->n && !rc) rc = probe_queued(p);
+    while (h->n && !rc) rc = take_queued(p);
     h->n = 0;
     return rc;
 }
 
-/* Queue a streamed record, joining the oldest once the queue is full. */
-static int stream(epipe *p, const em_rec *r) {
+/* Queue a record of either side, its home entry fetched, taking the
+ * oldest once the queue is full: a build record is inserted, a streamed
+ * one joined, HJ_DEPTH records after it arrived. */
+static int enqueue(epipe *p, const em_rec *r) {
     hashjoin *h = p->state;
     uint64_t hv = em_hash(r->key, r->klen);
-    if (!h->mask) return probe(p, hv, r); /* an empty table */
+    if (!h->mask) return take(p, hv, r); /* no table yet (built), or an empty one (streamed) */
     unsigned at = (h->head + h->n) & (HJ_DEPTH - 1);
     uint8_t *b = h->q[at].b;
     if (r->klen + r->vlen > HJ_INLINE) { /* a slot's own buffer, kept for the next */
@@ -341,7 +380,7 @@ static int stream(epipe *p, const em_rec *r) {
         l->len = 0;
         if (r->klen + r->vlen > HJ_QUEUE_MAX || ebuf_reserve(l, r->klen + r->vlen)) {
             int rc = drain(p);
-            return rc ? rc : probe(p, hv, r);
+            return rc ? rc : take(p, hv, r);
         }
         b = l->p;
     }
@@ -358,12 +397,12 @@ static int stream(epipe *p, const em_rec *r) {
         if (r->vlen) memcpy(b + r->klen, r->val, r->vlen);
     }
     h->n++;
-    if (h->n > HJ_VALUE_AHEAD) { /* its entry has arrived: fetch its first value */
+    if (h->side != h->build && h->n > HJ_VALUE_AHEAD) { /* its entry has arrived: fetch its first value */
         uint64_t ah = h->q[(h->head + h->n - 1 - HJ_VALUE_AHEAD) & (HJ_DEPTH - 1)].hash;
         const hj_entry *e = &h->ent[(size_t)(ah >> 32) & h->mask];
         if (e->full && !e->vinl && e->hash == ah) __builtin_prefetch(h->arena.p + e->val.first);
     }
-    return h->n == HJ_DEPTH ? probe_queued(p) : 0;
+    return h->n == HJ_DEPTH ? take_queued(p) : 0;
 }
 
 /* Give up the table: every record in it, then every later one, goes to a
@@ -396,17 +435,17 @@ static int fall_back(epipe *p) {
 static int push_join(epipe *p, const em_rec *r) {
     hashjoin *h = p->state;
     if (!r->key) return em__seterr(EM_EINVAL, "cogroup/join: the record is not a pair");
-    if (h->cg) return h->cg->h.push(h->cg, r);
-    if (h->side != h->build) return stream(p, r);
-    int rc = insert(h, r);
-    if (!rc && h->budget && table_bytes(h) > h->budget) rc = fall_back(p);
-    return rc;
+    if (h->cg) { /* the records queued before it first, in order */
+        int rc = drain(p);
+        return rc ? rc : h->cg->h.push(h->cg, r);
+    }
+    return enqueue(p, r);
 }
 
 static int end_join(epipe *p) {
     hashjoin *h = p->state;
-    if (h->cg) return h->cg->end(h->cg);
     int rc = drain(p);
+    if (h->cg) return rc ? rc : h->cg->end(h->cg);
     for (size_t i = 0; h->mask && i <= h->mask && h->keep_build && !rc; i++) {
         const hj_entry *e = &h->ent[i];
         if (!e->full || e->matched) continue;
@@ -448,12 +487,15 @@ epipe *hashjoin_pipe_new(task_run *run, const plan_node *cogroup, epipe *join_op
     p->state = h;
     p->free = free_join;
     p->h.push = push_join;
+    p->expect = expect_join;
     p->end = end_join;
     return p;
 }
 
-void hashjoin_pipe_side(epipe *p, int side) {
+int hashjoin_pipe_side(epipe *p, int side) {
     hashjoin *h = p->state;
+    int rc = drain(p); /* the last side's records, each as that side's */
     h->side = side;
     if (h->cg) cogroup_pipe_side(h->cg, side);
+    return rc;
 }

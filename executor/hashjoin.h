@@ -51,8 +51,14 @@ int hashjoin_build_side(const plan_node *cogroup);
  * kind, its records going to join_op's next pipe (join_op itself is
  * skipped, and only used by the fallback).  hashjoin_pipe_side names the
  * input pushed next: the build side first, every record of it, then the
- * other.  NULL (message set) on ENOMEM. */
+ * other; it first takes the records the pipe still holds of the last side
+ * (0, or the error of building or joining them).  NULL (message set) on
+ * ENOMEM. */
 epipe *hashjoin_pipe_new(task_run *run, const plan_node *cogroup, epipe *join_op, int kind, int build);
-void hashjoin_pipe_side(epipe *p, int side);
+int hashjoin_pipe_side(epipe *p, int side);
+
+/* Tables that grew with keys in them (rehashed), process-wide: a build
+ * side that told its count (pipe.h's expect) sizes its table once. */
+uint64_t hashjoin_regrown(void);
 
 #endif

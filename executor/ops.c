@@ -515,6 +515,10 @@ epipe *op_pipe_new(task_run *run, const plan_node *n, epipe *next) {
         em__seterr(EM_EPROTO, "unknown operator %d", n->op);
         return NULL;
     }
+    /* One record out for each in: a count told from below holds here. */
+    if (next->expect && (n->op == OP_MAP || n->op == OP_MAP_VALUES || n->op == OP_KEY_BY ||
+                         n->op == OP_ZIP_INDEX || n->op == OP_UNIQUE_ID))
+        p->expect = pipe_expect_forward;
     return p;
 }
 
@@ -605,6 +609,7 @@ epipe *cache_tee_new(task_run *run, const plan_node *n, epipe *next) {
     }
     p->h.push = push_tee;
     p->h.room = room_tee;
+    if (next->expect) p->expect = pipe_expect_forward;
     p->end = end_tee;
     p->free = free_tee;
     return p;

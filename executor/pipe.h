@@ -42,6 +42,12 @@ struct epipe {
     int batches_live;
     const uint8_t *lent; /* that kept batch, lent_len bytes */
     size_t lent_len;
+    /* Optional (NULL: nothing below wants it): about n records are coming,
+     * told once before the first by a source that knows (an aggregation's
+     * keys, a cached block's records), so that a table sized from it at
+     * once need not grow.  Op pipes that pass one record on for each they
+     * take forward it (pipe_expect_forward). */
+    void (*expect)(epipe *p, uint64_t n);
     int (*end)(epipe *p);
     void (*free)(epipe *p);
     epipe *next;
@@ -96,6 +102,12 @@ epipe *paired_side_new(epipe *paired);
 /* A zeroed pipe for node n feeding next.  NULL (message set) on ENOMEM. */
 epipe *pipe_alloc(task_run *run, const plan_node *n, epipe *next);
 void pipe_free(epipe *p);
+
+/* Tell p that about n records are coming (pipe.h's expect). */
+static inline void pipe_expect(epipe *p, uint64_t n) {
+    if (p->expect) p->expect(p, n);
+}
+static inline void pipe_expect_forward(epipe *p, uint64_t n) { pipe_expect(p->next, n); }
 
 /* splitmix64: the per-task random stream of sample and key sampling. */
 static inline uint64_t rng_next(uint64_t *s) {

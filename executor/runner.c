@@ -128,6 +128,8 @@ static int drive_range(task_run *run, const plan_node *n, epipe *down) {
     return rc;
 }
 
+static void expect_pipe(void *ctx, uint64_t n) { pipe_expect(ctx, n); }
+
 static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
     agg_run ar;
     agg_spec spec;
@@ -159,6 +161,7 @@ static int drive_shuffle(task_run *run, const plan_node *n, epipe *down) {
     o.self = run->env->self;
     o.fetch = run->env->fetch;
     o.mem = run->env->outputs;
+    if (down->expect) o.expect = expect_pipe;
     int rc = shuffle_read(&o, to_pipe, down, &st);
     task_metrics *m = &run->res->m;
     m->sr_remote_blocks += st.fetched;
@@ -206,6 +209,14 @@ static int drive_recs(task_run *run, const plan_node *n, epipe *down) {
 static int drive_block(task_run *run, const block *b, epipe *down) {
     uint64_t k = 0, bytes = 0;
     int rc = 0;
+    if (down->expect) { /* a scan of the lengths, for a table to size */
+        for (int i = 0; i < b->n; i++) {
+            size_t c = batch_count_recs(b->p[i], b->len[i]);
+            if (c != (size_t)-1) k += c;
+        }
+        pipe_expect(down, k);
+        k = 0;
+    }
     for (int i = 0; i < b->n && !rc; i++) {
         rc = drive_batch(b->p[i], b->len[i], down, &k);
         bytes += b->len[i];
@@ -292,7 +303,7 @@ static int drive_leaf(task_run *run, const plan_node *n, block *hit, epipe *down
         for (int k = 0; k < n->nchild && !rc; k++) {
             int i = kind < 0 ? k : k == 0 ? build : 1 - build;
             if (kind < 0) cogroup_pipe_side(p, i);
-            else hashjoin_pipe_side(p, i);
+            else if ((rc = hashjoin_pipe_side(p, i))) break;
             rc = drive(run, n->child[i], p);
         }
         if (rc >= 0 && p) {

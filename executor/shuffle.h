@@ -162,6 +162,10 @@ typedef struct sr_opts {
     memout_store *mem;
     int sides;               /* SR_COGROUP: inputs, 2 .. COGROUP_MAX_SIDES
                                 (0 means 2) */
+    /* SR_AGG, optional: called with the sink's context once before the
+     * first record, with the number of keys to come when the table knows
+     * it (nothing spilled) */
+    void (*expect)(void *ctx, uint64_t n);
 } sr_opts;
 
 static inline int cogroup_sides(const sr_opts *o) {

@@ -710,6 +710,7 @@ static int agg_open(agg_ctx *a, const sr_opts *o) {
 static int agg_finish(agg_ctx *a, rec_sink_fn sink, void *sctx) {
     const agg_spec *g = a->o->agg;
     int rc = 0;
+    if (a->o->expect && !a->runs.nruns) a->o->expect(sctx, a->use8 ? a->t8.n : aggmap_count(&a->map));
     if (a->use8 && !a->runs.nruns) {
         rc = agg8_each(&a->t8, (size_t)a->kw, (size_t)a->cw, sink, sctx);
     } else if (a->use8) {

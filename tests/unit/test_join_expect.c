@@ -1,0 +1,112 @@
+/*
+ * test_join_expect.c -- a hash join's build side that tells its record
+ * count before its first record (pipe.h's expect) sizes the table once:
+ * the keys of a reduce_by_key read into the join's task through a
+ * map_values, and the same keys persisted and read from the cache.  A
+ * build side that cannot tell (a filter's output) grows the table as
+ * before.  Counted with hashjoin_regrown; every join checked whole.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../test.h"
+#include "ember.h"
+#include "hashjoin.h"
+
+#define KEYS 40000
+#define PARTS 4
+
+/* (k, 1) for k = i % KEYS: each key KEYS times less than the records. */
+static int pair_of(const em_rec *in, em_emitter *out, const void *arg) {
+    (void)arg;
+    uint8_t k[8], v[8];
+    em_i64_enc(em_i64_dec(in->val) % KEYS, k);
+    em_i64_enc(1, v);
+    return em_emit_pair(out, k, 8, v, 8);
+}
+
+static int times_ten(const em_rec *in, em_emitter *out, const void *arg) {
+    (void)arg;
+    return em_emit_i64(out, 10 * em_i64_dec(in->val));
+}
+
+static int even_key(const em_rec *in, const void *arg) {
+    (void)arg;
+    return em_i64_dec(in->key) % 2 == 0;
+}
+
+/* Joined records whose value is the tuple (k, 30 = 10 x 3 occurrences):
+ * the left side holds k itself, the right 10 x its count. */
+static int64_t right_joins(em_rdd *j) {
+    em_batch *b = NULL;
+    if (em_collect(j, &b)) return -1;
+    int64_t ok = 0;
+    for (size_t i = 0; i < em_batch_count(b); i++) {
+        em_rec r;
+        em_tuple t;
+        if (em_batch_get(b, i, &r) || em_tuple_unpack(r.val, r.vlen, &t) || t.alen != 8 || t.blen != 8) continue;
+        ok += em_i64_dec(t.a) == em_i64_dec(r.key) && em_i64_dec(t.b) == 30;
+    }
+    em_batch_free(b);
+    return ok;
+}
+
+static int key_pair(const em_rec *in, em_emitter *out, const void *arg) {
+    (void)arg;
+    return em_emit_pair(out, in->val, 8, in->val, 8);
+}
+
+TEST(join_build_side_told_its_count_sizes_the_table_once) {
+    em_ctx *c = em_open("local[2]", NULL);
+    CHECK(c);
+    /* Left: (k, k) for every key, partitioned as the right side will be
+     * (so the join reads both narrow and builds the right side). */
+    em_rdd *keys = em_range(c, 0, KEYS, 1, PARTS);
+    em_rdd *kp = em_map(keys, key_pair, NULL, 0);
+    em_rdd *left = em_partition_by(kp, PARTS);
+    CHECK(left);
+    em_persist(left, EM_MEMORY_ONLY);
+    int64_t n = 0;
+    CHECK_OK(em_count(left, &n));
+    CHECK_EQ_I64(n, KEYS);
+    /* Right: each key's count over 3 x KEYS records, times ten. */
+    em_rdd *recs = em_range(c, 0, 3 * KEYS, 1, PARTS);
+    em_rdd *ones = em_map(recs, pair_of, NULL, 0);
+    em_rdd *counts = em_reduce_by_key(ones, em_sum_i64, NULL, 0, PARTS);
+    em_rdd *right = em_map_values(counts, times_ten, NULL, 0);
+    CHECK(right);
+
+    uint64_t g0 = hashjoin_regrown();
+    em_rdd *j = em_join(left, right, PARTS);
+    CHECK_EQ_I64(right_joins(j), KEYS);
+    CHECK_EQ_I64((int64_t)(hashjoin_regrown() - g0), 0); /* the aggregation told its keys */
+
+    em_persist(right, EM_MEMORY_ONLY);
+    CHECK_OK(em_count(right, &n));
+    CHECK_EQ_I64(n, KEYS);
+    g0 = hashjoin_regrown();
+    em_rdd *j2 = em_join(left, right, PARTS);
+    CHECK_EQ_I64(right_joins(j2), KEYS);
+    CHECK_EQ_I64((int64_t)(hashjoin_regrown() - g0), 0); /* the cached block told its records */
+
+    /* A filter cannot tell how many pass: the table grows as it fills
+     * (each partition's 5,000 keys pass 1,024 slots at half full). */
+    em_rdd *half = em_filter(right, even_key, NULL, 0);
+    g0 = hashjoin_regrown();
+    em_rdd *j3 = em_join(left, half, PARTS);
+    CHECK_EQ_I64(right_joins(j3), KEYS / 2);
+    CHECK((int64_t)(hashjoin_regrown() - g0) >= PARTS);
+
+    em_rdd_release(j3);
+    em_rdd_release(half);
+    em_rdd_release(j2);
+    em_rdd_release(j);
+    em_rdd_release(right);
+    em_rdd_release(counts);
+    em_rdd_release(ones);
+    em_rdd_release(recs);
+    em_rdd_release(left);
+    em_rdd_release(kp);
+    em_rdd_release(keys);
+    em_close(c);
+}
