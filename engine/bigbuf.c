@@ -152,7 +152,10 @@ void bb_shrink(ebuf *b) {
     }
     size_t keep = (b->len + BB_MIN - 1) & ~(BB_MIN - 1);
     if (!keep) keep = BB_MIN;
-    if (keep < b->cap && munmap(b->p + keep, b->cap - keep) == 0) b->cap = keep;
+    if (keep < b->cap) { /* the tail's pages, in, go to the next big buffer */
+        cache_put(b->p + keep, b->cap - keep);
+        b->cap = keep;
+    }
 }
 
 void bb_free(ebuf *b) {

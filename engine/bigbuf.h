@@ -38,8 +38,10 @@
 /* Room for extra more bytes (contents kept).  0 or EM_ENOMEM. */
 int bb_reserve(ebuf *b, size_t extra);
 /* Give back the memory past len (for a buffer kept long, as a cached
- * partition: a reused mapping may be much larger than what it holds).  The
- * bytes are kept; never fails (a failed shrink keeps the memory). */
+ * partition or a map output: a reused mapping may be much larger than what
+ * it holds).  A mapping's whole huge pages past len go to the cache, as a
+ * freed mapping does, their pages still in.  The bytes are kept; never
+ * fails. */
 void bb_shrink(ebuf *b);
 /* Give the memory back (a mapping to the cache); b becomes empty. */
 void bb_free(ebuf *b);

@@ -1,7 +1,8 @@
 /*
  * test_bigbuf.c -- big buffers: growth keeps the bytes, bb_shrink gives
- * back the memory past the length (whole huge pages for a mapping), and a
- * freed mapping is handed to the next big buffer from the cache.
+ * back the memory past the length (whole huge pages for a mapping, to the
+ * cache), and a freed mapping is handed to the next big buffer from the
+ * cache.
  */
 #include <stdint.h>
 #include <string.h>
@@ -33,11 +34,24 @@ TEST(bigbuf_grow_shrink_reuse) {
     }
     CHECK(b.cap >= n && b.cap >= BB_MIN);
     CHECK(pattern_ok(b.p, n));
-    /* Shrink: whole huge pages past the length go. */
+    /* Shrink: whole huge pages past the length go, to the cache, where
+     * the next big buffer takes them with their pages (no fresh bytes). */
+    size_t cap0 = b.cap, f0, t0, f1, t1;
     b.len = ((size_t)3 << 20) + 1;
     bb_shrink(&b);
     CHECK_EQ_I64((int64_t)b.cap, (int64_t)(4 << 20));
     CHECK(pattern_ok(b.p, b.len));
+    bb_counts(&f0, &t0);
+    ebuf tail = {0};
+    CHECK_OK(bb_reserve(&tail, cap0 - b.cap));
+    bb_counts(&f1, &t1);
+    CHECK(tail.p == b.p + b.cap);
+    CHECK_EQ_I64((int64_t)(f1 - f0), 0);
+    CHECK_EQ_I64((int64_t)(t1 - t0), 1);
+    memset(tail.p, 0xee, tail.cap); /* its own memory: b's bytes stay */
+    CHECK(pattern_ok(b.p, b.len));
+    bb_free(&tail);
+    bb_trim();
     /* Freed, it waits in the cache, and the next big buffer takes it. */
     uint8_t *was = b.p;
     bb_free(&b);
