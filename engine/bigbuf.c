@@ -1,5 +1,15 @@
 /*
- * bigbuf.c -- big task buffers backed by cached mappings (see bigbuf.h).
+ * bigbuf.c -- big task buffers backed by mappings whose pages are kept
+ * in a cache of huge-page chunks (see bigbuf.h).
+ *
+ * Every mapping is made of BB_MIN-aligned chunks of BB_MIN bytes, and is
+ * only ever split at chunk boundaries, so a chunk always lies within one
+ * of the kernel's memory areas and one mremap call moves it (its page
+ * table entries, a single one for a huge page) to any other chunk-aligned
+ * address.  A buffer of n chunks is a fresh range of n chunks (address
+ * space only: the kernel puts in no page until one is touched) into which
+ * the buffer's own chunks, then cached ones, are moved; only the chunks
+ * left over are fresh memory.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -11,56 +21,69 @@
 #include "ember.h"
 #include "err.h"
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct { void *p; size_t len; } cache[BB_CACHE_SLOTS];
-static size_t ncache, cached;
-static size_t fresh_bytes, taken_maps; /* bb_counts */
+#define CHUNK BB_MIN
 
-/* A new mapping of len bytes (a multiple of BB_MIN) aligned to BB_MIN, so
- * the kernel can back it with huge pages. */
-static void *map_new(size_t len) {
-    uint8_t *p = mmap(NULL, len + BB_MIN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct { uint8_t *p; size_t len; } cache[BB_CACHE_SLOTS]; /* whole chunks each */
+static size_t ncache, cached;
+static size_t fresh_bytes, taken_chunks; /* bb_counts */
+
+/* A range of len bytes (whole chunks) aligned to a chunk, so the kernel
+ * can back it with huge pages; no page is in it yet. */
+static uint8_t *range_new(size_t len) {
+    uint8_t *p = mmap(NULL, len + CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
-    __atomic_fetch_add(&fresh_bytes, len, __ATOMIC_RELAXED);
-    size_t head = (BB_MIN - ((uintptr_t)p & (BB_MIN - 1))) & (BB_MIN - 1);
+    size_t head = (CHUNK - ((uintptr_t)p & (CHUNK - 1))) & (CHUNK - 1);
     if (head) munmap(p, head);
-    if (BB_MIN - head) munmap(p + head + len, BB_MIN - head);
+    if (CHUNK - head) munmap(p + head + len, CHUNK - head);
     madvise(p + head, len, MADV_HUGEPAGE); /* a hint: failure costs speed only */
     return p + head;
 }
 
-/* The smallest cached mapping of at least len bytes, else (with any_size)
- * the largest; NULL if there is none.  With any_size (a buffer becoming a
- * mapping, which may stay small) a fitting mapping over BB_WASTE times len
- * is not taken either: the largest smaller one is, or none, so that small
- * buffers do not take the big mappings that big ones would reuse whole
- * (a map task's combine table would take the 40 MB output buffer the last
- * task gave back, and its own output would then fault in fresh pages). */
-static void *cache_take(size_t len, int any_size, size_t *got) {
-    void *p = NULL;
-    pthread_mutex_lock(&lock);
-    size_t fit = ncache, small = ncache;
-    for (size_t i = 0; i < ncache; i++) {
-        if (cache[i].len >= len) {
-            if (fit == ncache || cache[i].len < cache[fit].len) fit = i;
-        } else if (small == ncache || cache[i].len > cache[small].len) {
-            small = i;
-        }
-    }
-    if (fit < ncache && any_size && cache[fit].len / BB_WASTE > len) fit = ncache;
-    size_t best = fit < ncache ? fit : any_size ? small : ncache;
-    if (best < ncache) {
-        taken_maps++;
-        p = cache[best].p;
-        *got = cache[best].len;
-        cached -= *got;
-        cache[best] = cache[--ncache];
-    }
-    pthread_mutex_unlock(&lock);
-    return p;
+/* Move len bytes of whole chunks from src to dst (both chunk-aligned;
+ * dst a range of ours, whose pages there are replaced), a chunk a call,
+ * as a chunk is always within one memory area.  The bytes moved, from the
+ * start (less than len only when the kernel refused, out of memory for
+ * its map of areas). */
+static size_t move_chunks(uint8_t *src, uint8_t *dst, size_t len) {
+    size_t done = 0;
+    while (done < len &&
+           mremap(src + done, CHUNK, CHUNK, MREMAP_MAYMOVE | MREMAP_FIXED, dst + done) != MAP_FAILED)
+        done += CHUNK;
+    return done;
 }
 
-static void cache_put(void *p, size_t len) {
+/* Fill [dst, dst + len) (whole chunks) from the cache, the most recently
+ * parked chunks first, as far as it has them.  The bytes filled, from the
+ * start. */
+static size_t fill_from_cache(uint8_t *dst, size_t len) {
+    size_t done = 0;
+    while (done < len) {
+        uint8_t *src = NULL;
+        size_t n = 0;
+        pthread_mutex_lock(&lock);
+        if (ncache) { /* the end of the last range parked */
+            size_t i = ncache - 1;
+            n = cache[i].len < len - done ? cache[i].len : len - done;
+            cache[i].len -= n;
+            src = cache[i].p + cache[i].len;
+            cached -= n;
+            if (!cache[i].len) ncache--;
+        }
+        pthread_mutex_unlock(&lock);
+        if (!n) break;
+        size_t moved = move_chunks(src, dst + done, n);
+        __atomic_fetch_add(&taken_chunks, moved / CHUNK, __ATOMIC_RELAXED);
+        done += moved;
+        if (moved < n) {
+            munmap(src + moved, n - moved);
+            break;
+        }
+    }
+    return done;
+}
+
+static void cache_put(uint8_t *p, size_t len) {
     pthread_mutex_lock(&lock);
     if (ncache < BB_CACHE_SLOTS && cached + len <= BB_CACHE_BYTES) {
         cache[ncache].p = p;
@@ -72,26 +95,20 @@ static void cache_put(void *p, size_t len) {
     if (p) munmap(p, len);
 }
 
-/* A mapping of at least len bytes: a cached one (grown if smaller) or a
- * new one.  Sets *got to its size. */
-static void *map_get(size_t len, size_t *got) {
-    size_t have = 0;
-    void *p = cache_take(len, 1, &have);
-    if (p && have < len) {
-        void *q = mremap(p, have, len, MREMAP_MAYMOVE);
-        if (q == MAP_FAILED) {
-            munmap(p, have);
-            p = NULL;
-        } else {
-            madvise((uint8_t *)q + have, len - have, MADV_HUGEPAGE);
-            __atomic_fetch_add(&fresh_bytes, len - have, __ATOMIC_RELAXED);
-            p = q;
-            have = len;
-        }
+/* A range of len bytes (whole chunks): own's ownlen bytes (a range of
+ * ours, or NULL) moved to its start, then cached chunks, the rest fresh.
+ * own's range is gone afterwards.  NULL on failure (own untouched). */
+static uint8_t *assemble(uint8_t *own, size_t ownlen, size_t len) {
+    uint8_t *q = range_new(len);
+    if (!q) return NULL;
+    size_t moved = ownlen ? move_chunks(own, q, ownlen) : 0;
+    if (moved < ownlen) { /* the kernel refused: the rest copied */
+        memcpy(q + moved, own + moved, ownlen - moved);
+        munmap(own + moved, ownlen - moved);
     }
-    if (!p && (p = map_new(len))) have = len;
-    *got = have;
-    return p;
+    size_t got = fill_from_cache(q + ownlen, len - ownlen);
+    __atomic_fetch_add(&fresh_bytes, len - ownlen - got, __ATOMIC_RELAXED);
+    return q;
 }
 
 int bb_reserve(ebuf *b, size_t extra) {
@@ -100,8 +117,7 @@ int bb_reserve(ebuf *b, size_t extra) {
     if (need < b->len) return EM_ENOMEM;
     while (cap < need) cap = cap * 2 > cap ? cap * 2 : need;
     /* A heap buffer asked for huge pages at once gets what it asked (in
-     * whole huge pages), not the next power of two: it is a size expected,
-     * which a cached mapping of that size should serve. */
+     * whole chunks), not the next power of two: it is a size expected. */
     if (b->cap < BB_MIN && need > BB_MIN) cap = need;
     if (cap < BB_MIN) {
         uint8_t *p = realloc(b->p, cap);
@@ -110,34 +126,17 @@ int bb_reserve(ebuf *b, size_t extra) {
         b->cap = cap;
         return 0;
     }
-    cap = (cap + BB_MIN - 1) & ~(BB_MIN - 1);
+    cap = (cap + CHUNK - 1) & ~(CHUNK - 1);
     if (cap < need) return EM_ENOMEM;
-    if (b->cap >= BB_MIN) { /* a mapping already */
-        size_t got;
-        uint8_t *c = cache_take(cap, 0, &got);
-        if (c) { /* a cached one that fits: its pages are in, copy over */
-            if (b->len) memcpy(c, b->p, b->len);
-            cache_put(b->p, b->cap);
-            b->p = c;
-            b->cap = got;
-            return 0;
-        }
-        /* else move its pages to a bigger range */
-        void *q = mremap(b->p, b->cap, cap, MREMAP_MAYMOVE);
-        if (q == MAP_FAILED) return EM_ENOMEM;
-        madvise((uint8_t *)q + b->cap, cap - b->cap, MADV_HUGEPAGE);
-        __atomic_fetch_add(&fresh_bytes, cap - b->cap, __ATOMIC_RELAXED);
-        b->p = q;
-        b->cap = cap;
-        return 0;
+    int mapped = b->cap >= BB_MIN;
+    uint8_t *q = assemble(mapped ? b->p : NULL, mapped ? b->cap : 0, cap);
+    if (!q) return EM_ENOMEM;
+    if (!mapped) {
+        if (b->len) memcpy(q, b->p, b->len);
+        free(b->p);
     }
-    size_t got;
-    uint8_t *p = map_get(cap, &got);
-    if (!p) return EM_ENOMEM;
-    if (b->len) memcpy(p, b->p, b->len);
-    free(b->p);
-    b->p = p;
-    b->cap = got;
+    b->p = q;
+    b->cap = cap;
     return 0;
 }
 
@@ -150,8 +149,8 @@ void bb_shrink(ebuf *b) {
         }
         return;
     }
-    size_t keep = (b->len + BB_MIN - 1) & ~(BB_MIN - 1);
-    if (!keep) keep = BB_MIN;
+    size_t keep = (b->len + CHUNK - 1) & ~(CHUNK - 1);
+    if (!keep) keep = CHUNK;
     if (keep < b->cap) { /* the tail's pages, in, go to the next big buffer */
         cache_put(b->p + keep, b->cap - keep);
         b->cap = keep;
@@ -167,14 +166,13 @@ void bb_free(ebuf *b) {
 
 void bb_counts(size_t *fresh, size_t *taken) {
     *fresh = __atomic_load_n(&fresh_bytes, __ATOMIC_RELAXED);
-    pthread_mutex_lock(&lock);
-    *taken = taken_maps;
-    pthread_mutex_unlock(&lock);
+    *taken = __atomic_load_n(&taken_chunks, __ATOMIC_RELAXED);
 }
 
 void bb_trim(void) {
     pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < ncache; i++) munmap(cache[i].p, cache[i].len);
+    for (size_t i = 0; i < ncache; i++)
+        if (cache[i].len) munmap(cache[i].p, cache[i].len);
     ncache = 0;
     cached = 0;
     pthread_mutex_unlock(&lock);

@@ -5,19 +5,17 @@
  * A task that allocated its sort arena, index and hash table afresh and
  * freed them at its end would have the kernel fault in and clear every
  * page again for the next task (a large part of a big sort's time).  Here
- * a buffer that grows past BB_MIN becomes an anonymous
- * mapping advised for huge pages, and freeing it parks the mapping in a
- * small process-wide cache (BB_CACHE_SLOTS mappings, BB_CACHE_BYTES in all)
- * from which the next big buffer is taken: the smallest that fits, unless
- * it is over BB_WASTE times the size asked (kept for a buffer that needs
- * it), else the largest smaller one, grown with mremap (which moves pages
- * rather than copying bytes).  A buffer that will grow big should ask for
- * its expected size at once (one bb_reserve), so that it takes a mapping
- * of that size whole.  A mapped buffer that must grow first looks for a cached mapping
- * that fits (copying its bytes over costs less than faulting pages in),
- * then grows with mremap.  A
- * reused mapping's bytes are whatever its last user left: callers must not
- * expect zeros.
+ * a buffer that grows past BB_MIN becomes an anonymous mapping of whole
+ * huge-page chunks (BB_MIN bytes, BB_MIN-aligned), advised for huge
+ * pages, and freeing it parks its chunks in a small process-wide cache
+ * (BB_CACHE_SLOTS ranges, BB_CACHE_BYTES in all).  Any chunk serves any
+ * buffer: a buffer of n chunks is a new range into which mremap moves its
+ * own chunks (when it grows), then cached ones -- page table entries
+ * moved, no byte copied, no page cleared -- and only the chunks the cache
+ * cannot give are fresh memory the kernel faults in and clears.  A
+ * buffer that will grow big may still ask for its expected size at once
+ * (one bb_reserve), which saves the moves of growing.  A reused chunk's
+ * bytes are whatever its last user left: callers must not expect zeros.
  *
  * The functions work on an ebuf (buf.h) whose memory they alone manage: a
  * buffer grown with bb_reserve must be freed with bb_free, never with
@@ -31,9 +29,8 @@
 #include "buf.h"
 
 #define BB_MIN ((size_t)2 << 20)            /* one huge page */
-#define BB_CACHE_SLOTS 16
+#define BB_CACHE_SLOTS 64
 #define BB_CACHE_BYTES ((size_t)1 << 30)
-#define BB_WASTE 4
 
 /* Room for extra more bytes (contents kept).  0 or EM_ENOMEM. */
 int bb_reserve(ebuf *b, size_t extra);
@@ -47,9 +44,9 @@ void bb_shrink(ebuf *b);
 void bb_free(ebuf *b);
 /* Unmap every cached mapping (em_close; the cache refills on demand). */
 void bb_trim(void);
-/* Since the process started: bytes of fresh mappings made (new ones, and
- * cached or own ones grown with mremap: pages the kernel will fault in and
- * clear), and cached mappings taken (tests). */
+/* Since the process started: bytes of fresh memory mapped (chunks the
+ * cache could not give: pages the kernel will fault in and clear), and
+ * cached chunks taken (tests). */
 void bb_counts(size_t *fresh, size_t *taken);
 
 #endif
