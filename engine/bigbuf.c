@@ -50,6 +50,14 @@ static size_t move_chunks(uint8_t *src, uint8_t *dst, size_t len) {
     while (done < len &&
            mremap(src + done, CHUNK, CHUNK, MREMAP_MAYMOVE | MREMAP_FIXED, dst + done) != MAP_FAILED)
         done += CHUNK;
+    /* A refused move may have unmapped its destination first: fresh
+     * memory there again (nothing else can be mapped in our range but
+     * by a racing mmap, which MAP_FIXED_NOREPLACE leaves alone). */
+    if (done < len) {
+        uint8_t *r = mmap(dst + done, CHUNK, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (r != MAP_FAILED && r != dst + done) munmap(r, CHUNK); /* a kernel taking it as a hint */
+    }
     return done;
 }
 
