@@ -179,7 +179,7 @@ static int grow_slots(hashjoin *h) {
 static void expect_join(epipe *p, uint64_t n) {
     hashjoin *h = p->state;
     size_t slots = 1024;
-    if (h->side != h->build || h->mask || h->cg || n > SIZE_MAX / 4) return;
+    if (h->mask || h->cg || n > SIZE_MAX / 4) return;
     while (slots < 2 * (n + 1)) slots *= 2;
     if (h->budget && slots * (sizeof(hj_entry) + sizeof(uint64_t)) > h->budget) return;
     (void)resize_slots(h, slots);
@@ -496,6 +496,7 @@ int hashjoin_pipe_side(epipe *p, int side) {
     hashjoin *h = p->state;
     int rc = drain(p); /* the last side's records, each as that side's */
     h->side = side;
+    p->expect = side == h->build ? expect_join : NULL; /* the other side's count is no use */
     if (h->cg) cogroup_pipe_side(h->cg, side);
     return rc;
 }
