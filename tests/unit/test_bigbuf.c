@@ -80,7 +80,7 @@ TEST(bigbuf_grow_shrink_reuse) {
 
 /* Any cached chunk serves any buffer: a small buffer takes chunks of a big
  * freed one, a big buffer the rest and fresh memory for what the cache
- * lacks. */
+ * lacks; a buffer growing through a cached range takes it in place. */
 TEST(bigbuf_chunks_serve_any_size) {
     bb_trim();
     ebuf big = {0}, small = {0}, again = {0};
@@ -99,6 +99,25 @@ TEST(bigbuf_chunks_serve_any_size) {
     CHECK_EQ_I64((int64_t)(t0 - t1), 18);
     bb_free(&small);
     bb_free(&again);
+    bb_trim();
+    /* A buffer growing step by step through a cached range takes it in
+     * place: its start, then the chunks right after it, no fresh byte. */
+    CHECK_OK(bb_reserve(&big, 40 * MB));
+    uint8_t *was = big.p;
+    bb_free(&big);
+    bb_counts(&f0, &t0);
+    ebuf grow = {0};
+    for (size_t n = 0; n < 20 * MB; n += 300000) {
+        CHECK_OK(bb_reserve(&grow, 300000));
+        fill(grow.p, n, n + 300000);
+        grow.len = n + 300000;
+    }
+    bb_counts(&f1, &t1);
+    CHECK(grow.p == was);
+    CHECK(pattern_ok(grow.p, grow.len));
+    CHECK_EQ_I64((int64_t)(f1 - f0), 0);
+    CHECK_EQ_I64((int64_t)(t1 - t0), (int64_t)(grow.cap / BB_MIN));
+    bb_free(&grow);
     bb_trim();
 }
 
