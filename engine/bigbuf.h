@@ -9,12 +9,14 @@
  * huge-page chunks (BB_MIN bytes, BB_MIN-aligned), advised for huge
  * pages, and freeing it parks its chunks in a small process-wide cache
  * (BB_CACHE_SLOTS ranges, BB_CACHE_BYTES in all).  Any chunk serves any
- * buffer: a buffer of n chunks is a new range into which mremap moves its
- * own chunks (when it grows), then cached ones -- page table entries
- * moved, no byte copied, no page cleared -- and only the chunks the cache
- * cannot give are fresh memory the kernel faults in and clears.  A
+ * buffer: a new buffer takes the start of a cached range that holds it,
+ * a growing one the cached range right after it or a range that holds it
+ * (its bytes copied), and what no single range holds is a new range into
+ * which mremap moves its own chunks, then cached ones -- page table
+ * entries moved, no page cleared -- only the chunks the cache cannot give
+ * being fresh memory the kernel faults in and clears (bigbuf.c).  A
  * buffer that will grow big may still ask for its expected size at once
- * (one bb_reserve), which saves the moves of growing.  A reused chunk's
+ * (one bb_reserve), which saves the copies and moves of growing.  A reused chunk's
  * bytes are whatever its last user left: callers must not expect zeros.
  *
  * The functions work on an ebuf (buf.h) whose memory they alone manage: a
