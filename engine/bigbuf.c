@@ -12,9 +12,11 @@
  * cached chunks are moved, only the chunks left over being fresh memory.
  * A growing buffer takes the cached range right after it when there is
  * one, else its bytes are copied to the start of the smallest cached range
- * that holds it (cheaper, measured, than moving its chunks a call each);
- * with nothing cached it grows with one mremap; else it is assembled, its
- * own chunks moved first.
+ * that holds it, else it grows with one mremap, its tail fresh; only one
+ * made of several areas, which mremap cannot grow, is assembled, its own
+ * chunks moved first.  (Chunks are moved one call each, and each call
+ * holds the address space against the other threads' page faults: moving
+ * a growing buffer's chunks on every growth cost sort_by_key 5%.)
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -180,7 +182,7 @@ int bb_reserve(ebuf *b, size_t extra) {
         b->cap = cap;
         return 0;
     }
-    if (mapped && !__atomic_load_n(&cached, __ATOMIC_RELAXED)) { /* nothing cached: grown in one call */
+    if (mapped) { /* grown in one call, the tail fresh */
         uint8_t *g = mremap(b->p, b->cap, cap, MREMAP_MAYMOVE);
         if (g != MAP_FAILED) { /* (one assembled from several areas fails, unchanged) */
             __atomic_fetch_add(&fresh_bytes, cap - b->cap, __ATOMIC_RELAXED);
