@@ -10,11 +10,11 @@
  * pages, and freeing it parks its chunks in a small process-wide cache
  * (BB_CACHE_SLOTS ranges, BB_CACHE_BYTES in all).  Any chunk serves any
  * buffer: a new buffer takes the start of a cached range that holds it,
- * a growing one the cached range right after it or a range that holds it
- * (its bytes copied), and what no single range holds is a new range into
- * which mremap moves its own chunks, then cached ones -- page table
- * entries moved, no page cleared -- only the chunks the cache cannot give
- * being fresh memory the kernel faults in and clears (bigbuf.c).  A
+ * else it is a new range into which mremap moves cached chunks -- page
+ * table entries moved, no page cleared -- only the chunks the cache
+ * cannot give being fresh memory the kernel faults in and clears; a
+ * growing one takes the cached range right after it or a range that holds
+ * it (its bytes copied), else grows with one mremap (bigbuf.c).  A
  * buffer that will grow big may still ask for its expected size at once
  * (one bb_reserve), which saves the copies and moves of growing.  A reused chunk's
  * bytes are whatever its last user left: callers must not expect zeros.
