@@ -2,11 +2,11 @@
  * bigbuf.c -- big task buffers backed by mappings whose pages are kept
  * in a cache of huge-page chunks (see bigbuf.h).
  *
- * Every mapping is made of BB_MIN-aligned chunks of BB_MIN bytes, and is
- * only ever split at chunk boundaries, so a chunk always lies within one
- * of the kernel's memory areas and one mremap call moves it (its page
- * table entries, a single one for a huge page) to any other chunk-aligned
- * address.  A new buffer takes the start of the smallest cached range that
+ * Every mapping is made of chunks of BB_MIN bytes (BB_MIN-aligned as we
+ * map them, and as the kernels we run on place a grown one), and is only
+ * ever split at chunk boundaries, so a chunk always lies within one of the
+ * kernel's memory areas and one mremap call moves it (its page table
+ * entries, a single one for an aligned huge page) to any other chunk.  A new buffer takes the start of the smallest cached range that
  * holds it, in place (no page moves), else it is a fresh range (address
  * space only: the kernel puts in no page until one is touched) into which
  * cached chunks are moved, only the chunks left over being fresh memory.
@@ -68,8 +68,8 @@ static size_t move_chunks(uint8_t *src, uint8_t *dst, size_t len) {
     return done;
 }
 
-/* Fill [dst, dst + len) (whole chunks) from the cache, the most recently
- * parked chunks first, as far as it has them.  The bytes filled, from the
+/* Fill [dst, dst + len) (whole chunks) from the cache, the ends of its
+ * ranges first, as far as it has them.  The bytes filled, from the
  * start. */
 static size_t fill_from_cache(uint8_t *dst, size_t len) {
     size_t done = 0;
