@@ -6,7 +6,9 @@
  * map them, and as the kernels we run on place a grown one), and is only
  * ever split at chunk boundaries, so a chunk always lies within one of the
  * kernel's memory areas and one mremap call moves it (its page table
- * entries, a single one for an aligned huge page) to any other chunk.  A new buffer takes the start of the smallest cached range that
+ * entries, a single one for an aligned huge page) to any other chunk.
+ *
+ * A new buffer takes the start of the smallest cached range that
  * holds it, in place (no page moves), else it is a fresh range (address
  * space only: the kernel puts in no page until one is touched) into which
  * cached chunks are moved, only the chunks left over being fresh memory.
@@ -33,7 +35,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct { uint8_t *p; size_t len; } cache[BB_CACHE_SLOTS]; /* whole chunks each */
 static size_t ncache, cached;
-static size_t fresh_bytes, taken_chunks; /* bb_counts; taken_chunks under lock */
+static size_t fresh_bytes, taken_chunks; /* bb_counts */
 
 /* A range of len bytes (whole chunks) aligned to a chunk, so the kernel
  * can back it with huge pages; no page is in it yet. */
@@ -88,9 +90,7 @@ static size_t fill_from_cache(uint8_t *dst, size_t len) {
         pthread_mutex_unlock(&lock);
         if (!n) break;
         size_t moved = move_chunks(src, dst + done, n);
-        pthread_mutex_lock(&lock);
-        taken_chunks += moved / CHUNK;
-        pthread_mutex_unlock(&lock);
+        __atomic_fetch_add(&taken_chunks, moved / CHUNK, __ATOMIC_RELAXED);
         done += moved;
         if (moved < n) {
             munmap(src + moved, n - moved);
@@ -118,9 +118,9 @@ static uint8_t *cache_take_in_place(const uint8_t *at, size_t len) {
         cache[best].len -= len;
         cached -= len;
         if (!cache[best].len) cache[best] = cache[--ncache];
-        taken_chunks += len / CHUNK;
     }
     pthread_mutex_unlock(&lock);
+    if (p) __atomic_fetch_add(&taken_chunks, len / CHUNK, __ATOMIC_RELAXED);
     return p;
 }
 
@@ -227,15 +227,12 @@ void bb_free(ebuf *b) {
 
 void bb_counts(size_t *fresh, size_t *taken) {
     *fresh = __atomic_load_n(&fresh_bytes, __ATOMIC_RELAXED);
-    pthread_mutex_lock(&lock);
-    *taken = taken_chunks;
-    pthread_mutex_unlock(&lock);
+    *taken = __atomic_load_n(&taken_chunks, __ATOMIC_RELAXED);
 }
 
 void bb_trim(void) {
     pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < ncache; i++)
-        if (cache[i].len) munmap(cache[i].p, cache[i].len);
+    for (size_t i = 0; i < ncache; i++) munmap(cache[i].p, cache[i].len); /* never empty */
     ncache = 0;
     cached = 0;
     pthread_mutex_unlock(&lock);

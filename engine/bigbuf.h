@@ -16,8 +16,9 @@
  * growing one takes the cached range right after it or a range that holds
  * it (its bytes copied), else grows with one mremap (bigbuf.c).  A
  * buffer that will grow big may still ask for its expected size at once
- * (one bb_reserve), which saves the copies and moves of growing.  A reused chunk's
- * bytes are whatever its last user left: callers must not expect zeros.
+ * (one bb_reserve), which saves the copies and moves of growing.  A
+ * reused chunk's bytes are whatever its last user left: callers must not
+ * expect zeros.
  *
  * The functions work on an ebuf (buf.h) whose memory they alone manage: a
  * buffer grown with bb_reserve must be freed with bb_free, never with

@@ -210,12 +210,12 @@ static int drive_block(task_run *run, const block *b, epipe *down) {
     uint64_t k = 0, bytes = 0;
     int rc = 0;
     if (down->expect) { /* a scan of the lengths, for a table to size */
+        uint64_t recs = 0;
         for (int i = 0; i < b->n; i++) {
             size_t c = batch_count_recs(b->p[i], b->len[i]);
-            if (c != (size_t)-1) k += c;
+            if (c != (size_t)-1) recs += c;
         }
-        pipe_expect(down, k);
-        k = 0;
+        pipe_expect(down, recs);
     }
     for (int i = 0; i < b->n && !rc; i++) {
         rc = drive_batch(b->p[i], b->len[i], down, &k);
