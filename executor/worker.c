@@ -939,6 +939,16 @@ static void start(void *arg) {
     a->rc = 0;
 }
 
+#ifdef EMBER_COVERAGE
+/* make coverage: a SIGKILL that lands while an executor writes its counts
+ * leaves a truncated .gcda that every later process fails to merge.  The
+ * stopping worker sends SIGTERM instead, which the executor takes only after
+ * its counts are written (executor.c), and waits for it (stop_wait). */
+#define STOP_SIGNAL SIGTERM
+#else
+#define STOP_SIGNAL SIGKILL
+#endif
+
 /* SIGTERM: every executor is killed; the loop then stops. */
 static void stop_all(void *arg) {
     (void)arg;
@@ -946,10 +956,29 @@ static void stop_all(void *arg) {
     for (wexec *e = wk.execs; e; e = e->next)
         if (e->started && !e->exited) {
             e->killed = 1;
-            uv_process_kill(&e->proc, SIGKILL);
+            uv_process_kill(&e->proc, STOP_SIGNAL);
+            if (STOP_SIGNAL != SIGKILL) uv_process_kill(&e->proc, SIGCONT);
         }
     if (wk.master) conn_close(wk.master, "the worker is stopping");
 }
+
+#ifdef EMBER_COVERAGE
+static void count_running(void *arg) {
+    int n = 0;
+    for (wexec *e = wk.execs; e; e = e->next) n += e->started && !e->exited;
+    *(int *)arg = n;
+}
+
+/* Waits up to KILL_GRACE_MS for the executors stop_all signalled to end. */
+static void stop_wait(void) {
+    for (int i = 0; i < KILL_GRACE_MS / 10; i++) {
+        int n;
+        iol_call(wk.l, count_running, &n);
+        if (!n) return;
+        usleep(10000);
+    }
+}
+#endif
 
 static const char usage[] =
     "usage: ember-worker [--host HOST] [--cores N] [--memory SIZE] [--work-dir DIR]\n"
@@ -1087,6 +1116,9 @@ int worker_main(int argc, char **argv) {
     sigwait(&sigs, &sig);
     log_msg(LOG_INFO, "worker", "stopping on signal %d", sig);
     iol_call(wk.l, stop_all, NULL);
+#ifdef EMBER_COVERAGE
+    stop_wait();
+#endif
     iol_stop(wk.l); /* closes every handle: the executors are gone */
     /* (Directories went with their executors' handles as the loop
      * stopped, but for failed applications' and those the shuffle service
