@@ -1,6 +1,6 @@
 /*
  * bigbuf.c -- big task buffers backed by mappings whose pages are kept
- * in a cache of huge-page chunks (see bigbuf.h).
+ * in a cache of 2 MiB chunks (see bigbuf.h).
  *
  * Every mapping is made of chunks of BB_MIN bytes (BB_MIN-aligned as we
  * map them, and as the kernels we run on place a grown one), and is only
@@ -38,14 +38,14 @@ static size_t ncache, cached;
 static size_t fresh_bytes, taken_chunks; /* bb_counts */
 
 /* A range of len bytes (whole chunks) aligned to a chunk, so the kernel
- * can back it with huge pages; no page is in it yet. */
+ * can back it with huge pages (bb_reserve_kept asks it to); no page is in
+ * it yet. */
 static uint8_t *range_new(size_t len) {
     uint8_t *p = mmap(NULL, len + CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
     size_t head = (CHUNK - ((uintptr_t)p & (CHUNK - 1))) & (CHUNK - 1);
     if (head) munmap(p, head);
     if (CHUNK - head) munmap(p + head + len, CHUNK - head);
-    madvise(p + head, len, MADV_HUGEPAGE); /* a hint: failure costs speed only */
     return p + head;
 }
 
@@ -157,7 +157,7 @@ int bb_reserve(ebuf *b, size_t extra) {
     size_t need = b->len + extra, cap = b->cap ? b->cap : 4096;
     if (need < b->len) return EM_ENOMEM;
     while (cap < need) cap = cap * 2 > cap ? cap * 2 : need;
-    /* A heap buffer asked for huge pages at once gets what it asked (in
+    /* A heap buffer asked for a chunk or more at once gets what it asked (in
      * whole chunks), not the next power of two: it is a size expected. */
     if (b->cap < BB_MIN && need > BB_MIN) cap = need;
     if (cap < BB_MIN) {
@@ -199,6 +199,14 @@ int bb_reserve(ebuf *b, size_t extra) {
     b->p = q;
     b->cap = cap;
     return 0;
+}
+
+int bb_reserve_kept(ebuf *b, size_t extra) {
+    size_t cap = b->cap;
+    int rc = bb_reserve(b, extra);
+    if (!rc && b->cap != cap && b->cap >= BB_MIN)
+        madvise(b->p, b->cap, MADV_HUGEPAGE); /* a hint: failure costs speed only */
+    return rc;
 }
 
 void bb_shrink(ebuf *b) {

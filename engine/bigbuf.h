@@ -6,8 +6,8 @@
  * freed them at its end would have the kernel fault in and clear every
  * page again for the next task (a large part of a big sort's time).  Here
  * a buffer that grows past BB_MIN becomes an anonymous mapping of whole
- * huge-page chunks (BB_MIN bytes, BB_MIN-aligned), advised for huge
- * pages, and freeing it parks its chunks in a small process-wide cache
+ * chunks (BB_MIN bytes, BB_MIN-aligned: a huge page each where the kernel
+ * backs them so), and freeing it parks its chunks in a small process-wide cache
  * (BB_CACHE_SLOTS ranges, BB_CACHE_BYTES in all).  Any chunk serves any
  * buffer: a new buffer takes the start of a cached range that holds it,
  * else it is a new range into which mremap moves cached chunks -- page
@@ -31,7 +31,7 @@
 
 #include "buf.h"
 
-#define BB_MIN ((size_t)2 << 20)            /* one huge page */
+#define BB_MIN ((size_t)2 << 20)            /* a chunk: one huge page's size */
 #define BB_CACHE_SLOTS 64
 #define BB_CACHE_BYTES ((size_t)1 << 30)
 
@@ -39,10 +39,19 @@
 int bb_reserve(ebuf *b, size_t extra);
 /* Give back the memory past len (for a buffer kept long, as a cached
  * partition or a map output: a reused mapping may be much larger than what
- * it holds).  A mapping's whole huge pages past len go to the cache, as a
+ * it holds).  A mapping's whole chunks past len go to the cache, as a
  * freed mapping does, their pages still in.  The bytes are kept; never
  * fails. */
 void bb_shrink(ebuf *b);
+/* bb_reserve for a buffer kept long and read many times (a cached
+ * partition): its mapping is advised for huge pages, so that its pages not
+ * yet in come as huge ones where the kernel allows: one TLB entry where
+ * 4 KiB pages take 512, on every read.  A task's own buffers (tables, sort arenas, map
+ * outputs) do not ask, and get what the system's policy gives (4 KiB pages
+ * under Debian's THP "madvise"): on the virtual machines we measured, a
+ * huge page new to the guest costs its host about five times the 4 KiB
+ * pages it replaces, and a task touches them once (bench/RESULTS.md). */
+int bb_reserve_kept(ebuf *b, size_t extra);
 /* Give the memory back (a mapping to the cache); b becomes empty. */
 void bb_free(ebuf *b);
 /* Unmap every cached mapping (em_close; the cache refills on demand). */

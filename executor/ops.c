@@ -548,7 +548,7 @@ static int push_tee(epipe *p, const em_rec *r) {
         t->keep.len += need;
         __atomic_fetch_add(&kept_in_place, 1, __ATOMIC_RELAXED);
     } else {
-        if (bb_reserve(&t->keep, need)) return em__seterr(EM_ENOMEM, "cache: out of memory");
+        if (bb_reserve_kept(&t->keep, need)) return em__seterr(EM_ENOMEM, "cache: out of memory");
         t->keep.len += rec_put(t->keep.p + t->keep.len, r);
     }
     if (p->stopped) return 0;
@@ -569,7 +569,7 @@ static int room_tee(epipe *p, size_t len, size_t keep, uint8_t **at) {
      * keeps them. */
     size_t held = t->keep.len;
     t->keep.len += keep;
-    int rc = bb_reserve(&t->keep, len - keep);
+    int rc = bb_reserve_kept(&t->keep, len - keep);
     t->keep.len = held;
     if (rc) return em__seterr(EM_ENOMEM, "cache: out of memory for a %zu-byte record", len);
     *at = t->keep.p + held;
@@ -586,7 +586,7 @@ static void release_tee(void *arg) {
 
 static int end_tee(epipe *p) {
     tee_state *t = p->state;
-    if (!t->keep.p && bb_reserve(&t->keep, 1)) return em__seterr(EM_ENOMEM, "cache: out of memory");
+    if (!t->keep.p && bb_reserve_kept(&t->keep, 1)) return em__seterr(EM_ENOMEM, "cache: out of memory");
     bb_shrink(&t->keep); /* a reused mapping may be far larger than the partition */
     p->state = NULL; /* the store owns the buffer from here, whatever it returns */
     int rc = bs_put_shared(p->run->env->store, p->node->cache_key, p->node->rdd_id, p->node->partition,

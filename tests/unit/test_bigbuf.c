@@ -1,11 +1,13 @@
 /*
  * test_bigbuf.c -- big buffers: growth keeps the bytes, bb_shrink gives
  * back the memory past the length (whole huge pages for a mapping, to the
- * cache), and a freed mapping is handed to the next big buffer from the
- * cache.
+ * cache), a freed mapping is handed to the next big buffer from the
+ * cache, and only a buffer kept long (bb_reserve_kept) asks for huge pages.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "../test.h"
 #include "bigbuf.h"
@@ -159,5 +161,49 @@ TEST(bigbuf_assembled_buffers_grow) {
     CHECK_EQ_I64((int64_t)(t1 - t0), BB_CACHE_SLOTS);
     CHECK_EQ_I64((int64_t)(f1 - f0), (int64_t)(4 * 2 * MB));
     bb_free(&all);
+    bb_trim();
+}
+
+/* 1 if the mapping holding p is advised for huge pages (VmFlags "hg" in
+ * /proc/self/smaps), 0 if not, -1 if no mapping holds it. */
+static int advised_huge(const void *p) {
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return -1;
+    char line[512];
+    int in = 0, r = -1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+        else if (in && !strncmp(line, "VmFlags:", 8)) {
+            r = strstr(line, " hg") != NULL;
+            break;
+        }
+    }
+    fclose(f);
+    return r;
+}
+
+TEST(bigbuf_only_kept_buffers_ask_for_huge_pages) {
+    bb_trim();
+    ebuf task = {0}, kept = {0};
+    CHECK_OK(bb_reserve(&task, 8 * MB));
+    CHECK_OK(bb_reserve_kept(&kept, 8 * MB));
+    CHECK_EQ_I64(advised_huge(task.p), 0);
+    CHECK_EQ_I64(advised_huge(task.p + task.cap - 1), 0);
+    /* (A kernel without transparent huge pages refuses the advice.) */
+    int thp = madvise(task.p, 2 * MB, MADV_HUGEPAGE) == 0;
+    if (thp) madvise(task.p, 2 * MB, MADV_NOHUGEPAGE);
+    CHECK_EQ_I64(advised_huge(kept.p), thp);
+    CHECK_EQ_I64(advised_huge(kept.p + kept.cap - 1), thp);
+    /* Grown, a kept buffer still asks over all of it. */
+    fill(kept.p, 0, 8 * MB);
+    kept.len = 8 * MB;
+    CHECK_OK(bb_reserve_kept(&kept, 16 * MB));
+    CHECK(pattern_ok(kept.p, 8 * MB));
+    CHECK_EQ_I64(advised_huge(kept.p), thp);
+    CHECK_EQ_I64(advised_huge(kept.p + kept.cap - 1), thp);
+    bb_free(&task);
+    bb_free(&kept);
     bb_trim();
 }
