@@ -7,8 +7,8 @@
  * page again for the next task (a large part of a big sort's time).  Here
  * a buffer that grows past BB_MIN becomes an anonymous mapping of whole
  * chunks (BB_MIN bytes, BB_MIN-aligned: a huge page each where the kernel
- * backs them so), and freeing it parks its chunks in a small process-wide cache
- * (BB_CACHE_SLOTS ranges, BB_CACHE_BYTES in all).  Any chunk serves any
+ * backs them so), and freeing it parks its chunks in a small process-wide
+ * cache (BB_CACHE_SLOTS ranges, BB_CACHE_BYTES in all).  Any chunk serves any
  * buffer: a new buffer takes the start of a cached range that holds it,
  * else it is a new range into which mremap moves cached chunks -- page
  * table entries moved, no page cleared -- only the chunks the cache
@@ -45,12 +45,13 @@ int bb_reserve(ebuf *b, size_t extra);
 void bb_shrink(ebuf *b);
 /* bb_reserve for a buffer kept long and read many times (a cached
  * partition): its mapping is advised for huge pages, so that its pages not
- * yet in come as huge ones where the kernel allows: one TLB entry where
- * 4 KiB pages take 512, on every read.  A task's own buffers (tables, sort arenas, map
- * outputs) do not ask, and get what the system's policy gives (4 KiB pages
- * under Debian's THP "madvise"): on the virtual machines we measured, a
- * huge page new to the guest costs its host about five times the 4 KiB
- * pages it replaces, and a task touches them once (bench/RESULTS.md). */
+ * yet in come as huge ones where the kernel allows (one TLB entry where
+ * 4 KiB pages take 512, on every read).  A task's own buffers (tables,
+ * sort arenas, map outputs) do not ask, and get what the system's policy
+ * gives (4 KiB pages under Debian's THP "madvise"): on the virtual
+ * machines we measured, a huge page new to the guest costs its host about
+ * five times the 4 KiB pages it replaces, and a task writes its buffers
+ * once or twice (bench/firsttouch, bench/RESULTS.md). */
 int bb_reserve_kept(ebuf *b, size_t extra);
 /* Give the memory back (a mapping to the cache); b becomes empty. */
 void bb_free(ebuf *b);
