@@ -75,6 +75,8 @@ if command -v hyperfine >/dev/null 2>&1; then
     "EMBER_MASTER='local[2]' build/examples/wordcount $S 10" \
     "tr -s ' ' '\\n' < $S | sort | uniq -c | sort -rn | head -10"
 fi
+echo "== first touch: what memory new to the process costs, 4 KiB and huge pages, after a 10 s pause and at once"
+build/bench/firsttouch 256 10
 echo "== PageRank (Spark's example: distinct, group_by_key, persisted links; 10 x join, flat_map, reduce_by_key, map_values)"
 echo "   on a skewed graph of 1M nodes and 8M edges, beside numpy on 1 core and a C loop over arrays (same run, same file)"
 build/bench/pagerank 'local[2]' | tee bench/data/pagerank-ember.txt
