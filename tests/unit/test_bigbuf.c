@@ -1,6 +1,6 @@
 /*
  * test_bigbuf.c -- big buffers: growth keeps the bytes, bb_shrink gives
- * back the memory past the length (whole huge pages for a mapping, to the
+ * back the memory past the length (whole chunks for a mapping, to the
  * cache), a freed mapping is handed to the next big buffer from the
  * cache, and only a buffer kept long (bb_reserve_kept) asks for huge pages.
  */
