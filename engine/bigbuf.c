@@ -201,12 +201,27 @@ int bb_reserve(ebuf *b, size_t extra) {
     return 0;
 }
 
+/* Advised are the chunks the bytes to come, [len, len + extra), fall in,
+ * once each: on the call whose bytes reach into a chunk not written yet
+ * (from the chunk of len), and from the start when the buffer moved or
+ * became a mapping (its bytes copied in).  A chunk never written is not
+ * advised, so the tail bb_shrink parks in the cache carries no advice to
+ * the task buffer that takes it next; as a mapping grown by mremap
+ * inherits its last area's advice, a grown buffer's tail past the bytes
+ * to come is advised against huge pages.  The advice is a hint: failure
+ * costs speed only. */
 int bb_reserve_kept(ebuf *b, size_t extra) {
+    const uint8_t *was = b->p;
     size_t cap = b->cap;
     int rc = bb_reserve(b, extra);
-    if (!rc && b->cap != cap && b->cap >= BB_MIN)
-        madvise(b->p, b->cap, MADV_HUGEPAGE); /* a hint: failure costs speed only */
-    return rc;
+    if (rc || b->cap < BB_MIN || !extra) return rc;
+    size_t from = b->len & ~(CHUNK - 1), to = (b->len + extra + CHUNK - 1) & ~(CHUNK - 1);
+    if (to > b->cap) to = b->cap;
+    if (b->cap != cap && to < b->cap) madvise(b->p + to, b->cap - to, MADV_NOHUGEPAGE);
+    if (b->p != was) from = 0;
+    else if (b->len && (b->len - 1) / CHUNK == (b->len + extra - 1) / CHUNK) return 0;
+    madvise(b->p + from, to - from, MADV_HUGEPAGE);
+    return 0;
 }
 
 void bb_shrink(ebuf *b) {

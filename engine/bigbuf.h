@@ -44,8 +44,9 @@ int bb_reserve(ebuf *b, size_t extra);
  * fails. */
 void bb_shrink(ebuf *b);
 /* bb_reserve for a buffer kept long and read many times (a cached
- * partition): its mapping is advised for huge pages, so that its pages not
- * yet in come as huge ones where the kernel allows (one TLB entry where
+ * partition): the chunks of its mapping that the extra bytes will be
+ * written to are advised for huge pages, so that its pages not yet in
+ * come as huge ones where the kernel allows (one TLB entry where
  * 4 KiB pages take 512, on every read).  A task's own buffers (tables,
  * sort arenas, map outputs) do not ask, and get what the system's policy
  * gives (4 KiB pages under Debian's THP "madvise"): on the virtual

@@ -2,7 +2,8 @@
  * test_bigbuf.c -- big buffers: growth keeps the bytes, bb_shrink gives
  * back the memory past the length (whole chunks for a mapping, to the
  * cache), a freed mapping is handed to the next big buffer from the
- * cache, and only a buffer kept long (bb_reserve_kept) asks for huge pages.
+ * cache, and only a buffer kept long (bb_reserve_kept) asks for huge
+ * pages, over the chunks it writes.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -195,14 +196,26 @@ TEST(bigbuf_only_kept_buffers_ask_for_huge_pages) {
     int thp = madvise(task.p, 2 * MB, MADV_HUGEPAGE) == 0;
     if (thp) madvise(task.p, 2 * MB, MADV_NOHUGEPAGE);
     CHECK_EQ_I64(advised_huge(kept.p), thp);
-    CHECK_EQ_I64(advised_huge(kept.p + kept.cap - 1), thp);
-    /* Grown, a kept buffer still asks over all of it. */
+    CHECK_EQ_I64(advised_huge(kept.p + 8 * MB - 1), thp);
+    /* Grown, a kept buffer asks over the chunks written to, not over the
+     * room past them (which bb_shrink may park for a task buffer). */
     fill(kept.p, 0, 8 * MB);
     kept.len = 8 * MB;
-    CHECK_OK(bb_reserve_kept(&kept, 16 * MB));
+    CHECK_OK(bb_reserve_kept(&kept, 6 * MB));
     CHECK(pattern_ok(kept.p, 8 * MB));
+    CHECK_EQ_I64((int64_t)kept.cap, (int64_t)(16 * MB)); /* doubled */
     CHECK_EQ_I64(advised_huge(kept.p), thp);
-    CHECK_EQ_I64(advised_huge(kept.p + kept.cap - 1), thp);
+    CHECK_EQ_I64(advised_huge(kept.p + 14 * MB - 1), thp);
+    CHECK_EQ_I64(advised_huge(kept.p + 14 * MB), 0);
+    /* Written on record by record, a chunk is asked for as the bytes
+     * reach it. */
+    kept.len = 14 * MB - 100;
+    for (int i = 0; i < 10; i++) {
+        CHECK_OK(bb_reserve_kept(&kept, 100000));
+        kept.len += 100000;
+    }
+    CHECK_EQ_I64((int64_t)kept.cap, (int64_t)(16 * MB));
+    CHECK_EQ_I64(advised_huge(kept.p + kept.len - 1), thp);
     bb_free(&task);
     bb_free(&kept);
     bb_trim();
