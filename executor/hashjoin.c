@@ -26,11 +26,15 @@
  * each is hashed on arrival and its home entry prefetched; HJ_VALUE_AHEAD
  * records before its turn its first value node is prefetched (when the
  * home entry is its key's); it is joined HJ_DEPTH records after it
- * arrived.  A queued record is copied (the caller's bytes do not outlive
- * its push): into the queue's slot, or, past HJ_INLINE bytes (a key's
- * list of neighbours, as PageRank streams its links), into a buffer the
- * slot keeps for the next long record; only records past HJ_QUEUE_MAX
- * are joined at once, the queue drained first.  Records are joined in
+ * arrived.  A record pushed alone is copied (the caller's bytes do not
+ * outlive its push): into the queue's slot, or, past HJ_INLINE bytes (a
+ * key's list of neighbours, as PageRank streams its links), into a buffer
+ * the slot keeps for the next long record; only records past HJ_QUEUE_MAX
+ * are joined at once, the queue drained first.  A record of a batch
+ * (pipe.h's push_batch: a cached block, parallelized records), whose bytes
+ * stay put until the batch's push returns, is queued as pointers into it
+ * when longer than HJ_INLINE, and the queue is drained before that return:
+ * the links of a PageRank iteration are not copied.  Records are joined in
  * arrival order, so the output is the same as joining each at once.  (On
  * bench/shuffle's join, 10M x 1M, an earlier form -- a slot array of
  * indexes into an entry array, values always in the arena -- spent half
@@ -85,6 +89,9 @@ typedef struct hashjoin {
     size_t nent;    /* full slots */
     size_t mask;    /* slots - 1; 0 before the first insert */
     unsigned head, n;
+    int lent;         /* the records pushed point into a batch being pushed */
+    uint32_t pointed; /* bit i: q[i] holds pointers into that batch */
+    uint64_t nlent;   /* records queued so in this batch (hashjoin_by_address) */
     hj_pend q[HJ_DEPTH];
     ebuf qlong[HJ_DEPTH]; /* the bytes of a queued record over HJ_INLINE */
     ebuf tuple; /* the join value being emitted */
@@ -167,6 +174,10 @@ static int resize_slots(hashjoin *h, size_t n) {
 static uint64_t regrown; /* hashjoin_regrown */
 
 uint64_t hashjoin_regrown(void) { return __atomic_load_n(&regrown, __ATOMIC_RELAXED); }
+
+static uint64_t by_address; /* hashjoin_by_address */
+
+uint64_t hashjoin_by_address(void) { return __atomic_load_n(&by_address, __ATOMIC_RELAXED); }
 
 static int grow_slots(hashjoin *h) {
     if (h->mask) __atomic_fetch_add(&regrown, 1, __ATOMIC_RELAXED);
@@ -353,6 +364,11 @@ static int take_queued(epipe *p) {
     hj_pend *q = &h->q[h->head];
     const uint8_t *b = q->klen + q->vlen > HJ_INLINE ? h->qlong[h->head].p : q->b;
     em_rec r = {b, q->klen, b + q->klen, q->vlen};
+    if (h->pointed >> h->head & 1) { /* the key's and value's addresses */
+        memcpy(&r.key, q->b, sizeof r.key);
+        memcpy(&r.val, q->b + sizeof r.key, sizeof r.val);
+        h->pointed &= ~(1u << h->head);
+    }
     h->head = (h->head + 1) & (HJ_DEPTH - 1);
     h->n--;
     return take(p, q->hash, &r);
@@ -375,7 +391,13 @@ static int enqueue(epipe *p, const em_rec *r) {
     if (!h->mask) return take(p, hv, r); /* no table yet (built), or an empty one (streamed) */
     unsigned at = (h->head + h->n) & (HJ_DEPTH - 1);
     uint8_t *b = h->q[at].b;
-    if (r->klen + r->vlen > HJ_INLINE) { /* a slot's own buffer, kept for the next */
+    if (r->klen + r->vlen > HJ_INLINE && h->lent) { /* its addresses: the batch outlives the queue */
+        memcpy(b, &r->key, sizeof r->key);
+        memcpy(b + sizeof r->key, &r->val, sizeof r->val);
+        h->pointed |= 1u << at;
+        h->nlent++;
+        b = NULL;
+    } else if (r->klen + r->vlen > HJ_INLINE) { /* a slot's own buffer, kept for the next */
         ebuf *l = &h->qlong[at];
         l->len = 0;
         if (r->klen + r->vlen > HJ_QUEUE_MAX || ebuf_reserve(l, r->klen + r->vlen)) {
@@ -389,7 +411,8 @@ static int enqueue(epipe *p, const em_rec *r) {
     q->hash = hv;
     q->klen = (uint32_t)r->klen;
     q->vlen = (uint32_t)r->vlen;
-    if (b == q->b) {
+    if (!b) {
+    } else if (b == q->b) {
         copy_small(b, r->key, r->klen);
         copy_small(b + r->klen, r->val, r->vlen);
     } else {
@@ -442,6 +465,40 @@ static int push_join(epipe *p, const em_rec *r) {
     return enqueue(p, r);
 }
 
+/* A batch of records whose bytes stay put until this returns: its long
+ * records are queued by address (enqueue), and the queue is drained
+ * before the return.  The kill flag is looked at as drive_batch does, as
+ * the records run on through user functions. */
+static int push_join_batch(epipe *p, const uint8_t *b, size_t len, uint64_t *nrec) {
+    hashjoin *h = p->state;
+    const uint8_t *end = b + len;
+    uint64_t n = 0;
+    int rc = 0;
+    h->lent = 1;
+    while (b < end) {
+        em_rec r;
+        size_t k = rec_get(b, end, &r);
+        if (!k) {
+            rc = em__seterr(EM_ECORRUPT, "malformed record in a batch");
+            break;
+        }
+        if (++n % RUNNER_CHECK_EVERY == 0 && (rc = runner_killed())) break;
+        if ((rc = push_join(p, &r))) break;
+        b += k;
+    }
+    if (rc >= 0) { /* (EM_STOP too: the queued records go on as end_join would take them) */
+        int d = drain(p);
+        if (d < 0 || (d && !rc)) rc = d;
+    }
+    h->n = 0; /* nothing queued points into the batch past here */
+    h->pointed = 0;
+    h->lent = 0;
+    if (h->nlent) __atomic_fetch_add(&by_address, h->nlent, __ATOMIC_RELAXED);
+    h->nlent = 0;
+    *nrec += n;
+    return rc;
+}
+
 static int end_join(epipe *p) {
     hashjoin *h = p->state;
     int rc = drain(p);
@@ -487,6 +544,7 @@ epipe *hashjoin_pipe_new(task_run *run, const plan_node *cogroup, epipe *join_op
     p->state = h;
     p->free = free_join;
     p->h.push = push_join;
+    p->push_batch = push_join_batch;
     p->expect = expect_join;
     p->end = end_join;
     return p;

@@ -60,5 +60,8 @@ int hashjoin_pipe_side(epipe *p, int side);
 /* Tables that grew with keys in them (rehashed), process-wide: a build
  * side that told its count (pipe.h's expect) sizes its table once. */
 uint64_t hashjoin_regrown(void);
+/* Streamed or built records queued by address, process-wide: long records
+ * of a batch (a cached block) that were not copied. */
+uint64_t hashjoin_by_address(void);
 
 #endif

@@ -43,17 +43,18 @@ void runner_count_fetch(int64_t retries, int64_t conns_dropped) {
     cur_res->fetch_conns_dropped += conns_dropped;
 }
 
-static int killed(void) {
+int runner_killed(void) {
     if (!cur_ctl || !__atomic_load_n(&cur_ctl->cancel, __ATOMIC_RELAXED)) return 0;
     return em__seterr(EM_ECANCELED, "task killed");
 }
+
 
 /* Called for every record a source hands on: a look at the flag every
  * RUNNER_CHECK_EVERY records. */
 static inline int check_kill(void) {
     if (++since_check < RUNNER_CHECK_EVERY) return 0;
     since_check = 0;
-    return killed();
+    return runner_killed();
 }
 
 static int to_pipe(void *c, const em_rec *r) {
@@ -70,7 +71,7 @@ static int drive_batch(const uint8_t *p, size_t len, epipe *down, uint64_t *nrec
     const uint8_t *end = p + len;
     em_rec r;
     if (down->push_batch) {
-        int rc = killed();
+        int rc = runner_killed();
         return rc ? rc : down->push_batch(down, p, len, nrec);
     }
     uint64_t n = 0;
@@ -440,7 +441,7 @@ static int drive(task_run *run, const plan_node *n, epipe *down) {
  * EM_ECANCELED once killed. */
 static int injected_delay(int64_t ms) {
     for (int64_t i = 0; ms == 0 || i < ms; i++) {
-        int rc = killed();
+        int rc = runner_killed();
         if (rc) return rc;
         struct timespec one = {0, 1000000L};
         nanosleep(&one, NULL);
@@ -475,7 +476,7 @@ static int faults_before(const task_desc *t, const fault_rule *rules, int n, tas
     const fault_rule *r = faults_match(rules, n, FAULT_HOLD, t->stage_id, t->partition, t->attempt);
     int rc = 0;
     if (r) {
-        fault_hold_ctx h = {t->faults_dir, t->stage_id, t->attempt, t->partition, killed};
+        fault_hold_ctx h = {t->faults_dir, t->stage_id, t->attempt, t->partition, runner_killed};
         res->faults_fired++;
         rc = faults_hold(r, &h);
     }
@@ -561,7 +562,7 @@ void runner_run(exec_env *env, uint8_t *desc, size_t len, task_result *res, task
         faults_match(rules, nrules, FAULT_CORRUPT, t->stage_id, t->partition, t->attempt) &&
         (rc = injected_corruption(env, t->sink.shuffle_id, (uint32_t)t->partition, t->task_id)) == 0)
         res->faults_fired++;
-    if (rc >= 0 && killed()) rc = EM_ECANCELED; /* a kill that came too late to stop it still wins */
+    if (rc >= 0 && runner_killed()) rc = EM_ECANCELED; /* a kill that came too late to stop it still wins */
     const fault_rule *hold_end = rc >= 0 ? faults_match(rules, nrules, FAULT_HOLD_END, t->stage_id, t->partition,
                                                         t->attempt)
                                          : NULL;

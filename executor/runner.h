@@ -53,6 +53,12 @@ typedef struct task_ctl {
 } task_ctl;
 #define RUNNER_CHECK_EVERY 1024
 
+/* 0, or EM_ECANCELED (message set) once the attempt running on this thread
+ * was told to stop: for a pipe that takes a whole batch (pipe.h's
+ * push_batch) and hands its records on one by one, to look at every
+ * RUNNER_CHECK_EVERY records as the runner's sources do. */
+int runner_killed(void);
+
 /* Run the task whose encoded description is desc (takes ownership).  Fills
  * *res in every case: status 0 and the sink's output, or the failure code
  * and the task's message; and res->m, the attempt's task metrics

@@ -4,7 +4,9 @@
  * the keys of a reduce_by_key read into the join's task through a
  * map_values, and the same keys persisted and read from the cache.  A
  * build side that cannot tell (a filter's output) grows the table as
- * before.  Counted with hashjoin_regrown; every join checked whole.
+ * before.  Counted with hashjoin_regrown; every join checked whole.  And a
+ * streamed side read from the cache queues its long records by address,
+ * not copied (hashjoin_by_address), with the same joined records.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -107,6 +109,82 @@ TEST(join_build_side_told_its_count_sizes_the_table_once) {
     em_rdd_release(recs);
     em_rdd_release(left);
     em_rdd_release(kp);
+    em_rdd_release(keys);
+    em_close(c);
+}
+
+/* (k % KEYS, a list of 6 + k % 7 int64s): with its key longer than a
+ * queue slot holds, as PageRank's links. */
+static int list_of(const em_rec *in, em_emitter *out, const void *arg) {
+    (void)arg;
+    int64_t k = em_i64_dec(in->val);
+    uint8_t kb[8], v[13 * 8];
+    size_t n = 6 + (size_t)(k % 7);
+    em_i64_enc(k % KEYS, kb);
+    for (size_t i = 0; i < n; i++) em_i64_enc(k + (int64_t)i, v + 8 * i);
+    return em_emit_pair(out, kb, 8, v, 8 * n);
+}
+
+/* (k, 10 k) for the even keys. */
+static int even_pair(const em_rec *in, em_emitter *out, const void *arg) {
+    (void)arg;
+    uint8_t k[8], v[8];
+    em_i64_enc(2 * em_i64_dec(in->val), k);
+    em_i64_enc(20 * em_i64_dec(in->val), v);
+    return em_emit_pair(out, k, 8, v, 8);
+}
+
+/* Joined records (k, (list, 10 k)) with the list as list_of made it. */
+static int64_t list_joins(em_rdd *j) {
+    em_batch *b = NULL;
+    if (em_collect(j, &b)) return -1;
+    int64_t ok = 0;
+    size_t pos = 0;
+    em_rec r;
+    while (em_batch_next(b, &pos, &r) == 1) {
+        em_tuple t;
+        int64_t k = em_i64_dec(r.key);
+        if (em_tuple_unpack(r.val, r.vlen, &t) || t.blen != 8 || em_i64_dec(t.b) != 10 * k) continue;
+        int good = t.alen == 8 * (6 + (size_t)(k % 7));
+        for (size_t i = 0; good && i < t.alen / 8; i++) good = em_i64_dec((const uint8_t *)t.a + 8 * i) == k + (int64_t)i;
+        ok += good;
+    }
+    em_batch_free(b);
+    return ok;
+}
+
+TEST(join_streams_a_cached_side_by_address) {
+    em_ctx *c = em_open("local[2]", NULL);
+    CHECK(c);
+    em_rdd *keys = em_range(c, 0, KEYS, 1, PARTS);
+    em_rdd *lists = em_map(keys, list_of, NULL, 0);
+    em_rdd *links = em_partition_by(lists, PARTS);
+    em_rdd *half = em_range(c, 0, KEYS / 2, 1, PARTS);
+    em_rdd *evens = em_map(half, even_pair, NULL, 0);
+    em_rdd *ranks = em_partition_by(evens, PARTS);
+    CHECK(links && ranks);
+    /* Not cached: the lists come from a shuffle read, one by one. */
+    uint64_t a0 = hashjoin_by_address();
+    em_rdd *j = em_join(links, ranks, PARTS);
+    CHECK_EQ_I64(list_joins(j), KEYS / 2);
+    CHECK_EQ_I64((int64_t)(hashjoin_by_address() - a0), 0);
+    /* Cached: the lists are streamed (the larger side) from the block's
+     * bytes, every one by address. */
+    em_persist(links, EM_MEMORY_ONLY);
+    int64_t n = 0;
+    CHECK_OK(em_count(links, &n));
+    CHECK_EQ_I64(n, KEYS);
+    a0 = hashjoin_by_address();
+    em_rdd *j2 = em_join(links, ranks, PARTS);
+    CHECK_EQ_I64(list_joins(j2), KEYS / 2);
+    CHECK_EQ_I64((int64_t)(hashjoin_by_address() - a0), KEYS);
+    em_rdd_release(j2);
+    em_rdd_release(j);
+    em_rdd_release(ranks);
+    em_rdd_release(evens);
+    em_rdd_release(half);
+    em_rdd_release(links);
+    em_rdd_release(lists);
     em_rdd_release(keys);
     em_close(c);
 }
