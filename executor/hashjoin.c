@@ -329,7 +329,7 @@ static int probe(epipe *p, uint64_t hv, const em_rec *r) {
         return h->build ? emit(p, r->key, r->klen, r->val, r->vlen, NULL, 0)
                         : emit(p, r->key, r->klen, NULL, 0, r->val, r->vlen);
     }
-    e->matched = 1;
+    if (h->keep_build) e->matched = 1; /* (an inner join leaves the entry's line clean) */
     const uint8_t *v;
     size_t vlen;
     for (uint64_t at = value_start(e); value_next(h, e, &at, &v, &vlen);) {
