@@ -411,11 +411,10 @@ static int enqueue(epipe *p, const em_rec *r) {
     q->hash = hv;
     q->klen = (uint32_t)r->klen;
     q->vlen = (uint32_t)r->vlen;
-    if (!b) {
-    } else if (b == q->b) {
+    if (b == q->b) {
         copy_small(b, r->key, r->klen);
         copy_small(b + r->klen, r->val, r->vlen);
-    } else {
+    } else if (b) {
         memcpy(b, r->key, r->klen);
         if (r->vlen) memcpy(b + r->klen, r->val, r->vlen);
     }
@@ -473,6 +472,7 @@ static int push_join_batch(epipe *p, const uint8_t *b, size_t len, uint64_t *nre
     hashjoin *h = p->state;
     const uint8_t *end = b + len;
     uint64_t n = 0;
+    unsigned since = 0;
     int rc = 0;
     h->lent = 1;
     while (b < end) {
@@ -482,7 +482,11 @@ static int push_join_batch(epipe *p, const uint8_t *b, size_t len, uint64_t *nre
             rc = em__seterr(EM_ECORRUPT, "malformed record in a batch");
             break;
         }
-        if (++n % RUNNER_CHECK_EVERY == 0 && (rc = runner_killed())) break;
+        if (++since == RUNNER_CHECK_EVERY) {
+            since = 0;
+            if ((rc = runner_killed())) break;
+        }
+        n++;
         if ((rc = push_join(p, &r))) break;
         b += k;
     }
