@@ -48,7 +48,6 @@ int runner_killed(void) {
     return em__seterr(EM_ECANCELED, "task killed");
 }
 
-
 /* Called for every record a source hands on: a look at the flag every
  * RUNNER_CHECK_EVERY records. */
 static inline int check_kill(void) {

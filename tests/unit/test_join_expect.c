@@ -218,13 +218,6 @@ static int long_value(const em_rec *in, em_emitter *out, const void *arg) {
     return em_emit_pair(out, k, 8, v, sizeof v);
 }
 
-static int short_value(const em_rec *in, em_emitter *out, const void *arg) {
-    (void)arg;
-    uint8_t k[8];
-    em_i64_enc(em_i64_dec(in->val), k);
-    return em_emit_pair(out, k, 8, k, 8);
-}
-
 static void *cancel_once_started(void *c) {
     wait_for(cond_flag, &slow_started, WAIT_MS, "the slow function to run");
     __atomic_store_n(&canceling, 1, __ATOMIC_RELEASE);
@@ -239,7 +232,7 @@ TEST(join_cached_batch_killed_within_a_check) {
     em_rdd *lv = em_map(lk, long_value, NULL, 0);
     em_rdd *left = em_partition_by(lv, 2);
     em_rdd *rk = em_range(c, 0, 2 * STREAMED, 1, 2);
-    em_rdd *rv = em_map(rk, short_value, NULL, 0);
+    em_rdd *rv = em_map(rk, key_pair, NULL, 0);
     em_rdd *right = em_partition_by(rv, 2);
     CHECK(left && right);
     em_persist(left, EM_MEMORY_ONLY);
