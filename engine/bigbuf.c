@@ -35,7 +35,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct { uint8_t *p; size_t len; } cache[BB_CACHE_SLOTS]; /* whole chunks each */
 static size_t ncache, cached;
-static size_t fresh_bytes, taken_chunks; /* bb_counts */
+static size_t fresh_bytes, taken_chunks, own_moves; /* bb_counts, bb_own_moves */
 
 /* A range of len bytes (whole chunks) aligned to a chunk, so the kernel
  * can back it with huge pages (bb_reserve_kept asks it to); no page is in
@@ -143,6 +143,7 @@ static uint8_t *assemble(uint8_t *own, size_t ownlen, size_t len) {
     uint8_t *q = range_new(len);
     if (!q) return NULL;
     size_t moved = ownlen ? move_chunks(own, q, ownlen) : 0;
+    if (ownlen) __atomic_fetch_add(&own_moves, 1, __ATOMIC_RELAXED);
     if (moved < ownlen) { /* the kernel refused: the rest copied */
         memcpy(q + moved, own + moved, ownlen - moved);
         munmap(own + moved, ownlen - moved);
@@ -201,18 +202,25 @@ int bb_reserve(ebuf *b, size_t extra) {
     return 0;
 }
 
-/* Advised are the chunks the bytes to come, [len, len + extra), fall in,
- * once each: on the call whose bytes reach into a chunk not written yet
- * (from the chunk of len), and from the start when the buffer moved or
- * became a mapping (its bytes copied in).  A chunk never written is not
- * advised, so the tail bb_shrink parks in the cache carries no advice to
- * the task buffer that takes it next; as a mapping grown by mremap
- * inherits its last area's advice, a grown buffer's tail past the bytes
- * to come is advised against huge pages.  The advice is a hint: failure
- * costs speed only. */
+/* Advised are the chunks the bytes to come, [len, len + extra), fall in:
+ * on the call whose bytes reach into a chunk not written yet (from the
+ * chunk of len), and from the start when the buffer moved or became a
+ * mapping (its bytes copied in).  A mapping grown by mremap inherits its
+ * last area's advice, so a grown buffer's room past the bytes to come is
+ * advised against huge pages: the tail bb_shrink parks in the cache then
+ * asks the task buffer that takes it next for none.  (A chunk parked
+ * after it was written carries its advice, as a freed cached partition's
+ * chunks do.)  Two advices split the mapping into two areas, which one
+ * mremap cannot grow, so before the buffer grows the room it is about to
+ * fill is asked for huge pages, making it one area again.  The advice is
+ * a hint: failure costs speed only. */
 int bb_reserve_kept(ebuf *b, size_t extra) {
     const uint8_t *was = b->p;
     size_t cap = b->cap;
+    if (cap >= BB_MIN && cap - b->len < extra) { /* to grow: its room will be written */
+        size_t w = (b->len + CHUNK - 1) & ~(CHUNK - 1);
+        if (w < cap) madvise(b->p + w, cap - w, MADV_HUGEPAGE);
+    }
     int rc = bb_reserve(b, extra);
     if (rc || b->cap < BB_MIN || !extra) return rc;
     size_t from = b->len & ~(CHUNK - 1), to = (b->len + extra + CHUNK - 1) & ~(CHUNK - 1);
@@ -251,6 +259,10 @@ void bb_free(ebuf *b) {
 void bb_counts(size_t *fresh, size_t *taken) {
     *fresh = __atomic_load_n(&fresh_bytes, __ATOMIC_RELAXED);
     *taken = __atomic_load_n(&taken_chunks, __ATOMIC_RELAXED);
+}
+
+size_t bb_own_moves(void) {
+    return __atomic_load_n(&own_moves, __ATOMIC_RELAXED);
 }
 
 void bb_trim(void) {

@@ -62,5 +62,9 @@ void bb_trim(void);
  * cache could not give: pages the kernel will fault in and clear), and
  * cached chunks taken (tests). */
 void bb_counts(size_t *fresh, size_t *taken);
+/* Since the process started: growths of a mapping made of several areas,
+ * which mremap cannot grow, whose own chunks were moved one call each into
+ * a new range (tests). */
+size_t bb_own_moves(void);
 
 #endif

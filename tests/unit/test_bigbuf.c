@@ -220,3 +220,31 @@ TEST(bigbuf_only_kept_buffers_ask_for_huge_pages) {
     bb_free(&kept);
     bb_trim();
 }
+
+/* A kept buffer whose room is advised apart from its bytes still grows
+ * with one mremap, its chunks not moved one by one: asked for more than a
+ * chunk at a time (an mllib block's room), it grows before its bytes reach
+ * that room. */
+TEST(bigbuf_kept_buffer_grows_in_one_call) {
+    bb_trim();
+    ebuf kept = {0};
+    CHECK_OK(bb_reserve_kept(&kept, 3 * MB));
+    CHECK_EQ_I64((int64_t)kept.cap, (int64_t)(4 * MB));
+    fill(kept.p, 0, 3 * MB);
+    kept.len = 3 * MB;
+    CHECK_OK(bb_reserve_kept(&kept, 3 * MB)); /* grown: 8 MB, the room past 6 MB advised apart */
+    CHECK_EQ_I64((int64_t)kept.cap, (int64_t)(8 * MB));
+    fill(kept.p, 3 * MB, 6 * MB);
+    kept.len = 6 * MB;
+    size_t moves = bb_own_moves();
+    CHECK_OK(bb_reserve_kept(&kept, 3 * MB));
+    CHECK_EQ_I64((int64_t)kept.cap, (int64_t)(16 * MB));
+    CHECK_EQ_I64((int64_t)(bb_own_moves() - moves), 0);
+    CHECK(pattern_ok(kept.p, 6 * MB));
+    int thp = madvise(kept.p + 14 * MB, 2 * MB, MADV_HUGEPAGE) == 0; /* (as above) */
+    if (thp) madvise(kept.p + 14 * MB, 2 * MB, MADV_NOHUGEPAGE);
+    CHECK_EQ_I64(advised_huge(kept.p + 9 * MB), thp);
+    CHECK_EQ_I64(advised_huge(kept.p + 10 * MB), 0);
+    bb_free(&kept);
+    bb_trim();
+}
