@@ -12,7 +12,8 @@
  * bytes (two a cache line), so a probe's first look is one line: an entry
  * holds a key's whole hash, the key itself when it has at most 8 bytes
  * (else its arena offset), its length, whether a streamed record matched
- * it, and its values: a key's lone value of at most 8 bytes in the entry
+ * it (kept for an outer join that emits the built side's unmatched keys;
+ * an inner join's probe leaves it 0), and its values: a key's lone value of at most 8 bytes in the entry
  * itself (the common case of a table of distinct keys: a match then reads
  * no arena), else the offset of its first value node.  The last value node
  * of each key, needed only while building, is in an array of its own.
@@ -362,12 +363,15 @@ static int take(epipe *p, uint64_t hv, const em_rec *r) {
 static int take_queued(epipe *p) {
     hashjoin *h = p->state;
     hj_pend *q = &h->q[h->head];
-    const uint8_t *b = q->klen + q->vlen > HJ_INLINE ? h->qlong[h->head].p : q->b;
-    em_rec r = {b, q->klen, b + q->klen, q->vlen};
+    em_rec r = {NULL, q->klen, NULL, q->vlen};
     if (h->pointed >> h->head & 1) { /* the key's and value's addresses */
         memcpy(&r.key, q->b, sizeof r.key);
         memcpy(&r.val, q->b + sizeof r.key, sizeof r.val);
         h->pointed &= ~(1u << h->head);
+    } else { /* the bytes, copied */
+        const uint8_t *b = q->klen + q->vlen > HJ_INLINE ? h->qlong[h->head].p : q->b;
+        r.key = b;
+        r.val = b + q->klen;
     }
     h->head = (h->head + 1) & (HJ_DEPTH - 1);
     h->n--;
