@@ -194,7 +194,8 @@ static int avoid_tier(const exec_rec *x, const exec_rec *a) {
 static int skipped(const et_filter *f, const exec_rec *x) { return f && f->skip(f->ctx, x); }
 
 /* The executor with the most room whose avoid_tier is tier (and that f
- * does not skip), walking the index from the most room down and
+ * does not skip; a itself only with a free core: a copy queued behind its
+ * original would wait for it), walking the index from the most room down and
  * each level in the order its executors reached it; NULL when none.  It
  * stops at the first that fits: a step per executor passed over, which
  * are those of a's host or excluded. */
@@ -204,7 +205,7 @@ static exec_rec *first_fit(exec_table *t, const exec_rec *a, int tier, const et_
         for (int r = l->top; r > 0; r--)
             for (int i = l->head[r]; i >= 0; i = t->v[i].bnext) {
                 exec_rec *x = &t->v[i];
-                if (avoid_tier(x, a) == tier && !skipped(f, x)) return x;
+                if (avoid_tier(x, a) == tier && !skipped(f, x) && (tier || x->assigned < x->cores)) return x;
             }
     }
     return NULL;

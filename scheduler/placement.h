@@ -104,7 +104,8 @@ int et_any_room(const exec_table *t);
  * is over (waited_out) or when pref is gone, the executor with the most
  * room, avoiding `avoid` (a speculative copy's original): an executor on
  * another host first, then another executor of its host, and `avoid`
- * itself only when no other has room.  An executor f skips (f NULL:
+ * itself only when no other has room and it has a free core (a copy in
+ * its queue would start only after the original).  An executor f skips (f NULL:
  * none) is never chosen.
  * Room counts free cores before queue slots: an executor with a free core
  * before any whose cores are busy, however deep its queue.  Of executors
