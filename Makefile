@@ -334,8 +334,11 @@ FUZZ_OBJ = $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/fuzz_%.o) $(BUILD)/tests/fuzz/supp
 FUZZ_REPLAY = $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/replay_%)
 .SECONDARY: $(FUZZ_OBJ) $(FUZZ_NAMES:%=$(BUILD)/bin/fuzz_%)
 
+# A replay is linked from the objects' own machine code (-fno-lto; the
+# objects are fat): 24 link-time optimizations of the whole library would
+# cost minutes of every `make test` and buy a replay nothing.
 $(BUILD)/tests/fuzz/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.o $(BUILD)/tests/fuzz/support.o $(LIB_OBJ)
-	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
+	$(CC) -fno-lto -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
 
 fuzz-replay: $(FUZZ_REPLAY)
 	@set -e; for n in $(FUZZ_NAMES); do $(BUILD)/tests/fuzz/replay_$$n tests/fuzz/corpus/$$n; done
