@@ -307,13 +307,16 @@ test-tsan:
 	@if ls $(CURDIR)/build-tsan/tsan-reports/* >/dev/null 2>&1; then \
 	  cat $(CURDIR)/build-tsan/tsan-reports/*; echo "ThreadSanitizer reported (above)"; exit 1; fi
 
-# Coverage (docs/testing.md): the whole of `make test` built with gcc's
-# --coverage into build-cov/, then line and branch coverage per folder and
-# file (tests/coverage/report.sh, gcov alone), kept in build-cov/coverage.txt.
+# Coverage (docs/testing.md): `make test` built with gcc's --coverage into
+# build-cov/, its local-cluster pass the tests test-tsan runs there (the
+# rest run the same code on local[N]), then line and branch coverage per
+# folder and file (tests/coverage/report.sh, gcov alone), kept in
+# build-cov/coverage.txt.
 .PHONY: coverage
 coverage:
 	@mkdir -p build-cov && find build-cov -name '*.gcda' -delete
-	$(MAKE) BUILD=build-cov OPT="-O0 -g" SAN="--coverage -DEMBER_COVERAGE" test
+	$(MAKE) BUILD=build-cov OPT="-O0 -g" SAN="--coverage -DEMBER_COVERAGE" \
+	  LC_T="$(if $(T),$(T),$(TSAN_LC_T))" test
 	sh tests/coverage/report.sh build-cov build-cov/coverage.txt
 
 # Fuzzing (docs/testing.md).  tests/fuzz/fuzz_NAME.c is a libFuzzer target
