@@ -295,7 +295,7 @@ test-sanitize:
 # makes the first report fail the run.  Every process reports to
 # build-tsan/tsan-reports/ (daemons and executors too, whose stderr is a log
 # file), and any report there fails the target.  The local-cluster pass runs
-# the cluster, API, wide, job and kill tests (about 4 minutes here; all of
+# the cluster, API, wide, job and kill tests (about 7 minutes here; all of
 # them would take 45).  tests/tsan.supp says why libuv's own calls are
 # ignored.
 TSAN_LC_T = cluster_ api_ wide_ jobs_ kill_
