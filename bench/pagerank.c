@@ -12,6 +12,9 @@
  *            builtin the shuffle merges in place) instead of the user's a + b
  *   PAGERANK_RUNS=A (or B) pagerank ...   only that ember run (see below),
  *            for profiling one of them
+ *   PAGERANK_NUMPY=0 pagerank ...   numpy not run (the C floor always runs:
+ *            ember's ranks are checked against it), for timing the whole
+ *            process of one ember build against another's
  *
  * The graph.  bench/data/pagerank-NODES-EDGES.txt (relative to the current
  * directory, made once, not timed) holds EDGES lines "src dst" in decimal,
@@ -570,8 +573,9 @@ int main(int argc, char **argv) {
     floor_ranks f;
     floor_times ft;
     if (c_floor(path, nodes, iters, &f, &ft)) return 1;
-    numpy_run np;
-    run_numpy(path, nodes, iters, &np);
+    numpy_run np = {0};
+    const char *pn = getenv("PAGERANK_NUMPY");
+    if (!pn || strcmp(pn, "0")) run_numpy(path, nodes, iters, &np);
     ember_run e;
     int parts = 0;
     run_ember(master, path, nodes, iters, parts_env, &f, &e, &parts);

@@ -12,7 +12,8 @@
  * buffer: a new buffer takes the start of a cached range that holds it,
  * else it is a new range into which mremap moves cached chunks -- page
  * table entries moved, no page cleared -- only the chunks the cache
- * cannot give being fresh memory the kernel faults in and clears; a
+ * cannot give being fresh memory, which the kernel clears and puts in at
+ * once (MADV_POPULATE_WRITE: one call, not a page fault per page); a
  * growing one takes the cached range right after it or a range that holds
  * it (its bytes copied), else grows with one mremap (bigbuf.c).  A
  * buffer that will grow big may still ask for its expected size at once
@@ -47,7 +48,8 @@ void bb_shrink(ebuf *b);
  * partition): the chunks of its mapping that the extra bytes will be
  * written to are advised for huge pages, so that its pages not yet in
  * come as huge ones where the kernel allows (one TLB entry where
- * 4 KiB pages take 512, on every read).  A task's own buffers (tables,
+ * 4 KiB pages take 512, on every read); its fresh memory is not put in
+ * at once, which would give it 4 KiB pages before the advice.  A task's own buffers (tables,
  * sort arenas, map outputs) do not ask, and get what the system's policy
  * gives (4 KiB pages under Debian's THP "madvise"): on the virtual
  * machines we measured, a huge page new to the guest costs its host about

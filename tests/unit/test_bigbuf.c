@@ -2,13 +2,15 @@
  * test_bigbuf.c -- big buffers: growth keeps the bytes, bb_shrink gives
  * back the memory past the length (whole chunks for a mapping, to the
  * cache), a freed mapping is handed to the next big buffer from the
- * cache, and only a buffer kept long (bb_reserve_kept) asks for huge
- * pages, over the chunks it writes.
+ * cache, a task buffer's fresh memory is put in at once, and only a
+ * buffer kept long (bb_reserve_kept) asks for huge pages, over the chunks
+ * it writes.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "../test.h"
 #include "bigbuf.h"
@@ -216,6 +218,46 @@ TEST(bigbuf_only_kept_buffers_ask_for_huge_pages) {
     }
     CHECK_EQ_I64((int64_t)kept.cap, (int64_t)(16 * MB));
     CHECK_EQ_I64(advised_huge(kept.p + kept.len - 1), thp);
+    bb_free(&task);
+    bb_free(&kept);
+    bb_trim();
+}
+
+/* Pages of [p, p + n) in memory (mincore). */
+static size_t resident(const uint8_t *p, size_t n) {
+    static unsigned char vec[(64 << 20) / 4096];
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), np = (n + pg - 1) / pg, k = 0;
+    if (np > sizeof vec || mincore((void *)p, n, vec)) return (size_t)-1;
+    for (size_t i = 0; i < np; i++) k += vec[i] & 1;
+    return k;
+}
+
+/* A task buffer's fresh memory is put in at once, as it is mapped and as
+ * it grows; a kept buffer's is not (its pages are to come after its
+ * huge-page advice). */
+TEST(bigbuf_task_buffers_fresh_memory_put_in_at_once) {
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    uint8_t *probe = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(probe != MAP_FAILED);
+    int populates = madvise(probe, pg, MADV_POPULATE_WRITE) == 0; /* (Linux 5.14 on) */
+    munmap(probe, pg);
+    if (!populates) SKIP("the kernel has no MADV_POPULATE_WRITE");
+    bb_trim();
+    size_t fresh0, fresh1, taken;
+    bb_counts(&fresh0, &taken);
+    ebuf task = {0}, kept = {0};
+    CHECK_OK(bb_reserve(&task, 8 * MB));
+    CHECK_OK(bb_reserve_kept(&kept, 8 * MB));
+    bb_counts(&fresh1, &taken);
+    CHECK_EQ_I64((int64_t)(fresh1 - fresh0), (int64_t)(16 * MB));
+    CHECK_EQ_I64((int64_t)resident(task.p, 8 * MB), (int64_t)(8 * MB / pg));
+    CHECK_EQ_I64((int64_t)resident(kept.p, 8 * MB), 0);
+    fill(task.p, 0, 8 * MB);
+    task.len = 8 * MB;
+    CHECK_OK(bb_reserve(&task, 4 * MB)); /* grown by mremap: the cache is empty */
+    CHECK_EQ_I64((int64_t)task.cap, (int64_t)(16 * MB));
+    CHECK(pattern_ok(task.p, 8 * MB));
+    CHECK_EQ_I64((int64_t)resident(task.p, 16 * MB), (int64_t)(16 * MB / pg));
     bb_free(&task);
     bb_free(&kept);
     bb_trim();
