@@ -43,8 +43,10 @@
  * the same work into steps: the links counted (load: read, distinct,
  * group, persist), then each iteration's ranks persisted and counted (the
  * previous one unpersisted), then the collect.  Its per-iteration times,
- * and its em_get_stats deltas per iteration (map tasks, shuffle records and
- * bytes), show what is shuffled: the links once (group_by_key), then per
+ * minor page faults (getrusage: pages put in, by a fault or populated at
+ * once; the executors' on local[N]) and em_get_stats
+ * deltas per iteration (map tasks, shuffle records and bytes) show what is
+ * shuffled: the links once (group_by_key), then per
  * iteration only the contributions (P map tasks); a reshuffle of the links
  * or of the ranks would show as 2P or 3P map tasks.
  *
@@ -75,6 +77,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -392,11 +395,19 @@ typedef struct ember_run {
     em_stats d;                       /* run A: the whole job's deltas */
     int64_t it_maps[64], it_recs[64]; /* run B: per iteration */
     double it_bytes[64];
+    long load_flt, it_flt[64];        /* run B: this process's minor page faults */
     int64_t load_maps, load_recs;
     double maxdiff_a, maxdiff_b;
     int64_t count_a, count_b;
     int did_a, did_b;
 } ember_run;
+
+/* This process's minor page faults so far (executor threads' on local[N];
+ * a cluster's executors are other processes). */
+static long minflt(void) {
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) ? 0 : ru.ru_minflt;
+}
 
 static void stats_delta(const em_stats *a, const em_stats *b, em_stats *d) {
     d->jobs = b->jobs - a->jobs;
@@ -458,10 +469,12 @@ run_b:
     em_stats a, c;
     em_get_stats(ctx, &a);
     t0 = now();
+    long f0 = minflt();
     links = load_links(ctx, path, parts);
     if (!links || em_count(links, &n)) die("run B: links");
     double t1 = now();
     e->load = t1 - t0;
+    e->load_flt = minflt() - f0;
     em_get_stats(ctx, &c);
     e->load_maps = c.map_tasks_run - a.map_tasks_run;
     e->load_recs = c.shuffle_records_written - a.shuffle_records_written;
@@ -470,11 +483,13 @@ run_b:
     for (int i = 0; i < iters; i++) {
         a = c;
         double ti = now();
+        long fi = minflt();
         em_rdd *next = iterate(links, prev, parts);
         if (!next || !em_persist(next, EM_MEMORY_ONLY) || em_count(next, &n)) die("run B: iteration");
         if (i > 0) em_unpersist(prev);
         prev = next;
         it[i] = now() - ti;
+        e->it_flt[i] = minflt() - fi;
         em_get_stats(ctx, &c);
         e->it_maps[i] = c.map_tasks_run - a.map_tasks_run;
         e->it_recs[i] = c.shuffle_records_written - a.shuffle_records_written;
@@ -610,6 +625,11 @@ int main(int argc, char **argv) {
         printf(", MB as stored");
         for (int i = 0; i < iters; i++) printf(" %.1f", e.it_bytes[i] / 1048576.0);
         printf("\n");
+        printf("    steps' faults   : this process's minor page faults, pages populated at once included "
+               "(MB of 4 KiB pages): load %ld (%.0f); iterations",
+               e.load_flt, e.load_flt * 4096 / 1e6);
+        for (int i = 0; i < iters; i++) printf(" %ld", e.it_flt[i]);
+        printf("%s\n", strncmp(master, "local[", 6) ? " (the driver's only: executors are other processes)" : "");
         int reshuffled = 0;
         for (int i = 0; i < iters; i++) reshuffled |= e.it_maps[i] != parts;
         printf("    links and ranks : %s\n",
