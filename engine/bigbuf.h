@@ -49,12 +49,12 @@ void bb_shrink(ebuf *b);
  * written to are advised for huge pages, so that its pages not yet in
  * come as huge ones where the kernel allows (one TLB entry where
  * 4 KiB pages take 512, on every read); its fresh memory is not put in
- * at once, which would give it 4 KiB pages before the advice.  A task's own buffers (tables,
- * sort arenas, map outputs) do not ask, and get what the system's policy
- * gives (4 KiB pages under Debian's THP "madvise"): on the virtual
- * machines we measured, a huge page new to the guest costs its host about
- * five times the 4 KiB pages it replaces, and a task writes its buffers
- * once or twice (bench/firsttouch, bench/RESULTS.md). */
+ * at once, which would give it 4 KiB pages before the advice.  A task's
+ * own buffers (tables, sort arenas, map outputs) do not ask, and get what
+ * the system's policy gives (4 KiB pages under Debian's THP "madvise"): on
+ * some virtual machines we measured, a huge page new to the guest costs
+ * its host about five times the 4 KiB pages it replaces, and a task writes
+ * its buffers once or twice (bench/firsttouch, bench/RESULTS.md). */
 int bb_reserve_kept(ebuf *b, size_t extra);
 /* Give the memory back (a mapping to the cache); b becomes empty. */
 void bb_free(ebuf *b);
