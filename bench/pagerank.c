@@ -42,13 +42,13 @@
  * All of it runs in the one collect, so run B, on a new context, breaks
  * the same work into steps: the links counted (load: read, distinct,
  * group, persist), then each iteration's ranks persisted and counted (the
- * previous one unpersisted), then the collect.  Its per-iteration times,
- * minor page faults (getrusage: pages put in, by a fault or populated at
- * once; the executors' on local[N]) and em_get_stats
+ * previous one unpersisted), then the collect.  It prints each step's
+ * time and minor page faults (getrusage: pages put in, by a fault or
+ * populated at once; the executors' too on local[N]); its em_get_stats
  * deltas per iteration (map tasks, shuffle records and bytes) show what is
- * shuffled: the links once (group_by_key), then per
- * iteration only the contributions (P map tasks); a reshuffle of the links
- * or of the ranks would show as 2P or 3P map tasks.
+ * shuffled: the links once (group_by_key), then per iteration only the
+ * contributions (P map tasks); a reshuffle of the links or of the ranks
+ * would show as 2P or 3P map tasks.
  *
  * The C floor, same run, same file, one thread: read the file into memory,
  * parse into arrays (reported apart), dedup the edges by an LSD radix sort

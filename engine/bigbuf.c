@@ -141,7 +141,7 @@ static void cache_put(uint8_t *p, size_t len) {
  * page fault each.  A task buffer is written soon and whole (a table
  * cleared, an arena filled; the part past its bytes goes to the cache,
  * pages in, when the buffer is shrunk or freed), and on the virtual
- * machines we run on a fault is most of a fresh page's cost
+ * machines we run on a fault is about half of a fresh page's cost
  * (bench/firsttouch: populated pages take half the time).  A kept buffer
  * is not populated: its pages are to come as huge pages where its advice
  * (bb_reserve_kept) asks for them, which it gives only after the range
