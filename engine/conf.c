@@ -113,7 +113,9 @@ static const conf_spec conf_keys[] = {
     {.key = "ember.shuffle.accurateBlockThreshold", .def = "100m", .type = CONF_SIZE, .min = 1, .max = INT64_MAX},
     /* The codec of shuffle and spill blocks, as Spark's
      * spark.io.compression.codec (whose default is lz4; ours, auto, front
-     * codes blocks it shrinks well and lz4s the others: bench/RESULTS.md),
+     * codes blocks it shrinks well and lz4s the others, and leaves map
+     * outputs uncoded while the executors share one host: tasksched.c's
+     * output_codec, bench/RESULTS.md),
      * and the levels of the codecs that take one: zstd's (Spark's default,
      * 1) and zlib's (the old key, which applies only to zlib). */
     {.key = "ember.io.compression.codec", .def = "auto", .type = CONF_ENUM, .choices = codec_choices},

@@ -4,13 +4,15 @@
  * Layout: every structure is a fixed-length msgpack array, so decoding is a
  * walk by position with a type check at each step.  A description is
  *   ["emt1", task_id, stage_id, attempt, partition, bin32 hash,
- *    [mem_budget, block_bytes, max_record, codec, level(, faults(, dir))],
+ *    [mem_budget, block_bytes, max_record, codec, level, out_codec,
+ *     out_level(, faults(, dir))],
  *    sink,
  *    [node...]]
  * with the plan's nodes in pre-order, each ending with its child count.
- * codec and level are the bf_codec of the task's shuffle and spill blocks
- * (codec.h; level signed): a codec the executor does not know, or a
- * level it does not take, is refused here rather than at the first block.
+ * codec and level are the bf_codec of the reduce side's spills, out_codec
+ * and out_level that of a map task's output and its own spills (codec.h;
+ * levels signed): a codec the executor does not know, or a level it does
+ * not take, is refused here rather than at the first block.
  * Decoding validates types and lengths; anything unexpected is EM_EPROTO,
  * never a crash.  Strings are copied into the arena (NUL-terminated), and
  * so are user functions' argument blobs (aligned, as a cast to the user's
@@ -243,12 +245,14 @@ int taskdesc_encode(const task_desc *t, ebuf *out) {
     msgpack_pack_int32(&pk, t->partition);
     msgpack_pack_bin(&pk, 32);
     msgpack_pack_bin_body(&pk, t->binhash, 32);
-    msgpack_pack_array(&pk, t->faults_dir ? 7 : t->faults ? 6 : 5);
+    msgpack_pack_array(&pk, t->faults_dir ? 9 : t->faults ? 8 : 7);
     msgpack_pack_uint64(&pk, t->mem_budget);
     msgpack_pack_uint64(&pk, t->block_bytes);
     msgpack_pack_uint64(&pk, t->max_record);
     msgpack_pack_uint8(&pk, t->codec.id);
     msgpack_pack_int8(&pk, t->codec.level);
+    msgpack_pack_uint8(&pk, t->out_codec.id);
+    msgpack_pack_int8(&pk, t->out_codec.level);
     if (t->faults || t->faults_dir) pack_str(&pk, t->faults); /* nil when none */
     if (t->faults_dir) pack_str(&pk, t->faults_dir);
     pack_sink(&pk, &t->sink);
@@ -356,6 +360,19 @@ static blob get_arg(dec *d, const msgpack_object *o) {
         b.p = p;
     }
     return b;
+}
+
+/* A block codec: its id at o, its signed level at o[1]; one the executor
+ * does not know, or a level it does not take, fails the description. */
+static bf_codec get_codec(dec *d, const msgpack_object *o) {
+    uint64_t id = get_u(d, &o[0]);
+    int64_t level = get_i(d, &o[1]);
+    bf_codec c;
+    c.id = id < BF_NCODECS || id == BF_AUTO ? (uint8_t)id : BF_NCODECS;
+    c.level = level >= INT8_MIN && level <= INT8_MAX ? (int8_t)level : INT8_MAX;
+    const char *why;
+    if (!d->what && bf_codec_check(c, &why)) FAIL(d, why);
+    return c;
 }
 
 static const char *get_str(dec *d, const msgpack_object *o) {
@@ -611,24 +628,20 @@ int taskdesc_decode(uint8_t *bytes, size_t len, task_desc **out) {
             blob h = get_blob(&d, &a[5]);
             if (h.len == 32) memcpy(t->binhash, h.p, 32);
             else FAIL(&d, "bad binary hash");
-            /* Five settings, a sixth when a test injects faults, and a
-             * seventh when it names their gates' directory. */
-            int nst = 5;
-            if (a[6].type == MSGPACK_OBJECT_ARRAY && (a[6].via.array.size == 6 || a[6].via.array.size == 7))
+            /* Seven settings, an eighth when a test injects faults, and a
+             * ninth when it names their gates' directory. */
+            int nst = 7;
+            if (a[6].type == MSGPACK_OBJECT_ARRAY && (a[6].via.array.size == 8 || a[6].via.array.size == 9))
                 nst = (int)a[6].via.array.size;
             const msgpack_object *st = arr(&d, &a[6], (uint32_t)nst, "malformed task settings");
             if (st) {
                 t->mem_budget = get_u(&d, &st[0]);
                 t->block_bytes = get_u(&d, &st[1]);
                 t->max_record = get_u(&d, &st[2]);
-                uint64_t id = get_u(&d, &st[3]);
-                int64_t level = get_i(&d, &st[4]);
-                t->codec.id = id < BF_NCODECS || id == BF_AUTO ? (uint8_t)id : BF_NCODECS;
-                t->codec.level = level >= INT8_MIN && level <= INT8_MAX ? (int8_t)level : INT8_MAX;
-                const char *why;
-                if (!d.what && bf_codec_check(t->codec, &why)) FAIL(&d, why);
-                if (nst >= 6) t->faults = get_str(&d, &st[5]);
-                if (nst == 7) t->faults_dir = get_str(&d, &st[6]);
+                t->codec = get_codec(&d, &st[3]);
+                t->out_codec = get_codec(&d, &st[5]);
+                if (nst >= 8) t->faults = get_str(&d, &st[7]);
+                if (nst == 9) t->faults_dir = get_str(&d, &st[8]);
             }
             get_sink(&d, &a[7], &t->sink);
             if (!d.what && a[8].type != MSGPACK_OBJECT_ARRAY) FAIL(&d, "malformed plan");

@@ -187,7 +187,11 @@ typedef struct task_desc {
     uint8_t binhash[32];
     /* Settings the executor applies to this task (from the driver's conf). */
     uint64_t mem_budget, block_bytes, max_record;
-    bf_codec codec;      /* of shuffle and spill blocks (checked when decoded) */
+    bf_codec codec;      /* of the reduce side's spilled blocks (checked
+                            when decoded) */
+    bf_codec out_codec;  /* of a shuffle map task's output blocks and its
+                            own spills: the scheduler's choice (tasksched.c),
+                            checked as codec */
     const char *faults;  /* ember.test.faults (faults.h), NULL when none */
     const char *faults_dir; /* ember.test.faults.dir (the holds' gates),
                                NULL when none */

@@ -459,7 +459,7 @@ static int open_shuffle(epipe *p) {
         o.combine = &s->spec;
     }
     o.mem_budget = run->t->mem_budget;
-    o.codec = run->t->codec;
+    o.codec = run->t->out_codec;
     o.block_bytes = run->t->block_bytes;
     o.mem = run->env->outputs;
     o.cancelled = runner_cancelled;

@@ -72,6 +72,7 @@ static void unindex(exec_table *t, exec_rec *x) {
     x->bnext = x->bprev = -1;
     x->tier = x->room = 0;
     if (!x->alive) return;
+    t->off_host0 -= x->off_host;
     t->alive_cores -= x->cores;
     if (x->backlog < 0) t->unbounded--;
     if (x->assigned < x->cores) t->idle_cores -= x->cores - x->assigned;
@@ -93,6 +94,7 @@ static void reindex(exec_table *t, exec_rec *x) {
         if (x->room > l->top) l->top = x->room;
     }
     if (!x->alive) return;
+    t->off_host0 += x->off_host;
     t->alive_cores += x->cores;
     if (x->backlog < 0) t->unbounded++;
     if (x->assigned < x->cores) t->idle_cores += x->cores - x->assigned;
@@ -138,6 +140,8 @@ int et_add(exec_table *t, int id, int cores, int backlog, int backlog_max, const
     x->backlog_max = backlog_max;
     x->alive = 1;
     snprintf(x->host, sizeof x->host, "%s", host ? host : "");
+    if (t->n == 1 && x == t->v) snprintf(t->host0, sizeof t->host0, "%s", x->host);
+    x->off_host = strcmp(x->host, t->host0) != 0;
     reindex(t, x);
     return 0;
 }

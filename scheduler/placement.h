@@ -26,6 +26,7 @@ typedef struct exec_rec {
     int failed_tasks;
     uint64_t excluded_until_us;
     char host[64];  /* the host it runs on ("" unknown) */
+    int off_host;   /* host is not the table's first executor's */
     /* Its place in the table's index (placement.c): in the idle list of
      * its free cores, or, with none free, in the queue list of the
      * attempts its queue still takes, or in neither. */
@@ -62,6 +63,10 @@ typedef struct exec_table {
     int idle_cores;    /* free cores of the executors alive */
     int alive_cores;   /* cores of the executors alive */
     int queued_execs;  /* executors alive holding attempts beyond their cores */
+    /* The host of the first executor that joined, and how many executors
+     * alive run on another (et_one_host). */
+    char host0[64];
+    int off_host0;
     /* An executor's slot is its id when executors join in id order; the
      * ids of those that joined out of order, to their slots. */
     idmap moved;
@@ -73,6 +78,10 @@ exec_rec *et_find(exec_table *t, int id);
  * accepting backlog attempts beyond its cores, and up to backlog_max when
  * the scheduler deepens its queue: 0, or EM_ENOMEM. */
 int et_add(exec_table *t, int id, int cores, int backlog, int backlog_max, const char *host);
+/* Whether every executor alive runs on one host, the first executor's
+ * (an unknown host, as local[N]'s threads have, is one host): then no
+ * block an executor writes is read across a network.  Constant time. */
+static inline int et_one_host(const exec_table *t) { return t->off_host0 == 0; }
 /* Room for n executors, so that the first n et_add calls allocate
  * nothing (for executors that join in id order from 0, of fewer than 8
  * cores and queue slots or accepting any number; one out of order takes

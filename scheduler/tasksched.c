@@ -154,6 +154,18 @@ static void exclude_after_stage(dag *d, const job *j, stage *s) {
 
 /* ------------------------------------------- launch and the run queue */
 
+/* The codec of a map task's output.  auto stores it as it is while every
+ * executor runs on one host (local-cluster, local[N], a one-worker
+ * cluster): no reader then fetches it across a network, and on one host
+ * a byte goes through the page cache and back faster than front coding
+ * or lz4 codes and decodes it (bench/RESULTS.md, "Map outputs on one
+ * host"; the reduce side reads such files directly, readHostLocalDisk).
+ * An executor that joins later on another host reads the plain blocks
+ * as any others.  A codec named in the setting is always used. */
+static bf_codec output_codec(const exec_table *execs, bf_codec c) {
+    return c.id == BF_AUTO && et_one_host(execs) ? (bf_codec){BF_NONE, 0} : c;
+}
+
 /* Launch an attempt of task idx of s, for j, on executor x. */
 static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, exec_rec *x, int loc) {
     const job_spec *js = &j->spec;
@@ -185,6 +197,7 @@ static int launch_attempt(dag *d, job *j, stage *s, int idx, int speculative, ex
     t.block_bytes = js->block_bytes;
     t.max_record = js->max_record;
     t.codec = js->codec;
+    t.out_codec = output_codec(&d->execs, js->codec);
     if (s->shuffled) {
         em_rdd *r = s->shuffled;
         memset(&ms, 0, sizeof ms);

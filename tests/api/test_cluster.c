@@ -255,8 +255,10 @@ TEST(cluster_no_worker_fails_with_reason) {
     CHECK(strstr(msg, "Initial job has not accepted any resources") && strstr(msg, "no alive workers"));
 }
 
-/* A port free now (the kernel's choice), for ember.driver.port. */
-static int free_port(void) {
+/* A loopback port of the kernel's choice, bound to a socket that does
+ * not listen: *fd, or closed when fd is NULL (a port free now, for
+ * ember.driver.port). */
+static int bound_port(int *fdp) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a;
     socklen_t len = sizeof a;
@@ -266,14 +268,19 @@ static int free_port(void) {
     int port = -1;
     if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof a) && !getsockname(fd, (struct sockaddr *)&a, &len))
         port = ntohs(a.sin_port);
-    if (fd >= 0) close(fd);
+    if (fdp) *fdp = fd;
+    else if (fd >= 0) close(fd);
     return port;
 }
 
+static int free_port(void) { return bound_port(NULL); }
+
 /* A master URL where nothing listens: em_open says the connection was
- * refused, without the hint about shared secrets (no master closed it). */
+ * refused, without the hint about shared secrets (no master closed it).
+ * The port stays bound, not listening, until the test ends: no daemon of
+ * another test can take it meanwhile. */
 TEST(cluster_refused_master_no_secret_hint) {
-    int port = free_port();
+    int fd = -1, port = bound_port(&fd);
     CHECK(port > 0);
     char url[64];
     snprintf(url, sizeof url, "ember://127.0.0.1:%d", port);
@@ -281,6 +288,7 @@ TEST(cluster_refused_master_no_secret_hint) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", em_errmsg());
     em_close(c);
+    close(fd);
     CHECK(!c);
     if (strstr(msg, "secret")) fprintf(stderr, "  message: %s\n", msg);
     CHECK(!strstr(msg, "secret"));

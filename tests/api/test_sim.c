@@ -108,6 +108,33 @@ TEST(sim_shuffle_two_stages) {
     CHECK(sim_consistent(&ss));
 }
 
+/* A map task's output codec: with ember.io.compression.codec auto, its
+ * blocks are stored as they are while every executor runs on one host
+ * (no reader fetches them across a network), coded when the executors
+ * span hosts; a codec named in the setting is used on one host too. */
+TEST(sim_map_output_codec_by_hosts) {
+    static const struct { int per_host; const char *codec; int plain; } cases[] = {
+        {4, "auto", 1}, {2, "auto", 0}, {4, "lz4", 0}, {4, "none", 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sim_opts o;
+        memset(&o, 0, sizeof o);
+        o.per_host = cases[i].per_host;
+        const char *const kv[][2] = {{"ember.io.compression.codec", cases[i].codec}};
+        em_ctx *c = open_sim("sim[4,2]", &o, kv, 1);
+        CHECK(c);
+        int64_t k = 100, n = 0;
+        em_rdd *pairs = em_map(em_range(c, 0, 4000, 1, 16), fn_mod_key, &k, sizeof k);
+        CHECK_OK(em_count(em_reduce_by_key(pairs, fn_sum_i64, NULL, 0, 8), &n));
+        CHECK_EQ_I64(n, 16 * 8);
+        em_close(c);
+        sim_stats ss;
+        sim_get_stats(&ss);
+        CHECK(sim_consistent(&ss));
+        CHECK_EQ_I64(ss.maps_plain, cases[i].plain ? 16 : 0);
+        CHECK_EQ_I64(ss.maps_coded, cases[i].plain ? 0 : 16);
+    }
+}
+
 /* A map status that an executor sends malformed (cut short) fails that
  * attempt, naming the cause, and its retry's status is taken: the answer
  * is exact and exactly those attempts failed. */

@@ -77,7 +77,8 @@ static int desc_eq(const task_desc *a, const task_desc *b) {
     return a->task_id == b->task_id && a->stage_id == b->stage_id && a->attempt == b->attempt &&
            a->partition == b->partition && !memcmp(a->binhash, b->binhash, 32) && a->mem_budget == b->mem_budget &&
            a->block_bytes == b->block_bytes && a->max_record == b->max_record && a->codec.id == b->codec.id &&
-           a->codec.level == b->codec.level && str_eq(a->faults, b->faults) && str_eq(a->faults_dir, b->faults_dir) &&
+           a->codec.level == b->codec.level && a->out_codec.id == b->out_codec.id &&
+           a->out_codec.level == b->out_codec.level && str_eq(a->faults, b->faults) && str_eq(a->faults_dir, b->faults_dir) &&
            sink_eq(&a->sink, &b->sink) && node_eq(a->root, b->root);
 }
 
@@ -127,6 +128,8 @@ static void decode_input(const uint8_t *data, size_t size) {
     if (t->sink.kind == SK_SAVE || t->sink.kind == SK_CHECKPOINT) FZ_CHECK(t->sink.path != NULL, "sink without path");
     check_node(t->root);
     FZ_CHECK(bf_codec_check(t->codec, NULL) == 0, "accepted block codec %u level %d", t->codec.id, t->codec.level);
+    FZ_CHECK(bf_codec_check(t->out_codec, NULL) == 0, "accepted output codec %u level %d", t->out_codec.id,
+             t->out_codec.level);
     ebuf e1 = EBUF_INIT, e2 = EBUF_INIT;
     task_desc *u = round_trip(t, &e1);
     FZ_CHECK(taskdesc_encode(u, &e2) == 0, "encode failed: %s", em_errmsg());
@@ -170,6 +173,18 @@ static blob gblob(gen *g) {
     blob b = {n ? g->p : NULL, n};
     g->p += n;
     return b;
+}
+
+/* A codec and a level it takes, as the driver's settings give: a known
+ * codec or auto, zlib's and zstd's levels, lz4's and auto's acceleration. */
+static bf_codec gcodec(gen *g) {
+    bf_codec c = {0, 0};
+    uint8_t id = g8(g) % (BF_NCODECS + 1), lv = g8(g);
+    c.id = id == BF_NCODECS ? BF_AUTO : id;
+    if (c.id == BF_ZLIB) c.level = (int8_t)(lv % 10);
+    if (c.id == BF_ZSTD) c.level = (int8_t)(BF_ZSTD_MIN_LEVEL + lv % (BF_ZSTD_MAX_LEVEL - BF_ZSTD_MIN_LEVEL + 1));
+    if (c.id == BF_LZ4 || c.id == BF_AUTO) c.level = (int8_t)(lv % (BF_LZ4_MAX_ACCEL + 1));
+    return c;
 }
 
 /* A string (up to its first NUL, as the encoder sends it), or NULL when
@@ -286,12 +301,8 @@ static void build_input(const uint8_t *data, size_t size) {
     t.mem_budget = g64(g);
     t.block_bytes = g64(g);
     t.max_record = g64(g);
-    /* A codec and a level it takes, as the driver's settings give. */
-    t.codec.id = (uint8_t)(g8(g) % BF_NCODECS);
-    uint8_t lv = g8(g);
-    if (t.codec.id == BF_ZLIB) t.codec.level = (int8_t)(lv % 10);
-    if (t.codec.id == BF_ZSTD)
-        t.codec.level = (int8_t)(BF_ZSTD_MIN_LEVEL + lv % (BF_ZSTD_MAX_LEVEL - BF_ZSTD_MIN_LEVEL + 1));
+    t.codec = gcodec(g);
+    t.out_codec = gcodec(g);
     plan_sink *s = &t.sink;
     s->kind = (uint8_t)(SK_COLLECT + g8(g) % SK_CHECKPOINT);
     gfn(g, &s->fn);

@@ -391,6 +391,9 @@ static void a_finish(sim *s, sattempt *a, uint64_t now) {
         a->td = NULL;
         fail_res(&a->ev.res, EM_EPROTO, em_errmsg());
         s->st.decode_failed++;
+    } else if (a->td->sink.kind == SK_SHUFFLE) {
+        if (a->td->out_codec.id == BF_NONE) s->st.maps_plain++;
+        else s->st.maps_coded++;
     }
     make_result(s, a);
     a->ev.end_us = now;

@@ -59,6 +59,8 @@ typedef struct sim_stats {
     int64_t lost_attempts;/* ended because their executor was lost */
     int64_t losses, joins;/* executors lost; executors that joined (first ones too) */
     int64_t decode_failed;
+    int64_t maps_plain, maps_coded; /* SK_SHUFFLE attempts whose output
+                                       codec is none, or another */
     int64_t max_in_flight;/* most attempts held at once (queued and running) */
     int64_t max_queued;   /* most attempts one executor held beyond its cores */
     int64_t loss_probes, loss_ns_total, loss_ns_max; /* loss_probe */

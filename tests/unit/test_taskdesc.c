@@ -70,6 +70,7 @@ static void base_desc(task_desc *t, plan_node *root, uint8_t sink_kind) {
     t->block_bytes = 65536;
     t->max_record = 1 << 20;
     t->codec = (bf_codec){BF_LZ4, 0};
+    t->out_codec = (bf_codec){BF_LZ4, 0};
     t->sink.kind = sink_kind;
     t->root = root;
 }
@@ -224,6 +225,7 @@ TEST(sched_taskdesc_roundtrip_fields) {
     t.task_id = 1ULL << 50;
     t.partition = 5;
     t.codec = (bf_codec){BF_ZSTD, -3}; /* a signed level on the wire */
+    t.out_codec = (bf_codec){BF_NONE, 0}; /* the map output's: its own */
     t.sink.nparts = 4;
     t.sink.shuffle_id = 11;
     t.sink.partitioner = PT_RANGE;
@@ -251,6 +253,7 @@ TEST(sched_taskdesc_roundtrip_fields) {
     CHECK(!memcmp(d->binhash, t.binhash, 32));
     CHECK(d->mem_budget == t.mem_budget && d->block_bytes == 65536 && d->max_record == t.max_record);
     CHECK(d->codec.id == BF_ZSTD && d->codec.level == -3);
+    CHECK(d->out_codec.id == BF_NONE && d->out_codec.level == 0);
     const plan_sink *s = &d->sink;
     CHECK(s->kind == SK_SHUFFLE && s->nparts == 4 && s->shuffle_id == 11 && s->partitioner == PT_RANGE);
     CHECK(s->combine == 1 && s->descending == 1 && s->n == 99 && s->seed == 7 && s->has_zero == 1);
@@ -866,28 +869,35 @@ TEST(sched_taskdesc_malformed_contents) {
     t.sink.kind = SK_COLLECT;
     t.sink.partitioner = 0;
     t.sink.bounds = (blob){NULL, 0};
-    for (size_t i = 0; i < sizeof bad_codecs / sizeof bad_codecs[0]; i++) {
-        t.codec = bad_codecs[i].c;
+    for (size_t i = 0; i < 2 * sizeof bad_codecs / sizeof bad_codecs[0]; i++) {
+        /* in the spills' slot, then in the map output's */
+        size_t k = i % (sizeof bad_codecs / sizeof bad_codecs[0]);
+        t.codec = i == k ? bad_codecs[k].c : (bf_codec){BF_LZ4, 0};
+        t.out_codec = i == k ? (bf_codec){BF_LZ4, 0} : bad_codecs[k].c;
         CHECK((bytes = encode(&t, &len)));
         runner_run(&f.env, bytes, len, &res, NULL);
         CHECK_EQ_I64(res.status, EM_EPROTO);
         CHECK_STR_CONTAINS(res.errmsg, "task description: ");
-        CHECK_STR_CONTAINS(res.errmsg, bad_codecs[i].why);
+        CHECK_STR_CONTAINS(res.errmsg, bad_codecs[k].why);
         task_result_clear(&res);
     }
+    t.out_codec = (bf_codec){BF_LZ4, 0};
     /* each codec, with a level it takes, is accepted */
     static const bf_codec good_codecs[] = {{BF_NONE, 0}, {BF_ZLIB, 0}, {BF_ZLIB, 9}, {BF_LZ4, 0}, {BF_LZ4, 1}, {BF_LZ4, 64},
                                            {BF_ZSTD, -7}, {BF_ZSTD, 0}, {BF_ZSTD, 22}};
     for (size_t i = 0; i < sizeof good_codecs / sizeof good_codecs[0]; i++) {
         t.codec = good_codecs[i];
+        t.out_codec = good_codecs[sizeof good_codecs / sizeof good_codecs[0] - 1 - i];
         ebuf b = EBUF_INIT;
         CHECK_OK(taskdesc_encode(&t, &b));
         task_desc *d;
         CHECK_OK(taskdesc_decode(b.p, b.len, &d)); /* takes the bytes */
         CHECK(d->codec.id == good_codecs[i].id && d->codec.level == good_codecs[i].level);
+        CHECK(d->out_codec.id == t.out_codec.id && d->out_codec.level == t.out_codec.level);
         taskdesc_free(d);
     }
     t.codec = (bf_codec){BF_LZ4, 0};
+    t.out_codec = (bf_codec){BF_LZ4, 0};
 
     /* a batch source holding a malformed record */
     plan_node recs;
