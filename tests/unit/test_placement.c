@@ -265,3 +265,35 @@ TEST(placement_free_cores_before_queues) {
     CHECK_EQ_I64(et_choose(&t, -1, 0, 1, 0)->id, 1);
     et_free(&t);
 }
+
+/* Whether every executor alive runs on one host (the map outputs' codec,
+ * tasksched.c): the first executor's host; unknown hosts (local[N]'s
+ * threads) are one host; an executor elsewhere breaks it while it is
+ * alive, and through a busy executor's assignments the count holds. */
+TEST(placement_one_host_while_alive) {
+    exec_table t = {0};
+    CHECK_OK(et_add(&t, 0, 2, 0, 0, NULL));
+    CHECK_OK(et_add(&t, 1, 2, 0, 0, NULL));
+    CHECK(et_one_host(&t));
+    et_free(&t);
+
+    CHECK_OK(et_add(&t, 0, 2, 0, 0, "10.0.0.1"));
+    CHECK_OK(et_add(&t, 1, 2, 0, 0, "10.0.0.1"));
+    CHECK(et_one_host(&t));
+    set_assigned(&t, 1, 3);
+    CHECK(et_one_host(&t));
+    CHECK_OK(et_add(&t, 2, 1, 0, 0, "10.0.0.2"));
+    CHECK(!et_one_host(&t));
+    set_assigned(&t, 2, 1);
+    set_assigned(&t, 2, 0);
+    CHECK(!et_one_host(&t));
+    et_set_alive(&t, et_find(&t, 2), 0); /* lost */
+    CHECK(et_one_host(&t));
+    et_set_alive(&t, et_find(&t, 2), 1); /* back */
+    CHECK(!et_one_host(&t));
+    CHECK_OK(et_add(&t, 2, 1, 0, 0, "10.0.0.1")); /* announced again, on the first host */
+    CHECK(et_one_host(&t));
+    CHECK_OK(et_add(&t, 1, 2, 0, 0, NULL)); /* a host unknown beside a known one */
+    CHECK(!et_one_host(&t));
+    et_free(&t);
+}
