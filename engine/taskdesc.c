@@ -9,10 +9,11 @@
  *    sink,
  *    [node...]]
  * with the plan's nodes in pre-order, each ending with its child count.
- * codec and level are the bf_codec of the reduce side's spills, out_codec
- * and out_level that of a map task's output and its own spills (codec.h;
- * levels signed): a codec the executor does not know, or a level it does
- * not take, is refused here rather than at the first block.
+ * codec and level are the bf_codec of the reduce side's (and a local
+ * aggregation's) spills, out_codec and out_level that of a map task's
+ * output and its own spills (codec.h; levels signed): a codec the executor
+ * does not know, or a level it does not take, is refused here rather than
+ * at the first block.
  * Decoding validates types and lengths; anything unexpected is EM_EPROTO,
  * never a crash.  Strings are copied into the arena (NUL-terminated), and
  * so are user functions' argument blobs (aligned, as a cast to the user's

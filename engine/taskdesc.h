@@ -187,7 +187,8 @@ typedef struct task_desc {
     uint8_t binhash[32];
     /* Settings the executor applies to this task (from the driver's conf). */
     uint64_t mem_budget, block_bytes, max_record;
-    bf_codec codec;      /* of the reduce side's spilled blocks (checked
+    bf_codec codec;      /* of spilled blocks but a map output's: the
+                            reduce side's, a local aggregation's (checked
                             when decoded) */
     bf_codec out_codec;  /* of a shuffle map task's output blocks and its
                             own spills: the scheduler's choice (tasksched.c),

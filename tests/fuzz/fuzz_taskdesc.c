@@ -78,7 +78,8 @@ static int desc_eq(const task_desc *a, const task_desc *b) {
            a->partition == b->partition && !memcmp(a->binhash, b->binhash, 32) && a->mem_budget == b->mem_budget &&
            a->block_bytes == b->block_bytes && a->max_record == b->max_record && a->codec.id == b->codec.id &&
            a->codec.level == b->codec.level && a->out_codec.id == b->out_codec.id &&
-           a->out_codec.level == b->out_codec.level && str_eq(a->faults, b->faults) && str_eq(a->faults_dir, b->faults_dir) &&
+           a->out_codec.level == b->out_codec.level && str_eq(a->faults, b->faults) &&
+           str_eq(a->faults_dir, b->faults_dir) &&
            sink_eq(&a->sink, &b->sink) && node_eq(a->root, b->root);
 }
 
