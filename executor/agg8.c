@@ -5,18 +5,29 @@
 
 #include "agg8.h"
 #include "bigbuf.h"
+#include "err.h"
 #include "ember.h"
 
 #define AGG8_FIRST 1024 /* slots at first use */
 
+#define AGG8_FIB 0x9e3779b97f4a7c15ULL
+
 void agg8_init(agg8 *t) {
     memset(t, 0, sizeof *t);
     t->mem = (ebuf)EBUF_INIT;
+    t->mult = AGG8_FIB;
 }
 
 void agg8_free(agg8 *t) {
+    uint64_t mult = t->mult;
     bb_free(&t->mem);
     agg8_init(t);
+    t->mult = mult;
+}
+
+void agg8_seed(agg8 *t, uint64_t seed) {
+    EM_ASSERT(!t->mask);
+    t->mult = seed ? em_hash(&seed, sizeof seed) | 1 : AGG8_FIB;
 }
 
 static void fill_empty(agg8_slot *s, size_t n) {

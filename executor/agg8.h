@@ -12,9 +12,19 @@
  * arena record it points to.  An empty slot holds the key AGG8_EMPTY; the
  * one real key equal to it is kept aside.  Keys are the records' 8 bytes
  * read as a little-endian word; the slot is the top bits of that word times
- * a 64-bit odd constant (Fibonacci hashing), which spreads strided and
+ * a 64-bit odd constant (multiplicative hashing), which spreads strided and
  * clustered integers and owes nothing to em_hash (whose low bits are equal
  * within a reduce partition).  The table doubles at half full.
+ *
+ * Each table's constant comes from a seed (agg8_seed), because the order in
+ * which one table is walked (agg8_each: slot order, so the keys sorted by
+ * the top bits of their product) is the order in which the next one may
+ * be filled: a map task's combined output, read by the reduce side.  Under
+ * the same constant a smaller table takes the same top bits, fewer of
+ * them, so the keys arrive sorted by their home slots there, many to a
+ * slot, each probing past the run the ones before it made: a reduce table
+ * growing from small goes quadratic (PageRank over 2 partitions spent 80%
+ * of its time there).  Under another constant the homes come in no order.
  */
 #ifndef EM_AGG8_H
 #define EM_AGG8_H
@@ -38,6 +48,7 @@ typedef struct agg8 {
     agg8_slot *slot;  /* mask + 1 slots (a bigbuf.h buffer in mem) */
     size_t mask;      /* 0 before first use */
     int shift;        /* 64 - log2(slots) */
+    uint64_t mult;    /* the hash's odd constant (agg8_seed) */
     size_t n;         /* keys held, the aside one included */
     int has_empty;    /* the key AGG8_EMPTY is held, its combiner here: */
     agg8_slot empty;
@@ -45,7 +56,17 @@ typedef struct agg8 {
 } agg8;
 
 void agg8_init(agg8 *t);
+/* Free the memory; the table is as agg8_init leaves it, its seed kept. */
 void agg8_free(agg8 *t);
+/* Before first use: the table's hash constant made from seed (distinct
+ * seeds, distinct constants).  Tables one of which may be filled in the
+ * order another is walked take distinct seeds: a shuffle's map side and
+ * its reduce side, a local aggregation and the one before it
+ * (AGG8_SEED).  Without a call the constant is 2^64 / phi's odd
+ * neighbour (Fibonacci hashing). */
+void agg8_seed(agg8 *t, uint64_t seed);
+#define AGG8_SEED(role, id) ((uint64_t)(role) << 32 | (uint32_t)(id))
+enum { AGG8_MAP_SIDE = 1, AGG8_REDUCE_SIDE, AGG8_LOCAL };
 /* Room for at least one more key: 0 or EM_ENOMEM. */
 int agg8_grow(agg8 *t);
 /* Before first use: slots for keys keys at most half full, in one
@@ -53,7 +74,7 @@ int agg8_grow(agg8 *t);
 int agg8_reserve(agg8 *t, size_t keys);
 
 static inline size_t agg8_home(const agg8 *t, uint64_t key) {
-    return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> t->shift);
+    return (size_t)((key * t->mult) >> t->shift);
 }
 /* Fetch key's home slot.  Always inlined, as aggmap.h's prefetches: GCC
  * takes a function whose only effect is a prefetch for one without

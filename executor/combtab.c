@@ -8,7 +8,7 @@
 #include "combtab.h"
 #include "err.h"
 
-void ct_init(combtab *t, const agg_spec *a, ebuf *out) {
+void ct_init(combtab *t, const agg_spec *a, ebuf *out, uint64_t seed) {
     memset(t, 0, sizeof *t);
     t->a = a;
     t->out = out;
@@ -16,6 +16,7 @@ void ct_init(combtab *t, const agg_spec *a, ebuf *out) {
     t->kw = -1;
     t->cw = a->builtin ? 8 : -1;
     agg8_init(&t->t8);
+    agg8_seed(&t->t8, seed);
     aggmap_init(&t->map);
     ah_init(&t->ahead, &t->map, a, out);
 }

@@ -54,9 +54,10 @@ typedef struct combtab {
 } combtab;
 
 /* A table merging with a (its create and merge_value present), user
- * results written into out.  Neither is owned.  The table must not move
- * after this (its queue points into it). */
-void ct_init(combtab *t, const agg_spec *a, ebuf *out);
+ * results written into out, the 8-byte table's hash made from seed
+ * (agg8_seed: the shuffle's map side's).  Neither is owned.  The table
+ * must not move after this (its queue points into it). */
+void ct_init(combtab *t, const agg_spec *a, ebuf *out, uint64_t seed);
 void ct_free(combtab *t);
 /* The keys the table will likely hold (sizehint.h), in the 8-byte table
  * and in the general one: each is sized for them when it takes its first

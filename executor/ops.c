@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agg8.h"
 #include "bigbuf.h"
 #include "cache_room.h"
 #include "err.h"
@@ -384,6 +385,7 @@ static int local_agg_init(epipe *p, task_run *run, const plan_node *n) {
         o.agg = &g->spec;
     }
     o.map_side_combined = 0; /* values, as they come */
+    o.table_seed = AGG8_SEED(AGG8_LOCAL, n->rdd_id);
     local_opts(run, &o);
     return (g->l = sr_local_open(&o)) ? 0 : em__lasterr();
 }

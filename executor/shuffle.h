@@ -166,6 +166,10 @@ typedef struct sr_opts {
      * first record, with the number of keys to come when the table knows
      * it (nothing spilled) */
     void (*expect)(void *ctx, uint64_t n);
+    /* SR_AGG: the seed of the 8-byte table's hash (agg8_seed); 0: the
+     * reduce side's of shuffle_id.  A local aggregation (sr_local_open)
+     * names its own, its input being perhaps another's walk. */
+    uint64_t table_seed;
 } sr_opts;
 
 static inline int cogroup_sides(const sr_opts *o) {

@@ -697,6 +697,7 @@ static int agg_open(agg_ctx *a, const sr_opts *o) {
     a->kw = -1;
     a->cw = g->builtin ? 8 : -1;
     agg8_init(&a->t8);
+    agg8_seed(&a->t8, o->table_seed ? o->table_seed : AGG8_SEED(AGG8_REDUCE_SIDE, o->shuffle_id));
     aggmap_init(&a->map);
     es_runfile_init(&a->runs, o->spill_dir, o->codec, o->block_bytes);
     /* Sized as the shuffle's last reduce task's table was (sizehint.h);

@@ -176,7 +176,7 @@ shuffle_writer *sw_open(const sw_opts *opts) {
     w->expect = memout_last_bytes(w->o.mem);
     if (opts->combine) {
         w->direct = 1;
-        ct_init(&w->comb, opts->combine, &w->scratch);
+        ct_init(&w->comb, opts->combine, &w->scratch, AGG8_SEED(AGG8_MAP_SIDE, opts->shuffle_id));
         ct_expect(&w->comb, sh_get(w->dir, opts->shuffle_id, SH_MAP8), sh_get(w->dir, opts->shuffle_id, SH_MAP));
     }
     return w;

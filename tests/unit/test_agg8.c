@@ -1,8 +1,9 @@
 /*
  * test_agg8.c -- the 8-byte key table (agg8.h) against a plain array of
  * sums: growth from empty through many doublings, the key equal to the
- * empty marker kept aside, the byte order of agg8_sort, and reuse after
- * agg8_clear.
+ * empty marker kept aside, the byte order of agg8_sort, reuse after
+ * agg8_clear, and the seeds that keep one table's walk out of another's
+ * order.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -107,4 +108,59 @@ TEST(agg8_reserve_sizes_once) {
         CHECK_EQ_I64((int64_t)s->comb, (int64_t)i);
     }
     agg8_free(&t);
+}
+
+/* Walked in slot order, a table's keys come sorted by their homes in a
+ * smaller table of the same hash (so the reduce side, growing from small,
+ * would pile them up past each other); a table of another seed sees them
+ * in no order.  Counts the homes that fall below the one before them. */
+static int agg8_keys_of(void *ctx, const em_rec *r) {
+    uint64_t **at = ctx;
+    memcpy(*at, r->key, 8);
+    (*at)++;
+    return 0;
+}
+
+TEST(agg8_seeds_walk_in_no_order) {
+    enum { N = 20000 };
+    static uint64_t walk[N];
+    agg8 a, same, other;
+    agg8_init(&a);
+    agg8_init(&same);
+    agg8_init(&other);
+    agg8_seed(&a, AGG8_SEED(AGG8_MAP_SIDE, 3));
+    agg8_seed(&same, AGG8_SEED(AGG8_MAP_SIDE, 3));
+    agg8_seed(&other, AGG8_SEED(AGG8_REDUCE_SIDE, 3));
+    CHECK(a.mult & 1);
+    CHECK(other.mult & 1);
+    CHECK(a.mult != other.mult);
+    for (uint64_t k = 0; k < N; k++) {
+        agg8_slot *s;
+        CHECK_EQ_I64(agg8_upsert(&a, k, &s), 0);
+        s->comb = k;
+    }
+    uint64_t *at = walk;
+    CHECK_EQ_I64(agg8_each(&a, 8, 8, agg8_keys_of, &at), 0);
+    CHECK_EQ_I64(at - walk, N);
+    CHECK_EQ_I64(agg8_grow(&same), 0); /* the first size, far smaller than a */
+    CHECK_EQ_I64(agg8_grow(&other), 0);
+    CHECK(same.mask < a.mask);
+    int down_same = 0, down_other = 0;
+    for (int i = 1; i < N; i++) {
+        down_same += agg8_home(&same, walk[i]) < agg8_home(&same, walk[i - 1]);
+        down_other += agg8_home(&other, walk[i]) < agg8_home(&other, walk[i - 1]);
+    }
+    CHECK_EQ_I64(down_same, 0);
+    CHECK(down_other > N / 3);
+    /* Freed, a table keeps its seed; the seeds of the roles differ. */
+    uint64_t mult = other.mult;
+    agg8_free(&other);
+    CHECK(other.mult == mult);
+    agg8 c;
+    agg8_init(&c);
+    agg8_seed(&c, AGG8_SEED(AGG8_LOCAL, 3));
+    CHECK(c.mult != a.mult && c.mult != mult);
+    agg8_free(&a);
+    agg8_free(&same);
+    agg8_free(&c);
 }

@@ -124,7 +124,7 @@ static int run(agg_spec *a, int kind, int doubles, int *use8) {
     combtab t;
     ebuf out = EBUF_INIT;
     aggmap_init(&ref);
-    ct_init(&t, a, &out);
+    ct_init(&t, a, &out, 0);
     rng_state = 0x9E3779B97F4A7C15ull;
     int held = 0;
     for (int n = 1; n <= 200000; n++) {

@@ -129,7 +129,7 @@ static const char *dirs_of(const char *dir, int nmaps, const char **dirs) {
 
 static sr_opts ropts(const char *const *dirs, uint32_t sid, int reduce, int nmaps, enum sr_mode mode,
                      const char *spill_dir, size_t budget) {
-    sr_opts o = {sid, reduce, nmaps, dirs, NULL, mode, &SUM, 0, 0, budget, spill_dir, {BF_ZSTD, 1}, 4096, NULL, 0, NULL, NULL, NULL, 0, NULL};
+    sr_opts o = {sid, reduce, nmaps, dirs, NULL, mode, &SUM, 0, 0, budget, spill_dir, {BF_ZSTD, 1}, 4096, NULL, 0, NULL, NULL, NULL, 0, NULL, 0};
     return o;
 }
 
