@@ -23,8 +23,8 @@
  * the same constant a smaller table takes the same top bits, fewer of
  * them, so the keys arrive sorted by their home slots there, many to a
  * slot, each probing past the run the ones before it made: a reduce table
- * growing from small goes quadratic (PageRank over 2 partitions spent 80%
- * of its time there).  Under another constant the homes come in no order.
+ * growing from small goes quadratic (bench/RESULTS.md, "A hash constant
+ * per table").  Under another constant the homes come in no order.
  */
 #ifndef EM_AGG8_H
 #define EM_AGG8_H
