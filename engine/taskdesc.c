@@ -1,24 +1,39 @@
 /*
  * taskdesc.c -- msgpack encoding of task descriptions (see taskdesc.h).
  *
- * Layout: every structure is a fixed-length msgpack array, so decoding is a
- * walk by position with a type check at each step.  A description is
- *   ["emt1", task_id, stage_id, attempt, partition, bin32 hash,
- *    [mem_budget, block_bytes, max_record, codec, level, out_codec,
- *     out_level(, faults(, dir))],
- *    sink,
- *    [node...]]
- * with the plan's nodes in pre-order, each ending with its child count.
+ * Layout: every structure is a fixed-length msgpack array whose scalar
+ * fields travel together in one bin of varints (unsigned LEB128, signed
+ * ones zigzagged first), so a description is a couple of dozen msgpack
+ * objects whatever its fields: decoding is a walk by position with a type
+ * check at each step, and a field read from the bin is checked against
+ * its type's range.  A description is
+ *   ["emt2", head, bin32 hash, faults, faults_dir, sink, [node...]]
+ *   head  = bin: task_id, stage_id, attempt, partition, mem_budget,
+ *           block_bytes, max_record, codec, level, out_codec, out_level
+ *   sink  = [bin: kind, has_zero, n, seed, descending, shuffle_id, nparts,
+ *            partitioner, combine, compress;
+ *            fn, arg, zero, path, bounds, agg]
+ *   node  = [bin: type, op, rdd_id, partition, fraction's bits, seed,
+ *            with_repl, has_zero, start, count, step, off, len, gz,
+ *            shuffle_id, nmaps, mode, combined, descending, level,
+ *            cache_key, nchild;
+ *            fn, arg, data, path, shuffle locations, agg]
+ *   fn    = nil (FN_NONE at 0) | bin: kind, off | [bin: kind, off; symbol]
+ *           (FN_SYMBOL)
+ *   agg   = nil (nothing set) | [bin: has_zero, rec_values;
+ *            create, merge_value, merge_comb, arg, zero]
+ * with the plan's nodes in pre-order, each ending its fields with its
+ * child count; faults, faults_dir, paths and symbols are strings or nil.
  * codec and level are the bf_codec of the reduce side's (and a local
  * aggregation's) spills, out_codec and out_level that of a map task's
- * output and its own spills (codec.h; levels signed): a codec the executor
- * does not know, or a level it does not take, is refused here rather than
- * at the first block.
- * Decoding validates types and lengths; anything unexpected is EM_EPROTO,
- * never a crash.  Strings are copied into the arena (NUL-terminated), and
- * so are user functions' argument blobs (aligned, as a cast to the user's
- * struct needs); other bins are views into the encoded bytes, which the
- * decoded description owns.
+ * output and its own spills (codec.h): a codec the executor does not know,
+ * or a level it does not take, is refused here rather than at the first
+ * block.
+ * Decoding validates types, lengths and ranges; anything unexpected is
+ * EM_EPROTO, never a crash.  Strings are copied into the arena
+ * (NUL-terminated), and so are user functions' argument blobs (aligned, as
+ * a cast to the user's struct needs); other bins are views into the
+ * encoded bytes, which the decoded description owns.
  */
 #include <msgpack.h>
 #include <stdlib.h>
@@ -30,15 +45,38 @@
 #include "mpcheck.h"
 #include "taskdesc.h"
 
-#define MAGIC "emt1"
-#define NODE_FIELDS 28
-#define SINK_FIELDS 16
-#define AGG_FIELDS 7
+#define MAGIC "emt2"
+#define DESC_FIELDS 7
+#define NODE_FIELDS 7
+#define SINK_FIELDS 7
+#define AGG_FIELDS 6
+/* The most bytes a run of scalar fields takes: a node's 22 varints. */
+#define FIELDS_MAX (24 * VARINT_MAX)
 
 /* ------------------------------------------------------------- encoding */
 
 static int write_cb(void *data, const char *buf, size_t len) {
-    return ebuf_append((ebuf *)data, buf, len) ? -1 : 0;
+    ebuf *b = data;
+    if (ebuf_reserve(b, len)) return -1;
+    copy_small(b->p + b->len, (const uint8_t *)buf, len);
+    b->len += len;
+    return 0;
+}
+
+static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+
+/* A run of scalar fields, built before it is packed as one bin. */
+typedef struct fields {
+    uint8_t b[FIELDS_MAX];
+    size_t n;
+} fields;
+
+static void put_u(fields *f, uint64_t v) { f->n += varint_put(f->b + f->n, v); }
+static void put_i(fields *f, int64_t v) { put_u(f, zigzag(v)); }
+
+static void pack_fields(msgpack_packer *pk, const fields *f) {
+    msgpack_pack_bin(pk, f->n);
+    msgpack_pack_bin_body(pk, f->b, f->n);
 }
 
 static void pack_str(msgpack_packer *pk, const char *s) {
@@ -57,21 +95,38 @@ static void pack_blob(msgpack_packer *pk, blob b) {
 }
 
 static void pack_fn(msgpack_packer *pk, const fnref *f) {
-    msgpack_pack_array(pk, 3);
-    msgpack_pack_uint8(pk, f->kind);
-    msgpack_pack_uint64(pk, f->off);
-    pack_str(pk, f->kind == FN_SYMBOL ? f->sym : NULL);
+    if (f->kind == FN_NONE && f->off == 0) {
+        msgpack_pack_nil(pk);
+        return;
+    }
+    fields v;
+    v.n = 0;
+    put_u(&v, f->kind);
+    put_u(&v, f->off);
+    if (f->kind == FN_SYMBOL) msgpack_pack_array(pk, 2);
+    pack_fields(pk, &v);
+    if (f->kind == FN_SYMBOL) pack_str(pk, f->sym);
 }
 
+static int fn_unset(const fnref *f) { return f->kind == FN_NONE && f->off == 0; }
+
 static void pack_agg(msgpack_packer *pk, const aggdesc *a) {
+    if (fn_unset(&a->create) && fn_unset(&a->merge_value) && fn_unset(&a->merge_comb) && !a->arg.len &&
+        !a->zero.len && !a->has_zero && !a->rec_values) {
+        msgpack_pack_nil(pk);
+        return;
+    }
+    fields v;
+    v.n = 0;
+    put_u(&v, a->has_zero);
+    put_u(&v, a->rec_values);
     msgpack_pack_array(pk, AGG_FIELDS);
+    pack_fields(pk, &v);
     pack_fn(pk, &a->create);
     pack_fn(pk, &a->merge_value);
     pack_fn(pk, &a->merge_comb);
     pack_blob(pk, a->arg);
     pack_blob(pk, a->zero);
-    msgpack_pack_uint8(pk, a->has_zero);
-    msgpack_pack_uint8(pk, a->rec_values);
 }
 
 /* One node's fields; its children follow it in the flat list. */
@@ -120,27 +175,40 @@ static int loc_table(const plan_node *n, int *idx, int *firsts, int *nloc) {
     free(addr);
     return 0;
 }
+
 static int pack_node(msgpack_packer *pk, const plan_node *n) {
+    fields v;
+    v.n = 0;
+    uint64_t fraction;
+    memcpy(&fraction, &n->fraction, sizeof fraction);
+    put_u(&v, n->type);
+    put_u(&v, n->op);
+    put_i(&v, n->rdd_id);
+    put_i(&v, n->partition);
+    put_u(&v, fraction);
+    put_u(&v, n->seed);
+    put_u(&v, n->with_repl);
+    put_u(&v, n->has_zero);
+    put_i(&v, n->start);
+    put_u(&v, n->count);
+    put_i(&v, n->step);
+    put_u(&v, n->off);
+    put_u(&v, n->len);
+    put_u(&v, n->gz);
+    put_u(&v, n->shuffle_id);
+    put_i(&v, n->nmaps);
+    put_u(&v, n->mode);
+    put_u(&v, n->combined);
+    put_u(&v, n->descending);
+    put_u(&v, n->level);
+    put_u(&v, n->cache_key);
+    put_u(&v, (uint32_t)n->nchild);
     msgpack_pack_array(pk, NODE_FIELDS);
-    msgpack_pack_uint8(pk, n->type);
-    msgpack_pack_uint8(pk, n->op);
-    msgpack_pack_int32(pk, n->rdd_id);
-    msgpack_pack_int32(pk, n->partition);
+    pack_fields(pk, &v);
     pack_fn(pk, &n->fn);
     pack_blob(pk, n->arg);
-    msgpack_pack_double(pk, n->fraction);
-    msgpack_pack_uint64(pk, n->seed);
-    msgpack_pack_uint8(pk, n->with_repl);
-    msgpack_pack_int64(pk, n->start);
-    msgpack_pack_uint64(pk, n->count);
-    msgpack_pack_int64(pk, n->step);
     pack_blob(pk, n->data);
     pack_str(pk, n->path);
-    msgpack_pack_uint64(pk, n->off);
-    msgpack_pack_uint64(pk, n->len);
-    msgpack_pack_uint8(pk, n->gz);
-    msgpack_pack_uint32(pk, n->shuffle_id);
-    msgpack_pack_int32(pk, n->nmaps);
     if (n->type == PN_SHUFFLE) {
         /* [[location...], bin]: each distinct location (an executor's)
          * once, then per map three varints in one bin: its location's
@@ -177,14 +245,7 @@ static int pack_node(msgpack_packer *pk, const plan_node *n) {
     } else {
         msgpack_pack_nil(pk);
     }
-    msgpack_pack_uint8(pk, n->mode);
-    msgpack_pack_uint8(pk, n->combined);
-    msgpack_pack_uint8(pk, n->descending);
     pack_agg(pk, &n->agg);
-    msgpack_pack_uint8(pk, n->level);
-    msgpack_pack_uint64(pk, n->cache_key);
-    msgpack_pack_uint8(pk, n->has_zero);
-    msgpack_pack_uint32(pk, (uint32_t)n->nchild);
     return 0;
 }
 
@@ -193,9 +254,8 @@ static int pack_node(msgpack_packer *pk, const plan_node *n) {
  * (when set) and counted.  The count, or (size_t)-1 when out of memory or
  * when fn fails. */
 static size_t walk_plan(const plan_node *root, msgpack_packer *pk) {
-    const plan_node **st = malloc(sizeof *st * 16);
+    const plan_node *small[16], **st = small;
     size_t n = 0, cap = 16, count = 0;
-    if (!st) return (size_t)-1;
     st[n++] = root;
     while (n) {
         const plan_node *x = st[--n];
@@ -203,59 +263,66 @@ static size_t walk_plan(const plan_node *root, msgpack_packer *pk) {
         if (pk && pack_node(pk, x)) break;
         if (n + (size_t)x->nchild > cap) {
             size_t c = (n + (size_t)x->nchild) * 2;
-            const plan_node **g = realloc(st, sizeof *st * c);
+            const plan_node **g = malloc(sizeof *st * c);
             if (!g) break;
+            memcpy(g, st, sizeof *st * n);
+            if (st != small) free(st);
             st = g;
             cap = c;
         }
         for (int i = x->nchild; i-- > 0;) st[n++] = x->child[i]; /* the first child on top */
     }
-    free(st);
+    if (st != small) free(st);
     return n ? (size_t)-1 : count;
 }
 
 static void pack_sink(msgpack_packer *pk, const plan_sink *s) {
+    fields v;
+    v.n = 0;
+    put_u(&v, s->kind);
+    put_u(&v, s->has_zero);
+    put_u(&v, s->n);
+    put_u(&v, s->seed);
+    put_u(&v, s->descending);
+    put_u(&v, s->shuffle_id);
+    put_i(&v, s->nparts);
+    put_u(&v, s->partitioner);
+    put_u(&v, s->combine);
+    put_u(&v, s->compress);
     msgpack_pack_array(pk, SINK_FIELDS);
-    msgpack_pack_uint8(pk, s->kind);
+    pack_fields(pk, &v);
     pack_fn(pk, &s->fn);
     pack_blob(pk, s->arg);
     pack_blob(pk, s->zero);
-    msgpack_pack_uint8(pk, s->has_zero);
-    msgpack_pack_uint64(pk, s->n);
-    msgpack_pack_uint64(pk, s->seed);
-    msgpack_pack_uint8(pk, s->descending);
     pack_str(pk, s->path);
-    msgpack_pack_uint32(pk, s->shuffle_id);
-    msgpack_pack_int32(pk, s->nparts);
-    msgpack_pack_uint8(pk, s->partitioner);
-    msgpack_pack_uint8(pk, s->combine);
     pack_blob(pk, s->bounds);
     pack_agg(pk, &s->agg);
-    msgpack_pack_uint8(pk, s->compress);
 }
 
 int taskdesc_encode(const task_desc *t, ebuf *out) {
     msgpack_packer pk;
     size_t start = out->len;
+    fields v;
+    v.n = 0;
+    put_u(&v, t->task_id);
+    put_u(&v, t->stage_id);
+    put_u(&v, t->attempt);
+    put_i(&v, t->partition);
+    put_u(&v, t->mem_budget);
+    put_u(&v, t->block_bytes);
+    put_u(&v, t->max_record);
+    put_u(&v, t->codec.id);
+    put_i(&v, t->codec.level);
+    put_u(&v, t->out_codec.id);
+    put_i(&v, t->out_codec.level);
     msgpack_packer_init(&pk, out, write_cb);
-    msgpack_pack_array(&pk, 9);
+    msgpack_pack_array(&pk, DESC_FIELDS);
     pack_str(&pk, MAGIC);
-    msgpack_pack_uint64(&pk, t->task_id);
-    msgpack_pack_uint32(&pk, t->stage_id);
-    msgpack_pack_uint32(&pk, t->attempt);
-    msgpack_pack_int32(&pk, t->partition);
+    pack_fields(&pk, &v);
     msgpack_pack_bin(&pk, 32);
     msgpack_pack_bin_body(&pk, t->binhash, 32);
-    msgpack_pack_array(&pk, t->faults_dir ? 9 : t->faults ? 8 : 7);
-    msgpack_pack_uint64(&pk, t->mem_budget);
-    msgpack_pack_uint64(&pk, t->block_bytes);
-    msgpack_pack_uint64(&pk, t->max_record);
-    msgpack_pack_uint8(&pk, t->codec.id);
-    msgpack_pack_int8(&pk, t->codec.level);
-    msgpack_pack_uint8(&pk, t->out_codec.id);
-    msgpack_pack_int8(&pk, t->out_codec.level);
-    if (t->faults || t->faults_dir) pack_str(&pk, t->faults); /* nil when none */
-    if (t->faults_dir) pack_str(&pk, t->faults_dir);
+    pack_str(&pk, t->faults);
+    pack_str(&pk, t->faults_dir);
     pack_sink(&pk, &t->sink);
     size_t nodes = walk_plan(t->root, NULL);
     if (nodes == (size_t)-1) return em__seterr(EM_ENOMEM, "out of memory encoding a task");
@@ -269,18 +336,23 @@ int taskdesc_encode(const task_desc *t, ebuf *out) {
 
 /* ------------------------------------------------------------- decoding */
 
-/* A bump arena: chunks chained through their first word.  Allocations
- * are 16-byte aligned. */
+/* A bump arena: chunks chained through their first word, the first small
+ * (a plain task's description fits it, and the allocator serves it from
+ * its per-thread cache), each next one twice the last.  Allocations are
+ * 16-byte aligned. */
 typedef struct arena {
     struct chunk { struct chunk *next; size_t used, cap; } *head;
 } arena;
 
 #define ARENA_HDR ((sizeof(struct chunk) + 15) & ~(size_t)15)
+#define ARENA_FIRST (1008 - ARENA_HDR)
+#define ARENA_MAX_CHUNK ((size_t)64 << 10)
 
 static void *arena_alloc(arena *a, size_t n) {
     n = (n + 15) & ~(size_t)15;
     if (!a->head || a->head->cap - a->head->used < n) {
-        size_t cap = n > 4000 ? n : 4000;
+        size_t cap = !a->head ? ARENA_FIRST : a->head->cap < ARENA_MAX_CHUNK ? a->head->cap * 2 : ARENA_MAX_CHUNK;
+        if (cap < n) cap = n;
         struct chunk *c = malloc(ARENA_HDR + cap);
         if (!c) return NULL;
         c->next = a->head;
@@ -317,23 +389,61 @@ static const msgpack_object *arr(dec *d, const msgpack_object *o, uint32_t n, co
     return o->via.array.ptr;
 }
 
-static uint64_t get_u(dec *d, const msgpack_object *o) {
-    if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) return o->via.u64;
-    FAIL(d, "expected an unsigned integer");
-    return 0;
+/* A run of scalar fields being read: a failure names the structure. */
+typedef struct rfields {
+    const uint8_t *p, *end;
+    const char *what;
+} rfields;
+
+static rfields get_fields(dec *d, const msgpack_object *o, const char *what) {
+    rfields r = {NULL, NULL, what};
+    if (o->type == MSGPACK_OBJECT_BIN) {
+        r.p = (const uint8_t *)o->via.bin.ptr;
+        r.end = r.p + o->via.bin.size;
+    } else {
+        FAIL(d, what);
+    }
+    return r;
 }
 
-static int64_t get_i(dec *d, const msgpack_object *o) {
-    if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) return (int64_t)o->via.u64;
-    if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) return o->via.i64;
-    FAIL(d, "expected an integer");
-    return 0;
+/* One varint as varint_put writes it and nothing else (no overlong form,
+ * nothing past 64 bits: a description decodes to one encoding).  The byte
+ * after it, or NULL having failed with what. */
+static const uint8_t *strict_varint(dec *d, const uint8_t *p, const uint8_t *end, uint64_t *v, const char *what) {
+    size_t n = p ? varint_get(p, end, v) : 0;
+    if (!n || (n > 1 && !p[n - 1]) || (n == VARINT_MAX && p[n - 1] > 1)) {
+        *v = 0;
+        FAIL(d, what);
+        return NULL;
+    }
+    return p + n;
 }
 
-static double get_f(dec *d, const msgpack_object *o) {
-    if (o->type == MSGPACK_OBJECT_FLOAT64 || o->type == MSGPACK_OBJECT_FLOAT32) return o->via.f64;
-    FAIL(d, "expected a float");
-    return 0;
+/* The next unsigned field, at most max. */
+static uint64_t take_u(dec *d, rfields *r, uint64_t max) {
+    uint64_t v;
+    if (!(r->p = strict_varint(d, r->p, r->end, &v, r->what))) return 0;
+    if (v > max) {
+        FAIL(d, r->what);
+        return 0;
+    }
+    return v;
+}
+
+/* The next signed field, in [min, max]. */
+static int64_t take_i(dec *d, rfields *r, int64_t min, int64_t max) {
+    uint64_t z = take_u(d, r, UINT64_MAX);
+    int64_t v = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+    if (v < min || v > max) {
+        FAIL(d, r->what);
+        return 0;
+    }
+    return v;
+}
+
+/* Every field read, none left over. */
+static void fields_end(dec *d, const rfields *r) {
+    if (r->p != r->end) FAIL(d, r->what);
 }
 
 static blob get_blob(dec *d, const msgpack_object *o) {
@@ -363,11 +473,9 @@ static blob get_arg(dec *d, const msgpack_object *o) {
     return b;
 }
 
-/* A block codec: its id at o, its signed level at o[1]; one the executor
- * does not know, or a level it does not take, fails the description. */
-static bf_codec get_codec(dec *d, const msgpack_object *o) {
-    uint64_t id = get_u(d, &o[0]);
-    int64_t level = get_i(d, &o[1]);
+/* A block codec from its id and signed level: one the executor does not
+ * know, or a level it does not take, fails the description. */
+static bf_codec get_codec(dec *d, uint64_t id, int64_t level) {
     bf_codec c;
     c.id = id < BF_NCODECS || id == BF_AUTO ? (uint8_t)id : BF_NCODECS;
     c.level = level >= INT8_MIN && level <= INT8_MAX ? (int8_t)level : INT8_MAX;
@@ -392,25 +500,38 @@ static const char *get_str(dec *d, const msgpack_object *o) {
     return s;
 }
 
+/* nil, a bin of kind and offset, or [that bin, symbol] (FN_SYMBOL). */
 static void get_fn(dec *d, const msgpack_object *o, fnref *f) {
-    const msgpack_object *a = arr(d, o, 3, "malformed function reference");
-    if (!a) return;
-    f->kind = (uint8_t)get_u(d, &a[0]);
-    f->off = get_u(d, &a[1]);
-    f->sym = get_str(d, &a[2]);
-    if (f->kind > FN_LAST || (f->kind == FN_SYMBOL && !f->sym)) FAIL(d, "bad function reference");
+    static const char *const bad = "bad function reference";
+    memset(f, 0, sizeof *f);
+    if (o->type == MSGPACK_OBJECT_NIL) return;
+    const msgpack_object *a = o, *sym = NULL;
+    if (o->type == MSGPACK_OBJECT_ARRAY) {
+        if (!(a = arr(d, o, 2, bad))) return;
+        sym = &a[1];
+    }
+    rfields r = get_fields(d, a, bad);
+    f->kind = (uint8_t)take_u(d, &r, FN_LAST);
+    f->off = take_u(d, &r, UINT64_MAX);
+    fields_end(d, &r);
+    if (sym) f->sym = get_str(d, sym);
+    if ((f->kind == FN_SYMBOL) != (f->sym != NULL)) FAIL(d, bad);
 }
 
 static void get_agg(dec *d, const msgpack_object *o, aggdesc *g) {
+    memset(g, 0, sizeof *g);
+    if (o->type == MSGPACK_OBJECT_NIL) return;
     const msgpack_object *a = arr(d, o, AGG_FIELDS, "malformed aggregator");
     if (!a) return;
-    get_fn(d, &a[0], &g->create);
-    get_fn(d, &a[1], &g->merge_value);
-    get_fn(d, &a[2], &g->merge_comb);
-    g->arg = get_arg(d, &a[3]);
-    g->zero = get_blob(d, &a[4]);
-    g->has_zero = (uint8_t)get_u(d, &a[5]);
-    g->rec_values = (uint8_t)get_u(d, &a[6]);
+    rfields r = get_fields(d, &a[0], "malformed aggregator");
+    g->has_zero = (uint8_t)take_u(d, &r, UINT8_MAX);
+    g->rec_values = (uint8_t)take_u(d, &r, UINT8_MAX);
+    fields_end(d, &r);
+    get_fn(d, &a[1], &g->create);
+    get_fn(d, &a[2], &g->merge_value);
+    get_fn(d, &a[3], &g->merge_comb);
+    g->arg = get_arg(d, &a[4]);
+    g->zero = get_blob(d, &a[5]);
 }
 
 /* The plan is a flat list of nodes in pre-order, each giving its number of
@@ -420,18 +541,6 @@ typedef struct node_list {
     const msgpack_object *o;
     uint32_t n, next;
 } node_list;
-
-/* One varint of a shuffle read's map list, as varint_put writes it and
- * nothing else (no overlong form, nothing past 64 bits: a description
- * decodes to one encoding).  The byte after it, or NULL having failed. */
-static const uint8_t *map_varint(dec *d, const uint8_t *p, const uint8_t *end, uint64_t *v) {
-    size_t n = varint_get(p, end, v);
-    if (!n || (n > 1 && !p[n - 1]) || (n == VARINT_MAX && p[n - 1] > 1)) {
-        FAIL(d, "malformed shuffle locations");
-        return NULL;
-    }
-    return p + n;
-}
 
 /* The next node of the list, its child array allocated but not filled. */
 static plan_node *get_node(dec *d, node_list *l) {
@@ -445,30 +554,41 @@ static plan_node *get_node(dec *d, node_list *l) {
         FAIL(d, "out of memory");
         return NULL;
     }
-    n->type = (uint8_t)get_u(d, &a[0]);
-    n->op = (uint8_t)get_u(d, &a[1]);
-    n->rdd_id = (int32_t)get_i(d, &a[2]);
-    n->partition = (int32_t)get_i(d, &a[3]);
-    get_fn(d, &a[4], &n->fn);
-    n->arg = get_arg(d, &a[5]);
-    n->fraction = get_f(d, &a[6]);
-    n->seed = get_u(d, &a[7]);
-    n->with_repl = (uint8_t)get_u(d, &a[8]);
-    n->start = get_i(d, &a[9]);
-    n->count = get_u(d, &a[10]);
-    n->step = get_i(d, &a[11]);
-    n->data = get_blob(d, &a[12]);
-    n->path = get_str(d, &a[13]);
-    n->off = get_u(d, &a[14]);
-    n->len = get_u(d, &a[15]);
-    n->gz = (uint8_t)get_u(d, &a[16]);
-    n->shuffle_id = (uint32_t)get_u(d, &a[17]);
-    n->nmaps = (int32_t)get_i(d, &a[18]);
-    if (n->type == PN_SHUFFLE) {
-        const msgpack_object *sl = n->nmaps >= 0 ? arr(d, &a[19], 2, "malformed shuffle locations") : NULL;
+    rfields r = get_fields(d, &a[0], "malformed plan node");
+    n->type = (uint8_t)take_u(d, &r, UINT8_MAX);
+    n->op = (uint8_t)take_u(d, &r, UINT8_MAX);
+    n->rdd_id = (int32_t)take_i(d, &r, INT32_MIN, INT32_MAX);
+    n->partition = (int32_t)take_i(d, &r, INT32_MIN, INT32_MAX);
+    uint64_t fraction = take_u(d, &r, UINT64_MAX);
+    memcpy(&n->fraction, &fraction, sizeof fraction);
+    n->seed = take_u(d, &r, UINT64_MAX);
+    n->with_repl = (uint8_t)take_u(d, &r, UINT8_MAX);
+    n->has_zero = (uint8_t)take_u(d, &r, UINT8_MAX);
+    n->start = take_i(d, &r, INT64_MIN, INT64_MAX);
+    n->count = take_u(d, &r, UINT64_MAX);
+    n->step = take_i(d, &r, INT64_MIN, INT64_MAX);
+    n->off = take_u(d, &r, UINT64_MAX);
+    n->len = take_u(d, &r, UINT64_MAX);
+    n->gz = (uint8_t)take_u(d, &r, UINT8_MAX);
+    n->shuffle_id = (uint32_t)take_u(d, &r, UINT32_MAX);
+    n->nmaps = (int32_t)take_i(d, &r, INT32_MIN, INT32_MAX);
+    n->mode = (uint8_t)take_u(d, &r, UINT8_MAX);
+    n->combined = (uint8_t)take_u(d, &r, UINT8_MAX);
+    n->descending = (uint8_t)take_u(d, &r, UINT8_MAX);
+    n->level = (uint8_t)take_u(d, &r, UINT8_MAX);
+    n->cache_key = take_u(d, &r, UINT64_MAX);
+    uint64_t nchild = take_u(d, &r, UINT32_MAX);
+    fields_end(d, &r);
+    get_fn(d, &a[1], &n->fn);
+    n->arg = get_arg(d, &a[2]);
+    n->data = get_blob(d, &a[3]);
+    n->path = get_str(d, &a[4]);
+    if (!d->what && n->type == PN_SHUFFLE) {
+        static const char *const bad = "malformed shuffle locations";
+        const msgpack_object *sl = n->nmaps >= 0 ? arr(d, &a[5], 2, bad) : NULL;
         if (!sl || sl[0].type != MSGPACK_OBJECT_ARRAY || sl[1].type != MSGPACK_OBJECT_BIN ||
             sl[1].via.bin.size < (uint64_t)n->nmaps * 3) {
-            FAIL(d, "malformed shuffle locations");
+            FAIL(d, bad);
             return NULL;
         }
         uint32_t nloc = sl[0].via.array.size;
@@ -485,26 +605,19 @@ static plan_node *get_node(dec *d, node_list *l) {
         const uint8_t *m = (const uint8_t *)sl[1].via.bin.ptr, *end = m + sl[1].via.bin.size;
         for (int i = 0; i < n->nmaps && !d->what; i++) {
             uint64_t li = 0;
-            if (!(m = map_varint(d, m, end, &li)) || !(m = map_varint(d, m, end, &atts[i])) ||
-                !(m = map_varint(d, m, end, &lens[i])))
+            if (!(m = strict_varint(d, m, end, &li, bad)) || !(m = strict_varint(d, m, end, &atts[i], bad)) ||
+                !(m = strict_varint(d, m, end, &lens[i], bad)))
                 break;
             if (li > nloc) FAIL(d, "shuffle location index out of range");
             dirs[i] = li && !d->what ? locs[li - 1] : NULL;
         }
-        if (!d->what && m != end) FAIL(d, "malformed shuffle locations");
+        if (!d->what && m != end) FAIL(d, bad);
         if (d->what) return NULL;
         n->dirs = dirs;
         n->attempts = atts;
         n->seglens = lens;
     }
-    n->mode = (uint8_t)get_u(d, &a[20]);
-    n->combined = (uint8_t)get_u(d, &a[21]);
-    n->descending = (uint8_t)get_u(d, &a[22]);
-    get_agg(d, &a[23], &n->agg);
-    n->level = (uint8_t)get_u(d, &a[24]);
-    n->cache_key = get_u(d, &a[25]);
-    n->has_zero = (uint8_t)get_u(d, &a[26]);
-    uint64_t nchild = get_u(d, &a[27]);
+    get_agg(d, &a[6], &n->agg);
     if (d->what) return NULL;
     if (nchild > l->n - l->next) {
         FAIL(d, "malformed plan children");
@@ -525,7 +638,6 @@ static plan_node *get_node(dec *d, node_list *l) {
     if ((n->type == PN_TEXT || n->type == PN_CKPT) && !n->path) FAIL(d, "source without path");
     return d->what ? NULL : n;
 }
-
 /* The plan tree from the flat list: each node's children are the nodes
  * that follow it, filled in over an explicit stack of nodes still missing
  * children (no recursion, however deep the plan: its depth is bounded
@@ -575,23 +687,24 @@ static plan_node *get_plan(dec *d, node_list *l) {
 static void get_sink(dec *d, const msgpack_object *o, plan_sink *s) {
     const msgpack_object *a = arr(d, o, SINK_FIELDS, "malformed sink");
     if (!a) return;
-    s->kind = (uint8_t)get_u(d, &a[0]);
+    rfields r = get_fields(d, &a[0], "malformed sink");
+    s->kind = (uint8_t)take_u(d, &r, UINT8_MAX);
+    s->has_zero = (uint8_t)take_u(d, &r, UINT8_MAX);
+    s->n = take_u(d, &r, UINT64_MAX);
+    s->seed = take_u(d, &r, UINT64_MAX);
+    s->descending = (uint8_t)take_u(d, &r, UINT8_MAX);
+    s->shuffle_id = (uint32_t)take_u(d, &r, UINT32_MAX);
+    s->nparts = (int32_t)take_i(d, &r, INT32_MIN, INT32_MAX);
+    s->partitioner = (uint8_t)take_u(d, &r, UINT8_MAX);
+    s->combine = (uint8_t)take_u(d, &r, UINT8_MAX);
+    uint64_t codec = take_u(d, &r, UINT64_MAX);
+    fields_end(d, &r);
     get_fn(d, &a[1], &s->fn);
     s->arg = get_arg(d, &a[2]);
     s->zero = get_blob(d, &a[3]);
-    s->has_zero = (uint8_t)get_u(d, &a[4]);
-    s->n = get_u(d, &a[5]);
-    s->seed = get_u(d, &a[6]);
-    s->descending = (uint8_t)get_u(d, &a[7]);
-    s->path = get_str(d, &a[8]);
-    s->shuffle_id = (uint32_t)get_u(d, &a[9]);
-    s->nparts = (int32_t)get_i(d, &a[10]);
-    s->partitioner = (uint8_t)get_u(d, &a[11]);
-    s->combine = (uint8_t)get_u(d, &a[12]);
-    s->bounds = get_blob(d, &a[13]);
-    get_agg(d, &a[14], &s->agg);
-    /* nil from descriptions of before the field (it was reserved) */
-    uint64_t codec = a[15].type == MSGPACK_OBJECT_NIL ? SAVE_PLAIN : get_u(d, &a[15]);
+    s->path = get_str(d, &a[4]);
+    s->bounds = get_blob(d, &a[5]);
+    get_agg(d, &a[6], &s->agg);
     if (codec > SAVE_GZIP) FAIL(d, "unknown save codec");
     s->compress = (uint8_t)codec;
     if (s->kind < SK_COLLECT || s->kind > SK_CHECKPOINT) FAIL(d, "unknown sink kind");
@@ -599,55 +712,60 @@ static void get_sink(dec *d, const msgpack_object *o, plan_sink *s) {
     if ((s->kind == SK_SAVE || s->kind == SK_CHECKPOINT) && !s->path) FAIL(d, "sink without path");
 }
 
+/* The first chunk of the object tree's zone: a plain task's couple of
+ * dozen objects fit it, served from the allocator's per-thread cache. */
+#define ZONE_FIRST 1000
+
 int taskdesc_decode(uint8_t *bytes, size_t len, task_desc **out) {
-    msgpack_unpacked u;
+    msgpack_object root;
+    msgpack_zone zone;
     size_t off = 0;
     arena *ar = calloc(1, sizeof *ar);
     task_desc *t = NULL;
     dec d = {ar, NULL};
     *out = NULL;
-    if (!ar) {
+    if (!ar || !msgpack_zone_init(&zone, ZONE_FIRST)) { /* nothing of the zone to free when it fails */
+        free(ar);
         free(bytes);
         return em__seterr(EM_ENOMEM, "task description: out of memory");
     }
-    msgpack_unpacked_init(&u);
+    /* msgpack_unpack, not msgpack_unpack_next: it fills the zone it is
+     * given, where the other frees it and allocates its own 8 KB one. */
     if ((d.what = mp_precheck(bytes, len)) != NULL) {
         /* reported below */
-    } else if (msgpack_unpack_next(&u, (const char *)bytes, len, &off) != MSGPACK_UNPACK_SUCCESS || off != len) {
+    } else if (msgpack_unpack((const char *)bytes, len, &off, &zone, &root) != MSGPACK_UNPACK_SUCCESS || off != len) {
         d.what = "not one msgpack message";
     } else if ((t = arena_alloc(ar, sizeof *t)) == NULL) {
         d.what = "out of memory";
     } else {
-        const msgpack_object *a = arr(&d, &u.data, 9, "not a task description");
+        const msgpack_object *a = arr(&d, &root, DESC_FIELDS, "not a task description");
         if (a) {
             const char *magic = get_str(&d, &a[0]);
             if (!magic || strcmp(magic, MAGIC)) FAIL(&d, "bad magic");
-            t->task_id = get_u(&d, &a[1]);
-            t->stage_id = (uint32_t)get_u(&d, &a[2]);
-            t->attempt = (uint32_t)get_u(&d, &a[3]);
-            t->partition = (int32_t)get_i(&d, &a[4]);
-            blob h = get_blob(&d, &a[5]);
+            rfields r = get_fields(&d, &a[1], "malformed task header");
+            t->task_id = take_u(&d, &r, UINT64_MAX);
+            t->stage_id = (uint32_t)take_u(&d, &r, UINT32_MAX);
+            t->attempt = (uint32_t)take_u(&d, &r, UINT32_MAX);
+            t->partition = (int32_t)take_i(&d, &r, INT32_MIN, INT32_MAX);
+            t->mem_budget = take_u(&d, &r, UINT64_MAX);
+            t->block_bytes = take_u(&d, &r, UINT64_MAX);
+            t->max_record = take_u(&d, &r, UINT64_MAX);
+            uint64_t id = take_u(&d, &r, UINT64_MAX);
+            int64_t level = take_i(&d, &r, INT64_MIN, INT64_MAX);
+            uint64_t out_id = take_u(&d, &r, UINT64_MAX);
+            int64_t out_level = take_i(&d, &r, INT64_MIN, INT64_MAX);
+            fields_end(&d, &r);
+            t->codec = get_codec(&d, id, level);
+            t->out_codec = get_codec(&d, out_id, out_level);
+            blob h = get_blob(&d, &a[2]);
             if (h.len == 32) memcpy(t->binhash, h.p, 32);
             else FAIL(&d, "bad binary hash");
-            /* Seven settings, an eighth when a test injects faults, and a
-             * ninth when it names their gates' directory. */
-            int nst = 7;
-            if (a[6].type == MSGPACK_OBJECT_ARRAY && (a[6].via.array.size == 8 || a[6].via.array.size == 9))
-                nst = (int)a[6].via.array.size;
-            const msgpack_object *st = arr(&d, &a[6], (uint32_t)nst, "malformed task settings");
-            if (st) {
-                t->mem_budget = get_u(&d, &st[0]);
-                t->block_bytes = get_u(&d, &st[1]);
-                t->max_record = get_u(&d, &st[2]);
-                t->codec = get_codec(&d, &st[3]);
-                t->out_codec = get_codec(&d, &st[5]);
-                if (nst >= 8) t->faults = get_str(&d, &st[7]);
-                if (nst == 9) t->faults_dir = get_str(&d, &st[8]);
-            }
-            get_sink(&d, &a[7], &t->sink);
-            if (!d.what && a[8].type != MSGPACK_OBJECT_ARRAY) FAIL(&d, "malformed plan");
+            t->faults = get_str(&d, &a[3]);
+            t->faults_dir = get_str(&d, &a[4]);
+            get_sink(&d, &a[5], &t->sink);
+            if (!d.what && a[6].type != MSGPACK_OBJECT_ARRAY) FAIL(&d, "malformed plan");
             if (!d.what) {
-                node_list l = {a[8].via.array.ptr, a[8].via.array.size, 0};
+                node_list l = {a[6].via.array.ptr, a[6].via.array.size, 0};
                 t->root = get_plan(&d, &l);
                 if (!d.what && l.next != l.n) FAIL(&d, "malformed plan: nodes left over");
             }
@@ -655,7 +773,7 @@ int taskdesc_decode(uint8_t *bytes, size_t len, task_desc **out) {
     }
     /* Bins point into `bytes`, which t owns from here; the msgpack zone
      * holds only the object tree we are done with. */
-    msgpack_unpacked_destroy(&u);
+    msgpack_zone_destroy(&zone);
     if (d.what || !t) {
         arena_free(ar);
         free(ar);

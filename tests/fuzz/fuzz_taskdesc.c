@@ -15,8 +15,8 @@
  *      well-formed plans, as the scheduler builds them): encode, decode,
  *      and the result must equal what was built.  This is the direction a
  *      change to one side of the format without the other breaks.
- * Seeds are descriptions written by taskdesc_encode (they start with 0x99,
- * the 9-element array of a description).
+ * Seeds are descriptions written by taskdesc_encode (they start with 0x97,
+ * the 7-element array of a description).
  */
 #include <stdlib.h>
 #include <string.h>

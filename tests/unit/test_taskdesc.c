@@ -741,7 +741,7 @@ TEST(sched_taskdesc_malformed_garbage_and_magic) {
             s = s * 6364136223846793005ull + 1442695040888963407ull;
             buf[j] = (uint8_t)(s >> 56);
         }
-        if (i % 3 == 0) buf[0] = 0x99; /* a 9-element array header: looks like a description */
+        if (i % 3 == 0) buf[0] = 0x97; /* a 7-element array header: looks like a description */
         CHECK(run_bad(&f, buf, n, &res));
     }
     CHECK(run_bad(&f, (const uint8_t *)"", 0, &res));
@@ -749,14 +749,14 @@ TEST(sched_taskdesc_malformed_garbage_and_magic) {
     size_t len;
     uint8_t *good = valid_desc(&len);
     CHECK(good);
-    uint8_t *m = memmem(good, len, "emt1", 4);
+    uint8_t *m = memmem(good, len, "emt2", 4);
     CHECK(m);
-    m[3] = '2';
+    m[3] = '1';
     runner_run(&f.env, dup_bytes(good, len), len, &res, NULL);
     CHECK_EQ_I64(res.status, EM_EPROTO);
     CHECK_STR_CONTAINS(res.errmsg, "bad magic");
     task_result_clear(&res);
-    m[3] = '1';
+    m[3] = '2';
 
     /* another binary's hash */
     uint8_t *h = memmem(good, len, fnref_binary_hash(), 32);
@@ -768,17 +768,87 @@ TEST(sched_taskdesc_malformed_garbage_and_magic) {
     task_result_clear(&res);
     h[5] ^= 0xff;
 
-    /* a wrong type where the task id belongs (uint -> str) */
-    CHECK(good[0] == 0x99 && good[1] == 0xa4);
-    size_t idpos = 6; /* after fixarray, fixstr(4) "emt1" */
+    /* a wrong type where the header's fields belong (bin -> str) */
+    CHECK(good[0] == 0x97 && good[1] == 0xa4);
+    size_t hpos = 6; /* after fixarray, fixstr(4) "emt2" */
     uint8_t *bad = malloc(len + 1);
     memcpy(bad, good, len);
-    CHECK(bad[idpos] == 77); /* positive fixint */
-    bad[idpos] = 0xa0;       /* empty fixstr */
+    CHECK(bad[hpos] == 0xc4 && bad[hpos + 2] == 77); /* bin8, its first varint the task id */
+    bad[hpos] = 0xd9;                                /* str8 of the same length */
     CHECK(run_bad(&f, bad, len, &res));
     free(bad);
     free(good);
     bs_free(f.bs);
+}
+
+/* good with its header's bin of varints (at byte 6: bin8, length, bytes)
+ * replaced by h[0, hlen); the new length goes to *n. */
+static uint8_t *with_header(const uint8_t *good, size_t len, const uint8_t *h, size_t hlen, size_t *n) {
+    size_t old = 2 + (size_t)good[7], rest = len - 6 - old;
+    uint8_t *b = malloc(8 + hlen + rest);
+    memcpy(b, good, 6);
+    b[6] = 0xc4;
+    b[7] = (uint8_t)hlen;
+    memcpy(b + 8, h, hlen);
+    memcpy(b + 8 + hlen, good + 6 + old, rest);
+    *n = 8 + hlen + rest;
+    return b;
+}
+
+/* A structure's scalar fields travel as one bin of varints, read
+ * strictly: the header as encoded decodes; a field in an overlong form,
+ * one past its type's range (a 32-bit stage id, a 32-bit signed
+ * partition), a field missing or one left over is refused, naming the
+ * structure. */
+TEST(sched_taskdesc_fields_strict) {
+    size_t len, n;
+    uint8_t *good = valid_desc(&len);
+    CHECK(good && good[6] == 0xc4);
+    const uint8_t *h = good + 8;
+    size_t hlen = good[7];
+    CHECK(hlen > 4 && h[0] == 77 && h[1] == 3 && h[2] == 1 && h[3] == 0); /* task, stage, attempt, partition */
+    uint8_t m[64];
+    task_desc *d;
+    uint8_t *b = with_header(good, len, h, hlen, &n);
+    CHECK_OK(taskdesc_decode(b, n, &d));
+    CHECK(d->task_id == 77 && d->stage_id == 3 && d->attempt == 1 && d->partition == 0);
+    taskdesc_free(d);
+    /* the partition at INT32_MIN (zigzag 2^32 - 1) is in range */
+    static const uint8_t pmin[] = {0xff, 0xff, 0xff, 0xff, 0x0f};
+    memcpy(m, h, 3);
+    memcpy(m + 3, pmin, sizeof pmin);
+    memcpy(m + 3 + sizeof pmin, h + 4, hlen - 4);
+    b = with_header(good, len, m, hlen - 1 + sizeof pmin, &n);
+    CHECK_OK(taskdesc_decode(b, n, &d));
+    CHECK(d->partition == INT32_MIN);
+    taskdesc_free(d);
+    static const struct {
+        size_t at, drop; /* replace h[at, at + drop) */
+        uint8_t put[6];
+        size_t nput;
+    } bad[] = {
+        {0, 1, {0xcd, 0x00}, 2},                   /* the task id, 77, in two bytes */
+        {1, 1, {0x80, 0x80, 0x80, 0x80, 0x10}, 5}, /* stage 2^32 */
+        {3, 1, {0x80, 0x80, 0x80, 0x80, 0x10}, 5}, /* partition 2^31 (zigzag 2^32) */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        memcpy(m, h, bad[i].at);
+        memcpy(m + bad[i].at, bad[i].put, bad[i].nput);
+        memcpy(m + bad[i].at + bad[i].nput, h + bad[i].at + bad[i].drop, hlen - bad[i].at - bad[i].drop);
+        b = with_header(good, len, m, hlen - bad[i].drop + bad[i].nput, &n);
+        CHECK(taskdesc_decode(b, n, &d) == EM_EPROTO);
+        CHECK_STR_CONTAINS(em_errmsg(), "malformed task header");
+    }
+    /* a field missing, a field left over */
+    b = with_header(good, len, h, hlen - 1, &n);
+    CHECK(taskdesc_decode(b, n, &d) == EM_EPROTO);
+    CHECK_STR_CONTAINS(em_errmsg(), "malformed task header");
+    memcpy(m, h, hlen);
+    m[hlen] = 0;
+    b = with_header(good, len, m, hlen + 1, &n);
+    CHECK(taskdesc_decode(b, n, &d) == EM_EPROTO);
+    CHECK_STR_CONTAINS(em_errmsg(), "malformed task header");
+    free(good);
 }
 
 /* Structurally valid descriptions with impossible contents. */
@@ -925,8 +995,8 @@ TEST(sched_taskdesc_malformed_huge_headers) {
     static const char *const bad[] = {
         "\xdd\xff\xff\xff\xff",             /* array32 of 4G elements */
         "\xdf\xff\xff\xff\xff",             /* map32 */
-        "\x99\xa4" "emt1" "\xdc\xff\xff",   /* array16 inside a description */
-        "\x99\xa4" "emt1" "\xdd\x7f\xff\xff\xff\x01",
+        "\x97\xa4" "emt2" "\xdc\xff\xff",   /* array16 inside a description */
+        "\x97\xa4" "emt2" "\xdd\x7f\xff\xff\xff\x01",
         "\xc6\xff\xff\xff\xff\x00",         /* bin32 longer than the input */
         "\xdb\x00\x00\x10\x00" "abc",       /* str32 longer than the input */
         "\xc1",                             /* never used */
