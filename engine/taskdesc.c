@@ -410,6 +410,10 @@ static rfields get_fields(dec *d, const msgpack_object *o, const char *what) {
  * nothing past 64 bits: a description decodes to one encoding).  The byte
  * after it, or NULL having failed with what. */
 static const uint8_t *strict_varint(dec *d, const uint8_t *p, const uint8_t *end, uint64_t *v, const char *what) {
+    if (p && p < end && *p < 0x80) { /* most fields: one byte */
+        *v = *p;
+        return p + 1;
+    }
     size_t n = p ? varint_get(p, end, v) : 0;
     if (!n || (n > 1 && !p[n - 1]) || (n == VARINT_MAX && p[n - 1] > 1)) {
         *v = 0;

@@ -1,9 +1,10 @@
 /*
  * taskbuild.c -- plan trees from lineage (see taskbuild.h).
  *
- * Nodes borrow everything from the RDD graph and the map-output tracker;
- * they are freed right after encoding, so building costs a few small
- * allocations per task.
+ * Nodes borrow everything from the RDD graph and the map-output tracker,
+ * and live only until the task is encoded: a plain task's fit in the
+ * builder's room on the scheduler's stack, so only larger plans (and a
+ * shuffle read's map lists) allocate.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,15 +14,32 @@
 #include "srcdata.h"
 #include "taskbuild.h"
 
+/* Room for a plain task's nodes inside the builder, which lives on the
+ * scheduler's stack: only larger plans allocate. */
+#define BUILDER_ROOM 2048
+#define BUILDER_STACK 16
+
 typedef struct builder {
     mapout *mo;
     uint64_t ns;
     void **allocs;
     int n, cap;
+    size_t used; /* of room */
+    _Alignas(16) unsigned char room[BUILDER_ROOM];
 } builder;
+
+/* A node to build (below). */
+typedef struct bwork bwork;
 
 /* Zeroed memory freed with the builder; NULL with the message set. */
 static void *balloc(builder *b, size_t sz) {
+    size_t whole = (sz + 15) & ~(size_t)15;
+    if (whole <= sizeof b->room - b->used) {
+        void *p = b->room + b->used;
+        b->used += whole;
+        memset(p, 0, sz);
+        return p;
+    }
     if (b->n == b->cap) {
         int cap = b->cap ? b->cap * 2 : 16;
         void **a = realloc(b->allocs, sizeof *a * (size_t)cap);
@@ -98,15 +116,15 @@ static plan_node *build_shuffle_read(builder *b, em_rdd *r, int part) {
 }
 
 /* A node to build: RDD r's partition part, stored into *slot. */
-typedef struct bwork {
+struct bwork {
     em_rdd *r;
     int part, use_cache;
     plan_node **slot;
-} bwork;
+};
 
 /* Build one node for w and queue its inputs on the work stack.  0 or -1
  * (message set). */
-static int build_one(builder *b, bwork w, bwork **st, int *n, int *cap) {
+static int build_one(builder *b, bwork w, bwork **st, int *n, int *cap, const bwork *first) {
     plan_node *nd = NULL;
     em_rdd *r = w.r;
     int part = w.part, use_cache = w.use_cache;
@@ -232,11 +250,12 @@ static int build_one(builder *b, bwork w, bwork **st, int *n, int *cap) {
     *w.slot = nd;
     if (*n + nin > *cap) {
         int c = (*n + nin) * 2;
-        bwork *g = realloc(*st, sizeof *g * (size_t)c);
+        bwork *g = *st == first ? malloc(sizeof *g * (size_t)c) : realloc(*st, sizeof *g * (size_t)c);
         if (!g) {
             em__seterr(EM_ENOMEM, "out of memory building a task");
             return -1;
         }
+        if (*st == first) memcpy(g, first, sizeof *g * (size_t)*n);
         *st = g;
         *cap = c;
     }
@@ -249,26 +268,27 @@ static int build_one(builder *b, bwork w, bwork **st, int *n, int *cap) {
  * building it must not recurse.  NULL on failure (message set). */
 static plan_node *build(builder *b, em_rdd *rdd, int part) {
     plan_node *root = NULL;
-    int n = 0, cap = 16;
-    bwork *st = malloc(sizeof *st * (size_t)cap);
-    if (!st) {
-        em__seterr(EM_ENOMEM, "out of memory building a task");
-        return NULL;
-    }
+    bwork first[BUILDER_STACK], *st = first;
+    int n = 0, cap = BUILDER_STACK;
     st[n++] = (bwork){rdd, part, 1, &root};
     while (n) {
         bwork w = st[--n];
-        if (build_one(b, w, &st, &n, &cap)) {
+        if (build_one(b, w, &st, &n, &cap, first)) {
             root = NULL;
             break;
         }
     }
-    free(st);
+    if (st != first) free(st);
     return root;
 }
 
 int taskbuild_encode(task_desc *t, em_rdd *rdd, int part, mapout *mo, uint64_t cache_ns, ebuf *out) {
-    builder b = {mo, cache_ns, NULL, 0, 0};
+    builder b; /* not zeroed whole: its room is zeroed as it is handed out */
+    b.mo = mo;
+    b.ns = cache_ns;
+    b.allocs = NULL;
+    b.n = b.cap = 0;
+    b.used = 0;
     int rc = 0;
     em__clearerr();
     t->root = build(&b, rdd, part);
