@@ -17,7 +17,7 @@
 /* Room for a plain task's nodes inside the builder, which lives on the
  * scheduler's stack: only larger plans allocate. */
 #define BUILDER_ROOM 2048
-#define BUILDER_STACK 16
+#define BUILDER_STACK 16 /* the work stack's frames before it allocates */
 
 typedef struct builder {
     mapout *mo;
