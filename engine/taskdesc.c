@@ -94,8 +94,10 @@ static void pack_blob(msgpack_packer *pk, blob b) {
     if (b.len) msgpack_pack_bin_body(pk, b.p, b.len);
 }
 
+static int fn_unset(const fnref *f) { return f->kind == FN_NONE && f->off == 0; }
+
 static void pack_fn(msgpack_packer *pk, const fnref *f) {
-    if (f->kind == FN_NONE && f->off == 0) {
+    if (fn_unset(f)) {
         msgpack_pack_nil(pk);
         return;
     }
@@ -107,8 +109,6 @@ static void pack_fn(msgpack_packer *pk, const fnref *f) {
     pack_fields(pk, &v);
     if (f->kind == FN_SYMBOL) pack_str(pk, f->sym);
 }
-
-static int fn_unset(const fnref *f) { return f->kind == FN_NONE && f->off == 0; }
 
 static void pack_agg(msgpack_packer *pk, const aggdesc *a) {
     if (fn_unset(&a->create) && fn_unset(&a->merge_value) && fn_unset(&a->merge_comb) && !a->arg.len &&
@@ -642,6 +642,7 @@ static plan_node *get_node(dec *d, node_list *l) {
     if ((n->type == PN_TEXT || n->type == PN_CKPT) && !n->path) FAIL(d, "source without path");
     return d->what ? NULL : n;
 }
+
 /* The plan tree from the flat list: each node's children are the nodes
  * that follow it, filled in over an explicit stack of nodes still missing
  * children (no recursion, however deep the plan: its depth is bounded
