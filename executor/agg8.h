@@ -61,12 +61,12 @@ void agg8_free(agg8 *t);
 /* Before first use: the table's hash constant made from seed (distinct
  * seeds, distinct constants).  Tables one of which may be filled in the
  * order another is walked take distinct seeds: a shuffle's map side and
- * its reduce side, a local aggregation and the one before it
- * (AGG8_SEED).  Without a call the constant is 2^64 / phi's odd
- * neighbour (Fibonacci hashing). */
+ * its reduce side, a local aggregation and the one before it, a join's
+ * build side and the aggregation it reads (AGG8_SEED).  Without a call
+ * the constant is 2^64 / phi's odd neighbour (Fibonacci hashing). */
 void agg8_seed(agg8 *t, uint64_t seed);
 #define AGG8_SEED(role, id) ((uint64_t)(role) << 32 | (uint32_t)(id))
-enum { AGG8_MAP_SIDE = 1, AGG8_REDUCE_SIDE, AGG8_LOCAL };
+enum { AGG8_MAP_SIDE = 1, AGG8_REDUCE_SIDE, AGG8_LOCAL, AGG8_JOIN };
 /* Room for at least one more key: 0 or EM_ENOMEM. */
 int agg8_grow(agg8 *t);
 /* Before first use: slots for keys keys at most half full, in one
@@ -107,6 +107,17 @@ static inline int agg8_upsert(agg8 *t, uint64_t key, agg8_slot **out) {
             *out = s;
             return 0;
         }
+    }
+}
+
+/* The slot of key, or NULL when the table does not hold it. */
+static inline agg8_slot *agg8_get(agg8 *t, uint64_t key) {
+    if (key == AGG8_EMPTY) return t->has_empty ? &t->empty : NULL;
+    if (!t->mask) return NULL;
+    for (size_t i = agg8_home(t, key);; i = (i + 1) & t->mask) {
+        agg8_slot *s = &t->slot[i];
+        if (s->key == key) return s;
+        if (s->key == AGG8_EMPTY) return NULL;
     }
 }
 

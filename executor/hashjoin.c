@@ -41,10 +41,28 @@
  * indexes into an entry array, values always in the arena -- spent half
  * the reduce side waiting for entries and values despite its prefetches,
  * and used more CPU than the sort-based cogroup.)
+ *
+ * The compact build side.  While every build record has one key width of
+ * at most 8 bytes, one value width of at most 8 bytes and a key of its own
+ * (a join with an aggregation's output or a key's one attribute, as
+ * PageRank's ranks), and the join does not keep the build side's
+ * unmatched keys, the table is an agg8 (agg8.h): 16-byte slots of the
+ * key's and the value's words, slotted by the key word's multiplicative
+ * hash, no em_hash and no arena.  The general entry and its last-node
+ * word take 40 bytes a slot; a table of 125,000 keys is 10 MB there and
+ * 4 MB here, and a probe's cost is its table's bytes: past the TLB's
+ * reach each lookup costs a page walk besides its miss (on bench/pagerank's
+ * model floor, the same join over 32- and 64-byte slots took 2 and 4 times
+ * as long as over 16; bench/RESULTS.md).  The first build record that does
+ * not fit -- another width, a longer key or value, a key's second value --
+ * moves every key to the general table, which takes every record from
+ * then on; records still queued are hashed again.  Streamed records probe
+ * whichever table holds the build side.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "agg8.h"
 #include "bigbuf.h"
 #include "builtins.h"
 #include "curmetrics.h"
@@ -99,6 +117,9 @@ typedef struct hashjoin {
     epipe *join_op;
     epipe *cg; /* the fallback cogroup, once the table passed the budget */
     size_t peak; /* the table's bytes when it was given up */
+    int compact;  /* the build side is in t8 (the compact build side above) */
+    int kw, vw;   /* t8's key and value widths, -1 before its first record */
+    agg8 t8;
 } hashjoin;
 
 #define NODE_HEAD 12
@@ -135,7 +156,8 @@ int hashjoin_build_side(const plan_node *cogroup) {
  * size asked, which would turn the table to the sort path for nothing)
  * and the slots. */
 static size_t table_bytes(const hashjoin *h) {
-    return h->arena.len + (h->mask ? (h->mask + 1) * (sizeof(hj_entry) + sizeof(uint64_t)) : 0);
+    return h->arena.len + (h->mask ? (h->mask + 1) * (sizeof(hj_entry) + sizeof(uint64_t)) : 0) +
+           (h->t8.mask ? (h->t8.mask + 1) * sizeof(agg8_slot) : 0);
 }
 
 static const uint8_t *entry_key(const hashjoin *h, const hj_entry *e) {
@@ -180,6 +202,13 @@ static uint64_t by_address; /* hashjoin_by_address */
 
 uint64_t hashjoin_by_address(void) { return __atomic_load_n(&by_address, __ATOMIC_RELAXED); }
 
+static uint64_t compact_built, compact_left; /* hashjoin_compact */
+
+void hashjoin_compact(uint64_t *built, uint64_t *left) {
+    *built = __atomic_load_n(&compact_built, __ATOMIC_RELAXED);
+    *left = __atomic_load_n(&compact_left, __ATOMIC_RELAXED);
+}
+
 static int grow_slots(hashjoin *h) {
     if (h->mask) __atomic_fetch_add(&regrown, 1, __ATOMIC_RELAXED);
     return resize_slots(h, h->mask ? (h->mask + 1) * 2 : 1024);
@@ -188,11 +217,20 @@ static int grow_slots(hashjoin *h) {
 /* About n build records are coming (pipe.h's expect): an empty table
  * takes the slots for n keys at once.  A hint only: without the memory
  * the table grows as it would have. */
+static size_t slots_for(uint64_t n) {
+    size_t slots = 1024;
+    while (slots < 2 * (n + 1)) slots *= 2;
+    return slots;
+}
+
 static void expect_join(epipe *p, uint64_t n) {
     hashjoin *h = p->state;
-    size_t slots = 1024;
-    if (h->mask || h->cg || n > SIZE_MAX / 4) return;
-    while (slots < 2 * (n + 1)) slots *= 2;
+    if (h->mask || h->t8.mask || h->cg || n > SIZE_MAX / 64) return;
+    size_t slots = slots_for(n);
+    if (h->compact) {
+        if (!h->budget || slots * sizeof(agg8_slot) <= h->budget) (void)agg8_reserve(&h->t8, n);
+        return;
+    }
     if (h->budget && slots * (sizeof(hj_entry) + sizeof(uint64_t)) > h->budget) return;
     (void)resize_slots(h, slots);
 }
@@ -321,15 +359,39 @@ static int emit(epipe *p, const void *key, size_t klen, const void *a, size_t al
     return p->next->h.push(p->next, &r);
 }
 
-/* Join one streamed record (hash hv) against the table. */
+/* A streamed record no key matched: emitted alone when the join keeps the
+ * streamed side, else dropped. */
+static int unmatched(epipe *p, const em_rec *r) {
+    hashjoin *h = p->state;
+    if (!h->keep_stream) return 0;
+    return h->build ? emit(p, r->key, r->klen, r->val, r->vlen, NULL, 0)
+                    : emit(p, r->key, r->klen, NULL, 0, r->val, r->vlen);
+}
+
+/* A key of at most 8 bytes as the compact table holds it: its bytes in a
+ * zero-padded word (0 for a longer key, which no compact key matches). */
+static inline uint64_t key_word(const void *key, size_t klen) {
+    uint64_t w = 0;
+    if (klen <= 8) copy_small((uint8_t *)&w, key, klen);
+    return w;
+}
+
+/* Join one streamed record (key word w) against the compact table. */
+static int probe_compact(epipe *p, uint64_t w, const em_rec *r) {
+    hashjoin *h = p->state;
+    const agg8_slot *s = h->kw >= 0 && r->klen == (size_t)h->kw ? agg8_get(&h->t8, w) : NULL;
+    if (!s) return unmatched(p, r);
+    uint64_t v = s->comb;
+    return h->build ? emit(p, r->key, r->klen, r->val, r->vlen, &v, (size_t)h->vw)
+                    : emit(p, r->key, r->klen, &v, (size_t)h->vw, r->val, r->vlen);
+}
+
+/* Join one streamed record (hash hv, or its key word) against the table. */
 static int probe(epipe *p, uint64_t hv, const em_rec *r) {
     hashjoin *h = p->state;
+    if (h->compact) return probe_compact(p, hv, r);
     hj_entry *e = h->mask ? find(h, hv, r->key, r->klen, NULL) : NULL;
-    if (!e) {
-        if (!h->keep_stream) return 0;
-        return h->build ? emit(p, r->key, r->klen, r->val, r->vlen, NULL, 0)
-                        : emit(p, r->key, r->klen, NULL, 0, r->val, r->vlen);
-    }
+    if (!e) return unmatched(p, r);
     if (h->keep_build) e->matched = 1; /* (an inner join leaves the entry's line clean) */
     const uint8_t *v;
     size_t vlen;
@@ -343,12 +405,77 @@ static int probe(epipe *p, uint64_t hv, const em_rec *r) {
 
 static int fall_back(epipe *p);
 
-/* A build record (hash hv) into the table, or to the fallback cogroup
- * once the table is given up. */
+/* The record queued at slot at, as take_queued gives it. */
+static void pend_rec(const hashjoin *h, unsigned at, em_rec *r) {
+    const hj_pend *q = &h->q[at];
+    r->klen = q->klen;
+    r->vlen = q->vlen;
+    if (h->pointed >> at & 1) { /* the key's and value's addresses */
+        memcpy(&r->key, q->b, sizeof r->key);
+        memcpy(&r->val, q->b + sizeof r->key, sizeof r->val);
+    } else { /* the bytes, copied */
+        const uint8_t *b = q->klen + q->vlen > HJ_INLINE ? h->qlong[at].p : q->b;
+        r->key = b;
+        r->val = b + q->klen;
+    }
+}
+
+/* Whether build record r fits the compact table; the first sets its
+ * widths. */
+static int fits_compact(hashjoin *h, const em_rec *r) {
+    if (r->klen > 8 || r->vlen > 8) return 0;
+    if (h->kw < 0) {
+        h->kw = (int)r->klen;
+        h->vw = (int)r->vlen;
+    }
+    return r->klen == (size_t)h->kw && r->vlen == (size_t)h->vw;
+}
+
+static int move_general(void *ctx, const em_rec *r) {
+    hashjoin *h = ctx;
+    return insert(h, em_hash(r->key, r->klen), r);
+}
+
+/* Every key of the compact table into the general one, which takes every
+ * build record from now on; the records still queued hashed for it. */
+static int leave_compact(hashjoin *h) {
+    h->compact = 0;
+    __atomic_fetch_add(&compact_left, 1, __ATOMIC_RELAXED);
+    for (unsigned k = 0; k < h->n; k++) {
+        unsigned at = (h->head + k) & (HJ_DEPTH - 1);
+        em_rec r;
+        pend_rec(h, at, &r);
+        h->q[at].hash = em_hash(r.key, r.klen);
+    }
+    /* slots before the first take, so that no record passes the queued */
+    int rc = h->mask ? 0 : resize_slots(h, slots_for(h->t8.n + h->n));
+    if (!rc && h->t8.n) rc = agg8_each(&h->t8, (size_t)h->kw, (size_t)h->vw, move_general, h);
+    agg8_free(&h->t8);
+    return rc;
+}
+
+/* A build record (key word w) into the compact table; a key's second
+ * value moves the keys to the general table first. */
+static int build_compact(hashjoin *h, uint64_t w, const em_rec *r) {
+    agg8_slot *s;
+    if (h->t8.mask && 2 * (h->t8.n + 1) > h->t8.mask + 1) __atomic_fetch_add(&regrown, 1, __ATOMIC_RELAXED);
+    int found = agg8_upsert(&h->t8, w, &s);
+    if (found < 0) return em__seterr(EM_ENOMEM, "join: out of memory");
+    if (found) {
+        int rc = leave_compact(h);
+        return rc ? rc : insert(h, em_hash(r->key, r->klen), r);
+    }
+    s->comb = 0;
+    copy_small((uint8_t *)&s->comb, r->val, r->vlen);
+    return 0;
+}
+
+/* A build record (hash hv, or its key word) into the table, or to the
+ * fallback cogroup once the table is given up. */
 static int build(epipe *p, uint64_t hv, const em_rec *r) {
     hashjoin *h = p->state;
     if (h->cg) return h->cg->h.push(h->cg, r);
-    int rc = insert(h, hv, r);
+    int rc = h->compact ? build_compact(h, hv, r) : insert(h, hv, r);
     if (!rc && h->budget && table_bytes(h) > h->budget) rc = fall_back(p);
     return rc;
 }
@@ -363,16 +490,9 @@ static int take(epipe *p, uint64_t hv, const em_rec *r) {
 static int take_queued(epipe *p) {
     hashjoin *h = p->state;
     hj_pend *q = &h->q[h->head];
-    em_rec r = {NULL, q->klen, NULL, q->vlen};
-    if (h->pointed >> h->head & 1) { /* the key's and value's addresses */
-        memcpy(&r.key, q->b, sizeof r.key);
-        memcpy(&r.val, q->b + sizeof r.key, sizeof r.val);
-        h->pointed &= ~(1u << h->head);
-    } else { /* the bytes, copied */
-        const uint8_t *b = q->klen + q->vlen > HJ_INLINE ? h->qlong[h->head].p : q->b;
-        r.key = b;
-        r.val = b + q->klen;
-    }
+    em_rec r;
+    pend_rec(h, h->head, &r);
+    h->pointed &= ~(1u << h->head);
     h->head = (h->head + 1) & (HJ_DEPTH - 1);
     h->n--;
     return take(p, q->hash, &r);
@@ -391,8 +511,10 @@ static int drain(epipe *p) {
  * one joined, HJ_DEPTH records after it arrived. */
 static int enqueue(epipe *p, const em_rec *r) {
     hashjoin *h = p->state;
-    uint64_t hv = em_hash(r->key, r->klen);
-    if (!h->mask) return take(p, hv, r); /* no table yet (built), or an empty one (streamed) */
+    int rc;
+    if (h->compact && h->side == h->build && !fits_compact(h, r) && (rc = leave_compact(h))) return rc;
+    uint64_t hv = h->compact ? key_word(r->key, r->klen) : em_hash(r->key, r->klen);
+    if (!(h->compact ? h->t8.mask : h->mask)) return take(p, hv, r); /* no table yet (built), or an empty one (streamed) */
     unsigned at = (h->head + h->n) & (HJ_DEPTH - 1);
     uint8_t *b = h->q[at].b;
     if (r->klen + r->vlen > HJ_INLINE && h->lent) { /* its addresses: the batch outlives the queue */
@@ -405,12 +527,13 @@ static int enqueue(epipe *p, const em_rec *r) {
         ebuf *l = &h->qlong[at];
         l->len = 0;
         if (r->klen + r->vlen > HJ_QUEUE_MAX || ebuf_reserve(l, r->klen + r->vlen)) {
-            int rc = drain(p);
+            rc = drain(p);
             return rc ? rc : take(p, hv, r);
         }
         b = l->p;
     }
-    __builtin_prefetch(&h->ent[(size_t)(hv >> 32) & h->mask]);
+    if (h->compact) agg8_prefetch(&h->t8, hv);
+    else __builtin_prefetch(&h->ent[(size_t)(hv >> 32) & h->mask]);
     hj_pend *q = &h->q[at];
     q->hash = hv;
     q->klen = (uint32_t)r->klen;
@@ -423,12 +546,17 @@ static int enqueue(epipe *p, const em_rec *r) {
         if (r->vlen) memcpy(b + r->klen, r->val, r->vlen);
     }
     h->n++;
-    if (h->side != h->build && h->n > HJ_VALUE_AHEAD) { /* its entry has arrived: fetch its first value */
+    if (!h->compact && h->side != h->build && h->n > HJ_VALUE_AHEAD) { /* its entry has arrived: fetch its first value */
         uint64_t ah = h->q[(h->head + h->n - 1 - HJ_VALUE_AHEAD) & (HJ_DEPTH - 1)].hash;
         const hj_entry *e = &h->ent[(size_t)(ah >> 32) & h->mask];
         if (e->full && !e->vinl && e->hash == ah) __builtin_prefetch(h->arena.p + e->val.first);
     }
     return h->n == HJ_DEPTH ? take_queued(p) : 0;
+}
+
+static int push_cg(void *ctx, const em_rec *r) {
+    hashjoin *h = ctx;
+    return h->cg->h.push(h->cg, r);
 }
 
 /* Give up the table: every record in it, then every later one, goes to a
@@ -439,6 +567,11 @@ static int fall_back(epipe *p) {
     if (!(h->cg = cogroup_pipe_new(p->run, p->node, h->join_op))) return em__lasterr();
     cogroup_pipe_side(h->cg, h->build);
     int rc = 0;
+    if (h->compact) {
+        h->compact = 0;
+        if (h->t8.n) rc = agg8_each(&h->t8, (size_t)h->kw, (size_t)h->vw, push_cg, h);
+        agg8_free(&h->t8);
+    }
     for (size_t i = 0; h->mask && i <= h->mask && !rc; i++) {
         const hj_entry *e = &h->ent[i];
         if (!e->full) continue;
@@ -530,6 +663,7 @@ static void free_join(epipe *p) {
     bb_free(&h->arena);
     bb_free(&h->entb);
     bb_free(&h->lastb);
+    agg8_free(&h->t8);
     ebuf_free(&h->tuple);
     for (int i = 0; i < HJ_DEPTH; i++) ebuf_free(&h->qlong[i]);
     free(h);
@@ -549,6 +683,10 @@ epipe *hashjoin_pipe_new(task_run *run, const plan_node *cogroup, epipe *join_op
     h->keep_stream = kind == 3 || kind == (build ? 1 : 2);
     h->budget = run->t->mem_budget;
     h->join_op = join_op;
+    h->compact = !h->keep_build;
+    h->kw = h->vw = -1;
+    agg8_init(&h->t8);
+    agg8_seed(&h->t8, AGG8_SEED(AGG8_JOIN, cogroup->rdd_id));
     p->state = h;
     p->free = free_join;
     p->h.push = push_join;
@@ -561,6 +699,8 @@ epipe *hashjoin_pipe_new(task_run *run, const plan_node *cogroup, epipe *join_op
 int hashjoin_pipe_side(epipe *p, int side) {
     hashjoin *h = p->state;
     int rc = drain(p); /* the last side's records, each as that side's */
+    if (h->side == h->build && side != h->build && h->compact && h->t8.n)
+        __atomic_fetch_add(&compact_built, 1, __ATOMIC_RELAXED);
     h->side = side;
     p->expect = side == h->build ? expect_join : NULL; /* the other side's count is no use */
     if (h->cg) cogroup_pipe_side(h->cg, side);

@@ -63,5 +63,8 @@ uint64_t hashjoin_regrown(void);
 /* Streamed or built records queued by address, process-wide: long records
  * of a batch (a cached block) that were not copied. */
 uint64_t hashjoin_by_address(void);
+/* Process-wide: build sides that ended in the compact table (hashjoin.c),
+ * and compact tables whose keys moved to the general one. */
+void hashjoin_compact(uint64_t *built, uint64_t *left);
 
 #endif
