@@ -50,10 +50,10 @@
  * key's and the value's words, slotted by the key word's multiplicative
  * hash, no em_hash and no arena.  The general entry and its last-node
  * word take 40 bytes a slot; a table of 125,000 keys is 10 MB there and
- * 4 MB here, and a probe's cost is its table's bytes: past the TLB's
- * reach each lookup costs a page walk besides its miss (on bench/pagerank's
- * model floor, the same join over 32- and 64-byte slots took 2 and 4 times
- * as long as over 16; bench/RESULTS.md).  The first build record that does
+ * 4 MB here, and a lookup's cost grows with its table's bytes, past the
+ * caches' and the TLB's reach (bench/pagerank's model floor, its join's
+ * slots padded to 32 and 64 bytes, took 2 and 4 times as long as over 16:
+ * bench/RESULTS.md).  The first build record that does
  * not fit -- another width, a longer key or value, a key's second value --
  * moves every key to the general table, which takes every record from
  * then on; records still queued are hashed again.  Streamed records probe
