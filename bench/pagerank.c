@@ -646,12 +646,11 @@ static double model_floor(const floor_csr *csr, int64_t nodes, int iters, int pa
 
     double worst = 0;
     int64_t seen = 0;
-    for (int pi = 0; pi < parts; pi++) {
+    for (int pi = 0; pi < parts && worst != INFINITY; pi++) {
         const mf_vec *rk = &m.p[pi].ranks;
-        for (size_t i = 0; i < rk->n; i++) {
+        for (size_t i = 0; i < rk->n && worst != INFINITY; i++) {
             uint64_t v = rk->p[i].key;
-            if (v >= (uint64_t)nodes || f->r[v] == 0) return INFINITY;
-            double d = fabs(rk->p[i].v - f->r[v]) / f->r[v];
+            double d = v < (uint64_t)nodes && f->r[v] != 0 ? fabs(rk->p[i].v - f->r[v]) / f->r[v] : INFINITY;
             if (!(d <= worst)) worst = d;
             seen++;
         }
