@@ -458,9 +458,10 @@ static int leave_compact(hashjoin *h) {
  * value moves the keys to the general table first. */
 static int build_compact(hashjoin *h, uint64_t w, const em_rec *r) {
     agg8_slot *s;
-    if (h->t8.mask && 2 * (h->t8.n + 1) > h->t8.mask + 1) __atomic_fetch_add(&regrown, 1, __ATOMIC_RELAXED);
+    size_t mask = h->t8.mask;
     int found = agg8_upsert(&h->t8, w, &s);
     if (found < 0) return em__seterr(EM_ENOMEM, "join: out of memory");
+    if (mask && h->t8.mask != mask) __atomic_fetch_add(&regrown, 1, __ATOMIC_RELAXED); /* grew with keys in it */
     if (found) {
         int rc = leave_compact(h);
         return rc ? rc : insert(h, em_hash(r->key, r->klen), r);
