@@ -8,7 +8,8 @@
  *   shuffle MASTER [NPAIRS [NKEYS [PARTITIONS]]]
  *                  (defaults: 20000000, 1000000, 8 = 4 x the 2 cores)
  *   SHUFFLE_JOBS=sort shuffle ...   only the jobs named (a comma list of
- *                  reduce, group, join, sort), for profiling one of them;
+ *                  reduce, group, distinct, join, sort), for profiling one
+ *                  of them;
  *                  reduce_sum (or reduce_fn) is reduce_by_key with the
  *                  builtin (or the user function) alone, aggregate_fn
  *                  and combine_fn the user-function forms of those;
@@ -51,6 +52,9 @@
  *                  (reduce_by_key: the figure set beside Dask's); each
  *                  user form's best is printed over the builtin's;
  *   group_by_key   em_group_by_key(reduce input), em_count;
+ *   distinct       em_distinct(reduce input), em_count: the (key, value)
+ *                  pairs, about 9 in 10 of them distinct (keys from
+ *                  NKEYS, values from 100);
  *   join           em_join(left, right), em_count;
  *   sort_by_key    em_sort_by_key(sort input, ascending) -- its declaration
  *                  runs the sampling job -- then em_count, which reads and
@@ -77,6 +81,8 @@
  *                  power-of-two table grown at half full, multiplicative
  *                  hash, linear probing, int64 key -> int64 sum); its time
  *                  includes making and growing the table;
+ *   distinct       a single-threaded C hash set of the pairs, made the
+ *                  same way (the pair's two words mixed by multiplying);
  *   sort_by_key    a single-threaded C LSD radix sort of the 16-byte
  *                  (key, value) pairs by signed key (8 passes of 8 bits,
  *                  a pass skipped when its digit is constant; all 8
@@ -91,7 +97,7 @@
  *                  the codec's own cost, which map outputs pay in cluster
  *                  mode (files, ember.io.compression.codec=lz4 by default)
  *                  when no map-side combining shrinks them;
- *   all four       the memory-read bound: the bytes of the operation's
+ *   all but sort_keys  the memory-read bound: the bytes of the operation's
  *                  input (16 per pair) read once at the bandwidth of 2
  *                  threads summing the uint64s of a 1 GiB array (best of 5).
  *
@@ -101,6 +107,8 @@
  *                  driver's; the result's record count equals the number of
  *                  distinct keys; every collected (key, sum) is the
  *                  driver's.  The C reference's table is checked the same.
+ *   distinct       the count and the sum of the values of the distinct
+ *                  pairs (em_values, em_reduce) are the C set's;
  *   group_by_key   a map_partitions over the groups counts groups and the
  *                  items of their lists (em_list_next) and sums
  *                  mix(key) * (sum of the key's values): groups == distinct
@@ -365,6 +373,35 @@ static int hash_aggregate(const kv *p, int64_t n, agg_table *t) {
     return 0;
 }
 
+/* The distinct pairs of p (keys >= 0: EMPTY_KEY marks an empty slot) in
+ * an open-addressing set of pairs grown to twice its size when half full;
+ * t->used counts them. */
+static size_t set_home(const agg_table *t, const kv *q) {
+    return (size_t)((((uint64_t)q->k * GAMMA) ^ (uint64_t)q->v) * 0xbf58476d1ce4e5b9ULL >> t->shift);
+}
+
+static int set_insert(agg_table *t, const kv *q) {
+    size_t h = set_home(t, q), mask = t->cap - 1;
+    while (t->slot[h].k != EMPTY_KEY && (t->slot[h].k != q->k || t->slot[h].v != q->v)) h = (h + 1) & mask;
+    if (t->slot[h].k != EMPTY_KEY) return 0;
+    t->slot[h] = *q;
+    return ++t->used * 2 > t->cap;
+}
+
+static int pair_set(const kv *p, int64_t n, agg_table *t) {
+    if (agg_alloc(t, 12)) return -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (!set_insert(t, &p[i])) continue;
+        agg_table g = *t;
+        if (agg_alloc(&g, 64 - t->shift + 1)) return -1;
+        for (size_t j = 0; j < t->cap; j++)
+            if (t->slot[j].k != EMPTY_KEY) set_insert(&g, &t->slot[j]);
+        free(t->slot);
+        *t = g;
+    }
+    return 0;
+}
+
 /* LSD radix sort of n pairs by signed key (the sign bit flipped, so that
  * unsigned digit order is signed order), 8 passes of 8 bits; a pass whose
  * digit is the same in every key is skipped.  tmp holds n pairs.  Returns
@@ -589,6 +626,7 @@ static em_rdd *make_aggregate_fn(em_rdd *a, em_rdd *b) {
 }
 static em_rdd *make_combine_fn(em_rdd *a, em_rdd *b) { return em_combine_by_key(a, first_value, sum, sum, NULL, 0, 0); }
 static em_rdd *make_group(em_rdd *a, em_rdd *b) { return em_group_by_key(a, 0); }
+static em_rdd *make_distinct(em_rdd *a, em_rdd *b) { return em_distinct(a, 0); }
 static em_rdd *make_join(em_rdd *a, em_rdd *b) { return em_join(a, b, 0); }
 static em_rdd *make_sort(em_rdd *a, em_rdd *b) { return em_sort_by_key(a, 1, 0); }
 
@@ -626,7 +664,8 @@ static double numpy_sort(const kv *pairs, int64_t n) {
 }
 
 /* Whether job `name` runs: all of them unless $SHUFFLE_JOBS names some
- * (a comma list of reduce, reduce_sum, reduce_fn, group, join, sort), to
+ * (a comma list of reduce, reduce_sum, reduce_fn, group, distinct, join,
+ * sort), to
  * profile one alone. */
 static int want(const char *name) {
     const char *only = getenv("SHUFFLE_JOBS");
@@ -806,7 +845,7 @@ static void drop_input(em_rdd *in) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: [SHUFFLE_JOBS=reduce,reduce_sum,reduce_fn,aggregate_fn,combine_fn,group,join,sort,sort_keys] shuffle MASTER [NPAIRS [NKEYS [PARTITIONS]]]\n");
+        fprintf(stderr, "usage: [SHUFFLE_JOBS=reduce,reduce_sum,reduce_fn,aggregate_fn,combine_fn,group,distinct,join,sort,sort_keys] shuffle MASTER [NPAIRS [NKEYS [PARTITIONS]]]\n");
         return 1;
     }
     const char *master = argv[1];
@@ -869,6 +908,24 @@ int main(int argc, char **argv) {
         }
         free(tab.slot);
     }
+    /* The distinct pairs, and the same set the C way. */
+    double t_set = 1e30;
+    int64_t set_count = 0, set_sum = 0;
+    for (int i = 0; want("distinct") && i < RUNS; i++) {
+        agg_table tab;
+        double t0 = now();
+        if (pair_set(pairs, npairs, &tab)) {
+            fprintf(stderr, "shuffle: out of memory\n");
+            return 1;
+        }
+        double t = now() - t0;
+        if (t < t_set) t_set = t;
+        set_count = (int64_t)tab.used;
+        set_sum = 0;
+        for (size_t s = 0; s < tab.cap; s++)
+            if (tab.slot[s].k != EMPTY_KEY) set_sum += tab.slot[s].v;
+        free(tab.slot);
+    }
     free(pairs);
     double lz4_ratio = 0, t_lz4 = (want("reduce") || want("reduce_sum")) ? lz4_reference(&g, &lz4_ratio) : 0;
 
@@ -888,7 +945,7 @@ int main(int argc, char **argv) {
     int64_t n = 0;
     int red_sum = want("reduce") || want("reduce_sum"), red_fn = want("reduce") || want("reduce_fn"),
         agg_fn = want("reduce") || want("aggregate_fn"), comb_fn = want("reduce") || want("combine_fn");
-    if (red_sum || red_fn || agg_fn || comb_fn || want("group")) {
+    if (red_sum || red_fn || agg_fn || comb_fn || want("group") || want("distinct")) {
         in = make_input(ctx, &g, &tgen);
         if (!in) return fail("reduce input");
         em_rdd *vals = em_values(in);
@@ -966,6 +1023,24 @@ int main(int argc, char **argv) {
     }
     report("group_by_key", master, npairs, &m);
     bound(bandwidth, npairs, npairs, m.t[0]);
+    }
+
+    /* ---- distinct, over the same input ---- */
+    if (want("distinct")) {
+        if (!(res = timed_runs(ctx, make_distinct, in, NULL, rss, &m, &n))) return fail("distinct");
+        em_rdd *vals = em_values(res);
+        if (!vals || em_reduce(vals, sum, NULL, 0, &b) || em_batch_get(b, 0, &r)) return fail("distinct sum");
+        int64_t dsum = em_i64_dec(r.val);
+        em_batch_free(b);
+        em_rdd_release(vals);
+        em_rdd_release(res);
+        printf("  distinct: %" PRId64 " pairs (the C set's: %" PRId64 "), sum of their values %" PRId64
+               " (the C set's: %" PRId64 ")\n",
+               n, set_count, dsum, set_sum);
+        if (n != set_count || dsum != set_sum) bad = 1;
+        report("distinct", master, npairs, &m);
+        reference("C hash set of the pairs, 1 thread", t_set, npairs, m.t[0]);
+        bound(bandwidth, npairs, npairs, m.t[0]);
     }
     if (in) drop_input(in);
 

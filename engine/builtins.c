@@ -92,23 +92,52 @@ int bi_join(const em_rec *in, em_emitter *out, const void *arg) {
     return ra;
 }
 
-/* distinct: the whole record becomes the key. */
+/* distinct, intersection, subtract: the whole record becomes the key.  A
+ * pair of an 8-byte key and an 8-byte value (int64 pairs, a graph's
+ * edges) is its 16 bytes as they are: a key the reduce side's word table
+ * holds (agg16.h), where an encoded one of 18 bytes would go to the
+ * general table.  Any other record is its encoding (rec_put), a zero byte
+ * appended where that is 16 bytes long, so that a key of 16 bytes is
+ * always such a pair and the keys of two records are equal exactly when
+ * the records are (key_rec). */
+#define PAIR_KEY 16
+
 int bi_to_key(const em_rec *in, em_emitter *out, const void *arg) {
+    if (in->key && in->klen == 8 && in->vlen == 8) {
+        uint8_t k[PAIR_KEY];
+        memcpy(k, in->key, 8);
+        memcpy(k + 8, in->val, 8);
+        return em_emit_pair(out, k, PAIR_KEY, "", 0);
+    }
     scratch s;
     s.b = (ebuf)EBUF_INIT; /* small stays uninitialized: no 4 KiB clear per record */
     size_t n = rec_encoded_size(in);
-    uint8_t *p = scratch_get(&s, n);
+    uint8_t *p = scratch_get(&s, n + 1);
     if (!p) return EM_ENOMEM;
     rec_put(p, in);
+    if (n == PAIR_KEY) p[n++] = 0;
     int rc = em_emit_pair(out, p, n, "", 0);
     ebuf_free(&s.b);
     return rc;
 }
 
+/* The record bi_to_key made key k of klen bytes from: 0, or -1 when k is
+ * no such key. */
+static int key_rec(const void *k, size_t klen, em_rec *r) {
+    const uint8_t *p = k;
+    if (!p) return -1;
+    if (klen == PAIR_KEY) {
+        *r = (em_rec){p, 8, p + 8, 8};
+        return 0;
+    }
+    size_t n = rec_get(p, p + klen, r);
+    if (n == klen) return 0;
+    return n == PAIR_KEY && klen == PAIR_KEY + 1 && p[PAIR_KEY] == 0 ? 0 : -1;
+}
+
 int bi_from_key(const em_rec *in, em_emitter *out, const void *arg) {
     em_rec r;
-    if (!in->key || rec_get(in->key, (const uint8_t *)in->key + in->klen, &r) != in->klen)
-        return em_fail("distinct: malformed key");
+    if (key_rec(in->key, in->klen, &r)) return em_fail("distinct: malformed key");
     return em_emit_rec(out, &r);
 }
 
@@ -146,8 +175,7 @@ int bi_setop(const em_rec *in, em_emitter *out, const void *arg) {
     int rc;
     if (!in->key || em_cogroup_unpack(in->val, in->vlen, &la, &lalen, &lb, &lblen))
         return em_fail("intersection/subtract: malformed cogroup value");
-    if (rec_get(in->key, (const uint8_t *)in->key + in->klen, &r) != in->klen)
-        return em_fail("intersection/subtract: malformed key");
+    if (key_rec(in->key, in->klen, &r)) return em_fail("intersection/subtract: malformed key");
     if (*(const uint8_t *)arg == 0) return lalen && lblen ? em_emit_rec(out, &r) : 0;
     if (lblen) return 0;
     while ((rc = em_list_next(la, lalen, &pos, &item, &ilen)) == 1)

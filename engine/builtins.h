@@ -12,7 +12,7 @@ int bi_keys(const em_rec *in, em_emitter *out, const void *arg);
 int bi_values(const em_rec *in, em_emitter *out, const void *arg);
 int bi_tag(const em_rec *in, em_emitter *out, const void *arg);       /* arg: 1 tag byte */
 int bi_join(const em_rec *in, em_emitter *out, const void *arg);      /* arg: 1 byte: 0 inner, 1 left, 2 right, 3 full */
-int bi_to_key(const em_rec *in, em_emitter *out, const void *arg);    /* record -> (encoded record, "") */
+int bi_to_key(const em_rec *in, em_emitter *out, const void *arg);    /* record -> (record as a key, "") */
 int bi_from_key(const em_rec *in, em_emitter *out, const void *arg);  /* inverse of bi_to_key */
 int bi_keep_first(const em_rec *a, const em_rec *b, em_emitter *out, const void *arg);
 int bi_one(const em_rec *in, em_emitter *out, const void *arg);       /* value -> int64 1 */

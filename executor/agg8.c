@@ -97,17 +97,8 @@ int agg8_each(const agg8 *t, size_t kw, size_t cw, rec_sink_fn fn, void *ctx) {
     return rc;
 }
 
-static int move_one(void *ctx, const em_rec *r) {
-    aggmap *m = ctx;
-    size_t j;
-    int rc = aggmap_upsert_n(m, r->key, r->klen, r->vlen, &j);
-    if (rc < 0) return rc;
-    if (r->vlen) memcpy(aggmap_comb(m, j), r->val, r->vlen);
-    return 0;
-}
-
 int agg8_move_all(agg8 *t, aggmap *m, size_t kw, size_t cw) {
-    int rc = agg8_each(t, kw, cw, move_one, m);
+    int rc = agg8_each(t, kw, cw, aggmap_put, m);
     agg8_free(t);
     return rc;
 }

@@ -97,20 +97,11 @@ static inline __attribute__((always_inline)) int merge(aggahead *q, const uint8_
 
 /* ---- the word table ---- */
 
-static int move_word(void *ctx, const em_rec *r) {
-    aggmap *m = ctx;
-    size_t j;
-    int rc = aggmap_upsert_n(m, r->key, r->klen, 8, &j);
-    if (rc < 0) return rc;
-    memcpy(aggmap_comb(m, j), r->val, 8);
-    return 0;
-}
-
 int ah_general(aggahead *q) {
     if (!q->words) return 0;
     q->words = 0;
     if (q->w.n && !q->m->mask && q->expect) (void)aggmap_reserve(q->m, q->expect);
-    int rc = agg16_each(&q->w, move_word, q->m);
+    int rc = agg16_each(&q->w, 8, aggmap_put, q->m);
     agg16_free(&q->w);
     return rc;
 }
@@ -256,7 +247,7 @@ int ah_put(void *ctx, const em_rec *r) {
 
 int ah_each(const aggahead *q, rec_sink_fn fn, void *ctx) {
     int rc = aggmap_each(q->m, fn, ctx);
-    return rc ? rc : agg16_each(&q->w, fn, ctx);
+    return rc ? rc : agg16_each(&q->w, 8, fn, ctx);
 }
 
 void ah_clear(aggahead *q) {

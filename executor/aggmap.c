@@ -98,6 +98,14 @@ int aggmap_upsert_n(aggmap *m, const void *key, size_t klen, size_t clen, size_t
     return aggmap_upsert_h(m, key, klen, aggmap_hash(key, klen), clen, idx);
 }
 
+int aggmap_put(void *m, const em_rec *r) {
+    size_t j;
+    int rc = aggmap_upsert_n(m, r->key, r->klen, r->vlen, &j);
+    if (rc < 0) return rc;
+    if (r->vlen) memcpy(aggmap_comb(m, j), r->val, r->vlen);
+    return 0;
+}
+
 /* Key (hash h), which aggmap_find_h did not find, inserted. */
 int aggmap__insert_h(aggmap *m, const void *key, size_t klen, uint64_t h, size_t clen, size_t *idx) {
     EM_ASSERT(!m->sorted && clen <= 4096);

@@ -66,6 +66,10 @@ int aggmap_upsert(aggmap *m, const void *key, size_t klen, size_t *idx);
  * caller to fill through aggmap_comb (fixed-width combiners: one arena
  * write per new key). */
 int aggmap_upsert_n(aggmap *m, const void *key, size_t klen, size_t clen, size_t *idx);
+/* Record r, a key and its combiner, into table m (an aggmap *): a
+ * rec_sink_fn, for moving another table's keys here.  0, or
+ * aggmap_upsert_n's error. */
+int aggmap_put(void *m, const em_rec *r);
 /* The same with the key's hash already computed (aggmap_hash): the
  * lookup inline (a record's hot path), an insertion out of line. */
 static inline int aggmap_find_h(aggmap *m, const void *key, size_t klen, uint64_t h, size_t *idx);

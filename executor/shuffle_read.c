@@ -18,9 +18,10 @@
  *
  * The modes differ in what consumes the fetched records:
  *   SR_PASS     the sink itself, map by map.
- *   SR_AGG      an aggmap; past the budget its entries are sorted by key and
- *               spilled as a run, and at the end the runs and the table are
- *               merged, combining equal keys (extsort.h).
+ *   SR_AGG      a table of keys and combiners (shuffle_agg.h); past the
+ *               budget its entries are sorted by key and spilled as a run,
+ *               and at the end the runs and the table are merged, combining
+ *               equal keys (extsort.h).
  *   SR_SORT, SR_GROUP, SR_COGROUP
  *               an external sorter; its ordered output is grouped by key for
  *               the last two.
@@ -34,8 +35,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agg8.h"
-#include "aggmap.h"
 #include "blockfile.h"
 #include "curmetrics.h"
 #include "err.h"
@@ -43,8 +42,8 @@
 #include "recfmt.h"
 #include "shuffle.h"
 #include "shuffle_files.h"
+#include "shuffle_agg.h"
 #include "shuffle_index.h"
-#include "sizehint.h"
 
 
 typedef int (*consume_fn)(void *ctx, const em_rec *r);
@@ -380,381 +379,14 @@ static int pass_rec(void *ctx, const em_rec *r) {
 
 /* ------------------------------------------------------------------- agg */
 
-typedef struct agg_ctx {
-    const sr_opts *o;
-    /* Records aggregate in t8 (agg8.h) while every key has one width kw
-     * and every combiner one width cw, both at most 8 bytes (the slot's
-     * words hold them zero padded): a builtin's 8 bytes, merged in place,
-     * or a user function's, called on the slot's bytes (int64 keys; 4-byte
-     * keys; values of 0 or 4 bytes).  A key or a user combiner of another
-     * width moves the keys to map, which takes every record from then
-     * on. */
-    int use8;
-    int combined;     /* the block's records are combiners: the read's
-                         map_side_combined, but for blocks of values
-                         (BF_VALUES, a map task that gave up combining) */
-    int kw, cw;       /* -1 until the first key, the first combiner */
-    agg8 t8;
-    aggmap map;
-    ebuf out;
-    es_runfile runs;
-    int64_t spills;
-    size_t peak;      /* the most bytes a table held */
-    em_rec *recs;     /* the block being aggregated ... */
-    uint64_t *hash;   /* ... and its keys' hashes */
-    size_t cap;
-} agg_ctx;
-
-/* Sort the table by key and write it as one run of (key, combiner). */
-static int agg_spill(agg_ctx *a) {
-    em_rec r;
-    int rc;
-    size_t mem = aggmap_mem(&a->map);
-    if (mem > a->peak) a->peak = mem;
-    aggmap_sort(&a->map);
-    if ((rc = es_runfile_begin(&a->runs))) return rc;
-    for (size_t i = 0; i < aggmap_count(&a->map); i++) {
-        aggmap_prefetch_index(&a->map, i + AGGMAP_WALK_AHEAD);
-        aggmap_get(&a->map, i, &r);
-        if ((rc = es_runfile_add(&a->runs, &r))) return rc;
-    }
-    if ((rc = es_runfile_end(&a->runs))) return rc;
-    tm_spilled(mem, es_runfile_last_bytes(&a->runs));
-    aggmap_clear(&a->map);
-    a->spills++;
-    return 0;
-}
-
-/* Lookahead of the block pipeline: the home slot of the record AGG_AHEAD
- * places on is fetched, and the entry of the one half as far. */
-#define AGG_AHEAD 16
-
-/* Write the 8-byte key table, sorted, as one run. */
-static int agg8_spill(agg_ctx *a) {
-    int rc;
-    size_t mem = agg8_mem(&a->t8);
-    if (mem > a->peak) a->peak = mem;
-    if ((rc = agg8_sort(&a->t8)) || (rc = es_runfile_begin(&a->runs))) return rc;
-    for (size_t i = 0; i < a->t8.n; i++) {
-        em_rec r = {&a->t8.slot[i].key, (size_t)a->kw, &a->t8.slot[i].comb, (size_t)a->cw};
-        if ((rc = es_runfile_add(&a->runs, &r))) return rc;
-    }
-    if ((rc = es_runfile_end(&a->runs))) return rc;
-    tm_spilled(mem, es_runfile_last_bytes(&a->runs));
-    agg8_clear(&a->t8);
-    a->spills++;
-    return 0;
-}
-
-/* A key of another width: the 8-byte table's keys move to the general
- * one, which takes every record from now on. */
-static int agg8_leave(agg_ctx *a) {
-    size_t hint = sh_get(a->o->spill_dir, a->o->shuffle_id, SH_REDUCE);
-    if (hint) (void)aggmap_reserve(&a->map, hint); /* a start: without it, the table grows */
-    if (agg8_mem(&a->t8) > a->peak) a->peak = agg8_mem(&a->t8);
-    a->use8 = 0;
-    return agg8_move_all(&a->t8, &a->map, a->kw < 0 ? 0 : (size_t)a->kw, a->cw < 0 ? 0 : (size_t)a->cw);
-}
-
-/* A user combiner's step for the key in slot s (found: the key was held,
- * else it was just inserted), its value v: agg_step, which returns the
- * result as a word, called on the slot's cw bytes.  The first combiner sets cw; one
- * of another width moves every key to the general table (agg8_leave),
- * this one with its new combiner.  0, 1 when the table was left (the
- * record is done; the rest go the general way), or a negative code. */
-static int agg8_user(agg_ctx *a, agg8_slot *s, int found, const em_rec *v) {
-    const agg_spec *g = a->o->agg;
-    const void *c = v->val;
-    size_t clen = v->vlen, j;
-    uint64_t w;
-    int rc;
-    if (found || !a->combined) { /* else the value is the combiner */
-        em_rec cur = {NULL, 0, &s->comb, a->cw < 0 ? 0 : (size_t)a->cw};
-        rc = agg_step(g, !found ? AGG_CREATE : a->combined ? AGG_MERGE_COMB : AGG_MERGE_VALUE, &cur, v, &w, &a->out);
-        if (rc < 0) return rc;
-        if (rc == a->cw) {
-            s->comb = w;
-            return 0;
-        }
-        clen = (size_t)rc;
-        c = clen <= 8 ? (const void *)&w : a->out.p;
-    }
-    if (a->cw < 0 && clen <= 8) a->cw = (int)clen;
-    if (clen == (size_t)a->cw) {
-        if (clen == 8) {
-            memcpy(&s->comb, c, 8);
-        } else {
-            s->comb = 0;
-            if (clen) memcpy(&s->comb, c, clen);
-        }
-        return 0;
-    }
-    uint64_t key = s->key;
-    if (a->cw < 0) a->cw = 0; /* no combiner held: this key's, set below */
-    if ((rc = agg8_leave(a)) || (rc = aggmap_upsert_n(&a->map, &key, (size_t)a->kw, 0, &j)) < 0 ||
-        (rc = aggmap_set_comb(&a->map, j, c, clen)))
-        return rc;
-    return 1;
-}
-
-/* Records [from, n) of the block through the general table, hashed first
- * so that their slots and entries can be fetched ahead. */
-static int agg_recs(agg_ctx *a, size_t from, size_t n);
-
-/* A block of n decoded records, all with keys of the table's width, into
- * the 8-byte table, fetching the home slot of the record AGG_AHEAD places
- * on. */
-static int agg_block8(agg_ctx *a, size_t n) {
-    const agg_spec *g = a->o->agg;
-    agg8 *t = &a->t8;
-    uint64_t *key = a->hash; /* the keys as words, where hashes would go */
-    for (size_t i = 0; i < n; i++) {
-        if (g->builtin && a->recs[i].vlen != 8) return comb_bad_len(g->builtin, a->recs[i].vlen);
-        if (a->kw == 8) {
-            memcpy(&key[i], a->recs[i].key, 8);
-        } else { /* zero padded */
-            key[i] = 0;
-            if (a->kw) memcpy(&key[i], a->recs[i].key, (size_t)a->kw);
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (i + AGG_AHEAD < n) agg8_prefetch(t, key[i + AGG_AHEAD]);
-        agg8_slot *s;
-        int rc = agg8_upsert(t, key[i], &s);
-        if (rc < 0) return em__seterr(rc, "shuffle %u: out of memory", a->o->shuffle_id);
-        const uint8_t *v = a->recs[i].val;
-        if (!g->builtin) {
-            int found = rc;
-            if ((rc = agg8_user(a, s, found, &a->recs[i])) < 0) return rc;
-            if (rc) return agg_recs(a, i + 1, n);
-            rc = found;
-        } else if (rc) comb_apply8(g->builtin, (uint8_t *)&s->comb, v);
-        else if (a->combined) memcpy(&s->comb, v, 8);
-        else agg_builtin_create(g, (uint8_t *)&s->comb, v);
-        if (!rc && agg8_mem(t) > a->o->mem_budget && (rc = agg8_spill(a))) return rc;
-    }
-    return 0;
-}
-
-/* Whether the block [p, p + len) holds records of an 8-byte key and an
- * 8-byte value only (recfmt.h's REC_PAIR8: a reduce_by_key of int64 keys
- * and int64 values, every block). */
-static int pairs8_only(const uint8_t *p, size_t len) {
-    if (len % REC_PAIR8) return 0;
-    for (const uint8_t *q = p; q < p + len; q += REC_PAIR8)
-        if (!rec_is_pair8(q, p + len)) return 0;
-    return 1;
-}
-
-/* A block of n such records into the 8-byte table, read where they lie:
- * no record views, no key copies; the home slot of the key AGG_AHEAD
- * records on is fetched. */
-static int agg_block(void *ctx, const uint8_t *p, size_t len, unsigned flags, uint64_t *nrec, int *bad);
-
-static int agg_pairs8(agg_ctx *a, const uint8_t *p, size_t n) {
-    const agg_spec *g = a->o->agg;
-    agg8 *t = &a->t8;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t key;
-        if (i + AGG_AHEAD < n) {
-            memcpy(&key, p + (i + AGG_AHEAD) * REC_PAIR8 + 1, 8);
-            agg8_prefetch(t, key);
-        }
-        const uint8_t *r = p + i * REC_PAIR8;
-        memcpy(&key, r + 1, 8);
-        agg8_slot *s;
-        int rc = agg8_upsert(t, key, &s);
-        if (rc < 0) return em__seterr(rc, "shuffle %u: out of memory", a->o->shuffle_id);
-        if (!g->builtin) {
-            em_rec v = {NULL, 0, r + 10, 8};
-            int found = rc;
-            if ((rc = agg8_user(a, s, found, &v)) < 0) return rc;
-            if (rc) { /* the rest of the block the general way */
-                uint64_t nrest;
-                int bad = 0;
-                unsigned fl = a->combined ? 0 : BF_VALUES;
-                return (i + 1 < n) ? agg_block(a, r + REC_PAIR8, (n - i - 1) * REC_PAIR8, fl, &nrest, &bad) : 0;
-            }
-            rc = found;
-        } else if (rc) comb_apply8(g->builtin, (uint8_t *)&s->comb, r + 10);
-        else if (a->combined) memcpy(&s->comb, r + 10, 8);
-        else agg_builtin_create(g, (uint8_t *)&s->comb, r + 10);
-        if (!rc && agg8_mem(t) > a->o->mem_budget && (rc = agg8_spill(a))) return rc;
-    }
-    return 0;
-}
-
-/* Aggregate one record whose key hashes to h. */
-static int agg_rec(agg_ctx *a, const em_rec *r, uint64_t h) {
-    const agg_spec *g = a->o->agg;
-    size_t i;
-    int rc;
-    if (!r->key) return em__seterr(EM_EINVAL, "shuffle %u: aggregation needs pair records", a->o->shuffle_id);
-    if (g->builtin) { /* 8-byte values merged in place: no call */
-        if (r->vlen != 8) return comb_bad_len(g->builtin, r->vlen);
-        if ((rc = aggmap_upsert_h(&a->map, r->key, r->klen, h, 8, &i)) < 0) return rc;
-        uint8_t *c = aggmap_comb(&a->map, i);
-        if (rc) comb_apply8(g->builtin, c, r->val);
-        else if (a->combined) memcpy(c, r->val, 8);
-        else agg_builtin_create(g, c, r->val);
-        return aggmap_mem(&a->map) > a->o->mem_budget ? agg_spill(a) : 0;
-    }
-    if ((rc = aggmap_upsert_h(&a->map, r->key, r->klen, h, 0, &i)) < 0) return rc;
-    em_rec v = {NULL, 0, r->val, r->vlen}, c = {NULL, 0, NULL, 0};
-    if (!rc && a->combined) {
-        rc = aggmap_set_comb(&a->map, i, r->val, r->vlen); /* a combiner already */
-    } else { /* one call, a result of up to 8 bytes in w */
-        uint64_t w;
-        if (rc) {
-            aggmap_get(&a->map, i, &c);
-            c.key = NULL;
-            c.klen = 0;
-        }
-        rc = agg_step(g, !rc ? AGG_CREATE : a->combined ? AGG_MERGE_COMB : AGG_MERGE_VALUE, &c, &v, &w, &a->out);
-        if (rc < 0) return rc;
-        rc = aggmap_set_comb(&a->map, i, rc <= 8 ? (const void *)&w : a->out.p, (size_t)rc);
-    }
-    if (rc) return rc;
-    return aggmap_mem(&a->map) > a->o->mem_budget ? agg_spill(a) : 0;
-}
-
-
-/* A block of records: decoded first, then aggregated in order
- * while the table's cache lines for the records ahead are being fetched
- * (a lookup misses the cache twice once the table outgrows it). */
-static int agg_block(void *ctx, const uint8_t *p, size_t len, unsigned flags, uint64_t *nrec, int *bad) {
-    agg_ctx *a = ctx;
-    a->combined = a->o->map_side_combined && !(flags & BF_VALUES);
-    if (!a->combined && (!a->o->agg->create || !a->o->agg->merge_value))
-        return em__seterr(EM_ECORRUPT, "shuffle %u: a block of values for an aggregation of combiners only",
-                          a->o->shuffle_id);
-    const uint8_t *end = p + len;
-    size_t n = 0;
-    if (a->use8 && (a->kw == 8 || a->kw < 0) && pairs8_only(p, len)) {
-        a->kw = 8;
-        *nrec = len / REC_PAIR8;
-        return agg_pairs8(a, p, len / REC_PAIR8);
-    }
-    while (p < end) {
-        if (n == a->cap) {
-            size_t nc = a->cap ? 2 * a->cap : 1024;
-            em_rec *nr = realloc(a->recs, nc * sizeof *nr);
-            uint64_t *nh = nr ? realloc(a->hash, nc * sizeof *nh) : NULL;
-            if (nr) a->recs = nr;
-            if (!nh) return em__seterr(EM_ENOMEM, "shuffle %u: out of memory", a->o->shuffle_id);
-            a->hash = nh;
-            a->cap = nc;
-        }
-        size_t k = rec_get(p, end, &a->recs[n]);
-        if (!k) {
-            *bad = 1;
-            return EM_ECORRUPT;
-        }
-        n++;
-        p += k;
-    }
-    *nrec = n;
-    if (a->use8) {
-        size_t i = 0;
-        if (a->kw < 0 && n && a->recs[0].key && a->recs[0].klen <= 8) a->kw = (int)a->recs[0].klen;
-        while (i < n && a->recs[i].key && a->recs[i].klen == (size_t)a->kw) i++;
-        if (i == n) return agg_block8(a, n);
-        int rc = agg8_leave(a); /* then the general path */
-        if (rc) return rc;
-    }
-    return agg_recs(a, 0, n);
-}
-
-static int agg_recs(agg_ctx *a, size_t from, size_t n) {
-    for (size_t i = from; i < n; i++) a->hash[i] = a->recs[i].key ? aggmap_hash(a->recs[i].key, a->recs[i].klen) : 0;
-    for (size_t i = from; i < n; i++) {
-        if (i + AGG_AHEAD < n) aggmap_prefetch_slot(&a->map, a->hash[i + AGG_AHEAD]);
-        if (i + AGG_AHEAD / 2 < n) aggmap_prefetch_entry(&a->map, a->hash[i + AGG_AHEAD / 2]);
-        int rc = agg_rec(a, &a->recs[i], a->hash[i]);
-        if (rc) return rc;
-    }
-    return 0;
-}
-
-static void agg_mem_get(void *ctx, size_t i, em_rec *r) { aggmap_get(ctx, i, r); }
-static void agg8_mem_get(void *ctx, size_t i, em_rec *r) {
-    agg_ctx *a = ctx;
-    agg8_slot *s = &a->t8.slot[i];
-    r->key = &s->key;
-    r->klen = (size_t)a->kw;
-    r->val = &s->comb;
-    r->vlen = (size_t)a->cw;
-}
-
-/* The aggregation's state: 0, or EM_EINVAL without the functions it needs. */
-static int agg_open(agg_ctx *a, const sr_opts *o) {
-    const agg_spec *g = o->agg;
-    if (!g || !g->merge_comb || (!o->map_side_combined && (!g->create || !g->merge_value)))
-        return em__seterr(EM_EINVAL, "shuffle_read: aggregation without the functions it needs");
-    memset(a, 0, sizeof *a);
-    a->o = o;
-    a->use8 = 1;
-    a->kw = -1;
-    a->cw = g->builtin ? 8 : -1;
-    agg8_init(&a->t8);
-    agg8_seed(&a->t8, o->table_seed ? o->table_seed : AGG8_SEED(AGG8_REDUCE_SIDE, o->shuffle_id));
-    aggmap_init(&a->map);
-    es_runfile_init(&a->runs, o->spill_dir, o->codec, o->block_bytes);
-    /* Sized as the shuffle's last reduce task's table was (sizehint.h);
-     * without the memory, it grows from small as it would have. */
-    size_t hint = sh_get(o->spill_dir, o->shuffle_id, SH_REDUCE8);
-    if (hint) (void)agg8_reserve(&a->t8, hint);
-    return 0;
-}
-
-/* Pass every key's combiner to sink, merging the spilled runs. */
-static int agg_finish(agg_ctx *a, rec_sink_fn sink, void *sctx) {
-    const agg_spec *g = a->o->agg;
-    int rc = 0;
-    if (a->o->expect && !a->runs.nruns) a->o->expect(sctx, a->use8 ? a->t8.n : aggmap_count(&a->map));
-    if (a->use8 && !a->runs.nruns) {
-        rc = agg8_each(&a->t8, (size_t)a->kw, (size_t)a->cw, sink, sctx);
-    } else if (a->use8) {
-        es_merger mg;
-        if (!(rc = agg8_sort(&a->t8))) {
-            rc = es_merger_open(&mg, &a->runs, agg8_mem_get, a, a->t8.n, 0);
-            if (!rc) rc = es_merge_combine(&mg, g, sink, sctx);
-            es_merger_free(&mg);
-        }
-    } else if (!a->runs.nruns) {
-        rc = aggmap_each(&a->map, sink, sctx);
-    } else {
-        es_merger mg;
-        aggmap_sort(&a->map);
-        rc = es_merger_open(&mg, &a->runs, agg_mem_get, &a->map, aggmap_count(&a->map), 0);
-        if (!rc) rc = es_merge_combine(&mg, g, sink, sctx);
-        es_merger_free(&mg);
-    }
-    return rc;
-}
-
-/* Ends the aggregation; its peak bytes go to the attempt's metrics. */
-static void agg_close(agg_ctx *a) {
-    size_t mem = aggmap_mem(&a->map) + agg8_mem(&a->t8);
-    tm_peak(mem > a->peak ? mem : a->peak);
-    size_t keys = a->use8 ? a->t8.n : aggmap_count(&a->map);
-    if (keys && !a->runs.nruns) sh_put(a->o->spill_dir, a->o->shuffle_id, a->use8 ? SH_REDUCE8 : SH_REDUCE, keys);
-    free(a->recs);
-    free(a->hash);
-    agg8_free(&a->t8);
-    aggmap_free(&a->map);
-    ebuf_free(&a->out);
-    es_runfile_free(&a->runs);
-}
-
 static int read_agg(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats *st) {
-    agg_ctx a;
-    int rc = agg_open(&a, o);
+    sa_ctx a;
+    int rc = sa_open(&a, o);
     if (rc) return rc;
-    rc = read_all(o, NULL, agg_block, &a, st);
-    if (!rc) rc = agg_finish(&a, sink, sctx);
+    rc = read_all(o, NULL, sa_block, &a, st);
+    if (!rc) rc = sa_finish(&a, sink, sctx);
     st->spills += a.spills;
-    agg_close(&a);
+    sa_close(&a);
     return rc;
 }
 
@@ -905,7 +537,7 @@ static int read_sorted(const sr_opts *o, rec_sink_fn sink, void *sctx, sr_stats 
 
 struct sr_local {
     sr_opts o;
-    agg_ctx a;  /* SR_AGG */
+    sa_ctx a;  /* SR_AGG */
     sort_ctx s; /* SR_SORT, SR_GROUP, SR_COGROUP */
 };
 
@@ -922,7 +554,7 @@ sr_local *sr_local_open(const sr_opts *opts) {
     l->o = *opts;
     if (!l->o.mem_budget) l->o.mem_budget = (size_t)64 << 20;
     if (l->o.mode == SR_AGG) {
-        if (agg_open(&l->a, &l->o)) {
+        if (sa_open(&l->a, &l->o)) {
             free(l);
             return NULL;
         }
@@ -936,7 +568,7 @@ int sr_local_block(sr_local *l, const uint8_t *p, size_t len) {
     if (l->o.mode == SR_AGG) {
         uint64_t n = 0;
         int bad = 0;
-        int rc = agg_block(&l->a, p, len, 0, &n, &bad);
+        int rc = sa_block(&l->a, p, len, 0, &n, &bad);
         return bad ? em__seterr(EM_ECORRUPT, "aggregation: malformed record") : rc;
     }
     uint64_t n = 0;
@@ -946,14 +578,14 @@ int sr_local_block(sr_local *l, const uint8_t *p, size_t len) {
 }
 
 int sr_local_finish(sr_local *l, rec_sink_fn sink, void *sctx, int64_t *spills) {
-    int rc = l->o.mode == SR_AGG ? agg_finish(&l->a, sink, sctx) : sort_finish(&l->s, sink, sctx);
+    int rc = l->o.mode == SR_AGG ? sa_finish(&l->a, sink, sctx) : sort_finish(&l->s, sink, sctx);
     if (spills) *spills += l->o.mode == SR_AGG ? l->a.spills : l->s.es.spills;
     return rc == EM_STOP ? 0 : rc;
 }
 
 void sr_local_free(sr_local *l) {
     if (!l) return;
-    if (l->o.mode == SR_AGG) agg_close(&l->a);
+    if (l->o.mode == SR_AGG) sa_close(&l->a);
     else es_free(&l->s.es);
     free(l);
 }

@@ -30,8 +30,9 @@
 #define SH_SLOTS 64
 
 /* Which table: the map side's or the reduce side's, the 8-byte one
- * (agg8.h) or the general one (aggmap.h). */
-enum { SH_MAP8, SH_MAP, SH_REDUCE8, SH_REDUCE, SH_TABLES };
+ * (agg8.h), the reduce side's word table (agg16.h) or the general one
+ * (aggmap.h). */
+enum { SH_MAP8, SH_MAP, SH_REDUCE8, SH_REDUCE16, SH_REDUCE, SH_TABLES };
 
 /* The keys the last table of this kind of shuffle shuffle_id of scope
  * held, or 0. */

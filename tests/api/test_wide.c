@@ -832,6 +832,39 @@ TEST(wide_distinct_plain_and_pairs) {
     int64_t n = 0;
     CHECK_OK(em_count(em_distinct(em_parallelize(c, recs, 7, 3), 2), &n));
     CHECK_EQ_I64(n, 4);
+
+    /* Shapes around the 16 bytes of an (8-byte, 8-byte) pair, which is its
+     * own key: a 7 + 8 pair (an encoding of 17 bytes), a 7 + 7 pair and a
+     * plain 14-byte record (encodings of 16 bytes), a 16-byte key or value
+     * alone; each comes back once, byte for byte, from distinct and from
+     * intersection with itself, and subtract of the pairs leaves the rest. */
+    em_rec shapes[] = {{"AAAAAAAA", 8, "BBBBBBBB", 8}, {"AAAAAAA", 7, "ABBBBBBB", 8}, {"AAAAAAA", 7, "BBBBBBB", 7},
+                       {NULL, 0, "AAAAAAAABBBBBB", 14}, {"AAAAAAAABBBBBBBB", 16, "", 0},
+                       {"", 0, "AAAAAAAABBBBBBBB", 16}, {"AAAAAAAB", 8, "BBBBBBBB", 8}};
+    enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
+    em_rec twice[2 * NSHAPES];
+    for (int i = 0; i < 2 * NSHAPES; i++) twice[i] = shapes[(i * 3) % NSHAPES];
+    em_rdd *all = em_parallelize(c, twice, 2 * NSHAPES, 3);
+    em_rdd *pairs8 = em_parallelize(c, shapes, 1, 1);
+    em_rdd *sets[3] = {em_distinct(all, 2), em_intersection(all, all, 2), em_subtract(all, pairs8, 2)};
+    for (int k = 0; k < 3; k++) {
+        CHECK_OK(em_collect(sets[k], &b));
+        int want = k == 2 ? 2 * NSHAPES - 2 : NSHAPES; /* subtract keeps duplicates, as Spark's does */
+        CHECK_EQ_I64(em_batch_count(b), want);
+        int hits[NSHAPES] = {0};
+        pos = 0;
+        while (em_batch_next(b, &pos, &r) == 1) {
+            int found = -1;
+            for (int i = 0; i < NSHAPES; i++)
+                if (!r.key == !shapes[i].key && r.klen == shapes[i].klen && r.vlen == shapes[i].vlen &&
+                    (!r.klen || !memcmp(r.key, shapes[i].key, r.klen)) && !memcmp(r.val, shapes[i].val, r.vlen))
+                    found = i;
+            CHECK(found >= 0);
+            hits[found]++;
+        }
+        for (int i = 0; i < NSHAPES; i++) CHECK_EQ_I64(hits[i], k == 2 ? 2 * (i != 0) : 1);
+        em_batch_free(b);
+    }
     em_close(c);
 }
 

@@ -75,7 +75,7 @@ TEST(agg16_sums_match_an_array) {
             for (int i = 0; i < K; i++) held += sums[i] != 0;
             CHECK_EQ_I64((int64_t)agg16_count(&t), (int64_t)held);
             CHECK_EQ_I64((int64_t)distinct, (int64_t)held);
-            CHECK_OK(agg16_each(&t, each_key, NULL));
+            CHECK_OK(agg16_each(&t, 8, each_key, NULL));
             for (int i = 0; i < K; i++) CHECK_EQ_I64(seen[i], sums[i]);
             agg16_clear(&t);
             CHECK_EQ_I64((int64_t)agg16_count(&t), 0);

@@ -19,6 +19,7 @@
 #include "shuffle.h"
 #include "shuffle_files.h"
 #include "shuffle_index.h"
+#include "sizehint.h"
 
 #define MEM_NONE ((bf_codec){BF_NONE, 0})
 
@@ -2055,4 +2056,128 @@ TEST(shuffle_host_local_read) {
     ebuf_free(&got.buf);
     ebuf_free(&want.buf);
     shuffle_remove(dir, 22);
+}
+
+/* ------------------------------------------------ keys of up to 16 bytes */
+
+/* The reduce side's word table (agg16.h), which takes keys of up to 16
+ * bytes once they are not all of one width of up to 8.  Mode 0: widths 1
+ * to 16 from the start; 1: the same with a 20-byte key now and then in
+ * the second map (the words move to the general table part way); 2: the
+ * first map's keys all 8 bytes (the 8-byte table), the second's of every
+ * width (its keys move to the word table).  Each key's sum is checked
+ * against a sort of every record written, through the buffer functions,
+ * the builtin and the user's functions, combined on the map side or not,
+ * spilled or not; with GROW the combiner outgrows 8 bytes part way and the
+ * words move to the general table.  Which table ended the read is what
+ * its size hint names (sizehint.h). */
+static int words_mode;
+static size_t word_key(uint32_t m, size_t i, uint8_t *k) {
+    uint64_t id = (i * 2654435761u + m * 7) % BIGK;
+    size_t w = 1 + id % 16;
+    if (words_mode == 2 && m == 0) w = 8;
+    if (words_mode == 1 && m == 1 && i % 499 == 3) w = 20;
+    for (size_t j = 0; j < w; j++) k[j] = (uint8_t)((id >> (8 * (j % 2))) + j * 31);
+    return w;
+}
+static int64_t word_val(size_t i) { return (int64_t)(i % 100) + 1; }
+
+typedef struct wsum {
+    uint8_t k[24];
+    size_t len;
+    int64_t v;
+    size_t clen; /* the combiner's width read back */
+} wsum;
+static int cmp_wsum(const void *x, const void *y) {
+    const wsum *a = x, *b = y;
+    return bytes_cmp(a->k, a->len, b->k, b->len);
+}
+/* Sorted records folded into one per key, their values summed; the count. */
+static size_t fold_wsums(wsum *w, size_t n) {
+    size_t k = 0;
+    qsort(w, n, sizeof *w, cmp_wsum);
+    for (size_t i = 0; i < n; i++) {
+        if (k && !cmp_wsum(&w[k - 1], &w[i])) w[k - 1].v += w[i].v;
+        else w[k++] = w[i];
+    }
+    return k;
+}
+
+TEST(shuffle_agg_words) {
+    enum { N = BIGN / 4 };
+    static wsum want[2 * N], got[2 * N];
+    static int64_t sums[2 * N];
+    for (int mode = 0; mode < 3; mode++) {
+        words_mode = mode;
+        const char *dir = subdir("out"), *spill_dirs[2] = {NULL, subdir("spill-small")}, *dirs[2];
+        dirs_of(dir, 2, dirs);
+        uint32_t sid = 60 + (uint32_t)mode;
+        int one = 1;
+        size_t nw = 0;
+        for (uint32_t m = 0; m < 2; m++) {
+            sw_opts so = {dir, sid, m, 0, 1, part_hash, &one, NULL, 1 << 20, {BF_LZ4, 0}, 4096, NULL, NULL};
+            shuffle_writer *w = sw_open(&so);
+            CHECK(w != NULL);
+            for (size_t i = 0; i < N; i++) {
+                wsum *e = &want[nw++];
+                uint8_t vb[8];
+                e->len = word_key(m, i, e->k);
+                e->v = word_val(i);
+                em_i64_enc(e->v, vb);
+                em_rec r = {e->k, e->len, vb, 8};
+                CHECK_OK(sw_add(w, &r));
+            }
+            sw_result res;
+            memset(&res, 0, sizeof res);
+            CHECK_OK(sw_commit(w, &res));
+            free(res.seg_bytes);
+        }
+        size_t nkeys = fold_wsums(want, nw);
+        int64_t limit;
+        for (size_t i = 0; i < nkeys; i++) sums[i] = want[i].v;
+        qsort(sums, nkeys, sizeof *sums, cmp_i64);
+        limit = sums[nkeys / 2]; /* GROW: about half the combiners end 16 bytes wide */
+        for (int run = 0; run < 20; run++) {
+            int spec = run % 5, combined = run / 5 % 2, spill = run / 10;
+            const agg_spec *base[5] = {&SUM, &SUM_BUILTIN, &SUM, &GROW, &GROW};
+            agg_spec g = spec_of(base[spec], spec == 2 || spec == 4);
+            grow_limit = limit;
+            char scope[512]; /* the hints' scope: a directory of this read's own */
+            snprintf(scope, sizeof scope, "%s/words-%d-%d", test_tmpdir(), mode, run);
+            if (!spill) CHECK(!mkdir(scope, 0755));
+            const char *sp = spill ? spill_dirs[1] : scope;
+            collect col = {EBUF_INIT, 0, 0};
+            sr_stats st;
+            sr_opts o = ropts(dirs, sid, 0, 2, SR_AGG, sp, spill ? 32 << 10 : 1 << 20);
+            o.agg = &g;
+            o.map_side_combined = combined;
+            CHECK_OK(shuffle_read(&o, collect_sink, &col, &st));
+            if (spill) CHECK(st.spills > 1);
+            else CHECK_EQ_I64(st.spills, 0);
+            CHECK_EQ_I64(st.records_read, 2 * N);
+            CHECK_EQ_I64(col.n, (int64_t)nkeys);
+            size_t pos = 0, n = 0;
+            em_rec rec;
+            while (collect_next(&col, &pos, &rec)) {
+                CHECK(rec.klen <= sizeof got[n].k && (rec.vlen == 8 || rec.vlen == 16));
+                memcpy(got[n].k, rec.key, rec.klen);
+                got[n].len = rec.klen;
+                got[n].v = val_of(&rec);
+                got[n++].clen = rec.vlen;
+            }
+            ebuf_free(&col.buf);
+            CHECK_EQ_I64(fold_wsums(got, n), nkeys); /* no key twice */
+            for (size_t i = 0; i < nkeys; i++) {
+                CHECK(!cmp_wsum(&got[i], &want[i]));
+                CHECK_EQ_I64(got[i].v, want[i].v);
+                CHECK_EQ_I64(got[i].clen, spec >= 3 && want[i].v > limit ? 16 : 8);
+            }
+            if (!spill) { /* the table the read ended in */
+                int general = mode == 1 || spec >= 3;
+                CHECK_EQ_I64(sh_get(sp, sid, SH_REDUCE16), general ? 0 : nkeys);
+                CHECK_EQ_I64(sh_get(sp, sid, SH_REDUCE), general ? nkeys : 0);
+            }
+            CHECK(dir_clean(sp, 0));
+        }
+    }
 }
