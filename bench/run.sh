@@ -31,9 +31,9 @@ echo "   (fused C loop, 2 threads, -O3 -march=native, and the STREAM-like read b
 build/bench/logreg
 echo "== LIBSVM load of the 10k x 10k set written by bench/logreg (C strtod loop same run, scikit-learn quoted)"
 build/bench/libsvm_load --file bench/data/lr-10000x10000.svm
-echo "== shuffle: reduce_by_key, group_by_key, join (10M x 1M) and sort_by_key, 20M pairs"
+echo "== shuffle: reduce_by_key, group_by_key, distinct, join (10M x 1M) and sort_by_key, 20M pairs"
 # ember on local-cluster[2,1] and local[2], each op beside its references
-# (C hash aggregation, C radix sort, memory-read bound), then the same work
+# (C hash aggregation, C radix sort, C radix-sort dedup, memory-read bound), then the same work
 # on Dask distributed (a LocalCluster of 2 single-thread worker processes,
 # dataframe groupby-sum, groupby-apply(list), merge and sort_values);
 # ratio = Dask's best time / ember's best time.
