@@ -19,9 +19,11 @@ void agg16_init(agg16 *t) {
 
 void agg16_free(agg16 *t) {
     uint64_t mult = t->mult;
+    int dense = t->dense;
     bb_free(&t->mem);
     agg16_init(t);
     t->mult = mult;
+    t->dense = dense;
 }
 
 void agg16_seed(agg16 *t, uint64_t seed) {
@@ -53,12 +55,12 @@ static int resize(agg16 *t, size_t nslots) {
 int agg16_reserve(agg16 *t, size_t keys) {
     size_t nslots = AGG16_FIRST;
     if (t->mask) return 0;
-    while (nslots < 2 * (keys + 1)) nslots *= 2;
+    while (t->dense ? 3 * nslots < 4 * (keys + 1) : nslots < 2 * (keys + 1)) nslots *= 2;
     return resize(t, nslots);
 }
 
 int agg16__insert(agg16 *t, uint64_t a, uint64_t b, size_t n, uint64_t h, agg16_slot **out) {
-    if (2 * (t->n + 1) > (t->mask ? t->mask + 1 : 0) &&
+    if (agg16_full(t, t->n + 1) &&
         resize(t, t->mask ? 2 * (t->mask + 1) : AGG16_FIRST))
         return em__seterr(EM_ENOMEM, "combine table: out of memory");
     size_t i = agg16_home(t, h);

@@ -42,6 +42,7 @@ typedef struct agg16 {
     size_t mask;      /* 0 before first use */
     size_t n;         /* keys held */
     uint64_t mult;    /* the home's odd multiplier (agg16_seed); 1 */
+    int dense;        /* grows at three quarters full, not half (agg16_dense) */
     ebuf mem;
 } agg16;
 
@@ -52,6 +53,18 @@ void agg16_free(agg16 *t);
  * of which may be filled in the order another is walked take distinct
  * seeds); without a call, or with seed 0, the hash's high half. */
 void agg16_seed(agg16 *t, uint64_t seed);
+
+/* Before first use: the table grows when three quarters full, not half.
+ * For a table of many keys and few lookups a key (the reduce side's:
+ * distinct's edges, each looked up about once), whose slots would
+ * otherwise take twice the general table's bytes a key; a lookup probes a
+ * little further. */
+static inline void agg16_dense(agg16 *t) { t->dense = 1; }
+/* Whether n keys need more than the table's slots. */
+static inline int agg16_full(const agg16 *t, size_t n) {
+    size_t slots = t->mask ? t->mask + 1 : 0;
+    return t->dense ? 4 * n > 3 * slots : 2 * n > slots;
+}
 
 static inline size_t agg16_home(const agg16 *t, uint64_t h) { return (size_t)((h * t->mult) >> 32) & t->mask; }
 /* Before first use: slots for keys keys at most half full, in one buffer
@@ -93,7 +106,7 @@ static inline size_t agg16_count(const agg16 *t) { return t->n; }
 
 /* Bytes its keys take at the half load it keeps: what a memory budget
  * compares (not the slots allocated, which agg16_clear keeps). */
-static inline size_t agg16_mem(const agg16 *t) { return t->n * 2 * sizeof(agg16_slot); }
+static inline size_t agg16_mem(const agg16 *t) { return (t->dense ? t->n * 4 / 3 : t->n * 2) * sizeof(agg16_slot); }
 
 /* Call fn with every key's record (the key's bytes, the first cw <= 8
  * bytes of its combiner), in slot order; stops at fn's first nonzero
