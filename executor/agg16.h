@@ -9,10 +9,10 @@
  * compares three words, where the general table touches a slot, then the
  * arena record it points to, and compares bytes.  Open addressing with
  * linear probing from the high half of the key's em_hash (sk_hash); the
- * table doubles at half full.  A slot's len is the key's length plus one,
+ * table doubles at half full (at three quarters: agg16_dense).  A slot's len is the key's length plus one,
  * 0 for an empty slot, so a table of zeroed memory is empty.
  *
- * The reduce side (shuffle_read.c) keeps keys of up to 16 bytes here too,
+ * The reduce side (shuffle_agg.c) keeps keys of up to 16 bytes here too,
  * once they are not all of one width of up to 8 bytes (agg8.h's table):
  * a word count's words, distinct's (int64, int64) records.  Its input
  * may be a map side's table walked in slot order, so the keys would come
@@ -67,8 +67,8 @@ static inline int agg16_full(const agg16 *t, size_t n) {
 }
 
 static inline size_t agg16_home(const agg16 *t, uint64_t h) { return (size_t)((h * t->mult) >> 32) & t->mask; }
-/* Before first use: slots for keys keys at most half full, in one buffer
- * (a start: the table grows past it).  0 or EM_ENOMEM. */
+/* Before first use: slots for keys keys within the table's load, in one
+ * buffer (a start: the table grows past it).  0 or EM_ENOMEM. */
 int agg16_reserve(agg16 *t, size_t keys);
 
 /* Fetch the home slot of a key of hash h.  Always inlined, as aggmap.h's
@@ -77,8 +77,8 @@ static inline __attribute__((always_inline)) void agg16_prefetch(const agg16 *t,
     if (t->mask) __builtin_prefetch(&t->slot[agg16_home(t, h)]);
 }
 
-/* Insert the key, absent, growing the table first when it is half full:
- * 0 with *out its slot (its combiner zero), or EM_ENOMEM. */
+/* Insert the key, absent, growing the table first when it is full
+ * (agg16_full): 0 with *out its slot (its combiner zero), or EM_ENOMEM. */
 int agg16__insert(agg16 *t, uint64_t a, uint64_t b, size_t n, uint64_t h, agg16_slot **out);
 
 /* Whether the table holds the key of n <= SK_MAX bytes read as words a
@@ -104,7 +104,7 @@ static inline int agg16_upsert(agg16 *t, uint64_t a, uint64_t b, size_t n, uint6
 
 static inline size_t agg16_count(const agg16 *t) { return t->n; }
 
-/* Bytes its keys take at the half load it keeps: what a memory budget
+/* Bytes its keys take at the load it keeps: what a memory budget
  * compares (not the slots allocated, which agg16_clear keeps). */
 static inline size_t agg16_mem(const agg16 *t) { return (t->dense ? t->n * 4 / 3 : t->n * 2) * sizeof(agg16_slot); }
 

@@ -12,24 +12,53 @@
 #include "shuffle_agg.h"
 #include "sizehint.h"
 
-/* Sort the table by key and write it as one run of (key, combiner). */
-static int agg_spill(sa_ctx *a) {
-    em_rec r;
+/* The tables' sorted keys (after aggmap_sort, agg8_sort, agg16_sort) as
+ * records: the spills' and the final merge's reads. */
+static void agg_mem_get(void *ctx, size_t i, em_rec *r) { aggmap_get(ctx, i, r); }
+static void agg16_mem_get(void *ctx, size_t i, em_rec *r) {
+    sa_ctx *a = ctx;
+    agg16_get_sorted(&a->t16, i, a->cw < 0 ? 0 : (size_t)a->cw, r);
+}
+static void agg8_mem_get(void *ctx, size_t i, em_rec *r) {
+    sa_ctx *a = ctx;
+    agg8_slot *s = &a->t8.slot[i];
+    r->key = &s->key;
+    r->klen = (size_t)a->kw;
+    r->val = &s->comb;
+    r->vlen = (size_t)a->cw;
+}
+
+/* A spill walks the general table in entry order: each entry's slot is
+ * fetched a few entries ahead. */
+static void agg_spill_get(void *ctx, size_t i, em_rec *r) {
+    aggmap_prefetch_index(ctx, i + AGGMAP_WALK_AHEAD);
+    aggmap_get(ctx, i, r);
+}
+
+/* The table in use, sorted, written as one run of its n keys read with get
+ * (key, combiner); mem its bytes. */
+static int spill_run(sa_ctx *a, size_t mem, size_t n, void (*get)(void *, size_t, em_rec *), void *ctx) {
     int rc;
-    size_t mem = aggmap_mem(&a->map);
     if (mem > a->peak) a->peak = mem;
-    aggmap_sort(&a->map);
     if ((rc = es_runfile_begin(&a->runs))) return rc;
-    for (size_t i = 0; i < aggmap_count(&a->map); i++) {
-        aggmap_prefetch_index(&a->map, i + AGGMAP_WALK_AHEAD);
-        aggmap_get(&a->map, i, &r);
+    for (size_t i = 0; i < n; i++) {
+        em_rec r;
+        get(ctx, i, &r);
         if ((rc = es_runfile_add(&a->runs, &r))) return rc;
     }
     if ((rc = es_runfile_end(&a->runs))) return rc;
     tm_spilled(mem, es_runfile_last_bytes(&a->runs));
-    aggmap_clear(&a->map);
     a->spills++;
     return 0;
+}
+
+/* Sort the general table by key and write it as one run. */
+static int agg_spill(sa_ctx *a) {
+    size_t mem = aggmap_mem(&a->map);
+    aggmap_sort(&a->map);
+    int rc = spill_run(a, mem, aggmap_count(&a->map), agg_spill_get, &a->map);
+    if (!rc) aggmap_clear(&a->map);
+    return rc;
 }
 
 /* Lookahead of the block pipeline: the home slot of the record AGG_AHEAD
@@ -38,19 +67,11 @@ static int agg_spill(sa_ctx *a) {
 
 /* Write the 8-byte key table, sorted, as one run. */
 static int agg8_spill(sa_ctx *a) {
-    int rc;
     size_t mem = agg8_mem(&a->t8);
-    if (mem > a->peak) a->peak = mem;
-    if ((rc = agg8_sort(&a->t8)) || (rc = es_runfile_begin(&a->runs))) return rc;
-    for (size_t i = 0; i < a->t8.n; i++) {
-        em_rec r = {&a->t8.slot[i].key, (size_t)a->kw, &a->t8.slot[i].comb, (size_t)a->cw};
-        if ((rc = es_runfile_add(&a->runs, &r))) return rc;
-    }
-    if ((rc = es_runfile_end(&a->runs))) return rc;
-    tm_spilled(mem, es_runfile_last_bytes(&a->runs));
-    agg8_clear(&a->t8);
-    a->spills++;
-    return 0;
+    int rc = agg8_sort(&a->t8);
+    if (!rc) rc = spill_run(a, mem, a->t8.n, agg8_mem_get, a);
+    if (!rc) agg8_clear(&a->t8);
+    return rc;
 }
 
 /* A key of up to SK_MAX bytes into t16 with its combiner (cw bytes):
@@ -172,20 +193,11 @@ static int agg16_user(sa_ctx *a, agg16_slot *s, int found, const em_rec *v) {
 
 /* Write t16, sorted, as one run. */
 static int agg16_spill(sa_ctx *a) {
-    int rc;
-    size_t mem = agg16_mem(&a->t16), cw = a->cw < 0 ? 0 : (size_t)a->cw;
-    if (mem > a->peak) a->peak = mem;
-    if ((rc = agg16_sort(&a->t16)) || (rc = es_runfile_begin(&a->runs))) return rc;
-    for (size_t i = 0; i < a->t16.n; i++) {
-        em_rec r;
-        agg16_get_sorted(&a->t16, i, cw, &r);
-        if ((rc = es_runfile_add(&a->runs, &r))) return rc;
-    }
-    if ((rc = es_runfile_end(&a->runs))) return rc;
-    tm_spilled(mem, es_runfile_last_bytes(&a->runs));
-    agg16_clear(&a->t16);
-    a->spills++;
-    return 0;
+    size_t mem = agg16_mem(&a->t16);
+    int rc = agg16_sort(&a->t16);
+    if (!rc) rc = spill_run(a, mem, a->t16.n, agg16_mem_get, a);
+    if (!rc) agg16_clear(&a->t16);
+    return rc;
 }
 
 static int agg_recs(sa_ctx *a, size_t from, size_t n);
@@ -408,19 +420,6 @@ static int agg_recs(sa_ctx *a, size_t from, size_t n) {
     return 0;
 }
 
-static void agg_mem_get(void *ctx, size_t i, em_rec *r) { aggmap_get(ctx, i, r); }
-static void agg16_mem_get(void *ctx, size_t i, em_rec *r) {
-    sa_ctx *a = ctx;
-    agg16_get_sorted(&a->t16, i, a->cw < 0 ? 0 : (size_t)a->cw, r);
-}
-static void agg8_mem_get(void *ctx, size_t i, em_rec *r) {
-    sa_ctx *a = ctx;
-    agg8_slot *s = &a->t8.slot[i];
-    r->key = &s->key;
-    r->klen = (size_t)a->kw;
-    r->val = &s->comb;
-    r->vlen = (size_t)a->cw;
-}
 
 /* The aggregation's state: 0, or EM_EINVAL without the functions it needs. */
 int sa_open(sa_ctx *a, const sr_opts *o) {

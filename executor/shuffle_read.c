@@ -41,8 +41,8 @@
 #include "extsort.h"
 #include "recfmt.h"
 #include "shuffle.h"
-#include "shuffle_files.h"
 #include "shuffle_agg.h"
+#include "shuffle_files.h"
 #include "shuffle_index.h"
 
 
