@@ -910,8 +910,8 @@ int main(int argc, char **argv) {
         free(tab.slot);
     }
     /* The distinct pairs, the C way. */
-    double t_set = 1e30;
-    int64_t set_count = 0, set_sum = 0;
+    double t_dedup = 1e30;
+    int64_t dedup_count = 0, dedup_sum = 0;
     if (want("distinct")) {
         kv *work = malloc((size_t)npairs * sizeof *work), *tmp = malloc((size_t)npairs * sizeof *tmp);
         if (!work || !tmp) {
@@ -922,9 +922,9 @@ int main(int argc, char **argv) {
         for (int i = 0; i < RUNS; i++) {
             memcpy(work, pairs, (size_t)npairs * sizeof *work);
             double t0 = now();
-            sort_dedup(work, tmp, (size_t)npairs, &set_count, &set_sum);
+            sort_dedup(work, tmp, (size_t)npairs, &dedup_count, &dedup_sum);
             double t = now() - t0;
-            if (t < t_set) t_set = t;
+            if (t < t_dedup) t_dedup = t;
         }
         free(work);
         free(tmp);
@@ -1039,10 +1039,10 @@ int main(int argc, char **argv) {
         em_rdd_release(res);
         printf("  distinct: %" PRId64 " pairs (the C dedup's: %" PRId64 "), sum of their values %" PRId64
                " (the C dedup's: %" PRId64 ")\n",
-               n, set_count, dsum, set_sum);
-        if (n != set_count || dsum != set_sum) bad = 1;
+               n, dedup_count, dsum, dedup_sum);
+        if (n != dedup_count || dsum != dedup_sum) bad = 1;
         report("distinct", master, npairs, &m);
-        reference("C radix-sort dedup, 1 thread", t_set, npairs, m.t[0]);
+        reference("C radix-sort dedup, 1 thread", t_dedup, npairs, m.t[0]);
         bound(bandwidth, npairs, npairs, m.t[0]);
     }
     if (in) drop_input(in);

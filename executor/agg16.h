@@ -9,8 +9,9 @@
  * compares three words, where the general table touches a slot, then the
  * arena record it points to, and compares bytes.  Open addressing with
  * linear probing from the high half of the key's em_hash (sk_hash); the
- * table doubles at half full (at three quarters: agg16_dense).  A slot's len is the key's length plus one,
- * 0 for an empty slot, so a table of zeroed memory is empty.
+ * table doubles at half full (at three quarters: agg16_dense).  A slot's
+ * len is the key's length plus one, 0 for an empty slot, so a table of
+ * zeroed memory is empty.
  *
  * The reduce side (shuffle_agg.c) keeps keys of up to 16 bytes here too,
  * once they are not all of one width of up to 8 bytes (agg8.h's table):

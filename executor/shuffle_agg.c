@@ -231,9 +231,6 @@ static int agg_block16(sa_ctx *a, size_t from, size_t n) {
     return 0;
 }
 
-/* Records [from, n) of the block through the general table, hashed first
- * so that their slots and entries can be fetched ahead. */
-
 /* A block of n decoded records, all with keys of the table's width, into
  * the 8-byte table, fetching the home slot of the record AGG_AHEAD places
  * on. */
@@ -282,7 +279,6 @@ static int pairs8_only(const uint8_t *p, size_t len) {
 /* A block of n such records into the 8-byte table, read where they lie:
  * no record views, no key copies; the home slot of the key AGG_AHEAD
  * records on is fetched. */
-
 static int agg_pairs8(sa_ctx *a, const uint8_t *p, size_t n) {
     const agg_spec *g = a->o->agg;
     agg8 *t = &a->t8;
@@ -350,7 +346,6 @@ static int agg_rec(sa_ctx *a, const em_rec *r, uint64_t h) {
     return aggmap_mem(&a->map) > a->o->mem_budget ? agg_spill(a) : 0;
 }
 
-
 /* A block of records: decoded first, then aggregated in order
  * while the table's cache lines for the records ahead are being fetched
  * (a lookup misses the cache twice once the table outgrows it). */
@@ -409,6 +404,8 @@ int sa_block(void *ctx, const uint8_t *p, size_t len, unsigned flags, uint64_t *
     return agg_recs(a, 0, n);
 }
 
+/* Records [from, n) of the block through the general table, hashed first
+ * so that their slots and entries can be fetched ahead. */
 static int agg_recs(sa_ctx *a, size_t from, size_t n) {
     for (size_t i = from; i < n; i++) a->hash[i] = a->recs[i].key ? aggmap_hash(a->recs[i].key, a->recs[i].klen) : 0;
     for (size_t i = from; i < n; i++) {
@@ -419,7 +416,6 @@ static int agg_recs(sa_ctx *a, size_t from, size_t n) {
     }
     return 0;
 }
-
 
 /* The aggregation's state: 0, or EM_EINVAL without the functions it needs. */
 int sa_open(sa_ctx *a, const sr_opts *o) {
@@ -435,6 +431,7 @@ int sa_open(sa_ctx *a, const sr_opts *o) {
     agg8_seed(&a->t8, o->table_seed ? o->table_seed : AGG8_SEED(AGG8_REDUCE_SIDE, o->shuffle_id));
     agg16_init(&a->t16);
     agg16_seed(&a->t16, o->table_seed ? o->table_seed : AGG8_SEED(AGG8_REDUCE_SIDE, o->shuffle_id));
+    agg16_dense(&a->t16);
     aggmap_init(&a->map);
     es_runfile_init(&a->runs, o->spill_dir, o->codec, o->block_bytes);
     /* Sized as the shuffle's last reduce task's table was (sizehint.h);
